@@ -1,0 +1,25 @@
+"""specproof: exact laws and proofs for speculative-decoding verifiers.
+
+Submodules: :mod:`specproof.exact` (Fraction), :mod:`specproof.symbolic` (SymPy),
+:mod:`specproof.numeric` (NumPy floats, batched), :mod:`specproof.rational` (the exact
+boundary), :mod:`specproof.crosscheck` (float path against the exact law).
+"""
+
+from .errors import (
+    CrosscheckFailed,
+    FloatNotExact,
+    InvalidDistribution,
+    ResidualUndefined,
+    SpecProofError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "__version__",
+    "SpecProofError",
+    "InvalidDistribution",
+    "FloatNotExact",
+    "ResidualUndefined",
+    "CrosscheckFailed",
+]

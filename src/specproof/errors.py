@@ -1,0 +1,51 @@
+"""Exceptions raised by specproof.
+
+Every error specproof raises on bad input derives from :class:`SpecProofError`, which is
+itself a :class:`ValueError`, so ``except ValueError`` catches them all. Messages name the
+check that failed, the token index where there is one, and the expected and actual values.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "SpecProofError",
+    "InvalidDistribution",
+    "FloatNotExact",
+    "ResidualUndefined",
+    "CrosscheckFailed",
+]
+
+
+class SpecProofError(ValueError):
+    """Root of every specproof exception (a :class:`ValueError`)."""
+
+
+class InvalidDistribution(SpecProofError):
+    """A target or draft vector is not a probability vector.
+
+    Raised for empty vectors, mismatched lengths, negative, NaN or infinite entries,
+    entries that are not numbers, and vectors that do not sum to 1 (exactly, on the exact
+    paths; within the stated tolerance, on the float path).
+    """
+
+
+class FloatNotExact(InvalidDistribution):
+    """A float was given where an exact rational is required.
+
+    The exact paths never guess how a float should become a rational. Convert explicitly
+    with :func:`specproof.rational.from_floats` (exact dyadic value of each float, then an
+    exact renormalization) or pass ``fractions.Fraction``/``"n/d"`` strings.
+    """
+
+
+class ResidualUndefined(SpecProofError):
+    """The residual (p - q)+ has no mass (p == q), so its normalization is 0/0.
+
+    The verifier never samples from the residual in that case (it accepts with
+    probability 1), so :func:`specproof.exact.emitted_distribution` still returns the
+    finite, correct law; only asking for the normalized residual itself raises this.
+    """
+
+
+class CrosscheckFailed(SpecProofError):
+    """The float path differed from the exact law by more than the stated bound."""
