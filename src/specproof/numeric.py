@@ -1,0 +1,312 @@
+"""The float path: the verifier's emitted law in NumPy, batched over [..., V].
+
+Same function names and argument order as :mod:`specproof.exact`; this path is measured
+against the exact law (:mod:`specproof.crosscheck`), never used as the reference.
+
+Input policy (the float twin of :func:`specproof.rational.from_floats`): rows must be finite,
+non-negative and sum to 1 within ``atol`` (default :data:`DEFAULT_ATOL`); such rows are
+divided by their sum, so results are comparable with the exact law of
+``from_floats(p), from_floats(q)``. Rows further from 1 are refused, never renormalized
+silently. Everything is computed in float64 whatever the input dtype.
+
+Error (measured by ``specproof crosscheck``; see :data:`ERROR_BOUND`): the rejection mass is
+taken as ``sum(p) - alpha`` of the normalized rows and the normalized residual as
+``r / Z``, so the residual tokens carry no normalization error; the worst absolute error
+of dist against the exact law is about 1e-16 in practice.
+
+References
+----------
+Leviathan et al. 2023, Theorem 3.5 and Appendix A.1; Chen et al. 2023, Theorem 1.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from .errors import InvalidDistribution, ResidualUndefined
+
+__all__ = [
+    "DEFAULT_ATOL",
+    "ERROR_BOUND",
+    "emitted_distribution",
+    "acceptance_probability",
+    "tv_distance",
+    "residual",
+]
+
+#: Largest ``abs(sum(row) - 1)`` accepted before a row is divided by its sum (float32
+#: softmax rows at V = 128,256 are within about 1e-6).
+DEFAULT_ATOL = 1e-4
+
+#: The stated bound on the float path's worst absolute error (dist and alpha) against the
+#: exact law of the same inputs made exact by :func:`specproof.rational.from_floats`.
+ERROR_BOUND = 1e-12
+
+# Rows are processed in blocks of about this many elements, so that the temporaries of a
+# block stay in cache and the inputs are read from memory once.
+_BLOCK_ELEMENTS = 1 << 15
+# Inputs with at least this many elements are split over two threads.
+_THREADED_ELEMENTS = 1 << 20
+
+
+def _as_rows(x: Any, name: str) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "fiu" or arr.dtype == np.bool_:
+        raise InvalidDistribution(f"{name} has dtype {arr.dtype}, not a real number dtype")
+    if arr.ndim == 0:
+        raise InvalidDistribution(f"{name} is a scalar, not a vector of shape [..., V]")
+    if arr.shape[-1] == 0:
+        raise InvalidDistribution(f"{name} has shape {arr.shape}: V must be >= 1")
+    return arr
+
+
+def _where(bad: np.ndarray, shape: tuple[int, ...]) -> tuple[int, ...]:
+    flat = int(np.argmax(bad))
+    return tuple(int(i) for i in np.unravel_index(flat, shape))
+
+
+def _sums_ok(sums: np.ndarray, atol: float) -> bool:
+    return bool(np.isfinite(sums).all() and np.abs(sums - 1.0).max() <= atol)
+
+
+def _refuse(x: np.ndarray, sums: np.ndarray, name: str, row0: int, lead: tuple[int, ...], atol: float) -> None:
+    """Raise on the first non-finite or negative entry, or badly normalized row, of a block."""
+    nonfinite = ~np.isfinite(x)
+    if nonfinite.any():
+        i, j = _where(nonfinite, x.shape)
+        raise InvalidDistribution(f"{name}{_index(row0 + i, lead, j)} is {x[i, j]!r}, not a finite number")
+    negative = x < 0
+    if negative.any():
+        i, j = _where(negative, x.shape)
+        raise InvalidDistribution(f"{name}{_index(row0 + i, lead, j)} is {x[i, j]!r}, which is negative")
+    if not _sums_ok(sums, atol):
+        i = int(np.argmax(np.abs(sums - 1.0)))
+        raise InvalidDistribution(
+            f"{name}{_index(row0 + i, lead, None)} sums to {sums[i]!r}, off from 1 by more than "
+            f"atol={atol!r}; refusing to renormalize"
+        )
+
+
+def _index(row: int, lead: tuple[int, ...], col: int | None) -> str:
+    idx = [int(i) for i in np.unravel_index(row, lead)] if lead else []
+    if col is not None:
+        idx.append(col)
+    return "[" + ", ".join(map(str, idx)) + "]" if idx else ""
+
+
+def _law(p: Any, q: Any, atol: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return dist [..., V], alpha [...] and Z [...] (residual mass = TV) for validated rows."""
+    pa, qa = _as_rows(p, "p"), _as_rows(q, "q")
+    if pa.shape != qa.shape:
+        raise InvalidDistribution(f"p has shape {pa.shape} but q has shape {qa.shape}")
+    lead, v = pa.shape[:-1], pa.shape[-1]
+    p2, q2 = pa.reshape(-1, v), qa.reshape(-1, v)
+    n = p2.shape[0]
+    dist = np.empty((n, v), dtype=np.float64)
+    alpha = np.empty(n, dtype=np.float64)
+    z = np.empty(n, dtype=np.float64)
+    step = max(1, _BLOCK_ELEMENTS // v)
+
+    def rows(start: int, stop: int) -> None:
+        # Scratch buffers reused by every block (fresh 1 MB temporaries would page-fault).
+        buf_q = np.empty((min(step, stop - start), v), dtype=np.float64)
+        buf_m = np.empty_like(buf_q)
+        for r0 in range(start, stop, step):
+            r1 = min(stop, r0 + step)
+            pb = np.asarray(p2[r0:r1], dtype=np.float64)
+            qb = np.asarray(q2[r0:r1], dtype=np.float64)
+            sp, sq = pb.sum(axis=1), qb.sum(axis=1)
+            if not (_sums_ok(sp, atol) and _sums_ok(sq, atol)):
+                _refuse(pb, sp, "p", r0, lead, atol)
+                _refuse(qb, sq, "q", r0, lead, atol)
+            # The stated policy divides each row by its sum: min(p/sp, q/sq) = min(p, q sp/sq)/sp,
+            # so q is brought to p's scale and the common 1/sp is applied once, at the end.
+            qs = np.multiply(qb, (sp / sq)[:, None], out=buf_q[: r1 - r0])
+            m = np.minimum(pb, qs, out=buf_m[: r1 - r0])  # accept mass q min(1, p/q) = min(p, q)
+            if not m.min() >= 0:  # min(p, q) < 0 iff p or q has a negative entry
+                _refuse(pb, sp, "p", r0, lead, atol)
+                _refuse(qb, sq, "q", r0, lead, atol)
+            a = m.sum(axis=1)
+            res = np.subtract(pb, m, out=qs)  # (p - q)+ = p - min(p, q)
+            zb = res.sum(axis=1)
+            reject = np.maximum(sp - a, 0.0)  # sum(p) - alpha: the rows' rounding does not leak in
+            ok = zb > 0
+            # dist = accept + reject * residual / Z. Rows with Z == 0 (p == q) never reject and
+            # never sample the residual: they get the accept mass alone (no 0/0).
+            with np.errstate(over="ignore"):
+                scale = np.divide(reject, zb, out=np.zeros_like(zb), where=ok)
+            if np.isfinite(scale).all():
+                np.multiply(res, scale[:, None], out=res)
+            else:  # Z subnormal: divide first so that nothing overflows
+                np.divide(res, np.where(ok, zb, 1.0)[:, None], out=res)
+                np.multiply(res, reject[:, None], out=res)
+            out = np.add(m, res, out=dist[r0:r1])
+            np.multiply(out, (1.0 / sp)[:, None], out=out)
+            alpha[r0:r1] = a / sp
+            z[r0:r1] = zb / sp
+
+    if n >= 2 and n * v >= _THREADED_ELEMENTS:
+        # NumPy releases the GIL inside ufuncs: two halves run on two cores.
+        half = (n + 1) // 2
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            jobs = [pool.submit(rows, 0, half), pool.submit(rows, half, n)]
+            for job in jobs:  # in order, so the first bad row is the one reported
+                job.result()
+    else:
+        rows(0, n)
+    return dist.reshape(pa.shape), alpha.reshape(lead), z.reshape(lead)
+
+
+def _out(x: np.ndarray) -> np.ndarray | np.float64:
+    return x[()] if x.ndim == 0 else x
+
+
+def emitted_distribution(p: Any, q: Any, *, atol: float = DEFAULT_ATOL) -> tuple[np.ndarray, np.ndarray | np.float64]:
+    """Return the law of the emitted token and alpha, in float64, batched over [..., V].
+
+    Parameters
+    ----------
+    p : array_like of float, shape [..., V]
+        Target rows (float16/32/64 or integer dtype; computed in float64), each finite,
+        non-negative and summing to 1 within ``atol``.
+    q : array_like of float, shape [..., V]
+        Draft rows, same shape as ``p`` (no broadcasting).
+    atol : float, optional
+        Largest accepted ``abs(sum(row) - 1)``; accepted rows are divided by their sum.
+
+    Returns
+    -------
+    dist : numpy.ndarray of float64, shape [..., V]
+        Probability that the verifier emits each token. Never NaN, inf or negative; exactly
+        0.0 where p(x) = 0.
+    alpha : numpy.ndarray of float64, shape [...]
+        Acceptance probability per row; a NumPy float64 scalar for 1-D input.
+
+    Raises
+    ------
+    InvalidDistribution
+        Empty last axis, shapes that differ, a NaN, inf or negative entry, a row whose sum
+        is off from 1 by more than ``atol``, or a non-numeric dtype. The message names the
+        index.
+
+    Notes
+    -----
+    Per row: accept mass ``min(p, q)`` (``q min(1, p/q)``, 0 where q = 0), alpha its sum,
+    residual ``(p - q)+ = p - min(p, q)`` with mass Z, rejection mass ``sum(p) - alpha``,
+    dist = accept + rejection mass * residual / Z. Rows with Z = 0 (p == q, including
+    V = 1) get the accept mass alone: no 0/0, no NaN. Rows are processed in cache-sized
+    blocks.
+
+    References
+    ----------
+    Leviathan et al. 2023, Theorem 3.5 and Appendix A.1; Chen et al. 2023, Theorem 1.
+
+    Examples
+    --------
+    >>> dist, alpha = emitted_distribution([0.5, 0.5, 0.0], [0.25, 0.25, 0.5])
+    >>> dist.tolist(), float(alpha)
+    ([0.5, 0.5, 0.0], 0.5)
+    """
+    dist, alpha, _ = _law(p, q, atol)
+    return dist, _out(alpha)
+
+
+def acceptance_probability(p: Any, q: Any, *, atol: float = DEFAULT_ATOL) -> np.ndarray | np.float64:
+    """Return alpha = sum_x min(p(x), q(x)) per row, float64 of shape [...].
+
+    Parameters
+    ----------
+    p, q : array_like of float, shape [..., V]
+        Target and draft rows, validated as in :func:`emitted_distribution`.
+    atol : float, optional
+        Normalization tolerance, as in :func:`emitted_distribution`.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape [...] (a float64 scalar for 1-D input)
+
+    Raises
+    ------
+    InvalidDistribution
+        As :func:`emitted_distribution`.
+
+    Examples
+    --------
+    >>> float(acceptance_probability([0.5, 0.5], [1.0, 0.0]))
+    0.5
+    """
+    return _out(_law(p, q, atol)[1])
+
+
+def tv_distance(p: Any, q: Any, *, atol: float = DEFAULT_ATOL) -> np.ndarray | np.float64:
+    """Return the total variation distance per row, float64 of shape [...].
+
+    Parameters
+    ----------
+    p, q : array_like of float, shape [..., V]
+        Two distributions, validated as in :func:`emitted_distribution`.
+    atol : float, optional
+        Normalization tolerance, as in :func:`emitted_distribution`.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape [...] (a float64 scalar for 1-D input)
+        ``sum_x (p(x) - q(x))+`` of the normalized rows, which equals
+        ``(1/2) sum_x |p(x) - q(x)|`` and ``1 - alpha``.
+
+    Raises
+    ------
+    InvalidDistribution
+        As :func:`emitted_distribution`.
+
+    Examples
+    --------
+    >>> float(tv_distance([0.5, 0.5], [0.25, 0.75]))
+    0.25
+    """
+    return _out(_law(p, q, atol)[2])
+
+
+def residual(p: Any, q: Any, *, atol: float = DEFAULT_ATOL) -> np.ndarray:
+    """Return the normalized residual ``(p - q)+ / sum((p - q)+)``, float64 [..., V].
+
+    Parameters
+    ----------
+    p, q : array_like of float, shape [..., V]
+        Target and draft rows, validated as in :func:`emitted_distribution`.
+    atol : float, optional
+        Normalization tolerance, as in :func:`emitted_distribution`.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape [..., V]
+        Each row sums to 1 (within rounding).
+
+    Raises
+    ------
+    ResidualUndefined
+        If some row has p == q (residual mass 0): the message names the first such row.
+    InvalidDistribution
+        As :func:`emitted_distribution`.
+
+    Examples
+    --------
+    >>> residual([0.5, 0.5, 0.0], [0.25, 0.25, 0.5]).tolist()
+    [0.5, 0.5, 0.0]
+    """
+    pa = np.asarray(p, dtype=np.float64) if np.asarray(p).dtype.kind in "fiu" else p
+    _, _, z = _law(p, q, atol)
+    if (z == 0).any():
+        where = np.unravel_index(int(np.argmax(z == 0)), z.shape) if z.ndim else ()
+        raise ResidualUndefined(
+            f"the residual is undefined at row {tuple(int(i) for i in where)}: p == q there, "
+            "so (p - q)+ has mass 0 and its normalization is 0/0"
+        )
+    pn = pa / pa.sum(axis=-1, keepdims=True)
+    qa = np.asarray(q, dtype=np.float64)
+    qn = qa / qa.sum(axis=-1, keepdims=True)
+    res = pn - np.minimum(pn, qn)
+    return res / z[..., None]
