@@ -206,7 +206,7 @@ class CrosscheckReport:
         return self.dist.error <= self.bound and self.alpha.error <= self.bound
 
     def summary(self) -> str:
-        """A few human-readable lines: the worst errors, the pairs and the verdict."""
+        """Human-readable lines: each worst error with its pair (p and q in full), the verdict."""
         lines = [f"crosscheck: {self.pairs} pairs, float path vs exact law, bound {self.bound:g}"]
         for name, worst in (("dist", self.dist), ("alpha", self.alpha)):
             where = ""
@@ -214,6 +214,9 @@ class CrosscheckReport:
                 tok = "" if worst.token is None else f" token {worst.token},"
                 where = f" ({worst.pair.kind} pair,{tok} V={len(worst.pair.p)})"
             lines.append(f"  worst |{name} error| = {float(worst.error):.3e}{where}")
+            if worst.pair is not None:
+                for label, vec in (("p", worst.pair.p), ("q", worst.pair.q)):
+                    lines.append(f"    {label} = [{', '.join(map(str, vec))}]")
         lines.append("  verdict: " + ("within bound" if self.passed else "BOUND EXCEEDED"))
         return "\n".join(lines)
 

@@ -36,6 +36,7 @@ __all__ = [
     "acceptance_probability",
     "tv_distance",
     "residual",
+    "reference_distribution",
 ]
 
 
@@ -129,17 +130,18 @@ class EmittedLaw:
 
         Notes
         -----
-        When the rejection mass equals the residual's mass (``D - A == Z``, the normalizer
-        lemma, checked first), ``emitted[x] = Z * (accept[x] + residual_mass[x])``, so the
-        per-token identity reduces to ``accept[x] + residual_mass[x] == P[x]``, with no
-        multiplication. If the lemma fails the check compares the full products.
+        When the rejection mass equals the residual's mass (``rejected == Z``, which is
+        ``D - A == Z``, the normalizer lemma, checked first), ``emitted[x] = Z * (accept[x] +
+        residual_mass[x])``, so the per-token identity reduces to ``accept[x] +
+        residual_mass[x] == P[x]``, with no multiplication. Otherwise the check compares the
+        full products ``emitted[x] == Z * P[x]``.
         """
         d, a, z = self.denominator, self.accepted, self.normalizer
         if int(np.abs(self.target - self.draft).sum()) != 2 * (d - a):
             return False
         if z == 0:
             return bool((self.accept == self.target).all())
-        if d - a == z:
+        if self.rejected == z:
             return bool((self.accept + self.residual_mass == self.target).all())
         return bool((self.emitted == z * self.target).all())
 
@@ -284,7 +286,7 @@ def acceptance_probability(p: Any, q: Any) -> Fraction:
 
     References
     ----------
-    Leviathan et al. 2023, Definition 3.1 and Corollary 3.6 (alpha = 1 - D_LK(p, q)).
+    Leviathan et al. 2023, Theorem 3.5 (beta = 1 - D_LK(p, q), D_LK the total variation).
 
     Examples
     --------
@@ -358,3 +360,46 @@ def residual(p: Any, q: Any) -> tuple[Fraction, ...]:
         )
     return tuple(Fraction(r, law.normalizer) for r in law.residual_mass.tolist())
 
+
+
+def reference_distribution(p: Any, q: Any) -> tuple[tuple[Fraction, ...], Fraction]:
+    """The straightforward per-token Fraction computation of the emitted law (slow).
+
+    A second, deliberately literal implementation of the sampler's steps, one Fraction at a
+    time: ``accept = q * min(1, p/q)`` (0 where q = 0), ``alpha = sum(accept)``,
+    ``residual = max(p - q, 0) / Z``, ``emitted = accept + (1 - alpha) * residual``
+    (accept alone when Z = 0). It shares no code with :func:`emitted_law` beyond input
+    validation, so the tests use it to cross-check the integer kernel, and the benchmark
+    uses it as the baseline.
+
+    Parameters
+    ----------
+    p, q : sequences of exact rationals or RationalVector, shape [V]
+        Validated as in :func:`emitted_distribution`.
+
+    Returns
+    -------
+    dist : tuple of Fraction, length V
+    alpha : Fraction
+
+    Raises
+    ------
+    InvalidDistribution, FloatNotExact
+        As :func:`emitted_distribution`.
+
+    Examples
+    --------
+    >>> reference_distribution(["1/2", "1/2"], ["1/4", "3/4"]) == emitted_distribution(["1/2", "1/2"], ["1/4", "3/4"])
+    True
+    """
+    pf = as_distribution(p, "p").fractions()
+    qf = as_distribution(q, "q").fractions()
+    if len(pf) != len(qf):
+        raise InvalidDistribution(f"p has V={len(pf)} entries but q has V={len(qf)}")
+    accept = [b * min(Fraction(1), a / b) if b else Fraction(0) for a, b in zip(pf, qf)]
+    alpha = sum(accept, Fraction(0))
+    resid = [max(a - b, Fraction(0)) for a, b in zip(pf, qf)]
+    z = sum(resid, Fraction(0))
+    if z == 0:
+        return tuple(accept), alpha
+    return tuple(m + (1 - alpha) * r / z for m, r in zip(accept, resid)), alpha

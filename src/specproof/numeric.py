@@ -77,15 +77,15 @@ def _refuse(x: np.ndarray, sums: np.ndarray, name: str, row0: int, lead: tuple[i
     nonfinite = ~np.isfinite(x)
     if nonfinite.any():
         i, j = _where(nonfinite, x.shape)
-        raise InvalidDistribution(f"{name}{_index(row0 + i, lead, j)} is {x[i, j]!r}, not a finite number")
+        raise InvalidDistribution(f"{name}{_index(row0 + i, lead, j)} is {float(x[i, j])!r}, not a finite number")
     negative = x < 0
     if negative.any():
         i, j = _where(negative, x.shape)
-        raise InvalidDistribution(f"{name}{_index(row0 + i, lead, j)} is {x[i, j]!r}, which is negative")
+        raise InvalidDistribution(f"{name}{_index(row0 + i, lead, j)} is {float(x[i, j])!r}, which is negative")
     if not _sums_ok(sums, atol):
         i = int(np.argmax(np.abs(sums - 1.0)))
         raise InvalidDistribution(
-            f"{name}{_index(row0 + i, lead, None)} sums to {sums[i]!r}, off from 1 by more than "
+            f"{name}{_index(row0 + i, lead, None)} sums to {float(sums[i])!r}, off from 1 by more than "
             f"atol={atol!r}; refusing to renormalize"
         )
 
@@ -138,13 +138,14 @@ def _law(p: Any, q: Any, atol: float) -> tuple[np.ndarray, np.ndarray, np.ndarra
             # never sample the residual: they get the accept mass alone (no 0/0).
             with np.errstate(over="ignore"):
                 scale = np.divide(reject, zb, out=np.zeros_like(zb), where=ok)
+            inv = 1.0 / sp  # the common 1/sp of the policy, applied to both terms
             if np.isfinite(scale).all():
-                np.multiply(res, scale[:, None], out=res)
+                np.multiply(res, (scale * inv)[:, None], out=res)
             else:  # Z subnormal: divide first so that nothing overflows
                 np.divide(res, np.where(ok, zb, 1.0)[:, None], out=res)
-                np.multiply(res, reject[:, None], out=res)
-            out = np.add(m, res, out=dist[r0:r1])
-            np.multiply(out, (1.0 / sp)[:, None], out=out)
+                np.multiply(res, (reject * inv)[:, None], out=res)
+            np.multiply(m, inv[:, None], out=m)
+            np.add(m, res, out=dist[r0:r1])
             alpha[r0:r1] = a / sp
             z[r0:r1] = zb / sp
 

@@ -12,6 +12,7 @@ divided), which is what makes exact checks at V = 128,256 fast.
 
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
 import re
@@ -38,7 +39,7 @@ __all__ = [
 #: most; float32 rows by about 1e-7 * sqrt(V).
 DEFAULT_FLOAT_ATOL = 1e-4
 
-_RATIO = re.compile(r"\s*([+-]?\d+)\s*(?:/\s*(\d+))?\s*")
+_RATIO = re.compile(r"\s*([+-]?[0-9]+)\s*(?:/\s*([0-9]+))?\s*")
 _FLOAT_HINT = (
     "floats are not exact; convert explicitly with specproof.rational.from_floats(values) "
     "(exact dyadic value of each float, then exact renormalization) or pass "
@@ -122,8 +123,10 @@ def to_fraction(value: Any, *, what: str = "value") -> Fraction:
     # sympy.Rational (and Integer) expose .p and .q; sympy Floats and symbols are refused.
     if _is_sympy_rational(value):
         return Fraction(int(value.p), int(value.q))
-    if _is_sympy_number(value):
-        raise FloatNotExact(f"{what} is the SymPy float {value!r}: {_FLOAT_HINT}")
+    if _is_sympy_float(value):
+        raise FloatNotExact(f"{what} is the SymPy expression {value!r}, which holds a float: {_FLOAT_HINT}")
+    if isinstance(value, decimal.Decimal):
+        raise FloatNotExact(f"{what} is the Decimal {value!r}: {_FLOAT_HINT}")
     if isinstance(value, numbers.Rational):
         return Fraction(value.numerator, value.denominator)
     raise InvalidDistribution(
@@ -144,8 +147,11 @@ def _is_sympy_rational(value: Any) -> bool:
     return type(value).__module__.startswith("sympy") and getattr(value, "is_Rational", False) is True
 
 
-def _is_sympy_number(value: Any) -> bool:
-    return type(value).__module__.startswith("sympy") and getattr(value, "is_Float", False) is True
+def _is_sympy_float(value: Any) -> bool:
+    if not type(value).__module__.startswith("sympy"):
+        return False
+    atoms = getattr(value, "atoms", None)
+    return bool(atoms and any(a.is_Float for a in atoms()))
 
 
 @dataclass(frozen=True)
@@ -273,6 +279,8 @@ def as_distribution(values: Any, name: str = "p") -> RationalVector:
             raise FloatNotExact(f"{name} is a {values.dtype} array: {_FLOAT_HINT}")
         if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
             raise InvalidDistribution(f"{name} must be a sequence of rationals, got {values!r}")
+        if isinstance(values, np.ndarray) and values.ndim != 1:
+            raise InvalidDistribution(f"{name} has shape {values.shape}, not [V]")
         fracs = [to_fraction(v, what=f"{name}[{i}]") for i, v in enumerate(values)]
         den = math.lcm(*(f.denominator for f in fracs)) if fracs else 1
         vec = RationalVector(tuple(f.numerator * (den // f.denominator) for f in fracs), den)
@@ -287,7 +295,7 @@ def _validated(vec: RationalVector, name: str) -> RationalVector:
     if min(vec.numerators) < 0:
         i = min(range(len(vec)), key=vec.numerators.__getitem__)
         value = Fraction(vec.numerators[i], vec.denominator)
-        raise InvalidDistribution(f"{name}[{i}] is {format_fraction(value)}, which is negative")
+        raise InvalidDistribution(f"{name}[{i}] is {_show(value)}, which is negative")
     total = sum(vec.numerators)
     if total != vec.denominator:
         raise InvalidDistribution(
@@ -359,10 +367,10 @@ def from_floats(values: Any, *, atol: float = DEFAULT_FLOAT_ATOL, name: str = "x
     bad = ~np.isfinite(x)
     if bad.any():
         i = int(np.argmax(bad))
-        raise InvalidDistribution(f"{name}[{i}] is {x[i]!r}, not a finite number")
+        raise InvalidDistribution(f"{name}[{i}] is {float(x[i])!r}, not a finite number")
     if (x < 0).any():
         i = int(np.argmax(x < 0))
-        raise InvalidDistribution(f"{name}[{i}] is {x[i]!r}, which is negative")
+        raise InvalidDistribution(f"{name}[{i}] is {float(x[i])!r}, which is negative")
     frac, exp = np.frexp(x)
     mant = np.ldexp(frac, 53).astype(np.int64)  # exact: |frac| < 1 has 53 significant bits
     exp = exp.astype(np.int64) - 53

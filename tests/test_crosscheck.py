@@ -1,0 +1,82 @@
+"""Tests for specproof.crosscheck."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from specproof import crosscheck as cc
+from specproof import numeric
+from specproof.errors import CrosscheckFailed, InvalidDistribution
+
+
+def test_every_kind_yields_valid_exact_pairs():
+    rng = np.random.default_rng(1)
+    for kind in cc.KINDS:
+        for _ in range(30):
+            pair = cc.random_pair(rng, kind)
+            assert len(pair.p) == len(pair.q) >= 1
+            assert sum(pair.p) == 1 and sum(pair.q) == 1
+            assert all(type(x) is Fraction and x >= 0 for x in pair.p + pair.q)
+            if kind == "equal" or kind == "V=1":
+                assert pair.p == pair.q
+            if kind == "disjoint":
+                assert all(a == 0 or b == 0 for a, b in zip(pair.p, pair.q))
+            if kind == "one-hot-p":
+                assert sorted(pair.p)[-1] == 1
+            if kind == "tiny-difference":
+                diff = sum(abs(a - b) for a, b in zip(pair.p, pair.q))
+                assert 0 < diff <= Fraction(2, 2**40)
+
+
+def test_unknown_kind():
+    with pytest.raises(InvalidDistribution, match="unknown pair kind"):
+        cc.random_pair(np.random.default_rng(0), "nope")
+
+
+def test_pairs_are_reproducible_and_cycle_through_kinds():
+    a = list(cc.pairs(20, seed=5))
+    b = list(cc.pairs(20, seed=5))
+    assert a == b
+    assert [x.kind for x in a[: len(cc.KINDS)]] == list(cc.KINDS)
+    assert list(cc.pairs(20, seed=6)) != a
+
+
+def test_crosscheck_reports_worst_errors_within_bound():
+    report = cc.crosscheck(900, seed=0)
+    assert report.pairs == 900
+    assert report.passed
+    assert 0 < report.dist.error < 1e-15
+    assert report.alpha.error < 1e-15
+    assert report.dist.pair is not None and report.dist.token is not None
+    assert "within bound" in report.summary()
+
+
+def test_crosscheck_fails_when_the_float_path_is_wrong(monkeypatch):
+    real = numeric.emitted_distribution
+
+    def skewed(p, q, **kw):  # a float path whose alpha is off by 1e-9
+        dist, alpha = real(p, q, **kw)
+        return dist, alpha + 1e-9
+
+    monkeypatch.setattr(numeric, "emitted_distribution", skewed)
+    report = cc.crosscheck(30, seed=0)
+    assert not report.passed
+    assert abs(report.alpha.error - Fraction(1, 10**9)) < Fraction(1, 10**15)
+    assert "BOUND EXCEEDED" in report.summary()
+    with pytest.raises(CrosscheckFailed, match="worst"):
+        cc.require(report)
+
+
+def test_progress_callback_and_bad_n():
+    seen = []
+    cc.crosscheck(5, seed=0, progress=seen.append)
+    assert seen == [1, 2, 3, 4, 5]
+    with pytest.raises(InvalidDistribution, match=">= 1"):
+        cc.crosscheck(0)
+
+
+def test_crosscheck_ten_thousand_pairs():
+    # the issue's acceptance run: `specproof crosscheck --pairs 10000 --seed 0`
+    report = cc.crosscheck(10_000, seed=0)
+    assert report.passed, report.summary()

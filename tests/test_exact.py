@@ -1,0 +1,169 @@
+"""Tests for specproof.exact: exact equality (==) everywhere."""
+
+import itertools
+from dataclasses import replace
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import sympy
+from hypothesis import given, settings
+
+from specproof import exact
+from specproof.errors import FloatNotExact, InvalidDistribution, ResidualUndefined
+from specproof.rational import from_floats
+
+from strategies import normalize_fractions, weight_pairs
+
+F = Fraction
+
+
+def distributions(v, max_den):
+    """Every distribution of length v whose entries have denominators <= max_den."""
+    seen = set()
+    for d in range(1, max_den + 1):
+        for ks in itertools.product(range(d + 1), repeat=v):
+            if sum(ks) == d:
+                seen.add(tuple(F(k, d) for k in ks))
+    return sorted(seen)
+
+
+GRID = [(p, q) for v in (1, 2, 3) for p in distributions(v, 6) for q in distributions(v, 6)]
+
+
+def test_grid_size():
+    # V=1: 1 distribution; V=2: 13 (k/d for d <= 6, distinct); V=3 many more.
+    assert len(distributions(1, 6)) == 1
+    assert len(distributions(2, 6)) == 13
+    assert len(GRID) == 1 + 13**2 + len(distributions(3, 6)) ** 2
+
+
+def test_exhaustive_grid_is_lossless():
+    for p, q in GRID:
+        law = exact.emitted_law(p, q)
+        dist, alpha = law.dist(), law.alpha
+        assert dist == p, (p, q)
+        assert alpha == sum(min(a, b) for a, b in zip(p, q))
+        assert alpha == 1 - sum(abs(a - b) for a, b in zip(p, q)) / 2
+        assert law.tv == 1 - alpha
+        assert law.is_lossless()
+        assert (dist, alpha) == exact.reference_distribution(p, q)
+        if p != q:
+            r = exact.residual(p, q)
+            z = sum(max(a - b, 0) for a, b in zip(p, q))
+            assert r == tuple(max(a - b, 0) / z for a, b in zip(p, q))
+            assert sum(r) == 1
+
+
+@pytest.mark.parametrize(
+    "p, q, alpha",
+    [
+        # identical draft: residual empty, alpha = 1
+        (("1/3", "2/3"), ("1/3", "2/3"), F(1)),
+        # token 1 never proposed by the draft (q = 0 where p > 0)
+        (("1/2", "1/2"), (1, 0), F(1, 2)),
+        # token 2 never wanted by the target (p = 0 where q > 0)
+        (("1/3", "2/3", 0), ("1/2", 0, "1/2"), F(1, 3)),
+        # disjoint supports: every draft is rejected
+        ((1, 0, 0), (0, "1/4", "3/4"), F(0)),
+        # V = 1
+        ((1,), (1,), F(1)),
+    ],
+)
+def test_seed_cases(p, q, alpha):
+    dist, a = exact.emitted_distribution(p, q)
+    assert dist == tuple(F(x) for x in p)
+    assert a == alpha
+    assert exact.acceptance_probability(p, q) == alpha
+    assert exact.tv_distance(p, q) == 1 - alpha
+
+
+def test_hand_computed_law():
+    # p = (1/2, 1/2, 0), q = (1/4, 1/4, 1/2): accept masses 1/4, 1/4, 0 -> alpha = 1/2;
+    # residual (1/4, 1/4, 0) normalized = (1/2, 1/2, 0); emitted = 1/4 + 1/2 * 1/2 = 1/2.
+    law = exact.emitted_law(["1/2", "1/2", 0], ["1/4", "1/4", "1/2"])
+    assert law.denominator == 4
+    assert law.target.tolist() == [2, 2, 0]
+    assert law.accept.tolist() == [1, 1, 0]
+    assert law.residual_mass.tolist() == [1, 1, 0]
+    assert (law.accepted, law.rejected, law.normalizer) == (2, 2, 2)
+    assert law.emitted.tolist() == [4, 4, 0]  # over D * Z = 8
+    assert law.dist() == (F(1, 2), F(1, 2), F(0))
+    assert exact.residual(["1/2", "1/2", 0], ["1/4", "1/4", "1/2"]) == (F(1, 2), F(1, 2), F(0))
+
+
+def test_p_equal_q_gives_finite_law_but_residual_is_undefined():
+    p = ("1/5", "4/5")
+    dist, alpha = exact.emitted_distribution(p, p)
+    assert dist == (F(1, 5), F(4, 5)) and alpha == 1
+    with pytest.raises(ResidualUndefined, match="p == q"):
+        exact.residual(p, p)
+
+
+def test_is_lossless_can_fail():
+    law = exact.emitted_law(["1/2", "1/2"], ["1/4", "3/4"])
+    assert law.is_lossless()
+    # a verifier that forgot to reject: emitted = accept mass only
+    assert not replace(law, rejected=0).is_lossless()
+    # residual taken from (q - p)+ instead of (p - q)+
+    wrong = replace(law, residual_mass=np.maximum(law.draft - law.target, 0))
+    assert not wrong.is_lossless()
+    # alpha off by one unit
+    assert not replace(law, accepted=law.accepted + 1).is_lossless()
+
+
+def test_input_types_agree():
+    forms = [
+        (["1/6", "1/3", "1/2"], ["1/2", "1/2", 0]),
+        ([F(1, 6), F(1, 3), F(1, 2)], [F(1, 2), F(1, 2), 0]),
+        ([sympy.Rational(1, 6), sympy.Rational(1, 3), sympy.Rational(1, 2)], [sympy.Rational(1, 2)] * 2 + [0]),
+    ]
+    results = {exact.emitted_distribution(p, q) for p, q in forms}
+    assert results == {((F(1, 6), F(1, 3), F(1, 2)), F(1, 2))}  # alpha = 1/6 + 1/3 + 0
+
+
+@pytest.mark.parametrize(
+    "p, q, error, message",
+    [
+        ([], [], InvalidDistribution, "p is empty"),
+        ([1], [F(1, 2), F(1, 2)], InvalidDistribution, "p has V=1 entries but q has V=2"),
+        (["1/2", "1/3"], [1, 0], InvalidDistribution, "p sums to 5/6, not 1"),
+        ([1, 0], ["1/2", "1/2", "1/100"], InvalidDistribution, "q sums to 101/100, not 1"),
+        ([2, -1], [1, 0], InvalidDistribution, r"p\[1\] is -1, which is negative"),
+        ([0.5, 0.5], [1, 0], FloatNotExact, "from_floats"),
+        ([1, 0], np.array([0.5, 0.5]), FloatNotExact, "from_floats"),
+        (["1/2", "x"], [1, 0], InvalidDistribution, r"p\[1\] is the string 'x'"),
+    ],
+)
+def test_bad_inputs(p, q, error, message):
+    for f in (exact.emitted_distribution, exact.acceptance_probability, exact.tv_distance,
+              exact.residual, exact.emitted_law, exact.reference_distribution):
+        with pytest.raises(error, match=message):
+            f(p, q)
+
+
+@settings(max_examples=300, deadline=None)
+@given(weight_pairs())
+def test_property_lossless(pairs):
+    p = normalize_fractions([a for a, _ in pairs])
+    q = normalize_fractions([b for _, b in pairs])
+    law = exact.emitted_law(p, q)
+    assert law.dist() == p
+    assert law.alpha == 1 - law.tv
+    assert law.is_lossless()
+
+
+def test_real_vocabulary_size_softmax_rows():
+    rng = np.random.default_rng(7)
+    v = 128_256
+
+    def softmax(z):
+        e = np.exp(z - z.max())
+        return e / e.sum()
+
+    pv, qv = from_floats(softmax(rng.standard_normal(v) * 4)), from_floats(softmax(rng.standard_normal(v) * 4))
+    law = exact.emitted_law(pv, qv)
+    assert law.is_lossless()
+    assert law.dist() == pv.fractions()
+    assert law.alpha == 1 - law.tv
+    assert 0 < law.alpha < 1

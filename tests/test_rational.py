@@ -1,0 +1,163 @@
+"""Tests for specproof.rational: the exact boundary."""
+
+from decimal import Decimal
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import sympy
+
+from specproof.errors import FloatNotExact, InvalidDistribution, SpecProofError
+from specproof.rational import (
+    RationalVector,
+    as_distribution,
+    format_fraction,
+    from_floats,
+    to_fraction,
+)
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (3, Fraction(3)),
+        (np.int64(2), Fraction(2)),
+        (Fraction(2, 6), Fraction(1, 3)),
+        (sympy.Rational(3, 9), Fraction(1, 3)),
+        (sympy.Integer(0), Fraction(0)),
+        ("3/9", Fraction(1, 3)),
+        (" -2 / 4 ", Fraction(-1, 2)),
+        ("7", Fraction(7)),
+    ],
+)
+def test_to_fraction_accepts_exact_values(value, expected):
+    assert to_fraction(value) == expected
+    assert type(to_fraction(value)) is Fraction
+
+
+@pytest.mark.parametrize(
+    "value", [0.5, np.float64(0.5), np.float32(0.25), sympy.Float(0.5), "0.5", "1e-3",
+              Decimal("0.5"), sympy.Float(0.5) * sympy.sqrt(2)]
+)
+def test_floats_are_refused_with_the_conversion_named(value):
+    with pytest.raises(FloatNotExact, match="from_floats"):
+        to_fraction(value, what="p[0]")
+
+
+@pytest.mark.parametrize("value", [True, None, "1/0", "a/b", "١/٢", sympy.Symbol("x"), [1]])
+def test_non_rationals_are_refused(value):
+    with pytest.raises(InvalidDistribution):
+        to_fraction(value)
+
+
+def test_errors_are_value_errors():
+    assert issubclass(FloatNotExact, InvalidDistribution)
+    assert issubclass(InvalidDistribution, SpecProofError)
+    assert issubclass(SpecProofError, ValueError)
+
+
+def test_as_distribution_common_denominator():
+    v = as_distribution(["1/2", Fraction(1, 3), sympy.Rational(1, 6)])
+    assert v.numerators == (3, 2, 1)
+    assert v.denominator == 6
+    assert v.fractions() == (Fraction(1, 2), Fraction(1, 3), Fraction(1, 6))
+    assert v.policy is None
+
+
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        ([], "p is empty"),
+        (["1/2", "1/3"], "p sums to 5/6, not 1"),
+        ([1, 1], "p sums to 2, not 1"),
+        (["3/2", "-1/2"], r"p\[1\] is -1/2, which is negative"),
+        ([0.5, 0.5], r"p\[0\] is the float 0.5"),
+        (np.array([0.5, 0.5]), "float64 array"),
+        (np.array([[1, 0]]), r"shape \(1, 2\)"),
+        ("1/2", "sequence"),
+        (5, "sequence"),
+    ],
+)
+def test_as_distribution_refuses(values, message):
+    with pytest.raises(InvalidDistribution, match=message):
+        as_distribution(values)
+
+
+def test_as_distribution_checks_a_rational_vector():
+    with pytest.raises(InvalidDistribution, match="sums to 3/4"):
+        as_distribution(RationalVector((1, 2), 4), "q")
+
+
+def test_rescaled():
+    v = RationalVector((1, 1), 2)
+    assert v.rescaled(6) == (3, 3)
+    with pytest.raises(InvalidDistribution, match="not a multiple"):
+        v.rescaled(5)
+
+
+def test_format_fraction():
+    assert format_fraction(Fraction(-6, 4)) == "-3/2"
+    assert format_fraction(Fraction(5)) == "5/1"
+
+
+def test_from_floats_exact_dyadic_values_then_renormalized():
+    x = np.array([0.1, 0.2, 0.7])
+    v = from_floats(x)
+    exact = [Fraction(float(a)) for a in x]  # Fraction(float) is the float's exact value
+    total = sum(exact)
+    assert v.fractions() == tuple(e / total for e in exact)
+    assert sum(v.fractions()) == 1
+    assert v.policy.name == "dyadic-renormalize"
+    assert v.policy.float_sum == total
+    assert v.policy.source_dtype == "float64"
+    assert v.policy.as_dict()["float_sum"] == format_fraction(total)
+
+
+def test_from_floats_float32_and_subnormals():
+    x32 = np.array([0.25, 0.75, 1e-30], dtype=np.float32)
+    v = from_floats(x32)
+    exact = [Fraction(float(a)) for a in x32]
+    assert v.fractions() == tuple(e / sum(exact) for e in exact)
+    assert v.policy.source_dtype == "float32"
+    tiny = np.array([1.0, 5e-324, 2.5e-320, 0.0])
+    v = from_floats(tiny)
+    exact = [Fraction(float(a)) for a in tiny]
+    assert v.fractions() == tuple(e / sum(exact) for e in exact)
+    assert v.fractions()[3] == 0
+
+
+def test_from_floats_matches_fraction_on_random_softmax_rows():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        z = rng.standard_normal(50) * 10
+        x = np.exp(z - z.max())
+        x /= x.sum()
+        exact = [Fraction(float(a)) for a in x]
+        assert from_floats(x).fractions() == tuple(e / sum(exact) for e in exact)
+
+
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        ([0.5, np.nan], r"x\[1\] is nan"),
+        ([0.5, np.inf], r"x\[1\] is inf"),
+        ([1.5, -0.5], r"x\[1\] is -0.5, which is negative"),
+        ([0.0, 0.0], "all zeros"),
+        ([], "empty"),
+        ([[0.5, 0.5]], "shape"),
+        ([1, 0], "not a float dtype"),
+        ([0.5, 0.6], "off from 1 by more than atol"),
+    ],
+)
+def test_from_floats_refuses(values, message):
+    with pytest.raises(InvalidDistribution, match=message):
+        from_floats(np.array(values))
+
+
+def test_from_floats_atol_is_explicit():
+    x = np.array([0.5, 0.5002])  # an n-gram row off by 2e-4
+    with pytest.raises(InvalidDistribution, match="atol"):
+        from_floats(x)
+    v = from_floats(x, atol=1e-3)
+    assert sum(v.fractions()) == 1
+    assert v.policy.atol == 1e-3
