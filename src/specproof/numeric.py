@@ -284,12 +284,16 @@ def residual(p: Any, q: Any, *, atol: float = DEFAULT_ATOL) -> np.ndarray:
     Returns
     -------
     numpy.ndarray of float64, shape [..., V]
-        Each row sums to 1 (within rounding).
+        Each row sums to 1 within rounding. The residual is ill-conditioned when its mass Z
+        is tiny: each entry's absolute error is about ``1e-16 / Z`` (rows one ulp apart have
+        Z ~ 1e-17 and a residual that is only roughly right; use
+        :func:`specproof.exact.residual` there).
 
     Raises
     ------
     ResidualUndefined
-        If some row has p == q (residual mass 0): the message names the first such row.
+        If some row has residual mass 0 in float64: p == q there, or p and q differ by less
+        than float64 resolves after normalization. The message names the first such row.
     InvalidDistribution
         As :func:`emitted_distribution`.
 
@@ -298,16 +302,19 @@ def residual(p: Any, q: Any, *, atol: float = DEFAULT_ATOL) -> np.ndarray:
     >>> residual([0.5, 0.5, 0.0], [0.25, 0.25, 0.5]).tolist()
     [0.5, 0.5, 0.0]
     """
-    pa = np.asarray(p, dtype=np.float64) if np.asarray(p).dtype.kind in "fiu" else p
-    _, _, z = _law(p, q, atol)
-    if (z == 0).any():
-        where = np.unravel_index(int(np.argmax(z == 0)), z.shape) if z.ndim else ()
-        raise ResidualUndefined(
-            f"the residual is undefined at row {tuple(int(i) for i in where)}: p == q there, "
-            "so (p - q)+ has mass 0 and its normalization is 0/0"
-        )
-    pn = pa / pa.sum(axis=-1, keepdims=True)
+    _law(p, q, atol)  # validation, with the same messages as emitted_distribution
+    pa = np.asarray(p, dtype=np.float64)
     qa = np.asarray(q, dtype=np.float64)
+    pn = pa / pa.sum(axis=-1, keepdims=True)
     qn = qa / qa.sum(axis=-1, keepdims=True)
-    res = pn - np.minimum(pn, qn)
-    return res / z[..., None]
+    res = pn - np.minimum(pn, qn)  # (p - q)+
+    z = res.sum(axis=-1, keepdims=True)
+    if (z == 0).any():
+        row = np.unravel_index(int(np.argmax(z == 0)), z.shape)[:-1]
+        where = f" at row {tuple(int(i) for i in row)}" if row else ""
+        raise ResidualUndefined(
+            f"the residual is undefined{where}: (p - q)+ has mass 0 in float64 (p == q there, "
+            "or they differ by less than float64 resolves), so its normalization is 0/0; "
+            "specproof.exact.residual gives the exact residual of rows that differ"
+        )
+    return res / z
