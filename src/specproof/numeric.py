@@ -97,6 +97,30 @@ def _index(row: int, lead: tuple[int, ...], col: int | None) -> str:
     return "[" + ", ".join(map(str, idx)) + "]" if idx else ""
 
 
+def _emit(m: np.ndarray, res: np.ndarray, reject: np.ndarray, zb: np.ndarray, inv: np.ndarray, out: np.ndarray) -> None:
+    """out = (accept + reject * residual / Z) * inv, row by row; m and res are overwritten.
+
+    Rows with Z == 0 (p == q) never reject and never sample the residual: they get the
+    accept mass alone (no 0/0). Multiplications by exactly 1.0 are skipped (same result).
+    """
+    ok = zb > 0
+    with np.errstate(over="ignore"):
+        scale = np.divide(reject, zb, out=np.zeros_like(zb), where=ok)
+    if not np.isfinite(scale).all():
+        # Z subnormal and reject (equal to Z exactly) carrying rounding: reject / Z overflows.
+        # Normalize the residual first (r / Z <= 1), then scale by the rejection mass.
+        np.divide(res, np.where(ok, zb, 1.0)[:, None], out=res)
+        scale = np.where(ok, reject, 0.0)
+    if (inv == 1.0).all():
+        if not (scale == 1.0).all():
+            np.multiply(res, scale[:, None], out=res)
+        np.add(m, res, out=out)
+        return
+    np.multiply(res, (scale * inv)[:, None], out=res)
+    np.multiply(m, inv[:, None], out=m)
+    np.add(m, res, out=out)
+
+
 def _law(p: Any, q: Any, atol: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return dist [..., V], alpha [...] and Z [...] (residual mass = TV) for validated rows."""
     pa, qa = _as_rows(p, "p"), _as_rows(q, "q")
@@ -124,28 +148,20 @@ def _law(p: Any, q: Any, atol: float) -> tuple[np.ndarray, np.ndarray, np.ndarra
                 _refuse(qb, sq, "q", r0, lead, atol)
             # The stated policy divides each row by its sum: min(p/sp, q/sq) = min(p, q sp/sq)/sp,
             # so q is brought to p's scale and the common 1/sp is applied once, at the end.
-            qs = np.multiply(qb, (sp / sq)[:, None], out=buf_q[: r1 - r0])
+            k = sp / sq
+            if (k == 1.0).all():  # multiplying by exactly 1.0 changes nothing: skip the pass
+                qs = qb
+            else:
+                qs = np.multiply(qb, k[:, None], out=buf_q[: r1 - r0])
             m = np.minimum(pb, qs, out=buf_m[: r1 - r0])  # accept mass q min(1, p/q) = min(p, q)
             if not m.min() >= 0:  # min(p, q) < 0 iff p or q has a negative entry
                 _refuse(pb, sp, "p", r0, lead, atol)
                 _refuse(qb, sq, "q", r0, lead, atol)
             a = m.sum(axis=1)
-            res = np.subtract(pb, m, out=qs)  # (p - q)+ = p - min(p, q)
+            res = np.subtract(pb, m, out=buf_q[: r1 - r0])  # (p - q)+ = p - min(p, q)
             zb = res.sum(axis=1)
             reject = np.maximum(sp - a, 0.0)  # sum(p) - alpha: the rows' rounding does not leak in
-            ok = zb > 0
-            # dist = accept + reject * residual / Z. Rows with Z == 0 (p == q) never reject and
-            # never sample the residual: they get the accept mass alone (no 0/0).
-            with np.errstate(over="ignore"):
-                scale = np.divide(reject, zb, out=np.zeros_like(zb), where=ok)
-            inv = 1.0 / sp  # the common 1/sp of the policy, applied to both terms
-            if np.isfinite(scale).all():
-                np.multiply(res, (scale * inv)[:, None], out=res)
-            else:  # Z subnormal: divide first so that nothing overflows
-                np.divide(res, np.where(ok, zb, 1.0)[:, None], out=res)
-                np.multiply(res, (reject * inv)[:, None], out=res)
-            np.multiply(m, inv[:, None], out=m)
-            np.add(m, res, out=dist[r0:r1])
+            _emit(m, res, reject, zb, 1.0 / sp, dist[r0:r1])
             alpha[r0:r1] = a / sp
             z[r0:r1] = zb / sp
 
