@@ -155,9 +155,21 @@ def test_from_floats_refuses(values, message):
 
 
 def test_from_floats_atol_is_explicit():
-    x = np.array([0.5, 0.5002])  # an n-gram row off by 2e-4
-    with pytest.raises(InvalidDistribution, match="atol"):
+    x = np.array([0.5, 0.502])  # a row off by 2e-3: refused by default (1e-3)
+    with pytest.raises(InvalidDistribution, match="atol=0.001"):
         from_floats(x)
-    v = from_floats(x, atol=1e-3)
+    v = from_floats(x, atol=1e-2)
     assert sum(v.fractions()) == 1
-    assert v.policy.atol == 1e-3
+    assert v.policy.atol == 1e-2
+    assert from_floats(np.array([0.5, 0.5002])).policy.atol == 1e-3  # an n-gram row off by 2e-4
+
+
+@pytest.mark.parametrize("atol", [-1e-9, float("nan"), 1.0, 5.0])
+def test_from_floats_refuses_bad_atol(atol):
+    with pytest.raises(InvalidDistribution, match="atol"):
+        from_floats(np.array([0.5, 0.5]), atol=atol)
+
+
+def test_from_floats_refuses_longdouble():
+    with pytest.raises(InvalidDistribution, match="wider than float64"):
+        from_floats(np.array([0.5, 0.5], dtype=np.longdouble))

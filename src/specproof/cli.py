@@ -1,22 +1,32 @@
 """The ``specproof`` command line. Thin: every computation lives in the library.
 
-Exit status: 0 proved / within bound, 1 rejected / bound exceeded, 2 usage or bad input.
+Commands: ``prove`` (every theorem on the embedded inputs, or one pair from files),
+``check`` (re-verify a certificate with the trusted checker alone), ``transcript``
+(render a certificate as Markdown) and ``crosscheck`` (float path vs exact law).
+Exit status: 0 proved / valid / within bound; 1 not proved / rejected / bound exceeded;
+2 usage error or unreadable input.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import math
 import sys
+from pathlib import Path
 from typing import Sequence
 
 from tqdm import tqdm
 
-from . import __version__
+from . import __version__, certificate, checker, theorems, transcript
 from .crosscheck import crosscheck
 from .errors import SpecProofError
+from .loaders import load_distribution
 
 log = logging.getLogger("specproof")
+
+DEFAULT_OUT = "specproof-transcripts"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -26,6 +36,33 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"specproof {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    pr = sub.add_parser(
+        "prove",
+        help="prove every theorem on the embedded inputs, or one pair from files",
+        description="With no --target/--draft: run every proof (the seed's edge cases, alpha = 1 - TV "
+        "on random pairs, the exhaustive small grid, the symbolic proof for every V), write JSON "
+        "certificates and Markdown transcripts into --out and print a summary. With --target and "
+        "--draft: prove that pair (files: a .json list of 'n/d' strings or numbers, a .npy array, "
+        "or a text file of one value per line; floats are made exact by the dyadic-renormalize "
+        "policy, which the transcript records). Exit 0 iff everything is proved.",
+    )
+    pr.add_argument("--target", metavar="P", help="file with the target distribution p")
+    pr.add_argument("--draft", metavar="Q", help="file with the draft distribution q")
+    pr.add_argument("--out", metavar="DIR", default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
+    pr.add_argument("--name", default="pair", help="name of the certificate for --target/--draft (default 'pair')")
+    pr.add_argument("--atol", type=float, default=None,
+                    help="largest accepted |sum - 1| for float inputs before exact renormalization (default 1e-3)")
+
+    ck = sub.add_parser("check", help="re-verify a certificate with the trusted checker alone",
+                        description="Exit 0 valid, 1 rejected (the reason is printed), 2 unreadable.")
+    ck.add_argument("certificate", metavar="CERT.json")
+
+    tr = sub.add_parser("transcript", help="render a certificate as a Markdown transcript",
+                        description="Check the certificate, then print (or write) its transcript.")
+    tr.add_argument("certificate", metavar="CERT.json")
+    tr.add_argument("--out", metavar="FILE.md", help="write here instead of standard output")
+
     cc = sub.add_parser(
         "crosscheck",
         help="check the float path against the exact law on random rational pairs",
@@ -34,17 +71,105 @@ def _parser() -> argparse.ArgumentParser:
         "report the worst absolute error of dist and alpha. Exit 1 if it exceeds the bound.",
     )
     cc.add_argument("--pairs", type=int, default=10000, help="number of pairs (default 10000)")
-    cc.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    cc.add_argument("--seed", type=int, default=0, help="random seed, >= 0 (default 0)")
     cc.add_argument("--bound", type=float, default=None, help="error bound (default 1e-12)")
     return parser
 
 
+def _table(outcomes: list[theorems.Outcome]) -> str:
+    head = ("theorem", "instances", "verdict", "transcript")
+    rows = [(o.title, str(o.instances), "PROVED" if o.proved else "NOT PROVED", str(o.md_path)) for o in outcomes]
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(4)]
+    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
+    return "\n".join([line(head), line(tuple("-" * w for w in widths)), *map(line, rows)])
+
+
+def _prove(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    if args.target is None and args.draft is None:
+        outcomes = []
+        for key in tqdm(theorems.THEOREMS, desc="proving", unit="theorem", file=sys.stderr, disable=None):
+            outcomes.append(theorems.prove(key, out))
+        print(_table(outcomes))
+        proved = all(o.proved for o in outcomes)
+        print(f"{sum(o.proved for o in outcomes)} of {len(outcomes)} theorems proved")
+        return 0 if proved else 1
+    if args.target is None or args.draft is None:
+        raise _Usage("--target and --draft go together")
+    kwargs = {} if args.atol is None else {"atol": args.atol}
+    p, p_info = load_distribution(args.target, "p", **kwargs)
+    q, q_info = load_distribution(args.draft, "q", **kwargs)
+    cert = certificate.build_certificate(p, q, name=args.name, provenance={"target": p_info, "draft": q_info})
+    json_path = certificate.write(cert, out / f"{args.name}.json")
+    loaded = json_path.read_text(encoding="utf-8")
+    verdict = checker.check(loaded)
+    md_path = out / f"{args.name}.md"
+    md_path.write_text(transcript.render(json.loads(loaded), verdict, json_name=json_path.name),
+                       encoding="utf-8", newline="\n")
+    print(f"{args.name}: {'PROVED' if verdict.valid else 'NOT PROVED'} (V = {cert['vocab_size']}, "
+          f"alpha = {transcript.show(cert['totals']['alpha'])}); {verdict.detail}")
+    print(f"  {json_path}\n  {md_path}")
+    return 0 if verdict.valid else 1
+
+
+def _check(args: argparse.Namespace) -> int:
+    verdict = checker.check_file(args.certificate)
+    if verdict.valid:
+        print(f"{args.certificate}: valid ({verdict.detail})")
+        return 0
+    print(f"{args.certificate}: REJECTED ({verdict.reason.value}): {verdict.detail}")
+    return 2 if verdict.reason is checker.Reason.UNREADABLE else 1
+
+
+# Rejections after which the certificate is still well formed enough to render.
+_RENDERABLE = {checker.Reason.NEGATIVE, checker.Reason.NOT_NORMALIZED, checker.Reason.ACCEPT,
+               checker.Reason.RESIDUAL, checker.Reason.EMITTED, checker.Reason.TOTAL, checker.Reason.CLAIM}
+
+
+def _transcript(args: argparse.Namespace) -> int:
+    doc = _load_json(args.certificate)
+    if isinstance(doc, dict) and doc.get("schema") == "specproof.symbolic-proof/1":
+        verdict, ok = None, bool(doc.get("proved"))
+    else:
+        verdict = checker.check_file(args.certificate)
+        ok = verdict.valid
+        if not ok and verdict.reason not in _RENDERABLE:
+            print(f"{args.certificate}: cannot render ({verdict.reason.value}): {verdict.detail}", file=sys.stderr)
+            return 2
+    text = transcript.render(doc, verdict, json_name=Path(args.certificate).name)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8", newline="\n")
+    else:
+        sys.stdout.write(text)
+    return 0 if ok else 1
+
+
+def _load_json(path: str) -> object:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+
+
 def _crosscheck(args: argparse.Namespace) -> int:
+    if args.pairs < 1:
+        raise _Usage(f"--pairs must be >= 1, got {args.pairs}")
+    if args.seed < 0:
+        raise _Usage(f"--seed must be >= 0, got {args.seed}")
+    if args.bound is not None and not (math.isfinite(args.bound) and args.bound >= 0):
+        raise _Usage(f"--bound must be a finite number >= 0, got {args.bound}")
     kwargs = {} if args.bound is None else {"bound": args.bound}
     with tqdm(total=args.pairs, unit="pair", file=sys.stderr, disable=None) as bar:
         report = crosscheck(args.pairs, args.seed, progress=lambda _: bar.update(1), **kwargs)
     print(report.summary())
     return 0 if report.passed else 1
+
+
+class _Usage(Exception):
+    """A usage error found after parsing (exit 2)."""
+
+
+_COMMANDS = {"prove": _prove, "check": _check, "transcript": _transcript, "crosscheck": _crosscheck}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -56,13 +181,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
     try:
-        if args.command == "crosscheck":
-            return _crosscheck(args)
-    except SpecProofError as exc:
-        print(f"specproof: error: {exc}", file=sys.stderr)
+        return _COMMANDS[args.command](args)
+    except _Usage as exc:
+        print(f"specproof {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    parser.error(f"unknown command {args.command}")
-    return 2
+    except SpecProofError as exc:
+        print(f"specproof {args.command}: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

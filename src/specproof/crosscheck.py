@@ -263,7 +263,7 @@ def crosscheck(
     Raises
     ------
     InvalidDistribution
-        If ``n < 1``.
+        If ``n`` is not an integer >= 1, ``seed`` not an integer >= 0, or ``bound`` not >= 0.
 
     Examples
     --------
@@ -271,8 +271,12 @@ def crosscheck(
     >>> report.passed, report.dist.error < 1e-15
     (True, True)
     """
-    if n < 1:
-        raise InvalidDistribution(f"the number of pairs must be >= 1, got {n}")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise InvalidDistribution(f"the number of pairs must be an integer >= 1, got {n!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InvalidDistribution(f"the seed must be an integer >= 0, got {seed!r}")
+    if not bound >= 0:
+        raise InvalidDistribution(f"the bound must be a number >= 0, got {bound!r}")
     report = CrosscheckReport(pairs=n, bound=bound)
     for i, pair in enumerate(pairs(n, seed), 1):
         check_pair(pair, report)

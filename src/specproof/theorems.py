@@ -1,0 +1,225 @@
+"""The theorems specproof proves, each on its embedded default inputs.
+
+Every theorem writes one JSON document (a certificate bundle, or the symbolic proof record)
+and one Markdown transcript into an output directory, re-reads the JSON from disk, has the
+trusted checker re-verify it, and reports an :class:`Outcome`. The runnable scripts in
+``proofs/`` and ``specproof prove`` both call :func:`prove`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from . import certificate, checker, crosscheck, transcript
+from .errors import SpecProofError
+from .rational import from_floats
+
+__all__ = ["Outcome", "THEOREMS", "prove", "prove_all", "distributions", "run_script"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one theorem's proof run produced.
+
+    Attributes
+    ----------
+    theorem : str
+        The theorem's key in :data:`THEOREMS`.
+    title : str
+        One line saying what it proves.
+    instances : int
+        Number of instances certified (1 for the symbolic proof, which covers every V).
+    proved : bool
+        True iff the checker (or, for the symbolic proof, SymPy) verified everything.
+    json_path, md_path : pathlib.Path
+        The document and the transcript written.
+    detail : str
+        The verdict's detail or reason.
+    """
+
+    theorem: str
+    title: str
+    instances: int
+    proved: bool
+    json_path: Path
+    md_path: Path
+    detail: str
+
+
+def distributions(v: int, max_den: int) -> list[tuple[Fraction, ...]]:
+    """Every distribution of length ``v`` whose entries are k/d with d <= ``max_den``, sorted.
+
+    Examples
+    --------
+    >>> len(distributions(2, 2)), distributions(1, 6)
+    (3, [(Fraction(1, 1),)])
+    """
+    seen = set()
+    for d in range(1, max_den + 1):
+        for ks in itertools.product(range(d + 1), repeat=v):
+            if sum(ks) == d:
+                seen.add(tuple(Fraction(k, d) for k in ks))
+    return sorted(seen)
+
+
+def _finish(key: str, document: dict[str, Any], out_dir: Path, instances: int) -> Outcome:
+    json_path = certificate.write(document, out_dir / f"{key}.json")
+    loaded = json_path.read_text(encoding="utf-8")
+    if document["schema"] == "specproof.symbolic-proof/1":
+        proved = bool(document["proved"])
+        detail = "all steps verified by SymPy" if proved else "a step was not verified by SymPy"
+        verdict = None
+    else:
+        verdict = checker.check(loaded)  # the checker sees only the bytes on disk
+        proved, detail = verdict.valid, verdict.detail
+    text = transcript.render(certificate.json.loads(loaded), verdict, json_name=json_path.name)
+    md_path = out_dir / f"{key}.md"
+    md_path.write_text(text, encoding="utf-8", newline="\n")
+    return Outcome(key, THEOREMS[key][0], instances, proved, json_path, md_path, detail)
+
+
+# ---------------------------------------------------------------- the seed's cases
+
+def _seed_visible_pair() -> tuple[Any, Any]:
+    """The first pair of the seed's visible tests (Dirichlet floats), made exact."""
+    rng = np.random.default_rng(0)
+    v = int(rng.integers(2, 40))
+    p, q = rng.dirichlet(np.ones(v)), rng.dirichlet(np.ones(v) * 0.3)
+    return from_floats(p, name="p"), from_floats(q, name="q")
+
+
+_SEED_CASES: list[tuple[str, str, Callable[[], tuple[Any, Any]]]] = [
+    ("identical-draft", "q == p: the residual is empty, alpha = 1.",
+     lambda: (("1/6", "1/3", "1/2"), ("1/6", "1/3", "1/2"))),
+    ("draft-never-proposes", "q(x) = 0 where p(x) > 0 (token 1): it is emitted only through the residual.",
+     lambda: (("1/2", "1/4", "1/4"), ("1/2", 0, "1/2"))),
+    ("target-never-wants", "p(x) = 0 where q(x) > 0 (token 2): drafted but always rejected, emitted mass 0.",
+     lambda: (("2/3", "1/3", 0), ("1/3", "1/3", "1/3"))),
+    ("disjoint-supports", "p and q share no token: every draft is rejected, alpha = 0.",
+     lambda: (("1/2", "1/2", 0, 0), (0, 0, "1/4", "3/4"))),
+    ("one-token-vocabulary", "V = 1: p = q = (1).", lambda: ((1,), (1,))),
+    ("seed-visible-pair", "The first Dirichlet pair of the seed's visible tests (numpy seed 0), float64 "
+     "made exact by the dyadic-renormalize policy.", _seed_visible_pair),
+]
+
+
+def _seed_cases(out_dir: Path) -> Outcome:
+    certs = []
+    for name, note, make in _SEED_CASES:
+        p, q = make()
+        certs.append(certificate.build_certificate(p, q, name=name, provenance={"note": note}))
+    doc = certificate.build_bundle(
+        certs, name="seed-cases",
+        statement="On each of the seed's edge cases, the emitted law equals the target p and "
+                  "alpha = 1 - TV(p, q).",
+        provenance={"source": "specproof.theorems (embedded cases)"},
+    )
+    return _finish("seed_cases", doc, out_dir, len(certs))
+
+
+# ---------------------------------------------------------------- alpha = 1 - TV on random pairs
+
+_RANDOM_PAIRS = 27
+_RANDOM_SEED = 2024
+
+
+def _alpha_tv(out_dir: Path) -> Outcome:
+    certs = []
+    for i, pair in enumerate(crosscheck.pairs(_RANDOM_PAIRS, _RANDOM_SEED)):
+        certs.append(certificate.build_certificate(
+            pair.p, pair.q, name=f"{pair.kind}-{i}", provenance={"kind": pair.kind}))
+    doc = certificate.build_bundle(
+        certs, name="alpha-equals-one-minus-tv",
+        statement="alpha = sum_x min(p(x), q(x)) equals 1 - TV(p, q) = 1 - (1/2) sum_x |p(x) - q(x)| "
+                  "(and the emitted law equals p) on random rational pairs of every kind.",
+        provenance={"source": "specproof.crosscheck.pairs", "pairs": _RANDOM_PAIRS, "seed": _RANDOM_SEED,
+                    "kinds": list(crosscheck.KINDS)},
+    )
+    return _finish("alpha_tv", doc, out_dir, len(certs))
+
+
+# ---------------------------------------------------------------- the exhaustive small grid
+
+GRID_MAX_V = 3
+GRID_MAX_DEN = 4
+
+
+def _small_grid(out_dir: Path) -> Outcome:
+    certs = []
+    for v in range(1, GRID_MAX_V + 1):
+        dists = distributions(v, GRID_MAX_DEN)
+        for i, p in enumerate(dists):
+            for j, q in enumerate(dists):
+                certs.append(certificate.build_certificate(p, q, name=f"V{v}-p{i}-q{j}"))
+    doc = certificate.build_bundle(
+        certs, name="exhaustive-small-grid",
+        statement=f"For every pair of distributions with V <= {GRID_MAX_V} whose entries have "
+                  f"denominators <= {GRID_MAX_DEN}, the emitted law equals p and alpha = 1 - TV.",
+        provenance={"source": "specproof.theorems.distributions", "max_v": GRID_MAX_V,
+                    "max_denominator": GRID_MAX_DEN},
+    )
+    return _finish("small_grid", doc, out_dir, len(certs))
+
+
+# ---------------------------------------------------------------- every V, symbolically
+
+def _symbolic(out_dir: Path) -> Outcome:
+    from .symbolic_proof import prove_every_v  # SymPy work only when asked for
+
+    return _finish("symbolic_every_v", prove_every_v(), out_dir, 1)
+
+
+#: key -> (title, runner). Keys are the proof scripts' names in ``proofs/``.
+THEOREMS: dict[str, tuple[str, Callable[[Path], Outcome]]] = {
+    "seed_cases": ("emitted law == p on the seed's edge cases", _seed_cases),
+    "alpha_tv": ("alpha == 1 - TV on random rational pairs", _alpha_tv),
+    "small_grid": (f"every pair, V <= {GRID_MAX_V}, denominators <= {GRID_MAX_DEN}", _small_grid),
+    "symbolic_every_v": ("lossless for every V (SymPy)", _symbolic),
+}
+
+
+def prove(key: str, out_dir: str | Path) -> Outcome:
+    """Run one theorem's proof; write ``KEY.json`` and ``KEY.md`` into ``out_dir``.
+
+    Parameters
+    ----------
+    key : str
+        One of :data:`THEOREMS`.
+    out_dir : str or pathlib.Path
+        Created if missing.
+
+    Returns
+    -------
+    Outcome
+
+    Raises
+    ------
+    SpecProofError
+        If ``key`` is not a theorem.
+    """
+    if key not in THEOREMS:
+        raise SpecProofError(f"unknown theorem {key!r}; expected one of {sorted(THEOREMS)}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    return THEOREMS[key][1](out)
+
+
+def prove_all(out_dir: str | Path) -> list[Outcome]:
+    """Run every theorem in :data:`THEOREMS` into ``out_dir``; return their outcomes in order."""
+    return [prove(key, out_dir) for key in THEOREMS]
+
+
+def run_script(key: str, script: str) -> int:
+    """Entry point of ``proofs/KEY.py``: prove into ``proofs/transcripts``; exit 0 iff proved."""
+    out = Path(script).resolve().parent / "transcripts"
+    outcome = prove(key, out)
+    status = "PROVED" if outcome.proved else "NOT PROVED"
+    print(f"{outcome.title}: {status} ({outcome.instances} instance(s)); {outcome.detail}")
+    print(f"  {outcome.json_path}\n  {outcome.md_path}")
+    return 0 if outcome.proved else 1

@@ -1,0 +1,290 @@
+"""Proof transcripts: readable Markdown rendered from a certificate and the checker's verdict.
+
+Transcripts are never written by hand: :func:`render` fills a Jinja2 template
+(``specproof/templates/*.md.j2``) from the JSON document alone, so the same document and
+verdict always give the same bytes. Long per-token tables are abbreviated to the rows that
+matter (largest masses, zeros of p or q, the residual's support), with the totals.
+"""
+
+from __future__ import annotations
+
+import decimal
+import hashlib
+import json
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Mapping
+
+import jinja2
+
+from . import checker
+from .checker import Verdict
+
+__all__ = ["ASSUMPTIONS", "NOT_PROVED", "checker_identity", "render", "show"]
+
+#: What every instance proof assumes.
+ASSUMPTIONS = (
+    "A finite vocabulary of V >= 1 tokens.",
+    "p and q are exactly normalized rational vectors (each entry a non-negative rational, "
+    "each vector summing to exactly 1).",
+    "The verifier is the standard speculative-sampling step: x ~ q, accept with probability "
+    "min(1, p(x)/q(x)), otherwise draw from (p - q)+ normalized.",
+)
+
+#: What no transcript claims.
+NOT_PROVED = (
+    "the float path (specproof.numeric) is measured against the exact law, not proved; "
+    "a proof about floats made exact is a proof about the exact rationals they were made into."
+)
+
+#: Per-token tables longer than this are abbreviated.
+FULL_TABLE_ROWS = 40
+_TOP = 5
+_ZEROS = 3
+_DIGITS = 12
+_SHORT = 24
+
+_ENV = jinja2.Environment(
+    loader=jinja2.PackageLoader("specproof", "templates"),
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+    autoescape=False,
+)
+
+
+def checker_identity() -> dict[str, str]:
+    """The trust base: the checker's version and the sha256 of its source file."""
+    source = Path(checker.__file__).read_bytes()
+    return {"version": checker.VERSION, "sha256": hashlib.sha256(source).hexdigest()}
+
+
+def show(value: str | Fraction) -> str:
+    """A rational for people: exact ``n/d`` if short, else 12 significant digits and "…".
+
+    Examples
+    --------
+    >>> show("1/3"), show("0/1"), show("1/1")
+    ('1/3', '0', '1')
+    >>> show(Fraction(1, 3 * 10**30)), show(Fraction(10**30, 3 * 10**30 + 1))
+    ('3.33333333333e-31…', '0.333333333333…')
+    """
+    x = value if isinstance(value, Fraction) else Fraction(value)
+    if x.denominator == 1:
+        return str(x.numerator)
+    text = f"{x.numerator}/{x.denominator}"
+    if len(text) <= _SHORT:
+        return text
+    with decimal.localcontext() as ctx:  # exact integers in, correctly rounded decimal out
+        ctx.prec = _DIGITS
+        approx = decimal.Decimal(x.numerator) / decimal.Decimal(x.denominator)
+    return str(approx).replace("E", "e") + "…"
+
+
+def _fractions(rows: list[Mapping[str, Any]], key: str) -> list[Fraction]:
+    return [Fraction(r[key]) for r in rows]
+
+
+def _provenance(info: Mapping[str, Any]) -> list[tuple[str, str]]:
+    items = []
+    for key in sorted(info):
+        value = info[key]
+        text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+        items.append((key, text))
+    return items
+
+
+def _verdict_words(verdict: Verdict) -> tuple[str, str]:
+    ident = checker_identity()
+    if verdict.valid:
+        return "PROVED", f"Valid: checker version {ident['version']} {verdict.detail}."
+    reason = verdict.reason.value if verdict.reason is not None else "unknown"
+    return "REJECTED", f"Rejected by the checker ({reason}): {verdict.detail}."
+
+
+def _selection(rows: list[Mapping[str, Any]]) -> tuple[list[int], str]:
+    v = len(rows)
+    if v <= FULL_TABLE_ROWS:
+        return list(range(v)), ""
+    p, q, r = (_fractions(rows, k) for k in ("p", "q", "residual"))
+    picked: set[int] = set()
+    for col in (p, q, r):
+        picked.update(t for t in sorted(range(v), key=lambda t: (-col[t], t))[:_TOP] if col[t] > 0)
+    picked.update([t for t in range(v) if p[t] == 0][:_ZEROS])
+    picked.update([t for t in range(v) if q[t] == 0][:_ZEROS])
+    return sorted(picked), (
+        f"the {_TOP} largest p, q and residual masses, and the first {_ZEROS} zeros of p and of q"
+    )
+
+
+def _outcome(holds: bool, verdict: Verdict) -> str:
+    if not holds:
+        return "does NOT hold"
+    return "holds; re-derived by the checker" if verdict.valid else "holds as stated, but the certificate was rejected"
+
+
+def _certificate_steps(cert: Mapping[str, Any], verdict: Verdict) -> list[dict[str, str]]:
+    rows = cert["rows"]
+    p, q, acc, res, emi = (_fractions(rows, k) for k in ("p", "q", "accept", "residual", "emitted"))
+    tot = {k: Fraction(v) for k, v in cert["totals"].items()}
+    v = len(rows)
+    normalized = sum(p) == 1 and sum(q) == 1 and min(p + q) >= 0
+    equal = sum(1 for a, b in zip(emi, p) if a == b)
+    z_zero = tot["normalizer"] == 0
+    return [
+        {"claim": "p and q are probability vectors.",
+         "justification": f"All {2 * v} entries are non-negative rationals; each vector sums to exactly 1.",
+         "outcome": _outcome(normalized, verdict)},
+        {"claim": "The accept mass of token x is q(x)·min(1, p(x)/q(x)), and 0 where q(x) = 0.",
+         "justification": f"x is drafted with probability q(x) and kept with probability min(1, p(x)/q(x)); "
+                          f"their sum is alpha = {show(tot['alpha'])}.",
+         "outcome": _outcome(sum(acc) == tot["alpha"], verdict)},
+        {"claim": "The residual's mass equals the rejection mass: Z = Σ(p − q)+ = 1 − alpha.",
+         "justification": f"Z = {show(tot['normalizer'])}, 1 − alpha = {show(tot['rejection'])} "
+                          "(per token min(p, q) + (p − q)+ = p, summed over a normalized p).",
+         "outcome": _outcome(sum(res) == tot["normalizer"] == 1 - tot["alpha"], verdict)},
+        {"claim": "The emitted mass of token x is p(x).",
+         "justification": ("Z = 0 (p == q): the draft is always accepted and the residual never sampled, "
+                           "so the emitted mass is the accept mass. " if z_zero else
+                           "Emitted = accept + (1 − alpha)·(p − q)+/Z. ")
+                          + f"Compared with p(x) for all {v} tokens: {equal} of {v} equal.",
+         "outcome": _outcome(equal == v and cert["claims"]["dist_equals_p"], verdict)},
+        {"claim": "alpha = 1 − TV(p, q).",
+         "justification": f"TV = ½·Σ|p − q| = {show(tot['tv'])}; 1 − TV = {show(1 - tot['tv'])}.",
+         "outcome": _outcome(tot["alpha"] == 1 - tot["tv"] and cert["claims"]["alpha_equals_one_minus_tv"], verdict)},
+    ]
+
+
+def _table(cert: Mapping[str, Any]) -> dict[str, Any]:
+    """The per-token table of one certificate (abbreviated when long), with its totals."""
+    rows = cert["rows"]
+    tokens, selection = _selection(rows)
+    table = []
+    for t in tokens:
+        r = rows[t]
+        table.append({
+            "token": r["token"],
+            "label": _cell(r.get("label", "")),
+            **{k: show(r[k]) for k in ("p", "q", "accept", "residual", "emitted")},
+            "equal": "yes" if Fraction(r["emitted"]) == Fraction(r["p"]) else "NO",
+        })
+    return {
+        "vocab_size": len(rows), "shown": len(tokens), "selection": selection, "rows": table,
+        "has_labels": any("label" in r for r in rows),
+        "totals": {k: show(v) for k, v in cert["totals"].items()},
+        "zeros_p": sum(1 for r in rows if Fraction(r["p"]) == 0),
+        "zeros_q": sum(1 for r in rows if Fraction(r["q"]) == 0),
+        "residual_support": sum(1 for r in rows if Fraction(r["residual"]) > 0),
+    }
+
+
+def _render_certificate(cert: Mapping[str, Any], verdict: Verdict, json_name: str) -> str:
+    word, detail = _verdict_words(verdict)
+    return _ENV.get_template("certificate.md.j2").render(
+        name=cert["name"], statement=cert["statement"], assumptions=ASSUMPTIONS,
+        checker=checker_identity(), json_name=json_name, schema=cert["schema"], not_proved=NOT_PROVED,
+        provenance=_provenance(cert.get("provenance", {})), table=_table(cert),
+        steps=_certificate_steps(cert, verdict), verdict=word, verdict_detail=detail,
+    )
+
+
+def _cell(text: str) -> str:
+    """Token text safe inside a Markdown table cell (visible whitespace, escaped pipes)."""
+    return "`" + json.dumps(text, ensure_ascii=False)[1:-1].replace("|", "\\|").replace("`", "\\`") + "`"
+
+
+_BUNDLE_SHOWN = 30
+#: Bundles with at most this many instances get each instance's per-token table.
+BUNDLE_DETAILS = 8
+
+
+def _render_bundle(bundle: Mapping[str, Any], verdict: Verdict, json_name: str) -> str:
+    certs = bundle["certificates"]
+    summaries = []
+    for i, c in enumerate(certs):
+        tot = c["totals"]
+        summaries.append({
+            "index": i, "name": c["name"], "vocab_size": c["vocab_size"],
+            "alpha": show(tot["alpha"]), "tv": show(tot["tv"]), "normalizer": show(tot["normalizer"]),
+            "dist": "yes" if c["claims"]["dist_equals_p"] else "NO",
+            "alpha_tv": "yes" if c["claims"]["alpha_equals_one_minus_tv"] else "NO",
+        })
+    shown = summaries if len(summaries) <= _BUNDLE_SHOWN else summaries[:_BUNDLE_SHOWN]
+    alphas = [Fraction(c["totals"]["alpha"]) for c in certs]
+    sizes = sorted({c["vocab_size"] for c in certs})
+    equal_pairs = sum(1 for a in alphas if a == 1)
+    all_hold = all(c["claims"]["dist_equals_p"] and c["claims"]["alpha_equals_one_minus_tv"] for c in certs)
+    summary = (f"{len(certs)} instances, V in {sizes}; alpha ranges from {show(min(alphas))} to "
+               f"{show(max(alphas))}; {equal_pairs} instance(s) with alpha = 1 (p == q, residual empty); "
+               f"dist == p and alpha == 1 − TV claimed for {'all' if all_hold else 'NOT all'} instances.")
+    steps = [
+        {"claim": "Every instance is a pair of probability vectors.",
+         "justification": "Each certificate's p and q are non-negative rationals summing to exactly 1.",
+         "outcome": _outcome(True, verdict)},
+        {"claim": "For every instance, the emitted law equals p.",
+         "justification": "Each certificate lists the accept, residual and emitted masses per token.",
+         "outcome": _outcome(all(c["claims"]["dist_equals_p"] for c in certs), verdict)},
+        {"claim": "For every instance, alpha = 1 − TV.",
+         "justification": "Each certificate lists alpha and TV as exact rationals.",
+         "outcome": _outcome(all(c["claims"]["alpha_equals_one_minus_tv"] for c in certs), verdict)},
+    ]
+    word, detail = _verdict_words(verdict)
+    return _ENV.get_template("bundle.md.j2").render(
+        name=bundle["name"], statement=bundle["statement"], assumptions=ASSUMPTIONS,
+        checker=checker_identity(), json_name=json_name, schema=bundle["schema"], count=len(certs),
+        not_proved=NOT_PROVED, provenance=_provenance(bundle.get("provenance", {})),
+        shown=len(shown), selection=f"the first {len(shown)}", instances=shown, summary=summary,
+        details=[{"index": i, "name": c["name"], "note": c.get("provenance", {}).get("note", ""),
+                  "table": _table(c)} for i, c in enumerate(certs)] if len(certs) <= BUNDLE_DETAILS else [],
+        steps=steps, verdict=word, verdict_detail=detail,
+    )
+
+
+def _render_symbolic(doc: Mapping[str, Any], json_name: str) -> str:
+    proved = bool(doc["proved"]) and all(s["verified"] for s in doc["steps"])
+    failed = [s["id"] for s in doc["steps"] if not s["verified"]]
+    detail = (f"Proved: all {len(doc['steps'])} steps verified by SymPy {doc['sympy_version']}."
+              if proved else f"Not proved: SymPy could not verify {', '.join(failed) or 'the conclusion'}.")
+    return _ENV.get_template("symbolic.md.j2").render(
+        name=doc["name"], statement=doc["statement"], assumptions=doc["assumptions"],
+        sympy_version=doc["sympy_version"], json_name=json_name, schema=doc["schema"],
+        not_proved="nothing about floats; the argument covers exact real p, q.",
+        steps=doc["steps"], conclusion=doc["conclusion"],
+        verdict="PROVED" if proved else "NOT PROVED", verdict_detail=detail,
+    )
+
+
+def render(document: Mapping[str, Any], verdict: Verdict | None = None, *, json_name: str = "certificate.json") -> str:
+    """Render a certificate, bundle or symbolic-proof document as Markdown.
+
+    Parameters
+    ----------
+    document : dict
+        A parsed JSON document (schemas ``specproof.certificate/1``, ``specproof.bundle/1``,
+        ``specproof.symbolic-proof/1``).
+    verdict : Verdict, optional
+        The checker's verdict on ``document``; computed with :func:`specproof.checker.check`
+        if omitted (ignored for symbolic proofs, which SymPy checked).
+    json_name : str, optional
+        How the transcript names the JSON file it was rendered from.
+
+    Returns
+    -------
+    str
+        Markdown text ending in a newline; identical for identical inputs.
+
+    Raises
+    ------
+    KeyError
+        If ``document`` lacks a field the template needs (check it first: a rejected
+        certificate still renders if it is well formed).
+    """
+    schema = document.get("schema")
+    if schema == "specproof.symbolic-proof/1":
+        return _render_symbolic(document, json_name)
+    if verdict is None:
+        verdict = checker.check(dict(document))
+    if schema == checker.BUNDLE_SCHEMA:
+        return _render_bundle(document, verdict, json_name)
+    return _render_certificate(document, verdict, json_name)
