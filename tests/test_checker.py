@@ -1,0 +1,185 @@
+"""Tests for the trusted checker: valid certificates pass, every tampering is caught with
+its reason, nothing crashes, and the module itself stays small and standard-library only."""
+
+import ast
+import copy
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from specproof import checker
+from specproof.certificate import build_bundle, build_certificate, dumps
+from specproof.checker import Reason, check, check_file
+
+SAMPLES = {
+    "mixed": (["1/2", "1/4", "1/4", 0], ["1/4", "1/4", 0, "1/2"]),
+    "equal": (["1/3", "2/3"], ["1/3", "2/3"]),
+    "disjoint": ([1, 0], [0, 1]),
+    "v1": ([1], [1]),
+}
+
+
+@pytest.fixture(params=sorted(SAMPLES))
+def cert(request):
+    p, q = SAMPLES[request.param]
+    return build_certificate(p, q, name=request.param)
+
+
+def test_valid_certificates_and_bundles_pass(cert):
+    assert check(cert) == checker.Verdict(True, None, "re-verified 1 certificate(s)")
+    assert check(dumps(cert)).valid
+    assert check(dumps(cert).encode()).valid
+    bundle = build_bundle([cert, cert], name="b", statement="s")
+    assert check(bundle).valid and check(bundle).detail == "re-verified 2 certificate(s)"
+
+
+def _mixed():
+    return build_certificate(*SAMPLES["mixed"], name="mixed")
+
+
+def _edit(fn):
+    cert = _mixed()
+    fn(cert)
+    return cert
+
+
+# Each tampering: (edit, expected reason, a piece of the expected detail)
+TAMPERINGS = {
+    "residual entry": (lambda c: c["rows"][0].update(residual="1/8"), Reason.RESIDUAL,
+                       "rows[0].residual: expected 1/4, claimed 1/8"),
+    "accept entry": (lambda c: c["rows"][3].update(accept="1/2"), Reason.ACCEPT,
+                     "rows[3].accept: expected 0/1, claimed 1/2"),
+    "emitted entry": (lambda c: c["rows"][1].update(emitted="1/5"), Reason.EMITTED,
+                      "rows[1].emitted: expected 1/4, claimed 1/5"),
+    "alpha off by 1/10^9": (lambda c: c["totals"].update(alpha=_plus(c["totals"]["alpha"], Fraction(1, 10**9))),
+                            Reason.TOTAL, "totals.alpha: expected 1/2, claimed 500000001/1000000000"),
+    "tv off": (lambda c: c["totals"].update(tv="1/3"), Reason.TOTAL, "totals.tv"),
+    "normalizer off": (lambda c: c["totals"].update(normalizer="1/3"), Reason.TOTAL, "totals.normalizer"),
+    "dropped row": (lambda c: c["rows"].pop(2), Reason.TOKENS, "vocab_size 4 but 3 rows"),
+    "dropped row and vocab_size": (lambda c: (c["rows"].pop(1), c.update(vocab_size=3)), Reason.TOKENS,
+                                   "rows[1] is token 2, expected token 1"),
+    "duplicated row": (lambda c: (c["rows"].append(copy.deepcopy(c["rows"][0])), c.update(vocab_size=5)),
+                       Reason.TOKENS, "rows[4] is token 0, expected token 4"),
+    "p sums to 1 + 1/n": (lambda c: c["rows"][2].update(p="9/28"), Reason.NOT_NORMALIZED,
+                          "p sums to 15/14, not 1"),
+    "q sums to less than 1": (lambda c: c["rows"][3].update(q="1/3"), Reason.NOT_NORMALIZED,
+                              "q sums to 5/6, not 1"),
+    "float where a rational belongs": (lambda c: c["rows"][0].update(p=0.5), Reason.NOT_RATIONAL,
+                                       "rows[0].p is 0.5, not an 'n/d' string"),
+    "decimal string": (lambda c: c["rows"][0].update(q="0.25"), Reason.NOT_RATIONAL, "'0.25'"),
+    "integer where a rational belongs": (lambda c: c["totals"].update(alpha=1), Reason.NOT_RATIONAL, "alpha"),
+    "zero denominator": (lambda c: c["rows"][0].update(p="1/0"), Reason.NOT_RATIONAL, "zero denominator"),
+    "negative mass": (lambda c: c["rows"][1].update(residual="-1/4"), Reason.NEGATIVE,
+                      "rows[1].residual is -1/4, which is negative"),
+    "swapped p/q columns": (lambda c: [r.update(p=r["q"], q=r["p"]) for r in c["rows"]], Reason.RESIDUAL,
+                            "rows[0].residual: expected 0/1, claimed 1/4"),
+    "unknown schema version": (lambda c: c.update(schema="specproof.certificate/2"), Reason.SCHEMA,
+                               "unknown schema 'specproof.certificate/2'"),
+    "missing totals": (lambda c: c.pop("totals"), Reason.MISSING_FIELD, "no field 'totals'"),
+    "missing row field": (lambda c: c["rows"][0].pop("emitted"), Reason.MISSING_FIELD, "no field 'emitted'"),
+    "claim flipped": (lambda c: c["claims"].update(dist_equals_p=False), Reason.CLAIM,
+                      "claims.dist_equals_p: expected True, claimed False"),
+    "claim not a bool": (lambda c: c["claims"].update(alpha_equals_one_minus_tv="yes"), Reason.MALFORMED, "not true/false"),
+    "token id a string": (lambda c: c["rows"][0].update(token="0"), Reason.TOKENS, "token '0'"),
+    "rows not a list": (lambda c: c.update(rows={}), Reason.MALFORMED, "rows is not a non-empty list"),
+}
+
+
+def _plus(text, delta):
+    x = Fraction(text) + delta
+    return f"{x.numerator}/{x.denominator}"
+
+
+@pytest.mark.parametrize("name", sorted(TAMPERINGS))
+def test_tampering_is_caught(name):
+    edit, reason, detail = TAMPERINGS[name]
+    verdict = check(_edit(edit))
+    assert not verdict.valid
+    assert verdict.reason is reason, verdict
+    assert detail in verdict.detail
+
+
+def test_tampered_certificate_inside_a_bundle_names_its_index():
+    good = _mixed()
+    bad = _edit(TAMPERINGS["residual entry"][0])
+    verdict = check(build_bundle([good, bad], name="b", statement="s"))
+    assert verdict.reason is Reason.RESIDUAL
+    assert verdict.detail.startswith("certificates[1].rows[0].residual")
+    bundle = build_bundle([good], name="b", statement="s")
+    bundle["count"] = 2
+    assert check(bundle).reason is Reason.TOKENS
+
+
+def test_a_lossy_law_claimed_lossless_is_rejected():
+    # A consistent certificate of a verifier that forgot the residual would need emitted = accept;
+    # the checker recomputes the law itself, so the claim fails on the emitted column.
+    cert = _mixed()
+    for row in cert["rows"]:
+        row["emitted"] = row["accept"]
+    assert check(cert).reason is Reason.EMITTED
+
+
+def test_honest_certificate_of_a_false_claim_is_not_a_proof():
+    cert = _mixed()
+    cert["claims"]["dist_equals_p"] = False  # claims the law is not p: a false claim
+    assert check(cert).reason is Reason.CLAIM
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "{", dumps(_mixed())[:200], dumps(_mixed())[:-3], "[1, 2]", "null", '"x"', "NaN",
+     '{"schema": "specproof.certificate/1"}', b"\xff\xfe", "[" * 100000 + "]" * 100000],
+)
+def test_malformed_input_never_crashes(text):
+    verdict = check(text)
+    assert not verdict.valid
+    assert verdict.reason in (Reason.MALFORMED, Reason.MISSING_FIELD)
+
+
+def test_truncated_and_missing_files(tmp_path):
+    path = tmp_path / "cert.json"
+    path.write_text(dumps(_mixed())[:-40], encoding="utf-8")
+    assert check_file(path).reason is Reason.MALFORMED
+    assert check_file(tmp_path / "nope.json").reason is Reason.UNREADABLE
+    assert check_file(tmp_path).reason is Reason.UNREADABLE
+
+
+def test_nan_and_float_literals_in_json_are_not_rational():
+    text = dumps(_mixed()).replace('"accept": "1/4"', '"accept": NaN', 1)
+    assert check(text).reason is Reason.NOT_RATIONAL
+    text = dumps(_mixed()).replace('"accept": "1/4"', '"accept": 0.25', 1)
+    assert check(text).reason is Reason.NOT_RATIONAL
+
+
+# ---------------------------------------------------------------- audit of the module itself
+
+CHECKER_SOURCE = Path(checker.__file__).read_text(encoding="utf-8")
+ALLOWED_IMPORTS = {"json", "re", "dataclasses", "enum", "fractions"}
+
+
+def test_checker_imports_only_the_allow_list():
+    tree = ast.parse(CHECKER_SOURCE)
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, "no relative imports: the checker depends on nothing in specproof"
+            imported.add(node.module.split(".")[0])
+    assert imported <= ALLOWED_IMPORTS, imported - ALLOWED_IMPORTS
+
+
+def test_checker_has_no_float_literals_or_float_calls():
+    tree = ast.parse(CHECKER_SOURCE)
+    for node in ast.walk(tree):
+        assert not (isinstance(node, ast.Constant) and isinstance(node.value, (float, complex))), node.lineno
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            assert node.func.id not in {"float", "complex", "eval", "exec", "__import__"}, node.lineno
+        if isinstance(node, ast.Attribute):
+            assert node.attr not in {"from_float", "from_decimal", "fromhex"}, node.lineno
+
+
+def test_checker_is_small():
+    assert len(CHECKER_SOURCE.splitlines()) <= 250
