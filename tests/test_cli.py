@@ -29,7 +29,7 @@ def test_usage_errors_exit_2(argv, capsys):
 
 def test_bad_value_exits_2(capsys):
     assert main(["crosscheck", "--pairs", "0"]) == 2
-    assert "pairs must be >= 1" in capsys.readouterr().err
+    assert "--pairs must be >= 1, got 0" in capsys.readouterr().err
 
 
 def test_version(capsys):
@@ -44,3 +44,81 @@ def test_python_dash_m():
     )
     assert run.returncode == 0, run.stderr
     assert "within bound" in run.stdout
+
+
+# ---------------------------------------------------------------- prove / check / transcript
+
+import json  # noqa: E402
+
+from specproof.certificate import build_certificate, write  # noqa: E402
+
+
+def test_prove_all_writes_and_summarizes(tmp_path, capsys):
+    assert main(["prove", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "4 of 4 theorems proved" in out
+    for key in ("seed_cases", "alpha_tv", "small_grid", "symbolic_every_v"):
+        assert (tmp_path / f"{key}.json").exists() and (tmp_path / f"{key}.md").exists()
+        assert str(tmp_path / f"{key}.md") in out
+    assert "lossless for every V (SymPy)" in out
+
+
+def test_prove_one_pair_from_files(tmp_path, capsys):
+    (tmp_path / "p.json").write_text(json.dumps(["1/2", "1/2", 0]))
+    (tmp_path / "q.txt").write_text("0.25\n0.25\n0.5\n")
+    code = main(["prove", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.txt"),
+                 "--out", str(tmp_path / "o"), "--name", "mine"])
+    assert code == 0
+    assert "mine: PROVED (V = 3, alpha = 1/2)" in capsys.readouterr().out
+    cert = json.loads((tmp_path / "o" / "mine.json").read_text())
+    assert cert["provenance"]["draft"]["format"] == "text"
+    assert cert["provenance"]["float_policy"]["q"]["name"] == "dyadic-renormalize"
+    md = (tmp_path / "o" / "mine.md").read_text()
+    assert "dyadic-renormalize" in md and "**Verdict: PROVED**" in md
+
+
+def test_prove_usage_errors(tmp_path, capsys):
+    assert main(["prove", "--target", "x.json"]) == 2
+    assert "--target and --draft go together" in capsys.readouterr().err
+    (tmp_path / "p.json").write_text(json.dumps(["1/2", "1/3"]))
+    assert main(["prove", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "p.json"),
+                 "--out", str(tmp_path)]) == 2
+    assert "p sums to 5/6, not 1" in capsys.readouterr().err
+
+
+def test_check_exit_codes(tmp_path, capsys):
+    good = write(build_certificate(["1/2", "1/2"], ["1/4", "3/4"], name="g"), tmp_path / "g.json")
+    assert main(["check", str(good)]) == 0
+    assert "valid" in capsys.readouterr().out
+    cert = json.loads(good.read_text())
+    cert["totals"]["alpha"] = "3/5"
+    bad = tmp_path / "b.json"
+    bad.write_text(json.dumps(cert))
+    assert main(["check", str(bad)]) == 1
+    assert "REJECTED (total): certificate.totals.alpha: expected 3/4, claimed 3/5" in capsys.readouterr().out
+    assert main(["check", str(tmp_path / "missing.json")]) == 2
+    (tmp_path / "t.json").write_text(good.read_text()[:50])
+    assert main(["check", str(tmp_path / "t.json")]) == 1
+    assert main(["check"]) == 2
+
+
+def test_transcript_command(tmp_path, capsys):
+    good = write(build_certificate(["1/2", "1/2"], ["1/4", "3/4"], name="g"), tmp_path / "g.json")
+    assert main(["transcript", str(good)]) == 0
+    assert capsys.readouterr().out.startswith("# Proof transcript: g\n")
+    assert main(["transcript", str(good), "--out", str(tmp_path / "g.md")]) == 0
+    assert (tmp_path / "g.md").read_text().startswith("# Proof transcript: g\n")
+    cert = json.loads(good.read_text())
+    cert["rows"][0]["residual"] = "1/8"
+    (tmp_path / "b.json").write_text(json.dumps(cert))
+    assert main(["transcript", str(tmp_path / "b.json")]) == 1
+    assert "**Verdict: REJECTED**" in capsys.readouterr().out
+    (tmp_path / "n.json").write_text("{")
+    assert main(["transcript", str(tmp_path / "n.json")]) == 2
+
+
+def test_crosscheck_argument_checks(capsys):
+    assert main(["crosscheck", "--seed", "-1"]) == 2
+    assert main(["crosscheck", "--bound", "nan"]) == 2
+    assert main(["crosscheck", "--bound", "-1"]) == 2
+    assert "--bound must be a finite number >= 0" in capsys.readouterr().err

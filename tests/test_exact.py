@@ -1,6 +1,5 @@
 """Tests for specproof.exact: exact equality (==) everywhere."""
 
-import itertools
 from dataclasses import replace
 from fractions import Fraction
 
@@ -12,20 +11,11 @@ from hypothesis import given, settings
 from specproof import exact
 from specproof.errors import FloatNotExact, InvalidDistribution, ResidualUndefined
 from specproof.rational import from_floats
+from specproof.theorems import distributions
 
 from strategies import normalize_fractions, weight_pairs
 
 F = Fraction
-
-
-def distributions(v, max_den):
-    """Every distribution of length v whose entries have denominators <= max_den."""
-    seen = set()
-    for d in range(1, max_den + 1):
-        for ks in itertools.product(range(d + 1), repeat=v):
-            if sum(ks) == d:
-                seen.add(tuple(F(k, d) for k in ks))
-    return sorted(seen)
 
 
 GRID = [(p, q) for v in (1, 2, 3) for p in distributions(v, 6) for q in distributions(v, 6)]

@@ -1,0 +1,63 @@
+"""The proof runs: every theorem proves, committed transcripts regenerate byte-identically,
+and every committed certificate passes the checker."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from specproof import checker, theorems
+from specproof.errors import SpecProofError
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMITTED = ROOT / "proofs" / "transcripts"
+
+
+@pytest.fixture(scope="module")
+def regenerated(tmp_path_factory):
+    out = tmp_path_factory.mktemp("transcripts")
+    return out, theorems.prove_all(out)
+
+
+def test_every_theorem_is_proved(regenerated):
+    _, outcomes = regenerated
+    assert [o.theorem for o in outcomes] == list(theorems.THEOREMS)
+    assert all(o.proved for o in outcomes), [(o.theorem, o.detail) for o in outcomes]
+    counts = {o.theorem: o.instances for o in outcomes}
+    assert counts["seed_cases"] == 6
+    assert counts["small_grid"] == sum(len(theorems.distributions(v, 4)) ** 2 for v in (1, 2, 3)) == 1 + 49 + 484
+
+
+@pytest.mark.parametrize("key", list(theorems.THEOREMS))
+def test_committed_transcripts_regenerate_byte_identically(regenerated, key):
+    out, _ = regenerated
+    for suffix in (".json", ".md"):
+        committed = (COMMITTED / f"{key}{suffix}").read_bytes()
+        assert (out / f"{key}{suffix}").read_bytes() == committed, f"{key}{suffix} differs: rerun python proofs/{key}.py"
+
+
+@pytest.mark.parametrize("path", sorted(p.name for p in COMMITTED.glob("*.json") if p.stem != "symbolic_every_v"))
+def test_committed_certificates_pass_the_checker(path):
+    verdict = checker.check_file(COMMITTED / path)
+    assert verdict.valid, verdict
+
+
+def test_proof_script_runs_and_exits_0(tmp_path):
+    # a copy of a script in a scratch folder writes its transcripts beside it
+    script = tmp_path / "seed_cases.py"
+    script.write_text((ROOT / "proofs" / "seed_cases.py").read_text())
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    assert "PROVED" in run.stdout
+    assert (tmp_path / "transcripts" / "seed_cases.md").read_bytes() == (COMMITTED / "seed_cases.md").read_bytes()
+
+
+def test_unknown_theorem():
+    with pytest.raises(SpecProofError, match="unknown theorem 'nope'"):
+        theorems.prove("nope", ".")
+
+
+def test_distributions():
+    assert theorems.distributions(2, 2) == sorted({(0, 1), (1, 0), (theorems.Fraction(1, 2),) * 2})
+    assert all(sum(d) == 1 for d in theorems.distributions(3, 6))
