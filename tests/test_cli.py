@@ -122,3 +122,16 @@ def test_crosscheck_argument_checks(capsys):
     assert main(["crosscheck", "--bound", "nan"]) == 2
     assert main(["crosscheck", "--bound", "-1"]) == 2
     assert "--bound must be a finite number >= 0" in capsys.readouterr().err
+
+
+def test_check_symbolic_record(tmp_path, capsys):
+    from pathlib import Path
+
+    record = Path(__file__).resolve().parents[1] / "proofs" / "transcripts" / "symbolic_every_v.json"
+    assert main(["check", str(record)]) == 0
+    assert "re-ran the SymPy proof" in capsys.readouterr().out
+    doc = json.loads(record.read_text())
+    doc["steps"][0]["result"] = "1"
+    (tmp_path / "s.json").write_text(json.dumps(doc))
+    assert main(["check", str(tmp_path / "s.json")]) == 1
+    assert "differs from a fresh run" in capsys.readouterr().out

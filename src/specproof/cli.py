@@ -55,7 +55,9 @@ def _parser() -> argparse.ArgumentParser:
                     help="largest accepted |sum - 1| for float inputs before exact renormalization (default 1e-3)")
 
     ck = sub.add_parser("check", help="re-verify a certificate with the trusted checker alone",
-                        description="Exit 0 valid, 1 rejected (the reason is printed), 2 unreadable.")
+                        description="Re-verify a certificate or bundle with the trusted checker alone "
+                        "(a symbolic-proof record is re-checked by re-running the SymPy proof). "
+                        "Exit 0 valid, 1 rejected (the reason is printed), 2 unreadable.")
     ck.add_argument("certificate", metavar="CERT.json")
 
     tr = sub.add_parser("transcript", help="render a certificate as a Markdown transcript",
@@ -113,12 +115,30 @@ def _prove(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    doc = _load_json(args.certificate)
+    if isinstance(doc, dict) and doc.get("schema") == "specproof.symbolic-proof/1":
+        return _check_symbolic(args.certificate, doc)
     verdict = checker.check_file(args.certificate)
     if verdict.valid:
         print(f"{args.certificate}: valid ({verdict.detail})")
         return 0
     print(f"{args.certificate}: REJECTED ({verdict.reason.value}): {verdict.detail}")
     return 2 if verdict.reason is checker.Reason.UNREADABLE else 1
+
+
+def _check_symbolic(path: str, doc: dict) -> int:
+    """A symbolic-proof record is re-checked by re-running the SymPy proof (not the kernel)."""
+    from .symbolic_proof import prove_every_v
+
+    fresh = prove_every_v()
+    if fresh != doc:
+        print(f"{path}: REJECTED (symbolic): the record differs from a fresh run of the SymPy proof")
+        return 1
+    if not fresh["proved"]:
+        print(f"{path}: REJECTED (symbolic): a step was not verified by SymPy")
+        return 1
+    print(f"{path}: valid (re-ran the SymPy proof: all {len(fresh['steps'])} steps verified)")
+    return 0
 
 
 # Rejections after which the certificate is still well formed enough to render.
