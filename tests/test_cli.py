@@ -135,3 +135,16 @@ def test_check_symbolic_record(tmp_path, capsys):
     (tmp_path / "s.json").write_text(json.dumps(doc))
     assert main(["check", str(tmp_path / "s.json")]) == 1
     assert "differs from a fresh run" in capsys.readouterr().out
+
+
+def test_os_errors_exit_2(tmp_path, capsys):
+    (tmp_path / "p.json").write_text(json.dumps(["1/2", "1/2"]))
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["prove", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "p.json"),
+                 "--out", str(blocker)]) == 2
+    good = write(build_certificate(["1/2", "1/2"], ["1/4", "3/4"], name="g"), tmp_path / "g.json")
+    assert main(["transcript", str(good), "--out", str(tmp_path / "no" / "dir" / "x.md")]) == 2
+    (tmp_path / "deep.json").write_text("[" * 100000 + "]" * 100000)
+    assert main(["check", str(tmp_path / "deep.json")]) == 1
+    assert main(["transcript", str(tmp_path / "deep.json")]) == 2

@@ -80,3 +80,15 @@ def test_crosscheck_ten_thousand_pairs():
     # the acceptance run: `specproof crosscheck --pairs 10000 --seed 0`
     report = cc.crosscheck(10_000, seed=0)
     assert report.passed, report.summary()
+
+
+@pytest.mark.parametrize("kwargs", [{"bound": None}, {"bound": "x"}, {"bound": float("nan")}, {"bound": -1.0},
+                                    {"seed": -1}, {"seed": 1.5}])
+def test_bad_arguments(kwargs):
+    with pytest.raises(InvalidDistribution):
+        cc.crosscheck(3, **kwargs)
+
+
+def test_numpy_integers_and_fraction_bounds_are_fine():
+    report = cc.crosscheck(np.int64(3), seed=np.int64(2), bound=Fraction(1, 10**12))
+    assert report.passed and "bound 1e-12" in report.summary()

@@ -625,3 +625,21 @@ def test_emit_normalizes_first_when_reject_over_z_overflows():
     m = np.array([[0.25, 0.75]])
     numeric._emit(m, np.zeros((1, 2)), np.array([0.0]), np.array([0.0]), np.array([2.0]), out[:, :2])
     assert out[0, :2].tolist() == [0.5, 1.5]
+
+
+@pytest.mark.parametrize(
+    "p, message",
+    [
+        ([[0.5, 0.5], [1.0]], "not a rectangular array"),
+        (np.ma.array([0.5, 0.5, 7.0], mask=[0, 0, 1]), "masked array"),
+    ],
+)
+def test_ragged_and_masked_inputs_are_refused(p, message):
+    with pytest.raises(InvalidDistribution, match=message):
+        numeric.emitted_distribution(p, p)
+
+
+@pytest.mark.parametrize("atol", [None, "x", 1j, np.array([1e-4, 1e-4]), True, -1.0, 1.0])
+def test_atol_must_be_a_real_number_in_0_1(atol):
+    with pytest.raises(InvalidDistribution, match="atol"):
+        numeric.emitted_distribution([0.5, 0.5], [0.5, 0.5], atol=atol)

@@ -37,14 +37,15 @@ def test_to_fraction_accepts_exact_values(value, expected):
 
 @pytest.mark.parametrize(
     "value", [0.5, np.float64(0.5), np.float32(0.25), sympy.Float(0.5), "0.5", "1e-3",
-              Decimal("0.5"), sympy.Float(0.5) * sympy.sqrt(2)]
+              sympy.Float(0.5) * sympy.sqrt(2)]
 )
 def test_floats_are_refused_with_the_conversion_named(value):
     with pytest.raises(FloatNotExact, match="from_floats"):
         to_fraction(value, what="p[0]")
 
 
-@pytest.mark.parametrize("value", [True, None, "1/0", "a/b", "١/٢", sympy.Symbol("x"), [1]])
+@pytest.mark.parametrize("value", [True, np.bool_(True), None, "1/0", "a/b", "١/٢", sympy.Symbol("x"), [1],
+                                   Decimal("0.5"), np.timedelta64(1, "ns"), "1" * 5000])
 def test_non_rationals_are_refused(value):
     with pytest.raises(InvalidDistribution):
         to_fraction(value)
@@ -173,3 +174,43 @@ def test_from_floats_refuses_bad_atol(atol):
 def test_from_floats_refuses_longdouble():
     with pytest.raises(InvalidDistribution, match="wider than float64"):
         from_floats(np.array([0.5, 0.5], dtype=np.longdouble))
+
+
+def test_fraction_subclasses_become_plain_fractions():
+    class F(Fraction):
+        pass
+
+    assert type(to_fraction(F(1, 2))) is Fraction
+
+
+@pytest.mark.parametrize(
+    "vec, message",
+    [
+        (RationalVector((0.1, 0.9), 1), r"numerators\[0\] is 0.1 of type float"),
+        (RationalVector((True, False), 1), "of type bool"),
+        (RationalVector(tuple(np.array([1, 0])), 1), "of type int64"),
+        (RationalVector((1, 1), 2.0), "denominator 2.0"),
+        (RationalVector([1, 1], 2), "not a tuple of int"),
+        (RationalVector((1, 1), 0), "denominator 0"),
+    ],
+)
+def test_malformed_rational_vectors_are_refused(vec, message):
+    with pytest.raises(InvalidDistribution, match=message):
+        as_distribution(vec)
+
+
+@pytest.mark.parametrize("values", [{0: "1/2", 1: "1/2"}, {1}, np.ma.array([1, 0])])
+def test_unordered_or_masked_containers_are_refused(values):
+    with pytest.raises(InvalidDistribution):
+        as_distribution(values)
+
+
+def test_huge_numbers_in_messages():
+    with pytest.raises(InvalidDistribution, match="bit numerator"):
+        as_distribution([Fraction(10**5000 + 1, 10**5000), 0])
+    with pytest.raises(InvalidDistribution, match="sums to more than 1.8e308"):
+        from_floats(np.array([1e308, 1e308]))
+    with pytest.raises(InvalidDistribution, match="not a rectangular array"):
+        from_floats([[0.5, 0.5], [1.0]])
+    with pytest.raises(InvalidDistribution, match="atol"):
+        from_floats(np.array([0.5, 0.5]), atol="x")

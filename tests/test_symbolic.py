@@ -307,3 +307,20 @@ def test_lemma_technique_rejects_a_false_identity():
     a, b = sp.symbols("a b", real=True, nonnegative=True)
     wrong = sp.Min(a, b) + sp.Max(b - a, 0) - a
     assert sp.simplify(sp.piecewise_fold(wrong.rewrite(sp.Piecewise))) != 0
+
+
+def test_non_real_unordered_and_scalar_inputs_are_refused():
+    import numpy as np
+    import sympy as sp
+
+    from specproof import symbolic
+    from specproof.errors import InvalidDistribution
+
+    a = sp.Symbol("a", nonnegative=True)
+    for p in ([a + sp.I, 1 - a - sp.I], [a * sp.I, 1], [a * sp.zoo, 1], [sp.Symbol("x"), 1]):
+        with pytest.raises(InvalidDistribution, match="finite real number"):
+            symbolic.emitted_distribution(p, ["1/2", "1/2"])
+    with pytest.raises(InvalidDistribution, match="token order matters"):
+        symbolic.emitted_distribution({0: 1}, [1])
+    with pytest.raises(InvalidDistribution, match=r"shape \(\)"):
+        symbolic.emitted_distribution(np.array(1), np.array(1))

@@ -67,9 +67,13 @@ def _rational(value, where):
     if not isinstance(value, str) or _RATIONAL.fullmatch(value) is None:
         raise Rejected(Reason.NOT_RATIONAL, f"{where} is {value!r}, not an 'n/d' string")
     num, den = value.split("/")
-    if int(den) == 0:
+    try:
+        num, den = int(num), int(den)
+    except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
+        raise Rejected(Reason.NOT_RATIONAL, f"{where} has {len(value)} characters: too many digits") from None
+    if den == 0:
         raise Rejected(Reason.NOT_RATIONAL, f"{where} is {value!r}, which has a zero denominator")
-    return Fraction(int(num), int(den))
+    return Fraction(num, den)
 
 
 def _field(obj, key, where):

@@ -167,7 +167,7 @@ def _transcript(args: argparse.Namespace) -> int:
 def _load_json(path: str) -> object:
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None
 
 
@@ -205,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _Usage as exc:
         print(f"specproof {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    except SpecProofError as exc:
+    except (SpecProofError, OSError) as exc:  # bad input, or a file that cannot be read or written
         print(f"specproof {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

@@ -10,6 +10,7 @@ Fraction), and the worst is reported with the pair that produced it.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable, Iterator
@@ -271,14 +272,14 @@ def crosscheck(
     >>> report.passed, report.dist.error < 1e-15
     (True, True)
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
         raise InvalidDistribution(f"the number of pairs must be an integer >= 1, got {n!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise InvalidDistribution(f"the seed must be an integer >= 0, got {seed!r}")
-    if not bound >= 0:
-        raise InvalidDistribution(f"the bound must be a number >= 0, got {bound!r}")
-    report = CrosscheckReport(pairs=n, bound=bound)
-    for i, pair in enumerate(pairs(n, seed), 1):
+    if isinstance(bound, bool) or not isinstance(bound, numbers.Real) or not bound >= 0:
+        raise InvalidDistribution(f"the bound must be a real number >= 0, got {bound!r}")
+    report = CrosscheckReport(pairs=int(n), bound=float(bound))
+    for i, pair in enumerate(pairs(int(n), int(seed)), 1):
         check_pair(pair, report)
         if progress is not None:
             progress(i)

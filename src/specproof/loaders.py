@@ -102,8 +102,8 @@ def load_distribution(path: str | Path, name: str = "p", *, atol: float = DEFAUL
         fmt = "json"
         try:
             values = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise InvalidDistribution(f"{name} ({where}) is not valid JSON: {exc}") from None
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise InvalidDistribution(f"{name} ({where}) is not valid JSON: {type(exc).__name__}") from None
         if not isinstance(values, list):
             raise InvalidDistribution(f"{name} ({where}) is not a JSON list")
         vec = _from_values(values, name, where, atol)

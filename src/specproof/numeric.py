@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InvalidDistribution, ResidualUndefined
-from .rational import DEFAULT_FLOAT_ATOL
+from .rational import DEFAULT_FLOAT_ATOL, check_atol
 
 __all__ = [
     "DEFAULT_ATOL",
@@ -56,7 +56,12 @@ _THREADED_ELEMENTS = 1 << 20
 
 
 def _as_rows(x: Any, name: str) -> np.ndarray:
-    arr = np.asarray(x)
+    if isinstance(x, np.ma.MaskedArray):
+        raise InvalidDistribution(f"{name} is a masked array: pass the values you mean, unmasked")
+    try:
+        arr = np.asarray(x)
+    except ValueError as exc:  # ragged nested lists
+        raise InvalidDistribution(f"{name} is not a rectangular array: {exc}") from None
     if arr.dtype.kind not in "fiu" or arr.dtype == np.bool_:
         raise InvalidDistribution(f"{name} has dtype {arr.dtype}, not a real number dtype")
     if arr.ndim == 0:
@@ -126,8 +131,7 @@ def _emit(m: np.ndarray, res: np.ndarray, reject: np.ndarray, zb: np.ndarray, in
 
 def _law(p: Any, q: Any, atol: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return dist [..., V], alpha [...] and Z [...] (residual mass = TV) for validated rows."""
-    if not 0 <= atol < 1:
-        raise InvalidDistribution(f"atol is {atol!r}; it must be a number in [0, 1)")
+    atol = check_atol(atol)
     pa, qa = _as_rows(p, "p"), _as_rows(q, "q")
     if pa.shape != qa.shape:
         raise InvalidDistribution(f"p has shape {pa.shape} but q has shape {qa.shape}")

@@ -18,7 +18,9 @@ import numbers
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Iterable
+from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
+from typing import Any
 
 import numpy as np
 
@@ -103,10 +105,14 @@ def to_fraction(value: Any, *, what: str = "value") -> Fraction:
     ...
     specproof.errors.FloatNotExact: value is the float 0.5: floats are not exact; ...
     """
-    if isinstance(value, Fraction):
+    if type(value) is Fraction:
         return value
-    if isinstance(value, bool):
+    if isinstance(value, Fraction):
+        return Fraction(value.numerator, value.denominator)
+    if isinstance(value, (bool, np.bool_)):
         raise InvalidDistribution(f"{what} is the bool {value!r}, not a rational number")
+    if isinstance(value, (np.timedelta64, np.datetime64)):
+        raise InvalidDistribution(f"{what} is the {type(value).__name__} {value!r}, not a rational number")
     if isinstance(value, numbers.Integral):
         return Fraction(int(value))
     if isinstance(value, (float, np.floating)):
@@ -115,25 +121,36 @@ def to_fraction(value: Any, *, what: str = "value") -> Fraction:
         match = _RATIO.fullmatch(value)
         if match is None:
             if _looks_like_float(value):
-                raise FloatNotExact(f"{what} is the decimal string {value!r}: {_FLOAT_HINT}")
-            raise InvalidDistribution(f"{what} is the string {value!r}, not of the form 'n/d'")
-        num, den = match.group(1), match.group(2)
-        if den is not None and int(den) == 0:
-            raise InvalidDistribution(f"{what} is {value!r}, which has a zero denominator")
-        return Fraction(int(num), int(den) if den is not None else 1)
+                raise FloatNotExact(f"{what} is the string {_clip(value)!r}, not of the form 'n/d': {_FLOAT_HINT}")
+            raise InvalidDistribution(f"{what} is the string {_clip(value)!r}, not of the form 'n/d'")
+        try:
+            num = int(match.group(1))
+            den = int(match.group(2)) if match.group(2) is not None else 1
+        except ValueError:  # beyond Python's limit on int/str conversions (sys.get_int_max_str_digits)
+            raise InvalidDistribution(f"{what} is a string of {len(value)} characters: too many digits") from None
+        if den == 0:
+            raise InvalidDistribution(f"{what} is {_clip(value)!r}, which has a zero denominator")
+        return Fraction(num, den)
     # sympy.Rational (and Integer) expose .p and .q; sympy Floats and symbols are refused.
     if _is_sympy_rational(value):
         return Fraction(int(value.p), int(value.q))
     if _is_sympy_float(value):
         raise FloatNotExact(f"{what} is the SymPy expression {value!r}, which holds a float: {_FLOAT_HINT}")
     if isinstance(value, decimal.Decimal):
-        raise FloatNotExact(f"{what} is the Decimal {value!r}: {_FLOAT_HINT}")
+        raise InvalidDistribution(
+            f"{what} is the Decimal {value!r}, not an accepted exact type; pass Fraction({value!r}) "
+            "if you mean its exact decimal value"
+        )
     if isinstance(value, numbers.Rational):
         return Fraction(value.numerator, value.denominator)
     raise InvalidDistribution(
         f"{what} is {value!r} of type {type(value).__name__}, not an exact rational "
         "(int, Fraction, sympy.Rational or 'n/d' string)"
     )
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
 
 
 def _looks_like_float(text: str) -> bool:
@@ -278,8 +295,12 @@ def as_distribution(values: Any, name: str = "p") -> RationalVector:
     else:
         if isinstance(values, np.ndarray) and values.dtype.kind == "f":
             raise FloatNotExact(f"{name} is a {values.dtype} array: {_FLOAT_HINT}")
-        if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-            raise InvalidDistribution(f"{name} must be a sequence of rationals, got {values!r}")
+        if isinstance(values, (str, bytes, Mapping, AbstractSet)) or not isinstance(values, Iterable):
+            raise InvalidDistribution(
+                f"{name} must be a sequence of rationals (token order matters), got {type(values).__name__}"
+            )
+        if isinstance(values, np.ma.MaskedArray):
+            raise InvalidDistribution(f"{name} is a masked array: pass the values you mean, unmasked")
         if isinstance(values, np.ndarray) and values.ndim != 1:
             raise InvalidDistribution(f"{name} has shape {values.shape}, not [V]")
         fracs = [to_fraction(v, what=f"{name}[{i}]") for i, v in enumerate(values)]
@@ -289,10 +310,15 @@ def as_distribution(values: Any, name: str = "p") -> RationalVector:
 
 
 def _validated(vec: RationalVector, name: str) -> RationalVector:
+    if not isinstance(vec.numerators, tuple):
+        raise InvalidDistribution(f"{name} has numerators of type {type(vec.numerators).__name__}, not a tuple of int")
     if len(vec.numerators) == 0:
         raise InvalidDistribution(f"{name} is empty: a distribution needs V >= 1 entries")
-    if vec.denominator <= 0:
-        raise InvalidDistribution(f"{name} has denominator {vec.denominator}, not a positive integer")
+    if type(vec.denominator) is not int or vec.denominator <= 0:
+        raise InvalidDistribution(f"{name} has denominator {vec.denominator!r}, not a positive int")
+    for i, n in enumerate(vec.numerators):
+        if type(n) is not int:
+            raise InvalidDistribution(f"{name}.numerators[{i}] is {n!r} of type {type(n).__name__}, not an int")
     if min(vec.numerators) < 0:
         i = min(range(len(vec)), key=vec.numerators.__getitem__)
         value = Fraction(vec.numerators[i], vec.denominator)
@@ -306,7 +332,30 @@ def _validated(vec: RationalVector, name: str) -> RationalVector:
 
 
 def _show(x: Fraction) -> str:
+    """A rational for an error message: ``n`` or ``n/d``; very long numbers by their size."""
+    if max(abs(x.numerator), x.denominator).bit_length() > 4000:
+        return f"a rational with a {abs(x.numerator).bit_length()}-bit numerator and a {x.denominator.bit_length()}-bit denominator"
     return str(x.numerator) if x.denominator == 1 else format_fraction(x)
+
+
+def check_atol(atol: Any) -> float:
+    """Return ``atol`` as a float after checking it is a real number in [0, 1).
+
+    Raises
+    ------
+    InvalidDistribution
+        If ``atol`` is not a real number (bools and arrays included) or lies outside [0, 1).
+    """
+    if isinstance(atol, (bool, np.bool_)) or not isinstance(atol, numbers.Real) or not 0 <= atol < 1:
+        raise InvalidDistribution(f"atol is {atol!r}; it must be a real number in [0, 1)")
+    return float(atol)
+
+
+def _approx(x: Fraction) -> str:
+    try:
+        return repr(float(x))
+    except OverflowError:
+        return "more than 1.8e308"
 
 
 def from_floats(values: Any, *, atol: float = DEFAULT_FLOAT_ATOL, name: str = "x") -> RationalVector:
@@ -357,7 +406,12 @@ def from_floats(values: Any, *, atol: float = DEFAULT_FLOAT_ATOL, name: str = "x
     >>> from_floats([0.1, 0.2, 0.7]).fractions()[0] == Fraction(0.1) / (Fraction(0.1) + Fraction(0.2) + Fraction(0.7))
     True
     """
-    arr = np.asarray(values)
+    if isinstance(values, np.ma.MaskedArray):
+        raise InvalidDistribution(f"{name} is a masked array: pass the values you mean, unmasked")
+    try:
+        arr = np.asarray(values)
+    except ValueError as exc:  # ragged nested lists
+        raise InvalidDistribution(f"{name} is not a rectangular array: {exc}") from None
     if arr.dtype.kind != "f":
         raise InvalidDistribution(
             f"{name} has dtype {arr.dtype}, not a float dtype; use as_distribution for exact values"
@@ -369,8 +423,7 @@ def from_floats(values: Any, *, atol: float = DEFAULT_FLOAT_ATOL, name: str = "x
         )
     if arr.ndim != 1:
         raise InvalidDistribution(f"{name} has shape {arr.shape}, not [V]")
-    if not 0 <= atol < 1:
-        raise InvalidDistribution(f"atol is {atol!r}; it must be a number in [0, 1)")
+    atol = check_atol(atol)
     if arr.size == 0:
         raise InvalidDistribution(f"{name} is empty: a distribution needs V >= 1 entries")
     x = arr.astype(np.float64)
@@ -394,7 +447,7 @@ def from_floats(values: Any, *, atol: float = DEFAULT_FLOAT_ATOL, name: str = "x
     float_sum = Fraction(total, 1 << -emin) if emin < 0 else Fraction(total << emin)
     if abs(float_sum - 1) > atol:
         raise InvalidDistribution(
-            f"{name} sums to {float(float_sum)!r} (exactly {_show(float_sum)}), off from 1 by "
+            f"{name} sums to {_approx(float_sum)} (exactly {_show(float_sum)}), off from 1 by "
             f"more than atol={atol!r}; refusing to renormalize"
         )
     policy = FloatPolicy("dyadic-renormalize", str(arr.dtype), float_sum, float(atol))

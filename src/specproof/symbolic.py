@@ -20,7 +20,8 @@ References
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import numpy as np
@@ -62,6 +63,11 @@ def _entry(value: Any, what: str) -> sp.Expr:
             )
         if value.is_negative:
             raise InvalidDistribution(f"{what} is {value}, which is negative by its assumptions")
+        if value.is_extended_real is not True or value.is_finite is False or value.has(sp.zoo, sp.nan):
+            raise InvalidDistribution(
+                f"{what} is {value}, which is not known to be a finite real number "
+                "(declare symbols real, for example sympy.Symbol('p0', nonnegative=True))"
+            )
         return value
     f = to_fraction(value, what=what)
     if f < 0:
@@ -72,9 +78,9 @@ def _entry(value: Any, what: str) -> sp.Expr:
 def _vector(values: Any, name: str) -> tuple[sp.Expr, ...]:
     """Validate one vector: fully, if it is rational; lengths and signs, if symbolic."""
     if (
-        isinstance(values, (RationalVector, str, bytes))
+        isinstance(values, (RationalVector, str, bytes, Mapping, AbstractSet))
         or not isinstance(values, Iterable)
-        or (isinstance(values, np.ndarray) and values.dtype.kind == "f")
+        or (isinstance(values, np.ndarray) and (values.dtype.kind == "f" or values.ndim != 1))
     ):
         items: list[Any] | RationalVector = values
     else:
