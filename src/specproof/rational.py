@@ -226,6 +226,8 @@ class RationalVector:
     ((3, 2, 1), 6)
     >>> v.fractions()
     (Fraction(1, 2), Fraction(1, 3), Fraction(1, 6))
+    >>> v == RationalVector((6, 4, 2), 12)
+    True
     """
 
     numerators: tuple[int, ...]
@@ -234,6 +236,17 @@ class RationalVector:
 
     def __len__(self) -> int:
         return len(self.numerators)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal iff the same rational values in the same order (policy and scale ignored)."""
+        if not isinstance(other, RationalVector):
+            return NotImplemented
+        d1, d2 = self.denominator, other.denominator
+        return len(self) == len(other) and all(
+            a * d2 == b * d1 for a, b in zip(self.numerators, other.numerators)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
 
     def fractions(self) -> tuple[Fraction, ...]:
         """Return the entries as a tuple of :class:`~fractions.Fraction` (lowest terms)."""
