@@ -56,8 +56,8 @@ from specproof.certificate import build_certificate, write  # noqa: E402
 def test_prove_all_writes_and_summarizes(tmp_path, capsys):
     assert main(["prove", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "4 of 4 theorems proved" in out
-    for key in ("seed_cases", "alpha_tv", "small_grid", "symbolic_every_v"):
+    assert "5 of 5 theorems proved" in out
+    for key in ("seed_cases", "alpha_tv", "small_grid", "symbolic_every_v", "real_phone_lm"):
         assert (tmp_path / f"{key}.json").exists() and (tmp_path / f"{key}.md").exists()
         assert str(tmp_path / f"{key}.md") in out
     assert "lossless for every V (SymPy)" in out
@@ -148,3 +148,11 @@ def test_os_errors_exit_2(tmp_path, capsys):
     (tmp_path / "deep.json").write_text("[" * 100000 + "]" * 100000)
     assert main(["check", str(tmp_path / "deep.json")]) == 1
     assert main(["transcript", str(tmp_path / "deep.json")]) == 2
+
+
+def test_crosscheck_real_and_fixtures_listing(capsys):
+    assert main(["crosscheck", "--real"]) == 0
+    out = capsys.readouterr().out
+    assert "crosscheck: 20 pairs" in out and "within bound" in out
+    assert main(["fixtures"]) == 0
+    assert "phone-HH-AH-bigram: V = 41" in capsys.readouterr().out

@@ -63,7 +63,8 @@ def test_long_tables_are_abbreviated_to_the_rows_that_matter():
 def test_bundle_transcript_lists_instances():
     certs = [build_certificate([1, 0], [0, 1], name="disjoint"), build_certificate([1], [1], name="v1")]
     text = transcript.render(build_bundle(certs, name="b", statement="S"))
-    assert "| 0 | disjoint | 2 | 0 | 1 | 1 | yes | yes |" in text
+    assert "| 0 | disjoint | 2 | 0 | 1 | 1 | 0 100% | yes | yes |" in text
+    assert "| 1 | v1 | 1 | 1 | 0 | 0 | none (p == q) | yes | yes |" in text
     assert "### 1. v1 (V = 1)" in text
     assert "Valid: checker version 1.0 re-verified 2 certificate(s)." in text
 

@@ -2,7 +2,8 @@
 
 Commands: ``prove`` (every theorem on the embedded inputs, or one pair from files),
 ``check`` (re-verify a certificate with the trusted checker alone), ``transcript``
-(render a certificate as Markdown) and ``crosscheck`` (float path vs exact law).
+(render a certificate as Markdown), ``fixtures`` (list or rebuild the real-model pairs) and
+``crosscheck`` (float path vs exact law).
 Exit status: 0 proved / valid / within bound; 1 not proved / rejected / bound exceeded;
 2 usage error or unreadable input.
 """
@@ -20,7 +21,7 @@ from typing import Sequence
 from tqdm import tqdm
 
 from . import __version__, certificate, checker, theorems, transcript
-from .crosscheck import crosscheck
+from .crosscheck import crosscheck, crosscheck_real
 from .errors import SpecProofError
 from .loaders import load_distribution
 
@@ -65,6 +66,16 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("certificate", metavar="CERT.json")
     tr.add_argument("--out", metavar="FILE.md", help="write here instead of standard output")
 
+    fx = sub.add_parser(
+        "fixtures",
+        help="show or rebuild the real-model fixtures shipped with specproof",
+        description="List the real (p, q) pairs shipped with specproof. With --regenerate, query the "
+        "real models again (needs the [models] extra) and rewrite the fixture files in --dir.",
+    )
+    fx.add_argument("--regenerate", action="store_true", help="query the models and rewrite the fixtures")
+    fx.add_argument("--dir", metavar="DIR", default=None,
+                    help="where to write regenerated fixtures (default: the installed package's fixtures)")
+
     cc = sub.add_parser(
         "crosscheck",
         help="check the float path against the exact law on random rational pairs",
@@ -75,6 +86,8 @@ def _parser() -> argparse.ArgumentParser:
     cc.add_argument("--pairs", type=int, default=10000, help="number of pairs (default 10000)")
     cc.add_argument("--seed", type=int, default=0, help="random seed, >= 0 (default 0)")
     cc.add_argument("--bound", type=float, default=None, help="error bound (default 1e-12)")
+    cc.add_argument("--real", action="store_true",
+                    help="check every real pair shipped with specproof instead of random pairs")
     return parser
 
 
@@ -179,17 +192,36 @@ def _crosscheck(args: argparse.Namespace) -> int:
     if args.bound is not None and not (math.isfinite(args.bound) and args.bound >= 0):
         raise _Usage(f"--bound must be a finite number >= 0, got {args.bound}")
     kwargs = {} if args.bound is None else {"bound": args.bound}
+    if args.real:
+        with tqdm(unit="pair", file=sys.stderr, disable=None) as bar:
+            report = crosscheck_real(progress=lambda _: bar.update(1), **kwargs)
+        print(report.summary())
+        return 0 if report.passed else 1
     with tqdm(total=args.pairs, unit="pair", file=sys.stderr, disable=None) as bar:
         report = crosscheck(args.pairs, args.seed, progress=lambda _: bar.update(1), **kwargs)
     print(report.summary())
     return 0 if report.passed else 1
 
 
+def _fixtures(args: argparse.Namespace) -> int:
+    from . import fixtures
+
+    if args.regenerate:
+        out = Path(args.dir) if args.dir else fixtures.fixture_path("")
+        for path in fixtures.regenerate(out):
+            print(f"wrote {path}")
+        return 0
+    for rp in fixtures.real_pairs():
+        print(f"{rp.name}: V = {len(rp.p)}; context {rp.context!r}; draft: {rp.draft}")
+    return 0
+
+
 class _Usage(Exception):
     """A usage error found after parsing (exit 2)."""
 
 
-_COMMANDS = {"prove": _prove, "check": _check, "transcript": _transcript, "crosscheck": _crosscheck}
+_COMMANDS = {"prove": _prove, "check": _check, "transcript": _transcript, "fixtures": _fixtures,
+             "crosscheck": _crosscheck}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

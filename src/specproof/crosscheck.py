@@ -20,7 +20,8 @@ import numpy as np
 from . import exact, numeric
 from .errors import CrosscheckFailed, InvalidDistribution
 
-__all__ = ["KINDS", "Pair", "Worst", "CrosscheckReport", "random_pair", "pairs", "crosscheck"]
+__all__ = ["KINDS", "Pair", "Worst", "CrosscheckReport", "random_pair", "pairs", "crosscheck",
+           "crosscheck_real", "check_pair", "require"]
 
 
 @dataclass(frozen=True)
@@ -168,6 +169,9 @@ def pairs(n: int, seed: int) -> Iterator[Pair]:
         yield _make(KINDS[i % len(KINDS)], rng)
 
 
+_PRINT_V = 64  # pairs up to this size are printed in full in the summary
+
+
 @dataclass
 class Worst:
     """The worst absolute error seen for one output, and the pair that produced it."""
@@ -215,7 +219,7 @@ class CrosscheckReport:
                 tok = "" if worst.token is None else f" token {worst.token},"
                 where = f" ({worst.pair.kind} pair,{tok} V={len(worst.pair.p)})"
             lines.append(f"  worst |{name} error| = {float(worst.error):.3e}{where}")
-            if worst.pair is not None:
+            if worst.pair is not None and len(worst.pair.p) <= _PRINT_V:
                 for label, vec in (("p", worst.pair.p), ("q", worst.pair.q)):
                     lines.append(f"    {label} = [{', '.join(map(str, vec))}]")
         lines.append("  verdict: " + ("within bound" if self.passed else "BOUND EXCEEDED"))
@@ -280,6 +284,30 @@ def crosscheck(
         raise InvalidDistribution(f"the bound must be a real number >= 0, got {bound!r}")
     report = CrosscheckReport(pairs=int(n), bound=float(bound))
     for i, pair in enumerate(pairs(int(n), int(seed)), 1):
+        check_pair(pair, report)
+        if progress is not None:
+            progress(i)
+    return report
+
+
+def crosscheck_real(*, bound: float = numeric.ERROR_BOUND,
+                    progress: Callable[[int], None] | None = None) -> CrosscheckReport:
+    """Run the float path against the exact law on every real pair shipped with specproof.
+
+    Each real pair's exact p and q (see :mod:`specproof.fixtures`) are rounded to float64,
+    given to :func:`specproof.numeric.emitted_distribution`, and its output compared exactly
+    with the exact law of the exact pair.
+
+    Returns
+    -------
+    CrosscheckReport
+        As :func:`crosscheck`; the worst pairs' ``kind`` is the real pair's name.
+    """
+    from .fixtures import real_pairs
+
+    real = [Pair(rp.name, rp.p.fractions(), rp.q.fractions()) for rp in real_pairs()]
+    report = CrosscheckReport(pairs=len(real), bound=float(bound))
+    for i, pair in enumerate(real, 1):
         check_pair(pair, report)
         if progress is not None:
             progress(i)

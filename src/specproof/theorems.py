@@ -167,6 +167,31 @@ def _small_grid(out_dir: Path) -> Outcome:
     return _finish("small_grid", doc, out_dir, len(certs))
 
 
+# ---------------------------------------------------------------- real models
+
+def _real_bundle(key: str, pairs: list, name: str, statement: str, out_dir: Path) -> Outcome:
+    certs = []
+    for rp in pairs:
+        certs.append(certificate.build_certificate(
+            rp.p, rp.q, name=rp.name, labels=rp.labels,
+            provenance={**rp.provenance, "context": rp.context,
+                        "note": f"context: {rp.context}; target: {rp.provenance.get('target', '')}; "
+                                f"draft: {rp.draft}"}))
+    doc = certificate.build_bundle(certs, name=name, statement=statement,
+                                   provenance={"source": "specproof.fixtures", "model": pairs[0].model})
+    return _finish(key, doc, out_dir, len(certs))
+
+
+def _real_phone_lm(out_dir: Path) -> Outcome:
+    from .fixtures import phone_lm_pairs
+
+    return _real_bundle(
+        "real_phone_lm", list(phone_lm_pairs()), "real-pairs-phone-lm",
+        "On real next-token distributions of the CMU Sphinx English phone trigram model (pocketsphinx), "
+        "with the bigram and the unigram model as drafts, the emitted law equals the target and "
+        "alpha = 1 - TV.", out_dir)
+
+
 # ---------------------------------------------------------------- every V, symbolically
 
 def _symbolic(out_dir: Path) -> Outcome:
@@ -181,6 +206,7 @@ THEOREMS: dict[str, tuple[str, Callable[[Path], Outcome]]] = {
     "alpha_tv": ("alpha == 1 - TV on random rational pairs", _alpha_tv),
     "small_grid": (f"every pair, V <= {GRID_MAX_V}, denominators <= {GRID_MAX_DEN}", _small_grid),
     "symbolic_every_v": ("lossless for every V (SymPy)", _symbolic),
+    "real_phone_lm": ("real pairs: phone trigram vs bigram/unigram", _real_phone_lm),
 }
 
 

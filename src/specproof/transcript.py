@@ -195,7 +195,25 @@ def _cell(text: str) -> str:
 
 
 _BUNDLE_SHOWN = 30
-#: Bundles with at most this many instances get each instance's per-token table.
+_CARRIERS = 3
+
+
+def _residual_carriers(rows: list[Mapping[str, Any]]) -> str:
+    """The tokens carrying the most residual mass, with their share of it: ``AH 52%, N 20%``."""
+    res = _fractions(rows, "residual")
+    total = sum(res)
+    if total == 0:
+        return "none (p == q)"
+    top = sorted(range(len(rows)), key=lambda t: (-res[t], t))[:_CARRIERS]
+    parts = []
+    for t in top:
+        if res[t] == 0:
+            break
+        name = _cell(rows[t]["label"]) if "label" in rows[t] else str(t)
+        parts.append(f"{name} {round(100 * res[t] / total)}%")
+    return ", ".join(parts)
+#: Bundles with at most this many instances get each instance's per-token table; larger
+#: bundles get the first instance's.
 BUNDLE_DETAILS = 8
 
 
@@ -207,6 +225,7 @@ def _render_bundle(bundle: Mapping[str, Any], verdict: Verdict, json_name: str) 
         summaries.append({
             "index": i, "name": c["name"], "vocab_size": c["vocab_size"],
             "alpha": show(tot["alpha"]), "tv": show(tot["tv"]), "normalizer": show(tot["normalizer"]),
+            "residual": _residual_carriers(c["rows"]),
             "dist": "yes" if c["claims"]["dist_equals_p"] else "NO",
             "alpha_tv": "yes" if c["claims"]["alpha_equals_one_minus_tv"] else "NO",
         })
@@ -236,7 +255,7 @@ def _render_bundle(bundle: Mapping[str, Any], verdict: Verdict, json_name: str) 
         not_proved=NOT_PROVED, provenance=_provenance(bundle.get("provenance", {})),
         shown=len(shown), selection=f"the first {len(shown)}", instances=shown, summary=summary,
         details=[{"index": i, "name": c["name"], "note": c.get("provenance", {}).get("note", ""),
-                  "table": _table(c)} for i, c in enumerate(certs)] if len(certs) <= BUNDLE_DETAILS else [],
+                  "table": _table(c)} for i, c in enumerate(certs[:BUNDLE_DETAILS] if len(certs) <= BUNDLE_DETAILS else certs[:1])],
         steps=steps, verdict=word, verdict_detail=detail,
     )
 

@@ -1,0 +1,6 @@
+"""Adapters that produce real (p, q) pairs from real language models (extra ``[models]``).
+
+Heavy imports (pocketsphinx, torch, transformers) happen only inside the adapters' functions,
+never in ``import specproof``. The pairs they produce are stored as package fixtures
+(:mod:`specproof.fixtures`), so proving them needs none of these packages.
+"""
