@@ -156,7 +156,7 @@ def test_nan_and_float_literals_in_json_are_not_rational():
 # ---------------------------------------------------------------- audit of the module itself
 
 CHECKER_SOURCE = Path(checker.__file__).read_text(encoding="utf-8")
-ALLOWED_IMPORTS = {"json", "re", "dataclasses", "enum", "fractions"}
+ALLOWED_IMPORTS = {"base64", "json", "re", "dataclasses", "enum", "fractions"}
 
 
 def test_checker_imports_only_the_allow_list():
@@ -183,3 +183,78 @@ def test_checker_has_no_float_literals_or_float_calls():
 
 def test_checker_is_small():
     assert len(CHECKER_SOURCE.splitlines()) <= 250
+
+
+# ---------------------------------------------------------------- compact certificates
+
+import base64  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from specproof.certificate import build_compact_certificate  # noqa: E402
+
+
+def _compact(v=300, seed=0):
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(v) * 0.3)
+    q = rng.dirichlet(np.ones(v) * 0.3)
+    p[5] = 0.0
+    p /= p.sum()
+    return build_compact_certificate(p, q, name="compact", atol=1e-3, labels=[f"t{i}" for i in range(v)])
+
+
+def _floats(cert, key):
+    return np.frombuffer(base64.b64decode(cert["inputs"][key]), dtype="<f8").copy()
+
+
+def _set_floats(cert, key, x):
+    cert["inputs"][key] = base64.b64encode(np.asarray(x, dtype="<f8").tobytes()).decode()
+
+
+def test_compact_certificate_is_valid_and_small():
+    cert = _compact()
+    assert cert["schema"] == "specproof.compact-certificate/1"
+    assert 5 <= len(cert["rows"]) < 30
+    assert 5 in [r["token"] for r in cert["rows"]]  # a zero of p is shown
+    assert check(cert).valid
+
+
+def _bump(cert, key, i, factor):
+    x = _floats(cert, key)
+    x[i] *= factor
+    _set_floats(cert, key, x)
+
+
+COMPACT_TAMPERINGS = {
+    "one input float changed": (lambda c: _bump(c, "q", 0, 1 + 2**-40), Reason.INPUT),
+    "a row's p differs from the inputs": (lambda c: c["rows"][0].update(p="1/3"), Reason.INPUT),
+    "a row's residual": (lambda c: c["rows"][-1].update(residual="1/7"), Reason.RESIDUAL),
+    "input sums off by more than atol": (lambda c: _bump(c, "p", int(np.argmax(_floats(c, "p"))), 1.5),
+                                         Reason.NOT_NORMALIZED),
+    "NaN input": (lambda c: _bump(c, "p", 1, float("nan")), Reason.NOT_RATIONAL),
+    "negative input": (lambda c: _bump(c, "q", 1, -1.0), Reason.NOT_RATIONAL),
+    "dropped input entry": (lambda c: _set_floats(c, "p", _floats(c, "p")[:-1]), Reason.TOKENS),
+    "not base64": (lambda c: c["inputs"].update(p="***"), Reason.MALFORMED),
+    "rows out of order": (lambda c: c["rows"].reverse(), Reason.TOKENS),
+    "row token beyond V": (lambda c: c["rows"][-1].update(token=300), Reason.TOKENS),
+    "unknown encoding": (lambda c: c["inputs"].update(encoding="float32"), Reason.SCHEMA),
+    "alpha off by 1/10^9": (lambda c: c["totals"].update(alpha=_plus(c["totals"]["alpha"], Fraction(1, 10**9))),
+                            Reason.TOTAL),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPACT_TAMPERINGS))
+def test_compact_tampering_is_caught(name):
+    edit, reason = COMPACT_TAMPERINGS[name]
+    cert = _compact()
+    edit(cert)
+    verdict = check(cert)
+    assert verdict.reason is reason, verdict
+
+
+def test_float_bits_are_decoded_exactly():
+    values = [0.0, 5e-324, 2.2250738585072014e-308, 0.1, 1.0, 3.0, 2.0**60]
+    text = base64.b64encode(np.array(values, dtype="<f8").tobytes()).decode()
+    assert checker._float64s(text, "x") == [Fraction(v) for v in values]
+    minus_zero = base64.b64encode(np.array([-0.0], dtype="<f8").tobytes()).decode()
+    assert checker._float64s(minus_zero, "x") == [0]

@@ -73,3 +73,20 @@ def test_verdict_passed_in_is_used():
     cert = build_certificate([1], [1], name="x")
     text = transcript.render(cert, Verdict(False, Reason.CLAIM, "made up"))
     assert "Rejected by the checker (claim): made up." in text
+
+
+def test_compact_certificate_transcript():
+    from specproof.certificate import build_compact_certificate
+
+    rng = np.random.default_rng(1)
+    p = rng.dirichlet(np.ones(500) * 0.3)
+    q = rng.dirichlet(np.ones(500) * 0.3)
+    cert = build_compact_certificate(p, q, name="big", atol=1e-3, labels=[f"w{i}" for i in range(500)],
+                                     provenance={"context": "a prompt"})
+    text = transcript.render(cert)
+    assert "**Verdict: PROVED**" in text
+    assert f"V = 500; {len(cert['rows'])} of 500 rows shown" in text
+    assert "Compared with p(x) for all 500 tokens: 500 of 500 equal." in text
+    assert "`w" in text and "- context: a prompt" in text
+    support = sum(1 for a, b in zip(p / p.sum(), q / q.sum()) if a > b)
+    assert f"the residual's support has {support} token(s)" in text

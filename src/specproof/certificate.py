@@ -23,19 +23,25 @@ with their ``"count"``.
 
 from __future__ import annotations
 
+import base64
 import json
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
 
 from . import checker
 from .errors import InvalidDistribution
-from .exact import emitted_law
-from .rational import RationalVector, as_distribution, format_fraction
+from .exact import EmittedLaw, emitted_law
+from .rational import RationalVector, as_distribution, format_fraction, from_floats
 
 __all__ = [
     "STATEMENT",
+    "COMPACT_ROWS",
     "build_certificate",
+    "build_compact_certificate",
+    "select_tokens",
     "build_bundle",
     "dumps",
     "write",
@@ -92,26 +98,14 @@ def build_certificate(
     """
     pv, qv = as_distribution(p, "p"), as_distribution(q, "q")
     law = emitted_law(pv, qv)
+    return _document(law, pv, qv, range(len(law)), name, provenance, labels)
+
+
+def _document(law: EmittedLaw, pv: RationalVector, qv: RationalVector, tokens: Iterable[int], name: str,
+              provenance: Mapping[str, Any] | None, labels: Sequence[str] | None) -> dict[str, Any]:
     v = len(law)
     if labels is not None and len(labels) != v:
         raise InvalidDistribution(f"labels has {len(labels)} entries, not V={v}")
-    d, z = law.denominator, law.normalizer
-    emitted_den = law.emitted_denominator
-    rows = []
-    cols = zip(law.target.tolist(), law.draft.tolist(), law.accept.tolist(),
-               law.residual_mass.tolist(), law.emitted.tolist())
-    for token, (pp, qq, acc, res, emi) in enumerate(cols):
-        row = {
-            "token": token,
-            "p": _nd(pp, d),
-            "q": _nd(qq, d),
-            "accept": _nd(acc, d),
-            "residual": _nd(res, d),
-            "emitted": _nd(emi, emitted_den),
-        }
-        if labels is not None:
-            row["label"] = str(labels[token])
-        rows.append(row)
     tv = law.tv
     info = dict(provenance or {})
     info["float_policy"] = {"p": _policy(pv), "q": _policy(qv)}
@@ -121,18 +115,110 @@ def build_certificate(
         "statement": STATEMENT,
         "provenance": info,
         "vocab_size": v,
-        "rows": rows,
+        "rows": _rows(law, tokens, labels),
         "totals": {
             "alpha": format_fraction(law.alpha),
             "tv": format_fraction(tv),
-            "normalizer": _nd(z, d),
-            "rejection": _nd(law.rejected, d),
+            "normalizer": _nd(law.normalizer, law.denominator),
+            "rejection": _nd(law.rejected, law.denominator),
         },
         "claims": {
-            "dist_equals_p": law.is_lossless() and law.dist() == pv.fractions(),
+            # decided exactly on the integer law (see EmittedLaw.is_lossless)
+            "dist_equals_p": law.is_lossless(),
             "alpha_equals_one_minus_tv": law.alpha == 1 - tv,
         },
     }
+
+
+#: How many of the largest p, q and residual masses, and of the first zeros of p and of q, a
+#: compact certificate (and an abbreviated transcript table) shows.
+TOP_ROWS, ZERO_ROWS = 5, 3
+COMPACT_ROWS = f"the {TOP_ROWS} largest p, q and residual masses, and the first {ZERO_ROWS} zeros of p and of q"
+
+
+def select_tokens(p: Sequence[Any], q: Sequence[Any], residual: Sequence[Any]) -> list[int]:
+    """The tokens that matter in a long table, sorted: see :data:`COMPACT_ROWS`.
+
+    Parameters
+    ----------
+    p, q, residual : sequences of comparable numbers (Fractions, or integers over one
+        denominator), length V.
+
+    Returns
+    -------
+    list of int
+        Token ids in increasing order.
+
+    Examples
+    --------
+    >>> select_tokens([0, 1, 2], [2, 1, 0], [0, 0, 2])
+    [0, 1, 2]
+    """
+    v = len(p)
+    picked: set[int] = set()
+    for col in (p, q, residual):
+        picked.update(t for t in sorted(range(v), key=lambda t: (-col[t], t))[:TOP_ROWS] if col[t] > 0)
+    picked.update([t for t in range(v) if p[t] == 0][:ZERO_ROWS])
+    picked.update([t for t in range(v) if q[t] == 0][:ZERO_ROWS])
+    return sorted(picked)
+
+
+def build_compact_certificate(
+    p_floats: Any,
+    q_floats: Any,
+    *,
+    name: str,
+    atol: float,
+    provenance: Mapping[str, Any] | None = None,
+    labels: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """A certificate for a large vocabulary: the float inputs themselves, and rows that matter.
+
+    p and q are stored as their float64 bit patterns (base64 of little-endian IEEE 754
+    binary64: 8 bytes a token, exact), and both the certificate and the checker make them
+    exact by the ``dyadic-renormalize`` policy (each float's exact value, divided by the
+    vector's exact sum, refused if that sum is off from 1 by more than ``atol``). Rows are
+    claimed only at :func:`select_tokens`; totals and claims cover the whole vocabulary.
+
+    Parameters
+    ----------
+    p_floats, q_floats : array_like of float, shape [V]
+        Target and draft rows (float16/32/64; stored as float64, which is exact).
+    name : str
+        Instance name.
+    atol : float
+        The policy's tolerance on the float sums (recorded as an exact rational).
+    provenance : mapping, optional
+        JSON-ready facts about where p and q came from.
+    labels : sequence of str, optional
+        Token texts, length V; recorded on the claimed rows.
+
+    Returns
+    -------
+    dict
+        Schema ``specproof.compact-certificate/1``.
+
+    Raises
+    ------
+    InvalidDistribution
+        As :func:`specproof.rational.from_floats`, or ``labels`` of the wrong length.
+    """
+    p64 = np.asarray(p_floats).astype("<f8")
+    q64 = np.asarray(q_floats).astype("<f8")
+    pv = from_floats(p64, atol=atol, name="p")
+    qv = from_floats(q64, atol=atol, name="q")
+    law = emitted_law(pv, qv)
+    tokens = select_tokens(law.target, law.draft, law.residual_mass)
+    full = _document(law, pv, qv, tokens, name, provenance, labels)
+    full["schema"] = checker.COMPACT_SCHEMA
+    full["selection"] = COMPACT_ROWS
+    full["inputs"] = {
+        "encoding": checker.COMPACT_ENCODING,
+        "atol": format_fraction(Fraction(atol)),
+        "p": base64.b64encode(p64.tobytes()).decode("ascii"),
+        "q": base64.b64encode(q64.tobytes()).decode("ascii"),
+    }
+    return full
 
 
 def build_bundle(
@@ -180,6 +266,25 @@ def write(document: Mapping[str, Any], path: str | Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(dumps(document), encoding="utf-8", newline="\n")
     return out
+
+
+def _rows(law: EmittedLaw, tokens: Iterable[int], labels: Sequence[str] | None) -> list[dict[str, Any]]:
+    d, emitted_den = law.denominator, law.emitted_denominator
+    emitted = law.emitted
+    rows = []
+    for token in tokens:
+        row = {
+            "token": int(token),
+            "p": _nd(law.target[token], d),
+            "q": _nd(law.draft[token], d),
+            "accept": _nd(law.accept[token], d),
+            "residual": _nd(law.residual_mass[token], d),
+            "emitted": _nd(emitted[token], emitted_den),
+        }
+        if labels is not None:
+            row["label"] = str(labels[token])
+        rows.append(row)
+    return rows
 
 
 def _nd(numerator: int, denominator: int) -> str:

@@ -1,17 +1,15 @@
 """TRUSTED: re-verify a specproof certificate from p and q alone.
 
-This module is the small trusted kernel. It uses the standard library only, never a float,
-and believes nothing it did not recompute. From each row's target p(x) and draft q(x) it
-re-derives the verifier's operational law by the sampler's steps (draw x ~ q; accept with
-probability min(1, p(x)/q(x)); otherwise draw from the normalized residual (p - q)+) and
-accepts the certificate only if every claimed value equals the recomputed one as an exact
-rational, and the claims dist == p and alpha == 1 - TV hold.
-
-Documents: a certificate (schema ``specproof.certificate/1``) or a bundle of them
-(``specproof.bundle/1``). Rationals are strings ``"n/d"`` (``d > 0``); anything else where
-a rational belongs is rejected.
+The small trusted kernel: standard library only, never a float, believes nothing it did not
+recompute. From p and q it re-derives the verifier's law by the sampler's steps (x ~ q; accept
+with probability min(1, p(x)/q(x)); else draw from (p - q)+ normalized) and accepts only if
+every claimed value equals the recomputed one exactly and dist == p, alpha == 1 - TV hold.
+Documents: ``specproof.certificate/1`` (one row per token, rationals as ``"n/d"`` strings),
+``specproof.compact-certificate/1`` (p and q as float64 bit patterns, each divided by its exact
+sum; claimed rows at some tokens) and ``specproof.bundle/1`` (a list of either).
 """
 
+import base64
 import json
 import re
 from dataclasses import dataclass
@@ -20,11 +18,14 @@ from fractions import Fraction
 
 VERSION = "1.0"
 CERTIFICATE_SCHEMA = "specproof.certificate/1"
+COMPACT_SCHEMA = "specproof.compact-certificate/1"
+COMPACT_ENCODING = "float64-le-base64/renormalize"
 BUNDLE_SCHEMA = "specproof.bundle/1"
 ROW_FIELDS = ("accept", "emitted", "p", "q", "residual")
 TOTAL_FIELDS = ("alpha", "normalizer", "rejection", "tv")
 CLAIMS = ("alpha_equals_one_minus_tv", "dist_equals_p")
 _RATIONAL = re.compile(r"-?[0-9]+/[0-9]+")
+_text = str.strip
 
 
 class Reason(str, Enum):
@@ -38,6 +39,7 @@ class Reason(str, Enum):
     TOKENS = "tokens"  # rows not exactly tokens 0..V-1 in order (dropped, duplicated, shuffled)
     NEGATIVE = "negative"  # a negative probability or mass
     NOT_NORMALIZED = "not-normalized"  # p or q does not sum to 1
+    INPUT = "input"  # a compact certificate's row claims a p or q that its inputs do not give
     ACCEPT = "accept"  # claimed accept mass differs from q * min(1, p/q)
     RESIDUAL = "residual"  # claimed (p - q)+ differs
     EMITTED = "emitted"  # claimed emitted mass differs from the sampler's law
@@ -59,11 +61,11 @@ class Rejected(Exception):
 
     def __init__(self, reason, detail):
         super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
+        self.reason, self.detail = reason, detail
 
 
 def _rational(value, where):
+    """A non-negative rational from its "n/d" string (every rational in a certificate is >= 0)."""
     if not isinstance(value, str) or _RATIONAL.fullmatch(value) is None:
         raise Rejected(Reason.NOT_RATIONAL, f"{where} is {value!r}, not an 'n/d' string")
     num, den = value.split("/")
@@ -73,6 +75,8 @@ def _rational(value, where):
         raise Rejected(Reason.NOT_RATIONAL, f"{where} has {len(value)} characters: too many digits") from None
     if den == 0:
         raise Rejected(Reason.NOT_RATIONAL, f"{where} is {value!r}, which has a zero denominator")
+    if num < 0:
+        raise Rejected(Reason.NEGATIVE, f"{where} is {value}, which is negative")
     return Fraction(num, den)
 
 
@@ -93,51 +97,93 @@ def _show(x):
     return f"{x.numerator}/{x.denominator}" if isinstance(x, Fraction) else repr(x)
 
 
-def _check_certificate(cert, where):
-    schema = _field(cert, "schema", where)
-    if schema != CERTIFICATE_SCHEMA:
-        raise Rejected(Reason.SCHEMA, f"{where} has schema {schema!r}, expected {CERTIFICATE_SCHEMA!r}")
+_ROW_REASONS = (("p", Reason.INPUT), ("q", Reason.INPUT), ("accept", Reason.ACCEPT),
+                ("residual", Reason.RESIDUAL), ("emitted", Reason.EMITTED))
+
+
+def _rows(cert, where, size, full):
+    """The claimed rows: every token 0..V-1 in order (full), or a strictly increasing subset."""
     rows = _field(cert, "rows", where)
-    size = _field(cert, "vocab_size", where)
-    if not isinstance(rows, list) or not rows:
+    if not isinstance(rows, list) or (full and not rows):
         raise Rejected(Reason.MALFORMED, f"{where}.rows is not a non-empty list")
-    if type(size) is not int or size != len(rows):
+    if full and size != len(rows):
         raise Rejected(Reason.TOKENS, f"{where} has vocab_size {size!r} but {len(rows)} rows")
-    p, q, claimed = [], [], []
+    claimed, last = [], -1
     for i, row in enumerate(rows):
         here = f"{where}.rows[{i}]"
         token = _field(row, "token", here)
-        if type(token) is not int or token != i:
-            raise Rejected(Reason.TOKENS, f"{here} is token {token!r}, expected token {i}")
-        values = {k: _rational(_field(row, k, here), f"{here}.{k}") for k in ROW_FIELDS}
-        for k, v in values.items():
-            if v < 0:
-                raise Rejected(Reason.NEGATIVE, f"{here}.{k} is {_show(v)}, which is negative")
-        p.append(values["p"])
-        q.append(values["q"])
-        claimed.append(values)
-    for name, vec in (("p", p), ("q", q)):
-        total = sum(vec, Fraction(0))
+        if type(token) is not int or (token != i if full else not last < token < size):
+            want = f"token {i}" if full else f"a token above {last} and below {size}"
+            raise Rejected(Reason.TOKENS, f"{here} is token {token!r}, expected {want}")
+        claimed.append((token, {k: _rational(_field(row, k, here), f"{here}.{k}") for k in ROW_FIELDS}))
+        last = token
+    return claimed
+
+
+def _float64s(text, where):
+    """Exact values of little-endian IEEE 754 binary64 numbers given as base64, no float used."""
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (TypeError, ValueError):
+        raw = b"?"  # not base64: rejected just below
+    if len(raw) % 8:
+        raise Rejected(Reason.MALFORMED, f"{where} is not base64 text of 8-byte numbers")
+    values = []
+    for i in range(0, len(raw), 8):
+        bits = int.from_bytes(raw[i:i + 8], "little")
+        sign, exponent, fraction = bits >> 63, (bits >> 52) & 0x7FF, bits & ((1 << 52) - 1)
+        if exponent == 0x7FF or (sign and bits != 1 << 63):  # NaN, infinity, or below zero
+            raise Rejected(Reason.NOT_RATIONAL, f"{where}[{i // 8}] is NaN, infinite or negative")
+        mantissa, shift = (fraction, -1074) if exponent == 0 else ((1 << 52) | fraction, exponent - 1075)
+        values.append(Fraction(mantissa << shift) if shift >= 0 else Fraction(mantissa, 1 << -shift))
+    return values
+
+
+def _inputs(cert, where, size):
+    """p and q of a compact certificate: float64 vectors, each divided by its exact sum."""
+    inputs = _field(cert, "inputs", where)
+    if _field(inputs, "encoding", f"{where}.inputs") != COMPACT_ENCODING:
+        raise Rejected(Reason.SCHEMA, f"{where}.inputs.encoding is not {COMPACT_ENCODING!r}")
+    atol = _rational(_field(inputs, "atol", f"{where}.inputs"), f"{where}.inputs.atol")
+    vectors = []
+    for name in ("p", "q"):
+        x = _float64s(_field(inputs, name, f"{where}.inputs"), f"{where}.inputs.{name}")
+        total = sum(x, Fraction(0))
+        if len(x) != size:
+            raise Rejected(Reason.TOKENS, f"{where}.inputs.{name} has {len(x)} entries, vocab_size {size}")
+        if total == 0 or abs(total - 1) > atol:
+            raise Rejected(Reason.NOT_NORMALIZED, f"{where}: {name} sums to {_show(total)}, off by more than atol")
+        vectors.append([v / total for v in x])
+    return vectors
+
+
+def _check_certificate(cert, where):
+    schema = _field(cert, "schema", where)
+    if schema not in (CERTIFICATE_SCHEMA, COMPACT_SCHEMA):
+        raise Rejected(Reason.SCHEMA, f"{where} has schema {schema!r}, expected {CERTIFICATE_SCHEMA!r}")
+    size = _field(cert, "vocab_size", where)
+    if type(size) is not int or size < 1:
+        raise Rejected(Reason.TOKENS, f"{where} has vocab_size {size!r}")
+    full = schema == CERTIFICATE_SCHEMA
+    claimed = _rows(cert, where, size, full)
+    p, q = ([v[k] for _, v in claimed] for k in "pq") if full else _inputs(cert, where, size)
+    for name, total in (("p", sum(p, Fraction(0))), ("q", sum(q, Fraction(0)))):
         if total != 1:
             raise Rejected(Reason.NOT_NORMALIZED, f"{where}: {name} sums to {_show(total)}, not 1")
-
     # The sampler's steps, recomputed from p and q alone.
     accept = [b * min(Fraction(1), a / b) if b != 0 else Fraction(0) for a, b in zip(p, q)]
     residual = [max(a - b, Fraction(0)) for a, b in zip(p, q)]
     alpha = sum(accept, Fraction(0))
     rejection = 1 - alpha
     normalizer = sum(residual, Fraction(0))
-    if normalizer == 0:
-        emitted = list(accept)  # p == q: never rejected, the residual is never sampled
-    else:
-        emitted = [m + rejection * r / normalizer for m, r in zip(accept, residual)]
+    # when Z == 0 (p == q) the draft is never rejected and the residual never sampled
+    emitted = [m + rejection * r / normalizer for m, r in zip(accept, residual)] if normalizer else accept
     tv = sum((abs(a - b) for a, b in zip(p, q)), Fraction(0)) / 2
 
-    for i, values in enumerate(claimed):
-        here = f"{where}.rows[{i}]"
-        _same(Reason.ACCEPT, f"{here}.accept", accept[i], values["accept"])
-        _same(Reason.RESIDUAL, f"{here}.residual", residual[i], values["residual"])
-        _same(Reason.EMITTED, f"{here}.emitted", emitted[i], values["emitted"])
+    recomputed = {"p": p, "q": q, "accept": accept, "residual": residual, "emitted": emitted}
+    for i, (token, values) in enumerate(claimed):
+        for key, reason in _ROW_REASONS:
+            _same(reason, f"{where}.rows[{i}].{key}", recomputed[key][token], values[key])
     totals = _field(cert, "totals", where)
     recomputed = {"alpha": alpha, "normalizer": normalizer, "rejection": rejection, "tv": tv}
     for key in TOTAL_FIELDS:
@@ -155,9 +201,8 @@ def _check_certificate(cert, where):
 
 def _check_document(doc):
     schema = _field(doc, "schema", "document")
-    if schema == CERTIFICATE_SCHEMA:
-        truth = _check_certificate(doc, "certificate")
-        return [truth]
+    if schema in (CERTIFICATE_SCHEMA, COMPACT_SCHEMA):
+        return [_check_certificate(doc, "certificate")]
     if schema == BUNDLE_SCHEMA:
         certs = _field(doc, "certificates", "bundle")
         if not isinstance(certs, list) or not certs:
@@ -170,19 +215,17 @@ def _check_document(doc):
 
 
 def check(document):
-    """Re-verify a certificate or bundle: a parsed JSON object, or its JSON text.
+    """Re-verify a certificate or bundle (a parsed JSON object, or its JSON text).
 
-    Returns
-    -------
-    Verdict
-        ``valid`` is True iff the document is well formed, every claimed value equals the
-        law recomputed from p and q, and every claim it makes is true and holds (dist == p,
-        alpha == 1 - TV). Otherwise ``reason`` (a :class:`Reason`) and ``detail``.
+    Returns a :class:`Verdict`: valid iff the document is well formed, every claimed value
+    equals the law recomputed from p and q, and both claims (dist == p, alpha == 1 - TV) are
+    made and hold; otherwise the :class:`Reason` and a detail naming the values.
     """
     try:
         if isinstance(document, (str, bytes)):
             try:
-                document = json.loads(document, parse_float=_keep_float, parse_constant=_keep_float)
+                # JSON floats and NaN stay text, so they are rejected as not rational
+                document = json.loads(document, parse_float=_text, parse_constant=_text)
             except ValueError as exc:
                 raise Rejected(Reason.MALFORMED, f"not valid JSON: {exc}") from None
         truths = _check_document(document)
@@ -195,11 +238,6 @@ def check(document):
             if not truth[key]:
                 return Verdict(False, Reason.CLAIM, f"certificate {i}: {key} does not hold")
     return Verdict(True, None, f"re-verified {len(truths)} certificate(s)")
-
-
-def _keep_float(text):
-    """Keep a JSON float or NaN as its text, so that it is rejected as not rational."""
-    return ("float", text)
 
 
 def check_file(path):

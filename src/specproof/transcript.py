@@ -8,6 +8,7 @@ matter (largest masses, zeros of p or q, the residual's support), with the total
 
 from __future__ import annotations
 
+import base64
 import decimal
 import hashlib
 import json
@@ -16,9 +17,13 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import jinja2
+import numpy as np
 
 from . import checker
+from .certificate import COMPACT_ROWS, select_tokens
 from .checker import Verdict
+from .exact import emitted_law
+from .rational import from_floats
 
 __all__ = ["ASSUMPTIONS", "NOT_PROVED", "checker_identity", "render", "show"]
 
@@ -39,8 +44,6 @@ NOT_PROVED = (
 
 #: Per-token tables longer than this are abbreviated.
 FULL_TABLE_ROWS = 40
-_TOP = 5
-_ZEROS = 3
 _DIGITS = 12
 _SHORT = 24
 
@@ -103,19 +106,35 @@ def _verdict_words(verdict: Verdict) -> tuple[str, str]:
     return "REJECTED", f"Rejected by the checker ({reason}): {verdict.detail}."
 
 
-def _selection(rows: list[Mapping[str, Any]]) -> tuple[list[int], str]:
-    v = len(rows)
-    if v <= FULL_TABLE_ROWS:
-        return list(range(v)), ""
+def _columns(cert: Mapping[str, Any]) -> dict[str, list[Fraction]]:
+    """Every token's p, q, accept, residual and emitted mass, as Fractions.
+
+    A full certificate lists them; a compact one lists only some tokens, so its law is
+    recomputed here from its float inputs (this is rendering, not checking: the checker
+    re-derives it independently).
+    """
+    keys = ("p", "q", "accept", "residual", "emitted")
+    if cert["schema"] != checker.COMPACT_SCHEMA:
+        return {k: _fractions(cert["rows"], k) for k in keys}
+    inputs = cert["inputs"]
+    atol = float(Fraction(inputs["atol"]))
+    pv, qv = (from_floats(np.frombuffer(base64.b64decode(inputs[k]), dtype="<f8"), atol=atol, name=k)
+              for k in ("p", "q"))
+    law = emitted_law(pv, qv)
+    d, e = law.denominator, law.emitted_denominator
+    cols = (law.target, law.draft, law.accept, law.residual_mass, law.emitted)
+    return {k: [Fraction(n, e if k == "emitted" else d) for n in col.tolist()] for k, col in zip(keys, cols)}
+
+
+def _selection(cert: Mapping[str, Any]) -> tuple[list[int], str]:
+    """Indices into ``cert["rows"]`` to show, and how they were chosen."""
+    rows = cert["rows"]
+    if cert["schema"] == checker.COMPACT_SCHEMA:
+        return list(range(len(rows))), cert.get("selection", "the claimed rows")
+    if len(rows) <= FULL_TABLE_ROWS:
+        return list(range(len(rows))), ""
     p, q, r = (_fractions(rows, k) for k in ("p", "q", "residual"))
-    picked: set[int] = set()
-    for col in (p, q, r):
-        picked.update(t for t in sorted(range(v), key=lambda t: (-col[t], t))[:_TOP] if col[t] > 0)
-    picked.update([t for t in range(v) if p[t] == 0][:_ZEROS])
-    picked.update([t for t in range(v) if q[t] == 0][:_ZEROS])
-    return sorted(picked), (
-        f"the {_TOP} largest p, q and residual masses, and the first {_ZEROS} zeros of p and of q"
-    )
+    return select_tokens(p, q, r), COMPACT_ROWS
 
 
 def _outcome(holds: bool, verdict: Verdict) -> str:
@@ -124,11 +143,11 @@ def _outcome(holds: bool, verdict: Verdict) -> str:
     return "holds; re-derived by the checker" if verdict.valid else "holds as stated, but the certificate was rejected"
 
 
-def _certificate_steps(cert: Mapping[str, Any], verdict: Verdict) -> list[dict[str, str]]:
-    rows = cert["rows"]
-    p, q, acc, res, emi = (_fractions(rows, k) for k in ("p", "q", "accept", "residual", "emitted"))
+def _certificate_steps(cert: Mapping[str, Any], cols: Mapping[str, list[Fraction]],
+                       verdict: Verdict) -> list[dict[str, str]]:
+    p, q, acc, res, emi = (cols[k] for k in ("p", "q", "accept", "residual", "emitted"))
     tot = {k: Fraction(v) for k, v in cert["totals"].items()}
-    v = len(rows)
+    v = len(p)
     normalized = sum(p) == 1 and sum(q) == 1 and min(p + q) >= 0
     equal = sum(1 for a, b in zip(emi, p) if a == b)
     z_zero = tot["normalizer"] == 0
@@ -156,13 +175,13 @@ def _certificate_steps(cert: Mapping[str, Any], verdict: Verdict) -> list[dict[s
     ]
 
 
-def _table(cert: Mapping[str, Any]) -> dict[str, Any]:
+def _table(cert: Mapping[str, Any], cols: Mapping[str, list[Fraction]]) -> dict[str, Any]:
     """The per-token table of one certificate (abbreviated when long), with its totals."""
     rows = cert["rows"]
-    tokens, selection = _selection(rows)
+    shown, selection = _selection(cert)
     table = []
-    for t in tokens:
-        r = rows[t]
+    for i in shown:
+        r = rows[i]
         table.append({
             "token": r["token"],
             "label": _cell(r.get("label", "")),
@@ -170,22 +189,23 @@ def _table(cert: Mapping[str, Any]) -> dict[str, Any]:
             "equal": "yes" if Fraction(r["emitted"]) == Fraction(r["p"]) else "NO",
         })
     return {
-        "vocab_size": len(rows), "shown": len(tokens), "selection": selection, "rows": table,
+        "vocab_size": cert["vocab_size"], "shown": len(shown), "selection": selection, "rows": table,
         "has_labels": any("label" in r for r in rows),
         "totals": {k: show(v) for k, v in cert["totals"].items()},
-        "zeros_p": sum(1 for r in rows if Fraction(r["p"]) == 0),
-        "zeros_q": sum(1 for r in rows if Fraction(r["q"]) == 0),
-        "residual_support": sum(1 for r in rows if Fraction(r["residual"]) > 0),
+        "zeros_p": sum(1 for x in cols["p"] if x == 0),
+        "zeros_q": sum(1 for x in cols["q"] if x == 0),
+        "residual_support": sum(1 for x in cols["residual"] if x > 0),
     }
 
 
 def _render_certificate(cert: Mapping[str, Any], verdict: Verdict, json_name: str) -> str:
     word, detail = _verdict_words(verdict)
+    cols = _columns(cert)
     return _ENV.get_template("certificate.md.j2").render(
         name=cert["name"], statement=cert["statement"], assumptions=ASSUMPTIONS,
         checker=checker_identity(), json_name=json_name, schema=cert["schema"], not_proved=NOT_PROVED,
-        provenance=_provenance(cert.get("provenance", {})), table=_table(cert),
-        steps=_certificate_steps(cert, verdict), verdict=word, verdict_detail=detail,
+        provenance=_provenance(cert.get("provenance", {})), table=_table(cert, cols),
+        steps=_certificate_steps(cert, cols, verdict), verdict=word, verdict_detail=detail,
     )
 
 
@@ -198,10 +218,11 @@ _BUNDLE_SHOWN = 30
 _CARRIERS = 3
 
 
-def _residual_carriers(rows: list[Mapping[str, Any]]) -> str:
+def _residual_carriers(cert: Mapping[str, Any]) -> str:
     """The tokens carrying the most residual mass, with their share of it: ``AH 52%, N 20%``."""
+    rows = cert["rows"]
     res = _fractions(rows, "residual")
-    total = sum(res)
+    total = Fraction(cert["totals"]["normalizer"])
     if total == 0:
         return "none (p == q)"
     top = sorted(range(len(rows)), key=lambda t: (-res[t], t))[:_CARRIERS]
@@ -209,7 +230,7 @@ def _residual_carriers(rows: list[Mapping[str, Any]]) -> str:
     for t in top:
         if res[t] == 0:
             break
-        name = _cell(rows[t]["label"]) if "label" in rows[t] else str(t)
+        name = _cell(rows[t]["label"]) if "label" in rows[t] else str(rows[t]["token"])
         parts.append(f"{name} {round(100 * res[t] / total)}%")
     return ", ".join(parts)
 #: Bundles with at most this many instances get each instance's per-token table; larger
@@ -225,7 +246,7 @@ def _render_bundle(bundle: Mapping[str, Any], verdict: Verdict, json_name: str) 
         summaries.append({
             "index": i, "name": c["name"], "vocab_size": c["vocab_size"],
             "alpha": show(tot["alpha"]), "tv": show(tot["tv"]), "normalizer": show(tot["normalizer"]),
-            "residual": _residual_carriers(c["rows"]),
+            "residual": _residual_carriers(c),
             "dist": "yes" if c["claims"]["dist_equals_p"] else "NO",
             "alpha_tv": "yes" if c["claims"]["alpha_equals_one_minus_tv"] else "NO",
         })
@@ -255,7 +276,7 @@ def _render_bundle(bundle: Mapping[str, Any], verdict: Verdict, json_name: str) 
         not_proved=NOT_PROVED, provenance=_provenance(bundle.get("provenance", {})),
         shown=len(shown), selection=f"the first {len(shown)}", instances=shown, summary=summary,
         details=[{"index": i, "name": c["name"], "note": c.get("provenance", {}).get("note", ""),
-                  "table": _table(c)} for i, c in enumerate(certs[:BUNDLE_DETAILS] if len(certs) <= BUNDLE_DETAILS else certs[:1])],
+                  "table": _table(c, _columns(c))} for i, c in enumerate(certs[:BUNDLE_DETAILS] if len(certs) <= BUNDLE_DETAILS else certs[:1])],
         steps=steps, verdict=word, verdict_detail=detail,
     )
 
