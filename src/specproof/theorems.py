@@ -169,14 +169,20 @@ def _small_grid(out_dir: Path) -> Outcome:
 
 # ---------------------------------------------------------------- real models
 
+#: Real pairs with more tokens than this get compact certificates (float inputs, chosen rows).
+COMPACT_ABOVE_V = 1000
+
+
 def _real_bundle(key: str, pairs: list, name: str, statement: str, out_dir: Path) -> Outcome:
     certs = []
     for rp in pairs:
-        certs.append(certificate.build_certificate(
-            rp.p, rp.q, name=rp.name, labels=rp.labels,
-            provenance={**rp.provenance, "context": rp.context,
-                        "note": f"context: {rp.context}; target: {rp.provenance.get('target', '')}; "
-                                f"draft: {rp.draft}"}))
+        info = {**rp.provenance, "context": rp.context,
+                "note": f"context: {rp.context!r}; target: {rp.provenance.get('target', '')}; draft: {rp.draft}"}
+        if len(rp.p) > COMPACT_ABOVE_V:
+            certs.append(certificate.build_compact_certificate(
+                rp.p_floats, rp.q_floats, name=rp.name, atol=rp.atol, labels=rp.labels, provenance=info))
+        else:
+            certs.append(certificate.build_certificate(rp.p, rp.q, name=rp.name, labels=rp.labels, provenance=info))
     doc = certificate.build_bundle(certs, name=name, statement=statement,
                                    provenance={"source": "specproof.fixtures", "model": pairs[0].model})
     return _finish(key, doc, out_dir, len(certs))
@@ -190,6 +196,16 @@ def _real_phone_lm(out_dir: Path) -> Outcome:
         "On real next-token distributions of the CMU Sphinx English phone trigram model (pocketsphinx), "
         "with the bigram and the unigram model as drafts, the emitted law equals the target and "
         "alpha = 1 - TV.", out_dir)
+
+
+def _real_smollm2(out_dir: Path) -> Outcome:
+    from .fixtures import smollm2_pairs
+
+    return _real_bundle(
+        "real_smollm2", list(smollm2_pairs()), "real-pairs-smollm2",
+        "On real next-token distributions of SmolLM2-135M-Instruct (V = 49,152) after six prompts, "
+        "with a layer-skipping self-draft, a 3-bit re-quantized self-draft and the same model at "
+        "temperature 0.7 as drafts, the emitted law equals the target and alpha = 1 - TV.", out_dir)
 
 
 # ---------------------------------------------------------------- every V, symbolically
@@ -207,6 +223,7 @@ THEOREMS: dict[str, tuple[str, Callable[[Path], Outcome]]] = {
     "small_grid": (f"every pair, V <= {GRID_MAX_V}, denominators <= {GRID_MAX_DEN}", _small_grid),
     "symbolic_every_v": ("lossless for every V (SymPy)", _symbolic),
     "real_phone_lm": ("real pairs: phone trigram vs bigram/unigram", _real_phone_lm),
+    "real_smollm2": ("real pairs: SmolLM2-135M vs skip/3-bit/T=0.7 drafts", _real_smollm2),
 }
 
 
