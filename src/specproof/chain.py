@@ -1,0 +1,244 @@
+"""The exact law of one verification step over a block of gamma drafted tokens.
+
+The draft proposes x_1..x_gamma autoregressively from q(. | prefix, x_<i); the target scores
+every position; the verifier accepts the longest prefix that passes the per-position test
+(accept x_i with probability min(1, p(x_i)/q(x_i))), then emits one more token: a draw from the
+normalized residual (p - q)+ at the first rejected position, or, when all gamma drafts were
+accepted, the bonus token drawn from the target's next row p(. | x_1..x_gamma).
+
+:func:`verification_law` computes the law of the emitted block by enumerating the draft's
+tokens and the verifier's steps position by position (a tree of accepted prefixes), over
+exact rationals, and checks losslessness node by node: at every accepted prefix s, the block's
+next token has law exactly p(. | s) (by acceptance, by the residual draw, or as the bonus
+token). With plain target sampling continuing after the block, this is exactly the statement
+that the stream's first gamma + 1 tokens have the target's joint law.
+
+References
+----------
+Leviathan et al. 2023, Algorithm 1 and Section 3.4 (number of generated tokens);
+Chen et al. 2023, Algorithm 2 (modified rejection sampling with a bonus token).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable, Sequence
+
+from .errors import InvalidDistribution
+from .exact import emitted_law
+from .rational import as_distribution
+
+__all__ = ["ChainLaw", "verification_law", "stream_law", "target_joint_law", "expected_tokens"]
+
+Prefix = tuple[int, ...]
+Model = Callable[[Prefix], Sequence[Any]]
+
+
+@dataclass
+class ChainLaw:
+    """The exact law of one block verification step.
+
+    Attributes
+    ----------
+    gamma : int
+        Number of drafted tokens per step.
+    vocab_size : int
+        V, the same at every position.
+    emitted : dict of tuple of int -> Fraction
+        Probability of each emitted block (1 to gamma + 1 token ids); only blocks of positive
+        probability are keys. The values sum to 1.
+    accepted_length : tuple of Fraction, length gamma + 1
+        ``accepted_length[i]`` = P(exactly i drafted tokens are accepted).
+    expected_accepted : Fraction
+        E[number of accepted drafts] = sum_i i * accepted_length[i].
+    expected_emitted : Fraction
+        E[number of emitted tokens] = 1 + expected_accepted.
+    lossless : bool
+        True iff at every accepted prefix the next token of the block has law exactly the
+        target's row there (checked exactly, node by node).
+    alphas : dict of tuple of int -> Fraction
+        The acceptance probability alpha(s) at every accepted prefix s of depth < gamma.
+    """
+
+    gamma: int
+    vocab_size: int
+    emitted: dict[Prefix, Fraction] = field(default_factory=dict)
+    accepted_length: tuple[Fraction, ...] = ()
+    expected_accepted: Fraction = Fraction(0)
+    expected_emitted: Fraction = Fraction(1)
+    lossless: bool = True
+    alphas: dict[Prefix, Fraction] = field(default_factory=dict)
+
+
+def _row(model: Model, prefix: Prefix, name: str) -> Any:
+    try:
+        return model(prefix)
+    except (KeyError, IndexError) as exc:
+        raise InvalidDistribution(f"{name} has no distribution after prefix {prefix}: {exc!r}") from None
+
+
+def verification_law(target: Model, draft: Model, gamma: int) -> ChainLaw:
+    """Compute the exact law of one verification step with ``gamma`` drafted tokens.
+
+    Parameters
+    ----------
+    target : callable
+        ``target(prefix)`` returns the target's next-token distribution after ``prefix`` (a
+        tuple of token ids, ``()`` for the start of the block), as exact rationals accepted by
+        :func:`specproof.exact.emitted_law`, length V.
+    draft : callable
+        ``draft(prefix)``: the draft's next-token distribution, same form.
+    gamma : int
+        Draft length, >= 1.
+
+    Returns
+    -------
+    ChainLaw
+        Emitted-block law, law of the number of accepted drafts, their expectations, and
+        the node-by-node losslessness verdict.
+
+    Raises
+    ------
+    InvalidDistribution
+        If ``gamma`` is not a positive integer, a row is not an exact distribution, or rows
+        have different lengths.
+
+    Notes
+    -----
+    Only prefixes the verifier can accept (all accept masses min(p, q) > 0 along them) are
+    expanded; the work is at most the number of such prefixes times V. Special cases: p == q
+    at a position (alpha = 1, no residual draw there); disjoint supports (alpha = 0, the block
+    stops there); q = 0 where p > 0 (reachable only through the residual).
+
+    Examples
+    --------
+    >>> p = lambda s: ["1/2", "1/2"]
+    >>> q = lambda s: ["1/4", "3/4"]
+    >>> law = verification_law(p, q, 1)
+    >>> law.accepted_length, law.expected_emitted, law.lossless
+    ((Fraction(1, 4), Fraction(3, 4)), Fraction(7, 4), True)
+    >>> law.emitted[(1, 0)], law.emitted[(0,)]
+    (Fraction(1, 4), Fraction(1, 4))
+    """
+    if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
+        raise InvalidDistribution(f"gamma must be an integer >= 1, got {gamma!r}")
+    emitted: dict[Prefix, Fraction] = {}
+    stops = [Fraction(0)] * (gamma + 1)
+    alphas: dict[Prefix, Fraction] = {}
+    lossless = True
+    vocab: int | None = None
+    stack: list[tuple[Prefix, Fraction]] = [((), Fraction(1))]
+    while stack:
+        prefix, reach = stack.pop()
+        p_row = _row(target, prefix, "target")
+        if len(prefix) == gamma:  # every draft accepted: the bonus token from the target's row
+            law = emitted_law(p_row, p_row)
+            vocab = _same_size(vocab, len(law))
+            stops[gamma] += reach
+            for y, mass in enumerate(law.target.tolist()):
+                if mass:
+                    emitted[prefix + (y,)] = reach * Fraction(mass, law.denominator)
+            continue
+        law = emitted_law(p_row, _row(draft, prefix, "draft"))
+        vocab = _same_size(vocab, len(law))
+        d, z = law.denominator, law.normalizer
+        reject = Fraction(law.rejected, d)
+        alphas[prefix] = law.alpha
+        stops[len(prefix)] += reach * reject
+        # the block's next token: accepted draft y (mass min(p, q)), or residual draw y
+        for y, (acc, res, tgt) in enumerate(zip(law.accept.tolist(), law.residual_mass.tolist(),
+                                                law.target.tolist())):
+            via_residual = reject * Fraction(res, z) if z else Fraction(0)
+            via_accept = Fraction(acc, d)
+            if via_accept + via_residual != Fraction(tgt, d):
+                lossless = False
+            if via_residual:
+                emitted[prefix + (y,)] = reach * via_residual
+            if via_accept:
+                stack.append((prefix + (y,), reach * via_accept))
+    expected = sum((i * s for i, s in enumerate(stops)), Fraction(0))
+    return ChainLaw(gamma, vocab or 0, emitted, tuple(stops), expected, 1 + expected, lossless, alphas)
+
+
+def stream_law(law: ChainLaw, target: Model) -> dict[Prefix, Fraction]:
+    """Law of the first gamma + 1 output tokens: the block, then plain target sampling.
+
+    ``P(z) = sum_k P(block == z[:k]) * prod_{j >= k} p(z_j | z_<j)`` over every sequence z of
+    gamma + 1 tokens (V ** (gamma + 1) of them: small vocabularies only). Lossless means this
+    equals :func:`target_joint_law`.
+    """
+    n = law.gamma + 1
+    out: dict[Prefix, Fraction] = {}
+    for block, mass in law.emitted.items():
+        frontier = [(block, mass)]
+        while frontier:
+            seq, m = frontier.pop()
+            if len(seq) == n:
+                out[seq] = out.get(seq, Fraction(0)) + m
+                continue
+            for y, py in enumerate(as_distribution(target(seq), "p").fractions()):
+                if py:
+                    frontier.append((seq + (y,), m * py))
+    return out
+
+
+def target_joint_law(target: Model, length: int) -> dict[Prefix, Fraction]:
+    """The target's own joint law of ``length`` tokens, ``prod_i p(z_i | z_<i)`` (small V only)."""
+    out: dict[Prefix, Fraction] = {}
+    frontier: list[tuple[Prefix, Fraction]] = [((), Fraction(1))]
+    while frontier:
+        seq, m = frontier.pop()
+        if len(seq) == length:
+            out[seq] = m
+            continue
+        for y, py in enumerate(as_distribution(target(seq), "p").fractions()):
+            if py:
+                frontier.append((seq + (y,), m * py))
+    return out
+
+
+def _same_size(vocab: int | None, size: int) -> int:
+    if vocab is not None and size != vocab:
+        raise InvalidDistribution(f"rows have different vocabulary sizes: {vocab} and {size}")
+    return size
+
+
+def expected_tokens(alpha: Any, gamma: int) -> Fraction:
+    """Expected tokens per step when every position has the same alpha (Leviathan Eq. 1).
+
+    ``(1 - alpha**(gamma + 1)) / (1 - alpha)``, and ``gamma + 1`` when ``alpha == 1``.
+
+    Parameters
+    ----------
+    alpha : exact rational in [0, 1]
+    gamma : int, >= 0
+
+    Returns
+    -------
+    Fraction
+
+    Raises
+    ------
+    InvalidDistribution
+        If alpha is not an exact rational in [0, 1] or gamma is not an integer >= 0.
+
+    References
+    ----------
+    Leviathan et al. 2023, Equation (1) (Section 3.4).
+
+    Examples
+    --------
+    >>> expected_tokens("3/4", 1), expected_tokens(1, 3)
+    (Fraction(7, 4), Fraction(4, 1))
+    """
+    from .rational import to_fraction
+
+    a = to_fraction(alpha, what="alpha")
+    if not 0 <= a <= 1:
+        raise InvalidDistribution(f"alpha is {a}, not in [0, 1]")
+    if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 0:
+        raise InvalidDistribution(f"gamma must be an integer >= 0, got {gamma!r}")
+    if a == 1:
+        return Fraction(gamma + 1)
+    return (1 - a ** (gamma + 1)) / (1 - a)
