@@ -56,7 +56,7 @@ def test_step_fields_and_uses_point_backwards(doc):
         seen.add(step["id"])
     by_id = {s["id"]: s for s in doc["steps"]}
     assert set(by_id["tv"]["uses"]) == {"abs-split", "normalizer-p", "normalizer-q"}
-    assert "linearity of the finite sum plus the per-token lemma (a) applied to the summand" in (
+    assert "linearity of the finite sum plus the per-token lemma (per-token-lemma) applied to the summand" in (
         by_id["normalizer-p"]["method"]
     )
     assert by_id["per-token-lemma"]["check"] == "-a + Max(0, a - b) + Min(a, b)"

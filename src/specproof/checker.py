@@ -24,8 +24,7 @@ BUNDLE_SCHEMA = "specproof.bundle/1"
 ROW_FIELDS = ("accept", "emitted", "p", "q", "residual")
 TOTAL_FIELDS = ("alpha", "normalizer", "rejection", "tv")
 CLAIMS = ("alpha_equals_one_minus_tv", "dist_equals_p")
-_RATIONAL = re.compile(r"-?[0-9]+/[0-9]+")
-_text = str.strip
+_RATIONAL, _text = re.compile(r"-?[0-9]+/[0-9]+"), str.strip
 
 
 class Reason(str, Enum):
@@ -55,10 +54,11 @@ class Verdict:
     reason: Reason | None = None
     detail: str = ""
 
+    def __bool__(self):  # so that `if check(doc):` means "valid"
+        return self.valid
 
-class Rejected(Exception):
-    """Internal: carries a rejection out of nested checks."""
 
+class Rejected(Exception):  # internal: carries a rejection out of nested checks
     def __init__(self, reason, detail):
         super().__init__(detail)
         self.reason, self.detail = reason, detail

@@ -41,9 +41,9 @@ def _parser() -> argparse.ArgumentParser:
     pr = sub.add_parser(
         "prove",
         help="prove every theorem on the embedded inputs, or one pair from files",
-        description="With no --target/--draft: run every proof (the seed's edge cases, alpha = 1 - TV "
-        "on random pairs, the exhaustive small grid, the symbolic proof for every V), write JSON "
-        "certificates and Markdown transcripts into --out and print a summary. With --target and "
+        description="With no --target/--draft: run every proof ("
+        + "; ".join(title for title, _ in theorems.THEOREMS.values())
+        + "), write JSON certificates and Markdown transcripts into --out and print a summary. With --target and "
         "--draft: prove that pair (files: a .json list of 'n/d' strings or numbers, a .npy array, "
         "or a text file of one value per line; floats are made exact by the dyadic-renormalize "
         "policy, which the transcript records). Exit 0 iff everything is proved.",

@@ -248,6 +248,13 @@ class RationalVector:
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __getitem__(self, index: int) -> Fraction:
+        return Fraction(self.numerators[index], self.denominator)
+
+    def __iter__(self):
+        d = self.denominator
+        return (Fraction(n, d) for n in self.numerators)
+
     def fractions(self) -> tuple[Fraction, ...]:
         """Return the entries as a tuple of :class:`~fractions.Fraction` (lowest terms)."""
         d = self.denominator
@@ -461,7 +468,7 @@ def from_floats(values: Any, *, atol: float = DEFAULT_FLOAT_ATOL, name: str = "x
     if abs(float_sum - 1) > atol:
         raise InvalidDistribution(
             f"{name} sums to {_approx(float_sum)} (exactly {_show(float_sum)}), off from 1 by "
-            f"more than atol={atol!r}; refusing to renormalize"
+            f"{_approx(abs(float_sum - 1))}, more than atol={atol!r}; refusing to renormalize"
         )
     policy = FloatPolicy("dyadic-renormalize", str(arr.dtype), float_sum, float(atol))
     return RationalVector(nums, total, policy)

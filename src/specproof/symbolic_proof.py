@@ -72,7 +72,7 @@ def _per_token_summand(f: sp.Expr) -> sp.Expr:
 
 
 def check_sum_identity(expr: sp.Expr, hypotheses: dict) -> tuple[str, bool]:
-    """Merge the Sums (linearity), apply lemma (a) to each summand, substitute hypotheses."""
+    """Merge the Sums (linearity), apply per-token-lemma to each summand, substitute hypotheses."""
     try:
         merged = sp.simplify(expr)
         merged = merged.replace(lambda e: isinstance(e, sp.Sum),
@@ -132,7 +132,7 @@ def prove_every_v() -> dict:
     alpha_v = _sum(m_pq)
     norm_p, norm_q = {_sum(pi): 1}, {_sum(qi): 1}
     split = "case split {}; each case: rewrite(Piecewise), piecewise_fold, simplify"
-    linear = ("linearity of the finite sum plus the per-token lemma (a) applied to the "
+    linear = ("linearity of the finite sum plus the per-token lemma (per-token-lemma) applied to the "
               "summand: simplify merges the Sums, the summand is reduced with p[i], q[i] "
               "renamed a, b >= 0, then the normalization {} is substituted; never unrolled")
     accept = sp.Piecewise((0, sp.Eq(q, 0)), (q * sp.Min(1, p / q), True))
@@ -151,7 +151,7 @@ def prove_every_v() -> dict:
         lambda: check_identity(e_b, _split(p, q, y_pos=True)))
     e_c = accept - sp.Min(p, q)
     add("accept-mass-zero", "a token with q = 0 is never drafted, so its accept mass is 0 = "
-        "min(p, 0) for p >= 0; with (b), accept(x) = min(p(x), q(x)) for every q(x) >= 0",
+        "min(p, 0) for p >= 0; with accept-mass-positive, accept(x) = min(p(x), q(x)) for every q(x) >= 0",
         "substitute q = 0, p >= 0 into the operational accept mass (0 where q = 0, "
         "q min(1, p/q) elsewhere) minus min(p, q); simplify", ["accept-mass-positive"], e_c,
         lambda: check_identity(e_c, [("q = 0", {p: sp.Symbol("p", nonnegative=True), q: 0})]))
@@ -166,8 +166,8 @@ def prove_every_v() -> dict:
         lambda: check_identity(e_e1))
     for sid, f, x in (("summand-p", r_pq + m_pq - pi, "p"), ("summand-q", r_qp + m_pq - qi, "q")):
         add(sid, f"the summand: ({x}[i] - {'q' if x == 'p' else 'p'}[i])+ + min(p[i], q[i]) = "
-            f"{x}[i] for p[i], q[i] >= 0 (lemma (a) with a = {x}[i])",
-            split.format(f"{x}[i] >= other / {x}[i] < other as in (a)"), ["per-token-lemma"], f,
+            f"{x}[i] for p[i], q[i] >= 0 (per-token-lemma with a = {x}[i])",
+            split.format(f"{x}[i] >= other / {x}[i] < other as in per-token-lemma"), ["per-token-lemma"], f,
             lambda f=f, x=x: check_identity(f, _split(pi, qi) if x == "p" else _split(qi, pi)))
     e_e = _sum(r_pq) - (1 - alpha_v)
     add("normalizer-p", "Z = sum_i (p_i - q_i)+ = 1 - alpha, alpha = sum_i min(p_i, q_i), "
@@ -182,7 +182,7 @@ def prove_every_v() -> dict:
     e_g = sp.Rational(1, 2) * _sum(sp.Abs(pi - qi)) - (1 - alpha_v)
 
     def tv_check():
-        try:  # (d) in the summand, split the Sum (linearity), then (e) and (f)
+        try:  # abs-split in the summand, split the Sum (linearity), then normalizer-p and normalizer-q
             split_abs = e_g.replace(sp.Abs, lambda x: sp.Max(x, 0) + sp.Max(-x, 0)).expand()
             r = sp.simplify(split_abs.subs({_sum(r_pq): 1 - alpha_v, _sum(r_qp): 1 - alpha_v}))
         except Exception as exc:  # noqa: BLE001
@@ -191,19 +191,19 @@ def prove_every_v() -> dict:
 
     add("tv", "TV = 1/2 sum_i |p_i - q_i| = 1/2 (sum_i (p_i - q_i)+ + sum_i (q_i - p_i)+) = "
         "1 - alpha, for every V >= 1",
-        "replace |x| by (x)+ + (-x)+ in the summand (d), split the Sum by linearity (expand), "
-        "substitute (e) and (f), simplify", ["abs-split", "normalizer-p", "normalizer-q"],
+        "replace |x| by (x)+ + (-x)+ in the summand (abs-split), split the Sum by linearity (expand), "
+        "substitute normalizer-p and normalizer-q, simplify", ["abs-split", "normalizer-p", "normalizer-q"],
         e_g, tv_check)
     e_h = sp.Min(a, b) + (1 - alpha) * sp.Max(a - b, 0) / Z - a
     add("emitted-positive-residual", "if Z > 0: emitted(x) = accept(x) + (1 - alpha) "
         "(p(x) - q(x))+ / Z = min(p, q) + (p - q)+ = p(x), with a = p(x), b = q(x)",
         "substitute Z = 1 - alpha (e; the cancellation is valid as 1 - alpha = Z > 0), then "
-        + split.format("a >= b / a < b as in (a)"),
+        + split.format("a >= b / a < b as in per-token-lemma"),
         ["accept-mass-positive", "accept-mass-zero", "normalizer-p", "per-token-lemma"], e_h,
         lambda: check_identity(e_h, [(n, {Z: 1 - alpha, **s}) for n, s in _split(a, b)]))
     e_n = sp.GreaterThan(sp.Max(a - b, 0), 0, evaluate=False)
     add("residual-nonnegative", "(a - b)+ >= 0 for all real a, b >= 0, so Z = 0 forces "
-        "(p(x) - q(x))+ = 0, i.e. p(x) <= q(x), for every token", split.format("as in (a)"),
+        "(p(x) - q(x))+ = 0, i.e. p(x) <= q(x), for every token", split.format("as in per-token-lemma"),
         [], e_n, lambda: check_identity(e_n, _split(a, b)))
     e_i, a_nn = sp.Min(a, b) - a, sp.Symbol("a", nonnegative=True)
     add("emitted-zero-residual", "if Z = 0 (p == q; the residual is never sampled): "

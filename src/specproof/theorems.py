@@ -183,8 +183,14 @@ def _real_bundle(key: str, pairs: list, name: str, statement: str, out_dir: Path
                 rp.p_floats, rp.q_floats, name=rp.name, atol=rp.atol, labels=rp.labels, provenance=info))
         else:
             certs.append(certificate.build_certificate(rp.p, rp.q, name=rp.name, labels=rp.labels, provenance=info))
-    doc = certificate.build_bundle(certs, name=name, statement=statement,
-                                   provenance={"source": "specproof.fixtures", "model": pairs[0].model})
+    first = pairs[0]
+    model_info = {k: first.provenance[k] for k in ("package", "version", "model_file", "sha256", "conversion")
+                  if k in first.provenance}
+    doc = certificate.build_bundle(certs, name=name, statement=statement, provenance={
+        "source": "specproof.fixtures", "model": first.model, **model_info,
+        "float_policy": f"dyadic-renormalize, atol {first.atol!r}",
+        "certificates": "compact (float64 inputs, claimed rows where they matter)"
+        if len(first.p) > COMPACT_ABOVE_V else "full (one row per token)"})
     return _finish(key, doc, out_dir, len(certs))
 
 

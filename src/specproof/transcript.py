@@ -39,7 +39,8 @@ ASSUMPTIONS = (
 #: What no transcript claims.
 NOT_PROVED = (
     "the float path (specproof.numeric) is measured against the exact law, not proved; "
-    "a proof about floats made exact is a proof about the exact rationals they were made into."
+    "a proof about floats made exact is a proof about the exact rationals they were made into; "
+    "names, token texts, notes and provenance are descriptive and not verified by the checker."
 )
 
 #: Per-token tables longer than this are abbreviated.
@@ -98,6 +99,15 @@ def _provenance(info: Mapping[str, Any]) -> list[tuple[str, str]]:
     return items
 
 
+def _trust(verdict: Verdict, compact: bool = False) -> str:
+    """What the checker did, in one sentence, for the trust base."""
+    if not verdict.valid:
+        return "it REJECTED this document; the values below are what the document claims, not re-derived facts"
+    what = "re-derived the law from the float inputs made exact, and every claimed row and total" if compact \
+        else "re-derived every value below from p and q alone"
+    return f"standard library only; it {what}"
+
+
 def _verdict_words(verdict: Verdict) -> tuple[str, str]:
     ident = checker_identity()
     if verdict.valid:
@@ -126,15 +136,12 @@ def _columns(cert: Mapping[str, Any]) -> dict[str, list[Fraction]]:
     return {k: [Fraction(n, e if k == "emitted" else d) for n in col.tolist()] for k, col in zip(keys, cols)}
 
 
-def _selection(cert: Mapping[str, Any]) -> tuple[list[int], str]:
-    """Indices into ``cert["rows"]`` to show, and how they were chosen."""
-    rows = cert["rows"]
-    if cert["schema"] == checker.COMPACT_SCHEMA:
-        return list(range(len(rows))), cert.get("selection", "the claimed rows")
-    if len(rows) <= FULL_TABLE_ROWS:
-        return list(range(len(rows))), ""
-    p, q, r = (_fractions(rows, k) for k in ("p", "q", "residual"))
-    return select_tokens(p, q, r), COMPACT_ROWS
+def _selection(cert: Mapping[str, Any], cols: Mapping[str, list[Fraction]]) -> tuple[list[int], str]:
+    """Tokens to show, and how they were chosen (from the whole recomputed law, not the claims)."""
+    v = len(cols["p"])
+    if v <= FULL_TABLE_ROWS:
+        return list(range(v)), ""
+    return select_tokens(cols["p"], cols["q"], cols["residual"]), COMPACT_ROWS
 
 
 def _outcome(holds: bool, verdict: Verdict) -> str:
@@ -177,20 +184,19 @@ def _certificate_steps(cert: Mapping[str, Any], cols: Mapping[str, list[Fraction
 
 def _table(cert: Mapping[str, Any], cols: Mapping[str, list[Fraction]]) -> dict[str, Any]:
     """The per-token table of one certificate (abbreviated when long), with its totals."""
-    rows = cert["rows"]
-    shown, selection = _selection(cert)
+    labels = {r["token"]: r["label"] for r in cert["rows"] if "label" in r}
+    shown, selection = _selection(cert, cols)
     table = []
-    for i in shown:
-        r = rows[i]
+    for t in shown:
         table.append({
-            "token": r["token"],
-            "label": _cell(r.get("label", "")),
-            **{k: show(r[k]) for k in ("p", "q", "accept", "residual", "emitted")},
-            "equal": "yes" if Fraction(r["emitted"]) == Fraction(r["p"]) else "NO",
+            "token": t,
+            "label": _cell(labels.get(t, "")),
+            **{k: show(cols[k][t]) for k in ("p", "q", "accept", "residual", "emitted")},
+            "equal": "yes" if cols["emitted"][t] == cols["p"][t] else "NO",
         })
     return {
         "vocab_size": cert["vocab_size"], "shown": len(shown), "selection": selection, "rows": table,
-        "has_labels": any("label" in r for r in rows),
+        "has_labels": bool(labels),
         "totals": {k: show(v) for k, v in cert["totals"].items()},
         "zeros_p": sum(1 for x in cols["p"] if x == 0),
         "zeros_q": sum(1 for x in cols["q"] if x == 0),
@@ -204,6 +210,7 @@ def _render_certificate(cert: Mapping[str, Any], verdict: Verdict, json_name: st
     return _ENV.get_template("certificate.md.j2").render(
         name=cert["name"], statement=cert["statement"], assumptions=ASSUMPTIONS,
         checker=checker_identity(), json_name=json_name, schema=cert["schema"], not_proved=NOT_PROVED,
+        trust=_trust(verdict, cert["schema"] == checker.COMPACT_SCHEMA),
         provenance=_provenance(cert.get("provenance", {})), table=_table(cert, cols),
         steps=_certificate_steps(cert, cols, verdict), verdict=word, verdict_detail=detail,
     )
@@ -251,6 +258,7 @@ def _render_bundle(bundle: Mapping[str, Any], verdict: Verdict, json_name: str) 
             "alpha_tv": "yes" if c["claims"]["alpha_equals_one_minus_tv"] else "NO",
         })
     shown = summaries if len(summaries) <= _BUNDLE_SHOWN else summaries[:_BUNDLE_SHOWN]
+    detailed = certs if len(certs) <= BUNDLE_DETAILS else certs[:1]
     alphas = [Fraction(c["totals"]["alpha"]) for c in certs]
     sizes = sorted({c["vocab_size"] for c in certs})
     equal_pairs = sum(1 for a in alphas if a == 1)
@@ -273,10 +281,13 @@ def _render_bundle(bundle: Mapping[str, Any], verdict: Verdict, json_name: str) 
     return _ENV.get_template("bundle.md.j2").render(
         name=bundle["name"], statement=bundle["statement"], assumptions=ASSUMPTIONS,
         checker=checker_identity(), json_name=json_name, schema=bundle["schema"], count=len(certs),
+        trust=_trust(verdict, any(c["schema"] == checker.COMPACT_SCHEMA for c in certs)),
         not_proved=NOT_PROVED, provenance=_provenance(bundle.get("provenance", {})),
         shown=len(shown), selection=f"the first {len(shown)}", instances=shown, summary=summary,
         details=[{"index": i, "name": c["name"], "note": c.get("provenance", {}).get("note", ""),
-                  "table": _table(c, _columns(c))} for i, c in enumerate(certs[:BUNDLE_DETAILS] if len(certs) <= BUNDLE_DETAILS else certs[:1])],
+                  "table": _table(c, _columns(c))} for i, c in enumerate(detailed)],
+        details_note="" if len(detailed) == len(certs) else
+        f"Instance 0 of {len(certs)} in detail (every instance is in `{json_name}`).",
         steps=steps, verdict=word, verdict_detail=detail,
     )
 
