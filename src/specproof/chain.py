@@ -21,6 +21,7 @@ Chen et al. 2023, Algorithm 2 (modified rejection sampling with a bonus token).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable, Sequence
@@ -29,7 +30,7 @@ from .errors import InvalidDistribution
 from .exact import emitted_law
 from .rational import as_distribution
 
-__all__ = ["ChainLaw", "verification_law", "stream_law", "target_joint_law", "expected_tokens"]
+__all__ = ["ChainLaw", "BlockLaw", "verification_law", "stream_law", "target_joint_law", "expected_tokens"]
 
 Prefix = tuple[int, ...]
 Model = Callable[[Prefix], Sequence[Any]]
@@ -45,9 +46,10 @@ class ChainLaw:
         Number of drafted tokens per step.
     vocab_size : int
         V, the same at every position.
-    emitted : dict of tuple of int -> Fraction
+    emitted : Mapping of tuple of int -> Fraction
         Probability of each emitted block (1 to gamma + 1 token ids); only blocks of positive
-        probability are keys. The values sum to 1.
+        probability are keys. The values sum to 1. A :class:`BlockLaw` (values computed on
+        access), which compares equal to the dict of the same items.
     accepted_length : tuple of Fraction, length gamma + 1
         ``accepted_length[i]`` = P(exactly i drafted tokens are accepted).
     expected_accepted : Fraction
@@ -63,7 +65,7 @@ class ChainLaw:
 
     gamma: int
     vocab_size: int
-    emitted: dict[Prefix, Fraction] = field(default_factory=dict)
+    emitted: Mapping[Prefix, Fraction] = field(default_factory=dict)
     accepted_length: tuple[Fraction, ...] = ()
     expected_accepted: Fraction = Fraction(0)
     expected_emitted: Fraction = Fraction(1)
@@ -123,7 +125,7 @@ def verification_law(target: Model, draft: Model, gamma: int) -> ChainLaw:
     """
     if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
         raise InvalidDistribution(f"gamma must be an integer >= 1, got {gamma!r}")
-    emitted: dict[Prefix, Fraction] = {}
+    blocks = BlockLaw()
     stops = [Fraction(0)] * (gamma + 1)
     alphas: dict[Prefix, Fraction] = {}
     lossless = True
@@ -133,12 +135,10 @@ def verification_law(target: Model, draft: Model, gamma: int) -> ChainLaw:
         prefix, reach = stack.pop()
         p_row = _row(target, prefix, "target")
         if len(prefix) == gamma:  # every draft accepted: the bonus token from the target's row
-            law = emitted_law(p_row, p_row)
-            vocab = _same_size(vocab, len(law))
+            row = as_distribution(p_row, "p")
+            vocab = _same_size(vocab, len(row))
             stops[gamma] += reach
-            for y, mass in enumerate(law.target.tolist()):
-                if mass:
-                    emitted[prefix + (y,)] = reach * Fraction(mass, law.denominator)
+            blocks._bonus[prefix] = (reach / row.denominator, row.numerators)
             continue
         law = emitted_law(p_row, _row(draft, prefix, "draft"))
         vocab = _same_size(vocab, len(law))
@@ -146,19 +146,54 @@ def verification_law(target: Model, draft: Model, gamma: int) -> ChainLaw:
         reject = Fraction(law.rejected, d)
         alphas[prefix] = law.alpha
         stops[len(prefix)] += reach * reject
+        residual = law.residual_mass.tolist()
+        if z:
+            blocks._residual[prefix] = (reach * reject / z, residual)
         # the block's next token: accepted draft y (mass min(p, q)), or residual draw y
-        for y, (acc, res, tgt) in enumerate(zip(law.accept.tolist(), law.residual_mass.tolist(),
-                                                law.target.tolist())):
+        for y, (acc, res, tgt) in enumerate(zip(law.accept.tolist(), residual, law.target.tolist())):
             via_residual = reject * Fraction(res, z) if z else Fraction(0)
-            via_accept = Fraction(acc, d)
-            if via_accept + via_residual != Fraction(tgt, d):
+            if Fraction(acc, d) + via_residual != Fraction(tgt, d):
                 lossless = False
-            if via_residual:
-                emitted[prefix + (y,)] = reach * via_residual
-            if via_accept:
-                stack.append((prefix + (y,), reach * via_accept))
+            if acc:
+                stack.append((prefix + (y,), reach * Fraction(acc, d)))
     expected = sum((i * s for i, s in enumerate(stops)), Fraction(0))
-    return ChainLaw(gamma, vocab or 0, emitted, tuple(stops), expected, 1 + expected, lossless, alphas)
+    return ChainLaw(gamma, vocab or 0, blocks, tuple(stops), expected, 1 + expected, lossless, alphas)
+
+
+class BlockLaw(Mapping):
+    """The law of the emitted block, as a read-only mapping block -> Fraction (computed on access).
+
+    Blocks ending in a residual draw are stored per rejecting prefix (its scale and the residual
+    masses), blocks ending in the bonus token per fully accepted prefix (its reach and the
+    target's row), so a gamma = 3 chain over 41 tokens (2.6 million blocks) costs a few
+    thousand stored rows, not millions of Fractions.
+    """
+
+    def __init__(self) -> None:
+        self._residual: dict[Prefix, tuple[Fraction, list[int]]] = {}
+        self._bonus: dict[Prefix, tuple[Fraction, tuple[int, ...]]] = {}
+
+    def _parts(self):
+        yield from self._residual.items()
+        yield from self._bonus.items()
+
+    def __getitem__(self, block: Prefix) -> Fraction:
+        prefix, y = tuple(block[:-1]), block[-1] if block else None
+        for table in (self._residual, self._bonus):
+            if prefix in table:
+                scale, masses = table[prefix]
+                if isinstance(y, int) and 0 <= y < len(masses) and masses[y]:
+                    return scale * masses[y]
+        raise KeyError(block)
+
+    def __iter__(self):
+        for prefix, (_, masses) in self._parts():
+            for y, mass in enumerate(masses):
+                if mass:
+                    yield prefix + (y,)
+
+    def __len__(self) -> int:
+        return sum(1 for _, (_, masses) in self._parts() for mass in masses if mass)
 
 
 def stream_law(law: ChainLaw, target: Model) -> dict[Prefix, Fraction]:
