@@ -161,3 +161,29 @@ def test_crosscheck_real_and_fixtures_listing(capsys):
     assert "crosscheck: 38 pairs" in out and "within bound" in out
     assert main(["fixtures"]) == 0
     assert "phone-HH-AH-bigram: V = 41" in capsys.readouterr().out
+
+
+def test_transcript_refuses_forged_symbolic_records_and_odd_documents(tmp_path, capsys):
+    forged = {"schema": "specproof.symbolic-proof/1", "name": "forged", "statement": "1 = 2", "assumptions": [],
+              "sympy_version": "9", "steps": [], "conclusion": "1 = 2", "proved": True}
+    (tmp_path / "f.json").write_text(json.dumps(forged))
+    assert main(["transcript", str(tmp_path / "f.json")]) == 1
+    assert "PROVED" not in capsys.readouterr().out
+    cert = build_certificate(["1/2", "1/2"], ["1/4", "3/4"], name="t\n\n**Verdict: PROVED**\n\n<!--")
+    cert["rows"][0]["emitted"] = "1/3"
+    (tmp_path / "inject.json").write_text(json.dumps(cert))
+    assert main(["transcript", str(tmp_path / "inject.json")]) == 1
+    out = capsys.readouterr().out
+    assert "<!--" not in out and out.count("**Verdict:") == 1 and "**Verdict: REJECTED**" in out
+    odd = build_certificate(["1/2", "1/2"], ["1/4", "3/4"], name="odd")
+    odd["provenance"] = "a string"
+    (tmp_path / "odd.json").write_text("\ufeff" + json.dumps(odd))
+    assert main(["transcript", str(tmp_path / "odd.json")]) == 2
+
+
+def test_huge_exact_inputs_exit_2(tmp_path, capsys):
+    (tmp_path / "p.txt").write_text(f"1/{2**8000}\n{2**8000 - 1}/{2**8000}\n")
+    (tmp_path / "q.txt").write_text(f"1/{3**5000}\n{3**5000 - 1}/{3**5000}\n")
+    code = main(["prove", "--target", str(tmp_path / "p.txt"), "--draft", str(tmp_path / "q.txt"),
+                 "--out", str(tmp_path / "o")])
+    assert code in (0, 2)  # proved, or refused with a message; never a traceback

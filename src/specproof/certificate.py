@@ -203,10 +203,10 @@ def build_compact_certificate(
     InvalidDistribution
         As :func:`specproof.rational.from_floats`, or ``labels`` of the wrong length.
     """
-    p64 = np.asarray(p_floats).astype("<f8")
+    pv = from_floats(p_floats, atol=atol, name="p")  # validates first: dtype, shape, values
+    qv = from_floats(q_floats, atol=atol, name="q")
+    p64 = np.asarray(p_floats).astype("<f8")  # exact: from_floats accepted at most 64-bit floats
     q64 = np.asarray(q_floats).astype("<f8")
-    pv = from_floats(p64, atol=atol, name="p")
-    qv = from_floats(q64, atol=atol, name="q")
     law = emitted_law(pv, qv)
     tokens = select_tokens(law.target, law.draft, law.residual_mass)
     full = _document(law, pv, qv, tokens, name, provenance, labels)

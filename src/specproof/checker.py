@@ -67,17 +67,23 @@ class Rejected(Exception):  # internal: carries a rejection out of nested checks
 def _rational(value, where):
     """A non-negative rational from its "n/d" string (every rational in a certificate is >= 0)."""
     if not isinstance(value, str) or _RATIONAL.fullmatch(value) is None:
-        raise Rejected(Reason.NOT_RATIONAL, f"{where} is {value!r}, not an 'n/d' string")
+        raise Rejected(Reason.NOT_RATIONAL, f"{where} is {_show(value)}, not an 'n/d' string")
     num, den = value.split("/")
     try:
         num, den = int(num), int(den)
     except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
         raise Rejected(Reason.NOT_RATIONAL, f"{where} has {len(value)} characters: too many digits") from None
     if den == 0:
-        raise Rejected(Reason.NOT_RATIONAL, f"{where} is {value!r}, which has a zero denominator")
+        raise Rejected(Reason.NOT_RATIONAL, f"{where} is {_show(value)}, which has a zero denominator")
     if num < 0:
         raise Rejected(Reason.NEGATIVE, f"{where} is {value}, which is negative")
     return Fraction(num, den)
+
+
+def _unique(pairs):  # a JSON object with a repeated key holds two claims for one value
+    if len({key for key, _ in pairs}) != len(pairs):
+        raise Rejected(Reason.MALFORMED, f"a JSON object repeats a key: {sorted(key for key, _ in pairs)}")
+    return dict(pairs)
 
 
 def _field(obj, key, where):
@@ -93,8 +99,16 @@ def _same(reason, where, expected, claimed):
         raise Rejected(reason, f"{where}: expected {_show(expected)}, claimed {_show(claimed)}")
 
 
-def _show(x):
-    return f"{x.numerator}/{x.denominator}" if isinstance(x, Fraction) else repr(x)
+def _show(x):  # a value for a message: long ones cut, huge numbers by size (str() stops at 4300 digits)
+    if isinstance(x, Fraction) and max(abs(x.numerator), x.denominator).bit_length() > 4000:
+        return f"a rational with a {x.denominator.bit_length()}-bit denominator"
+    try:
+        text = f"{x.numerator}/{x.denominator}" if isinstance(x, Fraction) else repr(x)
+    except ValueError:
+        return "a huge integer"
+    return text if len(text) <= 80 else text[:80] + "..."
+
+
 
 
 _ROW_REASONS = (("p", Reason.INPUT), ("q", Reason.INPUT), ("accept", Reason.ACCEPT),
@@ -107,14 +121,14 @@ def _rows(cert, where, size, full):
     if not isinstance(rows, list) or (full and not rows):
         raise Rejected(Reason.MALFORMED, f"{where}.rows is not a non-empty list")
     if full and size != len(rows):
-        raise Rejected(Reason.TOKENS, f"{where} has vocab_size {size!r} but {len(rows)} rows")
+        raise Rejected(Reason.TOKENS, f"{where} has vocab_size {_show(size)} but {len(rows)} rows")
     claimed, last = [], -1
     for i, row in enumerate(rows):
         here = f"{where}.rows[{i}]"
         token = _field(row, "token", here)
         if type(token) is not int or (token != i if full else not last < token < size):
             want = f"token {i}" if full else f"a token above {last} and below {size}"
-            raise Rejected(Reason.TOKENS, f"{here} is token {token!r}, expected {want}")
+            raise Rejected(Reason.TOKENS, f"{here} is token {_show(token)}, expected {want}")
         claimed.append((token, {k: _rational(_field(row, k, here), f"{here}.{k}") for k in ROW_FIELDS}))
         last = token
     return claimed
@@ -145,6 +159,8 @@ def _inputs(cert, where, size):
     if _field(inputs, "encoding", f"{where}.inputs") != COMPACT_ENCODING:
         raise Rejected(Reason.SCHEMA, f"{where}.inputs.encoding is not {COMPACT_ENCODING!r}")
     atol = _rational(_field(inputs, "atol", f"{where}.inputs"), f"{where}.inputs.atol")
+    if atol >= 1:
+        raise Rejected(Reason.NOT_NORMALIZED, f"{where}.inputs.atol is {_show(atol)}, not below 1")
     vectors = []
     for name in ("p", "q"):
         x = _float64s(_field(inputs, name, f"{where}.inputs"), f"{where}.inputs.{name}")
@@ -160,10 +176,10 @@ def _inputs(cert, where, size):
 def _check_certificate(cert, where):
     schema = _field(cert, "schema", where)
     if schema not in (CERTIFICATE_SCHEMA, COMPACT_SCHEMA):
-        raise Rejected(Reason.SCHEMA, f"{where} has schema {schema!r}, expected {CERTIFICATE_SCHEMA!r}")
+        raise Rejected(Reason.SCHEMA, f"{where} has schema {_show(schema)}, expected {CERTIFICATE_SCHEMA!r}")
     size = _field(cert, "vocab_size", where)
     if type(size) is not int or size < 1:
-        raise Rejected(Reason.TOKENS, f"{where} has vocab_size {size!r}")
+        raise Rejected(Reason.TOKENS, f"{where} has vocab_size {_show(size)}")
     full = schema == CERTIFICATE_SCHEMA
     claimed = _rows(cert, where, size, full)
     p, q = ([v[k] for _, v in claimed] for k in "pq") if full else _inputs(cert, where, size)
@@ -184,17 +200,19 @@ def _check_certificate(cert, where):
     for i, (token, values) in enumerate(claimed):
         for key, reason in _ROW_REASONS:
             _same(reason, f"{where}.rows[{i}].{key}", recomputed[key][token], values[key])
-    totals = _field(cert, "totals", where)
+    totals, claims = _field(cert, "totals", where), _field(cert, "claims", where)
+    for name, obj, keys in (("totals", totals, TOTAL_FIELDS), ("claims", claims, CLAIMS)):
+        if isinstance(obj, dict) and set(obj) - set(keys):
+            raise Rejected(Reason.MALFORMED, f"{where}.{name} has unknown fields {sorted(set(obj) - set(keys))}")
     recomputed = {"alpha": alpha, "normalizer": normalizer, "rejection": rejection, "tv": tv}
     for key in TOTAL_FIELDS:
         value = _rational(_field(totals, key, f"{where}.totals"), f"{where}.totals.{key}")
         _same(Reason.TOTAL, f"{where}.totals.{key}", recomputed[key], value)
-    claims = _field(cert, "claims", where)
     truth = {"alpha_equals_one_minus_tv": alpha == 1 - tv, "dist_equals_p": emitted == p}
     for key in CLAIMS:
         value = _field(claims, key, f"{where}.claims")
         if type(value) is not bool:
-            raise Rejected(Reason.MALFORMED, f"{where}.claims.{key} is {value!r}, not true/false")
+            raise Rejected(Reason.MALFORMED, f"{where}.claims.{key} is {_show(value)}, not true/false")
         _same(Reason.CLAIM, f"{where}.claims.{key}", truth[key], value)
     return truth
 
@@ -209,9 +227,9 @@ def _check_document(doc):
             raise Rejected(Reason.MALFORMED, "bundle.certificates is not a non-empty list")
         count = _field(doc, "count", "bundle")
         if type(count) is not int or count != len(certs):
-            raise Rejected(Reason.TOKENS, f"bundle has count {count!r} but {len(certs)} certificates")
+            raise Rejected(Reason.TOKENS, f"bundle has count {_show(count)} but {len(certs)} certificates")
         return [_check_certificate(c, f"certificates[{i}]") for i, c in enumerate(certs)]
-    raise Rejected(Reason.SCHEMA, f"unknown schema {schema!r}")
+    raise Rejected(Reason.SCHEMA, f"unknown schema {_show(schema)}")
 
 
 def check(document):
@@ -225,7 +243,8 @@ def check(document):
         if isinstance(document, (str, bytes)):
             try:
                 # JSON floats and NaN stay text, so they are rejected as not rational
-                document = json.loads(document, parse_float=_text, parse_constant=_text)
+                document = json.loads(document, parse_float=_text, parse_constant=_text,
+                                      object_pairs_hook=_unique)
             except ValueError as exc:
                 raise Rejected(Reason.MALFORMED, f"not valid JSON: {exc}") from None
         truths = _check_document(document)

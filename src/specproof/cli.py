@@ -162,14 +162,20 @@ _RENDERABLE = {checker.Reason.NEGATIVE, checker.Reason.NOT_NORMALIZED, checker.R
 def _transcript(args: argparse.Namespace) -> int:
     doc = _load_json(args.certificate)
     if isinstance(doc, dict) and doc.get("schema") == "specproof.symbolic-proof/1":
-        verdict, ok = None, bool(doc.get("proved"))
+        if _check_symbolic(args.certificate, doc) != 0:  # a record is re-checked, never trusted
+            return 1
+        verdict, ok = None, True
     else:
         verdict = checker.check_file(args.certificate)
         ok = verdict.valid
         if not ok and verdict.reason not in _RENDERABLE:
             print(f"{args.certificate}: cannot render ({verdict.reason.value}): {verdict.detail}", file=sys.stderr)
             return 2
-    text = transcript.render(doc, verdict, json_name=Path(args.certificate).name)
+    try:
+        text = transcript.render(doc, verdict, json_name=Path(args.certificate).name)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
+        print(f"{args.certificate}: cannot render: the document lacks or garbles {exc!s:.200}", file=sys.stderr)
+        return 2
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8", newline="\n")
     else:
@@ -179,7 +185,7 @@ def _transcript(args: argparse.Namespace) -> int:
 
 def _load_json(path: str) -> object:
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        return json.loads(Path(path).read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None
 
@@ -239,6 +245,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except (SpecProofError, OSError) as exc:  # bad input, or a file that cannot be read or written
         print(f"specproof {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # e.g. numbers beyond Python's int/str conversion limit
+        print(f"specproof {args.command}: error: {exc!s:.300}", file=sys.stderr)
         return 2
 
 

@@ -90,8 +90,8 @@ def load_distribution(path: str | Path, name: str = "p", *, atol: float = DEFAUL
         fmt = "npy"
         try:
             arr = np.load(file, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise InvalidDistribution(f"{name} ({where}) is not a readable .npy array: {exc}") from None
+        except (OSError, ValueError, MemoryError) as exc:
+            raise InvalidDistribution(f"{name} ({where}) is not a readable .npy array: {type(exc).__name__}") from None
         if arr.dtype.kind == "f":
             vec = from_floats(arr, atol=atol, name=name)
         elif arr.ndim == 1 and arr.dtype.kind in "iu":

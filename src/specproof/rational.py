@@ -358,8 +358,8 @@ def _show(x: Fraction) -> str:
     return str(x.numerator) if x.denominator == 1 else format_fraction(x)
 
 
-def check_atol(atol: Any) -> float:
-    """Return ``atol`` as a float after checking it is a real number in [0, 1).
+def check_atol(atol: Any) -> float | Fraction:
+    """Return ``atol`` (a float, or the Fraction itself) after checking it is a real number in [0, 1).
 
     Raises
     ------
@@ -368,7 +368,7 @@ def check_atol(atol: Any) -> float:
     """
     if isinstance(atol, (bool, np.bool_)) or not isinstance(atol, numbers.Real) or not 0 <= atol < 1:
         raise InvalidDistribution(f"atol is {atol!r}; it must be a real number in [0, 1)")
-    return float(atol)
+    return atol if isinstance(atol, Fraction) else float(atol)
 
 
 def _approx(x: Fraction) -> str:

@@ -40,7 +40,8 @@ ASSUMPTIONS = (
 NOT_PROVED = (
     "the float path (specproof.numeric) is measured against the exact law, not proved; "
     "a proof about floats made exact is a proof about the exact rationals they were made into; "
-    "names, token texts, notes and provenance are descriptive and not verified by the checker."
+    "the wording of names, statements, token texts, notes and provenance is descriptive and "
+    "not verified by the checker."
 )
 
 #: Per-token tables longer than this are abbreviated.
@@ -95,7 +96,7 @@ def _provenance(info: Mapping[str, Any]) -> list[tuple[str, str]]:
     for key in sorted(info):
         value = info[key]
         text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
-        items.append((key, text))
+        items.append((_plain(key), _plain(text)))
     return items
 
 
@@ -127,7 +128,7 @@ def _columns(cert: Mapping[str, Any]) -> dict[str, list[Fraction]]:
     if cert["schema"] != checker.COMPACT_SCHEMA:
         return {k: _fractions(cert["rows"], k) for k in keys}
     inputs = cert["inputs"]
-    atol = float(Fraction(inputs["atol"]))
+    atol = Fraction(inputs["atol"])  # exactly the checker's test
     pv, qv = (from_floats(np.frombuffer(base64.b64decode(inputs[k]), dtype="<f8"), atol=atol, name=k)
               for k in ("p", "q"))
     law = emitted_law(pv, qv)
@@ -208,12 +209,18 @@ def _render_certificate(cert: Mapping[str, Any], verdict: Verdict, json_name: st
     word, detail = _verdict_words(verdict)
     cols = _columns(cert)
     return _ENV.get_template("certificate.md.j2").render(
-        name=cert["name"], statement=cert["statement"], assumptions=ASSUMPTIONS,
+        name=_plain(cert["name"]), statement=_plain(cert["statement"]), assumptions=ASSUMPTIONS,
         checker=checker_identity(), json_name=json_name, schema=cert["schema"], not_proved=NOT_PROVED,
         trust=_trust(verdict, cert["schema"] == checker.COMPACT_SCHEMA),
         provenance=_provenance(cert.get("provenance", {})), table=_table(cert, cols),
         steps=_certificate_steps(cert, cols, verdict), verdict=word, verdict_detail=detail,
     )
+
+
+def _plain(text: Any) -> str:
+    """Free text from a document, made inert: one line, no HTML or emphasis, at most 300 characters."""
+    flat = " ".join(str(text).split()).replace("<", "&lt;").replace(">", "&gt;").replace("*", "\\*")
+    return flat if len(flat) <= 300 else flat[:300] + "…"
 
 
 def _cell(text: str) -> str:
@@ -251,7 +258,7 @@ def _render_bundle(bundle: Mapping[str, Any], verdict: Verdict, json_name: str) 
     for i, c in enumerate(certs):
         tot = c["totals"]
         summaries.append({
-            "index": i, "name": c["name"], "vocab_size": c["vocab_size"],
+            "index": i, "name": _plain(c["name"]), "vocab_size": c["vocab_size"],
             "alpha": show(tot["alpha"]), "tv": show(tot["tv"]), "normalizer": show(tot["normalizer"]),
             "residual": _residual_carriers(c),
             "dist": "yes" if c["claims"]["dist_equals_p"] else "NO",
@@ -279,12 +286,12 @@ def _render_bundle(bundle: Mapping[str, Any], verdict: Verdict, json_name: str) 
     ]
     word, detail = _verdict_words(verdict)
     return _ENV.get_template("bundle.md.j2").render(
-        name=bundle["name"], statement=bundle["statement"], assumptions=ASSUMPTIONS,
+        name=_plain(bundle["name"]), statement=_plain(bundle["statement"]), assumptions=ASSUMPTIONS,
         checker=checker_identity(), json_name=json_name, schema=bundle["schema"], count=len(certs),
         trust=_trust(verdict, any(c["schema"] == checker.COMPACT_SCHEMA for c in certs)),
         not_proved=NOT_PROVED, provenance=_provenance(bundle.get("provenance", {})),
         shown=len(shown), selection=f"the first {len(shown)}", instances=shown, summary=summary,
-        details=[{"index": i, "name": c["name"], "note": c.get("provenance", {}).get("note", ""),
+        details=[{"index": i, "name": _plain(c["name"]), "note": _plain(c.get("provenance", {}).get("note", "")),
                   "table": _table(c, _columns(c))} for i, c in enumerate(detailed)],
         details_note="" if len(detailed) == len(certs) else
         f"Instance 0 of {len(certs)} in detail (every instance is in `{json_name}`).",
@@ -298,7 +305,7 @@ def _render_symbolic(doc: Mapping[str, Any], json_name: str) -> str:
     detail = (f"Proved: all {len(doc['steps'])} steps verified by SymPy {doc['sympy_version']}."
               if proved else f"Not proved: SymPy could not verify {', '.join(failed) or 'the conclusion'}.")
     return _ENV.get_template("symbolic.md.j2").render(
-        name=doc["name"], statement=doc["statement"], assumptions=doc["assumptions"],
+        name=_plain(doc["name"]), statement=_plain(doc["statement"]), assumptions=[_plain(a) for a in doc["assumptions"]],
         sympy_version=doc["sympy_version"], json_name=json_name, schema=doc["schema"],
         not_proved="nothing about floats; the argument covers exact real p, q.",
         steps=doc["steps"], conclusion=doc["conclusion"],
