@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InvalidDistribution, ResidualUndefined
-from .rational import DEFAULT_FLOAT_ATOL, check_atol
+from .rational import DEFAULT_FLOAT_ATOL, as_array, check_atol
 
 __all__ = [
     "DEFAULT_ATOL",
@@ -56,12 +56,7 @@ _THREADED_ELEMENTS = 1 << 20
 
 
 def _as_rows(x: Any, name: str) -> np.ndarray:
-    if isinstance(x, np.ma.MaskedArray):
-        raise InvalidDistribution(f"{name} is a masked array: pass the values you mean, unmasked")
-    try:
-        arr = np.asarray(x)
-    except ValueError as exc:  # ragged nested lists
-        raise InvalidDistribution(f"{name} is not a rectangular array: {exc}") from None
+    arr = as_array(x, name)
     if arr.dtype.kind not in "fiu" or arr.dtype == np.bool_:
         raise InvalidDistribution(f"{name} has dtype {arr.dtype}, not a real number dtype")
     if arr.ndim == 0:

@@ -371,6 +371,22 @@ def check_atol(atol: Any) -> float | Fraction:
     return atol if isinstance(atol, Fraction) else float(atol)
 
 
+def as_array(values: Any, name: str) -> np.ndarray:
+    """``np.asarray(values)``, refusing masked arrays and ragged nested lists.
+
+    Raises
+    ------
+    InvalidDistribution
+        For a masked array (its mask would be dropped silently) or ragged input.
+    """
+    if isinstance(values, np.ma.MaskedArray):
+        raise InvalidDistribution(f"{name} is a masked array: pass the values you mean, unmasked")
+    try:
+        return np.asarray(values)
+    except ValueError as exc:  # ragged nested lists
+        raise InvalidDistribution(f"{name} is not a rectangular array: {exc}") from None
+
+
 def _approx(x: Fraction) -> str:
     try:
         return repr(float(x))
@@ -426,12 +442,7 @@ def from_floats(values: Any, *, atol: float = DEFAULT_FLOAT_ATOL, name: str = "x
     >>> from_floats([0.1, 0.2, 0.7]).fractions()[0] == Fraction(0.1) / (Fraction(0.1) + Fraction(0.2) + Fraction(0.7))
     True
     """
-    if isinstance(values, np.ma.MaskedArray):
-        raise InvalidDistribution(f"{name} is a masked array: pass the values you mean, unmasked")
-    try:
-        arr = np.asarray(values)
-    except ValueError as exc:  # ragged nested lists
-        raise InvalidDistribution(f"{name} is not a rectangular array: {exc}") from None
+    arr = as_array(values, name)
     if arr.dtype.kind != "f":
         raise InvalidDistribution(
             f"{name} has dtype {arr.dtype}, not a float dtype; use as_distribution for exact values"
