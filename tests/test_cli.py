@@ -139,7 +139,7 @@ def test_check_symbolic_record(tmp_path, capsys):
     doc["steps"][0]["result"] = "1"
     (tmp_path / "s.json").write_text(json.dumps(doc))
     assert main(["check", str(tmp_path / "s.json")]) == 1
-    assert "differs from a fresh run" in capsys.readouterr().out
+    assert "differs from a fresh run of the SymPy proof" in capsys.readouterr().out
 
 
 def test_os_errors_exit_2(tmp_path, capsys):

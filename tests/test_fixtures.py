@@ -110,3 +110,18 @@ def test_smollm2_fixture_regenerates():
         stored = SMOL_ARRAYS[f"{prompt['key']}/{kind}"]
         assert np.array_equal(out[kind], stored), (kind, float(np.abs(out[kind] - stored).max()))
     assert smollm2.vocabulary()[:1000] == SMOL_META["vocabulary"][:1000]
+
+
+def test_phone_chain_models_and_end_symbol():
+    from specproof.chain import verification_law
+    from specproof.fixtures import PHONE_END, phone_lm_chain
+
+    target, draft, labels = phone_lm_chain(("HH", "AH"))
+    end = labels.index(PHONE_END)
+    assert target((end,)).fractions()[end] == 1 and draft((end, end)).fractions()[end] == 1
+    law = verification_law(target, draft, 2)
+    assert law.lossless and sum(law.accepted_length) == 1
+    # after </s>, p == q (both absorbing): alpha = 1 there
+    assert law.alphas[(end,)] == 1
+    assert PHONE["trigram_table"]["HH AH"] == PHONE["contexts"][0]["trigram"]
+    assert len(PHONE["trigram_table"]) == 40 * 40 and len(PHONE["bigram_table"]) == 40

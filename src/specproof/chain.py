@@ -61,6 +61,14 @@ class ChainLaw:
         target's row there (checked exactly, node by node).
     alphas : dict of tuple of int -> Fraction
         The acceptance probability alpha(s) at every accepted prefix s of depth < gamma.
+    reach : dict of tuple of int -> Fraction
+        The probability that the verifier reaches each of those prefixes (all its drafts
+        accepted): the product of the accept masses min(p, q) along it.
+
+    Notes
+    -----
+    ``mean_alpha`` gives the reach-weighted mean of alpha over the positions visited, the
+    alpha to compare with Leviathan et al.'s Eq. 1.
     """
 
     gamma: int
@@ -71,6 +79,12 @@ class ChainLaw:
     expected_emitted: Fraction = Fraction(1)
     lossless: bool = True
     alphas: dict[Prefix, Fraction] = field(default_factory=dict)
+    reach: dict[Prefix, Fraction] = field(default_factory=dict)
+
+    @property
+    def mean_alpha(self) -> Fraction:
+        """sum_s reach(s) alpha(s) / sum_s reach(s) over the accepted prefixes of depth < gamma."""
+        return sum(self.reach[s] * a for s, a in self.alphas.items()) / sum(self.reach[s] for s in self.alphas)
 
 
 def _row(model: Model, prefix: Prefix, name: str) -> Any:
@@ -128,6 +142,7 @@ def verification_law(target: Model, draft: Model, gamma: int) -> ChainLaw:
     blocks = BlockLaw()
     stops = [Fraction(0)] * (gamma + 1)
     alphas: dict[Prefix, Fraction] = {}
+    reaches: dict[Prefix, Fraction] = {}
     lossless = True
     vocab: int | None = None
     stack: list[tuple[Prefix, Fraction]] = [((), Fraction(1))]
@@ -145,6 +160,7 @@ def verification_law(target: Model, draft: Model, gamma: int) -> ChainLaw:
         d, z = law.denominator, law.normalizer
         reject = Fraction(law.rejected, d)
         alphas[prefix] = law.alpha
+        reaches[prefix] = reach
         stops[len(prefix)] += reach * reject
         residual = law.residual_mass.tolist()
         if z:
@@ -157,7 +173,7 @@ def verification_law(target: Model, draft: Model, gamma: int) -> ChainLaw:
             if acc:
                 stack.append((prefix + (y,), reach * Fraction(acc, d)))
     expected = sum((i * s for i, s in enumerate(stops)), Fraction(0))
-    return ChainLaw(gamma, vocab or 0, blocks, tuple(stops), expected, 1 + expected, lossless, alphas)
+    return ChainLaw(gamma, vocab or 0, blocks, tuple(stops), expected, 1 + expected, lossless, alphas, reaches)
 
 
 class BlockLaw(Mapping):

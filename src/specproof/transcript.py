@@ -313,6 +313,28 @@ def _render_symbolic(doc: Mapping[str, Any], json_name: str) -> str:
     )
 
 
+def _render_chain(doc: Mapping[str, Any], json_name: str) -> str:
+    rows = []
+    for res in doc["results"]:
+        short = lambda x: _plain(x)[:14]  # noqa: E731 - the record keeps 25 digits
+        rows.append({
+            "context": _plain(res["context"]), "gamma": res["gamma"], "nodes": res["nodes"],
+            "accepted_length": ", ".join(short(x) for x in res["accepted_length"]),
+            "expected_emitted": short(res["expected_emitted"]), "mean_alpha": short(res["mean_alpha"]),
+            "eq1": short(res["eq1"]), "difference": short(res["eq1_minus_exact"]),
+            "lossless": "yes" if res["lossless"] else "NO",
+        })
+    proved = bool(doc["proved"]) and all(r["lossless"] for r in doc["results"])
+    return _ENV.get_template("chain.md.j2").render(
+        name=_plain(doc["name"]), statement=_plain(doc["statement"]),
+        assumptions=[_plain(a) for a in doc["assumptions"]], json_name=json_name, schema=doc["schema"],
+        not_proved=NOT_PROVED, provenance=_provenance(doc.get("provenance", {})), results=rows,
+        verdict="PROVED" if proved else "NOT PROVED",
+        verdict_detail=f"{'Proved' if proved else 'Not proved'}: {len(rows)} chain laws, "
+                       f"{sum(r['lossless'] == 'yes' for r in rows)} lossless.",
+    )
+
+
 def render(document: Mapping[str, Any], verdict: Verdict | None = None, *, json_name: str = "certificate.json") -> str:
     """Render a certificate, bundle or symbolic-proof document as Markdown.
 
@@ -341,6 +363,8 @@ def render(document: Mapping[str, Any], verdict: Verdict | None = None, *, json_
     schema = document.get("schema")
     if schema == "specproof.symbolic-proof/1":
         return _render_symbolic(document, json_name)
+    if schema == "specproof.chain-record/1":
+        return _render_chain(document, json_name)
     if verdict is None:
         verdict = checker.check(dict(document))
     if schema == checker.BUNDLE_SCHEMA:
