@@ -4,7 +4,15 @@ from fractions import Fraction as F
 
 import pytest
 
-from specproof.chain import expected_tokens, stream_law, target_joint_law, verification_law
+from specproof.chain import (
+    best_gamma,
+    expected_tokens,
+    operations_factor,
+    stream_law,
+    target_joint_law,
+    verification_law,
+    walltime_improvement,
+)
 from specproof.errors import InvalidDistribution
 
 
@@ -97,3 +105,26 @@ def test_bad_inputs():
         verification_law(_rows({(): HALF}), _rows({(): HALF}), 1)
     with pytest.raises(InvalidDistribution, match="p sums to"):
         verification_law(lambda s: ["1/2"], lambda s: [1], 1)
+
+
+def test_closed_forms_by_hand():
+    # Thm 3.8: (1 - a^(g+1)) / ((1 - a)(g c + 1)); a = 3/4, g = 2, c = 1/4: (37/16)/(3/2) = 37/24
+    assert walltime_improvement("3/4", 2, "1/4") == F(37, 24)
+    # c = 0 (a free draft): the improvement is Eq. 1 itself
+    assert walltime_improvement("3/4", 3, 0) == expected_tokens("3/4", 3)
+    # Thm 3.11: (g c_hat + g + 1) / Eq.1; a = 1/2, g = 1, c_hat = 1/2: (5/2)/(3/2) = 5/3
+    assert operations_factor("1/2", 1, "1/2") == F(5, 3)
+    # the best gamma maximizes Thm 3.8 over 1..max_gamma, ties to the smaller gamma
+    improvements = {g: walltime_improvement("4/5", g, "1/10") for g in range(1, 65)}
+    assert best_gamma("4/5", "1/10") == max(improvements, key=lambda g: (improvements[g], -g))
+    assert best_gamma(0, "1/10") == 1  # nothing is ever accepted: draft as little as possible
+    with pytest.raises(InvalidDistribution, match="c is -1"):
+        walltime_improvement("1/2", 1, -1)
+    with pytest.raises(InvalidDistribution, match="max_gamma"):
+        best_gamma("1/2", 0, max_gamma=0)
+
+
+def test_iid_formula_against_the_exact_law_on_varying_alpha():
+    law = verification_law(_rows(TARGET), _rows(DRAFT), 2)
+    assert law.mean_alpha == F(5, 7)  # (1 * 3/4 + 1/4 * 1 + 1/2 * 1/2) / (1 + 1/4 + 1/2)
+    assert law.expected_emitted - expected_tokens(law.mean_alpha, 2) == F(9, 4) - F(109, 49)

@@ -30,7 +30,8 @@ from .errors import InvalidDistribution
 from .exact import emitted_law
 from .rational import as_distribution
 
-__all__ = ["ChainLaw", "BlockLaw", "verification_law", "stream_law", "target_joint_law", "expected_tokens"]
+__all__ = ["ChainLaw", "BlockLaw", "verification_law", "stream_law", "target_joint_law", "expected_tokens",
+           "walltime_improvement", "operations_factor", "best_gamma"]
 
 Prefix = tuple[int, ...]
 Model = Callable[[Prefix], Sequence[Any]]
@@ -293,3 +294,94 @@ def expected_tokens(alpha: Any, gamma: int) -> Fraction:
     if a == 1:
         return Fraction(gamma + 1)
     return (1 - a ** (gamma + 1)) / (1 - a)
+
+
+def _cost(value: Any, what: str) -> Fraction:
+    from .rational import to_fraction
+
+    c = to_fraction(value, what=what)
+    if c < 0:
+        raise InvalidDistribution(f"{what} is {c}, not >= 0")
+    return c
+
+
+def walltime_improvement(alpha: Any, gamma: int, c: Any) -> Fraction:
+    """Expected walltime improvement factor of speculative decoding (Leviathan Thm 3.8).
+
+    ``(1 - alpha**(gamma + 1)) / ((1 - alpha) * (gamma * c + 1))``: expected tokens per step
+    (Eq. 1) over the cost of a step, gamma draft runs at c target-runs each plus one target run.
+
+    Parameters
+    ----------
+    alpha : exact rational in [0, 1]
+        Acceptance probability, the same at every position.
+    gamma : int, >= 0
+        Draft length.
+    c : exact rational >= 0
+        Cost coefficient: time of one draft run over time of one target run.
+
+    Returns
+    -------
+    Fraction
+
+    Raises
+    ------
+    InvalidDistribution
+        As :func:`expected_tokens`, or a negative or inexact ``c``.
+
+    References
+    ----------
+    Leviathan et al. 2023, Theorem 3.8.
+
+    Examples
+    --------
+    >>> walltime_improvement("1/2", 1, 0), walltime_improvement(1, 3, "1/10")
+    (Fraction(3, 2), Fraction(40, 13))
+    """
+    return expected_tokens(alpha, gamma) / (gamma * _cost(c, "c") + 1)
+
+
+def operations_factor(alpha: Any, gamma: int, c_hat: Any) -> Fraction:
+    """Expected factor of increase in arithmetic operations (Leviathan Thm 3.11).
+
+    ``(1 - alpha) * (gamma * c_hat + gamma + 1) / (1 - alpha**(gamma + 1))``: per step the
+    target runs on gamma + 1 positions and the draft gamma times at c_hat target-operations
+    each, divided by the expected tokens per step (Eq. 1).
+
+    Parameters
+    ----------
+    alpha : exact rational in [0, 1]
+    gamma : int, >= 0
+    c_hat : exact rational >= 0
+        Operations of one draft run over operations of one target run.
+
+    Returns
+    -------
+    Fraction
+
+    References
+    ----------
+    Leviathan et al. 2023, Theorem 3.11.
+
+    Examples
+    --------
+    >>> operations_factor(0, 2, "1/10"), operations_factor(1, 2, 0)
+    (Fraction(16, 5), Fraction(1, 1))
+    """
+    return (gamma * _cost(c_hat, "c_hat") + gamma + 1) / expected_tokens(alpha, gamma)
+
+
+def best_gamma(alpha: Any, c: Any, *, max_gamma: int = 64) -> int:
+    """The integer gamma in [1, max_gamma] that maximizes :func:`walltime_improvement`.
+
+    Ties go to the smaller gamma. With alpha = 1 and c < 1 the improvement grows without
+    bound, so the answer is ``max_gamma``: the cap is a parameter, not a hidden choice.
+
+    Examples
+    --------
+    >>> best_gamma("3/4", "1/20"), best_gamma("1/2", "1/2"), best_gamma(1, "1/10", max_gamma=8)
+    (7, 1, 8)
+    """
+    if isinstance(max_gamma, bool) or not isinstance(max_gamma, int) or max_gamma < 1:
+        raise InvalidDistribution(f"max_gamma must be an integer >= 1, got {max_gamma!r}")
+    return max(range(1, max_gamma + 1), key=lambda g: (walltime_improvement(alpha, g, c), -g))
