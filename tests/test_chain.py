@@ -128,3 +128,58 @@ def test_iid_formula_against_the_exact_law_on_varying_alpha():
     law = verification_law(_rows(TARGET), _rows(DRAFT), 2)
     assert law.mean_alpha == F(5, 7)  # (1 * 3/4 + 1/4 * 1 + 1/2 * 1/2) / (1 + 1/4 + 1/2)
     assert law.expected_emitted - expected_tokens(law.mean_alpha, 2) == F(9, 4) - F(109, 49)
+
+
+# ---------------------------------------------------------------- a given drafted block
+
+import numpy as np  # noqa: E402
+
+from specproof import numeric  # noqa: E402
+from specproof.chain import given_block_law  # noqa: E402
+
+
+def test_given_block_by_hand():
+    # p0 = (1/2, 1/2), q0 = (1/4, 3/4), x1 = 1: keep 2/3; p1 = q1 = (1/3, 2/3), x2 = 0: keep 1;
+    # bonus p2 = (1, 0). Stops: 1/3 after 0 accepted, 0 after 1, 2/3 after 2.
+    law = given_block_law([HALF, (F(1, 3), F(2, 3)), (F(1), F(0))], [(F(1, 4), F(3, 4)), (F(1, 3), F(2, 3))], [1, 0])
+    assert law.accepted_length == (F(1, 3), F(0), F(2, 3))
+    assert law.emitted == ((F(1), F(0)), (F(0), F(0)), (F(1), F(0)))
+
+
+@pytest.mark.parametrize(
+    "tokens, message", [([2], r"not a token id in \[0, 2\)"), ([-1], "not a token id"), ([True], "not a token id"),
+                        ([0], "draft probability 0")])
+def test_given_block_bad_tokens(tokens, message):
+    with pytest.raises(InvalidDistribution, match=message):
+        given_block_law([HALF, HALF], [(F(0), F(1))], tokens)
+
+
+def test_float_given_block_matches_exact_on_random_blocks():
+    rng = np.random.default_rng(5)
+    worst = 0.0
+    for _ in range(40):
+        gamma, v = int(rng.integers(1, 5)), int(rng.integers(2, 9))
+        w_t = rng.integers(0, 6, size=(gamma + 1, v)); w_t[:, 0] += 1
+        w_d = rng.integers(0, 6, size=(gamma, v)); w_d[:, 0] += 1
+        tgt = [tuple(F(int(a), int(r.sum())) for a in r) for r in w_t]
+        drf = [tuple(F(int(a), int(r.sum())) for a in r) for r in w_d]
+        toks = [int(rng.choice(np.flatnonzero(r))) for r in w_d]
+        exact = given_block_law(tgt, drf, toks)
+        acc, emi = numeric.given_block_law(w_t / w_t.sum(-1, keepdims=True), w_d / w_d.sum(-1, keepdims=True),
+                                           np.array(toks))
+        worst = max(worst, max(abs(F(float(a)) - b) for a, b in zip(acc.tolist(), exact.accepted_length)))
+        for row_f, row_e in zip(emi.tolist(), exact.emitted):
+            worst = max(worst, max(abs(F(float(a)) - b) for a, b in zip(row_f, row_e)))
+    assert worst < 1e-12
+
+
+def test_float_given_block_is_batched_and_refuses_bad_tokens():
+    t = np.full((3, 2, 4), 0.25)
+    d = np.full((3, 1, 4), 0.25)
+    acc, emi = numeric.given_block_law(t, d, np.array([[0], [1], [3]]))
+    assert acc.shape == (3, 2) and emi.shape == (3, 2, 4)
+    assert acc.tolist() == [[0.0, 1.0]] * 3  # p == q: always accepted
+    with pytest.raises(InvalidDistribution, match=r"in \[0, 4\)"):
+        numeric.given_block_law(t, d, np.array([[0], [4], [1]]))
+    with pytest.raises(InvalidDistribution, match="shapes do not fit"):
+        numeric.given_block_law(t, d, np.array([0, 1, 2]))

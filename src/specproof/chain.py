@@ -31,7 +31,7 @@ from .exact import emitted_law
 from .rational import as_distribution
 
 __all__ = ["ChainLaw", "BlockLaw", "verification_law", "stream_law", "target_joint_law", "expected_tokens",
-           "walltime_improvement", "operations_factor", "best_gamma"]
+           "walltime_improvement", "operations_factor", "best_gamma", "GivenBlockLaw", "given_block_law"]
 
 Prefix = tuple[int, ...]
 Model = Callable[[Prefix], Sequence[Any]]
@@ -385,3 +385,78 @@ def best_gamma(alpha: Any, c: Any, *, max_gamma: int = 64) -> int:
     if isinstance(max_gamma, bool) or not isinstance(max_gamma, int) or max_gamma < 1:
         raise InvalidDistribution(f"max_gamma must be an integer >= 1, got {max_gamma!r}")
     return max(range(1, max_gamma + 1), key=lambda g: (walltime_improvement(alpha, g, c), -g))
+
+
+@dataclass(frozen=True)
+class GivenBlockLaw:
+    """What the verifier does with one given drafted block (the reference for batched samplers).
+
+    Attributes
+    ----------
+    accepted_length : tuple of Fraction, length gamma + 1
+        P(exactly i of the given drafts are accepted).
+    emitted : tuple of tuple of Fraction, shape [gamma + 1][V]
+        ``emitted[i]``: the law of the token emitted when the verifier stops after i accepted
+        drafts: the normalized residual row i for i < gamma, the bonus row p_gamma for
+        i = gamma. A stop position of probability 0 gets the row it would use, or all zeros if
+        that row is the empty residual (p_i == q_i).
+    """
+
+    accepted_length: tuple[Fraction, ...]
+    emitted: tuple[tuple[Fraction, ...], ...]
+
+
+def given_block_law(target_rows: Sequence[Any], draft_rows: Sequence[Any], tokens: Sequence[int]) -> GivenBlockLaw:
+    """Exact law of the verifier's outcome for a given drafted block.
+
+    Parameters
+    ----------
+    target_rows : sequence of gamma + 1 exact distributions over V tokens
+        p(. | prefix, x_<i) for i = 0..gamma (the last row gives the bonus token).
+    draft_rows : sequence of gamma exact distributions over V tokens
+        q(. | prefix, x_<i) for i = 0..gamma-1.
+    tokens : sequence of gamma ints
+        The drafted tokens x_1..x_gamma, each in [0, V) with q_i(x_i) > 0.
+
+    Returns
+    -------
+    GivenBlockLaw
+
+    Raises
+    ------
+    InvalidDistribution
+        Row counts that do not fit gamma, rows of different lengths, a token id outside
+        [0, V) or not an int, or a token the draft gives probability 0 (it cannot have been
+        drafted).
+
+    Examples
+    --------
+    >>> law = given_block_law([["1/2", "1/2"], [1, 0]], [["1/4", "3/4"]], [1])
+    >>> law.accepted_length, law.emitted[0]
+    ((Fraction(1, 3), Fraction(2, 3)), (Fraction(1, 1), Fraction(0, 1)))
+    """
+    gamma = len(tokens)
+    if gamma < 1 or len(target_rows) != gamma + 1 or len(draft_rows) != gamma:
+        raise InvalidDistribution(
+            f"need gamma >= 1 tokens, gamma + 1 target rows and gamma draft rows; got {gamma} tokens, "
+            f"{len(target_rows)} target rows, {len(draft_rows)} draft rows"
+        )
+    stops, rows, alive = [], [], Fraction(1)
+    vocab = None
+    for i, x in enumerate(tokens):
+        law = emitted_law(target_rows[i], draft_rows[i])
+        vocab = _same_size(vocab, len(law))
+        if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < len(law):
+            raise InvalidDistribution(f"drafted token {i} is {x!r}, not a token id in [0, {len(law)})")
+        if law.draft[x] == 0:
+            raise InvalidDistribution(f"drafted token {i} ({x}) has draft probability 0: it cannot have been drafted")
+        keep = min(Fraction(1), Fraction(law.target[x], law.draft[x]))  # min(1, p(x)/q(x))
+        stops.append(alive * (1 - keep))
+        alive *= keep
+        z = law.normalizer
+        rows.append(tuple(Fraction(r, z) if z else Fraction(0) for r in law.residual_mass.tolist()))
+    bonus = as_distribution(target_rows[gamma], "p")
+    _same_size(vocab, len(bonus))
+    stops.append(alive)
+    rows.append(bonus.fractions())
+    return GivenBlockLaw(tuple(stops), tuple(rows))

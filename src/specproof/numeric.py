@@ -36,6 +36,7 @@ __all__ = [
     "acceptance_probability",
     "tv_distance",
     "residual",
+    "given_block_law",
 ]
 
 #: Largest ``abs(sum(row) - 1)`` accepted before a row is divided by its sum; the same
@@ -339,3 +340,60 @@ def residual(p: Any, q: Any, *, atol: float = DEFAULT_ATOL) -> np.ndarray:
             "specproof.exact.residual gives the exact residual of rows that differ"
         )
     return res / z
+
+
+def given_block_law(target: Any, draft: Any, tokens: Any, *, atol: float = DEFAULT_ATOL) -> tuple[np.ndarray, np.ndarray]:
+    """Float mirror of :func:`specproof.chain.given_block_law`, batched.
+
+    Parameters
+    ----------
+    target : array_like of float, shape [..., gamma + 1, V]
+        Target rows p_0..p_gamma (the last gives the bonus token).
+    draft : array_like of float, shape [..., gamma, V]
+        Draft rows q_0..q_{gamma-1}.
+    tokens : array_like of int, shape [..., gamma]
+        Drafted token ids, each in [0, V) with q_i(x_i) > 0.
+    atol : float, optional
+        Normalization tolerance, as in :func:`emitted_distribution`.
+
+    Returns
+    -------
+    accepted_length : numpy.ndarray of float64, shape [..., gamma + 1]
+        P(exactly i drafts accepted).
+    emitted : numpy.ndarray of float64, shape [..., gamma + 1, V]
+        Law of the emitted token when stopping after i accepted drafts: the normalized
+        residual (all zeros where it is empty), or the bonus row for i = gamma.
+
+    Raises
+    ------
+    InvalidDistribution
+        Shapes that do not fit, bad rows (as :func:`emitted_distribution`), token ids that
+        are not integers in [0, V), or a token the draft gives probability 0.
+    """
+    t, d = _as_rows(target, "target"), _as_rows(draft, "draft")
+    x = np.asarray(tokens)
+    if t.ndim < 2 or d.shape != t.shape[:-2] + (t.shape[-2] - 1, t.shape[-1]) or x.shape != d.shape[:-1] \
+            or x.shape[-1] < 1:
+        raise InvalidDistribution(
+            f"shapes do not fit: target {t.shape}, draft {d.shape}, tokens {x.shape} "
+            "(want [..., gamma + 1, V], [..., gamma, V], [..., gamma] with gamma >= 1)")
+    v = t.shape[-1]
+    if x.dtype.kind not in "iu" or (x.size and (x.min() < 0 or x.max() >= v)):
+        raise InvalidDistribution(f"tokens must be integer ids in [0, {v}); got dtype {x.dtype}"
+                                  + (f", range [{x.min()}, {x.max()}]" if x.size and x.dtype.kind in "iuf" else ""))
+    _law(t[..., :-1, :], d, atol)  # validates every row (same checks and messages)
+    _law(t[..., -1:, :], t[..., -1:, :], atol)
+    pn = t.astype(np.float64) / t.astype(np.float64).sum(axis=-1, keepdims=True)
+    qn = d.astype(np.float64) / d.astype(np.float64).sum(axis=-1, keepdims=True)
+    px = np.take_along_axis(pn[..., :-1, :], x[..., None], axis=-1)[..., 0]
+    qx = np.take_along_axis(qn, x[..., None], axis=-1)[..., 0]
+    if (qx == 0).any():
+        raise InvalidDistribution("a drafted token has draft probability 0: it cannot have been drafted")
+    keep = np.minimum(1.0, px / qx)  # min(1, p(x)/q(x)) per position
+    alive = np.cumprod(keep, axis=-1)
+    before = np.concatenate([np.ones_like(alive[..., :1]), alive[..., :-1]], axis=-1)
+    accepted = np.concatenate([before * (1.0 - keep), alive[..., -1:]], axis=-1)
+    res = pn[..., :-1, :] - np.minimum(pn[..., :-1, :], qn)
+    z = res.sum(axis=-1, keepdims=True)
+    rows = np.divide(res, z, out=np.zeros_like(res), where=z > 0)
+    return accepted, np.concatenate([rows, pn[..., -1:, :]], axis=-2)
