@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 
 from .errors import InvalidDistribution
 from .exact import emitted_law
-from .rational import as_distribution
+from .rational import as_distribution, to_fraction
 
 __all__ = ["ChainLaw", "BlockLaw", "verification_law", "stream_law", "target_joint_law", "expected_tokens",
            "walltime_improvement", "operations_factor", "best_gamma", "GivenBlockLaw", "given_block_law"]
@@ -138,8 +138,7 @@ def verification_law(target: Model, draft: Model, gamma: int) -> ChainLaw:
     >>> law.emitted[(1, 0)], law.emitted[(0,)]
     (Fraction(1, 4), Fraction(1, 4))
     """
-    if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
-        raise InvalidDistribution(f"gamma must be an integer >= 1, got {gamma!r}")
+    _require_int(gamma, "gamma", 1)
     blocks = BlockLaw()
     stops = [Fraction(0)] * (gamma + 1)
     alphas: dict[Prefix, Fraction] = {}
@@ -220,29 +219,22 @@ def stream_law(law: ChainLaw, target: Model) -> dict[Prefix, Fraction]:
     gamma + 1 tokens (V ** (gamma + 1) of them: small vocabularies only). Lossless means this
     equals :func:`target_joint_law`.
     """
-    n = law.gamma + 1
-    out: dict[Prefix, Fraction] = {}
-    for block, mass in law.emitted.items():
-        frontier = [(block, mass)]
-        while frontier:
-            seq, m = frontier.pop()
-            if len(seq) == n:
-                out[seq] = out.get(seq, Fraction(0)) + m
-                continue
-            for y, py in enumerate(as_distribution(target(seq), "p").fractions()):
-                if py:
-                    frontier.append((seq + (y,), m * py))
-    return out
+    return _continue(law.emitted.items(), target, law.gamma + 1)
 
 
 def target_joint_law(target: Model, length: int) -> dict[Prefix, Fraction]:
     """The target's own joint law of ``length`` tokens, ``prod_i p(z_i | z_<i)`` (small V only)."""
+    return _continue([((), Fraction(1))], target, length)
+
+
+def _continue(starts: Any, target: Model, length: int) -> dict[Prefix, Fraction]:
+    """Extend each (sequence, mass) by plain target sampling to ``length`` tokens; sum the masses."""
     out: dict[Prefix, Fraction] = {}
-    frontier: list[tuple[Prefix, Fraction]] = [((), Fraction(1))]
+    frontier = list(starts)
     while frontier:
         seq, m = frontier.pop()
         if len(seq) == length:
-            out[seq] = m
+            out[seq] = out.get(seq, Fraction(0)) + m
             continue
         for y, py in enumerate(as_distribution(target(seq), "p").fractions()):
             if py:
@@ -284,21 +276,21 @@ def expected_tokens(alpha: Any, gamma: int) -> Fraction:
     >>> expected_tokens("3/4", 1), expected_tokens(1, 3)
     (Fraction(7, 4), Fraction(4, 1))
     """
-    from .rational import to_fraction
-
     a = to_fraction(alpha, what="alpha")
     if not 0 <= a <= 1:
         raise InvalidDistribution(f"alpha is {a}, not in [0, 1]")
-    if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 0:
-        raise InvalidDistribution(f"gamma must be an integer >= 0, got {gamma!r}")
+    _require_int(gamma, "gamma", 0)
     if a == 1:
         return Fraction(gamma + 1)
     return (1 - a ** (gamma + 1)) / (1 - a)
 
 
-def _cost(value: Any, what: str) -> Fraction:
-    from .rational import to_fraction
+def _require_int(value: Any, name: str, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise InvalidDistribution(f"{name} must be an integer >= {minimum}, got {value!r}")
 
+
+def _cost(value: Any, what: str) -> Fraction:
     c = to_fraction(value, what=what)
     if c < 0:
         raise InvalidDistribution(f"{what} is {c}, not >= 0")
@@ -382,8 +374,7 @@ def best_gamma(alpha: Any, c: Any, *, max_gamma: int = 64) -> int:
     >>> best_gamma("3/4", "1/20"), best_gamma("1/2", "1/2"), best_gamma(1, "1/10", max_gamma=8)
     (7, 1, 8)
     """
-    if isinstance(max_gamma, bool) or not isinstance(max_gamma, int) or max_gamma < 1:
-        raise InvalidDistribution(f"max_gamma must be an integer >= 1, got {max_gamma!r}")
+    _require_int(max_gamma, "max_gamma", 1)
     return max(range(1, max_gamma + 1), key=lambda g: (walltime_improvement(alpha, g, c), -g))
 
 

@@ -130,7 +130,7 @@ def _prove(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     doc = _load_json(args.certificate)
     if isinstance(doc, dict) and doc.get("schema") in _RECORDS:
-        return _check_symbolic(args.certificate, doc)
+        return _check_record(args.certificate, doc)
     verdict = checker.check_file(args.certificate)
     if verdict.valid:
         print(f"{args.certificate}: valid ({verdict.detail})")
@@ -152,7 +152,7 @@ _RECORDS = {
 }
 
 
-def _check_symbolic(path: str, doc: dict) -> int:
+def _check_record(path: str, doc: dict) -> int:
     """A record (symbolic proof, chain laws) is re-checked by recomputing it, not by the kernel."""
     fresh_fn, what = _RECORDS[doc["schema"]]
     fresh = fresh_fn()
@@ -174,7 +174,7 @@ _RENDERABLE = {checker.Reason.NEGATIVE, checker.Reason.NOT_NORMALIZED, checker.R
 def _transcript(args: argparse.Namespace) -> int:
     doc = _load_json(args.certificate)
     if isinstance(doc, dict) and doc.get("schema") in _RECORDS:
-        if _check_symbolic(args.certificate, doc) != 0:  # a record is re-checked, never trusted
+        if _check_record(args.certificate, doc) != 0:  # a record is re-checked, never trusted
             return 1
         verdict, ok = None, True
     else:

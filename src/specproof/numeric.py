@@ -383,8 +383,9 @@ def given_block_law(target: Any, draft: Any, tokens: Any, *, atol: float = DEFAU
                                   + (f", range [{x.min()}, {x.max()}]" if x.size and x.dtype.kind in "iuf" else ""))
     _law(t[..., :-1, :], d, atol)  # validates every row (same checks and messages)
     _law(t[..., -1:, :], t[..., -1:, :], atol)
-    pn = t.astype(np.float64) / t.astype(np.float64).sum(axis=-1, keepdims=True)
-    qn = d.astype(np.float64) / d.astype(np.float64).sum(axis=-1, keepdims=True)
+    t64, d64 = t.astype(np.float64), d.astype(np.float64)
+    pn = t64 / t64.sum(axis=-1, keepdims=True)
+    qn = d64 / d64.sum(axis=-1, keepdims=True)
     px = np.take_along_axis(pn[..., :-1, :], x[..., None], axis=-1)[..., 0]
     qx = np.take_along_axis(qn, x[..., None], axis=-1)[..., 0]
     if (qx == 0).any():
