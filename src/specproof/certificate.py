@@ -17,6 +17,18 @@ Document layout (schema ``specproof.certificate/1``)::
      "totals": {"alpha": "n/d", "tv": "n/d", "normalizer": "n/d", "rejection": "n/d"},
      "claims": {"dist_equals_p": true, "alpha_equals_one_minus_tv": true}}
 
+A chain certificate (schema ``specproof.chain-certificate/1``, :func:`build_chain_certificate`)
+covers one verification step over gamma drafted tokens and the bonus token::
+
+    {"schema": ..., "name": ..., "statement": ..., "provenance": {...}, "labels": [...],
+     "vocab_size": V, "gamma": gamma,
+     "rows": {"encoding": "rational" | "float64-le-base64/renormalize", "atol": "n/d",
+              "table": [row, ...]},
+     "nodes": [{"prefix": [token ids], "p": row index, "q": row index, "reach": "n/d",
+                "stop": "n/d"}, ...],
+     "totals": {"accepted_length": ["n/d", ...], "expected_emitted": "n/d", "mean_alpha": "n/d"},
+     "claims": {"stream_equals_target_law": true}}
+
 A bundle (schema ``specproof.bundle/1``) holds several certificates under ``"certificates"``
 with their ``"count"``.
 """
@@ -42,6 +54,10 @@ __all__ = [
     "build_certificate",
     "build_compact_certificate",
     "select_tokens",
+    "build_chain_certificate",
+    "CHAIN_STATEMENT",
+    "exact_text",
+    "parse_exact",
     "build_bundle",
     "dumps",
     "write",
@@ -219,6 +235,131 @@ def build_compact_certificate(
         "q": base64.b64encode(q64.tobytes()).decode("ascii"),
     }
     return full
+
+
+#: The theorem every chain certificate states.
+CHAIN_STATEMENT = (
+    "One speculative-decoding step with gamma drafted tokens (drafted autoregressively from q; "
+    "each accepted with probability min(1, p/q) until the first rejection, which is replaced by "
+    "a draw from (p - q)+ normalized; after gamma acceptances a bonus token drawn from p), "
+    "continued by plain sampling from p, outputs tokens whose first gamma + 1 have exactly the "
+    "target's joint law prod_i p(x_i | x_<i)."
+)
+
+
+def build_chain_certificate(
+    target: Any, draft: Any, gamma: int, *, name: str,
+    provenance: Mapping[str, Any] | None = None, labels: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """A certificate for one verification step over ``gamma`` drafted tokens and the bonus token.
+
+    It holds the target's and the draft's rows at every prefix the verifier can accept (the
+    nodes, breadth first, tokens in increasing order), each node's reach and stop masses, the
+    law of the number of accepted drafts, E[emitted tokens], the reach-weighted mean alpha, and
+    the claim that the output stream's first gamma + 1 tokens have the target's joint law.
+    :func:`specproof.checker.check` re-derives all of it from the rows.
+
+    Parameters
+    ----------
+    target, draft : callable
+        As in :func:`specproof.chain.verification_law`: prefix (tuple of int) -> row over V
+        tokens (exact rationals, or vectors from :func:`specproof.rational.from_floats`).
+    gamma : int
+        Draft length, >= 1.
+    name : str
+        Instance name.
+    provenance : mapping, optional
+        JSON-ready facts about where the rows came from.
+    labels : sequence of str, optional
+        Token texts, length V (recorded, not verified).
+
+    Returns
+    -------
+    dict
+        Schema ``specproof.chain-certificate/1``. Rows are stored once each: as float64 bit
+        patterns (base64, made exact by ``dyadic-renormalize`` again by the checker) when every
+        row came from floats by that policy or is exactly a float64 vector, else as ``"n/d"``
+        strings.
+
+    Raises
+    ------
+    InvalidDistribution
+        As :func:`specproof.chain.verification_law`, or ``labels`` of the wrong length.
+
+    References
+    ----------
+    Leviathan et al. 2023, Algorithm 1 and Appendix A.1; Chen et al. 2023, Algorithm 2.
+    """
+    from .chain import verification_law  # chain imports nothing from here; kept local for clarity
+
+    law = verification_law(target, draft, gamma)
+    if labels is not None and len(labels) != law.vocab_size:
+        raise InvalidDistribution(f"labels has {len(labels)} entries, not V={law.vocab_size}")
+    order = sorted(law.alphas, key=lambda s: (len(s), s))  # the accepted prefixes of depth < gamma
+    models = [(s, key, as_distribution(fn(s), key)) for s in order for key, fn in (("p", target), ("q", draft))]
+    texts = {}  # row -> float64 text, or None if its values are not floats divided by their sum
+    for _, _, vec in models:
+        texts.setdefault((vec.numerators, vec.denominator), _float64_text(vec))
+    floats = all(t is not None for t in texts.values())
+    index: dict[tuple[tuple[int, ...], int], int] = {}
+    table: list[Any] = []
+    nodes: dict[tuple[int, ...], dict[str, Any]] = {}
+    for s, key, vec in models:
+        ident = (vec.numerators, vec.denominator)
+        if ident not in index:
+            index[ident] = len(table)
+            table.append(texts[ident] if floats else [format_fraction(x) for x in vec])
+        node = nodes.setdefault(s, {"prefix": list(s), "reach": exact_text(law.reach[s]),
+                                    "stop": exact_text(law.stop(s))})
+        node[key] = index[ident]
+    rows: dict[str, Any] = {"encoding": checker.COMPACT_ENCODING if floats else checker.EXACT_ENCODING, "table": table}
+    if floats:
+        atols = [v.policy.atol for _, _, v in models if v.policy is not None]
+        rows["atol"] = format_fraction(Fraction(max(atols, default=0.0)))
+    doc = {
+        "schema": checker.CHAIN_SCHEMA, "name": name, "statement": CHAIN_STATEMENT,
+        "provenance": dict(provenance or {}), "vocab_size": law.vocab_size, "gamma": gamma,
+        "rows": rows, "nodes": [nodes[s] for s in order],
+        "totals": {"accepted_length": [exact_text(x) for x in law.accepted_length],
+                   "expected_emitted": exact_text(law.expected_emitted),
+                   "mean_alpha": exact_text(law.mean_alpha)},
+        "claims": {"stream_equals_target_law": law.lossless},
+    }
+    if labels is not None:
+        doc["labels"] = [str(x) for x in labels]
+    return doc
+
+
+def exact_text(x: Fraction) -> str:
+    """``"n/d"`` text of a non-negative rational; integers of more than 3000 decimal digits are
+    written in hexadecimal (``"0x..."``), which Python reads in linear time and without its
+    4300-digit limit on decimal text (a chain's totals reach tens of thousands of digits).
+
+    >>> exact_text(Fraction(3, 4)), exact_text(Fraction(1, 2 ** 20000))[:8]
+    ('3/4', '1/0x1000')
+    """
+    return "/".join(str(n) if n.bit_length() <= 9965 else hex(n) for n in (x.numerator, x.denominator))
+
+
+def parse_exact(text: str) -> Fraction:
+    """Inverse of :func:`exact_text`.
+
+    >>> parse_exact("1/0x10") == Fraction(1, 16)
+    True
+    """
+    num, den = (int(n, 16) if n.startswith("0x") else int(n) for n in text.split("/"))
+    return Fraction(num, den)
+
+
+def _float64_text(vec: RationalVector) -> str | None:
+    """Base64 float64 text of the floats ``vec`` was made exact from (its values times the
+    recorded float sum; or its values, if exact, when it came from no floats), or None."""
+    scale = vec.policy.float_sum if vec.policy is not None else Fraction(1)
+    values = [Fraction(n, vec.denominator) * scale for n in vec.numerators]
+    floats = np.array([float(x) for x in values], dtype="<f8")
+    if any(Fraction(f) != x for f, x in zip(floats.tolist(), values)):
+        return None
+    return base64.b64encode(floats.tobytes()).decode("ascii")
 
 
 def build_bundle(

@@ -63,8 +63,10 @@ class ChainLaw:
     alphas : dict of tuple of int -> Fraction
         The acceptance probability alpha(s) at every accepted prefix s of depth < gamma.
     reach : dict of tuple of int -> Fraction
-        The probability that the verifier reaches each of those prefixes (all its drafts
-        accepted): the product of the accept masses min(p, q) along it.
+        The probability that the verifier reaches each accepted prefix s (all its drafts
+        accepted), for every depth 0..gamma: the product of the accept masses min(p, q) along
+        it. The block stops at s with probability ``reach[s] * (1 - alphas[s])`` below depth
+        gamma and ``reach[s]`` at depth gamma (then the bonus token is drawn).
 
     Notes
     -----
@@ -81,6 +83,11 @@ class ChainLaw:
     lossless: bool = True
     alphas: dict[Prefix, Fraction] = field(default_factory=dict)
     reach: dict[Prefix, Fraction] = field(default_factory=dict)
+
+    def stop(self, prefix: Prefix) -> Fraction:
+        """P(the verifier accepts exactly the drafts ``prefix`` and then stops): the mass of the
+        blocks ``prefix + (t,)`` for all t (residual draws, or the bonus token at depth gamma)."""
+        return self.reach[prefix] * (1 - self.alphas[prefix]) if prefix in self.alphas else self.reach[prefix]
 
     @property
     def mean_alpha(self) -> Fraction:
@@ -152,6 +159,7 @@ def verification_law(target: Model, draft: Model, gamma: int) -> ChainLaw:
         if len(prefix) == gamma:  # every draft accepted: the bonus token from the target's row
             row = as_distribution(p_row, "p")
             vocab = _same_size(vocab, len(row))
+            reaches[prefix] = reach
             stops[gamma] += reach
             blocks._bonus[prefix] = (reach / row.denominator, row.numerators)
             continue

@@ -71,11 +71,9 @@ def distributions(v: int, max_den: int) -> list[tuple[Fraction, ...]]:
 def _finish(key: str, document: dict[str, Any], out_dir: Path, instances: int) -> Outcome:
     json_path = certificate.write(document, out_dir / f"{key}.json")
     loaded = json_path.read_text(encoding="utf-8")
-    if document["schema"] in ("specproof.symbolic-proof/1", CHAIN_SCHEMA):
+    if document["schema"] == "specproof.symbolic-proof/1":
         proved = bool(document["proved"])
-        what = "all steps verified by SymPy" if document["schema"] != CHAIN_SCHEMA else \
-            "every chain law lossless, node by node, over exact rationals"
-        detail = what if proved else "a step was not verified"
+        detail = "all steps verified by SymPy" if proved else "a step was not verified"
         verdict = None
     else:
         verdict = checker.check(loaded)  # the checker sees only the bytes on disk
@@ -218,55 +216,37 @@ def _real_smollm2(out_dir: Path) -> Outcome:
 
 # ---------------------------------------------------------------- chains on the phone model
 
-CHAIN_SCHEMA = "specproof.chain-record/1"
 CHAIN_CONTEXTS = (("HH", "AH"), ("S", "T"), ("AH", "N"))
 CHAIN_GAMMAS = (1, 2, 3)
 
 
-def chain_record() -> dict[str, Any]:
-    """The exact chain laws on the phone model: every context of :data:`CHAIN_CONTEXTS` and
+def chain_bundle() -> dict[str, Any]:
+    """Chain certificates on the phone model: every context of :data:`CHAIN_CONTEXTS` and
     gamma in :data:`CHAIN_GAMMAS`, target = trigram, draft = bigram; deterministic."""
-    from .chain import expected_tokens, verification_law
     from .fixtures import phone_lm_chain
 
-    results = []
+    certs = []
     for context in CHAIN_CONTEXTS:
-        target, draft, _ = phone_lm_chain(context)
+        target, draft, labels = phone_lm_chain(context)
         for gamma in CHAIN_GAMMAS:
-            law = verification_law(target, draft, gamma)
-            mean = law.mean_alpha
-            eq1 = expected_tokens(mean, gamma)
-            results.append({  # exact values have thousands of digits: the record keeps 25
-                "context": " ".join(context), "gamma": gamma, "nodes": len(law.alphas),
-                "lossless": law.lossless, "accepted_length": [_digits(x) for x in law.accepted_length],
-                "expected_emitted": _digits(law.expected_emitted), "mean_alpha": _digits(mean),
-                "eq1": _digits(eq1), "eq1_minus_exact": _digits(eq1 - law.expected_emitted),
-            })
-    return {
-        "schema": CHAIN_SCHEMA, "name": "chain-phone-lm",
-        "statement": "On the CMU Sphinx phone trigram model (target) with its bigram model as the draft, "
-                     "one block verification step with gamma drafted tokens and the bonus token is lossless: "
-                     "the stream's first gamma + 1 tokens have the target's joint law.",
-        "assumptions": ["Exact rows: the model's floats made exact by dyadic-renormalize (atol 1e-3).",
-                        "After </s> both models emit </s> with probability 1 (its rows are not distributions)."],
-        "provenance": {"source": "specproof.fixtures.phone_lm_chain", "contexts": [" ".join(c) for c in CHAIN_CONTEXTS],
-                       "gammas": list(CHAIN_GAMMAS)},
-        "results": results,
-        "proved": all(r["lossless"] for r in results),
-    }
-
-
-def _digits(x: Fraction, places: int = 25) -> str:
-    """``x`` correctly rounded to ``places`` significant digits (exact integers in, no float)."""
-    import decimal
-
-    with decimal.localcontext() as ctx:
-        ctx.prec = places
-        return str(decimal.Decimal(x.numerator) / decimal.Decimal(x.denominator))
+            certs.append(certificate.build_chain_certificate(
+                target, draft, gamma, name=f"phone-{'-'.join(context)}-gamma-{gamma}", labels=labels,
+                provenance={"source": "specproof.fixtures.phone_lm_chain", "context": " ".join(context),
+                            "target": "trigram", "draft": "bigram"}))
+    return certificate.build_bundle(
+        certs, name="chain-phone-lm",
+        statement="On the CMU Sphinx phone trigram model (target) with its bigram model as the draft, "
+                  "after each context, one block verification step with gamma drafted tokens and the bonus "
+                  "token, continued by target sampling, gives the first gamma + 1 tokens the target's joint law.",
+        provenance={"source": "specproof.fixtures.phone_lm_chain", "contexts": [" ".join(c) for c in CHAIN_CONTEXTS],
+                    "gammas": list(CHAIN_GAMMAS),
+                    "assumptions": ["Exact rows: the model's floats made exact by dyadic-renormalize (atol 1e-3).",
+                                    "After </s> both models emit </s> with probability 1 (its rows are not "
+                                    "distributions)."]})
 
 
 def _chain(out_dir: Path) -> Outcome:
-    return _finish("chain_phone_lm", chain_record(), out_dir, len(CHAIN_CONTEXTS) * len(CHAIN_GAMMAS))
+    return _finish("chain_phone_lm", chain_bundle(), out_dir, len(CHAIN_CONTEXTS) * len(CHAIN_GAMMAS))
 
 
 # ---------------------------------------------------------------- every V, symbolically

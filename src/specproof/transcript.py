@@ -313,25 +313,51 @@ def _render_symbolic(doc: Mapping[str, Any], json_name: str) -> str:
     )
 
 
-def _render_chain(doc: Mapping[str, Any], json_name: str) -> str:
+#: What every chain proof assumes.
+CHAIN_ASSUMPTIONS = (
+    "A finite vocabulary of V >= 1 tokens; the same at every position.",
+    "At every prefix the target's and the draft's rows are exactly normalized rational vectors.",
+    "The verifier is the standard block step: gamma drafts from q, each accepted with probability "
+    "min(1, p/q) until the first rejection, which is replaced by a draw from (p - q)+ normalized; "
+    "after gamma acceptances the bonus token is drawn from p; then plain sampling from p.",
+)
+
+
+def _digits(x: Fraction, places: int = _DIGITS) -> str:
+    """``x`` to ``places`` significant digits, correctly rounded (exact integers in, any size)."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = places
+        return str(decimal.Decimal(x.numerator) / decimal.Decimal(x.denominator)).replace("E", "e")
+
+
+def _render_chain(doc: Mapping[str, Any], verdict: Verdict, json_name: str) -> str:
+    """A chain certificate, or a bundle of them: one row per certificate, with Eq. 1 beside it.
+
+    The exact values come from the document (the checker re-derived them when it accepted it);
+    Eq. 1 at the reach-weighted mean alpha is computed here from that verified mean alpha.
+    """
+    from .certificate import parse_exact
+    from .chain import expected_tokens
+
+    certs = doc["certificates"] if doc["schema"] == checker.BUNDLE_SCHEMA else [doc]
     rows = []
-    for res in doc["results"]:
-        short = lambda x: _plain(x)[:14]  # noqa: E731 - the record keeps 25 digits
+    for c in certs:
+        tot = c["totals"]
+        exact, mean = parse_exact(tot["expected_emitted"]), parse_exact(tot["mean_alpha"])
+        eq1 = expected_tokens(mean, c["gamma"])
         rows.append({
-            "context": _plain(res["context"]), "gamma": res["gamma"], "nodes": res["nodes"],
-            "accepted_length": ", ".join(short(x) for x in res["accepted_length"]),
-            "expected_emitted": short(res["expected_emitted"]), "mean_alpha": short(res["mean_alpha"]),
-            "eq1": short(res["eq1"]), "difference": short(res["eq1_minus_exact"]),
-            "lossless": "yes" if res["lossless"] else "NO",
+            "name": _plain(c["name"]), "context": _plain(c.get("provenance", {}).get("context", "")),
+            "gamma": c["gamma"], "vocab_size": c["vocab_size"], "nodes": len(c["nodes"]),
+            "accepted_length": ", ".join(_digits(parse_exact(x), 6) for x in tot["accepted_length"]),
+            "expected_emitted": _digits(exact), "mean_alpha": _digits(mean), "eq1": _digits(eq1),
+            "difference": _digits(eq1 - exact, 4), "lossless": "yes" if c["claims"]["stream_equals_target_law"] else "NO",
         })
-    proved = bool(doc["proved"]) and all(r["lossless"] for r in doc["results"])
+    word, detail = _verdict_words(verdict)
     return _ENV.get_template("chain.md.j2").render(
-        name=_plain(doc["name"]), statement=_plain(doc["statement"]),
-        assumptions=[_plain(a) for a in doc["assumptions"]], json_name=json_name, schema=doc["schema"],
-        not_proved=NOT_PROVED, provenance=_provenance(doc.get("provenance", {})), results=rows,
-        verdict="PROVED" if proved else "NOT PROVED",
-        verdict_detail=f"{'Proved' if proved else 'Not proved'}: {len(rows)} chain laws, "
-                       f"{sum(r['lossless'] == 'yes' for r in rows)} lossless.",
+        name=_plain(doc["name"]), statement=_plain(doc["statement"]), assumptions=CHAIN_ASSUMPTIONS,
+        checker=checker_identity(), json_name=json_name, schema=doc["schema"], count=len(certs),
+        trust=_trust(verdict), not_proved=NOT_PROVED, provenance=_provenance(doc.get("provenance", {})),
+        results=rows, verdict=word, verdict_detail=detail,
     )
 
 
@@ -341,8 +367,9 @@ def render(document: Mapping[str, Any], verdict: Verdict | None = None, *, json_
     Parameters
     ----------
     document : dict
-        A parsed JSON document (schemas ``specproof.certificate/1``, ``specproof.bundle/1``,
-        ``specproof.symbolic-proof/1``).
+        A parsed JSON document (schemas ``specproof.certificate/1``,
+        ``specproof.compact-certificate/1``, ``specproof.chain-certificate/1``,
+        ``specproof.bundle/1``, ``specproof.symbolic-proof/1``).
     verdict : Verdict, optional
         The checker's verdict on ``document``; computed with :func:`specproof.checker.check`
         if omitted (ignored for symbolic proofs, which SymPy checked).
@@ -363,10 +390,11 @@ def render(document: Mapping[str, Any], verdict: Verdict | None = None, *, json_
     schema = document.get("schema")
     if schema == "specproof.symbolic-proof/1":
         return _render_symbolic(document, json_name)
-    if schema == "specproof.chain-record/1":
-        return _render_chain(document, json_name)
     if verdict is None:
         verdict = checker.check(dict(document))
+    chains = [document] if schema == checker.CHAIN_SCHEMA else document.get("certificates", [])
+    if chains and all(isinstance(c, Mapping) and c.get("schema") == checker.CHAIN_SCHEMA for c in chains):
+        return _render_chain(document, verdict, json_name)
     if schema == checker.BUNDLE_SCHEMA:
         return _render_bundle(document, verdict, json_name)
     return _render_certificate(document, verdict, json_name)

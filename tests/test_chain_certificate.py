@@ -1,0 +1,162 @@
+"""Chain certificates: built from the exact chain law, re-verified by the trusted checker from
+the rows alone; every tampering is refused with its reason."""
+
+import copy
+import json
+from fractions import Fraction as F
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from specproof.certificate import build_chain_certificate, dumps, exact_text, parse_exact
+from specproof.chain import verification_law
+from specproof.checker import Reason, check
+from specproof.errors import InvalidDistribution
+from specproof.fixtures import phone_lm_chain
+
+# The hand-checked chain of test_chain.py: gamma = 2, V = 2, alpha 3/4 at the root, 1 after
+# token 0 (p == q there), 1/2 after token 1.
+HALF = (F(1, 2), F(1, 2))
+TARGET = {(): HALF, (0,): (F(1, 3), F(2, 3)), (1,): (F(1), F(0))}
+DRAFT = {(): (F(1, 4), F(3, 4)), (0,): (F(1, 3), F(2, 3)), (1,): HALF}
+for _a in (0, 1):
+    for _b in (0, 1):
+        TARGET[(_a, _b)] = HALF
+
+
+def _hand():
+    return build_chain_certificate(TARGET.__getitem__, DRAFT.__getitem__, 2, name="hand")
+
+
+def test_hand_chain_certificate_by_hand():
+    doc = _hand()
+    assert check(doc).valid and check(dumps(doc)).valid
+    assert doc["rows"] == {"encoding": "rational", "table": [["1/2", "1/2"], ["1/4", "3/4"], ["1/3", "2/3"], ["1/1", "0/1"]]}
+    # reach: 1 at the root, min(p, q) = 1/4 and 1/2 for the drafts 0 and 1; stop = reach * (1 - alpha)
+    assert doc["nodes"] == [
+        {"prefix": [], "p": 0, "q": 1, "reach": "1/1", "stop": "1/4"},
+        {"prefix": [0], "p": 2, "q": 2, "reach": "1/4", "stop": "0/1"},
+        {"prefix": [1], "p": 3, "q": 0, "reach": "1/2", "stop": "1/4"},
+    ]
+    # P(accepted = 2) = 1/4 * 1 + 1/2 * 1/2; mean alpha = (3/4 + 1/4 + 1/4) / (7/4)
+    assert doc["totals"] == {"accepted_length": ["1/4", "1/4", "1/2"], "expected_emitted": "9/4", "mean_alpha": "5/7"}
+    assert doc["claims"] == {"stream_equals_target_law": True}
+
+
+def _set(path, value):
+    def edit(doc):
+        obj = doc
+        for key in path[:-1]:
+            obj = obj[key]
+        obj[path[-1]] = value
+    return edit
+
+
+TAMPERING = {
+    "reach off by 1/10^9": (_set(("nodes", 2, "reach"), "500000001/1000000000"), Reason.REACH, "nodes[2].reach"),
+    "stop mass moved": (_set(("nodes", 1, "stop"), "1/4"), Reason.REACH, "nodes[1].stop"),
+    "node dropped": (lambda d: d["nodes"].pop(1), Reason.NODES, "nodes[1] has prefix [1]"),
+    "node duplicated": (lambda d: d["nodes"].insert(1, copy.deepcopy(d["nodes"][1])), Reason.NODES, "nodes[2]"),
+    "nodes out of order": (lambda d: d["nodes"].reverse(), Reason.NODES, "nodes[0] has prefix [1]"),
+    "a node past gamma": (lambda d: d["nodes"].append(dict(d["nodes"][1], prefix=[0, 0])), Reason.NODES, "only 3 nodes"),
+    "last node missing": (lambda d: d["nodes"].pop(), Reason.NODES, "lists 2 nodes; the verifier accepts 3"),
+    "row index out of range": (_set(("nodes", 0, "q"), 4), Reason.MALFORMED, "not the index of a row"),
+    "row index a string": (_set(("nodes", 0, "p"), "0"), Reason.MALFORMED, "not the index of a row"),
+    "extra node field": (_set(("nodes", 0, "label"), "x"), Reason.MALFORMED, "has fields"),
+    "p row sums past 1": (_set(("rows", "table", 2), ["1/3", "3/4"]), Reason.NOT_NORMALIZED, "table[2] sums to 13/12"),
+    "row of the wrong length": (_set(("rows", "table", 0), ["1/1"]), Reason.TOKENS, "table[0] has 1 entries"),
+    "a float in a row": (_set(("rows", "table", 0, 0), 0.5), Reason.NOT_RATIONAL, "table[0][0]"),
+    "a negative entry": (_set(("rows", "table", 3), ["3/2", "-1/2"]), Reason.NEGATIVE, "which is negative"),
+    "a base64 row in a rational table": (_set(("rows", "table", 0), "AAAAAAAA4D8="), Reason.MALFORMED, "not a list"),
+    "unknown encoding": (_set(("rows", "encoding"), "float32"), Reason.SCHEMA, "encoding 'float32'"),
+    "draft row changed": (_set(("rows", "table", 1), ["1/2", "1/2"]), Reason.REACH, "nodes[0].stop: expected 0/1"),
+    "accepted length": (_set(("totals", "accepted_length", 2), "1/3"), Reason.TOTAL, "accepted_length[2]"),
+    "accepted length too short": (_set(("totals", "accepted_length"), ["1/4", "3/4"]), Reason.MALFORMED, "gamma + 1 = 3"),
+    "expected emitted": (_set(("totals", "expected_emitted"), "2/1"), Reason.TOTAL, "expected_emitted"),
+    "mean alpha": (_set(("totals", "mean_alpha"), "3/4"), Reason.TOTAL, "expected 5/7, claimed 3/4"),
+    "claim flipped": (_set(("claims", "stream_equals_target_law"), False), Reason.CLAIM, "stream_equals_target_law"),
+    "claim missing": (lambda d: d["claims"].clear(), Reason.MISSING_FIELD, "no field 'stream_equals_target_law'"),
+    "claim unknown": (_set(("claims", "dist_equals_p"), True), Reason.MALFORMED, "unknown fields"),
+    "gamma 0": (_set(("gamma",), 0), Reason.MALFORMED, "gamma is 0"),
+    "gamma 1 for a gamma 2 chain": (_set(("gamma",), 1), Reason.NODES, "the verifier accepts only 1 nodes"),
+    "gamma 3 for a gamma 2 chain": (_set(("gamma",), 3), Reason.NODES, "lists 3 nodes; the verifier accepts"),
+    "nodes not a list": (_set(("nodes",), {}), Reason.MALFORMED, "nodes[0] is not a JSON object"),
+    "uppercase hex": (_set(("nodes", 0, "reach"), "0X1/1"), Reason.NOT_RATIONAL, "not an 'n/d' string"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TAMPERING))
+def test_chain_tampering_is_caught(case):
+    edit, reason, detail = TAMPERING[case]
+    doc = _hand()
+    edit(doc)
+    verdict = check(doc)
+    assert not verdict.valid
+    assert verdict.reason is reason, verdict
+    assert detail in verdict.detail, verdict.detail
+    assert check(json.dumps(doc)).reason is reason  # the same from JSON text
+
+
+def test_hex_integers_are_exact_text():
+    doc = _hand()
+    doc["nodes"][2]["reach"] = "0x1/0x2"
+    assert check(doc).valid
+    x = F(3, 2 ** 40000)
+    assert parse_exact(exact_text(x)) == x and exact_text(x).startswith("3/0x1")
+
+
+def test_a_chain_of_one_position_and_bad_inputs():
+    doc = build_chain_certificate(lambda s: ["1/2", "1/2"], lambda s: ["1/4", "3/4"], 1, name="one")
+    assert check(doc).valid
+    assert doc["totals"]["accepted_length"] == ["1/4", "3/4"] and doc["totals"]["expected_emitted"] == "7/4"
+    with pytest.raises(InvalidDistribution, match="labels has 3 entries"):
+        build_chain_certificate(lambda s: ["1/2", "1/2"], lambda s: ["1/4", "3/4"], 1, name="x", labels="abc")
+    with pytest.raises(InvalidDistribution, match="gamma must be an integer >= 1"):
+        build_chain_certificate(lambda s: ["1/2", "1/2"], lambda s: ["1/4", "3/4"], 0, name="x")
+
+
+def test_phone_chain_certificate_uses_float_rows_and_is_deterministic():
+    target, draft, labels = phone_lm_chain(("S", "T"))
+    doc = build_chain_certificate(target, draft, 2, name="phone", labels=labels)
+    assert doc["rows"]["encoding"] == "float64-le-base64/renormalize"
+    assert check(dumps(doc)).valid
+    law = verification_law(target, draft, 2)
+    assert [parse_exact(x) for x in doc["totals"]["accepted_length"]] == list(law.accepted_length)
+    assert parse_exact(doc["totals"]["mean_alpha"]) == law.mean_alpha
+    assert len(doc["nodes"]) == len(law.alphas) == 1 + sum(1 for s in law.alphas if len(s) == 1)
+    assert dumps(build_chain_certificate(target, draft, 2, name="phone", labels=labels)) == dumps(doc)
+    # the last bit of one float flipped: still normalized within atol, but the masses change;
+    # an exponent bit flipped: the row no longer sums to 1 within atol
+    import base64
+
+    for byte, bit, reason, where in ((0, 0x01, Reason.REACH, "nodes[2].stop"), (7, 0x01, Reason.NOT_NORMALIZED, "table[3]")):
+        bad = copy.deepcopy(doc)
+        raw = bytearray(base64.b64decode(bad["rows"]["table"][3]))
+        raw[byte] ^= bit
+        bad["rows"]["table"][3] = base64.b64encode(bytes(raw)).decode()
+        verdict = check(bad)
+        assert verdict.reason is reason and where in verdict.detail, verdict
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data(), st.integers(1, 2))
+def test_random_small_chains_are_verified_and_match_the_library(data, gamma):
+    v = data.draw(st.integers(2, 3))
+    rows = {}
+
+    def model(name):
+        def row(prefix):
+            key = (name, prefix)
+            if key not in rows:
+                w = data.draw(st.lists(st.integers(0, 3), min_size=v, max_size=v).filter(any))
+                rows[key] = [F(x, sum(w)) for x in w]
+            return rows[key]
+        return row
+
+    target, draft = model("p"), model("q")
+    doc = build_chain_certificate(target, draft, gamma, name="random")
+    assert check(doc).valid
+    law = verification_law(target, draft, gamma)
+    assert [parse_exact(x) for x in doc["totals"]["accepted_length"]] == list(law.accepted_length)
+    assert sum(law.accepted_length) == 1
