@@ -183,3 +183,22 @@ def test_float_given_block_is_batched_and_refuses_bad_tokens():
         numeric.given_block_law(t, d, np.array([[0], [4], [1]]))
     with pytest.raises(InvalidDistribution, match="shapes do not fit"):
         numeric.given_block_law(t, d, np.array([0, 1, 2]))
+
+
+def test_float_given_block_refuses_a_rejection_it_cannot_resolve():
+    # position 0: p(1) = 0 < q(1) = 2^-80, p and q equal in float64 elsewhere: token 1 is
+    # rejected for sure, the exact residual puts 2^-80 on token 0, float64 sees none of it
+    from specproof.errors import ResidualUndefined
+
+    tiny = F(1, 2 ** 80)
+    p0, q0 = (F(1, 2), F(0), F(1, 2)), (F(1, 2) - tiny, tiny, F(1, 2))
+    exact = given_block_law([p0, HALF + (0,)], [q0], [1])
+    assert exact.accepted_length == (1, 0) and exact.emitted[0] == (1, 0, 0)
+    target = np.array([[0.5, 0.0, 0.5], [0.5, 0.5, 0.0]])
+    draft = np.array([[float(x) for x in q0]])
+    with pytest.raises(ResidualUndefined, match=r"position 0: the drafted token is rejected with probability 1") as info:
+        numeric.given_block_law(target, draft, np.array([1]))
+    assert info.value.index == (0,)
+    # a drafted token that is never rejected: the empty float residual is harmless
+    acc, emi = numeric.given_block_law(target, draft, np.array([0]))
+    assert acc.tolist() == [0.0, 1.0] and emi[0].tolist() == [0.0, 0.0, 0.0]

@@ -187,3 +187,11 @@ def test_huge_exact_inputs_exit_2(tmp_path, capsys):
     code = main(["prove", "--target", str(tmp_path / "p.txt"), "--draft", str(tmp_path / "q.txt"),
                  "--out", str(tmp_path / "o")])
     assert code in (0, 2)  # proved, or refused with a message; never a traceback
+
+
+def test_crosscheck_blocks_command(capsys):
+    assert main(["crosscheck", "--blocks", "24", "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "crosscheck: 24 drafted blocks" in out and "within bound" in out
+    assert main(["crosscheck", "--blocks", "0"]) == 2
+    assert main(["crosscheck", "--blocks", "4", "--real"]) == 2

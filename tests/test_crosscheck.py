@@ -92,3 +92,42 @@ def test_bad_arguments(kwargs):
 def test_numpy_integers_and_fraction_bounds_are_fine():
     report = cc.crosscheck(np.int64(3), seed=np.int64(2), bound=Fraction(1, 10**12))
     assert report.passed and "bound 1e-12" in report.summary()
+
+
+# ---------------------------------------------------------------- drafted blocks
+
+def test_block_crosscheck_within_bound_and_reproducible():
+    report = cc.crosscheck_blocks(400, seed=0)
+    assert report.blocks == 400 and report.passed
+    assert 0 < report.joint.error < 1e-15 and 0 < report.accepted.error < 1e-15
+    again = cc.crosscheck_blocks(400, seed=0)
+    assert (again.joint.error, again.accepted.error) == (report.joint.error, report.accepted.error)
+    batches = list(cc.blocks(20, seed=3))
+    assert [len(b) for b in batches] == [8, 8, 4]
+    for batch in batches:  # one (gamma, V) per batch; tokens drafted from q's support
+        assert len({(len(b.tokens), len(b.target[0])) for b in batch}) == 1
+        for b in batch:
+            assert len(b.target) == len(b.tokens) + 1 and all(q[x] > 0 for q, x in zip(b.draft, b.tokens))
+            assert all(sum(row) == 1 for row in b.target + b.draft)
+
+
+def test_block_crosscheck_records_justified_refusals():
+    # block 145..152 of seed 0 holds one where a drafted token has p(x) = 0 < q(x) ~ 1e-21 and
+    # p, q agree to float rounding elsewhere: rejected for sure, residual empty in float64
+    report = cc.crosscheck_blocks(160, seed=0)
+    assert report.refused == 1 and 0 < report.refused_z < 1e-17
+    assert report.passed and "refused by the float path" in report.summary()
+    assert cc.crosscheck_blocks(144, seed=0).refused == 0
+
+
+def test_block_crosscheck_fails_when_the_float_path_is_wrong(monkeypatch):
+    real = cc.numeric.given_block_law
+
+    def off(*args, **kwargs):
+        accepted, emitted = real(*args, **kwargs)
+        return accepted, emitted[..., ::-1]  # the emitted rows reversed: residual at the wrong tokens
+
+    monkeypatch.setattr(cc.numeric, "given_block_law", off)
+    report = cc.crosscheck_blocks(40, seed=0)
+    assert not report.passed and report.joint.error > 0.01
+    assert "BOUND EXCEEDED" in report.summary()

@@ -21,7 +21,7 @@ from typing import Sequence
 from tqdm import tqdm
 
 from . import __version__, certificate, checker, theorems, transcript
-from .crosscheck import crosscheck, crosscheck_real
+from .crosscheck import crosscheck, crosscheck_blocks, crosscheck_real
 from .errors import SpecProofError
 from .loaders import load_distribution
 
@@ -81,13 +81,19 @@ def _parser() -> argparse.ArgumentParser:
         help="check the float path against the exact law on random rational pairs",
         description="Run specproof.numeric against specproof.exact on random rational pairs "
         "(zeros in p and q, p == q, one-hot, disjoint supports, tiny differences, V = 1) and "
-        "report the worst absolute error of dist and alpha. Exit 1 if it exceeds the bound.",
+        "report the worst absolute error of dist and alpha; or, with --blocks, the batched "
+        "given-block law (accepted drafts, and the token emitted at each stop position) on random "
+        "drafted blocks built from the same kinds of pairs. Exit 1 if it exceeds the bound.",
     )
     cc.add_argument("--pairs", type=int, default=10000, help="number of pairs (default 10000)")
     cc.add_argument("--seed", type=int, default=0, help="random seed, >= 0 (default 0)")
     cc.add_argument("--bound", type=float, default=None, help="error bound (default 1e-12)")
-    cc.add_argument("--real", action="store_true",
-                    help="check every real pair shipped with specproof instead of random pairs")
+    mode = cc.add_mutually_exclusive_group()
+    mode.add_argument("--real", action="store_true",
+                      help="check every real pair shipped with specproof instead of random pairs")
+    mode.add_argument("--blocks", type=int, metavar="N",
+                      help="check the batched given-block path (numeric.given_block_law) on N random drafted "
+                           "blocks, gamma 1..5, in batches of 8, instead of single pairs")
     return parser
 
 
@@ -210,6 +216,14 @@ def _crosscheck(args: argparse.Namespace) -> int:
     if args.bound is not None and not (math.isfinite(args.bound) and args.bound >= 0):
         raise _Usage(f"--bound must be a finite number >= 0, got {args.bound}")
     kwargs = {} if args.bound is None else {"bound": args.bound}
+    if args.blocks is not None:
+        if args.blocks < 1:
+            raise _Usage(f"--blocks must be >= 1, got {args.blocks}")
+        with tqdm(total=args.blocks, unit="block", file=sys.stderr, disable=None) as bar:
+            report = crosscheck_blocks(args.blocks, args.seed, progress=lambda done: bar.update(done - bar.n),
+                                       **kwargs)
+        print(report.summary())
+        return 0 if report.passed else 1
     if args.real:
         with tqdm(unit="pair", file=sys.stderr, disable=None) as bar:
             report = crosscheck_real(progress=lambda _: bar.update(1), **kwargs)

@@ -18,10 +18,11 @@ from typing import Callable, Iterator
 import numpy as np
 
 from . import exact, numeric
-from .errors import CrosscheckFailed, InvalidDistribution
+from .errors import CrosscheckFailed, InvalidDistribution, ResidualUndefined
 
 __all__ = ["KINDS", "Pair", "Worst", "CrosscheckReport", "random_pair", "pairs", "crosscheck",
-           "crosscheck_real", "check_pair", "require"]
+           "crosscheck_real", "check_pair", "require", "Block", "blocks", "BlockCrosscheckReport",
+           "check_blocks", "crosscheck_blocks"]
 
 
 @dataclass(frozen=True)
@@ -81,8 +82,9 @@ def _tiny_difference(rng: np.random.Generator, v: int) -> tuple[tuple[Fraction, 
     return p, tuple(q)
 
 
-def _make(kind: str, rng: np.random.Generator) -> Pair:
-    v = 1 if kind == "V=1" else int(rng.integers(2, 65))
+def _make(kind: str, rng: np.random.Generator, v: int | None = None) -> Pair:
+    if v is None:
+        v = 1 if kind == "V=1" else int(rng.integers(2, 65))
     if kind == "random":
         p, q = _normalize(_weights(rng, v)), _normalize(_weights(rng, v))
     elif kind == "zeros-in-p":
@@ -177,10 +179,10 @@ class Worst:
     """The worst absolute error seen for one output, and the pair that produced it."""
 
     error: Fraction = Fraction(0)
-    pair: Pair | None = None
-    token: int | None = None
+    pair: Pair | Block | None = None
+    token: int | tuple[int, int] | None = None
 
-    def update(self, error: Fraction, pair: Pair, token: int | None = None) -> None:
+    def update(self, error: Fraction, pair: Pair | Block, token: int | tuple[int, int] | None = None) -> None:
         if self.pair is None or error > self.error:
             self.error, self.pair, self.token = error, pair, token
 
@@ -276,18 +278,22 @@ def crosscheck(
     >>> report.passed, report.dist.error < 1e-15
     (True, True)
     """
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-        raise InvalidDistribution(f"the number of pairs must be an integer >= 1, got {n!r}")
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise InvalidDistribution(f"the seed must be an integer >= 0, got {seed!r}")
-    if isinstance(bound, bool) or not isinstance(bound, numbers.Real) or not bound >= 0:
-        raise InvalidDistribution(f"the bound must be a real number >= 0, got {bound!r}")
+    _arguments(n, seed, bound)
     report = CrosscheckReport(pairs=int(n), bound=float(bound))
     for i, pair in enumerate(pairs(int(n), int(seed)), 1):
         check_pair(pair, report)
         if progress is not None:
             progress(i)
     return report
+
+
+def _arguments(n: int, seed: int, bound: float) -> None:
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+        raise InvalidDistribution(f"the number of pairs or blocks must be an integer >= 1, got {n!r}")
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise InvalidDistribution(f"the seed must be an integer >= 0, got {seed!r}")
+    if isinstance(bound, bool) or not isinstance(bound, numbers.Real) or not bound >= 0:
+        raise InvalidDistribution(f"the bound must be a real number >= 0, got {bound!r}")
 
 
 def crosscheck_real(*, bound: float = numeric.ERROR_BOUND,
@@ -318,3 +324,193 @@ def require(report: CrosscheckReport) -> None:
     """Raise :class:`~specproof.errors.CrosscheckFailed` unless ``report.passed``."""
     if not report.passed:
         raise CrosscheckFailed(report.summary())
+
+
+# ---------------------------------------------------------------- one drafted block, batched
+
+@dataclass(frozen=True)
+class Block:
+    """One exact drafted block, the input of :func:`specproof.chain.given_block_law`.
+
+    Attributes
+    ----------
+    kind : str
+        The pair kinds (:data:`KINDS`) of its positions, joined by ``"/"``.
+    target : tuple of gamma + 1 tuples of Fraction
+        Target rows p_0..p_gamma, each of length V (the last gives the bonus token).
+    draft : tuple of gamma tuples of Fraction
+        Draft rows q_0..q_{gamma-1}.
+    tokens : tuple of gamma int
+        The drafted tokens, each with q_i(x_i) > 0.
+    """
+
+    kind: str
+    target: tuple[tuple[Fraction, ...], ...]
+    draft: tuple[tuple[Fraction, ...], ...]
+    tokens: tuple[int, ...]
+
+
+#: Blocks come in batches of this many with the same gamma and V (one batched float call each).
+BLOCK_BATCH = 8
+MAX_BLOCK_GAMMA, MAX_BLOCK_V = 5, 32
+_BLOCK_KINDS = tuple(k for k in KINDS if k != "V=1")
+
+
+def blocks(n: int, seed: int) -> Iterator[list[Block]]:
+    """Yield ``n`` reproducible blocks in batches of up to :data:`BLOCK_BATCH` that share gamma
+    (1..5) and V (2..32); position i of block j is a pair of kind ``KINDS[(j + i) % 8]`` (every
+    kind but V = 1), the bonus row has random weights, and each drafted token is drawn uniformly
+    from the draft row's support."""
+    rng = np.random.default_rng(seed)
+    done = 0
+    while done < n:
+        gamma, v = int(rng.integers(1, MAX_BLOCK_GAMMA + 1)), int(rng.integers(2, MAX_BLOCK_V + 1))
+        batch = []
+        for j in range(done, min(done + BLOCK_BATCH, n)):
+            kinds = [_BLOCK_KINDS[(j + i) % len(_BLOCK_KINDS)] for i in range(gamma)]
+            made = [_make(kind, rng, v) for kind in kinds]
+            tokens = tuple(int(rng.choice([t for t, x in enumerate(m.q) if x > 0])) for m in made)
+            bonus = _normalize(_weights(rng, v, 0.3))
+            batch.append(Block("/".join(kinds), tuple(m.p for m in made) + (bonus,), tuple(m.q for m in made), tokens))
+        done += len(batch)
+        yield batch
+
+
+@dataclass
+class BlockCrosscheckReport:
+    """Result of :func:`crosscheck_blocks`.
+
+    Attributes
+    ----------
+    blocks : int
+        Number of blocks checked.
+    bound : float
+        The stated bound (:data:`specproof.numeric.ERROR_BOUND`).
+    accepted : Worst
+        Worst absolute error of P(exactly i drafts accepted), with the block (as ``pair``) and
+        i (as ``token``).
+    joint : Worst
+        Worst absolute error of P(stop after i accepted drafts and emit token t) =
+        accepted_length[i] * emitted[i][t], with the block and (i, t).
+    refused : int
+        Blocks the float path refused (:class:`~specproof.errors.ResidualUndefined`: a likely
+        rejection where the float residual is empty).
+    refused_z : Fraction
+        The largest exact residual mass Z (= TV) at the positions the float path refused: a
+        refusal is justified when that Z is at most :attr:`bound`.
+
+    Notes
+    -----
+    The joint law is what a sampler produces. The conditional row emitted[i] alone is not
+    compared: at a stop position whose residual mass Z is below float64 rounding (p and q
+    differing by about 1e-17) it is ill-conditioned, as :func:`specproof.numeric.residual`
+    documents, and that position is reached with probability about Z.
+    """
+
+    blocks: int
+    bound: float
+    accepted: Worst = field(default_factory=Worst)
+    joint: Worst = field(default_factory=Worst)
+    refused: int = 0
+    refused_z: Fraction = Fraction(0)
+
+    @property
+    def passed(self) -> bool:
+        """True iff both worst errors, and every refused block's residual mass, are at most :attr:`bound`."""
+        return max(self.accepted.error, self.joint.error, self.refused_z) <= self.bound
+
+    def summary(self) -> str:
+        """Human-readable lines: each worst error with its block, then the verdict."""
+        lines = [f"crosscheck: {self.blocks} drafted blocks, batched float path vs exact law, bound {self.bound:g}"]
+        for name, worst in (("P(accepted = i)", self.accepted), ("P(stop at i, emit t)", self.joint)):
+            where = ""
+            if worst.pair is not None:
+                b = worst.pair
+                where = (f" (gamma={len(b.tokens)}, V={len(b.target[0])}, at {worst.token}; "
+                         f"positions {b.kind}; tokens {list(b.tokens)})")
+            lines.append(f"  worst |{name} error| = {float(worst.error):.3e}{where}")
+        lines.append(f"  refused by the float path (a likely rejection where the float residual is empty): "
+                     f"{self.refused} block(s); largest exact residual mass there {float(self.refused_z):.3e}")
+        lines.append("  verdict: " + ("within bound" if self.passed else "BOUND EXCEEDED"))
+        return "\n".join(lines)
+
+
+def check_blocks(batch: list[Block], report: BlockCrosscheckReport) -> None:
+    """Compare one batched float call with the exact law of each block; update ``report``.
+
+    If the float path refuses the batch, each block is tried alone, and each refusal is
+    recorded with the exact residual mass that justifies it.
+    """
+    from .chain import given_block_law
+
+    floats = lambda rows: [[float(x) for x in row] for row in rows]  # noqa: E731
+    try:
+        accepted, emitted = numeric.given_block_law(np.array([floats(b.target) for b in batch]),
+                                                    np.array([floats(b.draft) for b in batch]),
+                                                    np.array([b.tokens for b in batch]))
+    except ResidualUndefined as exc:
+        if len(batch) > 1:
+            for b in batch:
+                check_blocks([b], report)
+            return
+        position = exc.index[-1]
+        report.refused += 1  # justified iff the exact residual there is below the bound too
+        z = exact.emitted_law(batch[0].target[position], batch[0].draft[position]).tv
+        report.refused_z = max(report.refused_z, z)
+        return
+    for b, acc, emi in zip(batch, accepted.tolist(), emitted.tolist()):
+        law = given_block_law(b.target, b.draft, b.tokens)
+        for i, (a, want) in enumerate(zip(acc, law.accepted_length)):
+            report.accepted.update(abs(Fraction(a) - want), b, i)
+            for t, (e, row) in enumerate(zip(emi[i], law.emitted[i])):
+                report.joint.update(abs(Fraction(a) * Fraction(e) - want * row), b, (i, t))
+
+
+def crosscheck_blocks(
+    n: int,
+    seed: int = 0,
+    *,
+    bound: float = numeric.ERROR_BOUND,
+    progress: Callable[[int], None] | None = None,
+) -> BlockCrosscheckReport:
+    """Run the batched given-block float path against the exact law on ``n`` random blocks.
+
+    :func:`specproof.numeric.given_block_law` gets the float64 roundings of each batch's rows
+    ([B, gamma + 1, V], [B, gamma, V], [B, gamma]); :func:`specproof.chain.given_block_law`
+    the exact rows; every error is measured exactly.
+
+    Parameters
+    ----------
+    n : int
+        Number of blocks (>= 1).
+    seed : int, optional
+        Seed; the same seed gives the same blocks and the same report.
+    bound : float, optional
+        The error bound, default :data:`specproof.numeric.ERROR_BOUND`.
+    progress : callable, optional
+        Called with the number of blocks done so far, after each batch.
+
+    Returns
+    -------
+    BlockCrosscheckReport
+
+    Raises
+    ------
+    InvalidDistribution
+        As :func:`crosscheck`.
+
+    Examples
+    --------
+    >>> report = crosscheck_blocks(16, seed=0)
+    >>> report.passed, report.joint.error < 1e-15
+    (True, True)
+    """
+    _arguments(n, seed, bound)
+    report = BlockCrosscheckReport(blocks=int(n), bound=float(bound))
+    done = 0
+    for batch in blocks(int(n), int(seed)):
+        check_blocks(batch, report)
+        done += len(batch)
+        if progress is not None:
+            progress(done)
+    return report

@@ -369,6 +369,21 @@ def given_block_law(target: Any, draft: Any, tokens: Any, *, atol: float = DEFAU
     InvalidDistribution
         Shapes that do not fit, bad rows (as :func:`emitted_distribution`), token ids that
         are not integers in [0, V), or a token the draft gives probability 0.
+    ResidualUndefined
+        If at some position the drafted token is rejected with probability above
+        :data:`ERROR_BOUND` but (p - q)+ is zero in float64 (p and q differ only below
+        rounding, and the token has p(x) < q(x) nonetheless): the replacement token's law
+        exists but float64 cannot resolve it. The exception's ``index`` attribute is the first
+        such (batch indices..., position). An empty residual at a position that is never (or
+        at most with probability ERROR_BOUND) a stop gives the all-zero row.
+
+    Notes
+    -----
+    Accuracy, measured by ``specproof crosscheck --blocks``: the joint law P(stop after i
+    drafts, emit t) = accepted_length[i] * emitted[i][t] and accepted_length are within
+    :data:`ERROR_BOUND` of the exact law of the exact rows. The conditional row emitted[i]
+    alone is ill-conditioned where the residual mass Z is near rounding (error about
+    1e-16 / Z, as for :func:`residual`); such a row is a stop with probability about Z.
     """
     t, d = _as_rows(target, "target"), _as_rows(draft, "draft")
     x = np.asarray(tokens)
@@ -396,5 +411,15 @@ def given_block_law(target: Any, draft: Any, tokens: Any, *, atol: float = DEFAU
     accepted = np.concatenate([before * (1.0 - keep), alive[..., -1:]], axis=-1)
     res = pn[..., :-1, :] - np.minimum(pn[..., :-1, :], qn)
     z = res.sum(axis=-1, keepdims=True)
+    lost = (z[..., 0] == 0) & (accepted[..., :-1] > ERROR_BOUND)
+    if lost.any():
+        at = tuple(int(i) for i in np.argwhere(lost)[0])
+        err = ResidualUndefined(
+            f"block {at[:-1]} position {at[-1]}: the drafted token is rejected with probability "
+            f"{float(accepted[at]):.3g}, but (p - q)+ is zero in float64 there (p and q agree to rounding): "
+            "the replacement token's law is below float64 resolution; compute it exactly with "
+            "specproof.chain.given_block_law")
+        err.index = at  # (batch indices..., position), for callers that handle it
+        raise err
     rows = np.divide(res, z, out=np.zeros_like(res), where=z > 0)
     return accepted, np.concatenate([rows, pn[..., -1:, :]], axis=-2)
