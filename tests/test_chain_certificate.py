@@ -82,6 +82,7 @@ TAMPERING = {
     "gamma 1 for a gamma 2 chain": (_set(("gamma",), 1), Reason.NODES, "the verifier accepts only 1 nodes"),
     "gamma 3 for a gamma 2 chain": (_set(("gamma",), 3), Reason.NODES, "lists 3 nodes; the verifier accepts"),
     "nodes not a list": (_set(("nodes",), {}), Reason.MALFORMED, "nodes[0] is not a JSON object"),
+    "a prefix of booleans": (_set(("nodes", 2, "prefix"), [True]), Reason.NODES, "has prefix [True]"),
     "uppercase hex": (_set(("nodes", 0, "reach"), "0X1/1"), Reason.NOT_RATIONAL, "not an 'n/d' string"),
 }
 

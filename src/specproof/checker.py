@@ -273,7 +273,7 @@ def _check_chain(cert, where):
     stops, weighted, inner, stream = [Fraction(0)] * (gamma + 1), Fraction(0), Fraction(0), True
     for i, node in enumerate(nodes if isinstance(nodes, list) else [None]):
         here, prefix = f"{where}.nodes[{i}]", _field(node, "prefix", f"{where}.nodes[{i}]")
-        if i >= len(order) or prefix != list(order[i]):
+        if i >= len(order) or prefix != list(order[i]) or any(type(x) is not int for x in prefix):
             want = f"prefix {list(order[i])}" if i < len(order) else f"only {len(order)} nodes"
             raise Rejected(Reason.NODES, f"{here} has prefix {_show(prefix)}; the verifier accepts {want}")
         if set(node) != {"prefix", "p", "q", "reach", "stop"}:

@@ -100,12 +100,14 @@ def _provenance(info: Mapping[str, Any]) -> list[tuple[str, str]]:
     return items
 
 
-def _trust(verdict: Verdict, compact: bool = False) -> str:
+def _trust(verdict: Verdict, compact: bool = False, *, chain: bool = False) -> str:
     """What the checker did, in one sentence, for the trust base."""
     if not verdict.valid:
         return "it REJECTED this document; the values below are what the document claims, not re-derived facts"
     what = "re-derived the law from the float inputs made exact, and every claimed row and total" if compact \
         else "re-derived every value below from p and q alone"
+    if chain:
+        what = "re-derived every exact value below from the target's and the draft's rows alone"
     return f"standard library only; it {what}"
 
 
@@ -356,7 +358,7 @@ def _render_chain(doc: Mapping[str, Any], verdict: Verdict, json_name: str) -> s
     return _ENV.get_template("chain.md.j2").render(
         name=_plain(doc["name"]), statement=_plain(doc["statement"]), assumptions=CHAIN_ASSUMPTIONS,
         checker=checker_identity(), json_name=json_name, schema=doc["schema"], count=len(certs),
-        trust=_trust(verdict), not_proved=NOT_PROVED, provenance=_provenance(doc.get("provenance", {})),
+        trust=_trust(verdict, chain=True), not_proved=NOT_PROVED, provenance=_provenance(doc.get("provenance", {})),
         results=rows, verdict=word, verdict_detail=detail,
     )
 
