@@ -138,6 +138,18 @@ from specproof import numeric  # noqa: E402
 from specproof.chain import given_block_law  # noqa: E402
 
 
+def test_given_block_accepts_numpy_integer_tokens_and_names_bad_positions():
+    law = given_block_law([HALF, (F(1), F(0))], [(F(1, 4), F(3, 4))], [np.int64(1)])
+    assert law.accepted_length == (F(1, 3), F(2, 3))
+    with pytest.raises(InvalidDistribution, match=r"^position 0: p has V=2 entries but q has V=3"):
+        given_block_law([HALF, HALF], [(F(1, 4), F(3, 4), F(0))], [1])
+    bad = {**TARGET, (1,): (F(1, 2), F(1, 3))}
+    with pytest.raises(InvalidDistribution, match=r"^after the drafted prefix \(1,\): p sums to 5/6, not 1"):
+        verification_law(_rows(bad), _rows(DRAFT), 2)
+    with pytest.raises(InvalidDistribution, match=r"block \(1,\) position 0: the drafted token 0 has draft probability 0"):
+        numeric.given_block_law(np.full((2, 2, 2), 0.5), np.array([[[0.5, 0.5]], [[0.0, 1.0]]]), np.array([[0], [0]]))
+
+
 def test_given_block_by_hand():
     # p0 = (1/2, 1/2), q0 = (1/4, 3/4), x1 = 1: keep 2/3; p1 = q1 = (1/3, 2/3), x2 = 0: keep 1;
     # bonus p2 = (1, 0). Stops: 1/3 after 0 accepted, 0 after 1, 2/3 after 2.
@@ -147,7 +159,8 @@ def test_given_block_by_hand():
 
 
 @pytest.mark.parametrize(
-    "tokens, message", [([2], r"not a token id in \[0, 2\)"), ([-1], "not a token id"), ([True], "not a token id"),
+    "tokens, message", [([2], r"not an integer token id in \[0, 2\)"), ([-1], "not an integer token id"),
+                        ([True], "not an integer token id"), ([0.0], "not an integer token id"),
                         ([0], "draft probability 0")])
 def test_given_block_bad_tokens(tokens, message):
     with pytest.raises(InvalidDistribution, match=message):

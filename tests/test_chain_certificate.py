@@ -54,8 +54,8 @@ def _set(path, value):
 
 
 TAMPERING = {
-    "reach off by 1/10^9": (_set(("nodes", 2, "reach"), "500000001/1000000000"), Reason.REACH, "nodes[2].reach"),
-    "stop mass moved": (_set(("nodes", 1, "stop"), "1/4"), Reason.REACH, "nodes[1].stop"),
+    "reach off by 1/10^9": (_set(("nodes", 2, "reach"), "500000001/1000000000"), Reason.NODE_MASS, "nodes[2].reach"),
+    "stop mass moved": (_set(("nodes", 1, "stop"), "1/4"), Reason.NODE_MASS, "nodes[1].stop"),
     "node dropped": (lambda d: d["nodes"].pop(1), Reason.NODES, "nodes[1] has prefix [1]"),
     "node duplicated": (lambda d: d["nodes"].insert(1, copy.deepcopy(d["nodes"][1])), Reason.NODES, "nodes[2]"),
     "nodes out of order": (lambda d: d["nodes"].reverse(), Reason.NODES, "nodes[0] has prefix [1]"),
@@ -70,7 +70,7 @@ TAMPERING = {
     "a negative entry": (_set(("rows", "table", 3), ["3/2", "-1/2"]), Reason.NEGATIVE, "which is negative"),
     "a base64 row in a rational table": (_set(("rows", "table", 0), "AAAAAAAA4D8="), Reason.MALFORMED, "not a list"),
     "unknown encoding": (_set(("rows", "encoding"), "float32"), Reason.SCHEMA, "encoding 'float32'"),
-    "draft row changed": (_set(("rows", "table", 1), ["1/2", "1/2"]), Reason.REACH, "nodes[0].stop: expected 0/1"),
+    "draft row changed": (_set(("rows", "table", 1), ["1/2", "1/2"]), Reason.NODE_MASS, "nodes[0].stop: expected 0/1"),
     "accepted length": (_set(("totals", "accepted_length", 2), "1/3"), Reason.TOTAL, "accepted_length[2]"),
     "accepted length too short": (_set(("totals", "accepted_length"), ["1/4", "3/4"]), Reason.MALFORMED, "gamma + 1 = 3"),
     "expected emitted": (_set(("totals", "expected_emitted"), "2/1"), Reason.TOTAL, "expected_emitted"),
@@ -131,7 +131,7 @@ def test_phone_chain_certificate_uses_float_rows_and_is_deterministic():
     # an exponent bit flipped: the row no longer sums to 1 within atol
     import base64
 
-    for byte, bit, reason, where in ((0, 0x01, Reason.REACH, "nodes[2].stop"), (7, 0x01, Reason.NOT_NORMALIZED, "table[3]")):
+    for byte, bit, reason, where in ((0, 0x01, Reason.NODE_MASS, "nodes[2].stop"), (7, 0x01, Reason.NOT_NORMALIZED, "table[3]")):
         bad = copy.deepcopy(doc)
         raw = bytearray(base64.b64decode(bad["rows"]["table"][3]))
         raw[byte] ^= bit

@@ -21,6 +21,7 @@ Chen et al. 2023, Algorithm 2 (modified rejection sampling with a bonus token).
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -153,33 +154,37 @@ def verification_law(target: Model, draft: Model, gamma: int) -> ChainLaw:
     lossless = True
     vocab: int | None = None
     stack: list[tuple[Prefix, Fraction]] = [((), Fraction(1))]
-    while stack:
-        prefix, reach = stack.pop()
-        p_row = _row(target, prefix, "target")
-        if len(prefix) == gamma:  # every draft accepted: the bonus token from the target's row
-            row = as_distribution(p_row, "p")
-            vocab = _same_size(vocab, len(row))
+    prefix: Prefix = ()
+    try:
+        while stack:
+            prefix, reach = stack.pop()
+            p_row = _row(target, prefix, "target")
+            if len(prefix) == gamma:  # every draft accepted: the bonus token from the target's row
+                row = as_distribution(p_row, "p")
+                vocab = _same_size(vocab, len(row))
+                reaches[prefix] = reach
+                stops[gamma] += reach
+                blocks._bonus[prefix] = (reach / row.denominator, row.numerators)
+                continue
+            law = emitted_law(p_row, _row(draft, prefix, "draft"))
+            vocab = _same_size(vocab, len(law))
+            d, z = law.denominator, law.normalizer
+            reject = Fraction(law.rejected, d)
+            alphas[prefix] = law.alpha
             reaches[prefix] = reach
-            stops[gamma] += reach
-            blocks._bonus[prefix] = (reach / row.denominator, row.numerators)
-            continue
-        law = emitted_law(p_row, _row(draft, prefix, "draft"))
-        vocab = _same_size(vocab, len(law))
-        d, z = law.denominator, law.normalizer
-        reject = Fraction(law.rejected, d)
-        alphas[prefix] = law.alpha
-        reaches[prefix] = reach
-        stops[len(prefix)] += reach * reject
-        residual = law.residual_mass.tolist()
-        if z:
-            blocks._residual[prefix] = (reach * reject / z, residual)
-        # the block's next token: accepted draft y (mass min(p, q)), or residual draw y
-        for y, (acc, res, tgt) in enumerate(zip(law.accept.tolist(), residual, law.target.tolist())):
-            via_residual = reject * Fraction(res, z) if z else Fraction(0)
-            if Fraction(acc, d) + via_residual != Fraction(tgt, d):
-                lossless = False
-            if acc:
-                stack.append((prefix + (y,), reach * Fraction(acc, d)))
+            stops[len(prefix)] += reach * reject
+            residual = law.residual_mass.tolist()
+            if z:
+                blocks._residual[prefix] = (reach * reject / z, residual)
+            # the block's next token: accepted draft y (mass min(p, q)), or residual draw y
+            for y, (acc, res, tgt) in enumerate(zip(law.accept.tolist(), residual, law.target.tolist())):
+                via_residual = reject * Fraction(res, z) if z else Fraction(0)
+                if Fraction(acc, d) + via_residual != Fraction(tgt, d):
+                    lossless = False
+                if acc:
+                    stack.append((prefix + (y,), reach * Fraction(acc, d)))
+    except InvalidDistribution as exc:  # say where in the chain the bad row is
+        raise type(exc)(f"after the drafted prefix {prefix}: {exc}") from None
     expected = sum((i * s for i, s in enumerate(stops)), Fraction(0))
     return ChainLaw(gamma, vocab or 0, blocks, tuple(stops), expected, 1 + expected, lossless, alphas, reaches)
 
@@ -443,10 +448,14 @@ def given_block_law(target_rows: Sequence[Any], draft_rows: Sequence[Any], token
     stops, rows, alive = [], [], Fraction(1)
     vocab = None
     for i, x in enumerate(tokens):
-        law = emitted_law(target_rows[i], draft_rows[i])
-        vocab = _same_size(vocab, len(law))
-        if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < len(law):
-            raise InvalidDistribution(f"drafted token {i} is {x!r}, not a token id in [0, {len(law)})")
+        try:
+            law = emitted_law(target_rows[i], draft_rows[i])
+            vocab = _same_size(vocab, len(law))
+        except InvalidDistribution as exc:
+            raise type(exc)(f"position {i}: {exc}") from None
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral) or not 0 <= x < len(law):
+            raise InvalidDistribution(f"drafted token {i} is {x!r}, not an integer token id in [0, {len(law)})")
+        x = int(x)
         if law.draft[x] == 0:
             raise InvalidDistribution(f"drafted token {i} ({x}) has draft probability 0: it cannot have been drafted")
         keep = min(Fraction(1), Fraction(law.target[x], law.draft[x]))  # min(1, p(x)/q(x))

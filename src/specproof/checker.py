@@ -49,7 +49,7 @@ class Reason(str, Enum):
     EMITTED = "emitted"  # claimed emitted mass differs from the sampler's law
     TOTAL = "total"  # alpha, TV, normalizer or rejection mass differs
     NODES = "nodes"  # a chain's nodes are not exactly the prefixes the verifier accepts, in order
-    REACH = "reach"  # a chain node's claimed reach or stop mass differs
+    NODE_MASS = "node-mass"  # a chain node's claimed reach or stop mass differs
     CLAIM = "claim"  # a claim differs from what the recomputed law shows
 
 
@@ -166,7 +166,8 @@ def _normalized(x, where, size, atol):
     if len(x) != size:
         raise Rejected(Reason.TOKENS, f"{where} has {len(x)} entries, vocab_size {_show(size)}")
     if total == 0 or abs(total - 1) > atol:
-        raise Rejected(Reason.NOT_NORMALIZED, f"{where} sums to {_show(total)}, off from 1 by more than {_show(atol)}")
+        off = f"off from 1 by more than {_show(atol)}" if atol else "not 1"
+        raise Rejected(Reason.NOT_NORMALIZED, f"{where} sums to {_show(total)}, {off}")
     return [v / total for v in x]
 
 
@@ -290,7 +291,7 @@ def _check_chain(cert, where):
                 order.append(prefix + (t,))
                 mass[prefix + (t,)] = now
         for key, value in (("reach", a), ("stop", stop)):
-            _same(Reason.REACH, f"{here}.{key}", value, _rational(node[key], f"{here}.{key}"))
+            _same(Reason.NODE_MASS, f"{here}.{key}", value, _rational(node[key], f"{here}.{key}"))
         stops[len(prefix)] += stop
         stops[gamma] += a * (1 - rejection) if len(prefix) + 1 == gamma else 0
     if len(nodes) != len(order):

@@ -404,7 +404,9 @@ def given_block_law(target: Any, draft: Any, tokens: Any, *, atol: float = DEFAU
     px = np.take_along_axis(pn[..., :-1, :], x[..., None], axis=-1)[..., 0]
     qx = np.take_along_axis(qn, x[..., None], axis=-1)[..., 0]
     if (qx == 0).any():
-        raise InvalidDistribution("a drafted token has draft probability 0: it cannot have been drafted")
+        at = tuple(int(i) for i in np.argwhere(qx == 0)[0])
+        raise InvalidDistribution(f"block {at[:-1]} position {at[-1]}: the drafted token {int(x[at])} has draft "
+                                  "probability 0: it cannot have been drafted")
     keep = np.minimum(1.0, px / qx)  # min(1, p(x)/q(x)) per position
     alive = np.cumprod(keep, axis=-1)
     before = np.concatenate([np.ones_like(alive[..., :1]), alive[..., :-1]], axis=-1)

@@ -233,16 +233,18 @@ def chain_bundle() -> dict[str, Any]:
                 target, draft, gamma, name=f"phone-{'-'.join(context)}-gamma-{gamma}", labels=labels,
                 provenance={"source": "specproof.fixtures.phone_lm_chain", "context": " ".join(context),
                             "target": "trigram", "draft": "bigram"}))
-    return certificate.build_bundle(
+    bundle = certificate.build_bundle(
         certs, name="chain-phone-lm",
         statement="On the CMU Sphinx phone trigram model (target) with its bigram model as the draft, "
                   "after each context, one block verification step with gamma drafted tokens and the bonus "
                   "token, continued by target sampling, gives the first gamma + 1 tokens the target's joint law.",
         provenance={"source": "specproof.fixtures.phone_lm_chain", "contexts": [" ".join(c) for c in CHAIN_CONTEXTS],
-                    "gammas": list(CHAIN_GAMMAS),
-                    "assumptions": ["Exact rows: the model's floats made exact by dyadic-renormalize (atol 1e-3).",
-                                    "After </s> both models emit </s> with probability 1 (its rows are not "
-                                    "distributions)."]})
+                    "gammas": list(CHAIN_GAMMAS)})
+    bundle["assumptions"] = [
+        "Exact rows: the model's floats made exact by dyadic-renormalize (atol 1e-3).",
+        "After </s> both models emit </s> with probability 1: the phone model's rows after </s> are not "
+        "probability distributions, so a drafted </s> ends the utterance for both models."]
+    return bundle
 
 
 def _chain(out_dir: Path) -> Outcome:

@@ -211,7 +211,7 @@ def _render_certificate(cert: Mapping[str, Any], verdict: Verdict, json_name: st
     word, detail = _verdict_words(verdict)
     cols = _columns(cert)
     return _ENV.get_template("certificate.md.j2").render(
-        name=_plain(cert["name"]), statement=_plain(cert["statement"]), assumptions=ASSUMPTIONS,
+        name=_plain(cert["name"]), statement=_plain(cert["statement"], STATEMENT_LIMIT), assumptions=ASSUMPTIONS,
         checker=checker_identity(), json_name=json_name, schema=cert["schema"], not_proved=NOT_PROVED,
         trust=_trust(verdict, cert["schema"] == checker.COMPACT_SCHEMA),
         provenance=_provenance(cert.get("provenance", {})), table=_table(cert, cols),
@@ -219,10 +219,15 @@ def _render_certificate(cert: Mapping[str, Any], verdict: Verdict, json_name: st
     )
 
 
-def _plain(text: Any) -> str:
-    """Free text from a document, made inert: one line, no HTML or emphasis, at most 300 characters."""
+def _plain(text: Any, limit: int = 300) -> str:
+    """Free text from a document, made inert: one line, no HTML or emphasis, at most ``limit``
+    characters (statements get :data:`STATEMENT_LIMIT`)."""
     flat = " ".join(str(text).split()).replace("<", "&lt;").replace(">", "&gt;").replace("*", "\\*")
-    return flat if len(flat) <= 300 else flat[:300] + "…"
+    return flat if len(flat) <= limit else flat[:limit] + "…"
+
+
+#: Statements and assumptions are shown up to this many characters (names and notes up to 300).
+STATEMENT_LIMIT = 2000
 
 
 def _cell(text: str) -> str:
@@ -288,7 +293,7 @@ def _render_bundle(bundle: Mapping[str, Any], verdict: Verdict, json_name: str) 
     ]
     word, detail = _verdict_words(verdict)
     return _ENV.get_template("bundle.md.j2").render(
-        name=_plain(bundle["name"]), statement=_plain(bundle["statement"]), assumptions=ASSUMPTIONS,
+        name=_plain(bundle["name"]), statement=_plain(bundle["statement"], STATEMENT_LIMIT), assumptions=ASSUMPTIONS,
         checker=checker_identity(), json_name=json_name, schema=bundle["schema"], count=len(certs),
         trust=_trust(verdict, any(c["schema"] == checker.COMPACT_SCHEMA for c in certs)),
         not_proved=NOT_PROVED, provenance=_provenance(bundle.get("provenance", {})),
@@ -307,7 +312,8 @@ def _render_symbolic(doc: Mapping[str, Any], json_name: str) -> str:
     detail = (f"Proved: all {len(doc['steps'])} steps verified by SymPy {doc['sympy_version']}."
               if proved else f"Not proved: SymPy could not verify {', '.join(failed) or 'the conclusion'}.")
     return _ENV.get_template("symbolic.md.j2").render(
-        name=_plain(doc["name"]), statement=_plain(doc["statement"]), assumptions=[_plain(a) for a in doc["assumptions"]],
+        name=_plain(doc["name"]), statement=_plain(doc["statement"], STATEMENT_LIMIT),
+        assumptions=[_plain(a, STATEMENT_LIMIT) for a in doc["assumptions"]],
         sympy_version=doc["sympy_version"], json_name=json_name, schema=doc["schema"],
         not_proved="nothing about floats; the argument covers exact real p, q.",
         steps=doc["steps"], conclusion=doc["conclusion"],
@@ -356,7 +362,8 @@ def _render_chain(doc: Mapping[str, Any], verdict: Verdict, json_name: str) -> s
         })
     word, detail = _verdict_words(verdict)
     return _ENV.get_template("chain.md.j2").render(
-        name=_plain(doc["name"]), statement=_plain(doc["statement"]), assumptions=CHAIN_ASSUMPTIONS,
+        name=_plain(doc["name"]), statement=_plain(doc["statement"], STATEMENT_LIMIT),
+        assumptions=[*CHAIN_ASSUMPTIONS, *(_plain(a, STATEMENT_LIMIT) for a in doc.get("assumptions", []))],
         checker=checker_identity(), json_name=json_name, schema=doc["schema"], count=len(certs),
         trust=_trust(verdict, chain=True), not_proved=NOT_PROVED, provenance=_provenance(doc.get("provenance", {})),
         results=rows, verdict=word, verdict_detail=detail,
