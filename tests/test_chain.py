@@ -136,6 +136,7 @@ import numpy as np  # noqa: E402
 
 from specproof import numeric  # noqa: E402
 from specproof.chain import given_block_law  # noqa: E402
+from specproof.rational import from_floats  # noqa: E402
 
 
 def test_given_block_accepts_numpy_integer_tokens_and_names_bad_positions():
@@ -198,20 +199,39 @@ def test_float_given_block_is_batched_and_refuses_bad_tokens():
         numeric.given_block_law(t, d, np.array([0, 1, 2]))
 
 
-def test_float_given_block_refuses_a_rejection_it_cannot_resolve():
-    # position 0: p(1) = 0 < q(1) = 2^-80, p and q equal in float64 elsewhere: token 1 is
-    # rejected for sure, the exact residual puts 2^-80 on token 0, float64 sees none of it
-    from specproof.errors import ResidualUndefined
-
-    tiny = F(1, 2 ** 80)
-    p0, q0 = (F(1, 2), F(0), F(1, 2)), (F(1, 2) - tiny, tiny, F(1, 2))
-    exact = given_block_law([p0, HALF + (0,)], [q0], [1])
-    assert exact.accepted_length == (1, 0) and exact.emitted[0] == (1, 0, 0)
+def test_float_given_block_resolves_what_float64_cannot():
+    # position 0: p(1) = 0 < q(1) = 2^-80, p and q otherwise equal as float64 rows: token 1 is
+    # rejected for sure, and the float rows' exact residual (renormalized, it puts mass on
+    # tokens 0 and 2) is below float64 resolution in the float computation
     target = np.array([[0.5, 0.0, 0.5], [0.5, 0.5, 0.0]])
-    draft = np.array([[float(x) for x in q0]])
-    with pytest.raises(ResidualUndefined, match=r"position 0: the drafted token is rejected with probability 1") as info:
-        numeric.given_block_law(target, draft, np.array([1]))
-    assert info.value.index == (0,)
+    draft = np.array([[0.5, 2.0 ** -80, 0.5]])
+    exact = given_block_law([from_floats(r) for r in target], [from_floats(draft[0])], [1])
+    acc, emi = numeric.given_block_law(target, draft, np.array([1]))
+    assert exact.accepted_length == (1, 0) and acc.tolist() == [1.0, 0.0]
+    assert emi[0].tolist() == [float(x) for x in exact.emitted[0]] == [0.5, 0.0, 0.5]
+    # the adversarial review's case: q(x) = 1.09e-12, p(x) = 0, rows equal after normalization
+    # up to 1e-12; computed in floats alone the joint law was off by 2.3e-5
+    t = np.array([[0.0, 0.7249524016611025, 0.27504759833889747], [0.5, 0.25, 0.25]])
+    d = np.array([[1.0859987400844336e-12, 0.7249356235229049, 0.27504123269805636]])
+    acc, emi = numeric.given_block_law(t, d, np.array([0]))
+    ex = given_block_law([from_floats(r) for r in t], [from_floats(d[0])], [0])
+    assert max(abs(F(float(acc[0])) * F(float(e)) - ex.accepted_length[0] * r) for e, r in zip(emi[0], ex.emitted[0])) < 1e-18
     # a drafted token that is never rejected: the empty float residual is harmless
     acc, emi = numeric.given_block_law(target, draft, np.array([0]))
-    assert acc.tolist() == [0.0, 1.0] and emi[0].tolist() == [0.0, 0.0, 0.0]
+    assert acc.tolist() == [0.0, 1.0]
+
+
+def test_review_edge_cases_of_the_chain_api():
+    law = verification_law(_rows(TARGET), _rows(DRAFT), 2)
+    assert law.stop(()) == F(1, 4) and law.stop([1]) == F(1, 4) and law.stop((0,)) == 0
+    assert law.stop((1, 1)) == 0  # never accepted: min(p, q)(1) = 0 after token 1
+    assert sum(law.stop(s) for s in law.reach) == 1
+    assert law.emitted[(np.int64(1), np.int64(0))] == F(1, 4) == law.emitted[(1, 0)]
+    with pytest.raises(InvalidDistribution, match="must be sequences"):
+        given_block_law([HALF, HALF], [HALF], 1)
+    with pytest.raises(InvalidDistribution, match="tokens is not a rectangular array"):
+        numeric.given_block_law(np.full((2, 2, 2), 0.5), np.full((2, 1, 2), 0.5), [[0], [0, 1]])
+    with pytest.raises(InvalidDistribution, match=r"^target\[0, 1, 0\] is nan"):
+        numeric.given_block_law(np.array([[[0.5, 0.5], [np.nan, 1.0]]]), np.full((1, 1, 2), 0.5), [[0]])
+    with pytest.raises(InvalidDistribution, match=r"^draft\[0, 0, 1\] is -0.5, which is negative"):
+        numeric.given_block_law(np.full((1, 2, 2), 0.5), np.array([[[1.5, -0.5]]]), [[0]])

@@ -183,8 +183,8 @@ def test_checker_has_no_float_literals_or_float_calls():
 
 def test_checker_is_small():
     # issue 3 aimed at ~250 lines for one position (the compact format and the hardening
-    # against hostile documents took it to 269); the chain certificate of issue 5 added ~95
-    assert len(CHECKER_SOURCE.splitlines()) <= 365
+    # against hostile documents took it to 269); the chain certificate of issue 5 added ~100
+    assert len(CHECKER_SOURCE.splitlines()) <= 370
 
 
 # ---------------------------------------------------------------- compact certificates

@@ -178,7 +178,9 @@ def test_transcript_refuses_forged_symbolic_records_and_odd_documents(tmp_path, 
     odd = build_certificate(["1/2", "1/2"], ["1/4", "3/4"], name="odd")
     odd["provenance"] = "a string"
     (tmp_path / "odd.json").write_text("\ufeff" + json.dumps(odd))
-    assert main(["transcript", str(tmp_path / "odd.json")]) == 2
+    capsys.readouterr()
+    assert main(["transcript", str(tmp_path / "odd.json")]) == 0  # valid; provenance shown as given
+    assert '- provenance: "a string"' in capsys.readouterr().out
 
 
 def test_huge_exact_inputs_exit_2(tmp_path, capsys):
@@ -195,3 +197,13 @@ def test_crosscheck_blocks_command(capsys):
     assert "crosscheck: 24 drafted blocks" in out and "within bound" in out
     assert main(["crosscheck", "--blocks", "0"]) == 2
     assert main(["crosscheck", "--blocks", "4", "--real"]) == 2
+
+
+def test_crosscheck_blocks_ignores_pairs_and_check_survives_odd_schemas(tmp_path, capsys):
+    assert main(["crosscheck", "--blocks", "8", "--pairs", "0"]) == 0
+    odd = tmp_path / "odd.json"
+    odd.write_text('{"schema": []}')
+    assert main(["check", str(odd)]) == 1
+    assert main(["transcript", str(odd)]) == 2
+    out = capsys.readouterr()
+    assert "REJECTED (schema)" in out.out and "Traceback" not in out.err

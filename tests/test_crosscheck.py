@@ -111,13 +111,16 @@ def test_block_crosscheck_within_bound_and_reproducible():
             assert all(sum(row) == 1 for row in b.target + b.draft)
 
 
-def test_block_crosscheck_records_justified_refusals():
-    # block 145..152 of seed 0 holds one where a drafted token has p(x) = 0 < q(x) ~ 1e-21 and
-    # p, q agree to float rounding elsewhere: rejected for sure, residual empty in float64
+def test_block_crosscheck_recomputes_ill_conditioned_rows_exactly():
+    # odd blocks draft the token most likely rejected; at a tiny-new-token position that is a
+    # token with p(x) = 0 < q(x) <= 2^-20 where p and q otherwise agree: float64 cannot resolve
+    # the residual that replaces it, so the float path computes that row exactly
     report = cc.crosscheck_blocks(160, seed=0)
-    assert report.refused == 1 and 0 < report.refused_z < 1e-17
-    assert report.passed and "refused by the float path" in report.summary()
-    assert cc.crosscheck_blocks(144, seed=0).refused == 0
+    assert report.passed and report.recomputed > 0
+    assert report.joint.error < 1e-15
+    # against the exact rows before rounding, such a row can be off entirely: reported, not bounded
+    assert report.before_rounding.error > 0.5
+    assert "not bounded" in report.summary() and "recomputed exactly" in report.summary()
 
 
 def test_block_crosscheck_fails_when_the_float_path_is_wrong(monkeypatch):

@@ -85,10 +85,14 @@ class ChainLaw:
     alphas: dict[Prefix, Fraction] = field(default_factory=dict)
     reach: dict[Prefix, Fraction] = field(default_factory=dict)
 
-    def stop(self, prefix: Prefix) -> Fraction:
+    def stop(self, prefix: Sequence[int]) -> Fraction:
         """P(the verifier accepts exactly the drafts ``prefix`` and then stops): the mass of the
-        blocks ``prefix + (t,)`` for all t (residual draws, or the bonus token at depth gamma)."""
-        return self.reach[prefix] * (1 - self.alphas[prefix]) if prefix in self.alphas else self.reach[prefix]
+        blocks ``prefix + (t,)`` for all t (residual draws, or the bonus token at depth gamma);
+        0 for a prefix it never accepts."""
+        key = tuple(prefix)
+        if key not in self.reach:
+            return Fraction(0)
+        return self.reach[key] * (1 - self.alphas[key]) if key in self.alphas else self.reach[key]
 
     @property
     def mean_alpha(self) -> Fraction:
@@ -211,7 +215,7 @@ class BlockLaw(Mapping):
         for table in (self._residual, self._bonus):
             if prefix in table:
                 scale, masses = table[prefix]
-                if isinstance(y, int) and 0 <= y < len(masses) and masses[y]:
+                if isinstance(y, numbers.Integral) and not isinstance(y, bool) and 0 <= y < len(masses) and masses[y]:
                     return scale * masses[y]
         raise KeyError(block)
 
@@ -439,11 +443,14 @@ def given_block_law(target_rows: Sequence[Any], draft_rows: Sequence[Any], token
     >>> law.accepted_length, law.emitted[0]
     ((Fraction(1, 3), Fraction(2, 3)), (Fraction(1, 1), Fraction(0, 1)))
     """
-    gamma = len(tokens)
-    if gamma < 1 or len(target_rows) != gamma + 1 or len(draft_rows) != gamma:
+    try:
+        gamma, n_target, n_draft = len(tokens), len(target_rows), len(draft_rows)
+    except TypeError:
+        raise InvalidDistribution("tokens, target_rows and draft_rows must be sequences (lists, tuples or arrays)") from None
+    if gamma < 1 or n_target != gamma + 1 or n_draft != gamma:
         raise InvalidDistribution(
             f"need gamma >= 1 tokens, gamma + 1 target rows and gamma draft rows; got {gamma} tokens, "
-            f"{len(target_rows)} target rows, {len(draft_rows)} draft rows"
+            f"{n_target} target rows, {n_draft} draft rows"
         )
     stops, rows, alive = [], [], Fraction(1)
     vocab = None

@@ -76,7 +76,9 @@ def _rational(value, where):
     Integers are decimal, or hexadecimal "0x..." (numbers too long for decimal text)."""
     if not isinstance(value, str) or _RATIONAL.fullmatch(value) is None:
         raise Rejected(Reason.NOT_RATIONAL, f"{where} is {_show(value)}, not an 'n/d' string")
-    try:
+    try:  # hex integers up to 2^(4 * 2^18) (decimal ones stop at Python's 4300-digit limit)
+        if len(value) > 2 ** 19:
+            raise ValueError
         num, den = (int(x, 16) if x.startswith("0x") else int(x) for x in value.lstrip("-").split("/"))
     except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
         raise Rejected(Reason.NOT_RATIONAL, f"{where} has {len(value)} characters: too many digits") from None
@@ -269,7 +271,10 @@ def _check_chain(cert, where):
     size, gamma = _size(cert, where), _field(cert, "gamma", where)
     if type(gamma) is not int or gamma < 1:
         raise Rejected(Reason.MALFORMED, f"{where}.gamma is {_show(gamma)}, not an integer >= 1")
-    table, nodes = _table(cert, where, size), _field(cert, "nodes", where)
+    (at, lengths), *rest = _section(cert, where, "totals", CHAIN_TOTALS)  # gamma + 1 claims bound gamma
+    if not isinstance(lengths, list) or len(lengths) != gamma + 1:
+        raise Rejected(Reason.MALFORMED, f"{at} is not a list of gamma + 1 = {gamma + 1} rationals")
+    table, nodes, steps = _table(cert, where, size), _field(cert, "nodes", where), {}
     order, mass = [()], {(): (Fraction(1), Fraction(0), Fraction(1))}  # prefix -> A, E, P
     stops, weighted, inner, stream = [Fraction(0)] * (gamma + 1), Fraction(0), Fraction(0), True
     for i, node in enumerate(nodes if isinstance(nodes, list) else [None]):
@@ -282,7 +287,9 @@ def _check_chain(cert, where):
         if any(type(node[k]) is not int or not 0 <= node[k] < len(table) for k in "pq"):
             raise Rejected(Reason.MALFORMED, f"{here}: p or q is not the index of a row of the table")
         prefix, (a, e, total), p = order[i], mass[order[i]], table[node["p"]]
-        accept, _, rejection, _, drawn = _step(p, table[node["q"]])
+        if (node["p"], node["q"]) not in steps:  # the same pair of rows at many nodes: one step
+            steps[node["p"], node["q"]] = _step(p, table[node["q"]])
+        accept, _, rejection, _, drawn = steps[node["p"], node["q"]]
         stop, weighted, inner = a * rejection, weighted + a * (1 - rejection), inner + a
         for t in range(size):
             now = (a * accept[t], a * drawn[t] + e * p[t], total * p[t])
@@ -296,10 +303,7 @@ def _check_chain(cert, where):
         stops[gamma] += a * (1 - rejection) if len(prefix) + 1 == gamma else 0
     if len(nodes) != len(order):
         raise Rejected(Reason.NODES, f"{where} lists {len(nodes)} nodes; the verifier accepts {len(order)} prefixes")
-    (here, lengths), *rest = _section(cert, where, "totals", CHAIN_TOTALS)
-    if not isinstance(lengths, list) or len(lengths) != gamma + 1:
-        raise Rejected(Reason.MALFORMED, f"{here} is not a list of gamma + 1 = {gamma + 1} rationals")
-    recomputed = [(f"{here}[{k}]", s, v) for k, (s, v) in enumerate(zip(stops, lengths))]
+    recomputed = [(f"{at}[{k}]", s, v) for k, (s, v) in enumerate(zip(stops, lengths))]
     recomputed += [(h, x, v) for (h, v), x in zip(rest, (1 + sum(k * s for k, s in enumerate(stops)), weighted / inner))]
     for where_, expected, value in recomputed:
         _same(Reason.TOTAL, where_, expected, _rational(value, where_))
@@ -311,7 +315,7 @@ _CHECKS = {CERTIFICATE_SCHEMA: _check_certificate, COMPACT_SCHEMA: _check_certif
 
 def _check_one(cert, where):
     schema = _field(cert, "schema", where)
-    if schema not in _CHECKS:
+    if not isinstance(schema, str) or schema not in _CHECKS:
         raise Rejected(Reason.SCHEMA, f"{where} has unknown schema {_show(schema)}, expected one of {sorted(_CHECKS)}")
     return _CHECKS[schema](cert, where)
 

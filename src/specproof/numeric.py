@@ -32,6 +32,7 @@ from .rational import DEFAULT_FLOAT_ATOL, as_array, check_atol
 __all__ = [
     "DEFAULT_ATOL",
     "ERROR_BOUND",
+    "drawn_error_estimate",
     "emitted_distribution",
     "acceptance_probability",
     "tv_distance",
@@ -125,10 +126,10 @@ def _emit(m: np.ndarray, res: np.ndarray, reject: np.ndarray, zb: np.ndarray, in
     np.add(m, res, out=out)
 
 
-def _law(p: Any, q: Any, atol: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _law(p: Any, q: Any, atol: float, names: tuple[str, str] = ("p", "q")) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return dist [..., V], alpha [...] and Z [...] (residual mass = TV) for validated rows."""
     atol = check_atol(atol)
-    pa, qa = _as_rows(p, "p"), _as_rows(q, "q")
+    pa, qa = _as_rows(p, names[0]), _as_rows(q, names[1])
     if pa.shape != qa.shape:
         raise InvalidDistribution(f"p has shape {pa.shape} but q has shape {qa.shape}")
     lead, v = pa.shape[:-1], pa.shape[-1]
@@ -150,8 +151,8 @@ def _law(p: Any, q: Any, atol: float) -> tuple[np.ndarray, np.ndarray, np.ndarra
             with np.errstate(over="ignore", invalid="ignore"):  # inf/NaN sums are refused below
                 sp, sq = pb.sum(axis=1), qb.sum(axis=1)
             if not (_sums_ok(sp, atol) and _sums_ok(sq, atol)):
-                _refuse(pb, sp, "p", r0, lead, atol)
-                _refuse(qb, sq, "q", r0, lead, atol)
+                _refuse(pb, sp, names[0], r0, lead, atol)
+                _refuse(qb, sq, names[1], r0, lead, atol)
             # The stated policy divides each row by its sum: min(p/sp, q/sq) = min(p, q sp/sq)/sp,
             # so q is brought to p's scale and the common 1/sp is applied once, at the end.
             k = sp / sq
@@ -161,8 +162,8 @@ def _law(p: Any, q: Any, atol: float) -> tuple[np.ndarray, np.ndarray, np.ndarra
                 qs = np.multiply(qb, k[:, None], out=buf_q[: r1 - r0])
             m = np.minimum(pb, qs, out=buf_m[: r1 - r0])  # accept mass q min(1, p/q) = min(p, q)
             if not m.min() >= 0:  # min(p, q) < 0 iff p or q has a negative entry
-                _refuse(pb, sp, "p", r0, lead, atol)
-                _refuse(qb, sq, "q", r0, lead, atol)
+                _refuse(pb, sp, names[0], r0, lead, atol)
+                _refuse(qb, sq, names[1], r0, lead, atol)
             a = m.sum(axis=1)
             res = np.subtract(pb, m, out=buf_q[: r1 - r0])  # (p - q)+ = p - min(p, q)
             zb = res.sum(axis=1)
@@ -342,6 +343,47 @@ def residual(p: Any, q: Any, *, atol: float = DEFAULT_ATOL) -> np.ndarray:
     return res / z
 
 
+def drawn_error_estimate(stop: Any, z: Any, vocab_size: int) -> np.ndarray:
+    """Estimated float64 error of P(stop at a position, emit t) in :func:`given_block_law`.
+
+    At a position where the drafted token is rejected with probability ``stop`` and the
+    residual has mass ``z``, the emitted token is a draw from residual / z. Computing p and q
+    in float64 (each divided by its own rounded sum) moves the residual by a few units of
+    rounding, about ``(2 + log2 V) * 2**-52`` in mass, so the joint law's error is about
+    ``stop * (2 + log2 V) * 2**-52 / z``. Usually stop / z is about 1 to 10 (the rejection
+    probability of one token is at most z / q(x)); it is huge only for a drafted token with
+    tiny q(x) and p(x) well below q(x) where p and q nearly agree. Where z == 0 but
+    ``stop > ERROR_BOUND`` the estimate is infinite. It is a pessimistic estimate: it decides
+    where :func:`given_block_law` recomputes a row exactly.
+
+    Parameters
+    ----------
+    stop, z : array_like of float, same shape
+        Per position: probability of stopping there, residual mass there.
+    vocab_size : int
+        V.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+    """
+    stop, z = np.asarray(stop, dtype=np.float64), np.asarray(z, dtype=np.float64)
+    scale = (2 + np.log2(max(vocab_size, 1))) * 2.0 ** -52
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.where(z > 0, stop * scale / np.where(z > 0, z, 1.0), np.where(stop > ERROR_BOUND, np.inf, 0.0))
+
+
+def _exact_residual_row(p: np.ndarray, q: np.ndarray, atol: float) -> np.ndarray:
+    """The normalized residual of float rows made exact (policy dyadic-renormalize), rounded
+    once to float64; all zeros when p == q exactly."""
+    from .exact import emitted_law
+    from .rational import from_floats
+
+    law = emitted_law(from_floats(p, atol=atol, name="target"), from_floats(q, atol=atol, name="draft"))
+    z = law.normalizer
+    return np.array([n / z if z else 0.0 for n in law.residual_mass.tolist()], dtype=np.float64)
+
+
 def given_block_law(target: Any, draft: Any, tokens: Any, *, atol: float = DEFAULT_ATOL) -> tuple[np.ndarray, np.ndarray]:
     """Float mirror of :func:`specproof.chain.given_block_law`, batched.
 
@@ -369,24 +411,22 @@ def given_block_law(target: Any, draft: Any, tokens: Any, *, atol: float = DEFAU
     InvalidDistribution
         Shapes that do not fit, bad rows (as :func:`emitted_distribution`), token ids that
         are not integers in [0, V), or a token the draft gives probability 0.
-    ResidualUndefined
-        If at some position the drafted token is rejected with probability above
-        :data:`ERROR_BOUND` but (p - q)+ is zero in float64 (p and q differ only below
-        rounding, and the token has p(x) < q(x) nonetheless): the replacement token's law
-        exists but float64 cannot resolve it. The exception's ``index`` attribute is the first
-        such (batch indices..., position). An empty residual at a position that is never (or
-        at most with probability ERROR_BOUND) a stop gives the all-zero row.
-
     Notes
     -----
+    Where :func:`drawn_error_estimate` says float64 cannot resolve the token that replaces
+    a rejected draft (a likely rejection of a token with tiny q(x), where p and q nearly
+    agree: for example p(x) = 0, q(x) = 1e-12), that residual row is computed exactly from
+    the float rows (made exact by the ``dyadic-renormalize`` policy) and rounded once; this
+    is rare and costs one exact law of length V per such row.
+
     Accuracy, measured by ``specproof crosscheck --blocks``: the joint law P(stop after i
     drafts, emit t) = accepted_length[i] * emitted[i][t] and accepted_length are within
-    :data:`ERROR_BOUND` of the exact law of the exact rows. The conditional row emitted[i]
-    alone is ill-conditioned where the residual mass Z is near rounding (error about
-    1e-16 / Z, as for :func:`residual`); such a row is a stop with probability about Z.
+    :data:`ERROR_BOUND` of the exact law of the float rows it is given. The law itself can
+    be ill-conditioned in its inputs: rounding exact rows to float64 first can move the
+    residual of a nearly-equal pair entirely (the crosscheck reports that too).
     """
     t, d = _as_rows(target, "target"), _as_rows(draft, "draft")
-    x = np.asarray(tokens)
+    x = as_array(tokens, "tokens")
     if t.ndim < 2 or d.shape != t.shape[:-2] + (t.shape[-2] - 1, t.shape[-1]) or x.shape != d.shape[:-1] \
             or x.shape[-1] < 1:
         raise InvalidDistribution(
@@ -396,8 +436,8 @@ def given_block_law(target: Any, draft: Any, tokens: Any, *, atol: float = DEFAU
     if x.dtype.kind not in "iu" or (x.size and (x.min() < 0 or x.max() >= v)):
         raise InvalidDistribution(f"tokens must be integer ids in [0, {v}); got dtype {x.dtype}"
                                   + (f", range [{x.min()}, {x.max()}]" if x.size and x.dtype.kind in "iuf" else ""))
-    _law(t[..., :-1, :], d, atol)  # validates every row (same checks and messages)
-    _law(t[..., -1:, :], t[..., -1:, :], atol)
+    _law(t, t, atol, ("target", "target"))  # validates every row (same checks and messages)
+    _law(d, d, atol, ("draft", "draft"))
     t64, d64 = t.astype(np.float64), d.astype(np.float64)
     pn = t64 / t64.sum(axis=-1, keepdims=True)
     qn = d64 / d64.sum(axis=-1, keepdims=True)
@@ -407,21 +447,17 @@ def given_block_law(target: Any, draft: Any, tokens: Any, *, atol: float = DEFAU
         at = tuple(int(i) for i in np.argwhere(qx == 0)[0])
         raise InvalidDistribution(f"block {at[:-1]} position {at[-1]}: the drafted token {int(x[at])} has draft "
                                   "probability 0: it cannot have been drafted")
-    keep = np.minimum(1.0, px / qx)  # min(1, p(x)/q(x)) per position
+    with np.errstate(over="ignore"):  # p(x)/q(x) overflows only when q(x) is subnormal; min() gives 1
+        keep = np.minimum(1.0, px / qx)  # min(1, p(x)/q(x)) per position
     alive = np.cumprod(keep, axis=-1)
     before = np.concatenate([np.ones_like(alive[..., :1]), alive[..., :-1]], axis=-1)
     accepted = np.concatenate([before * (1.0 - keep), alive[..., -1:]], axis=-1)
     res = pn[..., :-1, :] - np.minimum(pn[..., :-1, :], qn)
     z = res.sum(axis=-1, keepdims=True)
-    lost = (z[..., 0] == 0) & (accepted[..., :-1] > ERROR_BOUND)
-    if lost.any():
-        at = tuple(int(i) for i in np.argwhere(lost)[0])
-        err = ResidualUndefined(
-            f"block {at[:-1]} position {at[-1]}: the drafted token is rejected with probability "
-            f"{float(accepted[at]):.3g}, but (p - q)+ is zero in float64 there (p and q agree to rounding): "
-            "the replacement token's law is below float64 resolution; compute it exactly with "
-            "specproof.chain.given_block_law")
-        err.index = at  # (batch indices..., position), for callers that handle it
-        raise err
     rows = np.divide(res, z, out=np.zeros_like(res), where=z > 0)
+    # Where float64 cannot resolve the replacement token's law (a likely rejection, a tiny
+    # residual), that row is computed exactly from the float inputs and rounded once.
+    for at in np.argwhere(drawn_error_estimate(accepted[..., :-1], z[..., 0], v) > ERROR_BOUND):
+        at = tuple(int(i) for i in at)
+        rows[at] = _exact_residual_row(t64[at], d64[at], atol)
     return accepted, np.concatenate([rows, pn[..., -1:, :]], axis=-2)

@@ -91,7 +91,9 @@ def _fractions(rows: list[Mapping[str, Any]], key: str) -> list[Fraction]:
     return [Fraction(r[key]) for r in rows]
 
 
-def _provenance(info: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _provenance(info: Any) -> list[tuple[str, str]]:
+    if not isinstance(info, Mapping):
+        return [("provenance", _plain(json.dumps(info, sort_keys=True, ensure_ascii=False)))]
     items = []
     for key in sorted(info):
         value = info[key]
@@ -349,12 +351,13 @@ def _render_chain(doc: Mapping[str, Any], verdict: Verdict, json_name: str) -> s
 
     certs = doc["certificates"] if doc["schema"] == checker.BUNDLE_SCHEMA else [doc]
     rows = []
-    for c in certs:
+    for c in certs if verdict.valid else []:  # values only from a document the checker accepted
         tot = c["totals"]
         exact, mean = parse_exact(tot["expected_emitted"]), parse_exact(tot["mean_alpha"])
         eq1 = expected_tokens(mean, c["gamma"])
+        info = c.get("provenance") if isinstance(c.get("provenance"), Mapping) else {}
         rows.append({
-            "name": _plain(c["name"]), "context": _plain(c.get("provenance", {}).get("context", "")),
+            "name": _plain(c.get("name", "")), "context": _plain(info.get("context", "")),
             "gamma": c["gamma"], "vocab_size": c["vocab_size"], "nodes": len(c["nodes"]),
             "accepted_length": ", ".join(_digits(parse_exact(x), 6) for x in tot["accepted_length"]),
             "expected_emitted": _digits(exact), "mean_alpha": _digits(mean), "eq1": _digits(eq1),
@@ -362,8 +365,9 @@ def _render_chain(doc: Mapping[str, Any], verdict: Verdict, json_name: str) -> s
         })
     word, detail = _verdict_words(verdict)
     return _ENV.get_template("chain.md.j2").render(
-        name=_plain(doc["name"]), statement=_plain(doc["statement"], STATEMENT_LIMIT),
-        assumptions=[*CHAIN_ASSUMPTIONS, *(_plain(a, STATEMENT_LIMIT) for a in doc.get("assumptions", []))],
+        name=_plain(doc.get("name", "(unnamed)")), statement=_plain(doc.get("statement", "(none given)"), STATEMENT_LIMIT),
+        assumptions=[*CHAIN_ASSUMPTIONS, *(_plain(a, STATEMENT_LIMIT) for a in doc.get("assumptions", [])
+                                          if isinstance(doc.get("assumptions"), list))],
         checker=checker_identity(), json_name=json_name, schema=doc["schema"], count=len(certs),
         trust=_trust(verdict, chain=True), not_proved=NOT_PROVED, provenance=_provenance(doc.get("provenance", {})),
         results=rows, verdict=word, verdict_detail=detail,
