@@ -235,3 +235,14 @@ def test_review_edge_cases_of_the_chain_api():
         numeric.given_block_law(np.array([[[0.5, 0.5], [np.nan, 1.0]]]), np.full((1, 1, 2), 0.5), [[0]])
     with pytest.raises(InvalidDistribution, match=r"^draft\[0, 0, 1\] is -0.5, which is negative"):
         numeric.given_block_law(np.full((1, 2, 2), 0.5), np.array([[[1.5, -0.5]]]), [[0]])
+
+
+def test_float_given_block_with_a_subnormal_draft_probability_and_unnormalized_rows():
+    # the second review's case: q(x) = 3e-323 (subnormal) in a draft row summing to 1.0007;
+    # normalizing q(x) first lost its low bits and accepted_length was off by 3.5e-4
+    t = np.array([[1.5e-323, 0.5, 0.5], [0.5, 0.25, 0.25]])
+    d = np.array([[3e-323, 0.50035, 0.50035]])
+    acc, emi = numeric.given_block_law(t, d, np.array([0]))
+    ex = given_block_law([from_floats(r) for r in t], [from_floats(d[0])], [0])
+    assert max(abs(F(float(a)) - b) for a, b in zip(acc, ex.accepted_length)) < 1e-16
+    assert max(abs(F(float(acc[0])) * F(float(e)) - ex.accepted_length[0] * r) for e, r in zip(emi[0], ex.emitted[0])) < 1e-16

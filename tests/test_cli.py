@@ -207,3 +207,12 @@ def test_crosscheck_blocks_ignores_pairs_and_check_survives_odd_schemas(tmp_path
     assert main(["transcript", str(odd)]) == 2
     out = capsys.readouterr()
     assert "REJECTED (schema)" in out.out and "Traceback" not in out.err
+
+
+def test_utf16_certificates_check_and_render(tmp_path, capsys):
+    cert = build_certificate(["1/2", "1/2"], ["1/4", "3/4"], name="utf16")
+    path = tmp_path / "u.json"
+    path.write_bytes(json.dumps(cert).encode("utf-16"))
+    assert main(["check", str(path)]) == 0
+    assert main(["transcript", str(path)]) == 0
+    assert "**Verdict: PROVED**" in capsys.readouterr().out

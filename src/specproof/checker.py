@@ -76,8 +76,8 @@ def _rational(value, where):
     Integers are decimal, or hexadecimal "0x..." (numbers too long for decimal text)."""
     if not isinstance(value, str) or _RATIONAL.fullmatch(value) is None:
         raise Rejected(Reason.NOT_RATIONAL, f"{where} is {_show(value)}, not an 'n/d' string")
-    try:  # hex integers up to 2^(4 * 2^18) (decimal ones stop at Python's 4300-digit limit)
-        if len(value) > 2 ** 19:
+    try:  # at most 2^17 characters (decimal integers stop at Python's 4300-digit limit)
+        if len(value) > 2 ** 17:
             raise ValueError
         num, den = (int(x, 16) if x.startswith("0x") else int(x) for x in value.lstrip("-").split("/"))
     except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
@@ -273,7 +273,7 @@ def _check_chain(cert, where):
         raise Rejected(Reason.MALFORMED, f"{where}.gamma is {_show(gamma)}, not an integer >= 1")
     (at, lengths), *rest = _section(cert, where, "totals", CHAIN_TOTALS)  # gamma + 1 claims bound gamma
     if not isinstance(lengths, list) or len(lengths) != gamma + 1:
-        raise Rejected(Reason.MALFORMED, f"{at} is not a list of gamma + 1 = {gamma + 1} rationals")
+        raise Rejected(Reason.MALFORMED, f"{at} is not a list of gamma + 1 = {_show(gamma + 1)} rationals")
     table, nodes, steps = _table(cert, where, size), _field(cert, "nodes", where), {}
     order, mass = [()], {(): (Fraction(1), Fraction(0), Fraction(1))}  # prefix -> A, E, P
     stops, weighted, inner, stream = [Fraction(0)] * (gamma + 1), Fraction(0), Fraction(0), True

@@ -210,7 +210,8 @@ def _transcript(args: argparse.Namespace) -> int:
 
 def _load_json(path: str) -> object:
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8-sig"))
+        data = Path(path).read_bytes()  # json detects UTF-8 (with or without BOM), UTF-16, UTF-32
+        return json.loads(data[3:] if data.startswith(b"\xef\xbb\xbf") else data)
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None
 
