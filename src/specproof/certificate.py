@@ -297,24 +297,19 @@ def build_chain_certificate(
         raise InvalidDistribution(f"labels has {len(labels)} entries, not V={law.vocab_size}")
     order = sorted(law.alphas, key=lambda s: (len(s), s))  # the accepted prefixes of depth < gamma
     models = [(s, key, as_distribution(fn(s), key)) for s in order for key, fn in (("p", target), ("q", draft))]
-    texts = {}  # row -> float64 text, or None if its values are not floats divided by their sum
+    distinct: dict[tuple[tuple[int, ...], int], RationalVector] = {}  # each row once, in first-seen order
     for _, _, vec in models:
-        texts.setdefault((vec.numerators, vec.denominator), _float64_text(vec))
-    floats = all(t is not None for t in texts.values())
-    index: dict[tuple[tuple[int, ...], int], int] = {}
-    table: list[Any] = []
-    nodes: dict[tuple[int, ...], dict[str, Any]] = {}
+        distinct.setdefault((vec.numerators, vec.denominator), vec)
+    texts = [_float64_text(vec) for vec in distinct.values()]  # None: not floats divided by their sum
+    floats = all(t is not None for t in texts)
+    table = texts if floats else [[format_fraction(x) for x in vec] for vec in distinct.values()]
+    index = {ident: i for i, ident in enumerate(distinct)}
+    nodes = {s: {"prefix": list(s), "reach": exact_text(law.reach[s]), "stop": exact_text(law.stop(s))} for s in order}
     for s, key, vec in models:
-        ident = (vec.numerators, vec.denominator)
-        if ident not in index:
-            index[ident] = len(table)
-            table.append(texts[ident] if floats else [format_fraction(x) for x in vec])
-        node = nodes.setdefault(s, {"prefix": list(s), "reach": exact_text(law.reach[s]),
-                                    "stop": exact_text(law.stop(s))})
-        node[key] = index[ident]
+        nodes[s][key] = index[vec.numerators, vec.denominator]
     rows: dict[str, Any] = {"encoding": checker.COMPACT_ENCODING if floats else checker.EXACT_ENCODING, "table": table}
     if floats:
-        atols = [v.policy.atol for _, _, v in models if v.policy is not None]
+        atols = [v.policy.atol for v in distinct.values() if v.policy is not None]
         rows["atol"] = format_fraction(Fraction(max(atols, default=0.0)))
     doc = {
         "schema": checker.CHAIN_SCHEMA, "name": name, "statement": CHAIN_STATEMENT,

@@ -427,8 +427,7 @@ class BlockCrosscheckReport:
         alone can move it.
     recomputed : int
         Positions where the float path judged float64 unable to resolve the replacement token
-        (:func:`specproof.numeric.drawn_error_estimate` above
-        :data:`specproof.numeric.RECOMPUTE_ABOVE`) and so computed that residual row exactly.
+        and so computed that residual row exactly (:func:`specproof.numeric.recomputed_positions`).
 
     Notes
     -----
@@ -477,9 +476,7 @@ def check_blocks(batch: list[Block], report: BlockCrosscheckReport) -> None:
     t = np.array([[[float(x) for x in row] for row in b.target] for b in batch])
     d = np.array([[[float(x) for x in row] for row in b.draft] for b in batch])
     accepted, emitted = numeric.given_block_law(t, d, np.array([b.tokens for b in batch]))
-    pn, qn = t / t.sum(axis=-1, keepdims=True), d / d.sum(axis=-1, keepdims=True)  # as the float path does
-    z = (pn[:, :-1] - np.minimum(pn[:, :-1], qn)).sum(axis=-1)
-    report.recomputed += int((numeric.drawn_error_estimate(accepted[:, :-1], z, t.shape[-1]) > numeric.RECOMPUTE_ABOVE).sum())
+    report.recomputed += int(numeric.recomputed_positions(t, d, accepted).sum())
     for k, (b, acc, emi) in enumerate(zip(batch, accepted.tolist(), emitted.tolist())):
         given = given_block_law([from_floats(r) for r in t[k]], [from_floats(r) for r in d[k]], b.tokens)
         before = given_block_law(b.target, b.draft, b.tokens)

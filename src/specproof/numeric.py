@@ -34,6 +34,7 @@ __all__ = [
     "ERROR_BOUND",
     "RECOMPUTE_ABOVE",
     "drawn_error_estimate",
+    "recomputed_positions",
     "emitted_distribution",
     "acceptance_probability",
     "tv_distance",
@@ -379,6 +380,39 @@ def drawn_error_estimate(stop: Any, z: Any, vocab_size: int) -> np.ndarray:
         return np.where(z > 0, stop * scale / np.where(z > 0, z, 1.0), np.where(stop > ERROR_BOUND, np.inf, 0.0))
 
 
+def _block_residuals(t64: np.ndarray, d64: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Row sums of target and draft, target rows divided by their sums, and the residual
+    (p - q)+ at each drafted position with its mass Z (kept as a trailing axis of length 1)."""
+    st, sd = t64.sum(axis=-1, keepdims=True), d64.sum(axis=-1, keepdims=True)
+    pn, qn = t64 / st, d64 / sd
+    res = pn[..., :-1, :] - np.minimum(pn[..., :-1, :], qn)
+    return st, sd, pn, res, res.sum(axis=-1, keepdims=True)
+
+
+def _recompute(accepted: np.ndarray, z: np.ndarray, v: int) -> np.ndarray:
+    """Bool [..., gamma]: the residual rows :func:`given_block_law` computes exactly."""
+    return drawn_error_estimate(accepted[..., :-1], z[..., 0], v) > RECOMPUTE_ABOVE
+
+
+def recomputed_positions(target: Any, draft: Any, accepted: Any) -> np.ndarray:
+    """Where :func:`given_block_law` computed the residual row exactly (float64 could not
+    resolve it), for the rows it was given and the ``accepted_length`` it returned.
+
+    Parameters
+    ----------
+    target, draft : array_like of float, shapes [..., gamma + 1, V] and [..., gamma, V]
+        The rows given to :func:`given_block_law` (already validated by it).
+    accepted : array_like of float, shape [..., gamma + 1]
+        Its ``accepted_length``.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape [..., gamma]
+    """
+    t64, d64 = np.asarray(target, dtype=np.float64), np.asarray(draft, dtype=np.float64)
+    return _recompute(np.asarray(accepted, dtype=np.float64), _block_residuals(t64, d64)[-1], t64.shape[-1])
+
+
 def _exact_residual_row(p: np.ndarray, q: np.ndarray, atol: float) -> np.ndarray:
     """The normalized residual of float rows made exact (policy dyadic-renormalize), rounded
     once to float64; all zeros when p == q exactly."""
@@ -446,8 +480,7 @@ def given_block_law(target: Any, draft: Any, tokens: Any, *, atol: float = DEFAU
     _law(t, t, atol, ("target", "target"))  # validates every row (same checks and messages)
     _law(d, d, atol, ("draft", "draft"))
     t64, d64 = t.astype(np.float64), d.astype(np.float64)
-    st, sd = t64.sum(axis=-1, keepdims=True), d64.sum(axis=-1, keepdims=True)
-    pn, qn = t64 / st, d64 / sd
+    st, sd, pn, res, z = _block_residuals(t64, d64)
     tx = np.take_along_axis(t64[..., :-1, :], x[..., None], axis=-1)[..., 0]
     dx = np.take_along_axis(d64, x[..., None], axis=-1)[..., 0]
     if (dx == 0).any():
@@ -461,12 +494,10 @@ def given_block_law(target: Any, draft: Any, tokens: Any, *, atol: float = DEFAU
     alive = np.cumprod(keep, axis=-1)
     before = np.concatenate([np.ones_like(alive[..., :1]), alive[..., :-1]], axis=-1)
     accepted = np.concatenate([before * (1.0 - keep), alive[..., -1:]], axis=-1)
-    res = pn[..., :-1, :] - np.minimum(pn[..., :-1, :], qn)
-    z = res.sum(axis=-1, keepdims=True)
     rows = np.divide(res, z, out=np.zeros_like(res), where=z > 0)
     # Where float64 cannot resolve the replacement token's law (a likely rejection, a tiny
     # residual), that row is computed exactly from the float inputs and rounded once.
-    for at in np.argwhere(drawn_error_estimate(accepted[..., :-1], z[..., 0], v) > RECOMPUTE_ABOVE):
+    for at in np.argwhere(_recompute(accepted, z, v)):
         at = tuple(int(i) for i in at)
         rows[at] = _exact_residual_row(t64[at], d64[at], atol)
     return accepted, np.concatenate([rows, pn[..., -1:, :]], axis=-2)

@@ -81,10 +81,14 @@ def show(value: str | Fraction) -> str:
     text = f"{x.numerator}/{x.denominator}"
     if len(text) <= _SHORT:
         return text
-    with decimal.localcontext() as ctx:  # exact integers in, correctly rounded decimal out
-        ctx.prec = _DIGITS
-        approx = decimal.Decimal(x.numerator) / decimal.Decimal(x.denominator)
-    return str(approx).replace("E", "e") + "…"
+    return _digits(x) + "…"
+
+
+def _digits(x: Fraction, places: int = _DIGITS) -> str:
+    """``x`` to ``places`` significant digits, correctly rounded (exact integers in, any size)."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = places
+        return str(decimal.Decimal(x.numerator) / decimal.Decimal(x.denominator)).replace("E", "e")
 
 
 def _fractions(rows: list[Mapping[str, Any]], key: str) -> list[Fraction]:
@@ -102,14 +106,16 @@ def _provenance(info: Any) -> list[tuple[str, str]]:
     return items
 
 
-def _trust(verdict: Verdict, compact: bool = False, *, chain: bool = False) -> str:
+#: What the checker re-derives, per kind of document (for the trust base).
+_FROM_PQ = "re-derived every value below from p and q alone"
+_FROM_FLOATS = "re-derived the law from the float inputs made exact, and every claimed row and total"
+_FROM_ROWS = "re-derived every exact value below from the target's and the draft's rows alone"
+
+
+def _trust(verdict: Verdict, what: str = _FROM_PQ) -> str:
     """What the checker did, in one sentence, for the trust base."""
     if not verdict.valid:
         return "it REJECTED this document; the values below are what the document claims, not re-derived facts"
-    what = "re-derived the law from the float inputs made exact, and every claimed row and total" if compact \
-        else "re-derived every value below from p and q alone"
-    if chain:
-        what = "re-derived every exact value below from the target's and the draft's rows alone"
     return f"standard library only; it {what}"
 
 
@@ -215,7 +221,7 @@ def _render_certificate(cert: Mapping[str, Any], verdict: Verdict, json_name: st
     return _ENV.get_template("certificate.md.j2").render(
         name=_plain(cert["name"]), statement=_plain(cert["statement"], STATEMENT_LIMIT), assumptions=ASSUMPTIONS,
         checker=checker_identity(), json_name=json_name, schema=cert["schema"], not_proved=NOT_PROVED,
-        trust=_trust(verdict, cert["schema"] == checker.COMPACT_SCHEMA),
+        trust=_trust(verdict, _FROM_FLOATS if cert["schema"] == checker.COMPACT_SCHEMA else _FROM_PQ),
         provenance=_provenance(cert.get("provenance", {})), table=_table(cert, cols),
         steps=_certificate_steps(cert, cols, verdict), verdict=word, verdict_detail=detail,
     )
@@ -297,7 +303,7 @@ def _render_bundle(bundle: Mapping[str, Any], verdict: Verdict, json_name: str) 
     return _ENV.get_template("bundle.md.j2").render(
         name=_plain(bundle["name"]), statement=_plain(bundle["statement"], STATEMENT_LIMIT), assumptions=ASSUMPTIONS,
         checker=checker_identity(), json_name=json_name, schema=bundle["schema"], count=len(certs),
-        trust=_trust(verdict, any(c["schema"] == checker.COMPACT_SCHEMA for c in certs)),
+        trust=_trust(verdict, _FROM_FLOATS if any(c["schema"] == checker.COMPACT_SCHEMA for c in certs) else _FROM_PQ),
         not_proved=NOT_PROVED, provenance=_provenance(bundle.get("provenance", {})),
         shown=len(shown), selection=f"the first {len(shown)}", instances=shown, summary=summary,
         details=[{"index": i, "name": _plain(c["name"]), "note": _plain(c.get("provenance", {}).get("note", "")),
@@ -333,13 +339,6 @@ CHAIN_ASSUMPTIONS = (
 )
 
 
-def _digits(x: Fraction, places: int = _DIGITS) -> str:
-    """``x`` to ``places`` significant digits, correctly rounded (exact integers in, any size)."""
-    with decimal.localcontext() as ctx:
-        ctx.prec = places
-        return str(decimal.Decimal(x.numerator) / decimal.Decimal(x.denominator)).replace("E", "e")
-
-
 def _render_chain(doc: Mapping[str, Any], verdict: Verdict, json_name: str) -> str:
     """A chain certificate, or a bundle of them: one row per certificate, with Eq. 1 beside it.
 
@@ -369,7 +368,7 @@ def _render_chain(doc: Mapping[str, Any], verdict: Verdict, json_name: str) -> s
         assumptions=[*CHAIN_ASSUMPTIONS, *(_plain(a, STATEMENT_LIMIT) for a in doc.get("assumptions", [])
                                           if isinstance(doc.get("assumptions"), list))],
         checker=checker_identity(), json_name=json_name, schema=doc["schema"], count=len(certs),
-        trust=_trust(verdict, chain=True), not_proved=NOT_PROVED, provenance=_provenance(doc.get("provenance", {})),
+        trust=_trust(verdict, _FROM_ROWS), not_proved=NOT_PROVED, provenance=_provenance(doc.get("provenance", {})),
         results=rows, verdict=word, verdict_detail=detail,
     )
 
