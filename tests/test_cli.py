@@ -180,7 +180,7 @@ def test_transcript_refuses_forged_symbolic_records_and_odd_documents(tmp_path, 
     (tmp_path / "odd.json").write_text("\ufeff" + json.dumps(odd))
     capsys.readouterr()
     assert main(["transcript", str(tmp_path / "odd.json")]) == 0  # valid; provenance shown as given
-    assert '- provenance: "a string"' in capsys.readouterr().out
+    assert '| provenance | a string |' in capsys.readouterr().out
 
 
 def test_huge_exact_inputs_exit_2(tmp_path, capsys):

@@ -4,7 +4,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from specproof import transcript
+from specproof import checker, transcript
 from specproof.certificate import build_bundle, build_certificate
 from specproof.checker import Reason, Verdict, check
 from specproof.rational import from_floats
@@ -27,7 +27,7 @@ def test_certificate_transcript_content_and_determinism():
     assert "| 1 | `b\\|c` | 2/3 | 0 | 0 | 2/3 | 2/3 | yes |" in text
     assert "| 2 | ` d` | 0 | 1/2 | 0 | 0 | 0 | yes |" in text
     assert "Totals: alpha = 1/3; TV = 2/3; residual normalizer Z = 2/3; rejection mass 1 − alpha = 2/3." in text
-    assert "- context: The capital of France is" in text
+    assert "| context | The capital of France is |" in text
     assert transcript.checker_identity()["sha256"] in text
     assert text.count("holds; re-derived by the checker") == 5
 
@@ -66,7 +66,7 @@ def test_bundle_transcript_lists_instances():
     assert "| 0 | disjoint | 2 | 0 | 1 | 1 | 0 100% | yes | yes |" in text
     assert "| 1 | v1 | 1 | 1 | 0 | 0 | none (p == q) | yes | yes |" in text
     assert "### 1. v1 (V = 1)" in text
-    assert "Valid: checker version 1.0 re-verified 2 certificate(s)." in text
+    assert f"Valid: checker version {checker.VERSION} re-verified 2 certificate(s)." in text
 
 
 def test_verdict_passed_in_is_used():
@@ -87,6 +87,18 @@ def test_compact_certificate_transcript():
     assert "**Verdict: PROVED**" in text
     assert f"V = 500; {len(cert['rows'])} of 500 rows shown" in text
     assert "Compared with p(x) for all 500 tokens: 500 of 500 equal." in text
-    assert "`w" in text and "- context: a prompt" in text
+    assert "`w" in text and "| context | a prompt |" in text
     support = sum(1 for a, b in zip(p / p.sum(), q / q.sum()) if a > b)
     assert f"the residual's support has {support} token(s)" in text
+
+
+def test_readme_excerpt_is_the_committed_transcript():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    start = readme.index("An excerpt of `proofs/transcripts/seed_cases.md`:")
+    block = readme[readme.index("```\n", start) + 4:readme.index("```", readme.index("```\n", start) + 4)]
+    committed = (root / "proofs" / "transcripts" / "seed_cases.md").read_text(encoding="utf-8")
+    for line in block.splitlines():
+        assert line in committed.splitlines(), line

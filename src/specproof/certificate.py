@@ -17,12 +17,12 @@ Document layout (schema ``specproof.certificate/1``)::
      "totals": {"alpha": "n/d", "tv": "n/d", "normalizer": "n/d", "rejection": "n/d"},
      "claims": {"dist_equals_p": true, "alpha_equals_one_minus_tv": true}}
 
-A chain certificate (schema ``specproof.chain-certificate/1``, :func:`build_chain_certificate`)
+A chain certificate (schema ``specproof.chain-certificate/2``, :func:`build_chain_certificate`)
 covers one verification step over gamma drafted tokens and the bonus token::
 
     {"schema": ..., "name": ..., "statement": ..., "provenance": {...}, "labels": [...],
      "vocab_size": V, "gamma": gamma,
-     "rows": {"encoding": "rational" | "float64-le-base64/renormalize", "atol": "n/d",
+     "rows": {"encoding": "rational" | "float64-le-base64/renormalize",
               "table": [row, ...]},
      "nodes": [{"prefix": [token ids], "p": row index, "q": row index, "reach": "n/d",
                 "stop": "n/d"}, ...],
@@ -193,8 +193,10 @@ def build_compact_certificate(
     p and q are stored as their float64 bit patterns (base64 of little-endian IEEE 754
     binary64: 8 bytes a token, exact), and both the certificate and the checker make them
     exact by the ``dyadic-renormalize`` policy (each float's exact value, divided by the
-    vector's exact sum, refused if that sum is off from 1 by more than ``atol``). Rows are
-    claimed only at :func:`select_tokens`; totals and claims cover the whole vocabulary.
+    vector's exact sum, refused if that sum is off from 1 by more than ``atol``). The checker
+    fixes its own tolerance on those sums (:data:`specproof.checker.FLOAT_ROW_TOLERANCE`,
+    1/1000), so rows further off are refused here too. Rows are claimed only at
+    :func:`select_tokens`; totals and claims cover the whole vocabulary.
 
     Parameters
     ----------
@@ -212,12 +214,13 @@ def build_compact_certificate(
     Returns
     -------
     dict
-        Schema ``specproof.compact-certificate/1``.
+        Schema ``specproof.compact-certificate/2``.
 
     Raises
     ------
     InvalidDistribution
-        As :func:`specproof.rational.from_floats`, or ``labels`` of the wrong length.
+        As :func:`specproof.rational.from_floats`, or ``labels`` of the wrong length, or a row
+        whose float sum is off from 1 by more than the checker's tolerance.
     """
     pv = from_floats(p_floats, atol=atol, name="p")  # validates first: dtype, shape, values
     qv = from_floats(q_floats, atol=atol, name="q")
@@ -228,9 +231,13 @@ def build_compact_certificate(
     full = _document(law, pv, qv, tokens, name, provenance, labels)
     full["schema"] = checker.COMPACT_SCHEMA
     full["selection"] = COMPACT_ROWS
+    for key, vec in (("p", pv), ("q", qv)):
+        if not _within_checker_tolerance(vec.policy.float_sum):
+            raise InvalidDistribution(
+                f"{key} sums to {float(vec.policy.float_sum)!r} as floats: a compact certificate needs every float "
+                f"row within {_tolerance_text()} of 1 (the checker's fixed tolerance); use the full form")
     full["inputs"] = {
         "encoding": checker.COMPACT_ENCODING,
-        "atol": format_fraction(Fraction(atol)),
         "p": base64.b64encode(p64.tobytes()).decode("ascii"),
         "q": base64.b64encode(q64.tobytes()).decode("ascii"),
     }
@@ -276,7 +283,7 @@ def build_chain_certificate(
     Returns
     -------
     dict
-        Schema ``specproof.chain-certificate/1``. Rows are stored once each: as float64 bit
+        Schema ``specproof.chain-certificate/2``. Rows are stored once each: as float64 bit
         patterns (base64, made exact by ``dyadic-renormalize`` again by the checker) when every
         row came from floats by that policy or is exactly a float64 vector, else as ``"n/d"``
         strings.
@@ -300,7 +307,7 @@ def build_chain_certificate(
     distinct: dict[tuple[tuple[int, ...], int], RationalVector] = {}  # each row once, in first-seen order
     for _, _, vec in models:
         distinct.setdefault((vec.numerators, vec.denominator), vec)
-    texts = [_float64_text(vec) for vec in distinct.values()]  # None: not floats divided by their sum
+    texts = [_float64_text(vec) for vec in distinct.values()]  # None: not floats within the checker's tolerance
     floats = all(t is not None for t in texts)
     table = texts if floats else [[format_fraction(x) for x in vec] for vec in distinct.values()]
     index = {ident: i for i, ident in enumerate(distinct)}
@@ -308,9 +315,6 @@ def build_chain_certificate(
     for s, key, vec in models:
         nodes[s][key] = index[vec.numerators, vec.denominator]
     rows: dict[str, Any] = {"encoding": checker.COMPACT_ENCODING if floats else checker.EXACT_ENCODING, "table": table}
-    if floats:
-        atols = [v.policy.atol for v in distinct.values() if v.policy is not None]
-        rows["atol"] = format_fraction(Fraction(max(atols, default=0.0)))
     doc = {
         "schema": checker.CHAIN_SCHEMA, "name": name, "statement": CHAIN_STATEMENT,
         "provenance": dict(provenance or {}), "vocab_size": law.vocab_size, "gamma": gamma,
@@ -350,11 +354,22 @@ def _float64_text(vec: RationalVector) -> str | None:
     """Base64 float64 text of the floats ``vec`` was made exact from (its values times the
     recorded float sum; or its values, if exact, when it came from no floats), or None."""
     scale = vec.policy.float_sum if vec.policy is not None else Fraction(1)
+    if not _within_checker_tolerance(scale):
+        return None
     values = [Fraction(n, vec.denominator) * scale for n in vec.numerators]
     floats = np.array([float(x) for x in values], dtype="<f8")
     if any(Fraction(f) != x for f, x in zip(floats.tolist(), values)):
         return None
     return base64.b64encode(floats.tobytes()).decode("ascii")
+
+
+def _within_checker_tolerance(float_sum: Fraction) -> bool:
+    """Whether a float row's exact sum is within the checker's fixed tolerance of 1."""
+    return abs(float_sum - 1) <= Fraction(*checker.FLOAT_ROW_TOLERANCE)
+
+
+def _tolerance_text() -> str:
+    return "{}/{}".format(*checker.FLOAT_ROW_TOLERANCE)
 
 
 def build_bundle(

@@ -1,39 +1,76 @@
-"""TRUSTED: re-verify a specproof certificate from p and q alone.
+"""TRUSTED: re-verify a specproof certificate from the target's and the draft's rows alone.
 
-The small trusted kernel: standard library only, never a float, believes nothing it did not
-recompute. From p and q it re-derives the verifier's law by the sampler's steps (x ~ q; accept
-with probability min(1, p(x)/q(x)); else draw from (p - q)+ normalized) and accepts only if
-every claimed value equals the recomputed one exactly and dist == p, alpha == 1 - TV hold.
-Documents: ``specproof.certificate/1`` (one row per token, rationals as ``"n/d"`` strings),
-``specproof.compact-certificate/1`` (p and q as float64 bit patterns, each divided by its exact
-sum; claimed rows at some tokens), ``specproof.chain-certificate/1`` (one block of gamma drafts
-and the bonus token: the target and draft rows at every prefix the verifier can accept) and
-``specproof.bundle/1`` (a list of these).
+This is the small trusted kernel. It uses the standard library only, never a float, and
+believes nothing it did not recompute. From p and q it re-derives the verifier's law by the
+sampler's steps (draw x from q; accept x with probability min(1, p(x)/q(x)); otherwise draw
+from the residual (p - q)+ normalized) and accepts a document only if every claimed value
+equals the recomputed one exactly.
+
+Every row of probabilities is held as integers over one common denominator, so no step
+reduces a fraction (no gcd of huge numbers) and every sum is an integer sum. Claimed values
+are compared with recomputed ones by cross-multiplication.
+
+Documents (schemas):
+
+- ``specproof.certificate/1``: one position; one row per token with p, q, accept, residual and
+  emitted masses as ``"n/d"`` strings, and the totals alpha, TV, normalizer, rejection.
+- ``specproof.compact-certificate/2``: one position; p and q as float64 bit patterns, each
+  divided by its exact sum (which must lie within :data:`FLOAT_ROW_TOLERANCE` of 1); claimed
+  rows at some tokens only.
+- ``specproof.chain-certificate/2``: one verification step over gamma drafted tokens and the
+  bonus token; the target's and draft's rows at every prefix the verifier can accept.
+- ``specproof.bundle/1``: a list of the above.
+
+Reading order for a reviewer: :func:`check` -> :func:`parse` -> :func:`_check_document` ->
+:func:`_check_position` / :func:`_check_chain`, which call the sampler-step functions
+:func:`_position_law` and :func:`_is_lossless`.
+
+References: Leviathan et al. 2023 (Algorithm 1, Theorem 3.5, Appendix A.1); Chen et al. 2023
+(Algorithm 2, Theorem 1).
 """
 
 import base64
 import json
 import re
-from dataclasses import dataclass
+import struct
+from dataclasses import dataclass, field
 from enum import Enum
-from fractions import Fraction
+from math import gcd, lcm
+from typing import NamedTuple
 
-VERSION = "1.0"
+#: The version names the tolerance on float rows, which the checker fixes (no document can).
+VERSION = "2.0 (float rows within 1/1000 of 1)"
 CERTIFICATE_SCHEMA = "specproof.certificate/1"
-COMPACT_SCHEMA = "specproof.compact-certificate/1"
+COMPACT_SCHEMA = "specproof.compact-certificate/2"
 COMPACT_ENCODING = "float64-le-base64/renormalize"
-BUNDLE_SCHEMA = "specproof.bundle/1"
-CHAIN_SCHEMA = "specproof.chain-certificate/1"
+CHAIN_SCHEMA = "specproof.chain-certificate/2"
 EXACT_ENCODING = "rational"  # a chain's rows as lists of "n/d" strings
+BUNDLE_SCHEMA = "specproof.bundle/1"
 ROW_FIELDS = ("accept", "emitted", "p", "q", "residual")
 TOTAL_FIELDS = ("alpha", "normalizer", "rejection", "tv")
 CLAIMS = ("alpha_equals_one_minus_tv", "dist_equals_p")
 CHAIN_TOTALS = ("accepted_length", "expected_emitted", "mean_alpha")
-_RATIONAL, _text = re.compile(r"-?([0-9]+|0x[0-9a-f]+)/([0-9]+|0x[0-9a-f]+)"), str.strip
+CHAIN_CLAIMS = ("stream_equals_target_law",)
+CHAIN_NODE_FIELDS = {"prefix", "p", "q", "reach", "stop"}
+#: A float64 row is a distribution iff its exact sum is within this of 1 (numerator, denominator):
+#: the float path's default tolerance. It is then divided by that exact sum.
+FLOAT_ROW_TOLERANCE = (1, 1000)
+#: Longest number text read (hex integers are read in linear time; decimal ones stop at 4300 digits).
+MAX_NUMBER_CHARS = 2 ** 17
+
+_RATIONAL = re.compile(
+    r"""
+    (?P<sign> - )?                      # a minus sign, allowed only on zero
+    (?P<num> [0-9]+ | 0x[0-9a-f]+ )     # numerator: decimal, or hexadecimal for long numbers
+    /
+    (?P<den> [0-9]+ | 0x[0-9a-f]+ )     # denominator: the same forms
+    """,
+    re.VERBOSE,
+)
 
 
 class Reason(str, Enum):
-    """Why a certificate was rejected."""
+    """Why a document was rejected."""
 
     UNREADABLE = "unreadable"  # the file could not be read
     MALFORMED = "malformed"  # not JSON, truncated, or not an object/list where one belongs
@@ -47,323 +84,620 @@ class Reason(str, Enum):
     ACCEPT = "accept"  # claimed accept mass differs from q * min(1, p/q)
     RESIDUAL = "residual"  # claimed (p - q)+ differs
     EMITTED = "emitted"  # claimed emitted mass differs from the sampler's law
-    TOTAL = "total"  # alpha, TV, normalizer or rejection mass differs
+    TOTAL = "total"  # alpha, TV, normalizer, rejection or a chain total differs
     NODES = "nodes"  # a chain's nodes are not exactly the prefixes the verifier accepts, in order
     NODE_MASS = "node-mass"  # a chain node's claimed reach or stop mass differs
     CLAIM = "claim"  # a claim differs from what the recomputed law shows
 
 
+class Ratio(NamedTuple):
+    """A non-negative rational kept as two integers, never reduced (reducing costs a gcd)."""
+
+    num: int
+    den: int
+
+
+class Row(NamedTuple):
+    """A probability row as integers over one denominator: entry i is ``nums[i] / den``."""
+
+    nums: list
+    den: int
+
+
+class PositionLaw(NamedTuple):
+    """The law of one verification position, every mass over the common denominator ``den``.
+
+    ``target`` and ``draft`` are p and q, ``accept`` the accept masses min(p, q), ``residual``
+    the masses (p - q)+, ``accepted`` their sum alpha, ``normalizer`` the residual's mass Z.
+    """
+
+    den: int
+    target: list
+    draft: list
+    accept: list
+    residual: list
+    accepted: int
+    normalizer: int
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """The checker's answer: ``valid``, or the ``reason`` and a ``detail`` naming the values."""
+    """The checker's answer: ``valid``, or the ``reason`` and a ``detail`` naming the values.
+
+    ``facts`` holds, for a valid document, what the checker recomputed (one dict per
+    certificate, in order), so that a report can show re-derived values instead of claims.
+    """
 
     valid: bool
     reason: Reason | None = None
     detail: str = ""
+    facts: tuple = field(default=(), compare=False, repr=False)
 
     def __bool__(self):  # so that `if check(doc):` means "valid"
         return self.valid
 
 
-class Rejected(Exception):  # internal: carries a rejection out of nested checks
+class Rejection(Exception):
+    """A rejection on its way out of nested checks: a :class:`Reason` and a detail."""
+
     def __init__(self, reason, detail):
         super().__init__(detail)
-        self.reason, self.detail = reason, detail
+        self.reason = reason
+        self.detail = detail
 
 
-def _rational(value, where):
-    """A non-negative rational from its "n/d" string (every rational in a certificate is >= 0).
-    Integers are decimal, or hexadecimal "0x..." (numbers too long for decimal text)."""
-    if not isinstance(value, str) or _RATIONAL.fullmatch(value) is None:
-        raise Rejected(Reason.NOT_RATIONAL, f"{where} is {_show(value)}, not an 'n/d' string")
-    try:  # at most 2^17 characters (decimal integers stop at Python's 4300-digit limit)
-        if len(value) > 2 ** 17:
-            raise ValueError
-        num, den = (int(x, 16) if x.startswith("0x") else int(x) for x in value.lstrip("-").split("/"))
-    except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
-        raise Rejected(Reason.NOT_RATIONAL, f"{where} has {len(value)} characters: too many digits") from None
-    if den == 0:
-        raise Rejected(Reason.NOT_RATIONAL, f"{where} is {_show(value)}, which has a zero denominator")
-    if value.startswith("-") and num:
-        raise Rejected(Reason.NEGATIVE, f"{where} is {value[:80]}, which is negative")
-    return Fraction(num, den)
+# ---------------------------------------------------------------- reading a document
 
 
-def _unique(pairs):  # a JSON object with a repeated key holds two claims for one value
-    if len({key for key, _ in pairs}) != len(pairs):
-        raise Rejected(Reason.MALFORMED, f"a JSON object repeats a key: {sorted(key for key, _ in pairs)}")
+def parse(data):
+    """JSON text or bytes -> a JSON value, the one parsing path for every document.
+
+    Bytes may be UTF-8 (with or without a byte-order mark), UTF-16 or UTF-32 (as JSON allows).
+    JSON numbers other than integers, and NaN or Infinity, stay text (so they are rejected
+    where a rational belongs); a repeated key in an object, a lone surrogate in a string, and
+    invalid or truncated JSON raise :class:`Rejection` (MALFORMED).
+    """
+    try:
+        if isinstance(data, (bytes, bytearray)):
+            data = bytes(data).decode(json.detect_encoding(data))
+        if data.startswith("\ufeff"):
+            data = data[1:]
+        value = json.loads(data, parse_float=str, parse_constant=str, object_pairs_hook=_unique_keys)
+    except RecursionError:
+        raise Rejection(Reason.MALFORMED, "nested too deeply") from None
+    except ValueError as exc:  # includes UnicodeDecodeError and json.JSONDecodeError
+        raise Rejection(Reason.MALFORMED, f"not valid JSON: {_cut(str(exc))}") from None
+    _no_lone_surrogates(value)
+    return value
+
+
+def _unique_keys(pairs):
+    """A JSON object; a repeated key would hold two claims for one value."""
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        repeated = sorted({key for key in keys if keys.count(key) > 1})
+        raise Rejection(Reason.MALFORMED, f"a JSON object repeats the key(s) {_cut(repr(repeated))}")
     return dict(pairs)
+
+
+def _no_lone_surrogates(value):
+    """Every string must be valid Unicode text (a lone surrogate cannot be written out)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise Rejection(Reason.MALFORMED, "a string holds a lone surrogate (not Unicode text)") from None
 
 
 def _field(obj, key, where):
     if not isinstance(obj, dict):
-        raise Rejected(Reason.MALFORMED, f"{where} is not a JSON object")
+        raise Rejection(Reason.MALFORMED, f"{where} is not a JSON object")
     if key not in obj:
-        raise Rejected(Reason.MISSING_FIELD, f"{where} has no field {key!r}")
+        raise Rejection(Reason.MISSING_FIELD, f"{where} has no field {key!r}")
     return obj[key]
 
 
-def _same(reason, where, expected, claimed):
-    if expected != claimed:
-        raise Rejected(reason, f"{where}: expected {_show(expected)}, claimed {_show(claimed)}")
+def _only_fields(obj, keys, where):
+    """A section such as "totals" or a chain node: a JSON object with exactly these keys."""
+    if not isinstance(obj, dict):
+        raise Rejection(Reason.MALFORMED, f"{where} is not a JSON object")
+    unknown = sorted(set(obj) - set(keys))
+    if unknown:
+        raise Rejection(Reason.MALFORMED, f"{where} has unknown fields {_cut(repr(unknown))}")
+    for key in keys:
+        _field(obj, key, where)
+    return obj
 
 
-def _show(x):  # a value for a message: long ones cut, huge numbers by size (str() stops at 4300 digits)
-    if isinstance(x, Fraction) and max(abs(x.numerator), x.denominator).bit_length() > 4000:
-        return f"a rational with a {x.denominator.bit_length()}-bit denominator"
+def _rational(value, where):
+    """A non-negative rational from its "n/d" string, as an unreduced :class:`Ratio`."""
+    if isinstance(value, str) and len(value) > MAX_NUMBER_CHARS:
+        raise Rejection(Reason.NOT_RATIONAL, f"{where} has {len(value)} characters: too many digits")
+    if not isinstance(value, str):
+        raise Rejection(Reason.NOT_RATIONAL, f"{where} is {_show(value)}, not an 'n/d' string")
+    match = _RATIONAL.fullmatch(value)
+    if match is None:
+        raise Rejection(Reason.NOT_RATIONAL, f"{where} is {_show(value)}, not an 'n/d' string")
     try:
-        text = f"{x.numerator}/{x.denominator}" if isinstance(x, Fraction) else repr(x)
-    except ValueError:
-        return "a huge integer"
-    return text if len(text) <= 80 else text[:80] + "..."
+        num, den = (_integer(match[part]) for part in ("num", "den"))
+    except ValueError:  # a decimal integer past Python's digit limit
+        raise Rejection(Reason.NOT_RATIONAL, f"{where} has {len(value)} characters: too many digits") from None
+    if den == 0:
+        raise Rejection(Reason.NOT_RATIONAL, f"{where} is {_show(value)}, which has a zero denominator")
+    if match["sign"] and num:
+        raise Rejection(Reason.NEGATIVE, f"{where} is {_cut(value)}, which is negative")
+    return Ratio(num, den)
 
 
-
-
-_ROW_REASONS = (("p", Reason.INPUT), ("q", Reason.INPUT), ("accept", Reason.ACCEPT),
-                ("residual", Reason.RESIDUAL), ("emitted", Reason.EMITTED))
-
-
-def _rows(cert, where, size, full):
-    """The claimed rows: every token 0..V-1 in order (full), or a strictly increasing subset."""
-    rows = _field(cert, "rows", where)
-    if not isinstance(rows, list) or (full and not rows):
-        raise Rejected(Reason.MALFORMED, f"{where}.rows is not a non-empty list")
-    if full and size != len(rows):
-        raise Rejected(Reason.TOKENS, f"{where} has vocab_size {_show(size)} but {len(rows)} rows")
-    claimed, last = [], -1
-    for i, row in enumerate(rows):
-        here = f"{where}.rows[{i}]"
-        token = _field(row, "token", here)
-        if type(token) is not int or (token != i if full else not last < token < size):
-            want = f"token {i}" if full else f"a token above {last} and below {size}"
-            raise Rejected(Reason.TOKENS, f"{here} is token {_show(token)}, expected {want}")
-        claimed.append((token, {k: _rational(_field(row, k, here), f"{here}.{k}") for k in ROW_FIELDS}))
-        last = token
-    return claimed
-
-
-def _float64s(text, where):
-    """Exact values of little-endian IEEE 754 binary64 numbers given as base64, no float used."""
-    try:
-        raw = base64.b64decode(text, validate=True)
-    except (TypeError, ValueError):
-        raw = b"?"  # not base64: rejected just below
-    if len(raw) % 8:
-        raise Rejected(Reason.MALFORMED, f"{where} is not base64 text of 8-byte numbers")
-    values = []
-    for i in range(0, len(raw), 8):
-        bits = int.from_bytes(raw[i:i + 8], "little")
-        sign, exponent, fraction = bits >> 63, (bits >> 52) & 0x7FF, bits & ((1 << 52) - 1)
-        if exponent == 0x7FF or (sign and bits != 1 << 63):  # NaN, infinity, or below zero
-            raise Rejected(Reason.NOT_RATIONAL, f"{where}[{i // 8}] is NaN, infinite or negative")
-        mantissa, shift = (fraction, -1074) if exponent == 0 else ((1 << 52) | fraction, exponent - 1075)
-        values.append(Fraction(mantissa << shift) if shift >= 0 else Fraction(mantissa, 1 << -shift))
-    return values
-
-
-def _normalized(x, where, size, atol):
-    """``x`` divided by its exact sum, refused unless it has ``size`` entries summing to 1 +- atol."""
-    total = sum(x, Fraction(0))
-    if len(x) != size:
-        raise Rejected(Reason.TOKENS, f"{where} has {len(x)} entries, vocab_size {_show(size)}")
-    if total == 0 or abs(total - 1) > atol:
-        off = f"off from 1 by more than {_show(atol)}" if atol else "not 1"
-        raise Rejected(Reason.NOT_NORMALIZED, f"{where} sums to {_show(total)}, {off}")
-    return [v / total for v in x]
-
-
-def _atol(obj, where):
-    atol = _rational(_field(obj, "atol", where), f"{where}.atol")
-    if atol >= 1:
-        raise Rejected(Reason.NOT_NORMALIZED, f"{where}.atol is {_show(atol)}, not below 1")
-    return atol
-
-
-def _inputs(cert, where, size):
-    """p and q of a compact certificate: float64 vectors, each divided by its exact sum."""
-    inputs = _field(cert, "inputs", where)
-    if _field(inputs, "encoding", f"{where}.inputs") != COMPACT_ENCODING:
-        raise Rejected(Reason.SCHEMA, f"{where}.inputs.encoding is not {COMPACT_ENCODING!r}")
-    atol = _atol(inputs, f"{where}.inputs")
-    return [_normalized(_float64s(_field(inputs, k, f"{where}.inputs"), f"{where}.inputs.{k}"),
-                        f"{where}.inputs.{k}", size, atol) for k in "pq"]
+def _integer(text):
+    return int(text, 16) if text.startswith("0x") else int(text)
 
 
 def _size(cert, where):
     size = _field(cert, "vocab_size", where)
     if type(size) is not int or size < 1:
-        raise Rejected(Reason.TOKENS, f"{where} has vocab_size {_show(size)}")
+        raise Rejection(Reason.TOKENS, f"{where} has vocab_size {_show(size)}")
     return size
 
 
-def _section(cert, where, name, keys):  # "totals" or "claims": a JSON object with only known keys
-    obj = _field(cert, name, where)
-    if isinstance(obj, dict) and set(obj) - set(keys):
-        raise Rejected(Reason.MALFORMED, f"{where}.{name} has unknown fields {sorted(set(obj) - set(keys))}")
-    return [(f"{where}.{name}.{key}", _field(obj, key, f"{where}.{name}")) for key in keys]
+# ---------------------------------------------------------------- rows of probabilities
 
 
-def _claims(cert, where, truth):
-    """Each claim must be made (true or false) and equal what the recomputed law shows."""
-    for (here, value), key in zip(_section(cert, where, "claims", truth), truth):
+def _exact_row(texts, where, size):
+    """A row given as "n/d" strings, over the least common denominator of its entries."""
+    if not isinstance(texts, list):
+        raise Rejection(Reason.MALFORMED, f"{where} is not a list of 'n/d' strings")
+    if len(texts) != size:
+        raise Rejection(Reason.TOKENS, f"{where} has {len(texts)} entries, vocab_size {_show(size)}")
+    values = [_rational(text, f"{where}[{i}]") for i, text in enumerate(texts)]
+    return _over_common_denominator(values)
+
+
+def _over_common_denominator(values):
+    den = lcm(*(v.den for v in values))
+    return Row([v.num * (den // v.den) for v in values], den)
+
+
+def _float_row(text, where, size):
+    """A row of little-endian IEEE 754 binary64 numbers (base64 text), made exact and divided
+    by its exact sum, which must lie within :data:`FLOAT_ROW_TOLERANCE` of 1.
+
+    A finite float is m * 2^e exactly (m, e integers); with e0 the least exponent in the row,
+    entry i is (m_i * 2^(e_i - e0)) * 2^e0, and dividing by the sum cancels 2^e0.
+    Returns the :class:`Row` and the raw sum (a :class:`Ratio`).
+    """
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (TypeError, ValueError):
+        raise Rejection(Reason.MALFORMED, f"{where} is not base64 text") from None
+    if len(raw) % 8:
+        raise Rejection(Reason.MALFORMED, f"{where} is not a whole number of 8-byte floats")
+    if len(raw) // 8 != size:
+        raise Rejection(Reason.TOKENS, f"{where} has {len(raw) // 8} entries, vocab_size {_show(size)}")
+    parts = [_float64_parts(bits, f"{where}[{i}]") for i, bits in enumerate(struct.unpack(f"<{size}Q", raw))]
+    least = min(exponent for _, exponent in parts)
+    nums = [mantissa << (exponent - least) for mantissa, exponent in parts]
+    total = sum(nums)
+    raw_sum = Ratio(total << least, 1) if least >= 0 else Ratio(total, 1 << -least)
+    _within_tolerance(raw_sum, where)
+    return Row(nums, total), raw_sum
+
+
+def _float64_parts(bits, where):
+    """(mantissa, exponent) with value mantissa * 2^exponent, for a finite float >= 0."""
+    sign, exponent, fraction = bits >> 63, (bits >> 52) & 0x7FF, bits & ((1 << 52) - 1)
+    if exponent == 0x7FF:
+        raise Rejection(Reason.NOT_RATIONAL, f"{where} is NaN or infinite")
+    if sign and bits != 1 << 63:  # -0.0 is zero
+        raise Rejection(Reason.NEGATIVE, f"{where} is negative")
+    if exponent == 0:  # zero or subnormal
+        return fraction, -1074
+    return (1 << 52) | fraction, exponent - 1075
+
+
+def _within_tolerance(raw_sum, where):
+    """|raw_sum - 1| <= FLOAT_ROW_TOLERANCE, and raw_sum > 0 (integers only)."""
+    tol_num, tol_den = FLOAT_ROW_TOLERANCE
+    if raw_sum.num == 0 or abs(raw_sum.num - raw_sum.den) * tol_den > tol_num * raw_sum.den:
+        raise Rejection(Reason.NOT_NORMALIZED, f"{where} sums to {_show(raw_sum)}, off from 1 by more than "
+                                               f"{tol_num}/{tol_den} (the checker's fixed tolerance)")
+
+
+def _normalized(row, where):
+    """An exact row must sum to exactly 1."""
+    if sum(row.nums) != row.den:
+        raise Rejection(Reason.NOT_NORMALIZED, f"{where} sums to {_show(Ratio(sum(row.nums), row.den))}, not 1")
+
+
+# ---------------------------------------------------------------- the sampler's steps
+
+
+def _position_law(p, q):
+    """One position of the sampler from p and q (each a normalized :class:`Row`).
+
+    Step 1, draft: x is drawn from q. Step 2, accept: x is kept with probability
+    min(1, p(x)/q(x)), so token x is accepted with mass q(x) * min(1, p(x)/q(x)), which is
+    min(p(x), q(x)) (and 0 where q(x) = 0). Step 3, residual: a rejection (mass 1 - alpha) is
+    replaced by a draw from (p - q)+ divided by its mass Z. Everything is over D = lcm of the
+    two rows' denominators.
+    """
+    den = lcm(p.den, q.den)
+    target = [x * (den // p.den) for x in p.nums]
+    draft = [x * (den // q.den) for x in q.nums]
+    accept = [min(a, b) if b else 0 for a, b in zip(target, draft)]
+    residual = [a - b if a > b else 0 for a, b in zip(target, draft)]
+    return PositionLaw(den, target, draft, accept, residual, sum(accept), sum(residual))
+
+
+def _rejection(law):
+    """The mass of rejecting the drafted token, 1 - alpha, as a :class:`Ratio`."""
+    return Ratio(law.den - law.accepted, law.den)
+
+
+def _emitted(law):
+    """The emitted masses: accepted, or rejected and drawn from the residual.
+
+    emitted(t) = accept(t)/D + (1 - alpha) * residual(t)/Z, over the denominator D * Z; when
+    Z = 0 (p == q) the residual is never drawn and emitted(t) = accept(t)/D.
+    Returns (numerators, denominator).
+    """
+    if law.normalizer == 0:
+        return law.accept, law.den
+    reject = law.den - law.accepted
+    nums = [m * law.normalizer + reject * r for m, r in zip(law.accept, law.residual)]
+    return nums, law.den * law.normalizer
+
+
+def _is_lossless(law):
+    """Whether the emitted law is exactly p: emitted(t) == p(t) for every token t."""
+    nums, den = _emitted(law)
+    scale = den // law.den
+    return all(e == p * scale for e, p in zip(nums, law.target))
+
+
+def _total_variation(law):
+    """TV(p, q) = (1/2) sum_x |p(x) - q(x)|."""
+    return Ratio(sum(abs(a - b) for a, b in zip(law.target, law.draft)), 2 * law.den)
+
+
+# ---------------------------------------------------------------- comparing claims
+
+
+def _equal(a, b):
+    return a.num * b.den == b.num * a.den
+
+
+def _same(reason, where, expected, claimed):
+    if not _equal(expected, claimed):
+        raise Rejection(reason, f"{where}: expected {_show(expected)}, claimed {_show(claimed)}")
+
+
+def _claims(cert, where, keys, truth):
+    """Each claim is made (true or false) and equals what the recomputed law shows."""
+    claims = _only_fields(_field(cert, "claims", where), keys, f"{where}.claims")
+    for key in keys:
+        value = claims[key]
         if type(value) is not bool:
-            raise Rejected(Reason.MALFORMED, f"{here} is {_show(value)}, not true/false")
-        _same(Reason.CLAIM, here, truth[key], value)
+            raise Rejection(Reason.MALFORMED, f"{where}.claims.{key} is {_show(value)}, not true/false")
+        if value != truth[key]:
+            raise Rejection(Reason.CLAIM, f"{where}.claims.{key}: expected {truth[key]}, claimed {value}")
     return truth
 
 
-def _step(p, q):
-    """One position of the sampler, from p and q alone: accept masses, residual, rejection, and
-    the emitted law (accept, or reject and draw from the normalized residual)."""
-    accept = [b * min(Fraction(1), a / b) if b != 0 else Fraction(0) for a, b in zip(p, q)]
-    residual = [max(a - b, Fraction(0)) for a, b in zip(p, q)]
-    rejection, normalizer = 1 - sum(accept, Fraction(0)), sum(residual, Fraction(0))
-    # when Z == 0 (p == q) the draft is never rejected and the residual never sampled
-    drawn = [rejection * r / normalizer for r in residual] if normalizer else [Fraction(0)] * len(p)
-    return accept, residual, rejection, normalizer, drawn
+# ---------------------------------------------------------------- one position
 
 
-def _check_certificate(cert, where):
-    size, full = _size(cert, where), cert["schema"] == CERTIFICATE_SCHEMA
-    claimed = _rows(cert, where, size, full)
-    p, q = ([v[k] for _, v in claimed] for k in "pq") if full else _inputs(cert, where, size)
-    for name, total in (("p", sum(p, Fraction(0))), ("q", sum(q, Fraction(0)))):
-        if total != 1:
-            raise Rejected(Reason.NOT_NORMALIZED, f"{where}: {name} sums to {_show(total)}, not 1")
-    accept, residual, rejection, normalizer, drawn = _step(p, q)
-    emitted = [m + r for m, r in zip(accept, drawn)]
-    alpha, tv = 1 - rejection, sum((abs(a - b) for a, b in zip(p, q)), Fraction(0)) / 2
-    recomputed = {"p": p, "q": q, "accept": accept, "residual": residual, "emitted": emitted}
-    for i, (token, values) in enumerate(claimed):
-        for key, reason in _ROW_REASONS:
-            _same(reason, f"{where}.rows[{i}].{key}", recomputed[key][token], values[key])
-    recomputed = {"alpha": alpha, "normalizer": normalizer, "rejection": rejection, "tv": tv}
-    for (here, value), key in zip(_section(cert, where, "totals", TOTAL_FIELDS), TOTAL_FIELDS):
-        _same(Reason.TOTAL, here, recomputed[key], _rational(value, here))
-    return _claims(cert, where, {"alpha_equals_one_minus_tv": alpha == 1 - tv, "dist_equals_p": emitted == p})
+_ROW_REASONS = {"p": Reason.INPUT, "q": Reason.INPUT, "accept": Reason.ACCEPT,
+                "residual": Reason.RESIDUAL, "emitted": Reason.EMITTED}
 
 
-def _table(cert, where, size):
-    """A chain's rows: lists of "n/d" strings, or float64 base64 texts divided by their sums."""
+def _claimed_rows(cert, where, size, every_token):
+    """The claimed rows: every token 0..V-1 in order, or (compact) a strictly increasing subset."""
     rows = _field(cert, "rows", where)
-    encoding, table = _field(rows, "encoding", f"{where}.rows"), _field(rows, "table", f"{where}.rows")
-    if encoding not in (EXACT_ENCODING, COMPACT_ENCODING) or not isinstance(table, list):
-        raise Rejected(Reason.SCHEMA, f"{where}.rows has encoding {_show(encoding)} or a table that is not a list")
-    exact = encoding == EXACT_ENCODING
-    atol, out = Fraction(0) if exact else _atol(rows, f"{where}.rows"), []
-    for i, row in enumerate(table):
+    if not isinstance(rows, list) or (every_token and not rows):
+        raise Rejection(Reason.MALFORMED, f"{where}.rows is not a non-empty list")
+    if every_token and len(rows) != size:
+        raise Rejection(Reason.TOKENS, f"{where} has vocab_size {_show(size)} but {len(rows)} rows")
+    claimed, last = [], -1
+    for i, row in enumerate(rows):
+        here = f"{where}.rows[{i}]"
+        token = _field(row, "token", here)
+        if type(token) is not int or not (token == i if every_token else last < token < size):
+            want = f"token {i}" if every_token else f"a token above {last} and below {size}"
+            raise Rejection(Reason.TOKENS, f"{here} is token {_show(token)}, expected {want}")
+        claimed.append((token, {key: _rational(_field(row, key, here), f"{here}.{key}") for key in ROW_FIELDS}))
+        last = token
+    return claimed
+
+
+def _compact_inputs(cert, where, size):
+    """p and q of a compact certificate, and their raw float sums."""
+    inputs = _only_fields(_field(cert, "inputs", where), ("encoding", "p", "q"), f"{where}.inputs")
+    if inputs["encoding"] != COMPACT_ENCODING:
+        raise Rejection(Reason.SCHEMA, f"{where}.inputs.encoding is {_show(inputs['encoding'])}, "
+                                       f"not {COMPACT_ENCODING!r}")
+    (p, p_sum), (q, q_sum) = (_float_row(inputs[k], f"{where}.inputs.{k}", size) for k in "pq")
+    return p, q, {"p": p_sum, "q": q_sum}
+
+
+def _check_position(cert, where):
+    """A one-position certificate: recompute the law from p and q, compare every claimed value."""
+    size = _size(cert, where)
+    every_token = cert["schema"] == CERTIFICATE_SCHEMA
+    claimed = _claimed_rows(cert, where, size, every_token)
+    if every_token:
+        p, q = (_over_common_denominator([values[k] for _, values in claimed]) for k in "pq")
+        raw_sums = {}
+    else:
+        p, q, raw_sums = _compact_inputs(cert, where, size)
+    _normalized(p, f"{where}: p")
+    _normalized(q, f"{where}: q")
+    law = _position_law(p, q)
+    emitted_nums, emitted_den = _emitted(law)
+    for i, (token, values) in enumerate(claimed):
+        recomputed = {"p": Ratio(law.target[token], law.den), "q": Ratio(law.draft[token], law.den),
+                      "accept": Ratio(law.accept[token], law.den),
+                      "residual": Ratio(law.residual[token], law.den),
+                      "emitted": Ratio(emitted_nums[token], emitted_den)}
+        for key in ("p", "q", "accept", "residual", "emitted"):
+            _same(_ROW_REASONS[key], f"{where}.rows[{i}].{key}", recomputed[key], values[key])
+    tv = _total_variation(law)
+    totals = {"alpha": Ratio(law.accepted, law.den), "normalizer": Ratio(law.normalizer, law.den),
+              "rejection": _rejection(law), "tv": tv}
+    claimed_totals = _only_fields(_field(cert, "totals", where), TOTAL_FIELDS, f"{where}.totals")
+    for key in TOTAL_FIELDS:
+        here = f"{where}.totals.{key}"
+        _same(Reason.TOTAL, here, totals[key], _rational(claimed_totals[key], here))
+    truth = {"alpha_equals_one_minus_tv": 2 * law.accepted == 2 * law.den - tv.num,
+             "dist_equals_p": _is_lossless(law)}
+    _claims(cert, where, CLAIMS, truth)
+    return {"schema": cert["schema"], "law": law, "emitted": (emitted_nums, emitted_den),
+            "raw_sums": raw_sums, "totals": totals, "claims": truth}
+
+
+# ---------------------------------------------------------------- one chain step
+
+
+def _chain_rows(cert, where, size):
+    """A chain's table of rows ("n/d" lists, or float64 texts divided by their sums)."""
+    rows = _only_fields(_field(cert, "rows", where), ("encoding", "table"), f"{where}.rows")
+    encoding, table = rows["encoding"], rows["table"]
+    if encoding not in (EXACT_ENCODING, COMPACT_ENCODING):
+        raise Rejection(Reason.SCHEMA, f"{where}.rows has encoding {_show(encoding)}, not "
+                                       f"{EXACT_ENCODING!r} or {COMPACT_ENCODING!r}")
+    if not isinstance(table, list) or not table:
+        raise Rejection(Reason.MALFORMED, f"{where}.rows.table is not a non-empty list")
+    out, raw_sums = [], []
+    for i, item in enumerate(table):
         here = f"{where}.rows.table[{i}]"
-        if exact and not isinstance(row, list):
-            raise Rejected(Reason.MALFORMED, f"{here} is not a list of 'n/d' strings")
-        x = [_rational(v, f"{here}[{j}]") for j, v in enumerate(row)] if exact else _float64s(row, here)
-        out.append(_normalized(x, here, size, atol))
-    return out
+        if encoding == EXACT_ENCODING:
+            row = _exact_row(item, here, size)
+            _normalized(row, here)
+        else:
+            row, raw_sum = _float_row(item, here, size)
+            raw_sums.append(raw_sum)
+        out.append(row)
+    return out, raw_sums
+
+
+def _row_index(node, key, table, where):
+    index = node[key]
+    if type(index) is not int or not 0 <= index < len(table):
+        raise Rejection(Reason.MALFORMED, f"{where}.{key} is {_show(index)}, not the index of a row of the table")
+    return index
+
+
+def _check_prefix(node, expected, count, where):
+    """A node's prefix must be the next prefix the verifier can accept (breadth first)."""
+    prefix = node["prefix"]
+    if expected is None:
+        raise Rejection(Reason.NODES, f"{where} has prefix {_show(prefix)}; the verifier accepts only {count} nodes")
+    if not isinstance(prefix, list) or any(type(x) is not int for x in prefix) or tuple(prefix) != expected:
+        raise Rejection(Reason.NODES, f"{where} has prefix {_show(prefix)}; the verifier accepts {list(expected)} next")
+
+
+def _product(a, b):
+    return Ratio(a.num * b.num, a.den * b.den)
+
+
+def _sum(terms):
+    """The exact sum of many unreduced ratios, added pairwise in a balanced tree (equal
+    denominators are added directly), so the numbers stay as small as the result needs."""
+    terms = list(terms) or [Ratio(0, 1)]
+    while len(terms) > 1:
+        merged = []
+        for a, b in zip(terms[0::2], terms[1::2]):
+            merged.append(Ratio(a.num + b.num, a.den) if a.den == b.den else
+                          Ratio(a.num * b.den + b.num * a.den, a.den * b.den))
+        if len(terms) % 2:
+            merged.append(terms[-1])
+        terms = merged
+    return terms[0]
+
+
+def _children(law):
+    """The tokens with accept mass min(p, q)(t) > 0: the drafts the verifier can accept."""
+    return [t for t, mass in enumerate(law.accept) if mass]
 
 
 def _check_chain(cert, where):
-    """One step over gamma drafts, node by node. At each prefix s of depth < gamma the verifier
-    can accept (breadth first, tokens in order), with A(s) the mass of reaching it, E(s) of
-    outputs starting with s whose block ended inside s, P(s) the target's: the output's mass of
-    s + (t,), accepted (A min(p, q)) or drawn (A (1 - alpha) residual / Z; E p after the block),
-    must be P(s) p(t). At depth gamma the bonus token and the continuation both draw from p, and
-    past a prefix never accepted the output is target sampling: the law is the target's."""
-    size, gamma = _size(cert, where), _field(cert, "gamma", where)
+    """One verification step over gamma drafted tokens, node by node.
+
+    The verifier drafts x ~ q(. | s) at the prefix s, accepts it as at one position, and goes
+    on from s + (x,) until a rejection (replaced by a residual draw) or gamma acceptances
+    (then a bonus token from p). So the prefixes it can accept are found breadth first from
+    the empty prefix: the children of s (depth < gamma - 1) are the tokens t with accept mass
+    min(p, q)(t) > 0 at s, in increasing order. Each node claims
+
+    - reach A(s): A(()) = 1 and A(s + (t,)) = A(s) * accept_s(t); checked against the parent's
+      claim, which was checked before (so no number grows beyond the claims and one row);
+    - stop: A(s) * (1 - alpha(s)), the mass of a rejection at s.
+
+    From the checked claims: P(k drafts accepted) is the sum of the stops at depth k for
+    k < gamma, and the sum of A(s) * alpha(s) at depth gamma - 1 for k = gamma; E[emitted] =
+    1 + sum_k k P(k accepted); the mean alpha is sum A(s) alpha(s) / sum A(s). Sums of A(s) *
+    alpha(s) are grouped by the pair of rows at s, so each row's alpha multiplies one sum.
+
+    The claim ``stream_equals_target_law`` (the first gamma + 1 output tokens have the target's
+    joint law) holds iff each pair of rows used at a node is lossless at one position: with
+    A(s) + E(s) = P(s) (E: mass of outputs through s after the block ended, P: the target's)
+    true at the root (1 + 0 = 1), a child's A(s)accept(t) + A(s)drawn(t) + E(s)p(t) equals
+    P(s)p(t) for every t iff accept(t) + drawn(t) = p(t), as every node has A(s) > 0; at depth
+    gamma the bonus token and the continuation both draw from p.
+    """
+    size = _size(cert, where)
+    gamma = _field(cert, "gamma", where)
     if type(gamma) is not int or gamma < 1:
-        raise Rejected(Reason.MALFORMED, f"{where}.gamma is {_show(gamma)}, not an integer >= 1")
-    (at, lengths), *rest = _section(cert, where, "totals", CHAIN_TOTALS)  # gamma + 1 claims bound gamma
-    if not isinstance(lengths, list) or len(lengths) != gamma + 1:
-        raise Rejected(Reason.MALFORMED, f"{at} is not a list of gamma + 1 = {_show(gamma + 1)} rationals")
-    table, nodes, steps = _table(cert, where, size), _field(cert, "nodes", where), {}
-    order, mass = [()], {(): (Fraction(1), Fraction(0), Fraction(1))}  # prefix -> A, E, P
-    stops, weighted, inner, stream = [Fraction(0)] * (gamma + 1), Fraction(0), Fraction(0), True
-    for i, node in enumerate(nodes if isinstance(nodes, list) else [None]):
-        here, prefix = f"{where}.nodes[{i}]", _field(node, "prefix", f"{where}.nodes[{i}]")
-        if i >= len(order) or prefix != list(order[i]) or any(type(x) is not int for x in prefix):
-            want = f"prefix {list(order[i])}" if i < len(order) else f"only {len(order)} nodes"
-            raise Rejected(Reason.NODES, f"{here} has prefix {_show(prefix)}; the verifier accepts {want}")
-        if set(node) != {"prefix", "p", "q", "reach", "stop"}:
-            raise Rejected(Reason.MALFORMED, f"{here} has fields {sorted(node)}, not p, prefix, q, reach, stop")
-        if any(type(node[k]) is not int or not 0 <= node[k] < len(table) for k in "pq"):
-            raise Rejected(Reason.MALFORMED, f"{here}: p or q is not the index of a row of the table")
-        prefix, (a, e, total), p = order[i], mass[order[i]], table[node["p"]]
-        if (node["p"], node["q"]) not in steps:  # the same pair of rows at many nodes: one step
-            steps[node["p"], node["q"]] = _step(p, table[node["q"]])
-        accept, _, rejection, _, drawn = steps[node["p"], node["q"]]
-        stop, weighted, inner = a * rejection, weighted + a * (1 - rejection), inner + a
-        for t in range(size):
-            now = (a * accept[t], a * drawn[t] + e * p[t], total * p[t])
-            stream = stream and now[0] + now[1] == now[2]
-            if accept[t] and len(prefix) + 1 < gamma:
-                order.append(prefix + (t,))
-                mass[prefix + (t,)] = now
-        for key, value in (("reach", a), ("stop", stop)):
-            _same(Reason.NODE_MASS, f"{here}.{key}", value, _rational(node[key], f"{here}.{key}"))
-        stops[len(prefix)] += stop
-        stops[gamma] += a * (1 - rejection) if len(prefix) + 1 == gamma else 0
+        raise Rejection(Reason.MALFORMED, f"{where}.gamma is {_show(gamma)}, not an integer >= 1")
+    totals = _only_fields(_field(cert, "totals", where), CHAIN_TOTALS, f"{where}.totals")
+    lengths = totals["accepted_length"]
+    if not isinstance(lengths, list) or len(lengths) != gamma + 1:  # bounds gamma by the document
+        raise Rejection(Reason.MALFORMED, f"{where}.totals.accepted_length is not a list of "
+                                          f"gamma + 1 = {_show(gamma + 1)} rationals")
+    nodes = _field(cert, "nodes", where)
+    if not isinstance(nodes, list) or not nodes:
+        raise Rejection(Reason.MALFORMED, f"{where}.nodes is not a non-empty list")
+    table, raw_sums = _chain_rows(cert, where, size)
+
+    laws, children = {}, {}  # (p index, q index) -> PositionLaw, and its children tokens
+    order, expected_reach = [()], {(): Ratio(1, 1)}  # prefixes the verifier accepts, breadth first
+    stops = [[] for _ in range(gamma)]  # checked stop masses, by depth
+    reach_by_pair, last_by_pair = {}, {}  # checked reaches by pair of rows: all nodes; depth gamma - 1
+    uncounted = 0  # children of listed nodes beyond the number of nodes listed
+    for i, node in enumerate(nodes):
+        here = f"{where}.nodes[{i}]"
+        node = _only_fields(node, CHAIN_NODE_FIELDS, here)
+        _check_prefix(node, order[i] if i < len(order) else None, len(order), here)
+        pair = (_row_index(node, "p", table, here), _row_index(node, "q", table, here))
+        if pair not in laws:
+            laws[pair] = _position_law(table[pair[0]], table[pair[1]])
+            children[pair] = _children(laws[pair])
+        law, prefix = laws[pair], order[i]
+        reach = _rational(node["reach"], f"{here}.reach")
+        _same(Reason.NODE_MASS, f"{here}.reach", expected_reach.pop(prefix), reach)
+        stop = _rational(node["stop"], f"{here}.stop")
+        _same(Reason.NODE_MASS, f"{here}.stop", _product(reach, _rejection(law)), stop)
+        stops[len(prefix)].append(stop)
+        reach_by_pair.setdefault(pair, []).append(reach)
+        if len(prefix) + 1 == gamma:
+            last_by_pair.setdefault(pair, []).append(reach)
+            continue
+        room = len(nodes) - len(order)  # children past the listed nodes are counted, never stored
+        uncounted += max(0, len(children[pair]) - room)
+        for t in children[pair][:room]:
+            order.append(prefix + (t,))
+            expected_reach[prefix + (t,)] = _product(reach, Ratio(law.accept[t], law.den))
+    if uncounted:  # the children of unlisted prefixes are not enumerated: a lower bound
+        raise Rejection(Reason.NODES, f"{where} lists {len(nodes)} nodes; the verifier accepts at least "
+                                      f"{len(order) + uncounted} prefixes")
     if len(nodes) != len(order):
-        raise Rejected(Reason.NODES, f"{where} lists {len(nodes)} nodes; the verifier accepts {len(order)} prefixes")
-    recomputed = [(f"{at}[{k}]", s, v) for k, (s, v) in enumerate(zip(stops, lengths))]
-    recomputed += [(h, x, v) for (h, v), x in zip(rest, (1 + sum(k * s for k, s in enumerate(stops)), weighted / inner))]
-    for where_, expected, value in recomputed:
-        _same(Reason.TOTAL, where_, expected, _rational(value, where_))
-    return _claims(cert, where, {"stream_equals_target_law": stream})
+        raise Rejection(Reason.NODES, f"{where} lists {len(nodes)} nodes; the verifier accepts {len(order)} prefixes")
+
+    def passed(groups):  # sum of A(s) * alpha(s) over the nodes grouped by pair of rows
+        return _sum([_product(_sum(reaches), Ratio(laws[pair].accepted, laws[pair].den))
+                     for pair, reaches in groups.items()])
+
+    length_law = [_sum(terms) for terms in stops] + [passed(last_by_pair)]
+    for k, value in enumerate(lengths):
+        here = f"{where}.totals.accepted_length[{k}]"
+        _same(Reason.TOTAL, here, length_law[k], _rational(value, here))
+    expected = _sum([Ratio(1, 1)] + [Ratio(k * x.num, x.den) for k, x in enumerate(length_law)])
+    weighted = passed(reach_by_pair)
+    reached = _sum([_sum(reaches) for reaches in reach_by_pair.values()])
+    mean_alpha = Ratio(weighted.num * reached.den, weighted.den * reached.num)
+    for key, value in (("expected_emitted", expected), ("mean_alpha", mean_alpha)):
+        _same(Reason.TOTAL, f"{where}.totals.{key}", value, _rational(totals[key], f"{where}.totals.{key}"))
+    truth = {"stream_equals_target_law": all(_is_lossless(law) for law in laws.values())}
+    _claims(cert, where, CHAIN_CLAIMS, truth)
+    return {"schema": CHAIN_SCHEMA, "gamma": gamma, "nodes": len(nodes), "row_pairs": len(laws),
+            "raw_sums": raw_sums, "accepted_length": length_law, "expected_emitted": expected,
+            "mean_alpha": mean_alpha, "claims": truth}
 
 
-_CHECKS = {CERTIFICATE_SCHEMA: _check_certificate, COMPACT_SCHEMA: _check_certificate, CHAIN_SCHEMA: _check_chain}
+# ---------------------------------------------------------------- documents
+
+
+_CHECKS = {CERTIFICATE_SCHEMA: _check_position, COMPACT_SCHEMA: _check_position, CHAIN_SCHEMA: _check_chain}
 
 
 def _check_one(cert, where):
     schema = _field(cert, "schema", where)
     if not isinstance(schema, str) or schema not in _CHECKS:
-        raise Rejected(Reason.SCHEMA, f"{where} has unknown schema {_show(schema)}, expected one of {sorted(_CHECKS)}")
+        raise Rejection(Reason.SCHEMA, f"{where} has unknown schema {_show(schema)}, expected one of {sorted(_CHECKS)}")
     return _CHECKS[schema](cert, where)
 
 
 def _check_document(doc):
+    """A certificate, or a bundle of them; returns what was recomputed, one dict each."""
     if _field(doc, "schema", "document") != BUNDLE_SCHEMA:
         return [_check_one(doc, "certificate")]
     certs, count = _field(doc, "certificates", "bundle"), _field(doc, "count", "bundle")
     if not isinstance(certs, list) or not certs:
-        raise Rejected(Reason.MALFORMED, "bundle.certificates is not a non-empty list")
+        raise Rejection(Reason.MALFORMED, "bundle.certificates is not a non-empty list")
     if type(count) is not int or count != len(certs):
-        raise Rejected(Reason.TOKENS, f"bundle has count {_show(count)} but {len(certs)} certificates")
-    return [_check_one(c, f"certificates[{i}]") for i, c in enumerate(certs)]
+        raise Rejection(Reason.TOKENS, f"bundle has count {_show(count)} but {len(certs)} certificates")
+    return [_check_one(cert, f"certificates[{i}]") for i, cert in enumerate(certs)]
 
 
 def check(document):
-    """Re-verify a certificate or bundle (a parsed JSON object, or its JSON text).
+    """Re-verify a certificate or bundle: a parsed JSON value, or its JSON text or bytes.
 
     Returns a :class:`Verdict`: valid iff the document is well formed, every claimed value
-    equals the law recomputed from p and q, and every claim (dist == p and alpha == 1 - TV for
-    one position; the stream's law == the target's for a chain) is made and holds; otherwise
-    the :class:`Reason` and a detail naming the values.
+    equals the law recomputed from the rows, and every claim equals what that law shows; then
+    ``facts`` holds the recomputed values. Otherwise the :class:`Reason` and a detail.
     """
     try:
-        if isinstance(document, (str, bytes)):
-            try:
-                # JSON floats and NaN stay text, so they are rejected as not rational
-                document = json.loads(document, parse_float=_text, parse_constant=_text,
-                                      object_pairs_hook=_unique)
-            except ValueError as exc:
-                raise Rejected(Reason.MALFORMED, f"not valid JSON: {exc}") from None
-        truths = _check_document(document)
-    except Rejected as rej:
-        return Verdict(False, rej.reason, rej.detail)
+        if isinstance(document, (str, bytes, bytearray)):
+            document = parse(document)
+        else:
+            _no_lone_surrogates(document)
+        facts = _check_document(document)
+    except Rejection as rejection:
+        return Verdict(False, rejection.reason, rejection.detail)
     except RecursionError:
         return Verdict(False, Reason.MALFORMED, "nested too deeply")
-    for i, truth in enumerate(truths):
-        for key, holds in truth.items():
-            if not holds:
-                return Verdict(False, Reason.CLAIM, f"certificate {i}: {key} does not hold")
-    return Verdict(True, None, f"re-verified {len(truths)} certificate(s)")
+    return Verdict(True, None, f"re-verified {len(facts)} certificate(s)", tuple(facts))
+
+
+def read(path):
+    """The bytes of ``path``, or :class:`Rejection` (UNREADABLE). Read once: check what you show."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise Rejection(Reason.UNREADABLE, f"cannot read {path}: {exc.strerror}") from None
 
 
 def check_file(path):
-    """Read ``path`` (UTF-8 JSON) and :func:`check` it; a file that cannot be read is UNREADABLE."""
+    """Read ``path`` and :func:`check` its bytes; a file that cannot be read is UNREADABLE."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        return Verdict(False, Reason.UNREADABLE, f"cannot read {path}: {exc.strerror}")
-    return check(data)
+        return check(read(path))
+    except Rejection as rejection:
+        return Verdict(False, rejection.reason, rejection.detail)
+
+
+# ---------------------------------------------------------------- messages
+
+
+def _show(x):
+    """A value for a message: long ones cut, huge numbers by size (never printed in full)."""
+    if isinstance(x, Ratio):
+        if max(x.num.bit_length(), x.den.bit_length()) > 256:
+            return f"a rational of {x.num.bit_length()}/{x.den.bit_length()} bits"
+        common = gcd(x.num, x.den)  # small numbers: reduced, as a person writes them
+        return _cut(f"{x.num // common}/{x.den // common}")
+    if isinstance(x, int) and not isinstance(x, bool) and x.bit_length() > 256:
+        return f"an integer of {x.bit_length()} bits"
+    return _cut(repr(x))
+
+
+def _cut(text):
+    return text if len(text) <= 80 else text[:80] + "..."

@@ -136,11 +136,22 @@ def _prove(args: argparse.Namespace) -> int:
     return 0 if verdict.valid else 1
 
 
+def _read_once(path: str) -> tuple[object, checker.Verdict | None]:
+    """Read ``path`` once and parse it the checker's way: (document, None), or (None, the
+    rejection) when it cannot be read or is not valid JSON. Everything after works on these
+    bytes only, so what is checked is what is rendered."""
+    try:
+        return checker.parse(checker.read(path)), None
+    except checker.Rejection as rejection:
+        return None, checker.Verdict(False, rejection.reason, rejection.detail)
+
+
 def _check(args: argparse.Namespace) -> int:
-    doc = _load_json(args.certificate)
-    if _is_record(doc):
+    doc, verdict = _read_once(args.certificate)
+    if verdict is None and _is_record(doc):
         return _check_record(args.certificate, doc)
-    verdict = checker.check_file(args.certificate)
+    if verdict is None:
+        verdict = checker.check(doc)
     if verdict.valid:
         print(f"{args.certificate}: valid ({verdict.detail})")
         return 0
@@ -185,13 +196,13 @@ _RENDERABLE = {checker.Reason.NEGATIVE, checker.Reason.NOT_NORMALIZED, checker.R
 
 
 def _transcript(args: argparse.Namespace) -> int:
-    doc = _load_json(args.certificate)
-    if _is_record(doc):
+    doc, verdict = _read_once(args.certificate)
+    if verdict is None and _is_record(doc):
         if _check_record(args.certificate, doc) != 0:  # a record is re-checked, never trusted
             return 1
         verdict, ok = None, True
     else:
-        verdict = checker.check_file(args.certificate)
+        verdict = verdict or checker.check(doc)
         ok = verdict.valid
         if not ok and verdict.reason not in _RENDERABLE:
             print(f"{args.certificate}: cannot render ({verdict.reason.value}): {verdict.detail}", file=sys.stderr)
@@ -206,14 +217,6 @@ def _transcript(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0 if ok else 1
-
-
-def _load_json(path: str) -> object:
-    try:
-        data = Path(path).read_bytes()  # json detects UTF-8 (with or without BOM), UTF-16, UTF-32
-        return json.loads(data[3:] if data.startswith(b"\xef\xbb\xbf") else data)
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
-        return None
 
 
 def _crosscheck(args: argparse.Namespace) -> int:

@@ -65,44 +65,108 @@ def checker_identity() -> dict[str, str]:
     return {"version": checker.VERSION, "sha256": hashlib.sha256(source).hexdigest()}
 
 
-def show(value: str | Fraction) -> str:
+def show(value: str | Fraction | checker.Ratio) -> str:
     """A rational for people: exact ``n/d`` if short, else 12 significant digits and "…".
+
+    Huge numbers are never printed in full (nor converted to decimal text): their digits come
+    from a few hundred leading bits, so showing costs time linear in their size.
 
     Examples
     --------
-    >>> show("1/3"), show("0/1"), show("1/1")
-    ('1/3', '0', '1')
+    >>> show("1/3"), show("0/1"), show("1/1"), show("0x3/0x4")
+    ('1/3', '0', '1', '3/4')
     >>> show(Fraction(1, 3 * 10**30)), show(Fraction(10**30, 3 * 10**30 + 1))
     ('3.33333333333e-31…', '0.333333333333…')
+    >>> show(1 - Fraction(1, 2**53))  # near 1: the distance from 1, not 1.00000000000
+    '1 − 1/9007199254740992'
     """
-    x = value if isinstance(value, Fraction) else Fraction(value)
-    if x.denominator == 1:
-        return str(x.numerator)
-    text = f"{x.numerator}/{x.denominator}"
-    if len(text) <= _SHORT:
-        return text
-    return _digits(x) + "…"
+    num, den = _parts(value)
+    if num != den and abs(num - den) * 10 ** _DIGITS < den:  # would round to 1.00000000000
+        return f"1 {'+' if num > den else '−'} {show(checker.Ratio(abs(num - den), den))}"
+    if num.bit_length() <= 80 and den.bit_length() <= 80:
+        x = Fraction(num, den)
+        if x.denominator == 1:
+            return str(x.numerator)
+        text = f"{x.numerator}/{x.denominator}"
+        if len(text) <= _SHORT:
+            return text
+    return _digits(value) + "…"
 
 
-def _digits(x: Fraction, places: int = _DIGITS) -> str:
-    """``x`` to ``places`` significant digits, correctly rounded (exact integers in, any size)."""
+def column_texts(values: list[Any]) -> list[str]:
+    """One number format for a whole column: exact ``n/d`` if every value is short, else
+    decimals for all (12 digits, "…" where rounded; near 1 as the distance from 1).
+
+    >>> column_texts([Fraction(1, 2), Fraction(1, 3)]), column_texts([Fraction(1, 2), Fraction(1, 3**60)])
+    (['1/2', '1/3'], ['0.5', '2.35898248759e-29…'])
+    """
+    texts = [show(v) for v in values]
+    if all("…" not in t for t in texts):
+        return texts
+    out = []
+    for v, text in zip(values, texts):
+        if "…" in text or text.startswith("1 "):
+            out.append(text)
+            continue
+        x = Fraction(*_parts(v))
+        digits = _digits(x)
+        out.append(digits if Fraction(decimal.Decimal(digits)) == x else digits + "…")
+    return out
+
+
+def _parts(value: str | Fraction | checker.Ratio) -> tuple[int, int]:
+    """(numerator, denominator) of a Fraction, a checker Ratio or an "n/d" text (hex allowed)."""
+    if isinstance(value, Fraction):
+        return value.numerator, value.denominator
+    if isinstance(value, checker.Ratio):
+        return value.num, value.den
+    text = str(value)
+    if "/" not in text:
+        return int(text), 1
+    num, den = (int(x, 16) if x.lstrip("-").startswith("0x") else int(x) for x in text.split("/"))
+    return num, den
+
+
+def _digits(value: str | Fraction | checker.Ratio, places: int = _DIGITS) -> str:
+    """``value`` to ``places`` significant digits, correctly rounded for numbers below 2^200
+    bits of size, and from the leading 200 bits of larger ones (any size, linear time)."""
+    num, den = _parts(value)
+    negative, num = num < 0, abs(num)
+    if num == 0:
+        return "0"
+    shift = 0
+    if max(num.bit_length(), den.bit_length()) > 400:  # keep the leading bits: value = q * 2^-shift
+        shift = 200 - (num.bit_length() - den.bit_length())
+        num, den = (num << shift if shift > 0 else num >> -shift) // den, 1
     with decimal.localcontext() as ctx:
-        ctx.prec = places
-        return str(decimal.Decimal(x.numerator) / decimal.Decimal(x.denominator)).replace("E", "e")
+        ctx.prec = places + 10 if shift else places
+        x = decimal.Decimal(num) / decimal.Decimal(den)
+        if shift:
+            x = x * decimal.Decimal(2) ** (-shift)
+            ctx.prec = places
+            x = +x
+        text = str(x).replace("E", "e")
+    return "-" + text if negative else text
 
 
 def _fractions(rows: list[Mapping[str, Any]], key: str) -> list[Fraction]:
-    return [Fraction(r[key]) for r in rows]
+    return [Fraction(*_parts(r[key])) for r in rows]
 
 
 def _provenance(info: Any) -> list[tuple[str, str]]:
-    if not isinstance(info, Mapping):
-        return [("provenance", _plain(json.dumps(info, sort_keys=True, ensure_ascii=False)))]
-    items = []
-    for key in sorted(info):
-        value = info[key]
-        text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
-        items.append((_plain(key), _plain(text)))
+    """Provenance as (field, value) rows: nested objects flattened to dotted field names, lists
+    and scalars written as JSON, everything escaped (it is descriptive, not verified)."""
+    items: list[tuple[str, str]] = []
+
+    def walk(value: Any, key: str) -> None:
+        if isinstance(value, Mapping) and value:
+            for k in sorted(value, key=str):
+                walk(value[k], f"{key}.{k}" if key else str(k))
+        else:
+            text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+            items.append((_plain(key or "provenance"), _plain(text)))
+
+    walk(info, "")
     return items
 
 
@@ -119,6 +183,31 @@ def _trust(verdict: Verdict, what: str = _FROM_PQ) -> str:
     return f"standard library only; it {what}"
 
 
+def _offset(raw_sum: checker.Ratio) -> str:
+    """A float row's exact sum as ``1``, ``1 + 2.2e-16`` or ``1 − 1.1e-16`` (6 digits)."""
+    diff = raw_sum.num - raw_sum.den
+    if diff == 0:
+        return "1"
+    return f"1 {'+' if diff > 0 else '−'} {_digits(checker.Ratio(abs(diff), raw_sum.den), 6)}"
+
+
+def _float_rows(verdict: Verdict) -> str:
+    """What the checker did with float64 rows, and their raw sums, for the trust base ("" if none)."""
+    sums = []
+    for facts in verdict.facts if verdict.valid else ():
+        raw = facts["raw_sums"]
+        sums.extend(raw.items() if isinstance(raw, dict) else ((None, x) for x in raw))
+    if not sums:
+        return ""
+    num, den = checker.FLOAT_ROW_TOLERANCE
+    head = (f"the checker made each float64 row exact and divided it by its exact sum, accepting a row only if "
+            f"that sum is within {num}/{den} of 1 (its own fixed tolerance; a certificate cannot set it). ")
+    if len(sums) <= 2:
+        return head + "Raw sums: " + ", ".join(f"{k} {_offset(x)}" for k, x in sums) + "."
+    ordered = sorted((x for _, x in sums), key=lambda x: Fraction(x.num - x.den, x.den))
+    return head + f"Raw sums of the {len(sums)} float rows: from {_offset(ordered[0])} to {_offset(ordered[-1])}."
+
+
 def _verdict_words(verdict: Verdict) -> tuple[str, str]:
     ident = checker_identity()
     if verdict.valid:
@@ -127,24 +216,24 @@ def _verdict_words(verdict: Verdict) -> tuple[str, str]:
     return "REJECTED", f"Rejected by the checker ({reason}): {verdict.detail}."
 
 
-def _columns(cert: Mapping[str, Any]) -> dict[str, list[Fraction]]:
+def _columns(cert: Mapping[str, Any], facts: Mapping[str, Any] | None = None) -> dict[str, list[Fraction]]:
     """Every token's p, q, accept, residual and emitted mass, as Fractions.
 
-    A full certificate lists them; a compact one lists only some tokens, so its law is
-    recomputed here from its float inputs (this is rendering, not checking: the checker
-    re-derives it independently).
+    From what the checker recomputed (``facts``, one entry of a valid verdict's ``facts``)
+    when there is one; otherwise, for a rejected document, from the rows it claims (a compact
+    certificate claims only some tokens: only those are shown).
     """
     keys = ("p", "q", "accept", "residual", "emitted")
-    if cert["schema"] != checker.COMPACT_SCHEMA:
-        return {k: _fractions(cert["rows"], k) for k in keys}
-    inputs = cert["inputs"]
-    atol = Fraction(inputs["atol"])  # exactly the checker's test
-    pv, qv = (from_floats(np.frombuffer(base64.b64decode(inputs[k]), dtype="<f8"), atol=atol, name=k)
-              for k in ("p", "q"))
-    law = emitted_law(pv, qv)
-    d, e = law.denominator, law.emitted_denominator
-    cols = (law.target, law.draft, law.accept, law.residual_mass, law.emitted)
-    return {k: [Fraction(n, e if k == "emitted" else d) for n in col.tolist()] for k, col in zip(keys, cols)}
+    if facts is None:
+        out = {k: _fractions(cert["rows"], k) for k in keys}
+        out["token"] = [r["token"] for r in cert["rows"]]
+        return out
+    law, (emitted, emitted_den) = facts["law"], facts["emitted"]
+    cols = (law.target, law.draft, law.accept, law.residual)
+    out = {k: [Fraction(n, law.den) for n in col] for k, col in zip(keys, cols)}
+    out["emitted"] = [Fraction(n, emitted_den) for n in emitted]
+    out["token"] = list(range(len(law.target)))
+    return out
 
 
 def _selection(cert: Mapping[str, Any], cols: Mapping[str, list[Fraction]]) -> tuple[list[int], str]:
@@ -164,7 +253,7 @@ def _outcome(holds: bool, verdict: Verdict) -> str:
 def _certificate_steps(cert: Mapping[str, Any], cols: Mapping[str, list[Fraction]],
                        verdict: Verdict) -> list[dict[str, str]]:
     p, q, acc, res, emi = (cols[k] for k in ("p", "q", "accept", "residual", "emitted"))
-    tot = {k: Fraction(v) for k, v in cert["totals"].items()}
+    tot = {k: Fraction(*_parts(v)) for k, v in cert["totals"].items()}
     v = len(p)
     normalized = sum(p) == 1 and sum(q) == 1 and min(p + q) >= 0
     equal = sum(1 for a, b in zip(emi, p) if a == b)
@@ -200,15 +289,18 @@ def _table(cert: Mapping[str, Any], cols: Mapping[str, list[Fraction]]) -> dict[
     table = []
     for t in shown:
         table.append({
-            "token": t,
-            "label": _cell(labels.get(t, "")),
-            **{k: show(cols[k][t]) for k in ("p", "q", "accept", "residual", "emitted")},
+            "token": cols["token"][t],
+            "label": _cell(labels.get(cols["token"][t], "")),
             "equal": "yes" if cols["emitted"][t] == cols["p"][t] else "NO",
         })
+    for k in ("p", "q", "accept", "residual", "emitted"):
+        for row, text in zip(table, column_texts([cols[k][t] for t in shown])):
+            row[k] = text
     return {
         "vocab_size": cert["vocab_size"], "shown": len(shown), "selection": selection, "rows": table,
         "has_labels": bool(labels),
         "totals": {k: show(v) for k, v in cert["totals"].items()},
+        "all_shown": len(shown) == len(cols["p"]),
         "zeros_p": sum(1 for x in cols["p"] if x == 0),
         "zeros_q": sum(1 for x in cols["q"] if x == 0),
         "residual_support": sum(1 for x in cols["residual"] if x > 0),
@@ -217,21 +309,33 @@ def _table(cert: Mapping[str, Any], cols: Mapping[str, list[Fraction]]) -> dict[
 
 def _render_certificate(cert: Mapping[str, Any], verdict: Verdict, json_name: str) -> str:
     word, detail = _verdict_words(verdict)
-    cols = _columns(cert)
+    cols = _columns(cert, verdict.facts[0] if verdict.valid else None)
     return _ENV.get_template("certificate.md.j2").render(
         name=_plain(cert["name"]), statement=_plain(cert["statement"], STATEMENT_LIMIT), assumptions=ASSUMPTIONS,
         checker=checker_identity(), json_name=json_name, schema=cert["schema"], not_proved=NOT_PROVED,
         trust=_trust(verdict, _FROM_FLOATS if cert["schema"] == checker.COMPACT_SCHEMA else _FROM_PQ),
-        provenance=_provenance(cert.get("provenance", {})), table=_table(cert, cols),
+        float_rows=_float_rows(verdict), provenance=_provenance(cert.get("provenance", {})), table=_table(cert, cols),
         steps=_certificate_steps(cert, cols, verdict), verdict=word, verdict_detail=detail,
     )
 
 
+#: Characters that give Markdown (CommonMark with GFM tables) structure inside a line; each is
+#: backslash-escaped in free text, which CommonMark renders as the character itself.
+_MARKDOWN_SPECIAL = frozenset("\\`*_[]<>|#~!&")
+
+
 def _plain(text: Any, limit: int = 300) -> str:
-    """Free text from a document, made inert: one line, no HTML or emphasis, at most ``limit``
-    characters (statements get :data:`STATEMENT_LIMIT`)."""
-    flat = " ".join(str(text).split()).replace("<", "&lt;").replace(">", "&gt;").replace("*", "\\*")
-    return flat if len(flat) <= limit else flat[:limit] + "…"
+    """Free text from a document, made inert: one line, every Markdown-structural character
+    backslash-escaped (no HTML, emphasis, links, headings or table cells can come from it), at
+    most ``limit`` characters (statements get :data:`STATEMENT_LIMIT`).
+
+    >>> print(_plain("a | b <i>x</i>  # y"))
+    a \\| b \\<i\\>x\\</i\\> \\# y
+    """
+    flat = " ".join(str(text).split())
+    if len(flat) > limit:
+        flat = flat[:limit] + "…"
+    return "".join("\\" + c if c in _MARKDOWN_SPECIAL else c for c in flat)
 
 
 #: Statements and assumptions are shown up to this many characters (names and notes up to 300).
@@ -243,25 +347,28 @@ def _cell(text: str) -> str:
     return "`" + json.dumps(text, ensure_ascii=False)[1:-1].replace("|", "\\|").replace("`", "\\`") + "`"
 
 
-_BUNDLE_SHOWN = 30
 _CARRIERS = 3
 
 
-def _residual_carriers(cert: Mapping[str, Any]) -> str:
-    """The tokens carrying the most residual mass, with their share of it: ``AH 52%, N 20%``."""
-    rows = cert["rows"]
-    res = _fractions(rows, "residual")
-    total = Fraction(cert["totals"]["normalizer"])
+def _residual_carriers(cert: Mapping[str, Any], cols: Mapping[str, list[Any]]) -> str:
+    """The tokens carrying the most residual mass, with their share of it: ``AH 52%, N 20%``
+    (from the recomputed law of a valid document, over every token)."""
+    labels = {r["token"]: r["label"] for r in cert["rows"] if isinstance(r, Mapping) and "label" in r}
+    res, tokens = cols["residual"], cols["token"]
+    total = sum(res, Fraction(0))
     if total == 0:
         return "none (p == q)"
-    top = sorted(range(len(rows)), key=lambda t: (-res[t], t))[:_CARRIERS]
+    top = sorted(range(len(res)), key=lambda i: (-res[i], tokens[i]))[:_CARRIERS]
     parts = []
-    for t in top:
-        if res[t] == 0:
+    for i in top:
+        if res[i] == 0:
             break
-        name = _cell(rows[t]["label"]) if "label" in rows[t] else str(rows[t]["token"])
-        parts.append(f"{name} {round(100 * res[t] / total)}%")
+        t = tokens[i]
+        name = _cell(labels[t]) if t in labels else str(t)
+        parts.append(f"{name} {round(100 * res[i] / total)}%")
     return ", ".join(parts)
+
+
 #: Bundles with at most this many instances get each instance's per-token table; larger
 #: bundles get the first instance's.
 BUNDLE_DETAILS = 8
@@ -269,19 +376,21 @@ BUNDLE_DETAILS = 8
 
 def _render_bundle(bundle: Mapping[str, Any], verdict: Verdict, json_name: str) -> str:
     certs = bundle["certificates"]
+    columns = [_columns(c, verdict.facts[i] if verdict.valid else None) for i, c in enumerate(certs)]
+    claims = [f["claims"] for f in verdict.facts] if verdict.valid else [c["claims"] for c in certs]
     summaries = []
     for i, c in enumerate(certs):
         tot = c["totals"]
         summaries.append({
             "index": i, "name": _plain(c["name"]), "vocab_size": c["vocab_size"],
             "alpha": show(tot["alpha"]), "tv": show(tot["tv"]), "normalizer": show(tot["normalizer"]),
-            "residual": _residual_carriers(c),
-            "dist": "yes" if c["claims"]["dist_equals_p"] else "NO",
-            "alpha_tv": "yes" if c["claims"]["alpha_equals_one_minus_tv"] else "NO",
+            "residual": _residual_carriers(c, columns[i]),
+            "dist": "yes" if claims[i]["dist_equals_p"] else "NO",
+            "alpha_tv": "yes" if claims[i]["alpha_equals_one_minus_tv"] else "NO",
         })
-    shown = summaries if len(summaries) <= _BUNDLE_SHOWN else summaries[:_BUNDLE_SHOWN]
+    shown = summaries  # every instance gets its summary row
     detailed = certs if len(certs) <= BUNDLE_DETAILS else certs[:1]
-    alphas = [Fraction(c["totals"]["alpha"]) for c in certs]
+    alphas = [Fraction(*_parts(c["totals"]["alpha"])) for c in certs]
     sizes = sorted({c["vocab_size"] for c in certs})
     equal_pairs = sum(1 for a in alphas if a == 1)
     all_hold = all(c["claims"]["dist_equals_p"] and c["claims"]["alpha_equals_one_minus_tv"] for c in certs)
@@ -304,10 +413,10 @@ def _render_bundle(bundle: Mapping[str, Any], verdict: Verdict, json_name: str) 
         name=_plain(bundle["name"]), statement=_plain(bundle["statement"], STATEMENT_LIMIT), assumptions=ASSUMPTIONS,
         checker=checker_identity(), json_name=json_name, schema=bundle["schema"], count=len(certs),
         trust=_trust(verdict, _FROM_FLOATS if any(c["schema"] == checker.COMPACT_SCHEMA for c in certs) else _FROM_PQ),
-        not_proved=NOT_PROVED, provenance=_provenance(bundle.get("provenance", {})),
+        float_rows=_float_rows(verdict), not_proved=NOT_PROVED, provenance=_provenance(bundle.get("provenance", {})),
         shown=len(shown), selection=f"the first {len(shown)}", instances=shown, summary=summary,
         details=[{"index": i, "name": _plain(c["name"]), "note": _plain(c.get("provenance", {}).get("note", "")),
-                  "table": _table(c, _columns(c))} for i, c in enumerate(detailed)],
+                  "table": _table(c, columns[i])} for i, c in enumerate(detailed)],
         details_note="" if len(detailed) == len(certs) else
         f"Instance 0 of {len(certs)} in detail (every instance is in `{json_name}`).",
         steps=steps, verdict=word, verdict_detail=detail,
@@ -339,28 +448,51 @@ CHAIN_ASSUMPTIONS = (
 )
 
 
+_EQ1_PRECISION = 40
+
+
+def _decimal(value: checker.Ratio) -> decimal.Decimal:
+    """``value`` as a Decimal of :data:`_EQ1_PRECISION` digits (from its leading bits)."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = _EQ1_PRECISION
+        return decimal.Decimal(_digits(value, _EQ1_PRECISION))
+
+
+def _eq1(alpha: decimal.Decimal, gamma: int) -> decimal.Decimal:
+    """Leviathan et al. Eq. 1, (1 - alpha^(gamma + 1)) / (1 - alpha), in Decimal arithmetic of
+    :data:`_EQ1_PRECISION` digits: shown to 12 digits, never an exact power of a huge rational."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = _EQ1_PRECISION
+        if alpha == 1:
+            return decimal.Decimal(gamma + 1)
+        return (1 - alpha ** (gamma + 1)) / (1 - alpha)
+
+
+def _round(x: decimal.Decimal, places: int) -> str:
+    with decimal.localcontext() as ctx:
+        ctx.prec = places
+        return str(+x).replace("E", "e")
+
+
 def _render_chain(doc: Mapping[str, Any], verdict: Verdict, json_name: str) -> str:
     """A chain certificate, or a bundle of them: one row per certificate, with Eq. 1 beside it.
 
     The exact values come from the document (the checker re-derived them when it accepted it);
     Eq. 1 at the reach-weighted mean alpha is computed here from that verified mean alpha.
     """
-    from .certificate import parse_exact
-    from .chain import expected_tokens
-
     certs = doc["certificates"] if doc["schema"] == checker.BUNDLE_SCHEMA else [doc]
     rows = []
-    for c in certs if verdict.valid else []:  # values only from a document the checker accepted
-        tot = c["totals"]
-        exact, mean = parse_exact(tot["expected_emitted"]), parse_exact(tot["mean_alpha"])
-        eq1 = expected_tokens(mean, c["gamma"])
+    for c, facts in zip(certs, verdict.facts if verdict.valid else ()):  # only what the checker re-derived
+        exact, mean = _decimal(facts["expected_emitted"]), _decimal(facts["mean_alpha"])
+        eq1 = _eq1(mean, facts["gamma"])
         info = c.get("provenance") if isinstance(c.get("provenance"), Mapping) else {}
         rows.append({
             "name": _plain(c.get("name", "")), "context": _plain(info.get("context", "")),
-            "gamma": c["gamma"], "vocab_size": c["vocab_size"], "nodes": len(c["nodes"]),
-            "accepted_length": ", ".join(_digits(parse_exact(x), 6) for x in tot["accepted_length"]),
-            "expected_emitted": _digits(exact), "mean_alpha": _digits(mean), "eq1": _digits(eq1),
-            "difference": _digits(eq1 - exact, 4), "lossless": "yes" if c["claims"]["stream_equals_target_law"] else "NO",
+            "gamma": facts["gamma"], "vocab_size": c["vocab_size"], "nodes": facts["nodes"],
+            "accepted_length": ", ".join(_digits(x, 6) for x in facts["accepted_length"]),
+            "expected_emitted": _digits(facts["expected_emitted"]), "mean_alpha": _digits(facts["mean_alpha"]),
+            "eq1": _round(eq1, _DIGITS), "difference": _round(eq1 - exact, 4),
+            "lossless": "yes" if facts["claims"]["stream_equals_target_law"] else "NO",
         })
     word, detail = _verdict_words(verdict)
     return _ENV.get_template("chain.md.j2").render(
@@ -368,7 +500,7 @@ def _render_chain(doc: Mapping[str, Any], verdict: Verdict, json_name: str) -> s
         assumptions=[*CHAIN_ASSUMPTIONS, *(_plain(a, STATEMENT_LIMIT) for a in doc.get("assumptions", [])
                                           if isinstance(doc.get("assumptions"), list))],
         checker=checker_identity(), json_name=json_name, schema=doc["schema"], count=len(certs),
-        trust=_trust(verdict, _FROM_ROWS), not_proved=NOT_PROVED, provenance=_provenance(doc.get("provenance", {})),
+        trust=_trust(verdict, _FROM_ROWS), float_rows=_float_rows(verdict), not_proved=NOT_PROVED, provenance=_provenance(doc.get("provenance", {})),
         results=rows, verdict=word, verdict_detail=detail,
     )
 
@@ -380,7 +512,7 @@ def render(document: Mapping[str, Any], verdict: Verdict | None = None, *, json_
     ----------
     document : dict
         A parsed JSON document (schemas ``specproof.certificate/1``,
-        ``specproof.compact-certificate/1``, ``specproof.chain-certificate/1``,
+        ``specproof.compact-certificate/2``, ``specproof.chain-certificate/2``,
         ``specproof.bundle/1``, ``specproof.symbolic-proof/1``).
     verdict : Verdict, optional
         The checker's verdict on ``document``; computed with :func:`specproof.checker.check`

@@ -1,0 +1,176 @@
+"""A mutation fuzzer over genuine certificates of every schema (one position, compact, bundle,
+chain with exact and with float rows): each mutant of one JSON value must be rejected with a
+reason, or re-verify to exactly the same law; no exception may escape the checker.
+
+The number of mutants is bounded (``FUZZ_MUTANTS`` per document, seeded) so the run is the same
+on every machine; ``benchmarks/bench_checker.py`` measures how long checks take.
+"""
+
+import base64
+import copy
+import json
+import os
+import random
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from specproof import checker
+from specproof.certificate import (build_bundle, build_certificate, build_chain_certificate,
+                                   build_compact_certificate)
+from specproof.rational import from_floats
+
+FUZZ_MUTANTS = int(os.environ.get("SPECPROOF_FUZZ_MUTANTS", "250"))
+
+
+def _row(prefix, shift, v=3):
+    last = prefix[-1] if prefix else 0
+    weights = [1 + (i * 5 + last * 2 + shift) % 4 for i in range(v)]
+    return [Fraction(w, sum(weights)) for w in weights]
+
+
+def _float_row(prefix, shift):
+    rng = np.random.default_rng(100 * shift + (prefix[-1] + 1 if prefix else 0))
+    return from_floats(rng.dirichlet(np.ones(3)), atol=1e-3, name="row")
+
+
+def _genuine():
+    rng = np.random.default_rng(0)
+    p, q = rng.dirichlet(np.ones(50) * 0.5), rng.dirichlet(np.ones(50) * 0.5)
+    single = build_certificate(["1/2", "1/4", "1/4", 0], ["1/4", "1/4", 0, "1/2"], name="mixed")
+    return {
+        "single": single,
+        "compact": build_compact_certificate(p, q, name="compact", atol=1e-3, labels=[f"t{i}" for i in range(50)]),
+        "bundle": build_bundle([single, build_certificate(["1/3", "2/3"], ["1/3", "2/3"], name="equal")],
+                               name="b", statement="s"),
+        "chain-exact": build_chain_certificate(lambda s: _row(s, 0), lambda s: _row(s, 1), 2, name="chain"),
+        "chain-float": build_chain_certificate(lambda s: _float_row(s, 0), lambda s: _float_row(s, 1), 2,
+                                               name="chain-f"),
+    }
+
+
+GENUINE = _genuine()
+
+
+def _paths(value, path=()):
+    """Every location in a JSON value (containers and leaves)."""
+    yield path
+    if isinstance(value, dict):
+        for key in value:
+            yield from _paths(value[key], path + (key,))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _paths(item, path + (i,))
+
+
+def _get(doc, path):
+    for key in path:
+        doc = doc[key]
+    return doc
+
+
+def _replace(doc, path, value):
+    if not path:
+        return value
+    _get(doc, path[:-1])[path[-1]] = value
+    return doc
+
+
+def _nearby_rational(text, rng):
+    num, den = (int(x, 16) if x.startswith("0x") else int(x) for x in text.split("/"))
+    choice = rng.randrange(5)
+    if choice == 0:
+        return f"{num + 1}/{den}"
+    if choice == 1:
+        return f"{max(num - 1, 0)}/{den}"
+    if choice == 2:
+        return f"{num * 2}/{den * 2}"  # the same value: must stay valid with the same law
+    if choice == 3:
+        return f"-{num}/{den}"
+    return f"{num}/{den + 1}"
+
+
+def _is_base64(text):
+    try:
+        base64.b64decode(text, validate=True)
+    except ValueError:
+        return False
+    return True
+
+
+def _mutate(doc, rng):
+    """One random change to one JSON value."""
+    doc = copy.deepcopy(doc)
+    path = rng.choice(list(_paths(doc)))
+    value = _get(doc, path)
+    if isinstance(value, str) and checker._RATIONAL.fullmatch(value) and rng.random() < 0.7:
+        return _replace(doc, path, _nearby_rational(value, rng))
+    if isinstance(value, str) and len(value) > 16 and _is_base64(value) and rng.random() < 0.7:  # float rows
+        raw = bytearray(base64.b64decode(value))
+        raw[rng.randrange(len(raw))] ^= 1 << rng.randrange(8)
+        return _replace(doc, path, base64.b64encode(bytes(raw)).decode())
+    if isinstance(value, bool):
+        return _replace(doc, path, not value)
+    if isinstance(value, int):
+        return _replace(doc, path, value + rng.choice([-1, 1, 10**6]))
+    if isinstance(value, list) and value and rng.random() < 0.6:
+        i, j = rng.randrange(len(value)), rng.randrange(len(value))
+        op = rng.randrange(3)
+        if op == 0:
+            value.pop(i)
+        elif op == 1:
+            value.insert(i, copy.deepcopy(value[j]))
+        else:
+            value[i], value[j] = value[j], value[i]
+        return doc
+    if isinstance(value, dict) and value and rng.random() < 0.6:
+        key = rng.choice(sorted(value))
+        if rng.random() < 0.5:
+            del value[key]
+        else:
+            value[key + "_"] = value[key]
+        return doc
+    return _replace(doc, path, rng.choice([None, 0.5, "x", [], {}, -1, "1/0", "NaN"]))
+
+
+def _law(facts):
+    """What a verdict re-derived, as plain Fractions, to compare two documents' laws."""
+    out = []
+    for f in facts:
+        if "law" in f:
+            law = f["law"]
+            out.append(("position",
+                        tuple(Fraction(x, law.den) for col in (law.target, law.draft, law.accept, law.residual)
+                              for x in col),
+                        tuple(Fraction(x.num, x.den) for x in f["totals"].values()),
+                        tuple(sorted(f["claims"].items()))))
+        else:
+            out.append(("chain", f["gamma"], f["nodes"],
+                        tuple(Fraction(x.num, x.den) for x in f["accepted_length"]),
+                        Fraction(f["expected_emitted"].num, f["expected_emitted"].den),
+                        Fraction(f["mean_alpha"].num, f["mean_alpha"].den),
+                        tuple(sorted(f["claims"].items()))))
+    return out
+
+
+@pytest.mark.parametrize("kind", sorted(GENUINE))
+def test_every_mutant_is_rejected_or_has_the_same_law(kind):
+    original = checker.check(GENUINE[kind])
+    assert original.valid, original
+    rng = random.Random(f"fuzz-{kind}")
+    outcomes = {"rejected": 0, "same law": 0}
+    for _ in range(FUZZ_MUTANTS):
+        mutant = _mutate(GENUINE[kind], rng)
+        verdict = checker.check(mutant)  # any exception other than a verdict fails the test
+        if verdict.valid:
+            # a bundle's certificates may be reordered: the same laws, as a multiset
+            assert sorted(map(repr, _law(verdict.facts))) == sorted(map(repr, _law(original.facts))), \
+                json.dumps(mutant)[:300]
+            outcomes["same law"] += 1
+        else:
+            assert isinstance(verdict.reason, checker.Reason) and verdict.detail
+            outcomes["rejected"] += 1
+        # the same bytes give the same verdict through the text path
+        assert checker.check(json.dumps(mutant)).valid == verdict.valid
+    assert outcomes["rejected"] > FUZZ_MUTANTS // 3  # the fuzzer does reach the checks

@@ -1,0 +1,262 @@
+"""The hostile documents of an adversarial review (tests/data/trust/, see its README): each gets
+the wanted verdict, the transcript path is as hard as the checker, and a transcript shows only
+what the checker re-derived (every table cell compared after a real Markdown parser read it)."""
+
+import json
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+
+from specproof import checker, transcript
+from specproof.checker import Reason, check, check_file
+from specproof.cli import main
+
+CASES = Path(__file__).parent / "data" / "trust"
+
+
+def _upgrade(doc):
+    """A hostile document of schema /1 written in today's schema (same rows, nodes and claims;
+    no tolerance field, which a document can no longer set), so that its kind is exercised."""
+    if isinstance(doc, dict):
+        if doc.get("schema") == "specproof.chain-certificate/1":
+            doc["schema"] = checker.CHAIN_SCHEMA
+            doc["rows"].pop("atol", None)
+        if doc.get("schema") == "specproof.compact-certificate/1":
+            doc["schema"] = checker.COMPACT_SCHEMA
+            doc["inputs"].pop("atol", None)
+        for cert in doc.get("certificates", []):
+            _upgrade(cert)
+    return doc
+
+
+def _case(name):
+    return _upgrade(json.loads((CASES / name).read_text(encoding="utf-8")))
+
+
+def _generated(script, *args, tmp_path):
+    out = tmp_path / f"{script}.json"
+    subprocess.run([sys.executable, str(CASES / script), *map(str, args), str(out)], check=True)
+    return out
+
+
+def _tables(markdown):
+    """Every table of a Markdown text as a list of rows of cell texts (markdown-it, GFM tables)."""
+    tokens = MarkdownIt("commonmark").enable("table").parse(markdown)
+    tables, row, cell = [], None, None
+    for tok in tokens:
+        if tok.type == "table_open":
+            tables.append([])
+        elif tok.type == "tr_open":
+            row = []
+        elif tok.type == "tr_close":
+            tables[-1].append(row)
+        elif tok.type in ("th_open", "td_open"):
+            cell = []
+        elif tok.type in ("th_close", "td_close"):
+            row.append("".join(cell))
+        elif tok.type == "inline" and cell is not None:
+            cell.append("".join(child.content for child in tok.children or []))
+    return tables
+
+
+def _table_with(markdown, column):
+    """The one table of a Markdown text whose header has ``column``."""
+    (table,) = [t for t in _tables(markdown) if column in t[0]]
+    return table
+
+
+def _headings(markdown):
+    tokens = MarkdownIt("commonmark").enable("table").parse(markdown)
+    return [tokens[i + 1].content for i, tok in enumerate(tokens) if tok.type == "heading_open"]
+
+
+# ---------------------------------------------------------------- the checker's cost
+
+
+def test_the_old_schemas_are_refused_by_name():
+    for name in ("dos_chain_bignum_18KB.json", "pipe_injection_chain.json", "atol_not_distribution.json"):
+        verdict = check_file(CASES / name)
+        assert verdict.reason is Reason.SCHEMA and "/1" in verdict.detail
+
+
+def test_many_nodes_times_a_large_vocabulary_is_checked_once_per_row_pair(tmp_path):
+    # 511 nodes at V = 8000, one pair of rows: valid; the checker works once per distinct pair
+    doc = _upgrade(json.loads(_generated("gen_dos_chain.py", 8000, 9, tmp_path=tmp_path).read_text()))
+    verdict = check(doc)
+    assert verdict.valid, verdict
+    facts = verdict.facts[0]
+    assert (facts["nodes"], facts["row_pairs"]) == (511, 1)
+    assert facts["expected_emitted"].num == 10 * facts["expected_emitted"].den  # gamma + 1 = 10
+
+
+def test_reach_is_checked_against_the_parent_claim_so_numbers_do_not_grow(tmp_path):
+    # rows renormalized by 1 + 2^-1074: unreduced products would gain ~1075 bits a level
+    for doc in (_case("dos_chain_bignum_18KB.json"),
+                _upgrade(json.loads(_generated("gen_dos_chain_bignum.py", 1000, 80, tmp_path=tmp_path).read_text()))):
+        verdict = check(doc)
+        assert verdict.valid, verdict
+        gamma = doc["gamma"]
+        lengths = verdict.facts[0]["accepted_length"]
+        assert [Fraction(x.num, x.den) for x in lengths] == [Fraction(1, 2 ** (k + 1)) for k in range(gamma)] + \
+            [Fraction(1, 2 ** gamma)]
+        # the sums are as small as the claims: no 1075-bit factor per level survives
+        assert max(x.den.bit_length() for x in lengths) < 4 * (gamma + 1) ** 2
+
+
+def test_a_document_listing_too_few_nodes_is_rejected_without_enumerating_the_rest(tmp_path):
+    doc = _upgrade(json.loads(_generated("gen_dos_chain.py", 8000, 9, tmp_path=tmp_path).read_text()))
+    doc["nodes"] = doc["nodes"][:3]
+    verdict = check(doc)
+    assert verdict.reason is Reason.NODES and "lists 3 nodes; the verifier accepts at least 7 prefixes" in verdict.detail
+
+
+# ---------------------------------------------------------------- the transcript path
+
+
+def test_a_gamma_3000_chain_renders_without_huge_powers(tmp_path):
+    doc = _upgrade(json.loads(_generated("gen_dos_transcript.py", 3000, tmp_path=tmp_path).read_text()))
+    verdict = check(doc)
+    assert verdict.valid, verdict
+    text = transcript.render(doc, verdict)
+    (row,) = _table_with(text, "gamma")[1:]
+    assert row[2] == "3000"
+    mean = verdict.facts[0]["mean_alpha"]
+    assert mean.den.bit_length() > 1000
+    assert row[7] == transcript._digits(mean)  # 12 digits from the verified mean alpha
+
+
+def test_pipes_in_free_text_add_no_table_cells():
+    doc = _case("pipe_injection_chain.json")
+    verdict = check(doc)
+    assert verdict.valid
+    text = transcript.render(doc, verdict)
+    header, *rows = _table_with(text, "gamma")
+    assert len(rows) == len(verdict.facts)
+    for row, facts, cert in zip(rows, verdict.facts, doc["certificates"] if "certificates" in doc else [doc]):
+        assert len(row) == len(header) == 11
+        assert row[0] == " ".join(cert["name"].split())  # the whole name, pipes and all, in one cell
+        assert (row[2], row[3], row[4]) == (str(facts["gamma"]), str(cert["vocab_size"]), str(facts["nodes"]))
+        assert row[6] == transcript._digits(facts["expected_emitted"])
+        assert row[7] == transcript._digits(facts["mean_alpha"])
+    assert _headings(text).count("Verdict") == 1
+
+
+@pytest.mark.parametrize("text", ["a | b", "x\n# heading", "<script>alert(1)</script>", "**bold** _i_ [l](u)",
+                                  "`code` \\| ~~s~~ &lt;", "| --- |"])
+def test_free_text_is_inert_markdown(text):
+    cell = transcript._plain(text)
+    rendered = MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(f"| h |\n|---|\n| {cell} |\n")
+    body = rendered.split("<td>")[1].split("</td>")[0]
+    # what a reader sees is the text itself, on one line, in one cell
+    import html
+
+    assert html.unescape(body) == " ".join(text.split())
+    assert rendered.count("<td>") == 1
+
+
+def test_residual_carriers_come_from_the_recomputed_law():
+    doc = _case("compact_hidden_carrier_bundle.json")
+    verdict = check(doc)
+    assert verdict.valid
+    text = transcript.render(doc, verdict)
+    summary = _table_with(text, "residual mass on")
+    column = summary[0].index("residual mass on")
+    assert summary[1][column].startswith("0 93%"), summary[1]
+
+
+def test_hex_numbers_render():
+    doc = _case("hex_valid_unrenderable.json")
+    verdict = check(doc)
+    assert verdict.valid
+    assert main(["transcript", str(CASES / "hex_valid_unrenderable.json")]) == 0
+    assert "alpha = 3/4" in transcript.render(doc, verdict)
+
+
+def test_lone_surrogates_are_rejected_everywhere(capsys):
+    assert check_file(CASES / "surrogate_label.json").reason is Reason.MALFORMED
+    assert check(_case("surrogate_label.json")).reason is Reason.MALFORMED
+    assert main(["check", str(CASES / "surrogate_label.json")]) == 1
+    assert "lone surrogate" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- tolerance and parsing
+
+
+def test_a_document_cannot_choose_its_tolerance():
+    doc = json.loads((CASES / "atol_not_distribution.json").read_text())
+    doc["schema"] = checker.COMPACT_SCHEMA
+    assert check(doc).reason is Reason.MALFORMED  # its "atol" field is not part of the schema
+    verdict = check(_case("atol_not_distribution.json"))  # without it: p sums to 1/4
+    assert verdict.reason is Reason.NOT_NORMALIZED
+    assert "inputs.p" in verdict.detail and "1/1000" in verdict.detail
+
+
+def test_one_parsing_path_for_records_and_certificates(capsys):
+    # repeated keys: the CLI's record path and check_file reject the same bytes
+    assert check_file(CASES / "dupkey_record.json").reason is Reason.MALFORMED
+    assert main(["check", str(CASES / "dupkey_record.json")]) == 1
+    assert "repeats the key" in capsys.readouterr().out
+    assert main(["transcript", str(CASES / "dupkey_record.json")]) == 2
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-le", "utf-32"])
+def test_encodings_json_allows_are_read(encoding):
+    text = (CASES / "toctou_genuine.json").read_text(encoding="utf-8")
+    assert check(text.encode(encoding)).valid
+
+
+def test_nan_constants_are_not_rational():
+    text = (CASES / "toctou_genuine.json").read_text(encoding="utf-8").replace('"3/4"', "NaN", 1)
+    assert check(text.encode()).reason is Reason.NOT_RATIONAL
+
+
+def test_transcript_reads_its_file_once(tmp_path, capsys, monkeypatch):
+    # a file that changes between reads (a FIFO, a rewrite) must not get a rejected document
+    # rendered as PROVED: the CLI reads the bytes once, and checks and renders those bytes
+    path = tmp_path / "cert.json"
+    path.write_bytes((CASES / "toctou_fake.json").read_bytes())
+    reads = []
+    real_read = checker.read
+    genuine = (CASES / "toctou_genuine.json").read_bytes()
+
+    def read_then_swap(p):
+        reads.append(p)
+        data = real_read(p)
+        with open(path, "wb") as handle:  # the file changes right after the read
+            handle.write(genuine)
+        return data
+
+    monkeypatch.setattr(checker, "read", read_then_swap)
+    for method in ("read_bytes", "read_text"):
+        real = getattr(Path, method)
+        monkeypatch.setattr(Path, method, lambda self, *a, real=real, **k:
+                            pytest.fail(f"second read of {self}") if self == path else real(self, *a, **k))
+    assert main(["transcript", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert len(reads) == 1
+    assert "**Verdict: REJECTED**" in out and "PROVED" not in out
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in CASES.glob("*.json")))
+def test_every_case_renders_only_whole_tables_or_is_rejected(name):
+    doc = _case(name)
+    verdict = check(doc)
+    if not verdict.valid:
+        assert verdict.reason is not None and verdict.detail
+        return
+    text = transcript.render(doc, verdict)
+    assert _headings(text)[-1] == "Verdict" and "**Verdict: PROVED**" in text
+    for table in _tables(text):
+        assert {len(row) for row in table} == {len(table[0])}, table[0]
+
+
+def test_transcripts_show_the_fixed_tolerance_and_raw_sums():
+    doc = _case("compact_hidden_carrier_bundle.json")
+    text = transcript.render(doc, check(doc))
+    assert "within 1/1000 of 1 (its own fixed tolerance; a certificate cannot set it)" in text
+    # p = [0.7, 0.1, 0.2] and q = [0.05, 0.05, 0.9] as float64, whose exact sums are 1 - 2^-55 and 1 + 2^-55
+    assert "Raw sums: p 1 − 2.77556e-17, q 1 + 2.77556e-17." in text
