@@ -170,30 +170,33 @@ def _prove(args: argparse.Namespace) -> int:
     form = _form(args.certificate, target, draft)
     pairs = _pairs(target, draft, form)
     certs = []
-    with _bar(total=len(pairs), unit="pair", desc="building certificates") as bar:
+    # one bar over the steps a person waits for at large V: build each, check each, render
+    with _bar(total=2 * len(pairs) + 1, unit="step", desc="building") as bar:
         for i, (p, q) in enumerate(pairs):
             provenance = {"target": dict(target.provenance), "draft": dict(draft.provenance)}
             name = args.name
             if target.batched or draft.batched:
                 name = f"{args.name}-{i}"
-                for side, loaded in (("target", target), ("draft", draft)):
-                    if loaded.batched:
-                        provenance[side]["row"] = i if len(loaded.vectors) > 1 else 0
+                for side, rows in (("target", target), ("draft", draft)):
+                    if rows.batched:
+                        provenance[side]["row"] = i if len(rows.vectors) > 1 else 0
             if form == "compact":
                 certs.append(certificate.build_compact_certificate(p, q, name=name, atol=atol, provenance=provenance))
             else:
                 certs.append(certificate.build_certificate(p, q, name=name, provenance=provenance))
             bar.update(1)
-    doc = certs[0] if len(certs) == 1 and not (target.batched or draft.batched) else certificate.build_bundle(
-        certs, name=args.name, statement=_BUNDLE_STATEMENT + certificate.STATEMENT,
-        provenance={"target": target.provenance, "draft": draft.provenance})
-    json_path = certificate.write(doc, out / f"{args.name}.json")
-    loaded = json_path.read_bytes()
-    with _bar(total=len(certs), unit="certificate", desc="checking") as bar:
-        verdict = _verify(loaded, progress=lambda: bar.update(1))
-    md_path = out / f"{args.name}.md"
-    md_path.write_text(transcript.render(json.loads(loaded), verdict, json_name=json_path.name),
-                       encoding="utf-8", newline="\n")
+        doc = certs[0] if len(certs) == 1 and not (target.batched or draft.batched) else certificate.build_bundle(
+            certs, name=args.name, statement=_BUNDLE_STATEMENT + certificate.STATEMENT,
+            provenance={"target": target.provenance, "draft": draft.provenance})
+        json_path = certificate.write(doc, out / f"{args.name}.json")
+        data = json_path.read_bytes()
+        bar.set_description("checking")
+        verdict = _verify(data, progress=lambda: bar.update(1))
+        bar.set_description("transcript")
+        md_path = out / f"{args.name}.md"
+        md_path.write_text(transcript.render(json.loads(data), verdict, json_name=json_path.name),
+                           encoding="utf-8", newline="\n")
+        bar.update(1)
     alphas = [Fraction(c["totals"]["alpha"]) for c in certs]
     if args.json:
         _print_json({
