@@ -5,7 +5,9 @@ Commands: ``prove`` (every theorem on the embedded inputs, or one pair from file
 (render a certificate as Markdown), ``fixtures`` (list or rebuild the real-model pairs) and
 ``crosscheck`` (float path vs exact law).
 Exit status: 0 proved / valid / within bound; 1 not proved / rejected / bound exceeded;
-2 usage error or unreadable input.
+2 usage error or unreadable input; 141 when standard output is a pipe its reader closed.
+``--json`` (prove, check, crosscheck) prints one JSON object on standard output instead of text;
+progress bars (tqdm) go to standard error when it is a terminal.
 """
 
 from __future__ import annotations
