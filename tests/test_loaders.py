@@ -104,14 +104,17 @@ def test_float_vector_refuses_an_integer_a_float_cannot_hold(tmp_path):
         load_distribution(path)
 
 
-@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-be", "utf-32"])
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-be", "utf-16-le", "utf-32"])
 def test_json_with_a_byte_order_mark_or_in_utf16(tmp_path, encoding):
+    # "utf-16" and "utf-32" write a byte-order mark, "utf-16-be" and "-le" none: json detects all
     path = tmp_path / "p.json"
-    text = '["1/2", "1/2", 0]'
-    data = text.encode(encoding)
-    if encoding == "utf-16-be":
-        data = codecs.BOM_UTF16_BE + data
-    path.write_bytes(data)
+    path.write_bytes('["1/2", "1/2", 0]'.encode(encoding))
+    assert load_distribution(path)[0].fractions() == HALF_HALF_ZERO
+
+
+def test_text_in_utf16_with_a_byte_order_mark(tmp_path):
+    path = tmp_path / "p.txt"
+    path.write_bytes(codecs.BOM_UTF16_BE + "1/2\n1/2\n0\n".encode("utf-16-be"))
     assert load_distribution(path)[0].fractions() == HALF_HALF_ZERO
 
 

@@ -173,9 +173,11 @@ def _csv_cells(text: str, what: str) -> list[Any]:
     return out
 
 
-def _json_rows(text: str, what: str) -> tuple[list[list[Any]], bool]:
-    try:
-        values = json.loads(text)
+def _json_rows(data: bytes, what: str) -> tuple[list[list[Any]], bool]:
+    try:  # as the checker reads JSON: UTF-8 (a byte-order mark allowed), UTF-16 or UTF-32, detected
+        values = json.loads(data)
+    except UnicodeDecodeError:
+        raise InvalidDistribution(f"{what} is not JSON text in UTF-8, UTF-16 or UTF-32") from None
     except (ValueError, RecursionError) as exc:
         raise InvalidDistribution(f"{what} is not valid JSON: {exc!s:.200}") from None
     if not isinstance(values, list) or not values:
@@ -337,13 +339,12 @@ def load_distributions(
             info["tensor"] = key
         rows, is_float, batched = _array_rows(np.asarray(arr), what)
     else:
-        text = _decode(data, what)
         if fmt == "json":
-            cells, batched = _json_rows(text, what)
+            cells, batched = _json_rows(data, what)
         elif fmt == "csv":
-            cells, batched = [_csv_cells(text, what)], False
+            cells, batched = [_csv_cells(_decode(data, what), what)], False
         else:
-            cells, batched = [_text_cells(text, what)], False
+            cells, batched = [_text_cells(_decode(data, what), what)], False
         if not cells[0]:
             raise InvalidDistribution(f"{what} has no values: a distribution needs V >= 1 entries")
         rows, is_float = _rows_from_cells(cells, what)
