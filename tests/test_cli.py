@@ -133,8 +133,9 @@ def test_check_symbolic_record(tmp_path, capsys):
     from pathlib import Path
 
     record = Path(__file__).resolve().parents[1] / "proofs" / "transcripts" / "symbolic_every_v.json"
-    assert main(["check", str(record)]) == 0
-    assert "re-ran the SymPy proof" in capsys.readouterr().out
+    assert main(["check", str(record), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["valid"] is True and "re-ran the SymPy proof" in out["detail"]
     doc = json.loads(record.read_text())
     doc["steps"][0]["result"] = "1"
     (tmp_path / "s.json").write_text(json.dumps(doc))
@@ -458,3 +459,10 @@ def test_json_output_of_prove_all_and_errors(tmp_path, capsys, monkeypatch):
     assert main(["prove", "--target", "x.json", "--json"]) == 2
     captured = capsys.readouterr()
     assert json.loads(captured.out) == {"command": "prove", "error": "--target and --draft go together"}
+    assert main(["check", "--json"]) == 2  # argparse's own usage error
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert out["command"] == "check" and "the following arguments are required: CERT.json" in out["error"]
+    assert "usage: specproof check" in captured.err
+    assert main(["prove", "--certificate", "small", "--json"]) == 2
+    assert "invalid choice: 'small'" in json.loads(capsys.readouterr().out)["error"]

@@ -42,7 +42,7 @@ EXIT_BROKEN_PIPE = 141
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _ArgumentParser(
         prog="specproof",
         description="Exact laws and proofs for speculative-decoding verifiers.",
     )
@@ -118,6 +118,18 @@ def _parser() -> argparse.ArgumentParser:
                            "blocks, gamma 1..5, in batches of 8, instead of single pairs")
     _json_option(cc)
     return parser
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse, but a usage error is raised (so that ``--json`` can report it) instead of exiting."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        raise _ParseError(f"{self.prog}: error: {message}")
+
+
+class _ParseError(Exception):
+    """A usage error found by argparse (exit 2)."""
 
 
 def _json_option(sub: argparse.ArgumentParser) -> None:
@@ -502,8 +514,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+    except SystemExit as exc:  # argparse exits 0 on --help and --version
         return int(exc.code or 0)
+    except _ParseError as exc:
+        print(exc, file=sys.stderr)
+        words = list(sys.argv[1:] if argv is None else argv)
+        if "--json" in words:
+            command = next((w for w in words if w in _COMMANDS), None)
+            _print_json({"command": command, "error": str(exc)})
+        return 2
     try:
         code = _COMMANDS[args.command](args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler below
