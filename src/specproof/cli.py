@@ -18,6 +18,7 @@ import logging
 import math
 import os
 import sys
+import threading
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -205,7 +206,7 @@ def _prove(args: argparse.Namespace) -> int:
         json_path = certificate.write(doc, out / f"{args.name}.json")
         data = json_path.read_bytes()
         bar.set_description("checking")
-        verdict = _verify(data, progress=lambda: bar.update(1))
+        verdict = _verify(data, bar)
         bar.set_description("transcript")
         md_path = out / f"{args.name}.md"
         md_path.write_text(transcript.render(json.loads(data), verdict, json_name=json_path.name),
@@ -300,7 +301,30 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return dict(pairs)
 
 
-def _verify(data: bytes, progress: Callable[[], None] | None = None) -> checker.Verdict:
+def _ticking(bar: Any, fn: Callable[[], checker.Verdict]) -> checker.Verdict:
+    """``fn()``, with ``bar``'s elapsed time refreshed every half second while it runs (in a
+    worker thread), so that a long single check does not look stuck."""
+    if bar is None or bar.disable:
+        return fn()
+    result: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            result["verdict"] = fn()
+        except BaseException as exc:  # re-raised below, in the caller's thread
+            result["error"] = exc
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.5)
+        bar.refresh()
+    if "error" in result:
+        raise result["error"]
+    return result["verdict"]
+
+
+def _verify(data: bytes, bar: Any = None) -> checker.Verdict:
     """The trusted checker's verdict on a document's bytes.
 
     A bundle of several certificates is checked one certificate at a time, each by
@@ -309,7 +333,7 @@ def _verify(data: bytes, progress: Callable[[], None] | None = None) -> checker.
     the number of certificates), as the checker reads it, and an object that repeats a key or a
     document that cannot be split this way is given to the checker whole. Anything else goes to
     :func:`specproof.checker.check` whole. ``tests/test_cli.py`` compares both ways on valid and
-    tampered bundles.
+    tampered bundles. ``bar`` (a tqdm bar, optional) advances by one per certificate checked.
     """
     try:  # parsed as the checker parses: floats and NaN stay text, repeated keys refused
         doc = json.loads(data[3:] if data.startswith(b"\xef\xbb\xbf") else data,
@@ -319,18 +343,19 @@ def _verify(data: bytes, progress: Callable[[], None] | None = None) -> checker.
     members = doc.get("certificates") if isinstance(doc, dict) else None
     if (not isinstance(doc, dict) or doc.get("schema") != checker.BUNDLE_SCHEMA or not isinstance(members, list)
             or len(members) < 2 or type(doc.get("count")) is not int or doc["count"] != len(members)):
-        verdict = checker.check(data)
-        if progress is not None:
-            progress()
+        verdict = _ticking(bar, lambda: checker.check(data))
+        if bar is not None:
+            bar.update(1)
         return verdict
     for i, member in enumerate(members):
-        verdict = checker.check({"schema": checker.BUNDLE_SCHEMA, "count": 1, "certificates": [member]})
+        one = {"schema": checker.BUNDLE_SCHEMA, "count": 1, "certificates": [member]}
+        verdict = _ticking(bar, lambda: checker.check(one))
         if not verdict.valid:
             detail = verdict.detail.replace("certificates[0]", f"certificates[{i}]", 1)
             detail = detail.replace("certificate 0:", f"certificate {i}:", 1)
             return checker.Verdict(False, verdict.reason, detail)
-        if progress is not None:
-            progress()
+        if bar is not None:
+            bar.update(1)
     return checker.Verdict(True, None, f"re-verified {len(members)} certificate(s)")
 
 
@@ -345,7 +370,7 @@ def _check(args: argparse.Namespace) -> int:
     else:
         count = len(doc["certificates"]) if isinstance(doc, dict) and isinstance(doc.get("certificates"), list) else 1
         with _bar(total=count, unit="certificate", desc="checking") as bar:
-            verdict = _verify(data, progress=lambda: bar.update(1))
+            verdict = _verify(data, bar)
     code = 0 if verdict.valid else 2 if verdict.reason is checker.Reason.UNREADABLE else 1
     if args.json:
         _print_json({"command": "check", "file": args.certificate, **_verdict_json(verdict)})
