@@ -230,7 +230,7 @@ def _safetensors_array(file: Path, what: str) -> tuple[np.ndarray, str]:
             import torch
         except ImportError:
             raise InvalidDistribution(f"{what}: tensor {keys[0]!r} has a dtype NumPy cannot hold (bfloat16?); "
-                                      "reading it needs 'torch' (python -m pip install 'specproof[models]')") from None
+                                      "reading it needs 'torch' (python -m pip install torch, or specproof's 'models' extra)") from None
         with safe_open(str(file), framework="pt") as handle:
             return _torch_numpy(handle.get_tensor(keys[0]), what), keys[0]
     except InvalidDistribution:
@@ -257,7 +257,7 @@ def _torch_array(file: Path, what: str) -> tuple[np.ndarray, str | None]:
     try:
         import torch
     except ImportError:
-        raise _missing("torch", ".pt", "python -m pip install 'specproof[models]'") from None
+        raise _missing("torch", ".pt", "python -m pip install torch (or specproof's 'models' extra)") from None
     try:
         obj = torch.load(str(file), map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises many kinds (pickle, zip, weights-only refusals)
