@@ -3,8 +3,9 @@
 Formats, by suffix:
 
 =================  ===========================================================================
-``.json``          a list of numbers or ``"n/d"`` strings, or a list of such lists ([N, V]);
-                   UTF-8 (with or without a byte-order mark), UTF-16 or UTF-32
+``.json``          a list of numbers (or strings holding an integer, ``"n/d"`` or a decimal),
+                   or a list of such lists ([N, V]); UTF-8 (with or without a byte-order
+                   mark), UTF-16 or UTF-32, as :mod:`json` detects them
 ``.csv``           one row or one column of values (a header cell that is not a number is an
                    error: write values only)
 ``.npy``           a 1-D or 2-D float or integer array
