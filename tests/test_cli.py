@@ -133,8 +133,9 @@ def test_check_symbolic_record(tmp_path, capsys):
     from pathlib import Path
 
     record = Path(__file__).resolve().parents[1] / "proofs" / "transcripts" / "symbolic_every_v.json"
-    assert main(["check", str(record)]) == 0
-    assert "re-ran the SymPy proof" in capsys.readouterr().out
+    assert main(["check", str(record), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["valid"] is True and "re-ran the SymPy proof" in out["detail"]
     doc = json.loads(record.read_text())
     doc["steps"][0]["result"] = "1"
     (tmp_path / "s.json").write_text(json.dumps(doc))
@@ -216,3 +217,267 @@ def test_utf16_certificates_check_and_render(tmp_path, capsys):
     assert main(["check", str(path)]) == 0
     assert main(["transcript", str(path)]) == 0
     assert "**Verdict: PROVED**" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- issue 10: everyday files, safety, --json
+
+import os  # noqa: E402
+from fractions import Fraction  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from specproof import checker  # noqa: E402
+from specproof.certificate import build_bundle, build_compact_certificate  # noqa: E402
+from specproof.cli import COMPACT_ABOVE, _verify  # noqa: E402
+
+
+def _prove(tmp_path, target, draft, *extra):
+    return main(["prove", "--target", str(target), "--draft", str(draft), "--out", str(tmp_path / "o"), *extra])
+
+
+def test_prove_float_json_with_integer_zero_and_bom(tmp_path, capsys):
+    (tmp_path / "p.json").write_bytes(b"\xef\xbb\xbf[0.5, 0.5, 0]")  # BOM, then floats with an integer 0
+    (tmp_path / "q.json").write_text('["1/4", "1/4", "1/2"]'.encode("utf-8").decode(), encoding="utf-16")
+    assert _prove(tmp_path, tmp_path / "p.json", tmp_path / "q.json", "--json") == 0
+    out = json.loads(capsys.readouterr().out)
+    # alpha = min(1/2, 1/4) + min(1/2, 1/4) + min(0, 1/2) = 1/2, TV = 1/2 (by hand)
+    assert out["proved"] is True and out["form"] == "full" and out["pairs"] == 1
+    assert out["instances"] == [{"name": "pair", "alpha": "1/2", "tv": "1/2", "dist_equals_p": True,
+                                 "alpha_equals_one_minus_tv": True}]
+    assert out["checker"]["valid"] is True and out["checker"]["reason"] is None
+
+
+def test_prove_csv(tmp_path, capsys):
+    (tmp_path / "p.csv").write_text("0.5,0.5,0\n")
+    (tmp_path / "q.csv").write_text("0.25\n0.25\n0.5\n")
+    assert _prove(tmp_path, tmp_path / "p.csv", tmp_path / "q.csv") == 0
+    assert "pair: PROVED (V = 3, alpha = 1/2)" in capsys.readouterr().out
+    (tmp_path / "t.csv").write_text("0.5,0.5\n0.5,0.5\n")
+    assert _prove(tmp_path, tmp_path / "t.csv", tmp_path / "q.csv") == 2
+    assert "CSV table of 2 rows" in capsys.readouterr().err
+
+
+def test_prove_stack_makes_one_bundle(tmp_path, capsys):
+    np.save(tmp_path / "p.npy", np.array([[0.5, 0.5, 0.0], [0.0, 0.5, 0.5], [1.0, 0.0, 0.0]]))
+    np.save(tmp_path / "q.npy", np.array([0.25, 0.25, 0.5]))  # one draft row for every target row
+    assert _prove(tmp_path, tmp_path / "p.npy", tmp_path / "q.npy", "--json", "--name", "stack") == 0
+    out = json.loads(capsys.readouterr().out)
+    # alphas by hand: 1/4 + 1/4 + 0, 0 + 1/4 + 1/2, 1/4 + 0 + 0
+    assert [i["alpha"] for i in out["instances"]] == ["1/2", "3/4", "1/4"]
+    assert [i["name"] for i in out["instances"]] == ["stack-0", "stack-1", "stack-2"]
+    doc = json.loads((tmp_path / "o" / "stack.json").read_text())
+    assert doc["schema"] == checker.BUNDLE_SCHEMA and doc["count"] == 3
+    assert doc["certificates"][2]["provenance"]["target"]["row"] == 2
+    assert main(["check", str(tmp_path / "o" / "stack.json")]) == 0
+    np.save(tmp_path / "q2.npy", np.array([[0.25, 0.25, 0.5]] * 2))
+    assert _prove(tmp_path, tmp_path / "p.npy", tmp_path / "q2.npy") == 2
+    assert "--target holds 3 rows and --draft 2" in capsys.readouterr().err
+
+
+def test_prove_tensor_files(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    safetensors_torch = pytest.importorskip("safetensors.torch")
+    safetensors_torch.save_file({"probs": torch.tensor([0.5, 0.5, 0.0])}, str(tmp_path / "p.safetensors"))
+    torch.save(torch.tensor([0.25, 0.25, 0.5]), tmp_path / "q.pt")
+    assert _prove(tmp_path, tmp_path / "p.safetensors", tmp_path / "q.pt") == 0
+    assert "alpha = 1/2" in capsys.readouterr().out
+
+
+def test_messages_name_cli_options(tmp_path, capsys):
+    (tmp_path / "p.json").write_text("[0.5, 0.6]")
+    (tmp_path / "q.json").write_text("[0.5, 0.5]")
+    assert _prove(tmp_path, tmp_path / "p.json", tmp_path / "q.json") == 2
+    err = capsys.readouterr().err
+    assert "more than --atol 0.001" in err and "a larger --atol accepts it" in err and "atol=" not in err
+    assert _prove(tmp_path, tmp_path / "p.json", tmp_path / "q.json", "--atol", "0.2") == 0
+
+
+@pytest.mark.parametrize("name", ["../x", "../escaped", "a/b", "a\\b", "..", ""])
+def test_name_with_a_path_is_refused(tmp_path, capsys, name):
+    (tmp_path / "p.json").write_text('["1/2", "1/2"]')
+    assert _prove(tmp_path, tmp_path / "p.json", tmp_path / "p.json", "--name", name) == 2
+    assert "--name must be a plain file name" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.json"]  # nothing written anywhere
+
+
+@pytest.mark.parametrize("atol", ["0", "1", "-0.1", "2", "nan", "inf"])
+def test_atol_outside_0_1_is_refused_for_every_input(tmp_path, capsys, atol):
+    (tmp_path / "p.json").write_text('["1/2", "1/2"]')  # exact: the tolerance would not even be used
+    assert _prove(tmp_path, tmp_path / "p.json", tmp_path / "p.json", "--atol", atol) == 2
+    assert "--atol must lie in (0, 1)" in capsys.readouterr().err
+    assert main(["prove", "--atol", atol, "--out", str(tmp_path / "o")]) == 2
+
+
+def test_fixtures_piped_into_head_prints_no_error():
+    # `specproof fixtures | head -n 1`: head exits after one line and closes the pipe
+    script = "import sys; from specproof.cli import main; sys.exit(main(['fixtures']))"
+    run = subprocess.run(f'"{sys.executable}" -c "{script}" | head -n 1', shell=True, capture_output=True,
+                         text=True, check=False)
+    assert run.stdout.startswith("phone-HH-AH-bigram: V = 41") and run.stdout.count("\n") == 1
+    assert run.stderr == ""
+
+
+def test_broken_pipe_exit_status():
+    read, write_ = os.pipe()
+    os.close(read)  # nobody reads: the first flush fails with EPIPE
+    run = subprocess.run([sys.executable, "-m", "specproof", "fixtures"], stdout=write_, stderr=subprocess.PIPE,
+                         text=True, check=False)
+    os.close(write_)
+    assert run.returncode == 141 and run.stderr == ""
+
+
+def test_fixtures_regenerate_never_writes_into_the_package(tmp_path, capsys, monkeypatch):
+    import specproof
+    from specproof import fixtures
+
+    package = Path(specproof.__file__).resolve().parent
+    written = []
+    monkeypatch.setattr(fixtures, "regenerate", lambda out: written.append(out) or [out / "x.json"])
+    for target in (package, package / "fixtures", package / "fixtures" / "sub"):
+        assert main(["fixtures", "--regenerate", "--dir", str(target)]) == 2
+        assert "inside the installed specproof package" in capsys.readouterr().err
+    assert written == []
+    monkeypatch.chdir(tmp_path)
+    assert main(["fixtures", "--regenerate"]) == 0
+    assert written == [Path("specproof-fixtures")]
+    assert main(["fixtures", "--regenerate", "--dir", "mine"]) == 0
+    assert written[-1] == Path("mine")
+
+
+def _floats_pair(v, seed):
+    rng = np.random.default_rng(seed)
+    rows = rng.random((2, v)) ** 4
+    return rows[0] / rows[0].sum(), rows[1] / rows[1].sum()
+
+
+def test_certificate_form_auto_full_compact(tmp_path, capsys):
+    for v in (COMPACT_ABOVE, COMPACT_ABOVE + 1):
+        p, q = _floats_pair(v, v)
+        np.save(tmp_path / f"p{v}.npy", p)
+        np.save(tmp_path / f"q{v}.npy", q)
+    small, large = COMPACT_ABOVE, COMPACT_ABOVE + 1
+    schemas = {}
+    for v, form in ((small, "auto"), (large, "auto"), (large, "full"), (small, "compact")):
+        name = f"c{v}{form}"
+        assert _prove(tmp_path, tmp_path / f"p{v}.npy", tmp_path / f"q{v}.npy", "--certificate", form,
+                      "--name", name, "--json") == 0
+        out = json.loads(capsys.readouterr().out)
+        schemas[v, form] = (out["form"], json.loads((tmp_path / "o" / f"{name}.json").read_text())["schema"])
+        assert out["proved"]
+    assert schemas == {(small, "auto"): ("full", checker.CERTIFICATE_SCHEMA),
+                       (large, "auto"): ("compact", checker.COMPACT_SCHEMA),
+                       (large, "full"): ("full", checker.CERTIFICATE_SCHEMA),
+                       (small, "compact"): ("compact", checker.COMPACT_SCHEMA)}
+    # the same alpha either way
+    full = json.loads((tmp_path / "o" / f"c{large}full.json").read_text())["totals"]
+    compact = json.loads((tmp_path / "o" / f"c{large}auto.json").read_text())["totals"]
+    assert full == compact
+
+
+def test_certificate_compact_needs_floats(tmp_path, capsys):
+    (tmp_path / "p.json").write_text('["1/3", "2/3"]')
+    (tmp_path / "q.json").write_text("[0.5, 0.5]")
+    assert _prove(tmp_path, tmp_path / "p.json", tmp_path / "q.json", "--certificate", "compact") == 2
+    assert "use --certificate full" in capsys.readouterr().err
+    (tmp_path / "onehot.json").write_text("[0, 1]")  # exact, but 0.0 and 1.0 are float64s
+    assert _prove(tmp_path, tmp_path / "onehot.json", tmp_path / "q.json", "--certificate", "compact", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["instances"][0]["alpha"] == "1/2"
+
+
+def _bundle_text(certs, **changes):
+    doc = build_bundle(certs, name="b", statement="s")
+    doc.update(changes)
+    return json.dumps(doc)
+
+
+def test_verify_one_member_at_a_time_agrees_with_the_checker():
+    good = [build_certificate(["1/2", "1/2"], ["1/4", "3/4"], name=f"g{i}") for i in range(3)]
+    compact = build_compact_certificate([0.5, 0.5], [0.25, 0.75], name="c", atol=1e-3)
+    tampered = json.loads(json.dumps(good))
+    tampered[2]["totals"]["alpha"] = "3/5"
+    false_claim = json.loads(json.dumps(good))
+    false_claim[1]["claims"]["dist_equals_p"] = False
+    nested = [good[0], build_bundle(good[:2], name="inner", statement="s")]
+    texts = [
+        _bundle_text(good + [compact]),
+        _bundle_text(tampered),
+        _bundle_text(false_claim),
+        _bundle_text(nested),
+        _bundle_text(good, count=2),
+        _bundle_text(good).replace('"alpha": "3/4"', '"alpha": 0.75', 1),
+        _bundle_text(good).replace('"name": "g1"', '"name": "g1", "name": "x"', 1),
+        _bundle_text(good).replace('"count": 3', '"count": 3, "count": 3', 1),
+        _bundle_text(good)[:-3],
+    ]
+    class Bar:  # counts the steps _verify reports
+        disable, n = True, 0
+
+        def update(self, k):
+            self.n += k
+
+    bar = Bar()
+
+    def split_check(text):  # as `specproof check` does: parse once, then check member by member
+        try:
+            doc = checker.parse(text.encode())
+        except checker.Rejection as rejection:
+            return checker.Verdict(False, rejection.reason, rejection.detail)
+        return _verify(doc, bar)
+
+    for text in texts:
+        whole, split = checker.check(text), split_check(text)
+        assert split == whole, text[:80]  # one fault in each: the same reason and the same words
+    assert checker.check(texts[2]).detail == "certificates[1].claims.dist_equals_p: expected True, claimed False"
+    # one step per member passed before the first fault (4 valid; 2 before member 2; 1; 1; 0 before the
+    # float in member 0), one for the document checked whole (count 2); none for the three the parser
+    # refuses (two repeated keys, truncated)
+    assert bar.n == 4 + 2 + 1 + 1 + 0 + 1
+
+
+def test_json_output_of_check_and_crosscheck(tmp_path, capsys):
+    good = write(build_certificate(["1/2", "1/2"], ["1/4", "3/4"], name="g"), tmp_path / "g.json")
+    assert main(["check", str(good), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out == {"command": "check", "file": str(good), "valid": True, "reason": None,
+                   "detail": "re-verified 1 certificate(s)", "checker_version": checker.VERSION}
+    cert = json.loads(good.read_text())
+    cert["totals"]["alpha"] = "3/5"
+    (tmp_path / "b.json").write_text(json.dumps(cert))
+    assert main(["check", str(tmp_path / "b.json"), "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["valid"] is False and out["reason"] == "total"
+    assert main(["check", str(tmp_path / "missing.json"), "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["reason"] == "unreadable"
+    assert main(["crosscheck", "--pairs", "20", "--seed", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["command"] == "crosscheck" and out["mode"] == "pairs" and out["passed"] is True
+    assert out["pairs"] == 20 and out["bound"] == 1e-12
+    error = Fraction(out["dist"]["error"])  # an exact "n/d" string
+    assert 0 <= error <= Fraction(1, 10 ** 12) and out["dist"]["error_float"] == float(error)
+    assert main(["crosscheck", "--pairs", "20", "--bound", "0", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["passed"] is False
+    assert main(["crosscheck", "--blocks", "8", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mode"] == "blocks" and out["blocks"] == 8 and set(out) >= {"accepted", "joint", "recomputed"}
+
+
+def test_json_output_of_prove_all_and_errors(tmp_path, capsys, monkeypatch):
+    from specproof import theorems
+
+    monkeypatch.setattr(theorems, "THEOREMS", {"seed_cases": theorems.THEOREMS["seed_cases"]})
+    assert main(["prove", "--out", str(tmp_path), "--json"]) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)  # exactly one object: json.loads refuses anything after it
+    assert out["proved"] is True and [t["theorem"] for t in out["theorems"]] == ["seed_cases"]
+    assert out["theorems"][0]["certificate"] == str(tmp_path / "seed_cases.json")
+    assert main(["prove", "--target", "x.json", "--json"]) == 2
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) == {"command": "prove", "error": "--target and --draft go together"}
+    assert main(["check", "--json"]) == 2  # argparse's own usage error
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert out["command"] == "check" and "the following arguments are required: CERT.json" in out["error"]
+    assert "usage: specproof check" in captured.err
+    assert main(["prove", "--certificate", "small", "--json"]) == 2
+    assert "invalid choice: 'small'" in json.loads(capsys.readouterr().out)["error"]

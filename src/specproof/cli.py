@@ -5,7 +5,9 @@ Commands: ``prove`` (every theorem on the embedded inputs, or one pair from file
 (render a certificate as Markdown), ``fixtures`` (list or rebuild the real-model pairs) and
 ``crosscheck`` (float path vs exact law).
 Exit status: 0 proved / valid / within bound; 1 not proved / rejected / bound exceeded;
-2 usage error or unreadable input.
+2 usage error or unreadable input; 141 when standard output is a pipe its reader closed.
+``--json`` (prove, check, crosscheck) prints one JSON object on standard output instead of text;
+progress bars (tqdm) go to standard error when it is a terminal.
 """
 
 from __future__ import annotations
@@ -14,24 +16,34 @@ import argparse
 import json
 import logging
 import math
+import os
 import sys
+import threading
+from fractions import Fraction
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 from tqdm import tqdm
 
 from . import __version__, certificate, checker, theorems, transcript
 from .crosscheck import crosscheck, crosscheck_blocks, crosscheck_real
 from .errors import SpecProofError
-from .loaders import load_distribution
+from .loaders import Distributions, load_distributions
+from .rational import DEFAULT_FLOAT_ATOL, format_fraction
 
 log = logging.getLogger("specproof")
 
 DEFAULT_OUT = "specproof-transcripts"
+#: Where ``fixtures --regenerate`` writes by default: a directory under the current one.
+DEFAULT_FIXTURES_DIR = "specproof-fixtures"
+#: ``prove --certificate auto`` writes a compact certificate for float inputs with V above this.
+COMPACT_ABOVE = 1024
+#: Exit status when the reader of standard output went away (as for a process killed by SIGPIPE).
+EXIT_BROKEN_PIPE = 141
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _ArgumentParser(
         prog="specproof",
         description="Exact laws and proofs for speculative-decoding verifiers.",
     )
@@ -44,22 +56,32 @@ def _parser() -> argparse.ArgumentParser:
         description="With no --target/--draft: run every proof ("
         + "; ".join(title for title, _ in theorems.THEOREMS.values())
         + "), write JSON certificates and Markdown transcripts into --out and print a summary. With --target and "
-        "--draft: prove that pair (files: a .json list of 'n/d' strings or numbers, a .npy array, "
-        "or a text file of one value per line; floats are made exact by the dyadic-renormalize "
-        "policy, which the transcript records). Exit 0 iff everything is proved.",
+        "--draft: prove that pair (files: .json, .csv (one row or column), .npy, .safetensors, .pt, or text "
+        "with one value per line; an [N, V] array gives N pairs in one bundle; a vector with any decimal "
+        "number is a float vector, made exact by the dyadic-renormalize policy, which the transcript "
+        "records). Exit 0 iff everything is proved.",
     )
-    pr.add_argument("--target", metavar="P", help="file with the target distribution p")
-    pr.add_argument("--draft", metavar="Q", help="file with the draft distribution q")
+    pr.add_argument("--target", metavar="P", help="file with the target distribution p (or an [N, V] stack)")
+    pr.add_argument("--draft", metavar="Q", help="file with the draft distribution q (or an [N, V] stack)")
     pr.add_argument("--out", metavar="DIR", default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
-    pr.add_argument("--name", default="pair", help="name of the certificate for --target/--draft (default 'pair')")
+    pr.add_argument("--name", default="pair",
+                    help="name of the certificate for --target/--draft, a plain file name without path "
+                         "separators or '..' (default 'pair')")
     pr.add_argument("--atol", type=float, default=None,
-                    help="largest accepted |sum - 1| for float inputs before exact renormalization (default 1e-3)")
+                    help="largest accepted |sum - 1| of a float row before exact renormalization, in (0, 1) "
+                         f"(default {DEFAULT_FLOAT_ATOL:g})")
+    pr.add_argument("--certificate", choices=("auto", "full", "compact"), default="auto",
+                    help="full: every token's row as exact 'n/d' text; compact: p and q as float64 bit patterns "
+                         "and the rows that matter (float inputs only; much smaller and faster at large V); "
+                         f"auto (default): compact for float inputs with V > {COMPACT_ABOVE}, else full")
+    _json_option(pr)
 
     ck = sub.add_parser("check", help="re-verify a certificate with the trusted checker alone",
                         description="Re-verify a certificate or bundle with the trusted checker alone "
                         "(a symbolic-proof record is re-checked by re-running the SymPy proof). "
                         "Exit 0 valid, 1 rejected (the reason is printed), 2 unreadable.")
     ck.add_argument("certificate", metavar="CERT.json")
+    _json_option(ck)
 
     tr = sub.add_parser("transcript", help="render a certificate as a Markdown transcript",
                         description="Check the certificate, then print (or write) its transcript.")
@@ -73,8 +95,9 @@ def _parser() -> argparse.ArgumentParser:
         "real models again (needs the [models] extra) and rewrite the fixture files in --dir.",
     )
     fx.add_argument("--regenerate", action="store_true", help="query the models and rewrite the fixtures")
-    fx.add_argument("--dir", metavar="DIR", default=None,
-                    help="where to write regenerated fixtures (default: the installed package's fixtures)")
+    fx.add_argument("--dir", metavar="DIR", default=DEFAULT_FIXTURES_DIR,
+                    help=f"where to write regenerated fixtures (default ./{DEFAULT_FIXTURES_DIR}, created if "
+                         "missing); never the installed package")
 
     cc = sub.add_parser(
         "crosscheck",
@@ -94,7 +117,35 @@ def _parser() -> argparse.ArgumentParser:
     mode.add_argument("--blocks", type=int, metavar="N",
                       help="check the batched given-block path (numeric.given_block_law) on N random drafted "
                            "blocks, gamma 1..5, in batches of 8, instead of single pairs")
+    _json_option(cc)
     return parser
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse, but a usage error is raised (so that ``--json`` can report it) instead of exiting."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        raise _ParseError(f"{self.prog}: error: {message}")
+
+
+class _ParseError(Exception):
+    """A usage error found by argparse (exit 2)."""
+
+
+def _json_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--json", action="store_true",
+                     help="print exactly one JSON object on standard output instead of text (rationals as "
+                          "'n/d' strings; progress and errors still go to standard error); exit status unchanged")
+
+
+def _print_json(obj: dict[str, Any]) -> None:
+    print(json.dumps(obj, sort_keys=True, ensure_ascii=False))
+
+
+def _bar(**kwargs: Any) -> tqdm:
+    """A progress bar on standard error, shown only when it is a terminal."""
+    return tqdm(file=sys.stderr, disable=None, leave=False, **kwargs)
 
 
 def _table(outcomes: list[theorems.Outcome]) -> str:
@@ -107,6 +158,7 @@ def _table(outcomes: list[theorems.Outcome]) -> str:
 
 def _prove(args: argparse.Namespace) -> int:
     out = Path(args.out)
+    _check_atol(args.atol)
     if args.target is None and args.draft is None:
         outcomes = []
         for i, key in enumerate(theorems.THEOREMS, 1):
@@ -114,25 +166,69 @@ def _prove(args: argparse.Namespace) -> int:
             print(f"[{i}/{len(theorems.THEOREMS)}] {theorems.THEOREMS[key][0]} ... ", end="", file=sys.stderr, flush=True)
             outcomes.append(theorems.prove(key, out))
             print("PROVED" if outcomes[-1].proved else "NOT PROVED", file=sys.stderr, flush=True)
-        print(_table(outcomes))
         proved = all(o.proved for o in outcomes)
-        print(f"{sum(o.proved for o in outcomes)} of {len(outcomes)} theorems proved")
+        if args.json:
+            _print_json({"command": "prove", "proved": proved, "theorems": [
+                {"theorem": o.theorem, "title": o.title, "instances": o.instances, "proved": o.proved,
+                 "certificate": str(o.json_path), "transcript": str(o.md_path), "detail": o.detail}
+                for o in outcomes]})
+        else:
+            print(_table(outcomes))
+            print(f"{sum(o.proved for o in outcomes)} of {len(outcomes)} theorems proved")
         return 0 if proved else 1
     if args.target is None or args.draft is None:
         raise _Usage("--target and --draft go together")
-    kwargs = {} if args.atol is None else {"atol": args.atol}
-    p, p_info = load_distribution(args.target, "p", **kwargs)
-    q, q_info = load_distribution(args.draft, "q", **kwargs)
-    cert = certificate.build_certificate(p, q, name=args.name, provenance={"target": p_info, "draft": q_info})
-    json_path = certificate.write(cert, out / f"{args.name}.json")
-    loaded = json_path.read_text(encoding="utf-8")
-    verdict = checker.check(loaded)
-    md_path = out / f"{args.name}.md"
-    md_path.write_text(transcript.render(json.loads(loaded), verdict, json_name=json_path.name),
-                       encoding="utf-8", newline="\n")
-    print(f"{args.name}: {'PROVED' if verdict.valid else 'NOT PROVED'} (V = {cert['vocab_size']}, "
-          f"alpha = {transcript.show(cert['totals']['alpha'])}); {verdict.detail}")
-    print(f"  {json_path}\n  {md_path}")
+    _check_name(args.name)
+    atol = DEFAULT_FLOAT_ATOL if args.atol is None else args.atol
+    target = load_distributions(args.target, "p", atol=atol, atol_name="--atol")
+    draft = load_distributions(args.draft, "q", atol=atol, atol_name="--atol")
+    form = _form(args.certificate, target, draft)
+    pairs = _pairs(target, draft, form)
+    certs = []
+    # one bar over the steps a person waits for at large V: build each, check each, render
+    with _bar(total=2 * len(pairs) + 1, unit="step", desc="building") as bar:
+        for i, (p, q) in enumerate(pairs):
+            provenance = {"target": dict(target.provenance), "draft": dict(draft.provenance)}
+            name = args.name
+            if target.batched or draft.batched:
+                name = f"{args.name}-{i}"
+                for side, rows in (("target", target), ("draft", draft)):
+                    if rows.batched:
+                        provenance[side]["row"] = i if len(rows.vectors) > 1 else 0
+            if form == "compact":
+                certs.append(certificate.build_compact_certificate(p, q, name=name, atol=atol, provenance=provenance))
+            else:
+                certs.append(certificate.build_certificate(p, q, name=name, provenance=provenance))
+            bar.update(1)
+        doc = certs[0] if len(certs) == 1 and not (target.batched or draft.batched) else certificate.build_bundle(
+            certs, name=args.name, statement=_BUNDLE_STATEMENT + certificate.STATEMENT,
+            provenance={"target": target.provenance, "draft": draft.provenance})
+        json_path = certificate.write(doc, out / f"{args.name}.json")
+        written, verdict = _read_once(str(json_path))  # check and render what was written, read once
+        bar.set_description("checking")
+        verdict = verdict or _verify(written, bar)
+        bar.set_description("transcript")
+        md_path = out / f"{args.name}.md"
+        md_path.write_text(transcript.render(written, verdict, json_name=json_path.name),
+                           encoding="utf-8", newline="\n")
+        bar.update(1)
+    alphas = [Fraction(*transcript._parts(c["totals"]["alpha"])) for c in certs]
+    if args.json:
+        _print_json({
+            "command": "prove", "name": args.name, "proved": verdict.valid, "vocab_size": certs[0]["vocab_size"],
+            "pairs": len(certs), "form": form, "certificate": str(json_path), "transcript": str(md_path),
+            "checker": _verdict_json(verdict),
+            "instances": [{"name": c["name"], "alpha": c["totals"]["alpha"], "tv": c["totals"]["tv"],
+                           **c["claims"]} for c in certs],
+        })
+    else:
+        what = f"V = {certs[0]['vocab_size']}"
+        if len(certs) > 1:
+            what = f"{len(certs)} pairs, {what}, alpha from {transcript.show(min(alphas))} to {transcript.show(max(alphas))}"
+        else:
+            what += f", alpha = {transcript.show(alphas[0])}"
+        print(f"{args.name}: {'PROVED' if verdict.valid else 'NOT PROVED'} ({what}); {verdict.detail} ({form} certificate)")
+        print(f"  {json_path}\n  {md_path}")
     return 0 if verdict.valid else 1
 
 
@@ -146,17 +242,137 @@ def _read_once(path: str) -> tuple[object, checker.Verdict | None]:
         return None, checker.Verdict(False, rejection.reason, rejection.detail)
 
 
+_BUNDLE_STATEMENT = "For each row of the target file and the same row of the draft file (a single row pairs with every row): "
+
+
+def _check_atol(atol: float | None) -> None:
+    if atol is not None and not 0 < atol < 1:  # NaN fails both comparisons
+        raise _Usage(f"--atol must lie in (0, 1), got {atol!r}")
+
+
+def _check_name(name: str) -> None:
+    """A certificate's name becomes a file name in --out: no path may hide in it."""
+    seps = {"/", "\\", os.sep, os.altsep} - {None}
+    if not name or ".." in name or any(sep in name for sep in seps) or "\0" in name:
+        raise _Usage(f"--name must be a plain file name without path separators or '..', got {name!r}")
+
+
+def _pairs(target: Distributions, draft: Distributions, form: str) -> list[tuple[Any, Any]]:
+    """(p, q) for each pair: row i with row i, or a single row with every row; for a compact
+    certificate each as float64 rows, else as exact vectors."""
+    n, m = len(target.vectors), len(draft.vectors)
+    if n != m and 1 not in (n, m):
+        raise _Usage(f"--target holds {n} rows and --draft {m}; give the same number of rows, or one row for all")
+    if target.vocab_size != draft.vocab_size:
+        raise _Usage(f"--target has V = {target.vocab_size} tokens and --draft V = {draft.vocab_size}; they must match")
+    rows = [_float_rows(d) if form == "compact" else list(d.vectors) for d in (target, draft)]
+    return [(rows[0][min(i, n - 1)], rows[1][min(i, m - 1)]) for i in range(max(n, m))]
+
+
+def _exact_float64(vec: Any) -> Any:
+    """The exact vector as float64s if every value is one exactly (a one-hot row is), else None."""
+    import numpy as np
+
+    values = vec.fractions()
+    floats = np.array([float(x) for x in values], dtype=np.float64)
+    return floats if all(Fraction(f) == x for f, x in zip(floats.tolist(), values)) else None
+
+
+def _float_rows(loaded: Distributions) -> list[Any]:
+    """The float rows of a float file; an exact file's rows as float64 where exact (else None)."""
+    if loaded.floats is not None:
+        return list(loaded.floats)
+    return [_exact_float64(v) for v in loaded.vectors]
+
+
+def _form(choice: str, target: Distributions, draft: Distributions) -> str:
+    """Which certificate --certificate asks for, given the inputs."""
+    if choice == "full":
+        return "full"
+    if choice == "auto" and (target.vocab_size <= COMPACT_ABOVE or (target.floats is None and draft.floats is None)):
+        return "full"
+    if all(f is not None for f in _float_rows(target) + _float_rows(draft)):
+        return "compact"
+    if choice == "auto":
+        return "full"
+    raise _Usage("--certificate compact stores p and q as float64 bit patterns, but an input has exact "
+                 "'n/d' values no float64 holds; use --certificate full (or auto)")
+
+
+def _verdict_json(verdict: checker.Verdict) -> dict[str, Any]:
+    return {"valid": verdict.valid, "reason": None if verdict.reason is None else verdict.reason.value,
+            "detail": verdict.detail, "checker_version": checker.VERSION}
+
+
+def _ticking(bar: Any, fn: Callable[[], checker.Verdict]) -> checker.Verdict:
+    """``fn()``, with ``bar``'s elapsed time refreshed every half second while it runs (in a
+    worker thread), so that a long single check does not look stuck."""
+    if bar is None or bar.disable:
+        return fn()
+    result: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            result["verdict"] = fn()
+        except BaseException as exc:  # re-raised below, in the caller's thread
+            result["error"] = exc
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.5)
+        bar.refresh()
+    if "error" in result:
+        raise result["error"]
+    return result["verdict"]
+
+
+def _verify(doc: Any, bar: Any = None) -> checker.Verdict:
+    """The trusted checker's verdict on a parsed document (from :func:`_read_once`).
+
+    A bundle of several certificates is checked one certificate at a time, each by
+    :func:`specproof.checker.check` on a one-certificate bundle around it, so that a progress
+    bar can advance; only the bundle's envelope is read here (its schema, a ``count`` equal to
+    the number of certificates), as the checker reads it. Anything else goes to the checker
+    whole. ``tests/test_cli.py`` compares both ways on valid and tampered bundles. ``bar`` (a
+    tqdm bar, optional) advances by one per certificate checked.
+    """
+    members = doc.get("certificates") if isinstance(doc, dict) else None
+    if (not isinstance(doc, dict) or doc.get("schema") != checker.BUNDLE_SCHEMA or not isinstance(members, list)
+            or len(members) < 2 or type(doc.get("count")) is not int or doc["count"] != len(members)):
+        verdict = _ticking(bar, lambda: checker.check(doc))
+        if bar is not None:
+            bar.update(1)
+        return verdict
+    facts = []
+    for i, member in enumerate(members):
+        one = {"schema": checker.BUNDLE_SCHEMA, "count": 1, "certificates": [member]}
+        verdict = _ticking(bar, lambda: checker.check(one))
+        if not verdict.valid:
+            detail = verdict.detail.replace("certificates[0]", f"certificates[{i}]", 1)
+            return checker.Verdict(False, verdict.reason, detail)
+        facts.extend(verdict.facts)
+        if bar is not None:
+            bar.update(1)
+    return checker.Verdict(True, None, f"re-verified {len(members)} certificate(s)", tuple(facts))
+
+
 def _check(args: argparse.Namespace) -> int:
     doc, verdict = _read_once(args.certificate)
     if verdict is None and _is_record(doc):
-        return _check_record(args.certificate, doc)
+        return _check_record(args.certificate, doc, as_json=args.json)
     if verdict is None:
-        verdict = checker.check(doc)
-    if verdict.valid:
+        count = len(doc["certificates"]) if isinstance(doc, dict) and isinstance(doc.get("certificates"), list) else 1
+        with _bar(total=count, unit="certificate", desc="checking") as bar:
+            verdict = _verify(doc, bar)
+    code = 0 if verdict.valid else 2 if verdict.reason is checker.Reason.UNREADABLE else 1
+    if args.json:
+        _print_json({"command": "check", "file": args.certificate, **_verdict_json(verdict)})
+    elif verdict.valid:
         print(f"{args.certificate}: valid ({verdict.detail})")
-        return 0
-    print(f"{args.certificate}: REJECTED ({verdict.reason.value}): {verdict.detail}")
-    return 2 if verdict.reason is checker.Reason.UNREADABLE else 1
+    else:
+        print(f"{args.certificate}: REJECTED ({verdict.reason.value}): {verdict.detail}")
+    return code
 
 
 def _fresh_symbolic() -> dict:
@@ -175,18 +391,24 @@ _RECORDS = {
 }
 
 
-def _check_record(path: str, doc: dict) -> int:
+def _check_record(path: str, doc: dict, as_json: bool = False) -> int:
     """A record (the symbolic proof) is re-checked by recomputing it, not by the kernel."""
     fresh_fn, what = _RECORDS[doc["schema"]]
     fresh = fresh_fn()
     if fresh != doc:
-        print(f"{path}: REJECTED (record): the record differs from a fresh run of {what}")
-        return 1
-    if not fresh["proved"]:
-        print(f"{path}: REJECTED (record): {what} did not prove everything")
-        return 1
-    print(f"{path}: valid (re-ran {what}: it proves everything the record says)")
-    return 0
+        valid, detail = False, f"the record differs from a fresh run of {what}"
+    elif not fresh["proved"]:
+        valid, detail = False, f"{what} did not prove everything"
+    else:
+        valid, detail = True, f"re-ran {what}: it proves everything the record says"
+    if as_json:
+        _print_json({"command": "check", "file": path, "valid": valid, "reason": None if valid else "record",
+                     "detail": detail, "checker_version": None})
+    elif valid:
+        print(f"{path}: valid ({detail})")
+    else:
+        print(f"{path}: REJECTED (record): {detail}")
+    return 0 if valid else 1
 
 
 # Rejections after which the certificate is still well formed enough to render.
@@ -233,24 +455,54 @@ def _crosscheck(args: argparse.Namespace) -> int:
         with tqdm(total=args.blocks, unit="block", file=sys.stderr, disable=None) as bar:
             report = crosscheck_blocks(args.blocks, args.seed, progress=lambda done: bar.update(done - bar.n),
                                        **kwargs)
-        print(report.summary())
-        return 0 if report.passed else 1
+        return _crosscheck_result(args, report, {
+            "mode": "blocks", "blocks": report.blocks, "seed": args.seed, "recomputed": report.recomputed,
+            "accepted": _worst(report.accepted), "joint": _worst(report.joint),
+            "before_rounding": _worst(report.before_rounding)})
     if args.real:
         with tqdm(unit="pair", file=sys.stderr, disable=None) as bar:
             report = crosscheck_real(progress=lambda _: bar.update(1), **kwargs)
-        print(report.summary())
-        return 0 if report.passed else 1
+        return _crosscheck_result(args, report, {"mode": "real", "pairs": report.pairs, "dist": _worst(report.dist),
+                                                 "alpha": _worst(report.alpha)})
     with tqdm(total=args.pairs, unit="pair", file=sys.stderr, disable=None) as bar:
         report = crosscheck(args.pairs, args.seed, progress=lambda _: bar.update(1), **kwargs)
-    print(report.summary())
+    return _crosscheck_result(args, report, {"mode": "pairs", "pairs": report.pairs, "seed": args.seed,
+                                             "dist": _worst(report.dist), "alpha": _worst(report.alpha)})
+
+
+def _crosscheck_result(args: argparse.Namespace, report: Any, fields: dict[str, Any]) -> int:
+    if args.json:
+        _print_json({"command": "crosscheck", "passed": report.passed, "bound": report.bound, **fields})
+    else:
+        print(report.summary())
     return 0 if report.passed else 1
+
+
+def _worst(worst: Any) -> dict[str, Any]:
+    """A worst error as JSON: exact ("n/d") and as a float, with where it occurred."""
+    out: dict[str, Any] = {"error": format_fraction(worst.error), "error_float": float(worst.error)}
+    pair = worst.pair
+    if pair is not None:
+        out["kind"] = pair.kind
+        token = worst.token
+        out["at"] = list(token) if isinstance(token, tuple) else token
+        if hasattr(pair, "tokens"):  # a drafted block
+            out.update(gamma=len(pair.tokens), vocab_size=len(pair.target[0]), tokens=list(pair.tokens))
+        else:
+            out["vocab_size"] = len(pair.p)
+    return out
 
 
 def _fixtures(args: argparse.Namespace) -> int:
     from . import fixtures
 
     if args.regenerate:
-        out = Path(args.dir) if args.dir else fixtures.fixture_path("")
+        out = Path(args.dir)
+        package = Path(fixtures.__file__).resolve().parent.parent
+        where = out.resolve()
+        if where == package or package in where.parents:
+            raise _Usage(f"--dir {out} lies inside the installed specproof package ({package}); regenerate into "
+                         "another directory and compare the files with the shipped ones")
         for path in fixtures.regenerate(out):
             print(f"wrote {path}")
         return 0
@@ -273,19 +525,53 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+    except SystemExit as exc:  # argparse exits 0 on --help and --version
         return int(exc.code or 0)
+    except _ParseError as exc:
+        print(exc, file=sys.stderr)
+        words = list(sys.argv[1:] if argv is None else argv)
+        if "--json" in words:
+            command = next((w for w in words if w in _COMMANDS), None)
+            _print_json({"command": command, "error": str(exc)})
+        return 2
     try:
-        return _COMMANDS[args.command](args)
+        code = _COMMANDS[args.command](args)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler below
+        return code
+    except BrokenPipeError:
+        return _broken_pipe()
     except _Usage as exc:
-        print(f"specproof {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        return _error(args, str(exc))
     except (SpecProofError, OSError) as exc:  # bad input, or a file that cannot be read or written
-        print(f"specproof {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        return _error(args, str(exc))
     except ValueError as exc:  # e.g. numbers beyond Python's int/str conversion limit
-        print(f"specproof {args.command}: error: {exc!s:.300}", file=sys.stderr)
-        return 2
+        return _error(args, f"{exc!s:.300}")
+
+
+def _error(args: argparse.Namespace, message: str) -> int:
+    """Report a usage or input error (exit 2); with --json also as the one object on stdout."""
+    print(f"specproof {args.command}: error: {message}", file=sys.stderr)
+    if getattr(args, "json", False):
+        try:
+            _print_json({"command": args.command, "error": message})
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return _broken_pipe()
+    return 2
+
+
+def _broken_pipe() -> int:
+    """The reader of standard output went away (``specproof fixtures | head``): stop quietly.
+
+    Python's documented recipe: point standard output at ``os.devnull`` so that the flush at
+    interpreter exit does not fail again, and exit with a status that says so.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout without a file descriptor (captured)
+        pass
+    return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,7 +8,6 @@ matter (largest masses, zeros of p or q, the residual's support), with the total
 
 from __future__ import annotations
 
-import base64
 import decimal
 import hashlib
 import json
@@ -17,13 +16,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import jinja2
-import numpy as np
 
 from . import checker
 from .certificate import COMPACT_ROWS, select_tokens
 from .checker import Verdict
-from .exact import emitted_law
-from .rational import from_floats
 
 __all__ = ["ASSUMPTIONS", "NOT_PROVED", "checker_identity", "render", "show"]
 
