@@ -1,0 +1,530 @@
+"""Outcome trees: the law of one verification position as a finite tree of primitive events.
+
+A verifier's randomness at one position is a short program: draw the draft token from a row,
+draw a coin and compare it with a threshold, draw a token from a residual row, or take a
+deterministic branch. This module writes that program's *outcomes* as data: a tree whose every
+branch carries one primitive event and its exact conditional probability (a
+:class:`~fractions.Fraction`), and whose leaves name the emitted token and whether the drafted
+token was accepted. Summing the leaves' path masses by output gives the exact emitted law.
+
+The primitives are few on purpose (the kernel grows by primitives, not by rules):
+
+============== ==============================================================================
+``Draw``       draw a token from a named row: ``P = row[t] / sum(row)``
+``Coin``       a uniform coin ``u`` under a named :class:`CoinModel` falls in an interval whose
+               ends are thresholds re-derived from the rows (a ratio ``a[x]/b[x]``, a
+               cumulative sum of a normalized row, or a constant), each end with ``<``/``<=``
+``Choice``     a deterministic branch whose condition is re-derived from the rows (always; the
+               row's argmax is / is not a token): probability 1 or 0
+``RaceGiven``  the winner of an exponential race ``argmax w_i / E_i`` on one row, given the
+               winner of an earlier race on another row that shared the same noise ``E_i``
+============== ==============================================================================
+
+Each primitive's :meth:`probability` is a pure function of the primitive and the rows, so a
+small checker can re-derive every branch from the rows alone; :meth:`OutcomeTree.rederive`
+does exactly that (untrusted here; a trusted checker can do the same with its own code).
+
+Coin models (measured, see the project's NOTES: PyTorch's ``torch.rand`` in float32 returns
+multiples of 2^-24 in [0, 1), in float64 multiples of 2^-53): with a grid coin the law stays
+exact, as a count of grid points. For ``0 <= t < 1`` on the float32 grid,
+``P(u < t) = ceil(t 2^24) / 2^24`` and ``P(u <= t) = (floor(t 2^24) + 1) / 2^24``.
+
+References
+----------
+Leviathan et al. 2023, Algorithm 1 and Appendix A.1 (the textbook step as coin and residual
+draw); Chen et al. 2023, Algorithm 2. The exponential race: ``argmax_i w_i / E_i`` with ``E_i``
+i.i.d. Exp(1) picks ``i`` with probability ``w_i / sum(w)`` (the exponential-clock
+construction; it is how ``torch.multinomial`` samples).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Iterator, Mapping, Union
+
+from .errors import SpecProofError
+
+__all__ = [
+    "CoinModel",
+    "CONTINUOUS",
+    "FLOAT32",
+    "FLOAT64",
+    "FLOAT32_OPEN_CLOSED",
+    "coin_model",
+    "Bound",
+    "Draw",
+    "Coin",
+    "Choice",
+    "RaceGiven",
+    "Leaf",
+    "Branch",
+    "Node",
+    "OutcomeTree",
+    "race_given",
+    "InvalidTree",
+]
+
+Row = tuple[Fraction, ...]
+
+
+class InvalidTree(SpecProofError):
+    """An outcome tree is inconsistent: a branch's stored probability differs from the one its
+    primitive gives on the rows, a node's branches do not sum to 1, or a row is missing."""
+
+
+# --------------------------------------------------------------------------- coin models
+
+
+@dataclass(frozen=True)
+class CoinModel:
+    """The law of the uniform coin ``u`` a verifier compares with a threshold.
+
+    Attributes
+    ----------
+    name : str
+        ``"continuous"`` (U[0, 1)), ``"float32"`` (the grid k/2^24, k = 0..2^24-1),
+        ``"float64"`` (k/2^53), ``"float32-(0,1]"`` (k/2^24, k = 1..2^24, as ``1 - rand()``
+        gives), ``"float64-(0,1]"``, or ``"fixed:V"`` (the coin always equals the rational V).
+    bits : int or None
+        For a grid, b: the points are multiples of 2^-b. None otherwise.
+    open_closed : bool
+        For a grid, True for the points 1..2^b (the interval (0, 1]) instead of 0..2^b - 1.
+    value : Fraction or None
+        For a fixed coin, its value in [0, 1].
+
+    Notes
+    -----
+    A continuous coin on (0, 1] has the same law as on [0, 1) (a single point has mass 0), so
+    there is one continuous model. Thresholds may lie outside [0, 1] (``p/q > 1``); the
+    probabilities are clamped by counting, never by a float.
+    """
+
+    name: str
+    bits: int | None = None
+    open_closed: bool = False
+    value: Fraction | None = None
+
+    def below(self, t: Fraction, strict: bool) -> Fraction:
+        """``P(u < t)`` if ``strict`` else ``P(u <= t)``, exactly.
+
+        Parameters
+        ----------
+        t : Fraction
+            Any rational threshold.
+        strict : bool
+            True for ``<``, False for ``<=``.
+
+        Returns
+        -------
+        Fraction
+            In [0, 1].
+
+        Examples
+        --------
+        >>> FLOAT32.below(Fraction(0), strict=False) == Fraction(1, 2**24)
+        True
+        >>> FLOAT32.below(Fraction(1, 3), strict=True) == Fraction(5592406, 2**24)
+        True
+        >>> CONTINUOUS.below(Fraction(3, 2), strict=True)
+        Fraction(1, 1)
+        """
+        if self.value is not None:
+            return Fraction(1) if (self.value < t if strict else self.value <= t) else Fraction(0)
+        if self.bits is None:
+            return min(Fraction(1), max(Fraction(0), t))
+        n = 1 << self.bits
+        lo, hi = (1, n) if self.open_closed else (0, n - 1)
+        # grid points k/n with lo <= k <= hi; count those with k < t n (strict) or k <= t n.
+        tn = t * n
+        top = (math.ceil(tn) - 1) if strict else math.floor(tn)  # the largest admissible k
+        return Fraction(max(0, min(hi, top) - lo + 1), n)
+
+    def interval(self, lower: tuple[Fraction, bool] | None, upper: tuple[Fraction, bool] | None) -> Fraction:
+        """``P(lower < u < upper)`` with each end strict or not; ``None`` for no bound.
+
+        ``lower = (a, strict)`` means ``a < u`` (strict) or ``a <= u``; ``upper = (b, strict)``
+        means ``u < b`` or ``u <= b``. Computed as ``P(u ~ b) - P(u ~' a)`` where ``~'`` is
+        the complement of the lower comparison, and 0 for an empty interval.
+        """
+        top = Fraction(1) if upper is None else self.below(upper[0], upper[1])
+        if lower is None:
+            return top
+        # P(u below the lower end) = P(u <= a) if the lower end is strict (a < u), else P(u < a).
+        under = self.below(lower[0], not lower[1])
+        return max(Fraction(0), top - under)
+
+    def as_dict(self) -> dict[str, str]:
+        """The model as JSON-ready data: ``{"coin": name}``."""
+        return {"coin": self.name}
+
+
+CONTINUOUS = CoinModel("continuous")
+FLOAT32 = CoinModel("float32", bits=24)
+FLOAT64 = CoinModel("float64", bits=53)
+FLOAT32_OPEN_CLOSED = CoinModel("float32-(0,1]", bits=24, open_closed=True)
+_FLOAT64_OPEN_CLOSED = CoinModel("float64-(0,1]", bits=53, open_closed=True)
+_COINS = {c.name: c for c in (CONTINUOUS, FLOAT32, FLOAT64, FLOAT32_OPEN_CLOSED, _FLOAT64_OPEN_CLOSED)}
+
+
+def coin_model(name: str) -> CoinModel:
+    """Look up a coin model by name: one of ``continuous``, ``float32``, ``float64``,
+    ``float32-(0,1]``, ``float64-(0,1]``, or ``fixed:V`` with V a rational in [0, 1].
+
+    Raises
+    ------
+    SpecProofError
+        For an unknown name or a fixed value outside [0, 1].
+
+    Examples
+    --------
+    >>> coin_model("fixed:0").below(Fraction(0), strict=False)
+    Fraction(1, 1)
+    >>> coin_model("float32") is FLOAT32
+    True
+    """
+    if isinstance(name, str) and name.startswith("fixed:"):
+        from .rational import to_fraction
+
+        v = to_fraction(name[len("fixed:"):], what="fixed coin value")
+        if not 0 <= v <= 1:
+            raise SpecProofError(f"fixed coin value is {v}, not in [0, 1]")
+        return CoinModel(f"fixed:{v}", value=v)
+    if name not in _COINS:
+        raise SpecProofError(f"unknown coin model {name!r}; known: {', '.join(_COINS)}, fixed:V")
+    return _COINS[name]
+
+
+# --------------------------------------------------------------------------- primitives
+
+
+def _row(rows: Mapping[str, Row], name: str) -> Row:
+    if name not in rows:
+        raise InvalidTree(f"the tree refers to row {name!r}, which it does not list")
+    return rows[name]
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One end of a coin interval, re-derived from the rows.
+
+    Attributes
+    ----------
+    source : tuple
+        ``("ratio", a, b, x)``: ``a[x] / b[x]`` (b[x] > 0); ``("cdf", r, i)``: the cumulative
+        normalized row ``sum(r[:i+1]) / sum(r)``; ``("const", v)``: the rational v.
+    strict : bool
+        For a lower end, True means ``t < u``; for an upper end, True means ``u < t``.
+    """
+
+    source: tuple
+    strict: bool
+
+    def value(self, rows: Mapping[str, Row]) -> Fraction:
+        """The threshold's value on ``rows``."""
+        kind = self.source[0]
+        if kind == "ratio":
+            _, a, b, x = self.source
+            den = _row(rows, b)[x]
+            if den == 0:
+                raise InvalidTree(f"ratio threshold {a}[{x}]/{b}[{x}] divides by 0")
+            return _row(rows, a)[x] / den
+        if kind == "cdf":
+            _, r, i = self.source
+            row = _row(rows, r)
+            total = sum(row, Fraction(0))
+            if total == 0:
+                raise InvalidTree(f"cdf threshold on row {r!r}, which has mass 0")
+            return sum(row[: i + 1], Fraction(0)) / total
+        if kind == "const":
+            return Fraction(self.source[1])
+        raise InvalidTree(f"unknown threshold source {self.source!r}")
+
+
+@dataclass(frozen=True)
+class Draw:
+    """Draw token ``token`` from the row named ``row``: ``P = row[token] / sum(row)``."""
+
+    row: str
+    token: int
+
+    def probability(self, rows: Mapping[str, Row]) -> Fraction:
+        r = _row(rows, self.row)
+        total = sum(r, Fraction(0))
+        if total == 0:
+            raise InvalidTree(f"draw from row {self.row!r}, which has mass 0")
+        return r[self.token] / total
+
+
+@dataclass(frozen=True)
+class Coin:
+    """The coin ``u`` (law :attr:`model`) lies between :attr:`lower` and :attr:`upper`."""
+
+    model: CoinModel
+    lower: Bound | None = None
+    upper: Bound | None = None
+
+    def probability(self, rows: Mapping[str, Row]) -> Fraction:
+        lo = None if self.lower is None else (self.lower.value(rows), self.lower.strict)
+        hi = None if self.upper is None else (self.upper.value(rows), self.upper.strict)
+        return self.model.interval(lo, hi)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A deterministic branch: probability 1 if its condition holds on the rows, else 0.
+
+    Conditions: ``("always",)``; ``("argmax-is", r, t)`` and ``("argmax-is-not", r, t)``
+    (the argmax of row r, ties to the smallest id, is / is not t); ``("zero", r, t)`` and
+    ``("positive", r, t)`` (``r[t] == 0`` / ``> 0``). :attr:`why` is free text for people.
+    """
+
+    condition: tuple
+    why: str = ""
+
+    def probability(self, rows: Mapping[str, Row]) -> Fraction:
+        kind = self.condition[0]
+        if kind == "always":
+            holds = True
+        elif kind in ("argmax-is", "argmax-is-not"):
+            _, r, t = self.condition
+            row = _row(rows, r)
+            top = max(range(len(row)), key=lambda i: (row[i], -i))
+            holds = (top == t) == (kind == "argmax-is")
+        elif kind in ("zero", "positive"):
+            _, r, t = self.condition
+            holds = (_row(rows, r)[t] == 0) == (kind == "zero")
+        else:
+            raise InvalidTree(f"unknown choice condition {self.condition!r}")
+        return Fraction(int(holds))
+
+
+@dataclass(frozen=True)
+class RaceGiven:
+    """The race ``argmax_i second[i] / E_i`` is won by :attr:`winner`, given that the race
+    ``argmax_i first[i] / E_i`` on the same noise ``E`` was won by :attr:`given`.
+
+    Probability: :func:`race_given` on the two rows.
+    """
+
+    first: str
+    given: int
+    second: str
+    winner: int
+
+    def probability(self, rows: Mapping[str, Row]) -> Fraction:
+        return race_given(_row(rows, self.first), self.given, _row(rows, self.second), self.winner)
+
+
+Primitive = Union[Draw, Coin, Choice, RaceGiven]
+
+
+def _race_joint(a: Row, x: int, b: Row, y: int) -> Fraction:
+    """P(argmax a/E = x and argmax b/E = y) for i.i.d. E_i ~ Exp(1), a[x] > 0, b[y] > 0.
+
+    Write T_i = E_i. The first race is won by x iff T_i > (a_i/a_x) T_x for all i != x; the second
+    by y iff T_i > (b_i/b_y) T_y for all i != y. For x == y: P = 1 / sum_i max(a_i/a_x, b_i/b_x)
+    (integrate e^{-t sum_i c_i}). For x != y, substitute T_x = a_x s, T_y = b_y s lam: the joint
+    density integrates, over s, to a_x b_y / K(lam)^2 with K(lam) = a_x + b_y lam + sum_{i != x, y}
+    max(a_i, b_i lam), piecewise linear in lam, for lam > (a_y / b_y) and also T_x > b_x lam s
+    (the second race not won by x): lam < a_x / b_x when b_x > 0. Each linear piece c + d lam
+    integrates in closed form: int d lam / (c + d lam)^2 = 1/(d (c + d lo)) - 1/(d (c + d hi)).
+    """
+    if x == y:
+        total = Fraction(0)
+        for i in range(len(a)):
+            total += max(a[i] / a[x], b[i] / b[y])
+        return 1 / total
+    lo = a[y] / b[y]  # the first race is not won by y: T_y > (a_y/a_x) T_x
+    hi = a[x] / b[x] if b[x] > 0 else None  # the second race is not won by x
+    if hi is not None and hi <= lo:
+        return Fraction(0)
+    others = [i for i in range(len(a)) if i not in (x, y)]
+    cuts = sorted({a[i] / b[i] for i in others if b[i] > 0 and a[i] > 0 and a[i] / b[i] > lo
+                   and (hi is None or a[i] / b[i] < hi)})
+    edges = [lo, *cuts, hi]
+    total = Fraction(0)
+    for left, right in zip(edges, edges[1:]):
+        probe = left + 1 if right is None else (left + right) / 2
+        c, d = a[x], b[y]
+        for i in others:
+            if b[i] * probe > a[i]:
+                d += b[i]
+            else:
+                c += a[i]
+        upper = Fraction(0) if right is None else 1 / (d * (c + d * right))
+        total += 1 / (d * (c + d * left)) - upper
+    return a[x] * b[y] * total
+
+
+def race_given(first: Row, given: int, second: Row, winner: int) -> Fraction:
+    """P(the race on ``second`` is won by ``winner`` | the race on ``first`` was won by ``given``),
+    both races ``argmax_i w_i / E_i`` sharing the same i.i.d. Exp(1) noise E.
+
+    Parameters
+    ----------
+    first, second : tuple of Fraction, length V
+        Nonnegative weights (need not be normalized); ``first[given] > 0``.
+    given, winner : int
+        Token ids.
+
+    Returns
+    -------
+    Fraction
+        Exact; 0 when ``second[winner] == 0``.
+
+    Notes
+    -----
+    With independent noise the answer would be ``second[winner] / sum(second)``; sharing the
+    noise couples the two winners (a token that won the first race is likely to win the
+    second), which is the "race-reuse" fault. See :func:`_race_joint` for the integral.
+
+    Examples
+    --------
+    >>> half = (Fraction(1, 2), Fraction(1, 2))
+    >>> race_given(half, 0, half, 0)
+    Fraction(1, 1)
+    >>> race_given((Fraction(1), Fraction(1), Fraction(0)), 0, (Fraction(0), Fraction(1), Fraction(1)), 1)
+    Fraction(1, 3)
+
+    (Given E_0 < E_1, the second race is won by 1 iff E_1 < E_2: P(E_0 < E_1 < E_2) / P(E_0 < E_1)
+    = (1/6) / (1/2).)
+    """
+    if first[given] <= 0:
+        raise InvalidTree(f"race on the first row cannot be won by {given}: its weight is 0")
+    if second[winner] <= 0:
+        return Fraction(0)
+    p_given = first[given] / sum(first, Fraction(0))
+    return _race_joint(first, given, second, winner) / p_given
+
+
+# --------------------------------------------------------------------------- the tree
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """An outcome: the verifier emits ``output`` (a token id; ``V`` or more marks an
+    out-of-range id a faulty rule can produce) and ``accepted`` says whether the drafted
+    token was accepted (the block continues after it)."""
+
+    output: int
+    accepted: bool
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One branch: its primitive event and its exact probability given the parent node."""
+
+    event: Primitive
+    probability: Fraction
+    child: "Node | Leaf"
+
+
+@dataclass(frozen=True)
+class Node:
+    """A step of the verifier (``label`` says which); its branches' probabilities sum to 1.
+
+    Branches of probability 0 are left out."""
+
+    label: str
+    branches: tuple[Branch, ...]
+
+
+@dataclass(frozen=True)
+class OutcomeTree:
+    """The outcomes of one verification position, with the rows its primitives read.
+
+    Attributes
+    ----------
+    rows : dict of str -> tuple of Fraction
+        Every row a primitive names (``"target"``, ``"draft"``, ``"proposal"``, ``"residual"``
+        ...), each of length V.
+    derivations : dict of str -> str
+        For each row, how it was obtained from the inputs (for people and certificates).
+    root : Node or Leaf
+    vocab_size : int
+        V.
+    """
+
+    rows: Mapping[str, Row]
+    root: Node | Leaf
+    vocab_size: int
+    derivations: Mapping[str, str] = field(default_factory=dict)
+
+    def paths(self) -> Iterator[tuple[tuple[Branch, ...], Fraction, Leaf]]:
+        """Every root-to-leaf path: its branches, its mass (product of the branch
+        probabilities) and its leaf, depth first in branch order."""
+        stack: list[tuple[Node | Leaf, tuple[Branch, ...], Fraction]] = [(self.root, (), Fraction(1))]
+        while stack:
+            node, path, mass = stack.pop()
+            if isinstance(node, Leaf):
+                yield path, mass, node
+                continue
+            for br in reversed(node.branches):
+                stack.append((br.child, path + (br,), mass * br.probability))
+
+    def law(self) -> tuple[tuple[Fraction, ...], dict[int, Fraction]]:
+        """The emitted law: leaves summed by output.
+
+        Returns
+        -------
+        law : tuple of Fraction, length V
+            Mass of each token id in [0, V).
+        out_of_range : dict of int -> Fraction
+            Mass of outputs outside [0, V) (a faulty rule's invalid ids); empty for a sound rule.
+        """
+        law = [Fraction(0)] * self.vocab_size
+        bad: dict[int, Fraction] = {}
+        for _, mass, leaf in self.paths():
+            if 0 <= leaf.output < self.vocab_size:
+                law[leaf.output] += mass
+            else:
+                bad[leaf.output] = bad.get(leaf.output, Fraction(0)) + mass
+        return tuple(law), bad
+
+    def accept_probability(self) -> Fraction:
+        """P(the drafted token is accepted): the mass of the accepted leaves."""
+        return sum((m for _, m, leaf in self.paths() if leaf.accepted), Fraction(0))
+
+    def accepted_law(self) -> tuple[Fraction, ...]:
+        """Per token x, P(x is drafted and accepted): the accepted leaves summed by output."""
+        out = [Fraction(0)] * self.vocab_size
+        for _, m, leaf in self.paths():
+            if leaf.accepted:
+                out[leaf.output] += m
+        return tuple(out)
+
+    def rederive(self) -> None:
+        """Re-derive every branch's probability from its primitive and the rows.
+
+        Raises
+        ------
+        InvalidTree
+            If a stored probability differs from the primitive's, or a node's branches do
+            not sum to exactly 1.
+        """
+        stack = [self.root]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, Leaf):
+                continue
+            total = Fraction(0)
+            for br in node.branches:
+                got = br.event.probability(self.rows)
+                if got != br.probability:
+                    raise InvalidTree(f"{node.label}: branch {br.event!r} claims {br.probability}, rows give {got}")
+                total += got
+                stack.append(br.child)
+            if total != 1:
+                raise InvalidTree(f"{node.label}: branches sum to {total}, not 1")
+
+    def size(self) -> int:
+        """The number of branches in the tree."""
+        count, stack = 0, [self.root]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, Node):
+                count += len(node.branches)
+                stack.extend(br.child for br in node.branches)
+        return count
