@@ -28,7 +28,7 @@ from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from .errors import InvalidDistribution, ResidualUndefined
-from .outcome import Bound, Branch, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven
+from .outcome import Bound, Branch, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven, Rows
 from .policy import STANDARD, Rule
 from .rational import as_distribution
 
@@ -48,7 +48,7 @@ def _tv(a: Sequence[Fraction], b: Sequence[Fraction], extra: Fraction = Fraction
     return (sum((abs(x - y) for x, y in zip(a, b)), Fraction(0)) + extra) / 2
 
 
-def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> dict[str, Row]:
+def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> Rows:
     pv = as_distribution(p, "p").fractions()
     qv = as_distribution(q, "q").fractions()
     if len(pv) != len(qv):
@@ -71,8 +71,8 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> dict[str, Row]:
     else:
         resid = tuple(max(a - b, rule.floor) for a, b in zip(target, draft))
     v = len(pv)
-    return {"p": pv, "q": qv, "target": target, "draft": draft, "proposal": prop, "residual": resid,
-            "reference": rule.reference.apply(pv), "uniform": tuple(Fraction(1, v) for _ in range(v))}
+    return Rows(p=pv, q=qv, target=target, draft=draft, proposal=prop, residual=resid,
+                reference=rule.reference.apply(pv), uniform=tuple(Fraction(1, v) for _ in range(v)))
 
 
 _DERIVATIONS = {
@@ -87,8 +87,9 @@ _DERIVATIONS = {
 class _Builder:
     """Builds one position's outcome tree; every branch's probability comes from its primitive."""
 
-    def __init__(self, rows: dict[str, Row], rule: Rule):
+    def __init__(self, rows: Rows, rule: Rule):
         self.rows, self.rule, self.v = rows, rule, len(rows["p"])
+        self.shared: Node | None = None  # a residual subtree that does not depend on the draft
 
     def branch(self, event, child) -> Branch | None:
         """The branch, or None if its probability is 0; ``child`` may be a thunk (built only then)."""
@@ -106,7 +107,7 @@ class _Builder:
             why = "committed without a test" if unchecked else "every draft accepted"
             return self.node("commit", [self.branch(Choice(("always",), why), Leaf(x, True))])
         if rule.acceptance == "greedy":
-            top = _argmax(rows["target"])
+            top = rows.argmax("target")
             if x == top:
                 return self.node("greedy test", [self.branch(Choice(("argmax-is", "target", x)), Leaf(x, True))])
             return self.node("greedy test", [self.branch(Choice(("argmax-is-not", "target", x)), Leaf(top, False))])
@@ -125,7 +126,7 @@ class _Builder:
         strict = rule.comparison == "<"
         accept = self.branch(Coin(rule.coin, upper=Bound(source, strict)), Leaf(x, True))
         reject = Bound(source, not strict)  # the complement: u >= t for "<", u > t for "<="
-        if rule.residual_draw == "inverse-cdf-reuse" and sum(rows["residual"]) > 0:
+        if rule.residual_draw == "inverse-cdf-reuse" and rows.cumulative("residual")[-1] > 0:
             return self.node("accept test and inverse-CDF residual (one coin)", [accept, *self._cdf(reject)])
         return self.node("accept test", [accept, self.branch(Coin(rule.coin, lower=reject), lambda: self.residual(x, reject))])
 
@@ -147,8 +148,17 @@ class _Builder:
         return out
 
     def residual(self, x: int, reject: Bound | None) -> Node:
+        """The rejection's subtree; one shared node for every x when it does not depend on x."""
+        if self.shared is not None:
+            return self.shared
+        node = self._residual(x)
+        if self.rule.residual_draw == "independent" or self.rows.cumulative("residual")[-1] == 0:
+            self.shared = node
+        return node
+
+    def _residual(self, x: int) -> Node:
         rule, rows = self.rule, self.rows
-        if sum(rows["residual"]) == 0:
+        if rows.cumulative("residual")[-1] == 0:
             fb = rule.fallback
             if fb == "error":
                 raise ResidualUndefined(
@@ -156,7 +166,7 @@ class _Builder:
                     "(p == q after processing); the rule's fallback is 'error'")
             if fb in ("target", "uniform"):
                 return self.node(f"fallback: draw from {fb}", [self.branch(Draw(fb, y), Leaf(y, False)) for y in range(self.v)])
-            top = _argmax(rows["target"]) if fb == "argmax" else self.v - 1
+            top = rows.argmax("target") if fb == "argmax" else self.v - 1
             cond = ("argmax-is", "target", top) if fb == "argmax" else ("always",)
             return self.node(f"fallback: {fb}", [self.branch(Choice(cond), Leaf(top, False))])
         if rule.residual_draw == "inverse-cdf-reuse":  # reached only through a q(x) = 0 branch: a fresh coin
@@ -458,13 +468,13 @@ def block_law(target: Any, draft: Any, gamma: int, rule: Rule = STANDARD, *, sto
         law, out = tree.law()
         node_tv[prefix] = _tv(law, tree.rows["reference"], sum(out.values(), Fraction(0)))
         bad += reach * sum(out.values(), Fraction(0))
-        for _, m, leaf in tree.paths():
+        for (output, accepted), m in tree.outcomes().items():
             mass = reach * m
-            nxt = prefix + (leaf.output,)
-            if leaf.accepted and not (cut and leaf.output in stops):
+            nxt = prefix + (output,)
+            if accepted and not (cut and output in stops):
                 stack.append((nxt, mass))
             else:
-                lengths[len(prefix) + int(leaf.accepted)] += mass
+                lengths[len(prefix) + int(accepted)] += mass
                 blocks[nxt] = blocks.get(nxt, Fraction(0)) + mass
     expected = sum((i * m for i, m in enumerate(lengths)), Fraction(0))
     emitted = sum((len(b) * m for b, m in blocks.items()), Fraction(0))
@@ -633,9 +643,9 @@ def given_block_law(target_rows: Sequence[Any], draft_rows: Sequence[Any], token
         lengths.append(alive * (1 - keep))
         alive *= keep
         rejected = [Fraction(0)] * vocab
-        for _, m, leaf in tree.paths():
-            if not leaf.accepted and 0 <= leaf.output < vocab:
-                rejected[leaf.output] += m
+        for (output, accepted), m in tree.outcomes().items():
+            if not accepted and 0 <= output < vocab:
+                rejected[output] += m
         rows_out.append(tuple(r / (1 - keep) for r in rejected) if keep != 1 else tuple(Fraction(0) for _ in rejected))
     bonus = _rows(target_rows[real], target_rows[real], rule, None)["target"]
     lengths.append(alive)

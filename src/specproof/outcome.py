@@ -39,6 +39,7 @@ construction; it is how ``torch.multinomial`` samples).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -62,6 +63,7 @@ __all__ = [
     "Branch",
     "Node",
     "OutcomeTree",
+    "Rows",
     "race_given",
     "InvalidTree",
 ]
@@ -205,6 +207,41 @@ def _row(rows: Mapping[str, Row], name: str) -> Row:
     return rows[name]
 
 
+class Rows(dict):
+    """The rows of a tree (a dict name -> tuple of Fraction) that remembers each row's total and
+    cumulative sums, so that re-deriving V branches costs O(V), not O(V^2). Treat as read-only."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._cumulative: dict[str, list[Fraction]] = {}
+
+    def argmax(self, name: str) -> int:
+        """The argmax of row ``name``, ties to the smallest id (remembered)."""
+        key = "argmax:" + name
+        if key not in self._cumulative:
+            row = _row(self, name)
+            self._cumulative[key] = max(range(len(row)), key=lambda i: (row[i], -i))
+        return self._cumulative[key]
+
+    def cumulative(self, name: str) -> list[Fraction]:
+        """``[r[0], r[0] + r[1], ...]`` for the row ``name`` (its last entry is the total)."""
+        if name not in self._cumulative:
+            acc, out = Fraction(0), []
+            for x in _row(self, name):
+                acc += x
+                out.append(acc)
+            self._cumulative[name] = out
+        return self._cumulative[name]
+
+
+def _cumulative(rows: Mapping[str, Row], name: str, i: int) -> Fraction:
+    """sum(rows[name][:i + 1]); i = -1 for the total."""
+    if isinstance(rows, Rows):
+        return rows.cumulative(name)[i]
+    row = _row(rows, name)
+    return sum(row if i == -1 else row[: i + 1], Fraction(0))
+
+
 @dataclass(frozen=True)
 class Bound:
     """One end of a coin interval, re-derived from the rows.
@@ -232,11 +269,10 @@ class Bound:
             return _row(rows, a)[x] / den
         if kind == "cdf":
             _, r, i = self.source
-            row = _row(rows, r)
-            total = sum(row, Fraction(0))
+            total = _cumulative(rows, r, -1)
             if total == 0:
                 raise InvalidTree(f"cdf threshold on row {r!r}, which has mass 0")
-            return sum(row[: i + 1], Fraction(0)) / total
+            return _cumulative(rows, r, i) / total
         if kind == "const":
             return Fraction(self.source[1])
         raise InvalidTree(f"unknown threshold source {self.source!r}")
@@ -251,7 +287,7 @@ class Draw:
 
     def probability(self, rows: Mapping[str, Row]) -> Fraction:
         r = _row(rows, self.row)
-        total = sum(r, Fraction(0))
+        total = _cumulative(rows, self.row, -1)
         if total == 0:
             raise InvalidTree(f"draw from row {self.row!r}, which has mass 0")
         return r[self.token] / total
@@ -289,8 +325,11 @@ class Choice:
             holds = True
         elif kind in ("argmax-is", "argmax-is-not"):
             _, r, t = self.condition
-            row = _row(rows, r)
-            top = max(range(len(row)), key=lambda i: (row[i], -i))
+            if isinstance(rows, Rows):
+                top = rows.argmax(r)
+            else:
+                row = _row(rows, r)
+                top = max(range(len(row)), key=lambda i: (row[i], -i))
             holds = (top == t) == (kind == "argmax-is")
         elif kind in ("zero", "positive"):
             _, r, t = self.condition
@@ -452,6 +491,47 @@ class OutcomeTree:
     vocab_size: int
     derivations: Mapping[str, str] = field(default_factory=dict)
 
+    def _nodes(self) -> list["Node | Leaf"]:
+        """Every distinct node (a subtree may be shared, e.g. one residual draw for every
+        rejected draft), parents before children."""
+        order: list[Node | Leaf] = []
+        seen: set[int] = set()
+        stack: list[tuple[Node | Leaf, bool]] = [(self.root, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                order.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.append((node, True))
+            if isinstance(node, Node):
+                stack.extend((br.child, False) for br in node.branches)
+        order.reverse()  # reversed post-order: a topological order
+        return order
+
+    def outcomes(self) -> dict[tuple[int, bool], Fraction]:
+        """The mass of each outcome ``(output, accepted)``: every path's product of branch
+        probabilities, summed by leaf. Linear in the number of branches, shared subtrees
+        counted once (mass is pushed down in topological order). Computed once per tree."""
+        return dict(self._outcomes)
+
+    @functools.cached_property
+    def _outcomes(self) -> dict[tuple[int, bool], Fraction]:
+        mass: dict[int, Fraction] = {id(self.root): Fraction(1)}
+        out: dict[tuple[int, bool], Fraction] = {}
+        for node in self._nodes():
+            m = mass.pop(id(node), Fraction(0))
+            if isinstance(node, Leaf):
+                key = (node.output, node.accepted)
+                out[key] = out.get(key, Fraction(0)) + m
+                continue
+            for br in node.branches:
+                k = id(br.child)
+                mass[k] = mass.get(k, Fraction(0)) + m * br.probability
+        return out
+
     def paths(self) -> Iterator[tuple[tuple[Branch, ...], Fraction, Leaf]]:
         """Every root-to-leaf path: its branches, its mass (product of the branch
         probabilities) and its leaf, depth first in branch order."""
@@ -476,23 +556,23 @@ class OutcomeTree:
         """
         law = [Fraction(0)] * self.vocab_size
         bad: dict[int, Fraction] = {}
-        for _, mass, leaf in self.paths():
-            if 0 <= leaf.output < self.vocab_size:
-                law[leaf.output] += mass
+        for (output, _), mass in self.outcomes().items():
+            if 0 <= output < self.vocab_size:
+                law[output] += mass
             else:
-                bad[leaf.output] = bad.get(leaf.output, Fraction(0)) + mass
+                bad[output] = bad.get(output, Fraction(0)) + mass
         return tuple(law), bad
 
     def accept_probability(self) -> Fraction:
         """P(the drafted token is accepted): the mass of the accepted leaves."""
-        return sum((m for _, m, leaf in self.paths() if leaf.accepted), Fraction(0))
+        return sum((m for (_, acc), m in self.outcomes().items() if acc), Fraction(0))
 
     def accepted_law(self) -> tuple[Fraction, ...]:
         """Per token x, P(x is drafted and accepted): the accepted leaves summed by output."""
         out = [Fraction(0)] * self.vocab_size
-        for _, m, leaf in self.paths():
-            if leaf.accepted:
-                out[leaf.output] += m
+        for (output, acc), m in self.outcomes().items():
+            if acc:
+                out[output] += m
         return tuple(out)
 
     def rederive(self) -> None:
@@ -504,9 +584,7 @@ class OutcomeTree:
             If a stored probability differs from the primitive's, or a node's branches do
             not sum to exactly 1.
         """
-        stack = [self.root]
-        while stack:
-            node = stack.pop()
+        for node in self._nodes():
             if isinstance(node, Leaf):
                 continue
             total = Fraction(0)
@@ -515,16 +593,9 @@ class OutcomeTree:
                 if got != br.probability:
                     raise InvalidTree(f"{node.label}: branch {br.event!r} claims {br.probability}, rows give {got}")
                 total += got
-                stack.append(br.child)
             if total != 1:
                 raise InvalidTree(f"{node.label}: branches sum to {total}, not 1")
 
     def size(self) -> int:
-        """The number of branches in the tree."""
-        count, stack = 0, [self.root]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, Node):
-                count += len(node.branches)
-                stack.extend(br.child for br in node.branches)
-        return count
+        """The number of distinct branches (a shared subtree counted once)."""
+        return sum(len(node.branches) for node in self._nodes() if isinstance(node, Node))
