@@ -760,7 +760,8 @@ def _compositions(total: int, parts: int):
 
 
 def search_counterexample(rule: Rule, *, max_vocab: int = 4, max_denominator: int = 8, random_pairs: int = 0,
-                          random_vocab: int = 6, random_denominator: int = 64, seed: int = 0) -> SearchResult:
+                          random_vocab: int = 6, random_denominator: int = 64, seed: int = 0,
+                          progress: Callable[[int], Any] | None = None) -> SearchResult:
     """Search for inputs on which ``rule`` is lossy: exhaustive over small pairs, then random.
 
     Parameters
@@ -774,6 +775,8 @@ def search_counterexample(rule: Rule, *, max_vocab: int = 4, max_denominator: in
     random_pairs : int
         Random phase: this many pairs, V in 2..random_vocab, entries k/d with d up to
         ``random_denominator``, from ``random.Random(seed)``.
+    progress : callable, optional
+        Called with 1 after each pair (for a progress bar).
 
     Returns
     -------
@@ -796,6 +799,8 @@ def search_counterexample(rule: Rule, *, max_vocab: int = 4, max_denominator: in
     def consider(p, q):
         nonlocal smallest, largest, count
         count += 1
+        if progress is not None:
+            progress(1)
         try:
             tv = position_law(p, q, rule).tv
         except ResidualUndefined:
