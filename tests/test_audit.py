@@ -373,3 +373,43 @@ def test_search_lt_float32_smallest_counterexample():
     # d = 3 first: p = (1/3, 2/3), q = (0, 1): the coin passes 2/3 on ceil(2^24 * 2/3) grid points
     assert found.smallest.p == (F(1, 3), F(2, 3)) and found.smallest.q == (0, 1)
     assert found.smallest.tv == F(math.ceil(F(2, 3) * N24), N24) - F(2, 3) == F(1, 3 * N24)
+
+
+# --------------------------------------------------------------------- proposal != q, processing, fallbacks
+
+
+def test_proposal_differs_from_the_ratio_q():
+    # argmax drafts (proposal [1, 0]) checked against q = [3/4, 1/4]: accept 0 w.p. (1/2)/(3/4) = 2/3,
+    # else the residual (p - q)+ = [0, 1/4] gives 1: law [2/3, 1/3], TV 1/6
+    law = position_law(["1/2", "1/2"], ["3/4", "1/4"], Rule(proposal="argmax"))
+    assert law.law == (F(2, 3), F(1, 3)) and law.tv == F(1, 6)
+    same = position_law(["1/2", "1/2"], ["3/4", "1/4"], proposal=[1, 0])
+    assert same.law == law.law
+    # a draft with q(x) = 0 < p(x): p/q = +inf, accepted
+    inf = position_law(["1/2", "1/2"], [1, 0], proposal=[0, 1])
+    assert inf.law == (0, 1) and inf.tv == F(1, 2) and inf.alpha == 1
+    # q(x) = 0 = p(x): 0/0 is NaN, rejected; the residual is empty (p == q), so the fallback decides
+    with pytest.raises(ResidualUndefined):
+        position_law([1, 0], [1, 0], proposal=[0, 1])
+    assert position_law([1, 0], [1, 0], Rule(fallback="target"), proposal=[0, 1]).law == (1, 0)
+    assert position_law([1, 0], [1, 0], Rule(fallback="last"), proposal=[0, 1]).law == (0, 1)
+    assert position_law([1, 0], [1, 0], Rule(fallback="uniform"), proposal=[0, 1]).law == (F(1, 2), F(1, 2))
+
+
+def test_top_k_on_the_draft_only_is_lossy_by_hand():
+    # q = [1/2, 1/4, 1/4] top-1 -> [1, 0, 0]; p = [1/2, 1/4, 1/4]: accept 0 w.p. 1/2, else residual
+    # (p - [1, 0, 0])+ = [0, 1/4, 1/4] -> tokens 1, 2 equally: law = p, lossless despite the processing
+    from specproof.policy import Processing
+
+    row = ["1/2", "1/4", "1/4"]
+    law = position_law(row, row, Rule(draft_processing=Processing(top_k=1)))
+    assert law.law == (F(1, 2), F(1, 4), F(1, 4)) and law.lossless
+    # processing the target only, with the reference still p: the output follows the processed target
+    lossy = position_law(row, row, Rule(target_processing=Processing(top_k=1), reference_processing=Processing()))
+    assert lossy.law == (1, 0, 0) and lossy.tv == F(1, 2)
+
+
+def test_block_law_counts_out_of_range_ids():
+    law = block_law(["1/2", "1/2", 0], [1, 0, 0], 1,
+                    Rule(residual_draw="inverse-cdf-reuse", coin=FLOAT32_OPEN_CLOSED, fallthrough="out-of-range"))
+    assert law.out_of_range == F(1, N24) and not law.lossless
