@@ -662,6 +662,18 @@ def accepted_prefix_expectation(pass_probabilities: Sequence[Any]) -> tuple[Frac
     ``E[prefix] = sum_k prod_{i <= k} a_i`` (the k-th draft counts only if all before it passed);
     the non-causal flag sum is ``sum_i a_i``.
 
+    Parameters
+    ----------
+    pass_probabilities : sequence of exact rationals
+        P(the draft at position i passes its test), independent across positions.
+
+    Returns
+    -------
+    prefix : Fraction
+        E[length of the accepted prefix].
+    flags : Fraction
+        E[number of positions that pass], counting passes after the first rejection.
+
     Examples
     --------
     >>> accepted_prefix_expectation(["1/2", "9/10", "9/10"])
@@ -684,6 +696,23 @@ def acceptance_rate(accepted: Any, gamma: int, definition: str = "per-draft") ->
     ``per-emitted``: accepted / (accepted + 1), the fraction of emitted tokens that were drafts
     (a biased stand-in for the same quantity).
 
+    Parameters
+    ----------
+    accepted : exact rational
+        Accepted drafts (or their expectation).
+    gamma : int
+        Drafts in the block.
+    definition : {"per-draft", "per-emitted"}
+
+    Returns
+    -------
+    Fraction
+
+    Raises
+    ------
+    InvalidDistribution
+        An unknown definition or an inexact ``accepted``.
+
     Examples
     --------
     >>> acceptance_rate(1, 3), acceptance_rate(1, 3, "per-emitted")
@@ -704,6 +733,17 @@ def greedy_margin(row: Any) -> tuple[int, Fraction]:
 
     A greedy verifier's output flips when two rows (a float32 and a bf16 target, say) disagree
     by more than this margin.
+
+    Parameters
+    ----------
+    row : sequence of exact rationals, shape [V]
+        A distribution.
+
+    Returns
+    -------
+    argmax : int
+    margin : Fraction
+        ``row[argmax]`` minus the second largest entry (the entry itself when V = 1).
 
     Examples
     --------

@@ -174,6 +174,14 @@ def coin_model(name: str) -> CoinModel:
     """Look up a coin model by name: one of ``continuous``, ``float32``, ``float64``,
     ``float32-(0,1]``, ``float64-(0,1]``, or ``fixed:V`` with V a rational in [0, 1].
 
+    Parameters
+    ----------
+    name : str
+
+    Returns
+    -------
+    CoinModel
+
     Raises
     ------
     SpecProofError

@@ -341,6 +341,15 @@ def rule_from_dict(data: Any) -> Rule:
     """Build a :class:`Rule` from JSON data (keys as :meth:`Rule.as_dict` writes; missing keys
     take the textbook default).
 
+    Parameters
+    ----------
+    data : dict
+        Rule fields; the coin by name, rationals as ``"n/d"``, processing steps as objects.
+
+    Returns
+    -------
+    Rule
+
     Raises
     ------
     UnsupportedRule
@@ -439,6 +448,15 @@ NAMED_RULES: dict[str, NamedRule] = {r.name: r for r in [
 def named_rule(name: str) -> Rule:
     """The rule called ``name`` (see :data:`NAMED_RULES`); ``residual-floor:EPS`` takes any
     rational EPS > 0, for example ``residual-floor:1/1000``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`NAMED_RULES`, or ``residual-floor:EPS`` with a rational EPS.
+
+    Returns
+    -------
+    Rule
 
     Raises
     ------
