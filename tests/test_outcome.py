@@ -148,3 +148,23 @@ def test_race_given_is_a_law_with_the_right_marginal(pair):
     for y in range(len(b)):
         marginal = sum(a[x] * race_given(a, x, b, y) for x in range(len(a)) if a[x])
         assert marginal == b[y]
+
+
+def test_tree_round_trips_through_json_and_tampering_is_caught():
+    import json
+
+    from specproof.audit import position_tree
+    from specproof.policy import named_rule
+
+    for name in ("standard", "coin-reuse-inverse-cdf", "race-reuse", "le-float32-coin", "greedy", "match-rule"):
+        tree = position_tree(["1/3", "1/2", "1/6"], ["2/3", "1/3", 0], named_rule(name))
+        data = json.loads(json.dumps(tree.as_dict()))
+        back = OutcomeTree.from_dict(data)
+        back.rederive()
+        assert back.law() == tree.law() and back.size() == tree.size()
+    # the standard tree shares its residual draw: written once
+    data = position_tree(["1/3", "1/2", "1/6"], ["2/3", "1/3", 0]).as_dict()
+    assert sum(1 for n in data["nodes"] if n["label"] == "residual draw") == 1
+    data["nodes"][1]["branches"][0]["probability"] = "1/7"
+    with pytest.raises(InvalidTree, match="claims 1/7"):
+        OutcomeTree.from_dict(data).rederive()

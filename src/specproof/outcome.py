@@ -604,6 +604,118 @@ class OutcomeTree:
             if total != 1:
                 raise InvalidTree(f"{node.label}: branches sum to {total}, not 1")
 
+    def as_dict(self) -> dict:
+        """The tree as JSON-ready data (rationals as ``"n/d"``), shared subtrees written once.
+
+        Returns
+        -------
+        dict
+            ``{"schema", "vocab_size", "rows": {name: ["n/d", ...]}, "derivations",
+            "nodes": [{"label", "branches": [{"event", "probability", "child"}]}], "root"}``
+            where ``child`` is a node index or ``{"leaf": [output, accepted]}`` and ``event`` is
+            one of ``{"draw": {"row", "token"}}``, ``{"coin": {"model", "lower", "upper"}}``
+            (each bound ``{"source": [...], "strict"}`` or null), ``{"choice": {"condition",
+            "why"}}``, ``{"race": {"first", "given", "second", "winner"}}``. Node 0 is the root
+            (the root may also be a leaf: ``"root": {"leaf": ...}``). A certificate can list this
+            and a checker re-derive each branch from ``rows`` (see :meth:`from_dict`).
+
+        Examples
+        --------
+        >>> from fractions import Fraction as F
+        >>> tree = OutcomeTree({"q": (F(1, 2), F(1, 2))}, Node("draft", (
+        ...     Branch(Draw("q", 0), F(1, 2), Leaf(0, True)), Branch(Draw("q", 1), F(1, 2), Leaf(1, True)))), 2)
+        >>> OutcomeTree.from_dict(tree.as_dict()).law() == tree.law()
+        True
+        """
+        def fr(x: Fraction) -> str:
+            return f"{x.numerator}/{x.denominator}"
+
+        def bound(b: Bound | None):
+            if b is None:
+                return None
+            src = [fr(v) if isinstance(v, Fraction) else v for v in b.source]
+            return {"source": src, "strict": b.strict}
+
+        def event(e: Primitive) -> dict:
+            if isinstance(e, Draw):
+                return {"draw": {"row": e.row, "token": e.token}}
+            if isinstance(e, Coin):
+                return {"coin": {"model": e.model.name, "lower": bound(e.lower), "upper": bound(e.upper)}}
+            if isinstance(e, Choice):
+                return {"choice": {"condition": list(e.condition), "why": e.why}}
+            return {"race": {"first": e.first, "given": e.given, "second": e.second, "winner": e.winner}}
+
+        nodes = [n for n in self._nodes() if isinstance(n, Node)]
+        index = {id(n): i for i, n in enumerate(nodes)}
+
+        def child(c):
+            return {"leaf": [c.output, c.accepted]} if isinstance(c, Leaf) else index[id(c)]
+
+        return {
+            "schema": "specproof.outcome-tree/1",
+            "vocab_size": self.vocab_size,
+            "rows": {k: [fr(x) for x in v] for k, v in sorted(self.rows.items())},
+            "derivations": dict(sorted(self.derivations.items())),
+            "nodes": [{"label": n.label, "branches": [
+                {"event": event(b.event), "probability": fr(b.probability), "child": child(b.child)}
+                for b in n.branches]} for n in nodes],
+            "root": child(self.root),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "OutcomeTree":
+        """Read back :meth:`as_dict`'s data (probabilities as stored: call :meth:`rederive` to
+        check them against the rows).
+
+        Raises
+        ------
+        InvalidTree
+            Malformed data (an unknown event, a child index out of range or not below-first).
+        """
+        def fr(x) -> Fraction:
+            if not isinstance(x, str):
+                raise InvalidTree(f"{x!r} is not an 'n/d' string")
+            num, _, den = x.partition("/")
+            return Fraction(int(num), int(den or 1))
+
+        def bound(b):
+            if b is None:
+                return None
+            src = tuple(fr(v) if i == 1 and b["source"][0] == "const" else v for i, v in enumerate(b["source"]))
+            return Bound(src, bool(b["strict"]))
+
+        def event(e):
+            (kind, body), = e.items()
+            if kind == "draw":
+                return Draw(body["row"], body["token"])
+            if kind == "coin":
+                return Coin(coin_model(body["model"]), bound(body["lower"]), bound(body["upper"]))
+            if kind == "choice":
+                return Choice(tuple(body["condition"]), body.get("why", ""))
+            if kind == "race":
+                return RaceGiven(body["first"], body["given"], body["second"], body["winner"])
+            raise InvalidTree(f"unknown event kind {kind!r}")
+
+        raw = data["nodes"]
+        built: list[Node | None] = [None] * len(raw)
+
+        def child(c, parent: int):
+            if isinstance(c, dict):
+                out, acc = c["leaf"]
+                return Leaf(int(out), bool(acc))
+            if not isinstance(c, int) or not parent < c < len(raw):
+                raise InvalidTree(f"node {parent} has child {c!r}: not a later node index")
+            return built[c]
+
+        for i in range(len(raw) - 1, -1, -1):  # children come after their parents: build from the end
+            n = raw[i]
+            built[i] = Node(n["label"], tuple(Branch(event(b["event"]), fr(b["probability"]), child(b["child"], i))
+                                              for b in n["branches"]))
+        root = data["root"]
+        rows = Rows({k: tuple(fr(x) for x in v) for k, v in data["rows"].items()})
+        top = child(root, -1) if isinstance(root, dict) or root != 0 else built[0]
+        return cls(rows, top, int(data["vocab_size"]), dict(data.get("derivations", {})))
+
     def size(self) -> int:
         """The number of distinct branches (a shared subtree counted once)."""
         return sum(len(node.branches) for node in self._nodes() if isinstance(node, Node))
