@@ -413,3 +413,33 @@ def test_block_law_counts_out_of_range_ids():
     law = block_law(["1/2", "1/2", 0], [1, 0, 0], 1,
                     Rule(residual_draw="inverse-cdf-reuse", coin=FLOAT32_OPEN_CLOSED, fallthrough="out-of-range"))
     assert law.out_of_range == F(1, N24) and not law.lossless
+
+
+# --------------------------------------------------------------------- the phone model's </s>
+
+
+def _phone(context):
+    from specproof.fixtures import PHONE_END, phone_lm_chain
+
+    target, draft, labels = phone_lm_chain(context)
+    return target, draft, labels.index(PHONE_END)
+
+
+def test_phone_chain_up_to_end_of_sentence_gamma_1():
+    target, draft, end = _phone(("AH", "N"))
+    ref = chain.verification_law(target, draft, 1)
+    law = block_law(target, draft, 1, stop_tokens=[end], enumeration_limit=0)
+    past = block_law(target, draft, 1, named_rule("commit-past-stop"), stop_tokens=[end], enumeration_limit=0)
+    assert past.expected_emitted == ref.expected_emitted and law.lossless
+    # gamma = 1: only a block whose accepted draft is </s> is cut, losing its bonus token
+    p, q = target(()), draft(())
+    assert law.expected_emitted == ref.expected_emitted - min(p[end], q[end]) == law.expected_emitted_to_stop
+
+
+@pytest.mark.slow
+def test_phone_chain_up_to_end_of_sentence_gamma_2_issue_figures():
+    # issue 11 item 8: after "AH N" at gamma = 2, 2.5637 counted vs 2.4721 up to the first </s>
+    target, draft, end = _phone(("AH", "N"))
+    past = block_law(target, draft, 2, named_rule("commit-past-stop"), stop_tokens=[end], enumeration_limit=0)
+    assert F(25636_5, 10**5) <= past.expected_emitted < F(25637_5, 10**5)
+    assert F(24720_5, 10**5) <= past.expected_emitted_to_stop < F(24721_5, 10**5)
