@@ -443,3 +443,24 @@ def test_phone_chain_up_to_end_of_sentence_gamma_2_issue_figures():
     past = block_law(target, draft, 2, named_rule("commit-past-stop"), stop_tokens=[end], enumeration_limit=0)
     assert F(25636_5, 10**5) <= past.expected_emitted < F(25637_5, 10**5)
     assert F(24720_5, 10**5) <= past.expected_emitted_to_stop < F(24721_5, 10**5)
+
+
+def test_proposal_processed_while_the_ratio_uses_raw_q():
+    from specproof.policy import Processing
+
+    # the draft is drawn from top-1(q) = [1, 0, 0] but the ratio uses q itself: p = q, so t = 1 and
+    # every draft is accepted: the output is token 0 always, TV 1/2
+    row = ["1/2", "1/4", "1/4"]
+    law = position_law(row, row, Rule(proposal_processing=Processing(top_k=1)))
+    assert law.law == (1, 0, 0) and law.tv == F(1, 2)
+
+
+def test_block_acceptance_rate_definitions():
+    half = ["1/2", "1/2"]
+    # p == q: all 3 drafts accepted, 4 tokens emitted: per-draft 3/3, per-emitted 3/4
+    assert block_law(half, half, 3).acceptance_rate == 1
+    assert block_law(half, half, 3, Rule(acceptance_rate="per-emitted")).acceptance_rate == F(3, 4)
+    # p = [1/4, 3/4], q = [1/2, 1/2], gamma 1: alpha 3/4; E[emitted] = 7/4: 3/4 and (3/4)/(7/4) = 3/7
+    p, q = ["1/4", "3/4"], half
+    assert block_law(p, q, 1).acceptance_rate == F(3, 4)
+    assert block_law(p, q, 1, Rule(acceptance_rate="per-emitted")).acceptance_rate == F(3, 7)

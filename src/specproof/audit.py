@@ -59,6 +59,11 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> Rows:
         prop = as_distribution(proposal, "proposal").fractions()
         if len(prop) != len(pv):
             raise InvalidDistribution(f"the proposal has V={len(prop)} entries but p has V={len(pv)}")
+    elif rule.proposal_processing is not None:
+        prop = rule.proposal_processing.apply(qv)
+        if rule.proposal == "argmax":
+            top = _argmax(prop)
+            prop = tuple(Fraction(int(i == top)) for i in range(len(prop)))
     elif rule.proposal == "argmax":
         top = _argmax(draft)
         prop = tuple(Fraction(int(i == top)) for i in range(len(draft)))
@@ -352,6 +357,11 @@ class BlockRuleLaw:
         Exact TV between the first gamma + 1 output tokens (block, then reference sampling;
         cut at the first stop token) and the reference's own law; None when V**(gamma + 1) is
         above the enumeration limit.
+    out_of_range : Fraction
+        Mass of blocks ending in an id outside [0, V).
+    acceptance_rate : Fraction
+        The rate the rule reports: ``expected_counted / gamma`` (per-draft) or
+        ``expected_counted / expected_emitted`` (per-emitted).
     """
 
     gamma: int
@@ -364,6 +374,7 @@ class BlockRuleLaw:
     node_tv: dict[Prefix, Fraction]
     stream_tv: Fraction | None
     out_of_range: Fraction = Fraction(0)
+    acceptance_rate: Fraction = Fraction(0)
 
     @property
     def lossless(self) -> bool:
@@ -488,7 +499,8 @@ def block_law(target: Any, draft: Any, gamma: int, rule: Rule = STANDARD, *, sto
     stream = None
     if size <= enumeration_limit:
         stream = _stream_tv(blocks, tmodel, dmodel, rule, gamma, stops)
-    return BlockRuleLaw(gamma, blocks, tuple(lengths), expected, counted, emitted, to_stop, node_tv, stream, bad)
+    rate = counted / gamma if rule.acceptance_rate == "per-draft" else counted / emitted
+    return BlockRuleLaw(gamma, blocks, tuple(lengths), expected, counted, emitted, to_stop, node_tv, stream, bad, rate)
 
 
 def _flag_expectation(tmodel, dmodel, pmodel, gamma: int, rule: Rule) -> Fraction:

@@ -390,6 +390,7 @@ def _audit(args: argparse.Namespace) -> int:
             "accepted_length": [ff(x) for x in block.accepted_length],
             "expected_accepted": ff(block.expected_accepted),
             "expected_counted": ff(block.expected_counted),
+            "acceptance_rate": ff(block.acceptance_rate),
             "expected_emitted": ff(block.expected_emitted),
             "expected_emitted_to_stop": ff(block.expected_emitted_to_stop),
             "stream_tv": None if block.stream_tv is None else ff(block.stream_tv),

@@ -174,6 +174,7 @@ _CHOICES = {
     "proposal": ("draft", "argmax"),
     "padding": ("stop", "wraparound"),
     "accepted_count": ("prefix", "flags"),
+    "acceptance_rate": ("per-draft", "per-emitted"),
 }
 
 
@@ -216,6 +217,9 @@ class Rule:
         law functions overrides it (a bf16 q, a beam draft).
     target_processing, draft_processing : Processing
         What the engine applies to p and to q before the ratio.
+    proposal_processing : Processing or None
+        What the engine applies to q to get the law it drafts from (a top-k/top-p processed q
+        while the ratio uses :attr:`draft_processing`); None: the same row as the ratio.
     reference_processing : Processing or None
         The target law the output should have, from p; None: ``target_processing`` (the
         reference of ``acceptance="greedy"`` is always p's argmax).
@@ -232,6 +236,9 @@ class Rule:
     accepted_count : {"prefix", "flags"}
         The number of accepted drafts: the accepted prefix, or the sum of per-position pass
         flags (non-causal: counts passes after the first rejection).
+    acceptance_rate : {"per-draft", "per-emitted"}
+        How the engine reports its acceptance rate: counted drafts over gamma, or over the
+        emitted tokens (a biased stand-in; see :func:`specproof.audit.acceptance_rate`).
 
     Examples
     --------
@@ -252,11 +259,13 @@ class Rule:
     proposal: str = "draft"
     target_processing: Processing = field(default_factory=Processing)
     draft_processing: Processing = field(default_factory=Processing)
+    proposal_processing: Processing | None = None
     reference_processing: Processing | None = None
     unchecked_drafts: int = 0
     stop_at_stop_token: bool = True
     padding: str = "stop"
     accepted_count: str = "prefix"
+    acceptance_rate: str = "per-draft"
 
     def __post_init__(self) -> None:
         for name, allowed in _CHOICES.items():
@@ -371,7 +380,7 @@ def rule_from_dict(data: Any) -> Rule:
         kw["coin"] = coin_model(kw["coin"])
     if kw.get("floor") is not None:
         kw["floor"] = to_fraction(kw["floor"], what="floor")
-    for name in ("target_processing", "draft_processing", "reference_processing"):
+    for name in ("target_processing", "draft_processing", "proposal_processing", "reference_processing"):
         if kw.get(name) is not None:
             kw[name] = _processing_from(kw[name], name)
     return Rule(**kw)
