@@ -464,3 +464,21 @@ def test_block_acceptance_rate_definitions():
     p, q = ["1/4", "3/4"], half
     assert block_law(p, q, 1).acceptance_rate == F(3, 4)
     assert block_law(p, q, 1, Rule(acceptance_rate="per-emitted")).acceptance_rate == F(3, 7)
+
+
+@settings(max_examples=40, deadline=None)
+@given(pairs)
+def test_every_named_rule_gives_a_consistent_tree(pair):
+    from specproof.outcome import OutcomeTree
+    from specproof.policy import NAMED_RULES
+
+    p, q = pair
+    for name, entry in NAMED_RULES.items():
+        try:
+            law = position_law(p, q, entry.rule)
+        except ResidualUndefined:
+            continue  # a rejection with an empty residual under fallback 'error' (coins that can refuse t = 1)
+        law.tree.rederive()
+        assert sum(law.law) + sum(law.out_of_range.values()) == 1, name
+        assert OutcomeTree.from_dict(law.tree.as_dict()).law() == law.tree.law(), name
+        assert law.tv == _tv(law.law, law.reference) + sum(law.out_of_range.values(), F(0)) / 2
