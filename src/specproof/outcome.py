@@ -633,7 +633,9 @@ class OutcomeTree:
         def bound(b: Bound | None):
             if b is None:
                 return None
-            src = [fr(v) if isinstance(v, Fraction) else v for v in b.source]
+            src = list(b.source)
+            if src[0] == "const":
+                src[1] = fr(Fraction(src[1]))
             return {"source": src, "strict": b.strict}
 
         def event(e: Primitive) -> dict:
