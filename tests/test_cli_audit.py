@@ -102,3 +102,10 @@ def test_real_phone_pairs_standard_lossless_float32_lossy(capsys):
     # tiny but not 0: each accept mass q(x) P(u < t) exceeds q(x) t by less than q(x) 2^-24 and the
     # rejection mass shrinks by the same total, so TV <= sum_x q(x) 2^-24 = 2^-24
     assert all(r["verdict"] == "lossy" and 0 < F(r["tv"]) <= F(1, N24) for r in lossy)
+
+
+def test_proposal_file(tmp_path, capsys):
+    # argmax drafts [1, 0] against q = [3/4, 1/4]: law [2/3, 1/3], TV 1/6 (tests/test_audit.py by hand)
+    prop = _write(tmp_path, "r.json", [1, 0])
+    code, out = _audit(tmp_path, capsys, ["1/2", "1/2"], ["3/4", "1/4"], "--proposal", prop)
+    assert code == 1 and _fr(out["law"]) == [F(2, 3), F(1, 3)] and F(out["tv"]) == F(1, 6)

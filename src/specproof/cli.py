@@ -275,6 +275,9 @@ def _add_audit_parser(sub: argparse._SubParsersAction) -> None:
     )
     au.add_argument("--target", metavar="P", help="file with the target distribution p (as for prove)")
     au.add_argument("--draft", metavar="Q", help="file with the draft distribution q")
+    au.add_argument("--proposal", metavar="R",
+                    help="file with the law the draft token is really drawn from, when it is not the q of the "
+                         "ratio (a bf16 or processed q)")
     au.add_argument("--policy", metavar="NAME|FILE.json", default="standard",
                     help="the rule: a name from --list (default standard) or a JSON file of Rule fields")
     au.add_argument("--gamma", type=int, metavar="G", help="a block of G drafts, the same rows at every position")
@@ -306,11 +309,11 @@ def _audit_rule(text: str):
     return text, named_rule(text)
 
 
-def _audit_position(p, q, rule) -> dict:
+def _audit_position(p, q, rule, proposal=None) -> dict:
     from .audit import position_law
     from .rational import format_fraction as ff
 
-    law = position_law(p, q, rule)
+    law = position_law(p, q, rule, proposal=proposal)
     return {
         "verdict": "lossless" if law.lossless else "lossy",
         "tv": ff(law.tv),
@@ -378,12 +381,13 @@ def _audit(args: argparse.Namespace) -> int:
         raise _Usage("give --target and --draft (or --real, or --list)")
     p, _ = load_distribution(args.target, "p")
     q, _ = load_distribution(args.draft, "q")
-    out = {"rule": name, "rule_fields": rule.as_dict(), **_audit_position(p, q, rule)}
+    proposal = None if args.proposal is None else load_distribution(args.proposal, "proposal")[0]
+    out = {"rule": name, "rule_fields": rule.as_dict(), **_audit_position(p, q, rule, proposal)}
     if args.gamma is not None:
         from .audit import block_law
         from .rational import format_fraction as ff
 
-        block = block_law(p, q, args.gamma, rule, stop_tokens=args.stop_token)
+        block = block_law(p, q, args.gamma, rule, stop_tokens=args.stop_token, proposal=proposal)
         out.update({
             "verdict": "lossless" if block.lossless and out["verdict"] == "lossless" else "lossy",
             "gamma": args.gamma,
