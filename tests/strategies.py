@@ -7,7 +7,7 @@ from typing import Sequence
 
 from hypothesis import strategies as st
 
-__all__ = ["weight_pairs", "normalize_fractions"]
+__all__ = ["weight_pairs", "normalize_fractions", "distribution_pairs"]
 
 
 def weight_pairs(max_len: int = 12, max_weight: int = 20) -> st.SearchStrategy[list[tuple[int, int]]]:
@@ -32,3 +32,11 @@ def normalize_fractions(weights: Sequence[int]) -> tuple[Fraction, ...]:
     if total <= 0:
         raise ValueError(f"weights {list(weights)!r} do not have a positive sum")
     return tuple(Fraction(w, total) for w in weights)
+
+
+def distribution_pairs(max_len: int = 6, max_weight: int = 12) -> st.SearchStrategy[tuple[tuple[Fraction, ...], tuple[Fraction, ...]]]:
+    """Pairs ``(p, q)`` of exact distributions of one length, built from :func:`weight_pairs`
+    (so zeros, disjoint supports and p == q all occur, and shrinking stays minimal)."""
+    return weight_pairs(max_len, max_weight).map(
+        lambda pairs: (normalize_fractions([a for a, _ in pairs]), normalize_fractions([b for _, b in pairs]))
+    )

@@ -28,7 +28,7 @@ from tqdm import tqdm
 from . import __version__, certificate, checker, theorems, transcript
 from .crosscheck import crosscheck, crosscheck_blocks, crosscheck_real
 from .errors import SpecProofError
-from .loaders import Distributions, load_distributions
+from .loaders import Distributions, load_distribution, load_distributions
 from .rational import DEFAULT_FLOAT_ATOL, format_fraction
 
 log = logging.getLogger("specproof")
@@ -118,6 +118,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="check the batched given-block path (numeric.given_block_law) on N random drafted "
                            "blocks, gamma 1..5, in batches of 8, instead of single pairs")
     _json_option(cc)
+    _add_audit_parser(sub)
     return parser
 
 
@@ -515,8 +516,192 @@ class _Usage(Exception):
     """A usage error found after parsing (exit 2)."""
 
 
+# --------------------------------------------------------------------------- audit (issue 11)
+
+
+def _add_audit_parser(sub: argparse._SubParsersAction) -> None:
+    au = sub.add_parser(
+        "audit",
+        help="the exact law of a verifier rule (coin model, comparison, residual, ...) on one pair",
+        description="Compute the exact emitted law of the verifier under a rule (a name from --list, or a "
+        "JSON file of rule fields) on the pair --target/--draft, or with --real on the real pairs shipped "
+        "with specproof. With --gamma G the same rows serve every position of a block of G drafts. Exit 0 if "
+        "the emitted law equals the target's (lossless on this input), 1 if not, 2 for usage or bad input.",
+    )
+    au.add_argument("--target", metavar="P", help="file with the target distribution p (as for prove)")
+    au.add_argument("--draft", metavar="Q", help="file with the draft distribution q")
+    au.add_argument("--proposal", metavar="R",
+                    help="file with the law the draft token is really drawn from, when it is not the q of the "
+                         "ratio (a bf16 or processed q)")
+    au.add_argument("--policy", metavar="NAME|FILE.json", default="standard",
+                    help="the rule: a name from --list (default standard) or a JSON file of Rule fields")
+    au.add_argument("--gamma", type=int, metavar="G", help="a block of G drafts, the same rows at every position")
+    au.add_argument("--stop-token", type=int, action="append", default=[], metavar="T",
+                    help="a stop token id (repeatable); with --gamma the block ends at the first one")
+    au.add_argument("--drafted", type=int, nargs="+", metavar="T",
+                    help="a given drafted block (ids, padding sentinels -1 at the end): the accepted-length law, "
+                         "pass probabilities and flag count for these drafts, the same rows at every position")
+    au.add_argument("--search", action="store_true",
+                    help="also search the minimal counterexample (exhaustive V <= 4, denominators <= 8, then "
+                         "1000 random pairs)")
+    au.add_argument("--json", action="store_true", help="print one JSON object (rationals as 'n/d' strings)")
+    au.add_argument("--list", action="store_true", help="list the named rules with their description and source")
+    au.add_argument("--real", choices=["phone", "smollm2", "all"],
+                    help="audit the real pairs shipped with specproof instead of --target/--draft "
+                         "(phone: 20 pairs, V = 41, under a second; smollm2: 18 pairs, V = 49,152, about 10-25 s each)")
+
+
+def _audit_rule(text: str):
+    from .policy import NAMED_RULES, rule_from_dict, named_rule
+
+    if text.endswith(".json") and text not in NAMED_RULES:
+        try:
+            with open(text, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except json.JSONDecodeError as exc:
+            raise _Usage(f"--policy {text}: not valid JSON ({exc.msg})") from None
+        return text, rule_from_dict(data)
+    return text, named_rule(text)
+
+
+def _audit_position(p, q, rule, proposal=None) -> dict:
+    from .audit import position_law
+    from .rational import format_fraction as ff
+
+    law = position_law(p, q, rule, proposal=proposal)
+    return {
+        "verdict": "lossless" if law.lossless else "lossy",
+        "tv": ff(law.tv),
+        "alpha": ff(law.alpha),
+        "textbook_alpha": ff(law.textbook_alpha),
+        "law": [ff(x) for x in law.law],
+        "reference": [ff(x) for x in law.reference],
+        "differing": law.differing(),
+        "out_of_range": {str(k): ff(v) for k, v in sorted(law.out_of_range.items())},
+    }
+
+
+def _audit_report(name: str, out: dict) -> str:
+    from fractions import Fraction
+
+    def show(text: str) -> str:
+        x = Fraction(text)
+        return text if len(text) <= 100 else f"{float(x):.6g} (exact: {len(text)} characters; see --json)"
+
+    lines = [f"rule {name}: {out['verdict'].upper()}", f"  TV from the target's law: {show(out['tv'])}",
+             f"  alpha (P accepted under the rule): {show(out['alpha'])}; textbook sum min(p, q): {show(out['textbook_alpha'])}"]
+    if out["differing"]:
+        shown = ", ".join(map(str, out["differing"][:20])) + (" ..." if len(out["differing"]) > 20 else "")
+        lines.append(f"  tokens whose emitted mass differs: {shown} ({len(out['differing'])} of {len(out['law'])})")
+    if out["out_of_range"]:
+        lines.append(f"  mass on ids outside [0, V): {out['out_of_range']}")
+    if "gamma" in out:
+        lines.append(f"  gamma {out['gamma']}: accepted-length law {out['accepted_length']}")
+        lines.append(f"  E[accepted] {show(out['expected_accepted'])}; E[emitted] {show(out['expected_emitted'])}; "
+                     f"E[emitted up to the first stop] {show(out['expected_emitted_to_stop'])}")
+        if out.get("stream_tv") is not None:
+            lines.append(f"  TV of the first gamma + 1 output tokens: {show(out['stream_tv'])}")
+    if "drafted" in out:
+        d = out["drafted"]
+        lines.append(f"  drafted {d['tokens']}: {d['real_drafts']} verified; accepted-length law {d['accepted_length']}")
+        lines.append(f"  E[accepted prefix] {d['expected_accepted']}; E[sum of pass flags] {d['expected_flags']}; "
+                     f"counted by the rule {d['expected_counted']}")
+    if "search" in out:
+        srch = out["search"]
+        if srch["smallest"] is None:
+            lines.append(f"  search: no lossy pair among {srch['pairs']}")
+        else:
+            for key in ("smallest", "largest"):
+                c = srch[key]
+                lines.append(f"  search, {key}: p = [{', '.join(c['p'])}], q = [{', '.join(c['q'])}], TV {c['tv']}")
+    return "\n".join(lines)
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from .policy import NAMED_RULES
+
+    if args.list:
+        if args.json:
+            print(json.dumps([{"name": r.name, "description": r.description, "source": r.source}
+                              for r in NAMED_RULES.values()], indent=2))
+        else:
+            width = max(len(n) for n in NAMED_RULES)
+            for r in NAMED_RULES.values():
+                print(f"{r.name.ljust(width)}  {r.description}\n{'':{width}}  source: {r.source}")
+        return 0
+    name, rule = _audit_rule(args.policy)
+    if args.real:
+        return _audit_real(args, name, rule)
+    if args.target is None or args.draft is None:
+        raise _Usage("give --target and --draft (or --real, or --list)")
+    p, _ = load_distribution(args.target, "p")
+    q, _ = load_distribution(args.draft, "q")
+    proposal = None if args.proposal is None else load_distribution(args.proposal, "proposal")[0]
+    out = {"rule": name, "rule_fields": rule.as_dict(), **_audit_position(p, q, rule, proposal)}
+    if args.gamma is not None:
+        from .audit import block_law
+        from .rational import format_fraction as ff
+
+        block = block_law(p, q, args.gamma, rule, stop_tokens=args.stop_token, proposal=proposal)
+        out.update({
+            "verdict": "lossless" if block.lossless and out["verdict"] == "lossless" else "lossy",
+            "gamma": args.gamma,
+            "accepted_length": [ff(x) for x in block.accepted_length],
+            "expected_accepted": ff(block.expected_accepted),
+            "expected_counted": ff(block.expected_counted),
+            "acceptance_rate": ff(block.acceptance_rate),
+            "expected_emitted": ff(block.expected_emitted),
+            "expected_emitted_to_stop": ff(block.expected_emitted_to_stop),
+            "stream_tv": None if block.stream_tv is None else ff(block.stream_tv),
+            "stop_tokens": args.stop_token,
+        })
+    if args.drafted is not None:
+        from .audit import given_block_law
+        from .rational import format_fraction as ff
+
+        n = len(args.drafted)
+        given = given_block_law([p] * (n + 1), [q] * n, args.drafted, rule)
+        out["drafted"] = {
+            "tokens": args.drafted,
+            "real_drafts": given.real_drafts,
+            "pass_probabilities": [ff(x) for x in given.pass_probabilities],
+            "accepted_length": [ff(x) for x in given.accepted_length],
+            "expected_accepted": ff(given.expected_accepted),
+            "expected_flags": ff(given.expected_flags),
+            "expected_counted": ff(given.expected_counted),
+        }
+    if args.search:
+        from .audit import search_counterexample
+        from .rational import format_fraction as ff
+
+        with tqdm(unit="pair", file=sys.stderr, disable=None, desc="search V <= 4, d <= 8, then 1000 random") as bar:
+            found = search_counterexample(rule, random_pairs=1000, progress=bar.update)
+        pack = lambda c: None if c is None else {  # noqa: E731
+            "p": [ff(x) for x in c.p], "q": [ff(x) for x in c.q], "tv": ff(c.tv)}
+        out["search"] = {"smallest": pack(found.smallest), "largest": pack(found.largest), "pairs": found.pairs}
+    print(json.dumps(out, indent=2, sort_keys=True) if args.json else _audit_report(name, out))
+    return 0 if out["verdict"] == "lossless" else 1
+
+
+def _audit_real(args: argparse.Namespace, name: str, rule) -> int:
+    from . import fixtures
+
+    sources = {"phone": [fixtures.phone_lm_pairs], "smollm2": [fixtures.smollm2_pairs],
+               "all": [fixtures.phone_lm_pairs, fixtures.smollm2_pairs]}[args.real]
+    results = []
+    for source in sources:
+        for rp in tqdm(list(source()), unit="pair", file=sys.stderr, disable=None, desc=name):
+            results.append({"pair": rp.name, "rule": name, **_audit_position(rp.p, rp.q, rule)})
+    if args.json:
+        print(json.dumps(results, indent=2, sort_keys=True))
+    else:
+        for r in results:
+            print(_audit_report(name, r).replace(f"rule {name}:", f"{r['pair']}, rule {name}:", 1))
+    return 0 if all(r["verdict"] == "lossless" for r in results) else 1
+
+
 _COMMANDS = {"prove": _prove, "check": _check, "transcript": _transcript, "fixtures": _fixtures,
-             "crosscheck": _crosscheck}
+             "crosscheck": _crosscheck, "audit": _audit}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,723 @@
+"""Outcome trees: the law of one verification position as a finite tree of primitive events.
+
+A verifier's randomness at one position is a short program: draw the draft token from a row,
+draw a coin and compare it with a threshold, draw a token from a residual row, or take a
+deterministic branch. This module writes that program's *outcomes* as data: a tree whose every
+branch carries one primitive event and its exact conditional probability (a
+:class:`~fractions.Fraction`), and whose leaves name the emitted token and whether the drafted
+token was accepted. Summing the leaves' path masses by output gives the exact emitted law.
+
+The primitives are few on purpose (the kernel grows by primitives, not by rules):
+
+============== ==============================================================================
+``Draw``       draw a token from a named row: ``P = row[t] / sum(row)``
+``Coin``       a uniform coin ``u`` under a named :class:`CoinModel` falls in an interval whose
+               ends are thresholds re-derived from the rows (a ratio ``a[x]/b[x]``, a
+               cumulative sum of a normalized row, or a constant), each end with ``<``/``<=``
+``Choice``     a deterministic branch whose condition is re-derived from the rows (always; the
+               row's argmax is / is not a token): probability 1 or 0
+``RaceGiven``  the winner of an exponential race ``argmax w_i / E_i`` on one row, given the
+               winner of an earlier race on another row that shared the same noise ``E_i``
+============== ==============================================================================
+
+Each primitive's :meth:`probability` is a pure function of the primitive and the rows, so a
+small checker can re-derive every branch from the rows alone; :meth:`OutcomeTree.rederive`
+does exactly that (untrusted here; a trusted checker can do the same with its own code).
+
+Coin models (measured, see the project's NOTES: PyTorch's ``torch.rand`` in float32 returns
+multiples of 2^-24 in [0, 1), in float64 multiples of 2^-53): with a grid coin the law stays
+exact, as a count of grid points. For ``0 <= t < 1`` on the float32 grid,
+``P(u < t) = ceil(t 2^24) / 2^24`` and ``P(u <= t) = (floor(t 2^24) + 1) / 2^24``.
+
+References
+----------
+Leviathan et al. 2023, Algorithm 1 and Appendix A.1 (the textbook step as coin and residual
+draw); Chen et al. 2023, Algorithm 2. The exponential race: ``argmax_i w_i / E_i`` with ``E_i``
+i.i.d. Exp(1) picks ``i`` with probability ``w_i / sum(w)`` (the exponential-clock
+construction; it is how ``torch.multinomial`` samples).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Iterator, Mapping, Union
+
+from .errors import SpecProofError
+
+__all__ = [
+    "CoinModel",
+    "CONTINUOUS",
+    "FLOAT32",
+    "FLOAT64",
+    "FLOAT32_OPEN_CLOSED",
+    "coin_model",
+    "Bound",
+    "Draw",
+    "Coin",
+    "Choice",
+    "RaceGiven",
+    "Leaf",
+    "Branch",
+    "Node",
+    "OutcomeTree",
+    "Rows",
+    "race_given",
+    "InvalidTree",
+]
+
+Row = tuple[Fraction, ...]
+
+
+class InvalidTree(SpecProofError):
+    """An outcome tree is inconsistent: a branch's stored probability differs from the one its
+    primitive gives on the rows, a node's branches do not sum to 1, or a row is missing."""
+
+
+# --------------------------------------------------------------------------- coin models
+
+
+@dataclass(frozen=True)
+class CoinModel:
+    """The law of the uniform coin ``u`` a verifier compares with a threshold.
+
+    Attributes
+    ----------
+    name : str
+        ``"continuous"`` (U[0, 1)), ``"float32"`` (the grid k/2^24, k = 0..2^24-1),
+        ``"float64"`` (k/2^53), ``"float32-(0,1]"`` (k/2^24, k = 1..2^24, as ``1 - rand()``
+        gives), ``"float64-(0,1]"``, or ``"fixed:V"`` (the coin always equals the rational V).
+    bits : int or None
+        For a grid, b: the points are multiples of 2^-b. None otherwise.
+    open_closed : bool
+        For a grid, True for the points 1..2^b (the interval (0, 1]) instead of 0..2^b - 1.
+    value : Fraction or None
+        For a fixed coin, its value in [0, 1].
+
+    Notes
+    -----
+    A continuous coin on (0, 1] has the same law as on [0, 1) (a single point has mass 0), so
+    there is one continuous model. Thresholds may lie outside [0, 1] (``p/q > 1``); the
+    probabilities are clamped by counting, never by a float.
+    """
+
+    name: str
+    bits: int | None = None
+    open_closed: bool = False
+    value: Fraction | None = None
+
+    def below(self, t: Fraction, strict: bool) -> Fraction:
+        """``P(u < t)`` if ``strict`` else ``P(u <= t)``, exactly.
+
+        Parameters
+        ----------
+        t : Fraction
+            Any rational threshold.
+        strict : bool
+            True for ``<``, False for ``<=``.
+
+        Returns
+        -------
+        Fraction
+            In [0, 1].
+
+        Examples
+        --------
+        >>> FLOAT32.below(Fraction(0), strict=False) == Fraction(1, 2**24)
+        True
+        >>> FLOAT32.below(Fraction(1, 3), strict=True) == Fraction(5592406, 2**24)
+        True
+        >>> CONTINUOUS.below(Fraction(3, 2), strict=True)
+        Fraction(1, 1)
+        """
+        if self.value is not None:
+            return Fraction(1) if (self.value < t if strict else self.value <= t) else Fraction(0)
+        if self.bits is None:
+            return min(Fraction(1), max(Fraction(0), t))
+        n = 1 << self.bits
+        lo, hi = (1, n) if self.open_closed else (0, n - 1)
+        # grid points k/n with lo <= k <= hi; count those with k < t n (strict) or k <= t n.
+        tn = t * n
+        top = (math.ceil(tn) - 1) if strict else math.floor(tn)  # the largest admissible k
+        return Fraction(max(0, min(hi, top) - lo + 1), n)
+
+    def interval(self, lower: tuple[Fraction, bool] | None, upper: tuple[Fraction, bool] | None) -> Fraction:
+        """``P(lower < u < upper)`` with each end strict or not; ``None`` for no bound.
+
+        ``lower = (a, strict)`` means ``a < u`` (strict) or ``a <= u``; ``upper = (b, strict)``
+        means ``u < b`` or ``u <= b``. Computed as ``P(u ~ b) - P(u ~' a)`` where ``~'`` is
+        the complement of the lower comparison, and 0 for an empty interval.
+        """
+        top = Fraction(1) if upper is None else self.below(upper[0], upper[1])
+        if lower is None:
+            return top
+        # P(u below the lower end) = P(u <= a) if the lower end is strict (a < u), else P(u < a).
+        under = self.below(lower[0], not lower[1])
+        return max(Fraction(0), top - under)
+
+    def as_dict(self) -> dict[str, str]:
+        """The model as JSON-ready data: ``{"coin": name}``."""
+        return {"coin": self.name}
+
+
+CONTINUOUS = CoinModel("continuous")
+FLOAT32 = CoinModel("float32", bits=24)
+FLOAT64 = CoinModel("float64", bits=53)
+FLOAT32_OPEN_CLOSED = CoinModel("float32-(0,1]", bits=24, open_closed=True)
+_FLOAT64_OPEN_CLOSED = CoinModel("float64-(0,1]", bits=53, open_closed=True)
+_COINS = {c.name: c for c in (CONTINUOUS, FLOAT32, FLOAT64, FLOAT32_OPEN_CLOSED, _FLOAT64_OPEN_CLOSED)}
+
+
+def coin_model(name: str) -> CoinModel:
+    """Look up a coin model by name: one of ``continuous``, ``float32``, ``float64``,
+    ``float32-(0,1]``, ``float64-(0,1]``, or ``fixed:V`` with V a rational in [0, 1].
+
+    Parameters
+    ----------
+    name : str
+
+    Returns
+    -------
+    CoinModel
+
+    Raises
+    ------
+    SpecProofError
+        For an unknown name or a fixed value outside [0, 1].
+
+    Examples
+    --------
+    >>> coin_model("fixed:0").below(Fraction(0), strict=False)
+    Fraction(1, 1)
+    >>> coin_model("float32") is FLOAT32
+    True
+    """
+    if isinstance(name, str) and name.startswith("fixed:"):
+        from .rational import to_fraction
+
+        v = to_fraction(name[len("fixed:"):], what="fixed coin value")
+        if not 0 <= v <= 1:
+            raise SpecProofError(f"fixed coin value is {v}, not in [0, 1]")
+        return CoinModel(f"fixed:{v}", value=v)
+    if name not in _COINS:
+        raise SpecProofError(f"unknown coin model {name!r}; known: {', '.join(_COINS)}, fixed:V")
+    return _COINS[name]
+
+
+# --------------------------------------------------------------------------- primitives
+
+
+def _row(rows: Mapping[str, Row], name: str) -> Row:
+    if name not in rows:
+        raise InvalidTree(f"the tree refers to row {name!r}, which it does not list")
+    return rows[name]
+
+
+class Rows(dict):
+    """The rows of a tree (a dict name -> tuple of Fraction) that remembers each row's total and
+    cumulative sums, so that re-deriving V branches costs O(V), not O(V^2). Treat as read-only."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._cumulative: dict[str, list[Fraction]] = {}
+
+    def argmax(self, name: str) -> int:
+        """The argmax of row ``name``, ties to the smallest id (remembered)."""
+        key = "argmax:" + name
+        if key not in self._cumulative:
+            row = _row(self, name)
+            self._cumulative[key] = max(range(len(row)), key=lambda i: (row[i], -i))
+        return self._cumulative[key]
+
+    def cumulative(self, name: str) -> list[Fraction]:
+        """``[r[0], r[0] + r[1], ...]`` for the row ``name`` (its last entry is the total)."""
+        if name not in self._cumulative:
+            acc, out = Fraction(0), []
+            for x in _row(self, name):
+                acc += x
+                out.append(acc)
+            self._cumulative[name] = out
+        return self._cumulative[name]
+
+
+def _cumulative(rows: Mapping[str, Row], name: str, i: int) -> Fraction:
+    """sum(rows[name][:i + 1]); i = -1 for the total."""
+    if isinstance(rows, Rows):
+        return rows.cumulative(name)[i]
+    row = _row(rows, name)
+    return sum(row if i == -1 else row[: i + 1], Fraction(0))
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One end of a coin interval, re-derived from the rows.
+
+    Attributes
+    ----------
+    source : tuple
+        ``("ratio", a, b, x)``: ``a[x] / b[x]`` (b[x] > 0); ``("cdf", r, i)``: the cumulative
+        normalized row ``sum(r[:i+1]) / sum(r)``; ``("const", v)``: the rational v.
+    strict : bool
+        For a lower end, True means ``t < u``; for an upper end, True means ``u < t``.
+    """
+
+    source: tuple
+    strict: bool
+
+    def value(self, rows: Mapping[str, Row]) -> Fraction:
+        """The threshold's value on ``rows``."""
+        kind = self.source[0]
+        if kind == "ratio":
+            _, a, b, x = self.source
+            den = _row(rows, b)[x]
+            if den == 0:
+                raise InvalidTree(f"ratio threshold {a}[{x}]/{b}[{x}] divides by 0")
+            return _row(rows, a)[x] / den
+        if kind == "cdf":
+            _, r, i = self.source
+            total = _cumulative(rows, r, -1)
+            if total == 0:
+                raise InvalidTree(f"cdf threshold on row {r!r}, which has mass 0")
+            return _cumulative(rows, r, i) / total
+        if kind == "const":
+            return Fraction(self.source[1])
+        raise InvalidTree(f"unknown threshold source {self.source!r}")
+
+
+@dataclass(frozen=True)
+class Draw:
+    """Draw token ``token`` from the row named ``row``: ``P = row[token] / sum(row)``."""
+
+    row: str
+    token: int
+
+    def probability(self, rows: Mapping[str, Row]) -> Fraction:
+        r = _row(rows, self.row)
+        total = _cumulative(rows, self.row, -1)
+        if total == 0:
+            raise InvalidTree(f"draw from row {self.row!r}, which has mass 0")
+        return r[self.token] / total
+
+
+@dataclass(frozen=True)
+class Coin:
+    """The coin ``u`` (law :attr:`model`) lies between :attr:`lower` and :attr:`upper`."""
+
+    model: CoinModel
+    lower: Bound | None = None
+    upper: Bound | None = None
+
+    def probability(self, rows: Mapping[str, Row]) -> Fraction:
+        lo = None if self.lower is None else (self.lower.value(rows), self.lower.strict)
+        hi = None if self.upper is None else (self.upper.value(rows), self.upper.strict)
+        return self.model.interval(lo, hi)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A deterministic branch: probability 1 if its condition holds on the rows, else 0.
+
+    Conditions: ``("always",)``; ``("argmax-is", r, t)`` and ``("argmax-is-not", r, t)``
+    (the argmax of row r, ties to the smallest id, is / is not t); ``("zero", r, t)`` and
+    ``("positive", r, t)`` (``r[t] == 0`` / ``> 0``). :attr:`why` is free text for people.
+    """
+
+    condition: tuple
+    why: str = ""
+
+    def probability(self, rows: Mapping[str, Row]) -> Fraction:
+        kind = self.condition[0]
+        if kind == "always":
+            holds = True
+        elif kind in ("argmax-is", "argmax-is-not"):
+            _, r, t = self.condition
+            if isinstance(rows, Rows):
+                top = rows.argmax(r)
+            else:
+                row = _row(rows, r)
+                top = max(range(len(row)), key=lambda i: (row[i], -i))
+            holds = (top == t) == (kind == "argmax-is")
+        elif kind in ("zero", "positive"):
+            _, r, t = self.condition
+            holds = (_row(rows, r)[t] == 0) == (kind == "zero")
+        else:
+            raise InvalidTree(f"unknown choice condition {self.condition!r}")
+        return Fraction(int(holds))
+
+
+@dataclass(frozen=True)
+class RaceGiven:
+    """The race ``argmax_i second[i] / E_i`` is won by :attr:`winner`, given that the race
+    ``argmax_i first[i] / E_i`` on the same noise ``E`` was won by :attr:`given`.
+
+    Probability: :func:`race_given` on the two rows.
+    """
+
+    first: str
+    given: int
+    second: str
+    winner: int
+
+    def probability(self, rows: Mapping[str, Row]) -> Fraction:
+        return race_given(_row(rows, self.first), self.given, _row(rows, self.second), self.winner)
+
+
+Primitive = Union[Draw, Coin, Choice, RaceGiven]
+
+
+def _race_joint(a: Row, x: int, b: Row, y: int) -> Fraction:
+    """P(argmax a/E = x and argmax b/E = y) for i.i.d. E_i ~ Exp(1), a[x] > 0, b[y] > 0.
+
+    Write T_i = E_i. The first race is won by x iff T_i > (a_i/a_x) T_x for all i != x; the second
+    by y iff T_i > (b_i/b_y) T_y for all i != y. For x == y: P = 1 / sum_i max(a_i/a_x, b_i/b_x)
+    (integrate e^{-t sum_i c_i}). For x != y, substitute T_x = a_x s, T_y = b_y s lam: the joint
+    density integrates, over s, to a_x b_y / K(lam)^2 with K(lam) = a_x + b_y lam + sum_{i != x, y}
+    max(a_i, b_i lam), piecewise linear in lam, for lam > (a_y / b_y) and also T_x > b_x lam s
+    (the second race not won by x): lam < a_x / b_x when b_x > 0. Each linear piece c + d lam
+    integrates in closed form: int d lam / (c + d lam)^2 = 1/(d (c + d lo)) - 1/(d (c + d hi)).
+    """
+    if x == y:
+        total = Fraction(0)
+        for i in range(len(a)):
+            total += max(a[i] / a[x], b[i] / b[y])
+        return 1 / total
+    lo = a[y] / b[y]  # the first race is not won by y: T_y > (a_y/a_x) T_x
+    hi = a[x] / b[x] if b[x] > 0 else None  # the second race is not won by x
+    if hi is not None and hi <= lo:
+        return Fraction(0)
+    others = [i for i in range(len(a)) if i not in (x, y)]
+    cuts = sorted({a[i] / b[i] for i in others if b[i] > 0 and a[i] > 0 and a[i] / b[i] > lo
+                   and (hi is None or a[i] / b[i] < hi)})
+    edges = [lo, *cuts, hi]
+    total = Fraction(0)
+    for left, right in zip(edges, edges[1:]):
+        probe = left + 1 if right is None else (left + right) / 2
+        c, d = a[x], b[y]
+        for i in others:
+            if b[i] * probe > a[i]:
+                d += b[i]
+            else:
+                c += a[i]
+        upper = Fraction(0) if right is None else 1 / (d * (c + d * right))
+        total += 1 / (d * (c + d * left)) - upper
+    return a[x] * b[y] * total
+
+
+def race_given(first: Row, given: int, second: Row, winner: int) -> Fraction:
+    """P(the race on ``second`` is won by ``winner`` | the race on ``first`` was won by ``given``),
+    both races ``argmax_i w_i / E_i`` sharing the same i.i.d. Exp(1) noise E.
+
+    Parameters
+    ----------
+    first, second : tuple of Fraction, length V
+        Nonnegative weights (need not be normalized); ``first[given] > 0``.
+    given, winner : int
+        Token ids.
+
+    Returns
+    -------
+    Fraction
+        Exact; 0 when ``second[winner] == 0``.
+
+    Notes
+    -----
+    With independent noise the answer would be ``second[winner] / sum(second)``; sharing the
+    noise couples the two winners (a token that won the first race is likely to win the
+    second), which is the "race-reuse" fault. See :func:`_race_joint` for the integral.
+
+    Examples
+    --------
+    >>> half = (Fraction(1, 2), Fraction(1, 2))
+    >>> race_given(half, 0, half, 0)
+    Fraction(1, 1)
+    >>> race_given((Fraction(1), Fraction(1), Fraction(0)), 0, (Fraction(0), Fraction(1), Fraction(1)), 1)
+    Fraction(1, 3)
+
+    (Given E_0 < E_1, the second race is won by 1 iff E_1 < E_2: P(E_0 < E_1 < E_2) / P(E_0 < E_1)
+    = (1/6) / (1/2).)
+    """
+    if first[given] <= 0:
+        raise InvalidTree(f"race on the first row cannot be won by {given}: its weight is 0")
+    if second[winner] <= 0:
+        return Fraction(0)
+    p_given = first[given] / sum(first, Fraction(0))
+    return _race_joint(first, given, second, winner) / p_given
+
+
+# --------------------------------------------------------------------------- the tree
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """An outcome: the verifier emits ``output`` (a token id; ``V`` or more marks an
+    out-of-range id a faulty rule can produce) and ``accepted`` says whether the drafted
+    token was accepted (the block continues after it)."""
+
+    output: int
+    accepted: bool
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One branch: its primitive event and its exact probability given the parent node."""
+
+    event: Primitive
+    probability: Fraction
+    child: "Node | Leaf"
+
+
+@dataclass(frozen=True)
+class Node:
+    """A step of the verifier (``label`` says which); its branches' probabilities sum to 1.
+
+    Branches of probability 0 are left out."""
+
+    label: str
+    branches: tuple[Branch, ...]
+
+
+@dataclass(frozen=True)
+class OutcomeTree:
+    """The outcomes of one verification position, with the rows its primitives read.
+
+    Attributes
+    ----------
+    rows : dict of str -> tuple of Fraction
+        Every row a primitive names (``"target"``, ``"draft"``, ``"proposal"``, ``"residual"``
+        ...), each of length V.
+    derivations : dict of str -> str
+        For each row, how it was obtained from the inputs (for people and certificates).
+    root : Node or Leaf
+    vocab_size : int
+        V.
+    """
+
+    rows: Mapping[str, Row]
+    root: Node | Leaf
+    vocab_size: int
+    derivations: Mapping[str, str] = field(default_factory=dict)
+
+    def _nodes(self) -> list["Node | Leaf"]:
+        """Every distinct node (a subtree may be shared, e.g. one residual draw for every
+        rejected draft), parents before children."""
+        order: list[Node | Leaf] = []
+        seen: set[int] = set()
+        stack: list[tuple[Node | Leaf, bool]] = [(self.root, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                order.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.append((node, True))
+            if isinstance(node, Node):
+                stack.extend((br.child, False) for br in node.branches)
+        order.reverse()  # reversed post-order: a topological order
+        return order
+
+    def outcomes(self) -> dict[tuple[int, bool], Fraction]:
+        """The mass of each outcome ``(output, accepted)``: every path's product of branch
+        probabilities, summed by leaf. Linear in the number of branches, shared subtrees
+        counted once (mass is pushed down in topological order). Computed once per tree."""
+        return dict(self._outcomes)
+
+    @functools.cached_property
+    def _outcomes(self) -> dict[tuple[int, bool], Fraction]:
+        mass: dict[int, Fraction] = {id(self.root): Fraction(1)}
+        out: dict[tuple[int, bool], Fraction] = {}
+        for node in self._nodes():
+            m = mass.pop(id(node), Fraction(0))
+            if isinstance(node, Leaf):
+                key = (node.output, node.accepted)
+                out[key] = out.get(key, Fraction(0)) + m
+                continue
+            for br in node.branches:
+                k = id(br.child)
+                mass[k] = mass.get(k, Fraction(0)) + m * br.probability
+        return out
+
+    def paths(self) -> Iterator[tuple[tuple[Branch, ...], Fraction, Leaf]]:
+        """Every root-to-leaf path: its branches, its mass (product of the branch
+        probabilities) and its leaf, depth first in branch order."""
+        stack: list[tuple[Node | Leaf, tuple[Branch, ...], Fraction]] = [(self.root, (), Fraction(1))]
+        while stack:
+            node, path, mass = stack.pop()
+            if isinstance(node, Leaf):
+                yield path, mass, node
+                continue
+            for br in reversed(node.branches):
+                stack.append((br.child, path + (br,), mass * br.probability))
+
+    def law(self) -> tuple[tuple[Fraction, ...], dict[int, Fraction]]:
+        """The emitted law: leaves summed by output.
+
+        Returns
+        -------
+        law : tuple of Fraction, length V
+            Mass of each token id in [0, V).
+        out_of_range : dict of int -> Fraction
+            Mass of outputs outside [0, V) (a faulty rule's invalid ids); empty for a sound rule.
+        """
+        law = [Fraction(0)] * self.vocab_size
+        bad: dict[int, Fraction] = {}
+        for (output, _), mass in self.outcomes().items():
+            if 0 <= output < self.vocab_size:
+                law[output] += mass
+            else:
+                bad[output] = bad.get(output, Fraction(0)) + mass
+        return tuple(law), bad
+
+    def accept_probability(self) -> Fraction:
+        """P(the drafted token is accepted): the mass of the accepted leaves."""
+        return sum((m for (_, acc), m in self.outcomes().items() if acc), Fraction(0))
+
+    def accepted_law(self) -> tuple[Fraction, ...]:
+        """Per token x, P(x is drafted and accepted): the accepted leaves summed by output."""
+        out = [Fraction(0)] * self.vocab_size
+        for (output, acc), m in self.outcomes().items():
+            if acc:
+                out[output] += m
+        return tuple(out)
+
+    def rederive(self) -> None:
+        """Re-derive every branch's probability from its primitive and the rows.
+
+        Raises
+        ------
+        InvalidTree
+            If a stored probability differs from the primitive's, or a node's branches do
+            not sum to exactly 1.
+        """
+        for node in self._nodes():
+            if isinstance(node, Leaf):
+                continue
+            total = Fraction(0)
+            for br in node.branches:
+                got = br.event.probability(self.rows)
+                if got != br.probability:
+                    raise InvalidTree(f"{node.label}: branch {br.event!r} claims {br.probability}, rows give {got}")
+                total += got
+            if total != 1:
+                raise InvalidTree(f"{node.label}: branches sum to {total}, not 1")
+
+    def as_dict(self) -> dict:
+        """The tree as JSON-ready data (rationals as ``"n/d"``), shared subtrees written once.
+
+        Returns
+        -------
+        dict
+            ``{"schema", "vocab_size", "rows": {name: ["n/d", ...]}, "derivations",
+            "nodes": [{"label", "branches": [{"event", "probability", "child"}]}], "root"}``
+            where ``child`` is a node index or ``{"leaf": [output, accepted]}`` and ``event`` is
+            one of ``{"draw": {"row", "token"}}``, ``{"coin": {"model", "lower", "upper"}}``
+            (each bound ``{"source": [...], "strict"}`` or null), ``{"choice": {"condition",
+            "why"}}``, ``{"race": {"first", "given", "second", "winner"}}``. Node 0 is the root
+            (the root may also be a leaf: ``"root": {"leaf": ...}``). A certificate can list this
+            and a checker re-derive each branch from ``rows`` (see :meth:`from_dict`).
+
+        Examples
+        --------
+        >>> from fractions import Fraction as F
+        >>> tree = OutcomeTree({"q": (F(1, 2), F(1, 2))}, Node("draft", (
+        ...     Branch(Draw("q", 0), F(1, 2), Leaf(0, True)), Branch(Draw("q", 1), F(1, 2), Leaf(1, True)))), 2)
+        >>> OutcomeTree.from_dict(tree.as_dict()).law() == tree.law()
+        True
+        """
+        def fr(x: Fraction) -> str:
+            return f"{x.numerator}/{x.denominator}"
+
+        def bound(b: Bound | None):
+            if b is None:
+                return None
+            src = list(b.source)
+            if src[0] == "const":
+                src[1] = fr(Fraction(src[1]))
+            return {"source": src, "strict": b.strict}
+
+        def event(e: Primitive) -> dict:
+            if isinstance(e, Draw):
+                return {"draw": {"row": e.row, "token": e.token}}
+            if isinstance(e, Coin):
+                return {"coin": {"model": e.model.name, "lower": bound(e.lower), "upper": bound(e.upper)}}
+            if isinstance(e, Choice):
+                return {"choice": {"condition": list(e.condition), "why": e.why}}
+            return {"race": {"first": e.first, "given": e.given, "second": e.second, "winner": e.winner}}
+
+        nodes = [n for n in self._nodes() if isinstance(n, Node)]
+        index = {id(n): i for i, n in enumerate(nodes)}
+
+        def child(c):
+            return {"leaf": [c.output, c.accepted]} if isinstance(c, Leaf) else index[id(c)]
+
+        return {
+            "schema": "specproof.outcome-tree/1",
+            "vocab_size": self.vocab_size,
+            "rows": {k: [fr(x) for x in v] for k, v in sorted(self.rows.items())},
+            "derivations": dict(sorted(self.derivations.items())),
+            "nodes": [{"label": n.label, "branches": [
+                {"event": event(b.event), "probability": fr(b.probability), "child": child(b.child)}
+                for b in n.branches]} for n in nodes],
+            "root": child(self.root),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "OutcomeTree":
+        """Read back :meth:`as_dict`'s data (probabilities as stored: call :meth:`rederive` to
+        check them against the rows).
+
+        Raises
+        ------
+        InvalidTree
+            Malformed data (an unknown event, a child index out of range or not below-first).
+        """
+        def fr(x) -> Fraction:
+            if not isinstance(x, str):
+                raise InvalidTree(f"{x!r} is not an 'n/d' string")
+            num, _, den = x.partition("/")
+            return Fraction(int(num), int(den or 1))
+
+        def bound(b):
+            if b is None:
+                return None
+            src = tuple(fr(v) if i == 1 and b["source"][0] == "const" else v for i, v in enumerate(b["source"]))
+            return Bound(src, bool(b["strict"]))
+
+        def event(e):
+            (kind, body), = e.items()
+            if kind == "draw":
+                return Draw(body["row"], body["token"])
+            if kind == "coin":
+                return Coin(coin_model(body["model"]), bound(body["lower"]), bound(body["upper"]))
+            if kind == "choice":
+                return Choice(tuple(body["condition"]), body.get("why", ""))
+            if kind == "race":
+                return RaceGiven(body["first"], body["given"], body["second"], body["winner"])
+            raise InvalidTree(f"unknown event kind {kind!r}")
+
+        raw = data["nodes"]
+        built: list[Node | None] = [None] * len(raw)
+
+        def child(c, parent: int):
+            if isinstance(c, dict):
+                out, acc = c["leaf"]
+                return Leaf(int(out), bool(acc))
+            if not isinstance(c, int) or not parent < c < len(raw):
+                raise InvalidTree(f"node {parent} has child {c!r}: not a later node index")
+            return built[c]
+
+        for i in range(len(raw) - 1, -1, -1):  # children come after their parents: build from the end
+            n = raw[i]
+            built[i] = Node(n["label"], tuple(Branch(event(b["event"]), fr(b["probability"]), child(b["child"], i))
+                                              for b in n["branches"]))
+        root = data["root"]
+        rows = Rows({k: tuple(fr(x) for x in v) for k, v in data["rows"].items()})
+        top = child(root, -1) if isinstance(root, dict) or root != 0 else built[0]
+        return cls(rows, top, int(data["vocab_size"]), dict(data.get("derivations", {})))
+
+    def size(self) -> int:
+        """The number of distinct branches (a shared subtree counted once)."""
+        return sum(len(node.branches) for node in self._nodes() if isinstance(node, Node))

@@ -1,0 +1,111 @@
+"""Tests for `specproof audit`: every row of issue 11's fault table that is a (p, q) input,
+through --json, compared with == on the parsed Fractions; exit codes; --list; --real."""
+
+import json
+from fractions import Fraction as F
+
+import pytest
+
+from specproof.cli import main
+
+N24 = 2**24
+
+
+def _write(tmp_path, name, values):
+    path = tmp_path / name
+    path.write_text(json.dumps(values), encoding="utf-8")
+    return str(path)
+
+
+def _audit(tmp_path, capsys, p, q, *extra):
+    code = main(["audit", "--target", _write(tmp_path, "p.json", p), "--draft", _write(tmp_path, "q.json", q),
+                 "--json", *extra])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def _fr(values):
+    return [F(v) for v in values]
+
+
+@pytest.mark.parametrize("policy, p, q, law, tv", [
+    ("accept-all", ["9/10", "1/10"], ["1/10", "9/10"], ["1/10", "9/10"], "4/5"),
+    ("le-float32-coin", [0, 1], [1, 0], [F(1, N24), 1 - F(1, N24)], F(1, N24)),
+    ("lt-float32-coin", [0, 1], [1, 0], [0, 1], 0),
+    ("resample-from-target", ["1/2", "1/2"], ["1/4", "3/4"], ["3/8", "5/8"], "1/8"),
+    ("residual-floor:1/1000", [0, "1/2", "1/2"], [1, 0, 0], ["1/1001", "500/1001", "500/1001"], "1/1001"),
+    ("coin-reuse-inverse-cdf", ["1/4", "1/4", "1/2"], [1, 0, 0], ["1/4", "1/12", "2/3"], "1/6"),
+    ("match-rule", ["1/2", "1/2"], ["1/4", "3/4"], ["1/2", "1/2"], 0),
+    ("greedy-first-draft-unchecked", [0, 1], [1, 0], [1, 0], 1),
+    ("greedy", [0, 1], [1, 0], [0, 1], 0),
+    ("coin-reuse-inverse-cdf", ["1/2", "1/2", 0], [1, 0, 0], ["1/2", "1/2", 0], 0),
+    ("temperature-ignored", ["3/5", "2/5"], ["1/2", "1/2"], [1, 0], "2/5"),
+])
+def test_fault_table_rows_through_json(tmp_path, capsys, policy, p, q, law, tv):
+    code, out = _audit(tmp_path, capsys, p, q, "--policy", policy)
+    assert _fr(out["law"]) == _fr(law) and F(out["tv"]) == F(tv)
+    assert out["verdict"] == ("lossless" if F(tv) == 0 else "lossy")
+    assert code == (0 if F(tv) == 0 else 1)
+
+
+def test_alpha_columns_through_json(tmp_path, capsys):
+    _, out = _audit(tmp_path, capsys, ["9/10", "1/10"], ["1/10", "9/10"], "--policy", "accept-all")
+    assert F(out["textbook_alpha"]) == F(1, 5) and F(out["alpha"]) == 1
+    _, out = _audit(tmp_path, capsys, ["1/2", "1/2"], ["1/4", "3/4"], "--policy", "resample-from-target")
+    assert F(out["alpha"]) == F(3, 4)
+    _, out = _audit(tmp_path, capsys, ["1/2", "1/2"], ["1/4", "3/4"], "--policy", "match-rule")
+    assert F(out["alpha"]) == F(1, 2) and F(out["textbook_alpha"]) == F(3, 4)
+
+
+def test_eos_row_through_json(tmp_path, capsys):
+    half = ["1/2", "1/2"]
+    code, out = _audit(tmp_path, capsys, half, half, "--gamma", "2", "--stop-token", "0")
+    assert code == 0 and F(out["expected_emitted_to_stop"]) == F(7, 4) == F(out["expected_emitted"])
+    code, out = _audit(tmp_path, capsys, half, half, "--gamma", "2", "--stop-token", "0", "--policy", "commit-past-stop")
+    assert F(out["expected_emitted"]) == 3 and F(out["expected_emitted_to_stop"]) == F(7, 4)
+
+
+def test_flag_and_padding_rows_through_drafted(tmp_path, capsys):
+    _, out = _audit(tmp_path, capsys, ["1/4", "3/4"], ["1/2", "1/2"], "--drafted", "0", "0", "0",
+                    "--policy", "flag-sum-count")
+    d = out["drafted"]
+    assert _fr(d["accepted_length"]) == [F(1, 2), F(1, 4), F(1, 8), F(1, 8)]
+    assert F(d["expected_accepted"]) == F(7, 8) and F(d["expected_counted"]) == F(3, 2)
+    u = ["1/4"] * 4
+    _, out = _audit(tmp_path, capsys, u, u, "--drafted", "1", "0", "1", "-1", "-1")
+    assert out["drafted"]["real_drafts"] == 3 and _fr(out["drafted"]["accepted_length"]) == [0, 0, 0, 1]
+
+
+def test_rule_file_and_search(tmp_path, capsys):
+    rule = _write(tmp_path, "rule.json", {"comparison": "<=", "coin": "float32"})
+    code, out = _audit(tmp_path, capsys, [0, 1], [1, 0], "--policy", rule)
+    assert code == 1 and F(out["tv"]) == F(1, N24)
+    assert out["rule_fields"]["coin"] == "float32"
+
+
+def test_list_and_usage_errors(tmp_path, capsys):
+    assert main(["audit", "--list", "--json"]) == 0
+    names = {r["name"] for r in json.loads(capsys.readouterr().out)}
+    assert {"standard", "accept-all", "le-float32-coin", "lt-float32-coin", "resample-from-target",
+            "residual-floor:EPS", "coin-reuse-inverse-cdf", "match-rule", "first-draft-unchecked", "race-reuse"} <= names
+    assert main(["audit", "--policy", "standard"]) == 2
+    assert main(["audit", "--target", _write(tmp_path, "p.json", ["1/2", "1/2"]), "--draft",
+                 _write(tmp_path, "q.json", ["1/2", "1/2"]), "--policy", "no-such-rule"]) == 2
+    assert "unknown rule 'no-such-rule'" in capsys.readouterr().err
+
+
+def test_real_phone_pairs_standard_lossless_float32_lossy(capsys):
+    assert main(["audit", "--real", "phone", "--json"]) == 0
+    results = json.loads(capsys.readouterr().out)
+    assert len(results) == 20 and all(r["verdict"] == "lossless" and r["tv"] == "0/1" for r in results)
+    assert main(["audit", "--real", "phone", "--json", "--policy", "lt-float32-coin"]) == 1
+    lossy = json.loads(capsys.readouterr().out)
+    # tiny but not 0: each accept mass q(x) P(u < t) exceeds q(x) t by less than q(x) 2^-24 and the
+    # rejection mass shrinks by the same total, so TV <= sum_x q(x) 2^-24 = 2^-24
+    assert all(r["verdict"] == "lossy" and 0 < F(r["tv"]) <= F(1, N24) for r in lossy)
+
+
+def test_proposal_file(tmp_path, capsys):
+    # argmax drafts [1, 0] against q = [3/4, 1/4]: law [2/3, 1/3], TV 1/6 (tests/test_audit.py by hand)
+    prop = _write(tmp_path, "r.json", [1, 0])
+    code, out = _audit(tmp_path, capsys, ["1/2", "1/2"], ["3/4", "1/4"], "--proposal", prop)
+    assert code == 1 and _fr(out["law"]) == [F(2, 3), F(1, 3)] and F(out["tv"]) == F(1, 6)

@@ -1,0 +1,83 @@
+"""Tests for specproof.policy: the rule value, processing steps, named rules."""
+
+from fractions import Fraction as F
+
+import pytest
+
+from specproof.errors import SpecProofError
+from specproof.outcome import FLOAT32, CONTINUOUS
+from specproof.policy import (
+    NAMED_RULES,
+    STANDARD,
+    Processing,
+    Rule,
+    UnsupportedRule,
+    load_rule,
+    named_rule,
+    rule_from_dict,
+)
+
+
+def test_default_is_the_textbook_rule():
+    r = Rule()
+    assert (r.acceptance, r.comparison, r.coin, r.residual, r.residual_draw, r.proposal) == (
+        "ratio", "<", CONTINUOUS, "positive-part", "independent", "draft")
+    assert r.is_standard and named_rule("standard") == STANDARD
+    with pytest.raises(AttributeError):
+        r.comparison = "<="  # frozen
+
+
+def test_named_rules_from_the_issue_exist_with_description_and_source():
+    for name in ["standard", "accept-all", "le-float32-coin", "lt-float32-coin", "resample-from-target",
+                 "residual-floor:EPS", "coin-reuse-inverse-cdf", "match-rule", "first-draft-unchecked", "race-reuse"]:
+        entry = NAMED_RULES[name]
+        assert entry.description and entry.source and "\n" not in entry.description
+    assert named_rule("le-float32-coin") == Rule(comparison="<=", coin=FLOAT32)
+    assert named_rule("residual-floor:1/1000") == Rule(residual="floor", floor=F(1, 1000))
+    assert not named_rule("lt-float32-coin").is_standard
+
+
+def test_bad_rules_are_refused_with_the_field_named():
+    with pytest.raises(UnsupportedRule, match="comparison is '=='"):
+        Rule(comparison="==")
+    with pytest.raises(UnsupportedRule, match="floor"):
+        Rule(residual="floor")
+    with pytest.raises(UnsupportedRule, match="unknown rule 'nope'"):
+        named_rule("nope")
+    with pytest.raises(UnsupportedRule, match="unknown rule keys"):
+        rule_from_dict({"colour": "red"})
+    with pytest.raises(SpecProofError):
+        named_rule("residual-floor:0.001")
+    assert issubclass(UnsupportedRule, ValueError)
+
+
+def test_rule_round_trips_through_json_data():
+    for entry in NAMED_RULES.values():
+        assert rule_from_dict(entry.rule.as_dict()) == entry.rule
+    assert load_rule('{"coin": "float32"}') == named_rule("lt-float32-coin")
+    assert load_rule(" match-rule ") == named_rule("match-rule")
+
+
+def test_processing_steps_by_hand():
+    row = (F(1, 2), F(1, 4), F(1, 8), F(1, 8))
+    assert Processing(temperature=F(0)).apply(row) == (1, 0, 0, 0)
+    # T = 1/2: p^2 normalized: (16, 4, 1, 1) / 22
+    assert Processing(temperature=F(1, 2)).apply(row) == (F(16, 22), F(4, 22), F(1, 22), F(1, 22))
+    # top-k 3 with a tie at the boundary: the smaller id is kept
+    assert Processing(top_k=3).apply(row) == (F(4, 7), F(2, 7), F(1, 7), 0)
+    # top-p 3/4: 1/2 then 1/4 reaches 3/4 -> keep two
+    assert Processing(top_p=F(3, 4)).apply(row) == (F(2, 3), F(1, 3), 0, 0)
+    # min-p 1/2: keep p >= 1/4
+    assert Processing(min_p=F(1, 2)).apply(row) == (F(2, 3), F(1, 3), 0, 0)
+    with pytest.raises(UnsupportedRule, match="temperature 2/3"):
+        Processing(temperature=F(2, 3))
+
+
+def test_processing_order_changes_the_law():
+    row = (F(1, 2), F(3, 10), F(2, 10))
+    # top-p 3/5 first: 1/2 < 3/5, so tokens 0 and 1 are kept, (5/8, 3/8, 0); squared (T = 1/2): (25, 9, 0)/34.
+    # temperature first: (25, 9, 4)/38; 25/38 >= 3/5 already, so top-p keeps token 0 alone.
+    first_top_p = Processing(temperature=F(1, 2), top_p=F(3, 5), order=("top_p", "temperature", "top_k", "min_p"))
+    first_temp = Processing(temperature=F(1, 2), top_p=F(3, 5))
+    assert first_top_p.apply(row) == (F(25, 34), F(9, 34), 0)
+    assert first_temp.apply(row) == (F(1), 0, 0)
