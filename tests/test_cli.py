@@ -481,3 +481,34 @@ def test_json_output_of_prove_all_and_errors(tmp_path, capsys, monkeypatch):
     assert "usage: specproof check" in captured.err
     assert main(["prove", "--certificate", "small", "--json"]) == 2
     assert "invalid choice: 'small'" in json.loads(capsys.readouterr().out)["error"]
+
+
+def test_check_binds_a_certificate_to_its_input_files(tmp_path, capsys):
+    (tmp_path / "p.json").write_text("[0.5, 0.25, 0.25]")
+    (tmp_path / "q.json").write_text("[0.25, 0.25, 0.5]")
+    (tmp_path / "other.json").write_text('["1/2", "1/2", 0]')
+    (tmp_path / "pp.json").write_text("[[0.5, 0.25, 0.25], [0.25, 0.25, 0.5]]")
+    out = tmp_path / "out"
+    assert main(["prove", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json"),
+                 "--name", "pq", "--out", str(out)]) == 0
+    cert = json.loads((out / "pq.json").read_text())
+    assert len(cert["provenance"]["target"]["sha256"]) == 64  # the input files' hashes are recorded
+    capsys.readouterr()
+    args = ["check", str(out / "pq.json"), "--target", str(tmp_path / "p.json")]
+    assert main(args + ["--draft", str(tmp_path / "q.json")]) == 0
+    assert "p and q are exactly --target's and --draft's values made exact" in capsys.readouterr().out
+    assert main(args + ["--draft", str(tmp_path / "other.json")]) == 1
+    assert "REJECTED (input): certificate 0: q(0) is 1/4, but --draft gives 1/2" in capsys.readouterr().out
+    # swapped files: p is not the target file's
+    assert main(["check", str(out / "pq.json"), "--target", str(tmp_path / "q.json"),
+                 "--draft", str(tmp_path / "p.json")]) == 1
+    assert "certificate 0: p(0) is 1/2, but --target gives 1/4" in capsys.readouterr().out
+    # a [N, V] file binds a bundle row by row; one certificate against two rows does not bind
+    assert main(["prove", "--target", str(tmp_path / "pp.json"), "--draft", str(tmp_path / "q.json"),
+                 "--name", "b", "--out", str(out)]) == 0
+    assert main(["check", str(out / "b.json"), "--target", str(tmp_path / "pp.json"),
+                 "--draft", str(tmp_path / "q.json")]) == 0
+    assert main(["check", str(out / "pq.json"), "--target", str(tmp_path / "pp.json"),
+                 "--draft", str(tmp_path / "q.json"), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert report["bound_to_inputs"] is False and "holds 1 pair(s)" in report["detail"]

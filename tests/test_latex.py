@@ -55,3 +55,13 @@ def test_latex_compiles(tmp_path, name):
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-2000:]
     assert (tmp_path / "t.pdf").stat().st_size > 1000
+
+
+def test_cli_writes_latex(tmp_path, capsys):
+    from specproof.cli import main
+
+    path = ROOT / "proofs" / "transcripts" / "seed_cases.json"
+    assert main(["transcript", str(path), "--format", "latex", "--out", str(tmp_path / "t.tex")]) == 0
+    tex = (tmp_path / "t.tex").read_text(encoding="utf-8")
+    assert main(["transcript", str(path)]) == 0
+    assert tex == to_latex(capsys.readouterr().out, "Proof transcript: seed_cases.json")

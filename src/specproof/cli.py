@@ -81,12 +81,20 @@ def _parser() -> argparse.ArgumentParser:
                         "(a symbolic-proof record is re-checked by re-running the SymPy proof). "
                         "Exit 0 valid, 1 rejected (the reason is printed), 2 unreadable.")
     ck.add_argument("certificate", metavar="CERT.json")
+    ck.add_argument("--target", metavar="P", help="also confirm that the certificate's p is exactly this file's "
+                    "values made exact (the file formats of prove; a [N, V] file binds a bundle row by row)")
+    ck.add_argument("--draft", metavar="Q", help="the same for q (give --target and --draft together)")
+    ck.add_argument("--atol", type=float, default=None,
+                    help=f"tolerance on the float sums of --target/--draft, in (0, 1) (default {DEFAULT_FLOAT_ATOL})")
     _json_option(ck)
 
     tr = sub.add_parser("transcript", help="render a certificate as a Markdown transcript",
                         description="Check the certificate, then print (or write) its transcript.")
     tr.add_argument("certificate", metavar="CERT.json")
-    tr.add_argument("--out", metavar="FILE.md", help="write here instead of standard output")
+    tr.add_argument("--out", metavar="FILE", help="write here instead of standard output")
+    tr.add_argument("--format", choices=("markdown", "latex"), default="markdown",
+                    help="Markdown (default), or a standalone LaTeX document of the same transcript "
+                         "(needs the 'report' extra: markdown-it-py)")
 
     fx = sub.add_parser(
         "fixtures",
@@ -366,14 +374,50 @@ def _check(args: argparse.Namespace) -> int:
         count = len(doc["certificates"]) if isinstance(doc, dict) and isinstance(doc.get("certificates"), list) else 1
         with _bar(total=count, unit="certificate", desc="checking") as bar:
             verdict = _verify(doc, bar)
+    bound = None
+    if (args.target is None) != (args.draft is None):
+        raise _Usage("--target and --draft go together")
+    if args.target is not None and verdict.valid:
+        bound = _bind(verdict, args)
+        if bound:
+            verdict = checker.Verdict(False, checker.Reason.INPUT, bound, verdict.facts)
+        else:
+            verdict = checker.Verdict(True, None, verdict.detail + "; p and q are exactly --target's and --draft's "
+                                      "values made exact", verdict.facts)
     code = 0 if verdict.valid else 2 if verdict.reason is checker.Reason.UNREADABLE else 1
     if args.json:
-        _print_json({"command": "check", "file": args.certificate, **_verdict_json(verdict)})
+        _print_json({"command": "check", "file": args.certificate, **_verdict_json(verdict),
+                     "bound_to_inputs": None if args.target is None else not bound})
     elif verdict.valid:
         print(f"{args.certificate}: valid ({verdict.detail})")
     else:
         print(f"{args.certificate}: REJECTED ({verdict.reason.value}): {verdict.detail}")
     return code
+
+
+def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> str:
+    """"" if every certificate's p and q (as the checker re-derived them) equal --target's and
+    --draft's rows made exact (row i with row i, a single row with every row), else why not."""
+    _check_atol(args.atol)
+    atol = DEFAULT_FLOAT_ATOL if args.atol is None else args.atol
+    target = load_distributions(args.target, "p", atol=atol, atol_name="--atol")
+    draft = load_distributions(args.draft, "q", atol=atol, atol_name="--atol")
+    if any("law" not in facts for facts in verdict.facts):
+        return "--target/--draft bind one-position certificates; a chain certificate holds many rows"
+    pairs = _pairs(target, draft, "full")
+    if len(pairs) != len(verdict.facts):
+        return f"the certificate holds {len(verdict.facts)} pair(s), --target and --draft give {len(pairs)}"
+    for i, (facts, (p, q)) in enumerate(zip(verdict.facts, pairs)):
+        law = facts["law"]
+        for name, option, mine, theirs in (("p", "--target", law.target, p), ("q", "--draft", law.draft, q)):
+            values = theirs.fractions()
+            if len(values) != len(mine):
+                return f"certificate {i}: {name} has {len(mine)} tokens, {option} has {len(values)}"
+            for t, (x, y) in enumerate(zip(mine, values)):
+                if Fraction(x, law.den) != y:
+                    return (f"certificate {i}: {name}({t}) is {transcript.show(Fraction(x, law.den))}, "
+                            f"but {option} gives {transcript.show(y)}")
+    return ""
 
 
 def _fresh_symbolic() -> dict:
@@ -435,6 +479,12 @@ def _transcript(args: argparse.Namespace) -> int:
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
         print(f"{args.certificate}: cannot render: the document lacks or garbles {exc!s:.200}", file=sys.stderr)
         return 2
+    if args.format == "latex":
+        try:
+            from .latex import to_latex
+            text = to_latex(text, f"Proof transcript: {Path(args.certificate).name}")
+        except ModuleNotFoundError as exc:
+            raise _Usage(f"--format latex needs {exc.name} (pip install 'specproof[report]')") from None
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8", newline="\n")
     else:
