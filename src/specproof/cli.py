@@ -95,6 +95,10 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("--format", choices=("markdown", "latex"), default="markdown",
                     help="Markdown (default), or a standalone LaTeX document of the same transcript "
                          "(needs the 'report' extra: markdown-it-py)")
+    tr.add_argument("--plots", action="store_true",
+                    help="also draw each certificate's law as SVG beside --out (FILE-0.svg, ...) and link it "
+                         "(needs the 'report' extra: matplotlib)")
+    tr.add_argument("--log", action="store_true", help="with --plots: a log-scale probability axis")
 
     fx = sub.add_parser(
         "fixtures",
@@ -474,8 +478,17 @@ def _transcript(args: argparse.Namespace) -> int:
         if not ok and verdict.reason not in _RENDERABLE:
             print(f"{args.certificate}: cannot render ({verdict.reason.value}): {verdict.detail}", file=sys.stderr)
             return 2
+    figures: list[tuple[str, str]] = []
+    if args.plots:
+        if not args.out or verdict is None or not verdict.valid:
+            raise _Usage("--plots needs --out (the figures are written beside it) and a valid certificate")
+        try:
+            from .plots import figures_for
+            figures = figures_for(doc, verdict.facts, Path(args.out).with_suffix(""), log=args.log)
+        except ModuleNotFoundError as exc:
+            raise _Usage(f"--plots needs {exc.name} (pip install 'specproof[report]')") from None
     try:
-        text = transcript.render(doc, verdict, json_name=Path(args.certificate).name)
+        text = transcript.render(doc, verdict, json_name=Path(args.certificate).name, figures=figures)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
         print(f"{args.certificate}: cannot render: the document lacks or garbles {exc!s:.200}", file=sys.stderr)
         return 2

@@ -13,7 +13,7 @@ import hashlib
 import json
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import jinja2
 
@@ -501,7 +501,8 @@ def _render_chain(doc: Mapping[str, Any], verdict: Verdict, json_name: str) -> s
     )
 
 
-def render(document: Mapping[str, Any], verdict: Verdict | None = None, *, json_name: str = "certificate.json") -> str:
+def render(document: Mapping[str, Any], verdict: Verdict | None = None, *, json_name: str = "certificate.json",
+           figures: Sequence[tuple[str, str]] = ()) -> str:
     """Render a certificate, bundle or symbolic-proof document as Markdown.
 
     Parameters
@@ -515,6 +516,9 @@ def render(document: Mapping[str, Any], verdict: Verdict | None = None, *, json_
         if omitted (ignored for symbolic proofs, which SymPy checked).
     json_name : str, optional
         How the transcript names the JSON file it was rendered from.
+    figures : sequence of (caption, file name), optional
+        Images beside the transcript (from :func:`specproof.plots.figures_for`), linked in a
+        "Figures" section before the verdict.
 
     Returns
     -------
@@ -534,7 +538,18 @@ def render(document: Mapping[str, Any], verdict: Verdict | None = None, *, json_
         verdict = checker.check(dict(document))
     chains = [document] if schema == checker.CHAIN_SCHEMA else document.get("certificates", [])
     if chains and all(isinstance(c, Mapping) and c.get("schema") == checker.CHAIN_SCHEMA for c in chains):
-        return _render_chain(document, verdict, json_name)
-    if schema == checker.BUNDLE_SCHEMA:
-        return _render_bundle(document, verdict, json_name)
-    return _render_certificate(document, verdict, json_name)
+        text = _render_chain(document, verdict, json_name)
+    elif schema == checker.BUNDLE_SCHEMA:
+        text = _render_bundle(document, verdict, json_name)
+    else:
+        text = _render_certificate(document, verdict, json_name)
+    return _with_figures(text, figures)
+
+
+def _with_figures(text: str, figures: Sequence[tuple[str, str]]) -> str:
+    """``text`` with a "Figures" section (one linked image each) inserted before the verdict."""
+    if not figures:
+        return text
+    section = "## Figures\n\n" + "".join(f"![{_plain(caption)}](<{name}>)\n\n" for caption, name in figures)
+    head, sep, tail = text.rpartition("## Verdict\n")
+    return head + section + sep + tail if sep else text + "\n" + section
