@@ -390,8 +390,8 @@ def _check(args: argparse.Namespace) -> int:
                                       "values made exact", verdict.facts)
     code = 0 if verdict.valid else 2 if verdict.reason is checker.Reason.UNREADABLE else 1
     if args.json:
-        _print_json({"command": "check", "file": args.certificate, **_verdict_json(verdict),
-                     "bound_to_inputs": None if args.target is None else not bound})
+        bind = {} if args.target is None else {"bound_to_inputs": verdict.valid and not bound}
+        _print_json({"command": "check", "file": args.certificate, **_verdict_json(verdict), **bind})
     elif verdict.valid:
         print(f"{args.certificate}: valid ({verdict.detail})")
     else:
