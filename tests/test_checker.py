@@ -290,3 +290,11 @@ def test_a_compact_row_token_of_any_type_is_rejected_not_raised(token):
     cert["rows"][1]["token"] = token
     verdict = check(cert)
     assert verdict.reason is Reason.TOKENS and "rows[1] is token" in verdict.detail
+
+
+def test_zeros_in_a_float_row_do_not_widen_its_integers():
+    # a zero's exponent (-1074) must not set the row's scale: 1/2 = 2^52 * 2^-53 and 1/4 = 2^52 * 2^-54
+    # are 2^53 and 2^52 at the scale 2^-54, not numbers of 1000 bits
+    text = base64.b64encode(np.array([0.5, 0.0, 0.25, 0.25], dtype="<f8").tobytes()).decode()
+    row, raw_sum = checker._float_row(text, "x", 4)
+    assert row == checker.Row([2**53, 0, 2**52, 2**52], 2**54) and Fraction(raw_sum.num, raw_sum.den) == 1

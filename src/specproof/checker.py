@@ -270,8 +270,8 @@ def _float_row(text, where, size):
     """A row of little-endian IEEE 754 binary64 numbers (base64 text), made exact and divided
     by its exact sum, which must lie within :data:`FLOAT_ROW_TOLERANCE` of 1.
 
-    A finite float is m * 2^e exactly (m, e integers); with e0 the least exponent in the row,
-    entry i is (m_i * 2^(e_i - e0)) * 2^e0, and dividing by the sum cancels 2^e0.
+    A finite float is m * 2^e exactly (m, e integers); with e0 the least exponent of a non-zero
+    entry in the row, entry i is (m_i * 2^(e_i - e0)) * 2^e0, and dividing by the sum cancels 2^e0.
     Returns the :class:`Row` and the raw sum (a :class:`Ratio`).
     """
     try:
@@ -283,8 +283,8 @@ def _float_row(text, where, size):
     if len(raw) // 8 != size:
         raise Rejection(Reason.TOKENS, f"{where} has {len(raw) // 8} entries, vocab_size {_show(size)}")
     parts = [_float64_parts(bits, f"{where}[{i}]") for i, bits in enumerate(struct.unpack(f"<{size}Q", raw))]
-    least = min(exponent for _, exponent in parts)
-    nums = [mantissa << (exponent - least) for mantissa, exponent in parts]
+    least = min((exponent for mantissa, exponent in parts if mantissa), default=0)  # zeros stay 0
+    nums = [mantissa << (exponent - least) if mantissa else 0 for mantissa, exponent in parts]
     total = sum(nums)
     raw_sum = Ratio(total << least, 1) if least >= 0 else Ratio(total, 1 << -least)
     _within_tolerance(raw_sum, where)
