@@ -157,3 +157,13 @@ def test_real_vocabulary_size_softmax_rows():
     assert law.dist() == pv.fractions()
     assert law.alpha == 1 - law.tv
     assert 0 < law.alpha < 1
+
+
+def test_is_lossless_can_fail_with_an_empty_residual():
+    # p == q = (1/2, 1/2): Z = 0, alpha = 1. Accept masses moved to (0, 2) over D = 2 keep
+    # alpha (their sum) and sum |P - Q| == 2 (D - A) == 0, but the emitted law is (0, 1), not p.
+    law = exact.emitted_law(["1/2", "1/2"], ["1/2", "1/2"])
+    assert law.normalizer == 0 and law.denominator == 2 and law.is_lossless()
+    tampered = replace(law, accept=np.array([0, 2], dtype=object))
+    assert tampered.dist() == (F(0), F(1))
+    assert not tampered.is_lossless()
