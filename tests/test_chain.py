@@ -1,5 +1,6 @@
 """Tests for specproof.chain: exact block-verification laws checked by hand."""
 
+from dataclasses import FrozenInstanceError, replace
 from fractions import Fraction as F
 
 import pytest
@@ -79,11 +80,49 @@ def test_a_wrong_bonus_row_is_caught_by_the_stream_check():
     # a verifier that draws the bonus token from the draft row instead of the target row
     p, q = ["1/2", "1/2"], ["1/4", "3/4"]
     law = verification_law(lambda s: p, lambda s: q, 1)
+    assert law.lossless
     wrong = dict(law.emitted)
     for y in (0, 1):
-        wrong[(1, y)] = F(1, 2) * F(q[y])
-    law.emitted = wrong
-    assert stream_law(law, lambda s: p) != target_joint_law(lambda s: p, 2)
+        wrong[(1, y)] = F(1, 2) * F(q[y])  # reach of the accepted draft 1 is min(1/2, 3/4) = 1/2
+    wrong_law = replace(law, emitted=wrong)
+    assert stream_law(wrong_law, lambda s: p) != target_joint_law(lambda s: p, 2)
+    assert not wrong_law.lossless
+
+
+def _law_with(law, **changes):
+    return replace(law, **changes)  # a new ChainLaw: lossless is computed again, not copied
+
+
+def test_lossless_is_computed_and_fails_on_other_verifiers():
+    # gamma = 1, p = (1/2, 1/2), q = (1/4, 3/4): the textbook law, by hand: reach (0,) = 1/4,
+    # reach (1,) = 1/2, stop at the root 1/4 with residual (1, 0): block (0,) w.p. 1/4; bonus
+    # blocks (a, b) w.p. reach(a) * 1/2.
+    p, q = ["1/2", "1/2"], ["1/4", "3/4"]
+    law = verification_law(lambda s: p, lambda s: q, 1)
+    textbook = {(0,): F(1, 4), (0, 0): F(1, 8), (0, 1): F(1, 8), (1, 0): F(1, 4), (1, 1): F(1, 4)}
+    assert dict(law.emitted) == textbook and law.lossless
+    with pytest.raises(FrozenInstanceError):
+        law.gamma = 2
+    # a verifier whose residual is (q - p)+ instead of (p - q)+: on a rejection it emits token 1
+    bad_residual = dict(textbook)
+    del bad_residual[(0,)]
+    bad_residual[(1,)] = F(1, 4)
+    assert not _law_with(law, emitted=bad_residual).lossless
+    # a verifier that accepts with probability min(1, q/p): token 1 is drafted w.p. 3/4 and
+    # accepted w.p. 1 (q/p > 1) -> reach (1,) = 3/4, token 0 accepted w.p. min(1, 1/2) -> 1/8
+    coin = {(0,): F(1, 8), (0, 0): F(1, 16), (0, 1): F(1, 16), (1, 0): F(3, 8), (1, 1): F(3, 8)}
+    assert not _law_with(law, emitted=coin, reach={(): F(1), (0,): F(1, 8), (1,): F(3, 4)}).lossless
+    # the wrong target: the same law checked against another row at the root
+    other = dict(law.target_rows)
+    other[()] = ["1/3", "2/3"]
+    assert not _law_with(law, target_rows=other).lossless
+    # a block emitted after a prefix the verifier never reaches
+    stray = dict(textbook)
+    stray[(0, 0)] -= F(1, 16)
+    stray[(5, 0)] = F(1, 16)
+    assert not _law_with(law, emitted=stray).lossless
+    # not starting at the empty prefix with probability 1
+    assert not _law_with(law, reach={**law.reach, (): F(1, 2)}).lossless
 
 
 def test_expected_tokens():
