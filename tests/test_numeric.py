@@ -183,13 +183,16 @@ def test_identical_draft_accepts_always():
     assert exact_law(p, q).normalizer == 0
 
 
-def test_last_bit_case_really_has_a_tiny_residual():
+def test_last_bit_case_has_a_tiny_residual_and_the_float_path_measures_it():
     for seed in (10, 11, 12):
         p, q = _last_bit(seed)
         assert (p != q).sum() == 2
         law = exact_law(p, q)
         residual_mass = Fraction(law.normalizer, law.denominator)
-        assert 0 < residual_mass < Fraction(1, 10**15)
+        assert 0 < residual_mass < Fraction(1, 10**15)  # the case is what its name says
+        # the float path on it: TV (the residual mass) and alpha within the bound of the exact law
+        assert abs(Fraction(float(numeric.tv_distance(p, q))) - residual_mass) <= BOUND
+        assert abs(Fraction(float(numeric.acceptance_probability(p, q))) - (1 - residual_mass)) <= BOUND
 
 
 def test_p_zero_gets_exactly_zero():
