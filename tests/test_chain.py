@@ -6,6 +6,7 @@ from fractions import Fraction as F
 import pytest
 
 from specproof.chain import (
+    BlockLaw,
     best_gamma,
     expected_tokens,
     operations_factor,
@@ -123,6 +124,45 @@ def test_lossless_is_computed_and_fails_on_other_verifiers():
     assert not _law_with(law, emitted=stray).lossless
     # not starting at the empty prefix with probability 1
     assert not _law_with(law, reach={**law.reach, (): F(1, 2)}).lossless
+    # every mass halved (a sub-probability law, each node's identity still proportional)
+    half = {k: v / 2 for k, v in textbook.items()}
+    assert not _law_with(law, emitted=half, reach={k: v / 2 for k, v in law.reach.items()}).lossless
+    # an extra block after a prefix the verifier never reaches, every other mass unchanged
+    assert not _law_with(law, emitted={**textbook, (5, 0): F(1, 16)}).lossless
+    # a target row of another vocabulary size (an extra token of probability 0)
+    assert not _law_with(law, target_rows={**law.target_rows, (): ["1/2", "1/2", 0]}).lossless
+    # a prefix whose target row is missing: not lossless (no row to compare with), not an error
+    rows = dict(law.target_rows)
+    del rows[(1,)]
+    assert not _law_with(law, target_rows=rows).lossless
+    with pytest.raises(TypeError):
+        type(law)(1, 2, textbook, law.accepted_length, law.alphas, law.reach, law.target_rows)  # keywords only
+
+
+def _stored(law, residual=None, bonus=None):
+    """A BlockLaw with the tables of ``law.emitted``, some entries replaced (another verifier's law)."""
+    blocks = BlockLaw()
+    blocks._residual = {**law.emitted._residual, **(residual or {})}
+    blocks._bonus = {**law.emitted._bonus, **(bonus or {})}
+    return replace(law, emitted=blocks)
+
+
+def test_lossless_reads_the_stored_block_law():
+    # the same checks on the compact BlockLaw (bonus rows stored as a scale and the row's numerators)
+    p, q = ["1/2", "1/2"], ["1/4", "3/4"]
+    law = verification_law(lambda s: p, lambda s: q, 1)
+    assert law.emitted._bonus == {(0,): (F(1, 8), (1, 1)), (1,): (F(1, 4), (1, 1))}  # reach / 2, p = (1, 1)/2
+    assert _stored(law).lossless
+    # the bonus token drawn from the draft row (1/4, 3/4) after the accepted draft 1
+    assert not _stored(law, bonus={(1,): (F(1, 8), (1, 3))}).lossless
+    # the bonus row with an extra token id 2 (block (1, 2) emitted)
+    assert not _stored(law, bonus={(1,): (F(1, 4), (1, 1, 1))}).lossless
+    # no bonus draw after an accepted draft
+    blocks = _stored(law)
+    del blocks.emitted._bonus[(1,)]
+    assert not blocks.lossless
+    # a residual draw stored after the last accepted draft as well as the bonus token
+    assert not _stored(law, residual={(1,): (F(1, 8), [1, 0])}).lossless
 
 
 def test_expected_tokens():
