@@ -101,7 +101,7 @@ def test_lossless_is_computed_and_fails_on_other_verifiers():
     p, q = ["1/2", "1/2"], ["1/4", "3/4"]
     law = verification_law(lambda s: p, lambda s: q, 1)
     textbook = {(0,): F(1, 4), (0, 0): F(1, 8), (0, 1): F(1, 8), (1, 0): F(1, 4), (1, 1): F(1, 4)}
-    assert dict(law.emitted) == textbook and law.lossless
+    assert dict(law.emitted) == textbook and len(law.emitted) == 5 and law.lossless
     with pytest.raises(FrozenInstanceError):
         law.gamma = 2
     # a verifier whose residual is (q - p)+ instead of (p - q)+: on a rejection it emits token 1
@@ -137,6 +137,10 @@ def test_lossless_is_computed_and_fails_on_other_verifiers():
     assert not _law_with(law, target_rows=rows).lossless
     with pytest.raises(TypeError):
         type(law)(1, 2, textbook, law.accepted_length, law.alphas, law.reach, law.target_rows)  # keywords only
+    # a gamma = 2 law presented as gamma = 1: its blocks are longer than gamma + 1 tokens
+    law2 = verification_law(lambda s: p, lambda s: q, 2)
+    assert law2.lossless
+    assert not _law_with(law2, gamma=1, emitted=dict(law2.emitted)).lossless
 
 
 def _stored(law, residual=None, bonus=None):
