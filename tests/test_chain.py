@@ -332,3 +332,51 @@ def test_float_given_block_with_a_subnormal_draft_probability_and_unnormalized_r
     ex = given_block_law([from_floats(r) for r in t], [from_floats(d[0])], [0])
     assert max(abs(F(float(a)) - b) for a, b in zip(acc, ex.accepted_length)) < 1e-16
     assert max(abs(F(float(acc[0])) * F(float(e)) - ex.accepted_length[0] * r) for e, r in zip(emi[0], ex.emitted[0])) < 1e-16
+
+
+def test_stream_and_joint_laws_by_hand():
+    # gamma = 1, p = (1/2, 1/2) at every prefix, q = (1/4, 3/4): the first two output tokens
+    # are i.i.d. p, so every pair has mass 1/4; the stream sums several paths into one pair
+    # ((0,) then 0 from the target, and the block (0, 0)): 1/4 * 1/2 + 1/8 = 1/4
+    p, q = ["1/2", "1/2"], ["1/4", "3/4"]
+    law = verification_law(lambda s: p, lambda s: q, 1)
+    pairs = {(a, b): F(1, 4) for a in (0, 1) for b in (0, 1)}
+    assert target_joint_law(lambda s: p, 2) == pairs
+    assert stream_law(law, lambda s: p) == pairs
+    # a target that depends on the prefix: p(. | ()) = (1/3, 2/3), then (1, 0) after 0, (1/2, 1/2) after 1
+    rows = {(): ["1/3", "2/3"], (0,): [1, 0], (1,): ["1/2", "1/2"]}
+    assert target_joint_law(lambda s: rows[s], 2) == {(0, 0): F(1, 3), (1, 0): F(1, 3), (1, 1): F(1, 3)}
+
+
+def test_block_law_lookups_outside_the_law_are_missing_keys():
+    p, q = ["1/2", "1/2"], ["1/4", "3/4"]
+    blocks = verification_law(lambda s: p, lambda s: q, 1).emitted
+    assert blocks[(1, 1)] == F(1, 4)
+    for missing in [(1, 2), (0, 5), (0, -1), (1, True), (1, 0.0), (1,), (), (7, 0), (0, 0, 0)]:
+        assert missing not in blocks and blocks.get(missing) is None, missing
+        with pytest.raises(KeyError):
+            blocks[missing]
+
+
+def test_closed_form_edges():
+    assert expected_tokens("1/2", 0) == 1  # no draft: the one target token
+    with pytest.raises(InvalidDistribution, match="gamma must be an integer >= 0"):
+        expected_tokens("1/2", -1)
+    assert best_gamma("1/2", "1/2", max_gamma=1) == 1
+
+
+def test_given_block_law_refuses_rows_that_do_not_fit_gamma():
+    half = ["1/2", "1/2"]
+    for target_rows, draft_rows, tokens in [
+        ([half], [], []),  # gamma = 0
+        ([half, half, half], [half], [0]),  # 3 target rows for gamma = 1
+        ([half, half], [half, half], [0]),  # 2 draft rows for gamma = 1
+        ([half], [half], [0]),  # no bonus row
+    ]:
+        with pytest.raises(InvalidDistribution, match="need gamma >= 1 tokens, gamma \\+ 1 target rows"):
+            given_block_law(target_rows, draft_rows, tokens)
+    with pytest.raises(InvalidDistribution, match="different vocabulary sizes: 2 and 3"):
+        given_block_law([half, ["1/3", "1/3", "1/3"]], [half], [0])
+    law = given_block_law([half, half], [half], [0])
+    with pytest.raises(FrozenInstanceError):
+        law.accepted_length = ()
