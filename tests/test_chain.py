@@ -1,10 +1,12 @@
 """Tests for specproof.chain: exact block-verification laws checked by hand."""
 
+from dataclasses import FrozenInstanceError, replace
 from fractions import Fraction as F
 
 import pytest
 
 from specproof.chain import (
+    BlockLaw,
     best_gamma,
     expected_tokens,
     operations_factor,
@@ -79,11 +81,92 @@ def test_a_wrong_bonus_row_is_caught_by_the_stream_check():
     # a verifier that draws the bonus token from the draft row instead of the target row
     p, q = ["1/2", "1/2"], ["1/4", "3/4"]
     law = verification_law(lambda s: p, lambda s: q, 1)
+    assert law.lossless
     wrong = dict(law.emitted)
     for y in (0, 1):
-        wrong[(1, y)] = F(1, 2) * F(q[y])
-    law.emitted = wrong
-    assert stream_law(law, lambda s: p) != target_joint_law(lambda s: p, 2)
+        wrong[(1, y)] = F(1, 2) * F(q[y])  # reach of the accepted draft 1 is min(1/2, 3/4) = 1/2
+    wrong_law = replace(law, emitted=wrong)
+    assert stream_law(wrong_law, lambda s: p) != target_joint_law(lambda s: p, 2)
+    assert not wrong_law.lossless
+
+
+def _law_with(law, **changes):
+    return replace(law, **changes)  # a new ChainLaw: lossless is computed again, not copied
+
+
+def test_lossless_is_computed_and_fails_on_other_verifiers():
+    # gamma = 1, p = (1/2, 1/2), q = (1/4, 3/4): the textbook law, by hand: reach (0,) = 1/4,
+    # reach (1,) = 1/2, stop at the root 1/4 with residual (1, 0): block (0,) w.p. 1/4; bonus
+    # blocks (a, b) w.p. reach(a) * 1/2.
+    p, q = ["1/2", "1/2"], ["1/4", "3/4"]
+    law = verification_law(lambda s: p, lambda s: q, 1)
+    textbook = {(0,): F(1, 4), (0, 0): F(1, 8), (0, 1): F(1, 8), (1, 0): F(1, 4), (1, 1): F(1, 4)}
+    assert dict(law.emitted) == textbook and len(law.emitted) == 5 and law.lossless
+    with pytest.raises(FrozenInstanceError):
+        law.gamma = 2
+    # a verifier whose residual is (q - p)+ instead of (p - q)+: on a rejection it emits token 1
+    bad_residual = dict(textbook)
+    del bad_residual[(0,)]
+    bad_residual[(1,)] = F(1, 4)
+    assert not _law_with(law, emitted=bad_residual).lossless
+    # a verifier that accepts with probability min(1, q/p): token 1 is drafted w.p. 3/4 and
+    # accepted w.p. 1 (q/p > 1) -> reach (1,) = 3/4, token 0 accepted w.p. min(1, 1/2) -> 1/8
+    coin = {(0,): F(1, 8), (0, 0): F(1, 16), (0, 1): F(1, 16), (1, 0): F(3, 8), (1, 1): F(3, 8)}
+    assert not _law_with(law, emitted=coin, reach={(): F(1), (0,): F(1, 8), (1,): F(3, 4)}).lossless
+    # the wrong target: the same law checked against another row at the root
+    other = dict(law.target_rows)
+    other[()] = ["1/3", "2/3"]
+    assert not _law_with(law, target_rows=other).lossless
+    # a block emitted after a prefix the verifier never reaches
+    stray = dict(textbook)
+    stray[(0, 0)] -= F(1, 16)
+    stray[(5, 0)] = F(1, 16)
+    assert not _law_with(law, emitted=stray).lossless
+    # not starting at the empty prefix with probability 1
+    assert not _law_with(law, reach={**law.reach, (): F(1, 2)}).lossless
+    # every mass halved (a sub-probability law, each node's identity still proportional)
+    half = {k: v / 2 for k, v in textbook.items()}
+    assert not _law_with(law, emitted=half, reach={k: v / 2 for k, v in law.reach.items()}).lossless
+    # an extra block after a prefix the verifier never reaches, every other mass unchanged
+    assert not _law_with(law, emitted={**textbook, (5, 0): F(1, 16)}).lossless
+    # a target row of another vocabulary size (an extra token of probability 0)
+    assert not _law_with(law, target_rows={**law.target_rows, (): ["1/2", "1/2", 0]}).lossless
+    # a prefix whose target row is missing: not lossless (no row to compare with), not an error
+    rows = dict(law.target_rows)
+    del rows[(1,)]
+    assert not _law_with(law, target_rows=rows).lossless
+    with pytest.raises(TypeError):
+        type(law)(1, 2, textbook, law.accepted_length, law.alphas, law.reach, law.target_rows)  # keywords only
+    # a gamma = 2 law presented as gamma = 1: its blocks are longer than gamma + 1 tokens
+    law2 = verification_law(lambda s: p, lambda s: q, 2)
+    assert law2.lossless
+    assert not _law_with(law2, gamma=1, emitted=dict(law2.emitted)).lossless
+
+
+def _stored(law, residual=None, bonus=None):
+    """A BlockLaw with the tables of ``law.emitted``, some entries replaced (another verifier's law)."""
+    blocks = BlockLaw()
+    blocks._residual = {**law.emitted._residual, **(residual or {})}
+    blocks._bonus = {**law.emitted._bonus, **(bonus or {})}
+    return replace(law, emitted=blocks)
+
+
+def test_lossless_reads_the_stored_block_law():
+    # the same checks on the compact BlockLaw (bonus rows stored as a scale and the row's numerators)
+    p, q = ["1/2", "1/2"], ["1/4", "3/4"]
+    law = verification_law(lambda s: p, lambda s: q, 1)
+    assert law.emitted._bonus == {(0,): (F(1, 8), (1, 1)), (1,): (F(1, 4), (1, 1))}  # reach / 2, p = (1, 1)/2
+    assert _stored(law).lossless
+    # the bonus token drawn from the draft row (1/4, 3/4) after the accepted draft 1
+    assert not _stored(law, bonus={(1,): (F(1, 8), (1, 3))}).lossless
+    # the bonus row with an extra token id 2 (block (1, 2) emitted)
+    assert not _stored(law, bonus={(1,): (F(1, 4), (1, 1, 1))}).lossless
+    # no bonus draw after an accepted draft
+    blocks = _stored(law)
+    del blocks.emitted._bonus[(1,)]
+    assert not blocks.lossless
+    # a residual draw stored after the last accepted draft as well as the bonus token
+    assert not _stored(law, residual={(1,): (F(1, 8), [1, 0])}).lossless
 
 
 def test_expected_tokens():
@@ -114,9 +197,12 @@ def test_closed_forms_by_hand():
     assert walltime_improvement("3/4", 3, 0) == expected_tokens("3/4", 3)
     # Thm 3.11: (g c_hat + g + 1) / Eq.1; a = 1/2, g = 1, c_hat = 1/2: (5/2)/(3/2) = 5/3
     assert operations_factor("1/2", 1, "1/2") == F(5, 3)
-    # the best gamma maximizes Thm 3.8 over 1..max_gamma, ties to the smaller gamma
-    improvements = {g: walltime_improvement("4/5", g, "1/10") for g in range(1, 65)}
-    assert best_gamma("4/5", "1/10") == max(improvements, key=lambda g: (improvements[g], -g))
+    # the best gamma maximizes Thm 3.8; by hand for a = 4/5, c = 1/10, (1 - a^(g+1)) / (0.2 (0.1 g + 1))
+    # = 1.636, 2.033, 2.271, 2.401, 2.460, 2.470, 2.448 for g = 1..7 (decreasing after): 6
+    assert best_gamma("4/5", "1/10") == 6
+    assert best_gamma("4/5", "1/10", max_gamma=5) == 5
+    # a tie: a = 0 gives 1 / (g c + 1), and with c = 0 every gamma gives 1: the smallest wins
+    assert best_gamma(0, 0, max_gamma=4) == 1
     assert best_gamma(0, "1/10") == 1  # nothing is ever accepted: draft as little as possible
     with pytest.raises(InvalidDistribution, match="c is -1"):
         walltime_improvement("1/2", 1, -1)
@@ -246,3 +332,51 @@ def test_float_given_block_with_a_subnormal_draft_probability_and_unnormalized_r
     ex = given_block_law([from_floats(r) for r in t], [from_floats(d[0])], [0])
     assert max(abs(F(float(a)) - b) for a, b in zip(acc, ex.accepted_length)) < 1e-16
     assert max(abs(F(float(acc[0])) * F(float(e)) - ex.accepted_length[0] * r) for e, r in zip(emi[0], ex.emitted[0])) < 1e-16
+
+
+def test_stream_and_joint_laws_by_hand():
+    # gamma = 1, p = (1/2, 1/2) at every prefix, q = (1/4, 3/4): the first two output tokens
+    # are i.i.d. p, so every pair has mass 1/4; the stream sums several paths into one pair
+    # ((0,) then 0 from the target, and the block (0, 0)): 1/4 * 1/2 + 1/8 = 1/4
+    p, q = ["1/2", "1/2"], ["1/4", "3/4"]
+    law = verification_law(lambda s: p, lambda s: q, 1)
+    pairs = {(a, b): F(1, 4) for a in (0, 1) for b in (0, 1)}
+    assert target_joint_law(lambda s: p, 2) == pairs
+    assert stream_law(law, lambda s: p) == pairs
+    # a target that depends on the prefix: p(. | ()) = (1/3, 2/3), then (1, 0) after 0, (1/2, 1/2) after 1
+    rows = {(): ["1/3", "2/3"], (0,): [1, 0], (1,): ["1/2", "1/2"]}
+    assert target_joint_law(lambda s: rows[s], 2) == {(0, 0): F(1, 3), (1, 0): F(1, 3), (1, 1): F(1, 3)}
+
+
+def test_block_law_lookups_outside_the_law_are_missing_keys():
+    p, q = ["1/2", "1/2"], ["1/4", "3/4"]
+    blocks = verification_law(lambda s: p, lambda s: q, 1).emitted
+    assert blocks[(1, 1)] == F(1, 4)
+    for missing in [(1, 2), (0, 5), (0, -1), (1, True), (1, 0.0), (1,), (), (7, 0), (0, 0, 0)]:
+        assert missing not in blocks and blocks.get(missing) is None, missing
+        with pytest.raises(KeyError):
+            blocks[missing]
+
+
+def test_closed_form_edges():
+    assert expected_tokens("1/2", 0) == 1  # no draft: the one target token
+    with pytest.raises(InvalidDistribution, match="gamma must be an integer >= 0"):
+        expected_tokens("1/2", -1)
+    assert best_gamma("1/2", "1/2", max_gamma=1) == 1
+
+
+def test_given_block_law_refuses_rows_that_do_not_fit_gamma():
+    half = ["1/2", "1/2"]
+    for target_rows, draft_rows, tokens in [
+        ([half], [], []),  # gamma = 0
+        ([half, half, half], [half], [0]),  # 3 target rows for gamma = 1
+        ([half, half], [half, half], [0]),  # 2 draft rows for gamma = 1
+        ([half], [half], [0]),  # no bonus row
+    ]:
+        with pytest.raises(InvalidDistribution, match="need gamma >= 1 tokens, gamma \\+ 1 target rows"):
+            given_block_law(target_rows, draft_rows, tokens)
+    with pytest.raises(InvalidDistribution, match="different vocabulary sizes: 2 and 3"):
+        given_block_law([half, ["1/3", "1/3", "1/3"]], [half], [0])
+    law = given_block_law([half, half], [half], [0])
+    with pytest.raises(FrozenInstanceError):
+        law.accepted_length = ()

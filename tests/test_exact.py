@@ -1,6 +1,6 @@
 """Tests for specproof.exact: exact equality (==) everywhere."""
 
-from dataclasses import replace
+from dataclasses import FrozenInstanceError, replace
 from fractions import Fraction
 
 import numpy as np
@@ -22,26 +22,39 @@ GRID = [(p, q) for v in (1, 2, 3) for p in distributions(v, 6) for q in distribu
 
 
 def test_grid_size():
-    # V=1: 1 distribution; V=2: 13 (k/d for d <= 6, distinct); V=3 many more.
+    # Counted by hand, not by the code: a distribution of length V with entries k/d (d <= 6) has
+    # a least common denominator e <= 6. With N_V(e) the number of points of exact denominator
+    # e, sum over e | d of N_V(e) = C(d + V - 1, V - 1) (the compositions of d into V parts).
+    # V = 2: N = 2, 1, 2, 2, 4, 2 for e = 1..6 -> 13 (the Farey sequence of order 6).
+    # V = 3: C(d + 2, 2) = 3, 6, 10, 15, 21, 28 -> N = 3, 3, 7, 9, 18, 15 -> 55.
     assert len(distributions(1, 6)) == 1
     assert len(distributions(2, 6)) == 13
-    assert len(GRID) == 1 + 13**2 + len(distributions(3, 6)) ** 2
+    assert len(distributions(3, 6)) == 55
+    assert len(GRID) == 1 + 13**2 + 55**2
+
+
+def _sampler_alpha(p, q):
+    """P(accept) by enumerating the sampler's outcomes: draft x w.p. q(x), coin w.p. min(1, p(x)/q(x))."""
+    return sum((b * min(F(1), a / b) for a, b in zip(p, q) if b), F(0))
 
 
 def test_exhaustive_grid_is_lossless():
+    # Oracles that do not restate the module: alpha by enumerating the draft and the coin;
+    # the residual as the only law r with accept + (1 - alpha) r == p (what a lossless
+    # verifier must resample from, Leviathan et al. App. A.1), from the same enumeration.
     for p, q in GRID:
         law = exact.emitted_law(p, q)
         dist, alpha = law.dist(), law.alpha
         assert dist == p, (p, q)
-        assert alpha == sum(min(a, b) for a, b in zip(p, q))
+        assert alpha == _sampler_alpha(p, q)
         assert alpha == 1 - sum(abs(a - b) for a, b in zip(p, q)) / 2
         assert law.tv == 1 - alpha
         assert law.is_lossless()
         assert (dist, alpha) == exact.reference_distribution(p, q)
         if p != q:
             r = exact.residual(p, q)
-            z = sum(max(a - b, 0) for a, b in zip(p, q))
-            assert r == tuple(max(a - b, 0) / z for a, b in zip(p, q))
+            accept = [b * min(F(1), a / b) if b else F(0) for a, b in zip(p, q)]
+            assert r == tuple((a - m) / (1 - alpha) for a, m in zip(p, accept))
             assert sum(r) == 1
 
 
@@ -157,3 +170,58 @@ def test_real_vocabulary_size_softmax_rows():
     assert law.dist() == pv.fractions()
     assert law.alpha == 1 - law.tv
     assert 0 < law.alpha < 1
+
+
+def test_is_lossless_can_fail_with_an_empty_residual():
+    # p == q = (1/2, 1/2): Z = 0, alpha = 1. Accept masses moved to (0, 2) over D = 2 keep
+    # alpha (their sum) and sum |P - Q| == 2 (D - A) == 0, but the emitted law is (0, 1), not p.
+    law = exact.emitted_law(["1/2", "1/2"], ["1/2", "1/2"])
+    assert law.normalizer == 0 and law.denominator == 2 and law.is_lossless()
+    tampered = replace(law, accept=np.array([0, 2], dtype=object))
+    assert tampered.dist() == (F(0), F(1))
+    assert not tampered.is_lossless()
+
+
+def _definition(law, p):
+    """What is_lossless must decide, from its docstring: dist == p and alpha == 1 - TV, in Fractions."""
+    return law.dist() == tuple(F(x) for x in p) and law.alpha == 1 - law.tv
+
+
+def test_is_lossless_decides_its_definition_on_tampered_laws():
+    # Laws whose fields no longer come from emitted_law: is_lossless must still say exactly
+    # whether dist() == p and alpha == 1 - TV (each checked here with Fractions).
+    p, q = ["1/2", "1/2"], ["1/4", "3/4"]  # D = 4: P = (2, 2), Q = (1, 3), accept (1, 2), residual (1, 0), Z = 1
+    law = exact.emitted_law(p, q)
+    same = exact.emitted_law(["1/2", "1/2"], ["1/2", "1/2"])  # Z = 0, rejected = 0
+    cases = {
+        # rejection mass doubled and residual masses halved: the emitted law is unchanged (lossless),
+        # though rejected != Z; residual_mass = (1, 0) * 2 first so that halving stays integral
+        "rejected x2, residual /2": (replace(law, denominator=8, target=law.target * 2, draft=law.draft * 2,
+                                             accept=law.accept * 2, residual_mass=law.residual_mass,
+                                             accepted=law.accepted * 2, rejected=law.rejected * 4,
+                                             normalizer=law.normalizer * 2), p),
+        # rejected != Z and the emitted law is not p
+        "rejected x2": (replace(law, rejected=law.rejected * 2), p),
+        # p == q: the rejection is never sampled, so a changed rejection mass changes nothing
+        "p == q, rejected 1": (replace(same, rejected=1), ["1/2", "1/2"]),
+        "p == q, accept (0, 2)": (replace(same, accept=np.array([0, 2], dtype=object)), ["1/2", "1/2"]),
+        "untampered": (law, p),
+    }
+    verdicts = {name: (t.is_lossless(), _definition(t, pp)) for name, (t, pp) in cases.items()}
+    assert verdicts == {
+        "rejected x2, residual /2": (True, True),
+        "rejected x2": (False, False),
+        "p == q, rejected 1": (True, True),
+        "p == q, accept (0, 2)": (False, False),
+        "untampered": (True, True),
+    }
+
+
+def test_emitted_law_is_frozen_and_compared_by_identity():
+    law = exact.emitted_law(["1/2", "1/2"], ["1/4", "3/4"])
+    with pytest.raises(FrozenInstanceError):
+        law.accepted = 4
+    # arrays have no single truth value: a law equals only itself (and never raises on ==)
+    assert law == law
+    assert law != exact.emitted_law(["1/2", "1/2"], ["1/4", "3/4"])
+    assert len({law, law}) == 1

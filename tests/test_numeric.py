@@ -183,13 +183,16 @@ def test_identical_draft_accepts_always():
     assert exact_law(p, q).normalizer == 0
 
 
-def test_last_bit_case_really_has_a_tiny_residual():
+def test_last_bit_case_has_a_tiny_residual_and_the_float_path_measures_it():
     for seed in (10, 11, 12):
         p, q = _last_bit(seed)
         assert (p != q).sum() == 2
         law = exact_law(p, q)
         residual_mass = Fraction(law.normalizer, law.denominator)
-        assert 0 < residual_mass < Fraction(1, 10**15)
+        assert 0 < residual_mass < Fraction(1, 10**15)  # the case is what its name says
+        # the float path on it: TV (the residual mass) and alpha within the bound of the exact law
+        assert abs(Fraction(float(numeric.tv_distance(p, q))) - residual_mass) <= BOUND
+        assert abs(Fraction(float(numeric.acceptance_probability(p, q))) - (1 - residual_mass)) <= BOUND
 
 
 def test_p_zero_gets_exactly_zero():
@@ -643,3 +646,72 @@ def test_ragged_and_masked_inputs_are_refused(p, message):
 def test_atol_must_be_a_real_number_in_0_1(atol):
     with pytest.raises(InvalidDistribution, match="atol"):
         numeric.emitted_distribution([0.5, 0.5], [0.5, 0.5], atol=atol)
+
+
+# ------------------------------------------- thresholds and tolerances at their boundary
+
+
+def _exact_joint_stop0(t, d, tokens):
+    """Exact P(stop after 0 drafts, emit y) of the float rows (made exact by from_floats)."""
+    from specproof.chain import given_block_law as exact_given_block_law
+
+    law = exact_given_block_law([from_floats(r) for r in t], [from_floats(r) for r in d], list(tokens))
+    return [law.accepted_length[0] * e for e in law.emitted[0]]
+
+
+def test_given_block_law_recompute_keeps_the_bound_on_the_reviewed_rows():
+    # Found by a mutation run: with RECOMPUTE_ABOVE raised to 1e-9 this row is not recomputed
+    # and the joint law at stop 0 is off by 1.05e-11 (> 1e-12); recomputed it is off by 2.3e-17.
+    t = np.array([[0, 0.2331, 0.7669], [0.5, 0.25, 0.25]])
+    d = np.array([[3.3e-06, 0.233097523797, 0.766899176203]])
+    accepted, emitted = numeric.given_block_law(t, d, np.array([0]))
+    exact_joint = _exact_joint_stop0(t, d, [0])
+    # p(0) = 0: the drafted token 0 is always rejected (an independent fact of the rows)
+    assert accepted.tolist() == [1.0, 0.0]
+    assert max_error(accepted[0] * emitted[0], exact_joint) <= BOUND
+    assert float(exact_joint[1]) == pytest.approx(0.7503645454519088, abs=1e-15)
+    assert float(exact_joint[2]) == pytest.approx(0.2496354545480912, abs=1e-15)
+
+
+def _estimate_case(z):
+    """p = (0, 1/2, 1/2), q = (z, (1 - z)/2, (1 - z)/2), drafted token 0: rejected for sure
+    (stop = 1), residual mass z, so the error estimate is (2 + log2 3) 2**-52 / z."""
+    t = np.array([[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]])
+    d = np.array([[z, (1 - z) / 2, (1 - z) / 2]])
+    return t, d
+
+
+@pytest.mark.parametrize("factor, recomputed", [(1.1, True), (0.9, False)])
+def test_given_block_law_recomputes_just_above_the_threshold_only(factor, recomputed):
+    # The estimate stop * (2 + log2 V) 2**-52 / z is set to 1.1x and 0.9x of RECOMPUTE_ABOVE
+    # (6.25e-14 = 1e-12 / 16, the value the module documents) by the choice of z.
+    threshold = 1e-12 / 16
+    assert numeric.RECOMPUTE_ABOVE == threshold
+    z = (2 + np.log2(3)) * 2.0 ** -52 / (factor * threshold)
+    t, d = _estimate_case(z)
+    accepted, emitted = numeric.given_block_law(t, d, np.array([0]))
+    assert numeric.recomputed_positions(t, d, accepted).tolist() == [recomputed]
+    assert max_error(accepted[0] * emitted[0], _exact_joint_stop0(t, d, [0])) <= BOUND
+    if recomputed:  # the exact residual of the float rows, rounded once
+        p_exact, q_exact = from_floats(t[0]).fractions(), from_floats(d[0]).fractions()
+        res = [max(a - b, 0) for a, b in zip(p_exact, q_exact)]
+        assert emitted[0].tolist() == [float(r / sum(res)) for r in res]
+
+
+def test_atol_boundary_is_inclusive():
+    # [0.75, 0.5] sums to 1.25, off by exactly atol = 1/4 (all values exact in binary): accepted
+    for atol in (0.25, Fraction(1, 4)):
+        dist, alpha = numeric.emitted_distribution([0.75, 0.5], [0.5, 0.5], atol=atol)
+        # p renormalized: (3/5, 2/5); q = (1/2, 1/2): alpha = 1/2 + 2/5 = 9/10
+        assert max_error(dist, [Fraction(3, 5), Fraction(2, 5)]) <= BOUND
+        assert abs(Fraction(float(alpha)) - Fraction(9, 10)) <= BOUND
+    with pytest.raises(InvalidDistribution, match="more than atol"):
+        numeric.emitted_distribution([0.75, 0.5], [0.5, 0.5], atol=0.2499)
+
+
+def test_atol_zero_accepts_exactly_normalized_rows_only():
+    dist, alpha = numeric.emitted_distribution([0.5, 0.5], [0.25, 0.75], atol=0)
+    assert max_error(dist, [Fraction(1, 2), Fraction(1, 2)]) <= BOUND
+    assert abs(Fraction(float(alpha)) - Fraction(3, 4)) <= BOUND
+    with pytest.raises(InvalidDistribution, match="more than atol"):
+        numeric.emitted_distribution([0.5, 0.5 + 2.0 ** -53 * 2], [0.25, 0.75], atol=0)

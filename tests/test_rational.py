@@ -214,3 +214,19 @@ def test_huge_numbers_in_messages():
         from_floats([[0.5, 0.5], [1.0]])
     with pytest.raises(InvalidDistribution, match="atol"):
         from_floats(np.array([0.5, 0.5]), atol="x")
+
+
+def test_from_floats_atol_boundary_is_inclusive():
+    # [0.75, 0.5] sums to 1.25 exactly, off by exactly atol = 1/4: accepted, divided by 5/4
+    for atol in (0.25, Fraction(1, 4)):
+        v = from_floats(np.array([0.75, 0.5]), atol=atol)
+        assert v.fractions() == (Fraction(3, 5), Fraction(2, 5))
+    with pytest.raises(InvalidDistribution, match="more than atol"):
+        from_floats(np.array([0.75, 0.5]), atol=Fraction(1, 4) - Fraction(1, 10**9))
+
+
+def test_from_floats_atol_zero_accepts_exactly_normalized_rows_only():
+    assert from_floats(np.array([0.5, 0.5]), atol=0).fractions() == (Fraction(1, 2), Fraction(1, 2))
+    assert from_floats(np.array([0.5, 0.25, 0.25]), atol=0.0).fractions() == (Fraction(1, 2), Fraction(1, 4), Fraction(1, 4))
+    with pytest.raises(InvalidDistribution, match="more than atol"):
+        from_floats(np.array([0.5, 0.5 + 2.0 ** -52]), atol=0)

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
@@ -38,7 +39,7 @@ Prefix = tuple[int, ...]
 Model = Callable[[Prefix], Sequence[Any]]
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class ChainLaw:
     """The exact law of one block verification step.
 
@@ -54,36 +55,83 @@ class ChainLaw:
         access), which compares equal to the dict of the same items.
     accepted_length : tuple of Fraction, length gamma + 1
         ``accepted_length[i]`` = P(exactly i drafted tokens are accepted).
-    expected_accepted : Fraction
-        E[number of accepted drafts] = sum_i i * accepted_length[i].
-    expected_emitted : Fraction
-        E[number of emitted tokens] = 1 + expected_accepted.
-    lossless : bool
-        True iff at every accepted prefix the next token of the block has law exactly the
-        target's row there (checked exactly, node by node).
-    alphas : dict of tuple of int -> Fraction
+    alphas : Mapping of tuple of int -> Fraction
         The acceptance probability alpha(s) at every accepted prefix s of depth < gamma.
-    reach : dict of tuple of int -> Fraction
+    reach : Mapping of tuple of int -> Fraction
         The probability that the verifier reaches each accepted prefix s (all its drafts
         accepted), for every depth 0..gamma: the product of the accept masses min(p, q) along
         it. The block stops at s with probability ``reach[s] * (1 - alphas[s])`` below depth
         gamma and ``reach[s]`` at depth gamma (then the bonus token is drawn).
+    target_rows : Mapping of tuple of int -> RationalVector
+        The target's row p(. | s) at every accepted prefix s (the keys of ``reach``): what
+        :attr:`lossless` compares the block's next token with.
 
     Notes
     -----
-    ``mean_alpha`` gives the reach-weighted mean of alpha over the positions visited, the
-    alpha to compare with Leviathan et al.'s Eq. 1.
+    Build it with :func:`verification_law`, or, for another verifier, from that verifier's own
+    steps: :attr:`lossless` does not trust how the law was made. ``expected_accepted``,
+    ``expected_emitted`` and ``mean_alpha`` (the reach-weighted mean of alpha over the
+    positions visited, the alpha to compare with Leviathan et al.'s Eq. 1) are computed.
     """
 
     gamma: int
     vocab_size: int
-    emitted: Mapping[Prefix, Fraction] = field(default_factory=dict)
-    accepted_length: tuple[Fraction, ...] = ()
-    expected_accepted: Fraction = Fraction(0)
-    expected_emitted: Fraction = Fraction(1)
-    lossless: bool = True
-    alphas: dict[Prefix, Fraction] = field(default_factory=dict)
-    reach: dict[Prefix, Fraction] = field(default_factory=dict)
+    emitted: Mapping[Prefix, Fraction]
+    accepted_length: tuple[Fraction, ...]
+    alphas: Mapping[Prefix, Fraction]
+    reach: Mapping[Prefix, Fraction]
+    target_rows: Mapping[Prefix, Any]
+
+    @property
+    def expected_accepted(self) -> Fraction:
+        """E[number of accepted drafts] = sum_i i * accepted_length[i]."""
+        return sum((i * s for i, s in enumerate(self.accepted_length)), Fraction(0))
+
+    @property
+    def expected_emitted(self) -> Fraction:
+        """E[number of emitted tokens] = 1 + expected_accepted (the residual draw or the bonus token)."""
+        return 1 + self.expected_accepted
+
+    @cached_property
+    def lossless(self) -> bool:
+        """True iff the first gamma + 1 output tokens have the target's joint law.
+
+        Decided node by node from :attr:`emitted`, :attr:`reach` and :attr:`target_rows` alone:
+        the verifier starts at the empty prefix (``reach[()] == 1``); every emitted block ends
+        one token after an accepted prefix; and at every accepted prefix s, for every token y,
+        the probability that the block goes through s and its next token is y, ``reach[s + (y,)]``
+        (y drafted and accepted, below depth gamma) plus ``emitted[s + (y,)]`` (y drawn from the
+        residual, or as the bonus token at depth gamma), equals ``reach[s] * p(y | s)``. With plain
+        target sampling after the block, this is the statement that the output stream's first
+        gamma + 1 tokens have the target's joint law (by induction on the depth).
+        """
+        if self.reach.get((), None) != 1 or set(self.target_rows) != set(self.reach):
+            return False
+        table = self.emitted
+        stops = (set(table._residual) | set(table._bonus)) if isinstance(table, BlockLaw) else {b[:-1] for b in table}
+        if not stops <= set(self.reach):
+            return False
+        for s, reach in self.reach.items():
+            row = as_distribution(self.target_rows[s], "p")
+            if len(row) != self.vocab_size:
+                return False
+            if len(s) == self.gamma and isinstance(table, BlockLaw) and s not in table._residual:
+                # the bonus token, read from the stored row: scale * m_y == reach * n_y / den for every y,
+                # in integers (tens of thousands of these rows at gamma = 3)
+                scale, masses = table._bonus.get(s, (Fraction(0), ()))
+                a, b = scale * row.denominator, Fraction(reach)
+                big_a, big_b = a.numerator * b.denominator, b.numerator * a.denominator
+                if len(masses) != len(row) or any(m * big_a != n * big_b for m, n in zip(masses, row.numerators)):
+                    return False
+                continue
+            below = len(s) < self.gamma
+            for y, num in enumerate(row.numerators):
+                through = table.get(s + (y,), Fraction(0))
+                if below:
+                    through += self.reach.get(s + (y,), Fraction(0))
+                if through * row.denominator != reach * num:
+                    return False
+        return True
 
     def stop(self, prefix: Sequence[int]) -> Fraction:
         """P(the verifier accepts exactly the drafts ``prefix`` and then stops): the mass of the
@@ -155,7 +203,7 @@ def verification_law(target: Model, draft: Model, gamma: int) -> ChainLaw:
     stops = [Fraction(0)] * (gamma + 1)
     alphas: dict[Prefix, Fraction] = {}
     reaches: dict[Prefix, Fraction] = {}
-    lossless = True
+    rows: dict[Prefix, Any] = {}
     vocab: int | None = None
     stack: list[tuple[Prefix, Fraction]] = [((), Fraction(1))]
     prefix: Prefix = ()
@@ -166,12 +214,15 @@ def verification_law(target: Model, draft: Model, gamma: int) -> ChainLaw:
             if len(prefix) == gamma:  # every draft accepted: the bonus token from the target's row
                 row = as_distribution(p_row, "p")
                 vocab = _same_size(vocab, len(row))
+                rows[prefix] = row
                 reaches[prefix] = reach
                 stops[gamma] += reach
                 blocks._bonus[prefix] = (reach / row.denominator, row.numerators)
                 continue
-            law = emitted_law(p_row, _row(draft, prefix, "draft"))
+            p_vec = as_distribution(p_row, "p")
+            law = emitted_law(p_vec, _row(draft, prefix, "draft"))
             vocab = _same_size(vocab, len(law))
+            rows[prefix] = p_vec
             d, z = law.denominator, law.normalizer
             reject = Fraction(law.rejected, d)
             alphas[prefix] = law.alpha
@@ -180,17 +231,14 @@ def verification_law(target: Model, draft: Model, gamma: int) -> ChainLaw:
             residual = law.residual_mass.tolist()
             if z:
                 blocks._residual[prefix] = (reach * reject / z, residual)
-            # the block's next token: accepted draft y (mass min(p, q)), or residual draw y
-            for y, (acc, res, tgt) in enumerate(zip(law.accept.tolist(), residual, law.target.tolist())):
-                via_residual = reject * Fraction(res, z) if z else Fraction(0)
-                if Fraction(acc, d) + via_residual != Fraction(tgt, d):
-                    lossless = False
+            # the block's next token: accepted draft y (mass min(p, q)), or a residual draw
+            for y, acc in enumerate(law.accept.tolist()):
                 if acc:
                     stack.append((prefix + (y,), reach * Fraction(acc, d)))
     except InvalidDistribution as exc:  # say where in the chain the bad row is
         raise type(exc)(f"after the drafted prefix {prefix}: {exc}") from None
-    expected = sum((i * s for i, s in enumerate(stops)), Fraction(0))
-    return ChainLaw(gamma, vocab or 0, blocks, tuple(stops), expected, 1 + expected, lossless, alphas, reaches)
+    return ChainLaw(gamma=gamma, vocab_size=vocab or 0, emitted=blocks, accepted_length=tuple(stops),
+                    alphas=alphas, reach=reaches, target_rows=rows)
 
 
 class BlockLaw(Mapping):
