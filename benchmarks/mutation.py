@@ -72,7 +72,8 @@ class Target:
 
 
 MODULES = {
-    "checker": Target("src/specproof/checker.py", ("tests/test_checker.py", "tests/test_chain_certificate.py")),
+    "checker": Target("src/specproof/checker.py", ("tests/test_checker.py", "tests/test_chain_certificate.py",
+                                                   "tests/test_trust_cases.py", "tests/test_checker_fuzz.py")),
     "exact": Target("src/specproof/exact.py", ("tests/test_exact.py",)),
     "chain": Target("src/specproof/chain.py",
                     ("tests/test_chain.py", "tests/test_chain_certificate.py", "tests/test_paper_tables.py")),
