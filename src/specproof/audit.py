@@ -48,36 +48,50 @@ def _tv(a: Sequence[Fraction], b: Sequence[Fraction], extra: Fraction = Fraction
     return (sum((abs(x - y) for x, y in zip(a, b)), Fraction(0)) + extra) / 2
 
 
-def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> Rows:
+def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tuple]]:
+    """The rows a position tree reads, and each row's recipe (see :class:`OutcomeTree`)."""
     pv = as_distribution(p, "p").fractions()
     qv = as_distribution(q, "q").fractions()
     if len(pv) != len(qv):
         raise InvalidDistribution(f"p has V={len(pv)} entries but q has V={len(qv)}")
-    target = rule.target_processing.apply(pv)
-    draft = rule.draft_processing.apply(qv)
+
+    def processed(proc, row, name):
+        return (row, ("copy", name)) if proc.identity else (proc.apply(row), ("given",))
+
+    target, r_target = processed(rule.target_processing, pv, "p")
+    draft, r_draft = processed(rule.draft_processing, qv, "q")
+    reference, r_reference = processed(rule.reference, pv, "p")
     if proposal is not None:
         prop = as_distribution(proposal, "proposal").fractions()
         if len(prop) != len(pv):
             raise InvalidDistribution(f"the proposal has V={len(prop)} entries but p has V={len(pv)}")
+        r_prop: tuple = ("input", "proposal")
     elif rule.proposal_processing is not None:
         prop = rule.proposal_processing.apply(qv)
+        r_prop = ("given",)
         if rule.proposal == "argmax":
             top = _argmax(prop)
             prop = tuple(Fraction(int(i == top)) for i in range(len(prop)))
     elif rule.proposal == "argmax":
         top = _argmax(draft)
         prop = tuple(Fraction(int(i == top)) for i in range(len(draft)))
+        r_prop = ("one-hot-argmax", "draft")
     else:
-        prop = draft
+        prop, r_prop = draft, ("copy", "draft")
     if rule.residual == "positive-part":
         resid = tuple(max(a - b, Fraction(0)) for a, b in zip(target, draft))
+        r_resid: tuple = ("positive-part", "target", "draft")
     elif rule.residual == "target":
-        resid = target
+        resid, r_resid = target, ("copy", "target")
     else:
         resid = tuple(max(a - b, rule.floor) for a, b in zip(target, draft))
+        r_resid = ("floor-difference", "target", "draft", f"{rule.floor.numerator}/{rule.floor.denominator}")
     v = len(pv)
-    return Rows(p=pv, q=qv, target=target, draft=draft, proposal=prop, residual=resid,
-                reference=rule.reference.apply(pv), uniform=tuple(Fraction(1, v) for _ in range(v)))
+    rows = Rows(p=pv, q=qv, target=target, draft=draft, proposal=prop, residual=resid,
+                reference=reference, uniform=tuple(Fraction(1, v) for _ in range(v)))
+    recipes = {"p": ("input", "p"), "q": ("input", "q"), "target": r_target, "draft": r_draft,
+               "proposal": r_prop, "residual": r_resid, "reference": r_reference, "uniform": ("uniform",)}
+    return rows, recipes
 
 
 _DERIVATIONS = {
@@ -230,7 +244,7 @@ def position_tree(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = None
     >>> [br.probability for br in tree.root.branches]
     [Fraction(1, 4), Fraction(3, 4)]
     """
-    rows = _rows(p, q, rule, proposal)
+    rows, recipes = _rows(p, q, rule, proposal)
     b = _Builder(rows, rule)
     if drafted is not None:
         if isinstance(drafted, bool) or not isinstance(drafted, int) or not 0 <= drafted < b.v:
@@ -239,7 +253,7 @@ def position_tree(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = None
     else:
         root = b.node("draft", [Branch(Draw("proposal", x), rows["proposal"][x], b.after_draft(x, unchecked))
                                 for x in range(b.v) if rows["proposal"][x]])
-    return OutcomeTree(rows, root, b.v, dict(_DERIVATIONS))
+    return OutcomeTree(rows, root, b.v, dict(_DERIVATIONS), recipes)
 
 
 @dataclass(frozen=True)
@@ -459,7 +473,7 @@ def block_law(target: Any, draft: Any, gamma: int, rule: Rule = STANDARD, *, sto
         prefix, reach = stack.pop()
         try:
             if len(prefix) == gamma:
-                rows = _rows(tmodel(prefix), dmodel(prefix), rule, None)
+                rows = _rows(tmodel(prefix), dmodel(prefix), rule, None)[0]
                 row, ref = rows["target"], rows["reference"]
                 node_tv[prefix] = _tv(row, ref)
                 lengths[gamma] += reach
@@ -524,7 +538,7 @@ def _flag_expectation(tmodel, dmodel, pmodel, gamma: int, rule: Rule) -> Fractio
 def _stream_tv(blocks, tmodel, dmodel, rule: Rule, gamma: int, stops: frozenset[int]) -> Fraction:
     """TV between (block, then reference sampling) and the reference, over gamma + 1 tokens cut at a stop."""
     def ref_row(prefix):
-        return _rows(tmodel(prefix), dmodel(prefix), rule, None)["reference"]
+        return _rows(tmodel(prefix), dmodel(prefix), rule, None)[0]["reference"]
 
     def extend(starts):
         out: dict[Prefix, Fraction] = {}
@@ -659,7 +673,7 @@ def given_block_law(target_rows: Sequence[Any], draft_rows: Sequence[Any], token
             if not accepted and 0 <= output < vocab:
                 rejected[output] += m
         rows_out.append(tuple(r / (1 - keep) for r in rejected) if keep != 1 else tuple(Fraction(0) for _ in rejected))
-    bonus = _rows(target_rows[real], target_rows[real], rule, None)["target"]
+    bonus = _rows(target_rows[real], target_rows[real], rule, None)[0]["target"]
     lengths.append(alive)
     rows_out.append(bonus)
     expected = sum((i * m for i, m in enumerate(lengths)), Fraction(0))

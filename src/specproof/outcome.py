@@ -488,16 +488,32 @@ class OutcomeTree:
         Every row a primitive names (``"target"``, ``"draft"``, ``"proposal"``, ``"residual"``
         ...), each of length V.
     derivations : dict of str -> str
-        For each row, how it was obtained from the inputs (for people and certificates).
+        For each row, how it was obtained from the inputs, in words (for people).
     root : Node or Leaf
     vocab_size : int
         V.
+    recipes : dict of str -> tuple
+        For each row, how a checker re-derives it from other rows, one step each (flat: the
+        arguments are row names, rationals as ``"n/d"`` strings, or lists of token ids):
+
+        ``("input", name)``           an input of the certificate (``"p"``, ``"q"``, ...)
+        ``("given",)``                taken as stated, not re-derived (e.g. a top-p processed row)
+        ``("copy", a)``               the row ``a``
+        ``("positive-part", a, b)``   ``max(a_i - b_i, 0)``
+        ``("floor-difference", a, b, eps)``  ``max(a_i - b_i, eps)``
+        ``("normalized", a)``         ``a / sum(a)`` (``sum(a) > 0``)
+        ``("without", a, [t, ...])``  ``a`` with those tokens set to 0 (not renormalized)
+        ``("one-hot-argmax", a)``     1 at the argmax of ``a`` (ties to the smallest id), else 0
+        ``("uniform",)``              ``1/V`` everywhere
+
+        A row without a recipe counts as given.
     """
 
     rows: Mapping[str, Row]
     root: Node | Leaf
     vocab_size: int
     derivations: Mapping[str, str] = field(default_factory=dict)
+    recipes: Mapping[str, tuple] = field(default_factory=dict)
 
     def _nodes(self) -> list["Node | Leaf"]:
         """Every distinct node (a subtree may be shared, e.g. one residual draw for every
@@ -610,7 +626,7 @@ class OutcomeTree:
         Returns
         -------
         dict
-            ``{"schema", "vocab_size", "rows": {name: ["n/d", ...]}, "derivations",
+            ``{"schema", "vocab_size", "rows": {name: ["n/d", ...]}, "derivations", "recipes",
             "nodes": [{"label", "branches": [{"event", "probability", "child"}]}], "root"}``
             where ``child`` is a node index or ``{"leaf": [output, accepted]}`` and ``event`` is
             one of ``{"draw": {"row", "token"}}``, ``{"coin": {"model", "lower", "upper"}}``
@@ -658,6 +674,7 @@ class OutcomeTree:
             "vocab_size": self.vocab_size,
             "rows": {k: [fr(x) for x in v] for k, v in sorted(self.rows.items())},
             "derivations": dict(sorted(self.derivations.items())),
+            "recipes": {k: list(v) for k, v in sorted(self.recipes.items())},
             "nodes": [{"label": n.label, "branches": [
                 {"event": event(b.event), "probability": fr(b.probability), "child": child(b.child)}
                 for b in n.branches]} for n in nodes],
@@ -716,7 +733,8 @@ class OutcomeTree:
         root = data["root"]
         rows = Rows({k: tuple(fr(x) for x in v) for k, v in data["rows"].items()})
         top = child(root, -1) if isinstance(root, dict) or root != 0 else built[0]
-        return cls(rows, top, int(data["vocab_size"]), dict(data.get("derivations", {})))
+        recipes = {k: tuple(v) for k, v in data.get("recipes", {}).items()}
+        return cls(rows, top, int(data["vocab_size"]), dict(data.get("derivations", {})), recipes)
 
     def size(self) -> int:
         """The number of distinct branches (a shared subtree counted once)."""
