@@ -63,6 +63,50 @@ def _genuine(gamma: int, vocab: int) -> bytes:
     return dumps(cert).encode()
 
 
+def _outcome_hostile(kb: int) -> dict[str, bytes]:
+    """Outcome certificates built to cost the checker the most per byte (about ``kb`` KB each):
+    the most derived rows the budget allows over one long input row; a deep chain of one-branch
+    nodes; a genuine standard tree at large V; and (size fixed) race-reuse at the largest V the
+    race primitive accepts, every (given, winner) pair a branch."""
+    from fractions import Fraction
+
+    from specproof.audit import position_law
+    from specproof.certificate import build_outcome_certificate
+    from specproof.policy import named_rule
+
+    def rows_of(weights):
+        return [x / sum(weights) for x in weights]
+
+    out = {}
+    v = kb * 1000 // 24  # an input row of "1/V" entries, and one draw from it per token
+    rows = {"p": {"recipe": ["input", "p"], "values": [f"1/{v}"] * v}}
+    rows.update({f"u{i}": {"recipe": ["normalized", "p" if i == 0 else f"u{i - 1}"]} for i in range(17)})
+    draws = [{"event": {"draw": {"row": "u16", "token": t}}, "probability": f"1/{v}", "child": {"leaf": [t, True]}}
+             for t in range(v)]
+    out["derived rows at the budget"] = {
+        "schema": checker.OUTCOME_SCHEMA, "vocab_size": v, "rows": rows, "reference": "p",
+        "nodes": [{"label": "d", "reach": "1/1", "branches": draws}], "law": [f"1/{v}"] * v,
+        "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"}, "claims": {"lossless": True}}
+    depth = kb * 1000 // 130
+    nodes = [{"label": "c", "reach": "1/1", "branches": [{"event": {"choice": {"condition": ["always"]}},
+              "probability": "1/1", "child": i + 1 if i + 1 < depth else {"leaf": [0, True]}}]} for i in range(depth)]
+    out["deep chain of nodes"] = {"schema": checker.OUTCOME_SCHEMA, "vocab_size": 1, "reference": "p",
+                                  "rows": {"p": {"recipe": ["input", "p"], "values": ["1/1"]}}, "nodes": nodes,
+                                  "law": ["1/1"], "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"},
+                                  "claims": {"lossless": True}}
+    v = kb * 1000 // 250
+    p = rows_of([Fraction(1 + i % 7) for i in range(v)])
+    q = rows_of([Fraction(1 + (3 * i) % 5) for i in range(v)])
+    out["genuine standard tree"] = build_outcome_certificate(position_law(p, q, named_rule("le-float32-coin")).tree,
+                                                             name="big", statement="s")
+    n = checker.MAX_RACE_VOCAB
+    p = rows_of([Fraction(1 + i % 5) for i in range(n)])
+    q = rows_of([Fraction(1 + (2 * i) % 3) for i in range(n)])
+    out["race-reuse at V = 64"] = build_outcome_certificate(position_law(p, q, named_rule("race-reuse")).tree,
+                                                            name="race", statement="s")
+    return {k: dumps(d).encode() for k, d in out.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--skip-smollm2", action="store_true", help="skip the 19 MB SmolLM2 bundle")
@@ -75,6 +119,12 @@ def main() -> None:
                 data = _hostile(script, list(size_args), kb, Path(tmp))
                 seconds, verdict = _best(data)
                 print(f"  {script:24s} {len(data) / 1000:7.1f} KB  {seconds:7.3f} s  valid={verdict.valid}")
+    print("outcome certificates (goal: each < 5 s)")
+    for kb in (20, 50, 100):
+        for name, data in _outcome_hostile(kb).items():
+            seconds, verdict = _best(data)
+            print(f"  {name:28s} {len(data) / 1000:7.1f} KB  {seconds:7.3f} s  valid={verdict.valid}"
+                  f"{'' if verdict.valid else ' (' + verdict.reason.value + ')'}")
     print("genuine chain certificates (goal: linear in size)")
     points = []
     for gamma in (1, 2, 3, 4):

@@ -156,7 +156,8 @@ def test_nan_and_float_literals_in_json_are_not_rational():
 # ---------------------------------------------------------------- audit of the module itself
 
 CHECKER_SOURCE = Path(checker.__file__).read_text(encoding="utf-8")
-ALLOWED_IMPORTS = {"base64", "json", "re", "struct", "math", "typing", "dataclasses", "enum"}
+# the standard library only; fractions and itertools serve the outcome-tree primitives
+ALLOWED_IMPORTS = {"base64", "json", "re", "struct", "math", "typing", "dataclasses", "enum", "fractions", "itertools"}
 
 
 def test_checker_imports_only_the_allow_list():

@@ -17,8 +17,10 @@ import numpy as np
 import pytest
 
 from specproof import checker
+from specproof.audit import position_law
 from specproof.certificate import (build_bundle, build_certificate, build_chain_certificate,
-                                   build_compact_certificate)
+                                   build_compact_certificate, build_outcome_certificate)
+from specproof.policy import named_rule
 from specproof.rational import from_floats
 
 FUZZ_MUTANTS = int(os.environ.get("SPECPROOF_FUZZ_MUTANTS", "250"))
@@ -47,6 +49,9 @@ def _genuine():
         "chain-exact": build_chain_certificate(lambda s: _row(s, 0), lambda s: _row(s, 1), 2, name="chain"),
         "chain-float": build_chain_certificate(lambda s: _float_row(s, 0), lambda s: _float_row(s, 1), 2,
                                                name="chain-f"),
+        **{f"outcome-{rule}": build_outcome_certificate(
+            position_law(["1/6", "1/3", "1/2"], ["1/2", "1/4", "1/4"], named_rule(rule)).tree, name=rule, statement="s")
+           for rule in ("coin-reuse-inverse-cdf", "race-reuse", "le-float32-coin", "match-rule")},
     }
 
 
@@ -138,7 +143,11 @@ def _law(facts):
     """What a verdict re-derived, as plain Fractions, to compare two documents' laws."""
     out = []
     for f in facts:
-        if "law" in f:
+        if f["schema"] == checker.OUTCOME_SCHEMA:
+            # (a mutant may add or drop a row no branch reads: the law stays the same)
+            out.append(("outcome", tuple(f["law"]), tuple(sorted(f["totals"].items())), tuple(sorted(f["claims"].items())),
+                        tuple(f["rows"]["p"]), tuple(f["rows"]["q"])))
+        elif "law" in f:
             law = f["law"]
             out.append(("position",
                         tuple(Fraction(x, law.den) for col in (law.target, law.draft, law.accept, law.residual)

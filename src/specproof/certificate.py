@@ -29,6 +29,19 @@ covers one verification step over gamma drafted tokens and the bonus token::
      "totals": {"accepted_length": ["n/d", ...], "expected_emitted": "n/d", "mean_alpha": "n/d"},
      "claims": {"stream_equals_target_law": true}}
 
+An outcome certificate (schema ``specproof.outcome-certificate/1``,
+:func:`build_outcome_certificate`) covers one position of a verifier under an engine's rule,
+written as an outcome tree (:mod:`specproof.outcome`)::
+
+    {"schema": ..., "name": ..., "statement": ..., "provenance": {...}, "vocab_size": V,
+     "rows": {name: {"recipe": [kind, args...], "values": ["n/d", ...] (input/given rows)}},
+     "reference": row name,
+     "nodes": [{"label": str, "reach": "n/d",
+                "branches": [{"event": {...}, "probability": "n/d",
+                              "child": node index | {"leaf": [token id, accepted]}}]}],
+     "law": ["n/d", ...], "totals": {"alpha": "n/d", "out_of_range": "n/d", "tv": "n/d"},
+     "claims": {"lossless": bool}}
+
 A bundle (schema ``specproof.bundle/1``) holds several certificates under ``"certificates"``
 with their ``"count"``.
 """
@@ -59,6 +72,7 @@ __all__ = [
     "exact_text",
     "parse_exact",
     "build_bundle",
+    "build_outcome_certificate",
     "dumps",
     "write",
 ]
@@ -399,6 +413,78 @@ def build_bundle(
         "provenance": dict(provenance or {}),
         "count": len(certificates),
         "certificates": list(certificates),
+    }
+
+
+def build_outcome_certificate(
+    tree: Any, *, name: str, statement: str, reference: str = "reference",
+    provenance: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The certificate of one position's outcome tree: rows with recipes, nodes with their
+    reach, the emitted law, alpha, the TV from the reference row, and whether it is lossless.
+
+    Parameters
+    ----------
+    tree : specproof.outcome.OutcomeTree
+        For example :func:`specproof.audit.position_tree` of a rule. Its rows named in
+        ``tree.recipes`` with kind ``input`` or ``given`` (and rows without a recipe, which
+        count as given) carry their values; the checker re-derives every other row.
+    name, statement : str
+        What the certificate proves, in words.
+    reference : str, optional
+        The row whose law the output should have (default ``"reference"``).
+    provenance : mapping, optional
+        JSON-ready facts (the rule, where p and q came from).
+
+    Returns
+    -------
+    dict
+        A ``specproof.outcome-certificate/1`` document (see the module docstring), which
+        :func:`specproof.checker.check` re-verifies.
+
+    Raises
+    ------
+    InvalidDistribution
+        ``reference`` is not a row of the tree.
+
+    Notes
+    -----
+    The checker re-derives each branch's probability from its primitive and the rows, so
+    what it trusts is only that the tree is the verifier's program and the ``given`` rows.
+    """
+    from .outcome import Branch, Choice, Leaf, Node
+
+    if reference not in tree.rows:
+        raise InvalidDistribution(f"the reference row {reference!r} is not a row of the tree")
+    data = tree.as_dict()
+    root = tree.root
+    if isinstance(root, Leaf):  # a verifier that needs no randomness: one certain branch
+        root = Node("certain", (Branch(Choice(("always",)), Fraction(1), root),))
+        data = type(tree)(tree.rows, root, tree.vocab_size, tree.derivations, tree.recipes).as_dict()
+    reach = [Fraction(0)] * len(data["nodes"])
+    reach[0] = Fraction(1)
+    for i, node in enumerate(data["nodes"]):
+        node["reach"] = exact_text(reach[i])
+        for branch in node["branches"]:
+            if isinstance(branch["child"], int):
+                reach[branch["child"]] += reach[i] * parse_exact(branch["probability"])
+    rows = {}
+    for key, values in data["rows"].items():
+        recipe = list(tree.recipes.get(key, ("given",)))
+        rows[key] = {"recipe": recipe, **({"values": values} if recipe[0] in ("input", "given") else {})}
+    law, outside = tree.law()
+    ref = tree.rows[reference]
+    alpha = tree.accept_probability()
+    out_mass = sum(outside.values(), Fraction(0))
+    tv = (sum((abs(a - b) for a, b in zip(law, ref)), Fraction(0)) + out_mass) / 2
+    return {
+        "schema": checker.OUTCOME_SCHEMA, "name": name, "statement": statement,
+        "provenance": dict(provenance or {}), "vocab_size": tree.vocab_size, "rows": rows,
+        "reference": reference,
+        "nodes": [{"label": n["label"], "reach": n["reach"], "branches": n["branches"]} for n in data["nodes"]],
+        "law": [exact_text(x) for x in law],
+        "totals": {"alpha": exact_text(alpha), "out_of_range": exact_text(out_mass), "tv": exact_text(tv)},
+        "claims": {"lossless": tv == 0},
     }
 
 

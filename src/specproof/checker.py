@@ -19,6 +19,9 @@ Documents (schemas):
   rows at some tokens only.
 - ``specproof.chain-certificate/2``: one verification step over gamma drafted tokens and the
   bonus token; the target's and draft's rows at every prefix the verifier can accept.
+- ``specproof.outcome-certificate/1``: one position of a verifier under an engine's rule, as an
+  outcome tree of primitive events (draw from a row, a coin against thresholds, a deterministic
+  choice, an exponential race), its rows each re-derived from a one-step recipe.
 - ``specproof.bundle/1``: a list of the above.
 
 Reading order for a reviewer: :func:`check` -> :func:`parse` -> :func:`_check_document` ->
@@ -35,6 +38,8 @@ import re
 import struct
 from dataclasses import dataclass, field
 from enum import Enum
+from fractions import Fraction
+from itertools import accumulate
 from math import gcd, lcm
 from typing import NamedTuple
 
@@ -46,6 +51,10 @@ COMPACT_ENCODING = "float64-le-base64/renormalize"
 CHAIN_SCHEMA = "specproof.chain-certificate/2"
 EXACT_ENCODING = "rational"  # a chain's rows as lists of "n/d" strings
 BUNDLE_SCHEMA = "specproof.bundle/1"
+OUTCOME_SCHEMA = "specproof.outcome-certificate/1"
+OUTCOME_CLAIMS = ("lossless",)
+#: Largest vocabulary on which the exponential-race primitive is checked (its cost is V log V).
+MAX_RACE_VOCAB = 64
 ROW_FIELDS = ("accept", "emitted", "p", "q", "residual")
 TOTAL_FIELDS = ("alpha", "normalizer", "rejection", "tv")
 CLAIMS = ("alpha_equals_one_minus_tv", "dist_equals_p")
@@ -88,6 +97,7 @@ class Reason(str, Enum):
     NODES = "nodes"  # a chain's nodes are not exactly the prefixes the verifier accepts, in order
     NODE_MASS = "node-mass"  # a chain node's claimed reach or stop mass differs
     CLAIM = "claim"  # a claim differs from what the recomputed law shows
+    BRANCH = "branch"  # an outcome tree's branch probability differs from its primitive's on the rows
 
 
 class Ratio(NamedTuple):
@@ -622,10 +632,368 @@ def _check_chain(cert, where):
             "mean_alpha": mean_alpha, "claims": truth}
 
 
+# ---------------------------------------------------------------- one position as an outcome tree
+
+
+def _outcome_rows(cert, where, size, branches):
+    """The named rows of an outcome certificate, each re-derived from its recipe.
+
+    A row is ``{"recipe": [...]}`` with ``"values"`` ("n/d" strings) only for an ``input`` row
+    (which must sum to 1) or a ``given`` row (taken as stated, and reported as given). Every
+    other recipe is one step on other rows (a row that depends on itself is rejected):
+    ``copy a``; ``positive-part a b`` = max(a - b, 0); ``floor-difference a b eps`` =
+    max(a - b, eps); ``normalized a`` = a / sum(a); ``without a [t...]`` = a with those tokens
+    set to 0; ``one-hot-argmax a`` (ties to the smallest id); ``uniform`` = 1/V.
+    At most 16 + (branches in the tree) // V rows are derived (a derived row costs V steps; a
+    genuine tree reads each derived row in at least V branches), so the work stays linear in
+    the document. Returns (rows by name, as :class:`_Named`; the names of given rows).
+    """
+    spec = _field(cert, "rows", where)
+    if not isinstance(spec, dict) or not spec:
+        raise Rejection(Reason.MALFORMED, f"{where}.rows is not a non-empty JSON object")
+    recipes = {}
+    for name, item in spec.items():
+        here = f"{where}.rows.{_cut(name)}"
+        if not isinstance(item, dict) or not set(item) <= {"recipe", "values"}:
+            raise Rejection(Reason.MALFORMED, f"{here} is not an object with a recipe (and values)")
+        recipe = _field(item, "recipe", here)
+        if not isinstance(recipe, list) or not recipe or not isinstance(recipe[0], str) or recipe[0] not in _RECIPE_ROWS:
+            raise Rejection(Reason.MALFORMED, f"{here}.recipe is {_show(recipe)}: not a list that starts with a known kind")
+        if (recipe[0] in ("input", "given")) != ("values" in item):
+            raise Rejection(Reason.MALFORMED, f"{here}: values belong to input and given rows only")
+        if len(recipe) != 1 + _RECIPE_ARITY[recipe[0]] or (recipe[0] == "input" and recipe[1] != name):
+            raise Rejection(Reason.MALFORMED, f"{here}.recipe {_show(recipe)} has the wrong arguments "
+                                              "(an input row is named after its input)")
+        recipes[name] = recipe
+    derived = sum(1 for recipe in recipes.values() if recipe[0] not in ("input", "given"))
+    if derived > 16 + branches // size:
+        raise Rejection(Reason.MALFORMED, f"{where} derives {derived} rows for {branches} branches: more than "
+                                          f"16 + branches // vocab_size")
+    rows, given = {}, []
+    for name in _dependency_order(recipes, where):
+        here, (kind, *args) = f"{where}.rows.{_cut(name)}", recipes[name]
+        if kind in ("input", "given"):
+            row = [_fraction(_rational(v, f"{here}.values[{i}]")) for i, v in enumerate(_list(spec[name]["values"], size, here))]
+            if kind == "input" and sum(row) != 1:
+                raise Rejection(Reason.NOT_NORMALIZED, f"{here} sums to {_show(sum(row))}, not 1")
+            if kind == "given":
+                given.append(name)
+        else:
+            row = _derive(kind, args, rows, size, here)
+        rows[name] = _named(row)
+    return rows, given
+
+
+#: Recipe kind -> how many arguments it takes, and which of them name rows.
+_RECIPE_ARITY = {"input": 1, "given": 0, "copy": 1, "positive-part": 2, "floor-difference": 3, "normalized": 1,
+                 "without": 2, "one-hot-argmax": 1, "uniform": 0}
+_RECIPE_ROWS = {"input": (), "given": (), "copy": (0,), "positive-part": (0, 1), "floor-difference": (0, 1),
+                "normalized": (0,), "without": (0,), "one-hot-argmax": (0,), "uniform": ()}
+
+
+def _dependency_order(recipes, where):
+    """The row names, each after the rows its recipe reads (depth first, without recursion)."""
+    order, state = [], {}  # state: 1 while a row's dependencies are being visited, 2 when done
+    for start in recipes:
+        stack = [start]
+        while stack:
+            name = stack[-1]
+            if state.get(name) == 2:
+                stack.pop()
+                continue
+            state[name] = 1
+            kind, *args = recipes[name]
+            pending = []
+            for i in _RECIPE_ROWS[kind]:
+                arg = args[i]
+                if not isinstance(arg, str) or arg not in recipes:
+                    raise Rejection(Reason.MALFORMED, f"{where}.rows.{_cut(name)} reads row {_show(arg)}, which is not listed")
+                if state.get(arg) == 1:
+                    raise Rejection(Reason.MALFORMED, f"{where}.rows.{_cut(name)} depends on itself through {_cut(arg)}")
+                if state.get(arg) != 2:
+                    pending.append(arg)
+            if pending:
+                stack.extend(pending)
+            else:
+                state[name] = 2
+                order.append(stack.pop())
+    return order
+
+
+class _Named(NamedTuple):
+    """A row of an outcome certificate: its values, their running sums, and its argmax (ties
+    to the smallest id), each computed once."""
+
+    values: list
+    cumulative: list
+    top: int
+
+
+def _named(values):
+    cumulative = list(accumulate(values))
+    return _Named(values, cumulative, max(range(len(values)), key=lambda i: (values[i], -i)))
+
+
+def _list(value, size, where):
+    if not isinstance(value, list) or len(value) != size:
+        raise Rejection(Reason.TOKENS, f"{where} is not a list of vocab_size = {size} entries")
+    return value
+
+
+def _fraction(ratio):
+    return Fraction(ratio.num, ratio.den)
+
+
+def _derive(kind, args, rows, size, where):
+    """One recipe step on rows already derived (see :func:`_outcome_rows`)."""
+    if kind == "uniform":
+        return [Fraction(1, size)] * size
+    a = _named_row(rows, args[0], where)
+    if kind == "copy":
+        return a.values
+    if kind == "normalized":
+        total = a.cumulative[-1]
+        if total == 0:
+            raise Rejection(Reason.NOT_NORMALIZED, f"{where}: normalizing row {_cut(args[0])}, which has mass 0")
+        return [x / total for x in a.values]
+    if kind == "one-hot-argmax":
+        return [Fraction(int(i == a.top)) for i in range(size)]
+    if kind == "without":
+        tokens = args[1]
+        if not isinstance(tokens, list) or any(type(t) is not int or not 0 <= t < size for t in tokens):
+            raise Rejection(Reason.TOKENS, f"{where}.recipe removes {_show(tokens)}, not token ids in [0, {size})")
+        removed = set(tokens)
+        return [Fraction(0) if i in removed else x for i, x in enumerate(a.values)]
+    b = _named_row(rows, args[1], where)
+    floor = Fraction(0) if kind == "positive-part" else _fraction(_rational(args[2], f"{where}.recipe eps"))
+    return [max(x - y, floor) for x, y in zip(a.values, b.values)]
+
+
+def _named_row(rows, name, where):
+    if not isinstance(name, str) or name not in rows:
+        raise Rejection(Reason.MALFORMED, f"{where} refers to row {_show(name)}, which is not listed")
+    return rows[name]
+
+
+def _token(value, size, where):
+    if type(value) is not int or not 0 <= value < size:
+        raise Rejection(Reason.TOKENS, f"{where} is {_show(value)}, not a token id in [0, {size})")
+    return value
+
+
+_COIN_GRIDS = {"float32": (24, False), "float64": (53, False), "float32-(0,1]": (24, True), "float64-(0,1]": (53, True)}
+
+
+def _coin_below(model, t, strict):
+    """P(u < t) (strict) or P(u <= t) for the coin ``model``: U[0,1) ("continuous"), a grid of
+    multiples of 2^-b on [0, 1) or (0, 1], or "fixed:v" (u is always v). A grid's probability is
+    a count of grid points: those k with k < t 2^b (strict) or k <= t 2^b."""
+    if model == "continuous":
+        return min(Fraction(1), max(Fraction(0), t))
+    if model.startswith("fixed:"):
+        value = _fraction(_rational(model[len("fixed:"):], "a fixed coin"))
+        if value > 1:
+            raise Rejection(Reason.MALFORMED, f"a fixed coin at {_show(value)}, outside [0, 1]")
+        return Fraction(int(value < t if strict else value <= t))
+    bits, open_closed = _COIN_GRIDS[model]
+    n = 1 << bits
+    scaled = t * n
+    top = -((-scaled.numerator) // scaled.denominator) - 1 if strict else scaled.numerator // scaled.denominator
+    low, high = (1, n) if open_closed else (0, n - 1)
+    return Fraction(max(0, min(high, top) - low + 1), n)
+
+
+def _threshold(bound, rows, size, where):
+    """A coin interval's end: ``{"source": [...], "strict": bool}``, its value re-derived."""
+    bound = _only_fields(bound, ("source", "strict"), where)
+    source, strict = bound["source"], bound["strict"]
+    if type(strict) is not bool or not isinstance(source, list) or not source:
+        raise Rejection(Reason.MALFORMED, f"{where} is not a source list and a strict flag")
+    kind = source[0]
+    if kind == "ratio" and len(source) == 4:
+        a, b = _named_row(rows, source[1], where), _named_row(rows, source[2], where)
+        x = _token(source[3], size, f"{where} token")
+        if b.values[x] == 0:
+            raise Rejection(Reason.MALFORMED, f"{where} divides by {_cut(source[2])}[{x}] = 0")
+        return a.values[x] / b.values[x], strict
+    if kind == "cdf" and len(source) == 3:
+        r, i = _named_row(rows, source[1], where), _token(source[2], size, f"{where} token")
+        if r.cumulative[-1] == 0:
+            raise Rejection(Reason.MALFORMED, f"{where}: the cdf of row {_cut(source[1])}, which has mass 0")
+        return r.cumulative[i] / r.cumulative[-1], strict
+    if kind == "const" and len(source) == 2:
+        return _fraction(_rational(source[1], f"{where} constant")), strict
+    raise Rejection(Reason.MALFORMED, f"{where} has source {_show(source)}, not ratio/cdf/const")
+
+
+def _event_probability(event, rows, size, where):
+    """A branch's probability from its primitive and the rows alone.
+
+    ``draw {row, token}``: row[token] / sum(row). ``coin {model, lower, upper}``: the coin lies
+    between the two thresholds (either may be null). ``choice {condition}``: 1 if the condition
+    holds on the rows, else 0. ``race {first, given, second, winner}``: see :func:`_race_given`.
+    """
+    if not isinstance(event, dict) or len(event) != 1:
+        raise Rejection(Reason.MALFORMED, f"{where} is not an object with one event")
+    (kind, body), = event.items()
+    if kind == "draw":
+        body = _only_fields(body, ("row", "token"), where)
+        row = _named_row(rows, body["row"], where)
+        if row.cumulative[-1] == 0:
+            raise Rejection(Reason.MALFORMED, f"{where} draws from a row of mass 0")
+        return row.values[_token(body["token"], size, f"{where}.token")] / row.cumulative[-1]
+    if kind == "coin":
+        body = _only_fields(body, ("model", "lower", "upper"), where)
+        model = body["model"]
+        if not isinstance(model, str) or not (model == "continuous" or model in _COIN_GRIDS or model.startswith("fixed:")):
+            raise Rejection(Reason.MALFORMED, f"{where} has coin model {_show(model)}")
+        top = Fraction(1)
+        if body["upper"] is not None:
+            top = _coin_below(model, *_threshold(body["upper"], rows, size, f"{where}.upper"))
+        if body["lower"] is None:
+            return top
+        value, strict = _threshold(body["lower"], rows, size, f"{where}.lower")
+        return max(Fraction(0), top - _coin_below(model, value, not strict))  # minus P(u at or below the lower end)
+    if kind == "choice":
+        condition = _field(body, "condition", where)
+        if condition == ["always"]:
+            return Fraction(1)
+        if not isinstance(condition, list) or len(condition) != 3 or condition[0] not in (
+                "argmax-is", "argmax-is-not", "zero", "positive"):
+            raise Rejection(Reason.MALFORMED, f"{where} has condition {_show(condition)}")
+        row, t = _named_row(rows, condition[1], where), _token(condition[2], size, f"{where} token")
+        if condition[0].startswith("argmax"):
+            holds = (row.top == t) == (condition[0] == "argmax-is")
+        else:
+            holds = (row.values[t] == 0) == (condition[0] == "zero")
+        return Fraction(int(holds))
+    if kind == "race":
+        body = _only_fields(body, ("first", "given", "second", "winner"), where)
+        first, second = _named_row(rows, body["first"], where), _named_row(rows, body["second"], where)
+        given, winner = _token(body["given"], size, f"{where}.given"), _token(body["winner"], size, f"{where}.winner")
+        if size > MAX_RACE_VOCAB:
+            raise Rejection(Reason.MALFORMED, f"{where}: a race over V = {size} tokens; races are checked up to V = {MAX_RACE_VOCAB}")
+        if first.values[given] == 0:
+            raise Rejection(Reason.MALFORMED, f"{where}: the first race cannot be won by {given} (weight 0)")
+        return _race_given(first.values, given, second.values, winner)
+    raise Rejection(Reason.MALFORMED, f"{where} has unknown event {_show(kind)}")
+
+
+def _race_given(a, x, b, y):
+    """P(argmax_i b_i/E_i = y | argmax_i a_i/E_i = x), with E_i i.i.d. Exp(1) shared by both races.
+
+    P(x wins the first race) = a_x / sum(a). The joint probability: for x == y it is
+    1 / sum_i max(a_i/a_x, b_i/b_x). For x != y, write E_x = a_x s and E_y = b_y s l: both races
+    are won as stated iff every other E_i exceeds s max(a_i, b_i l) and a_y/b_y < l < a_x/b_x
+    (the second bound only if b_x > 0); integrating s out leaves a_x b_y / K(l)^2 with K(l) =
+    a_x + b_y l + sum_{i != x, y} max(a_i, b_i l), linear c + d l between the breakpoints
+    a_i/b_i, and the integral of 1/(c + d l)^2 from lo to hi is 1/(d(c + d lo)) - 1/(d(c + d hi)).
+    """
+    if b[y] == 0:
+        return Fraction(0)
+    if x == y:
+        joint = 1 / sum(max(a[i] / a[x], b[i] / b[x]) for i in range(len(a)))
+    else:
+        lo, hi = a[y] / b[y], (a[x] / b[x] if b[x] else None)
+        others = [i for i in range(len(a)) if i not in (x, y)]
+        cuts = sorted({a[i] / b[i] for i in others if b[i] and lo < a[i] / b[i] and (hi is None or a[i] / b[i] < hi)})
+        edges = [lo, *cuts, hi] if hi is None or lo < hi else []
+        total = Fraction(0)
+        for left, right in zip(edges, edges[1:]):
+            probe = left + 1 if right is None else (left + right) / 2  # a point inside the piece
+            c = a[x] + sum(a[i] for i in others if b[i] * probe <= a[i])
+            d = b[y] + sum(b[i] for i in others if b[i] * probe > a[i])
+            total += 1 / (d * (c + d * left)) - (0 if right is None else 1 / (d * (c + d * right)))
+        joint = a[x] * b[y] * total
+    return joint * sum(a) / a[x]
+
+
+def _check_outcome(cert, where):
+    """One position of a verifier under an engine's rule, given as an outcome tree.
+
+    The document lists the rows (each re-derived from its recipe), and the verifier's outcomes
+    as nodes: each node claims its reach (the probability that the verifier gets there) and
+    lists branches, each an event (a primitive) with its claimed probability and a child (a
+    later node, or a leaf ``[output, accepted]``). The checker re-derives every branch's
+    probability from its primitive and the rows, requires each node's branches to sum to 1 and
+    each node's claimed reach to equal the sum over its incoming branches of the parent's
+    checked reach times the branch's probability (the root's reach is 1, every other node has
+    a parent), sums the leaves by output into the emitted law, and compares the claimed law,
+    the mass of outputs outside [0, V), alpha (the accepted leaves' mass), the TV from the
+    reference row, and the claim ``lossless`` (TV = 0 and no output outside [0, V)).
+
+    What is trusted: that the tree is the verifier's program (it is built by specproof.audit
+    from the rule, not re-derived here) and the values of ``given`` rows.
+    """
+    size = _size(cert, where)
+    nodes = _field(cert, "nodes", where)
+    if not isinstance(nodes, list) or not nodes:
+        raise Rejection(Reason.MALFORMED, f"{where}.nodes is not a non-empty list")
+    branches = sum(len(n["branches"]) for n in nodes if isinstance(n, dict) and isinstance(n.get("branches"), list))
+    rows, given = _outcome_rows(cert, where, size, branches)
+    reference = _named_row(rows, _field(cert, "reference", where), f"{where}.reference").values
+    inflow = [[] for _ in nodes]  # checked reach x probability of each branch into node i
+    inflow[0].append(Fraction(1))
+    leaves = {}  # (output, accepted) -> mass
+    for i, node in enumerate(nodes):
+        here = f"{where}.nodes[{i}]"
+        node = _only_fields(node, ("label", "reach", "branches"), here)
+        if not inflow[i]:
+            raise Rejection(Reason.NODES, f"{here} has no parent: no branch leads to it")
+        reach = _fraction(_rational(node["reach"], f"{here}.reach"))
+        if reach != sum(inflow[i]):
+            raise Rejection(Reason.NODE_MASS, f"{here}.reach: expected {_show(sum(inflow[i]))}, claimed {_show(reach)}")
+        inflow[i] = None
+        branches = node["branches"]
+        if not isinstance(branches, list) or not branches:
+            raise Rejection(Reason.MALFORMED, f"{here}.branches is not a non-empty list")
+        total = Fraction(0)
+        for j, branch in enumerate(branches):
+            there = f"{here}.branches[{j}]"
+            branch = _only_fields(branch, ("event", "probability", "child"), there)
+            probability = _event_probability(branch["event"], rows, size, f"{there}.event")
+            claimed = _fraction(_rational(branch["probability"], f"{there}.probability"))
+            if claimed != probability:
+                raise Rejection(Reason.BRANCH, f"{there}.probability: expected {_show(probability)}, claimed {_show(claimed)}")
+            total += probability
+            child = branch["child"]
+            if type(child) is int and i < child < len(nodes):
+                inflow[child].append(reach * probability)
+            elif isinstance(child, dict) and set(child) == {"leaf"} and isinstance(child["leaf"], list) \
+                    and len(child["leaf"]) == 2 and type(child["leaf"][0]) is int and type(child["leaf"][1]) is bool:
+                key = tuple(child["leaf"])
+                leaves[key] = leaves.get(key, Fraction(0)) + reach * probability
+            else:
+                raise Rejection(Reason.MALFORMED, f"{there}.child is {_show(child)}: not a later node or a leaf [id, accepted]")
+        if total != 1:
+            raise Rejection(Reason.TOTAL, f"{here}: its branches sum to {_show(total)}, not 1")
+    law = [Fraction(0)] * size
+    for (output, _), mass in leaves.items():
+        if 0 <= output < size:
+            law[output] += mass
+    outside = sum((m for (output, _), m in leaves.items() if not 0 <= output < size), Fraction(0))
+    alpha = sum((m for (_, accepted), m in leaves.items() if accepted), Fraction(0))
+    tv = (sum(abs(e - r) for e, r in zip(law, reference)) + outside) / 2
+    claimed_law = [_fraction(_rational(v, f"{where}.law[{i}]")) for i, v in enumerate(_list(_field(cert, "law", where), size, f"{where}.law"))]
+    for i, (got, want) in enumerate(zip(law, claimed_law)):
+        if got != want:
+            raise Rejection(Reason.EMITTED, f"{where}.law[{i}]: expected {_show(got)}, claimed {_show(want)}")
+    totals = {"alpha": alpha, "out_of_range": outside, "tv": tv}
+    claimed_totals = _only_fields(_field(cert, "totals", where), tuple(totals), f"{where}.totals")
+    for key, value in totals.items():
+        claimed = _fraction(_rational(claimed_totals[key], f"{where}.totals.{key}"))
+        if claimed != value:
+            raise Rejection(Reason.TOTAL, f"{where}.totals.{key}: expected {_show(value)}, claimed {_show(claimed)}")
+    truth = _claims(cert, where, OUTCOME_CLAIMS, {"lossless": tv == 0})
+    return {"schema": OUTCOME_SCHEMA, "rows": {k: r.values for k, r in rows.items()}, "given": given, "law": law, "totals": totals,
+            "nodes": len(nodes), "claims": truth}
+
+
 # ---------------------------------------------------------------- documents
 
 
-_CHECKS = {CERTIFICATE_SCHEMA: _check_position, COMPACT_SCHEMA: _check_position, CHAIN_SCHEMA: _check_chain}
+_CHECKS = {CERTIFICATE_SCHEMA: _check_position, COMPACT_SCHEMA: _check_position, CHAIN_SCHEMA: _check_chain,
+           OUTCOME_SCHEMA: _check_outcome}
 
 
 def _check_one(cert, where):
@@ -689,6 +1057,8 @@ def check_file(path):
 
 def _show(x):
     """A value for a message: long ones cut, huge numbers by size (never printed in full)."""
+    if isinstance(x, Fraction):
+        x = Ratio(x.numerator, x.denominator)
     if isinstance(x, Ratio):
         if max(x.num.bit_length(), x.den.bit_length()) > 256:
             return f"a rational of {x.num.bit_length()}/{x.den.bit_length()} bits"

@@ -412,15 +412,20 @@ def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> str:
     if len(pairs) != len(verdict.facts):
         return f"the certificate holds {len(verdict.facts)} pair(s), --target and --draft give {len(pairs)}"
     for i, (facts, (p, q)) in enumerate(zip(verdict.facts, pairs)):
-        law = facts["law"]
-        for name, option, mine, theirs in (("p", "--target", law.target, p), ("q", "--draft", law.draft, q)):
+        if facts["schema"] == checker.OUTCOME_SCHEMA:  # the input rows named p and q
+            if "p" not in facts["rows"] or "q" not in facts["rows"]:
+                return f"certificate {i} has no rows named p and q to bind"
+            mine = {"p": facts["rows"]["p"], "q": facts["rows"]["q"]}
+        else:
+            law = facts["law"]
+            mine = {key: [Fraction(x, law.den) for x in row] for key, row in (("p", law.target), ("q", law.draft))}
+        for name, option, theirs in (("p", "--target", p), ("q", "--draft", q)):
             values = theirs.fractions()
-            if len(values) != len(mine):
-                return f"certificate {i}: {name} has {len(mine)} tokens, {option} has {len(values)}"
-            for t, (x, y) in enumerate(zip(mine, values)):
-                if Fraction(x, law.den) != y:
-                    return (f"certificate {i}: {name}({t}) is {transcript.show(Fraction(x, law.den))}, "
-                            f"but {option} gives {transcript.show(y)}")
+            if len(values) != len(mine[name]):
+                return f"certificate {i}: {name} has {len(mine[name])} tokens, {option} has {len(values)}"
+            for t, (x, y) in enumerate(zip(mine[name], values)):
+                if x != y:
+                    return f"certificate {i}: {name}({t}) is {transcript.show(x)}, but {option} gives {transcript.show(y)}"
     return ""
 
 
@@ -608,6 +613,9 @@ def _add_audit_parser(sub: argparse._SubParsersAction) -> None:
                     help="also search the minimal counterexample (exhaustive V <= 4, denominators <= 8, then "
                          "1000 random pairs)")
     au.add_argument("--json", action="store_true", help="print one JSON object (rationals as 'n/d' strings)")
+    au.add_argument("--certificate", metavar="FILE.json",
+                    help="write the position's outcome tree as a certificate that `specproof check` re-verifies "
+                         "(with --real: a bundle, one per pair); the block figures of --gamma/--drafted are not in it")
     au.add_argument("--list", action="store_true", help="list the named rules with their description and source")
     au.add_argument("--real", choices=["phone", "smollm2", "all"],
                     help="audit the real pairs shipped with specproof instead of --target/--draft "
@@ -642,6 +650,21 @@ def _audit_position(p, q, rule, proposal=None) -> dict:
         "differing": law.differing(),
         "out_of_range": {str(k): ff(v) for k, v in sorted(law.out_of_range.items())},
     }
+
+
+def _audit_certificate(p, q, name: str, rule, proposal=None, provenance=None, label: str = "") -> dict:
+    """The outcome certificate of one audited position (see
+    :func:`specproof.certificate.build_outcome_certificate`)."""
+    from .audit import position_law
+
+    tree = position_law(p, q, rule, proposal=proposal).tree  # the tree the audit reports
+    what = f"{label}: " if label else ""
+    statement = (f"{what}Under the verifier rule {name!r} ({rule.describe()}), the token emitted at one position "
+                 "has the law listed, its acceptance probability is alpha and its exact TV from the reference "
+                 "(the target's law) is TV; lossless iff TV = 0.")
+    return certificate.build_outcome_certificate(
+        tree, name=f"{label or 'audit'}, rule {name}", statement=statement,
+        provenance={"rule": name, "rule_fields": rule.as_dict(), **(provenance or {})})
 
 
 def _audit_report(name: str, out: dict) -> str:
@@ -701,6 +724,9 @@ def _audit(args: argparse.Namespace) -> int:
     q, _ = load_distribution(args.draft, "q")
     proposal = None if args.proposal is None else load_distribution(args.proposal, "proposal")[0]
     out = {"rule": name, "rule_fields": rule.as_dict(), **_audit_position(p, q, rule, proposal)}
+    if args.certificate:
+        doc = _audit_certificate(p, q, name, rule, proposal, {"target": args.target, "draft": args.draft})
+        out["certificate"] = str(certificate.write(doc, args.certificate))
     if args.gamma is not None:
         from .audit import block_law
         from .rational import format_fraction as ff
@@ -751,10 +777,17 @@ def _audit_real(args: argparse.Namespace, name: str, rule) -> int:
 
     sources = {"phone": [fixtures.phone_lm_pairs], "smollm2": [fixtures.smollm2_pairs],
                "all": [fixtures.phone_lm_pairs, fixtures.smollm2_pairs]}[args.real]
-    results = []
+    results, certs = [], []
     for source in sources:
         for rp in tqdm(list(source()), unit="pair", file=sys.stderr, disable=None, desc=name):
             results.append({"pair": rp.name, "rule": name, **_audit_position(rp.p, rp.q, rule)})
+            if args.certificate:
+                certs.append(_audit_certificate(rp.p, rp.q, name, rule, label=rp.name,
+                                                provenance={"pair": rp.name, **dict(rp.provenance)}))
+    if args.certificate:
+        certificate.write(certificate.build_bundle(
+            certs, name=f"real pairs, rule {name}", statement=f"Each position's law under the verifier rule {name!r}."),
+            args.certificate)
     if args.json:
         print(json.dumps(results, indent=2, sort_keys=True))
     else:

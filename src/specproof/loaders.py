@@ -30,6 +30,7 @@ from __future__ import annotations
 import codecs
 import csv
 import hashlib
+import importlib.util
 import io
 import json
 import re
@@ -227,11 +228,9 @@ def _safetensors_array(file: Path, what: str) -> tuple[np.ndarray, str]:
                 return handle.get_tensor(keys[0]), keys[0]
             except (TypeError, ValueError):  # bfloat16 has no NumPy dtype
                 pass
-        try:
-            import torch
-        except ImportError:
+        if importlib.util.find_spec("torch") is None:
             raise InvalidDistribution(f"{what}: tensor {keys[0]!r} has a dtype NumPy cannot hold (bfloat16?); "
-                                      "reading it needs 'torch' (python -m pip install torch, or specproof's 'models' extra)") from None
+                                      "reading it needs 'torch' (python -m pip install torch, or specproof's 'models' extra)")
         with safe_open(str(file), framework="pt") as handle:
             return _torch_numpy(handle.get_tensor(keys[0]), what), keys[0]
     except InvalidDistribution:

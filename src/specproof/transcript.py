@@ -501,6 +501,52 @@ def _render_chain(doc: Mapping[str, Any], verdict: Verdict, json_name: str) -> s
     )
 
 
+def _signed(x: Fraction) -> str:
+    return "0" if x == 0 else ("+" if x > 0 else "−") + show(abs(x))
+
+
+def _render_outcome(doc: Mapping[str, Any], verdict: Verdict, json_name: str) -> str:
+    """Outcome certificates (a verifier under a rule, one position each): alpha, TV and the
+    law, every value from what the checker re-derived (``verdict.facts``)."""
+    certs = doc["certificates"] if doc["schema"] == checker.BUNDLE_SCHEMA else [doc]
+    rows, given = [], set()
+    for c, facts in zip(certs, verdict.facts if verdict.valid else ()):
+        reference = facts["rows"][c["reference"]]
+        law = facts["law"]
+        diff = [t for t, (e, r) in enumerate(zip(law, reference)) if e != r]
+        given.update(facts["given"])
+        shown = diff if len(law) > FULL_TABLE_ROWS else range(len(law))
+        rows.append({
+            "name": _plain(c.get("name", "")), "vocab_size": len(law), "nodes": facts["nodes"],
+            "alpha": show(facts["totals"]["alpha"]), "tv": show(facts["totals"]["tv"]),
+            "outside": show(facts["totals"]["out_of_range"]), "lossless": "yes" if facts["claims"]["lossless"] else "NO",
+            "differing": (", ".join(map(str, diff[:20])) + (" ..." if len(diff) > 20 else "")) if diff else "none",
+            "table": [{"token": t, "reference": show(reference[t]), "emitted": show(law[t]),
+                       "difference": _signed(law[t] - reference[t])} for t in list(shown)[:FULL_TABLE_ROWS]],
+        })
+    word, detail = _verdict_words(verdict)
+    return _ENV.get_template("outcome.md.j2").render(
+        name=_plain(doc.get("name", "(unnamed)")), statement=_plain(doc.get("statement", "(none given)"), STATEMENT_LIMIT),
+        checker=checker_identity(), json_name=json_name, schema=doc["schema"], count=len(certs),
+        trust=_trust(verdict, "re-derived every value below from the rows and the tree's primitives"),
+        given=", ".join(_plain(g) for g in sorted(given)), not_proved=NOT_PROVED,
+        provenance=_provenance(doc.get("provenance", {})), results=rows, verdict=word, verdict_detail=detail,
+        summary=_outcome_summary(rows),
+    )
+
+
+def _outcome_summary(rows: list[dict[str, Any]]) -> str:
+    """"lossless ..." or "LOSSY ..." from the re-derived results ("" when rejected)."""
+    if not rows:
+        return ""
+    lossy = [r for r in rows if r["lossless"] != "yes"]
+    if not lossy:
+        return "lossless (emitted law = the reference law exactly)" if len(rows) == 1 else f"all {len(rows)} positions lossless"
+    if len(rows) == 1:
+        return f"LOSSY, exact TV {rows[0]['tv']} from the reference law"
+    return f"LOSSY at {len(lossy)} of {len(rows)} positions"
+
+
 def render(document: Mapping[str, Any], verdict: Verdict | None = None, *, json_name: str = "certificate.json",
            figures: Sequence[tuple[str, str]] = ()) -> str:
     """Render a certificate, bundle or symbolic-proof document as Markdown.
@@ -510,7 +556,7 @@ def render(document: Mapping[str, Any], verdict: Verdict | None = None, *, json_
     document : dict
         A parsed JSON document (schemas ``specproof.certificate/1``,
         ``specproof.compact-certificate/2``, ``specproof.chain-certificate/2``,
-        ``specproof.bundle/1``, ``specproof.symbolic-proof/1``).
+        ``specproof.outcome-certificate/1``, ``specproof.bundle/1``, ``specproof.symbolic-proof/1``).
     verdict : Verdict, optional
         The checker's verdict on ``document``; computed with :func:`specproof.checker.check`
         if omitted (ignored for symbolic proofs, which SymPy checked).
@@ -539,6 +585,9 @@ def render(document: Mapping[str, Any], verdict: Verdict | None = None, *, json_
     chains = [document] if schema == checker.CHAIN_SCHEMA else document.get("certificates", [])
     if chains and all(isinstance(c, Mapping) and c.get("schema") == checker.CHAIN_SCHEMA for c in chains):
         text = _render_chain(document, verdict, json_name)
+    elif schema == checker.OUTCOME_SCHEMA or (chains and all(
+            isinstance(c, Mapping) and c.get("schema") == checker.OUTCOME_SCHEMA for c in chains)):
+        text = _render_outcome(document, verdict, json_name)
     elif schema == checker.BUNDLE_SCHEMA:
         text = _render_bundle(document, verdict, json_name)
     else:

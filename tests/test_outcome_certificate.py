@@ -1,0 +1,284 @@
+"""Outcome certificates: a verifier under an engine's rule, re-verified by the trusted checker
+from the rows and the tree's primitives (issue 11, item 4)."""
+
+import copy
+import json
+from fractions import Fraction as F
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from specproof import checker, transcript
+from specproof.audit import position_law
+from specproof.certificate import build_outcome_certificate, dumps
+from specproof.cli import main
+from specproof.errors import ResidualUndefined
+from specproof.policy import NAMED_RULES, named_rule
+
+R = checker.Reason
+
+#: (rule, p, q, hand-derived TV) from the engine-rules issue's fault table.
+TABLE = [
+    ("accept-all", ["9/10", "1/10"], ["1/10", "9/10"], F(4, 5)),
+    ("le-float32-coin", ["0", "1"], ["1", "0"], F(1, 2**24)),
+    ("lt-float32-coin", ["0", "1"], ["1", "0"], F(0)),
+    ("resample-from-target", ["1/2", "1/2"], ["1/4", "3/4"], F(1, 8)),
+    ("residual-floor:1/1000", ["0", "1/2", "1/2"], ["1", "0", "0"], F(1, 1001)),
+    ("coin-reuse-inverse-cdf", ["1/4", "1/4", "1/2"], ["1", "0", "0"], F(1, 6)),
+    ("match-rule", ["1/2", "1/2"], ["1/4", "3/4"], F(0)),
+    ("standard", ["1/2", "1/2"], ["1/4", "3/4"], F(0)),
+]
+
+
+def _cert(rule, p, q):
+    return build_outcome_certificate(position_law(p, q, named_rule(rule)).tree, name=rule, statement="s")
+
+
+def _check(doc):
+    return checker.check(json.loads(dumps(doc)))
+
+
+@pytest.mark.parametrize("rule,p,q,tv", TABLE)
+def test_the_fault_table_through_the_checker(rule, p, q, tv):
+    verdict = _check(_cert(rule, p, q))
+    assert verdict.valid, verdict
+    facts = verdict.facts[0]
+    assert facts["totals"]["tv"] == tv
+    assert facts["claims"]["lossless"] is (tv == 0)
+
+
+def test_hand_laws_and_alphas():
+    facts = _check(_cert("coin-reuse-inverse-cdf", ["1/4", "1/4", "1/2"], ["1", "0", "0"])).facts[0]
+    assert facts["law"] == [F(1, 4), F(1, 12), F(2, 3)]
+    facts = _check(_cert("match-rule", ["1/2", "1/2"], ["1/4", "3/4"])).facts[0]
+    assert facts["totals"]["alpha"] == F(1, 2)  # sum p q
+    facts = _check(_cert("resample-from-target", ["1/2", "1/2"], ["1/4", "3/4"])).facts[0]
+    assert (facts["law"], facts["totals"]["alpha"]) == ([F(3, 8), F(5, 8)], F(3, 4))
+    facts = _check(_cert("le-float32-coin", ["0", "1"], ["1", "0"])).facts[0]
+    assert facts["law"] == [F(1, 2**24), 1 - F(1, 2**24)]
+
+
+def test_race_reuse_lossy_case_by_hand():
+    # p = [1/2, 1/2, 0]... draft from q = [1/2, 1/2, 0] with target p = [0, 1/2, 1/2]:
+    # x = 0 (prob 1/2) is always rejected (p(0) = 0); the residual (p - q)+ = [0, 0, 1/2] has one
+    # token, so the shared race cannot matter: lossless. With two residual tokens it does:
+    # p = [0, 1/2, 1/2], q = [1, 0, 0]: every draft is token 0, rejected; residual [0, 1/2, 1/2];
+    # the race that drew 0 from q = [1, 0, 0] says nothing about E_1, E_2: lossless too.
+    # p = [1/4, 1/4, 1/2], q = [1/2, 1/2, 0]: see the brute-force oracle below.
+    p, q = ["1/4", "1/4", "1/2"], ["1/2", "1/2", "0"]
+    facts = _check(_cert("race-reuse", p, q)).facts[0]
+    law = position_law(p, q, named_rule("race-reuse"))
+    assert facts["law"] == list(law.law) and facts["totals"]["tv"] == law.tv
+
+
+@pytest.mark.parametrize("rule", sorted(NAMED_RULES))
+def test_every_named_rule_agrees_with_the_audit(rule):
+    """The checker's re-derivation (its own code) equals specproof.audit's law on several pairs."""
+    name = "residual-floor:1/1000" if rule == "residual-floor:EPS" else rule
+    pairs = [(["1/2", "1/3", "1/6"], ["1/6", "1/2", "1/3"]), (["0", "1/4", "3/4"], ["1/2", "1/2", "0"]),
+             (["1/3", "1/3", "1/3"], ["1/3", "1/3", "1/3"]), (["1/7", "0", "6/7"], ["0", "1", "0"])]
+    for p, q in pairs:
+        try:
+            law = position_law(p, q, named_rule(name))
+        except ResidualUndefined:
+            continue
+        verdict = _check(_cert(name, p, q))
+        assert verdict.valid, (p, q, verdict)
+        facts = verdict.facts[0]
+        assert facts["law"] == list(law.law)
+        assert (facts["totals"]["tv"], facts["totals"]["alpha"]) == (law.tv, law.alpha)
+        assert facts["claims"]["lossless"] == law.lossless
+
+
+def _rows(v):
+    return st.lists(st.integers(0, 6), min_size=v, max_size=v).filter(lambda w: sum(w) > 0).map(
+        lambda w: [F(x, sum(w)) for x in w])
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.integers(2, 4).flatmap(lambda v: st.tuples(_rows(v), _rows(v))),
+       st.sampled_from(["standard", "le-float32-coin", "coin-reuse-inverse-cdf", "race-reuse", "residual-floor:1/100"]))
+def test_random_pairs_agree(pq, rule):
+    p, q = pq
+    law = position_law(p, q, named_rule(rule))
+    facts = _check(_cert(rule, p, q)).facts[0]
+    assert facts["law"] == list(law.law) and facts["totals"]["tv"] == law.tv
+
+
+# ---------------------------------------------------------------- tampering and hostile input
+
+BASE = _cert("coin-reuse-inverse-cdf", ["1/6", "1/3", "1/2"], ["1/2", "1/4", "1/4"])
+
+
+def _tamper(edit):
+    doc = copy.deepcopy(BASE)
+    edit(doc)
+    return _check(doc)
+
+
+def _first_branch(doc):
+    return doc["nodes"][0]["branches"][0]
+
+
+def _set(path, value):
+    def edit(doc):
+        target = doc
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+    return edit
+
+
+def test_the_genuine_base_is_valid():
+    assert _check(BASE).valid
+
+
+@pytest.mark.parametrize("edit,reason", [
+    (lambda d: _first_branch(d).update(probability="1/3"), R.BRANCH),
+    (_set(("law", 0), "1/5"), R.EMITTED),
+    (_set(("totals", "tv"), "0/1"), R.TOTAL),
+    (_set(("totals", "alpha"), "1/1"), R.TOTAL),
+    (_set(("totals", "out_of_range"), "1/9"), R.TOTAL),
+    (lambda d: d["claims"].update(lossless=not d["claims"]["lossless"]), R.CLAIM),
+    (lambda d: d["nodes"][1].update(reach="1/7"), R.NODE_MASS),
+    (lambda d: d["nodes"][0]["branches"].pop(), R.TOTAL),  # branches no longer sum to 1
+    # a different draft row changes the ratio p/q the coins read
+    (_set(("rows", "draft"), {"recipe": ["copy", "p"]}), R.BRANCH),
+    (_set(("rows", "residual"), {"recipe": ["positive-part", "target", "draft"], "values": ["0", "0", "1"]}),
+     R.MALFORMED),  # a derived row cannot carry values
+    (_set(("rows", "draft"), {"recipe": ["given"], "values": ["1/4", "1/4", "1/2"]}), R.BRANCH),
+    (_set(("rows", "target"), {"recipe": ["copy", "residual"]}), R.MALFORMED),  # a cycle
+    (_set(("rows", "target"), {"recipe": ["copy", "nowhere"]}), R.MALFORMED),
+    (_set(("rows", "target"), {"recipe": [["copy"], "p"]}), R.MALFORMED),
+    (_set(("rows", "target"), {"recipe": ["copy"]}), R.MALFORMED),
+    (_set(("rows", "p"), {"recipe": ["input", "p"], "values": ["1/4", "1/4", "1/4"]}), R.NOT_NORMALIZED),
+    (_set(("rows", "p"), {"recipe": ["input", "p"], "values": ["1/4", "1/4"]}), R.TOKENS),
+    (_set(("reference",), "nowhere"), R.MALFORMED),
+    (_set(("reference",), "q"), R.TOTAL),  # the TV from another row differs
+    (lambda d: _first_branch(d).update(child=0), R.MALFORMED),  # a cycle in the tree
+    (lambda d: _first_branch(d).update(child={"leaf": [0, 1]}), R.MALFORMED),  # accepted must be a boolean
+    (lambda d: _first_branch(d).update(child={"leaf": [0]}), R.MALFORMED),
+    (lambda d: _first_branch(d).update(event={"draw": {"row": "proposal", "token": 3}}), R.TOKENS),
+    (lambda d: _first_branch(d).update(event={"draw": {"row": "proposal", "token": True}}), R.TOKENS),
+    (lambda d: _first_branch(d).update(event={"toss": {}}), R.MALFORMED),
+    (lambda d: _first_branch(d).update(event={"draw": {"row": "proposal", "token": 0}, "coin": {}}), R.MALFORMED),
+    (lambda d: d["nodes"].append({"label": "orphan", "reach": "0/1", "branches": []}), R.NODES),
+    (lambda d: d.update(vocab_size=4), R.TOKENS),
+])
+def test_tampering_is_rejected(edit, reason):
+    verdict = _tamper(edit)
+    assert not verdict.valid and verdict.reason is reason, verdict
+
+
+def _coin_doc(model, lower, upper, probability):
+    return {"schema": checker.OUTCOME_SCHEMA, "vocab_size": 2, "reference": "p",
+            "rows": {"p": {"recipe": ["input", "p"], "values": ["1/3", "2/3"]}},
+            "nodes": [{"label": "coin", "reach": "1/1", "branches": [
+                {"event": {"coin": {"model": model, "lower": lower, "upper": upper}}, "probability": probability,
+                 "child": {"leaf": [0, True]}},
+                {"event": {"coin": {"model": model, "lower": upper, "upper": None}}, "probability": "0/1",
+                 "child": {"leaf": [1, False]}}]}],
+            "law": ["1/1", "0/1"], "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "2/3"},
+            "claims": {"lossless": False}}
+
+
+@pytest.mark.parametrize("model,bound,below", [
+    ("continuous", ["const", "3/2"], F(1)),
+    ("float32", ["const", "1/3"], F(5592406, 2**24)),  # ceil(2^24 / 3) grid points below 1/3
+    ("float32", ["cdf", "p", 0], F(5592406, 2**24)),
+    ("float32", ["ratio", "p", "p", 1], F(1)),  # u < 1 holds for every grid point of [0, 1)
+    ("float32-(0,1]", ["ratio", "p", "p", 1], 1 - F(1, 2**24)),  # except u = 1 on (0, 1]
+    ("float64", ["const", "0/1"], F(0)),
+    ("fixed:0/1", ["const", "0/1"], F(0)),
+])
+def test_coin_models_count_grid_points(model, bound, below):
+    """A coin's probability is re-derived by the checker's own counting (hand values)."""
+    doc = _coin_doc(model, None, {"source": bound, "strict": True}, "1/1")
+    verdict = checker.check(doc)
+    assert verdict.reason in (R.BRANCH, None)
+    got = F(verdict.detail.split("expected ")[1].split(",")[0]) if not verdict.valid else F(1)
+    assert got == below
+
+
+@pytest.mark.parametrize("model", ["fixed:3/2", "fixed:x", "float16", "", "continuous "])
+def test_unknown_coin_models_are_rejected(model):
+    verdict = checker.check(_coin_doc(model, None, {"source": ["const", "1/2"], "strict": True}, "1/2"))
+    assert not verdict.valid and verdict.reason in (R.MALFORMED, R.NOT_RATIONAL)
+
+
+def test_races_are_checked_only_on_small_vocabularies():
+    v = checker.MAX_RACE_VOCAB + 1
+    doc = _cert("race-reuse", [F(1, v)] * v, [F(1, v - 1)] * (v - 1) + [F(0)])
+    verdict = _check(doc)
+    assert not verdict.valid and "races are checked up to" in verdict.detail
+
+
+def test_derived_rows_are_bounded_by_the_tree():
+    """Deriving a row costs V steps; a document may not ask for many more than its branches pay for."""
+    doc = copy.deepcopy(BASE)
+    for i in range(40):
+        doc["rows"][f"u{i}"] = {"recipe": ["uniform"]}
+    verdict = _check(doc)
+    assert not verdict.valid and verdict.reason is R.MALFORMED and "derives" in verdict.detail
+
+
+def test_a_long_recipe_chain_does_not_recurse():
+    doc = copy.deepcopy(BASE)
+    for i in range(8):
+        doc["rows"][f"c{i}"] = {"recipe": ["copy", f"c{i - 1}" if i else "p"]}
+    assert _check(doc).valid
+    doc["rows"]["c0"] = {"recipe": ["copy", "c7"]}
+    verdict = _check(doc)
+    assert not verdict.valid and "depends on itself" in verdict.detail
+
+
+# ---------------------------------------------------------------- command line and transcript
+
+
+def test_audit_writes_a_certificate_check_binds_it(tmp_path, capsys):
+    (tmp_path / "p.json").write_text('["1/4", "1/4", "1/2"]')
+    (tmp_path / "q.json").write_text('["1", "0", "0"]')
+    (tmp_path / "p2.json").write_text('["1/4", "1/2", "1/4"]')
+    cert = tmp_path / "c.json"
+    args = ["audit", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json"),
+            "--policy", "coin-reuse-inverse-cdf", "--certificate", str(cert), "--json"]
+    assert main(args) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["certificate"] == str(cert) and out["tv"] == "1/6"
+    assert main(["check", str(cert), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["valid"] is True
+    assert main(["check", str(cert), "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json")]) == 0
+    capsys.readouterr()
+    assert main(["check", str(cert), "--target", str(tmp_path / "p2.json"), "--draft", str(tmp_path / "q.json")]) == 1
+    assert "p(1) is 1/4, but --target gives 1/2" in capsys.readouterr().out
+    doc = json.loads(cert.read_text())
+    doc["nodes"][0]["branches"][0]["probability"] = "1/2"
+    cert.write_text(json.dumps(doc))
+    assert main(["check", str(cert)]) == 1
+    assert "REJECTED (branch)" in capsys.readouterr().out
+
+
+def test_real_pairs_bundle(tmp_path, capsys):
+    cert = tmp_path / "b.json"
+    assert main(["audit", "--real", "phone", "--policy", "lt-float32-coin", "--certificate", str(cert), "--json"]) == 1
+    results = json.loads(capsys.readouterr().out)
+    verdict = checker.check_file(cert)
+    assert verdict.valid and len(verdict.facts) == len(results) == 20
+    assert [F(r["tv"]) for r in results] == [f["totals"]["tv"] for f in verdict.facts]
+    assert all(f["totals"]["tv"] > 0 for f in verdict.facts)  # the float32 grid is lossy, by a tiny exact amount
+
+
+def test_transcript_shows_only_rederived_values():
+    doc = copy.deepcopy(BASE)
+    doc["name"] = "a | b <b>x</b>\n# heading"
+    verdict = _check(doc)
+    text = transcript.render(doc, verdict, json_name="c.json")
+    assert "LOSSY, exact TV" in text and "\\| b \\<b\\>x\\</b\\> \\# heading" in text
+    facts = verdict.facts[0]
+    for t, value in enumerate(facts["law"]):
+        assert f"| {t} | {transcript.show(facts['rows']['reference'][t])} | {transcript.show(value)} |" in text
+    doc["law"][1] = "1/5"  # rejected: no value of the document is shown
+    bad = _check(doc)
+    text = transcript.render(doc, bad, json_name="c.json")
+    assert "REJECTED" in text and "emitted law against the reference" not in text and "| 0 |" not in text
