@@ -4,6 +4,7 @@ the rows alone; every tampering is refused with its reason."""
 import copy
 import json
 from fractions import Fraction as F
+from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
@@ -176,3 +177,69 @@ def test_random_small_chains_are_verified_and_match_the_library(data, gamma):
     law = verification_law(target, draft, gamma)
     assert [parse_exact(x) for x in doc["totals"]["accepted_length"]] == list(law.accepted_length)
     assert sum(law.accepted_length) == 1
+
+
+# ---------------------------------------------------------------- stop tokens (issue 11 item 8)
+
+
+def test_stop_token_chain_by_hand():
+    """V = 2, token 0 = EOS, p = q = [1/2, 1/2], gamma = 2 (the engine-rules issue's table):
+    the block is 0 (1/2), 1 0 (1/4), 1 1 then the bonus token (1/8 each): E[emitted] = 1/2 + 2/4
+    + 3/4 = 7/4, where counting past EOS gives 3."""
+    from specproof.chain import verification_law
+
+    half = lambda s: ["1/2", "1/2"]  # noqa: E731
+    law = verification_law(half, half, 2, stop_tokens=[0])
+    assert dict(law.emitted) == {(0,): Fraction(1, 2), (1, 0): Fraction(1, 4), (1, 1, 0): Fraction(1, 8),
+                                 (1, 1, 1): Fraction(1, 8)}
+    assert law.accepted_length == (0, Fraction(1, 2), Fraction(1, 2))
+    assert law.expected_emitted == Fraction(7, 4) and law.lossless
+    assert verification_law(half, half, 2).expected_emitted == 3
+    verdict = check(build_chain_certificate(half, half, 2, name="eos", stop_tokens=[0]))
+    expected = verdict.facts[0]["expected_emitted"]
+    assert verdict.valid and Fraction(expected.num, expected.den) == Fraction(7, 4)
+
+
+def _random_model(seed, v=3):
+    import random
+
+    def row(prefix):
+        rng = random.Random(f"{seed}-{prefix}")
+        w = [rng.randint(0, 4) for _ in range(v)]
+        w[rng.randrange(v)] += 1
+        return [Fraction(x, sum(w)) for x in w]
+    return row
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_stop_token_chains_agree_with_the_audit_and_the_checker(seed):
+    """Two independent implementations (chain.verification_law, audit.block_law) and the
+    checker's own recount agree on random chains with stop tokens."""
+    from specproof.audit import block_law
+    from specproof.chain import verification_law
+
+    target, draft = _random_model(f"t{seed}"), _random_model(f"d{seed}")
+    gamma, stops = 1 + seed % 3, [seed % 3] if seed % 2 else [0, 2]
+    law = verification_law(target, draft, gamma, stop_tokens=stops)
+    ref = block_law(target, draft, gamma, stop_tokens=stops, enumeration_limit=0)
+    assert dict(law.emitted) == ref.emitted and law.accepted_length == ref.accepted_length
+    assert law.expected_emitted == ref.expected_emitted_to_stop and law.lossless
+    verdict = check(build_chain_certificate(target, draft, gamma, name="s", stop_tokens=stops))
+    facts = verdict.facts[0]
+    assert Fraction(facts["expected_emitted"].num, facts["expected_emitted"].den) == law.expected_emitted
+    assert [Fraction(x.num, x.den) for x in facts["accepted_length"]] == list(law.accepted_length)
+
+
+def test_stop_tokens_cannot_be_dropped_added_or_malformed():
+    from specproof.chain import verification_law
+
+    target, draft = _random_model("t-eos"), _random_model("d-eos")
+    assert sum(verification_law(target, draft, 2, stop_tokens=[1]).ended.values()) > 0
+    doc = build_chain_certificate(target, draft, 2, name="s", stop_tokens=[1])
+    assert check(doc).valid
+    dropped = {k: v for k, v in doc.items() if k != "stop_tokens"}
+    assert not check(dropped).valid  # the nodes, lengths and E[emitted] then differ
+    for bad in ([1, 1], [2, 1], [3], [-1], [True], "1", [1.0]):
+        verdict = check({**doc, "stop_tokens": bad})
+        assert not verdict.valid and verdict.reason is Reason.TOKENS, bad
+    assert not check({**doc, "stop_tokens": [0, 1]}).valid

@@ -47,6 +47,8 @@ def _genuine():
         "bundle": build_bundle([single, build_certificate(["1/3", "2/3"], ["1/3", "2/3"], name="equal")],
                                name="b", statement="s"),
         "chain-exact": build_chain_certificate(lambda s: _row(s, 0), lambda s: _row(s, 1), 2, name="chain"),
+        "chain-stop": build_chain_certificate(lambda s: _row(s, 0), lambda s: _row(s, 1), 2, name="chain-s",
+                                              stop_tokens=[1]),
         "chain-float": build_chain_certificate(lambda s: _float_row(s, 0), lambda s: _float_row(s, 1), 2,
                                                name="chain-f"),
         **{f"outcome-{rule}": build_outcome_certificate(

@@ -271,6 +271,7 @@ CHAIN_STATEMENT = (
 def build_chain_certificate(
     target: Any, draft: Any, gamma: int, *, name: str,
     provenance: Mapping[str, Any] | None = None, labels: Sequence[str] | None = None,
+    stop_tokens: Sequence[int] = (),
 ) -> dict[str, Any]:
     """A certificate for one verification step over ``gamma`` drafted tokens and the bonus token.
 
@@ -293,6 +294,10 @@ def build_chain_certificate(
         JSON-ready facts about where the rows came from.
     labels : sequence of str, optional
         Token texts, length V (recorded, not verified).
+    stop_tokens : sequence of int, optional
+        Stop ids (EOS): the block ends at an accepted stop token, and E[emitted] counts the
+        tokens up to the first one (see :func:`specproof.chain.verification_law`). Written as
+        ``"stop_tokens"`` when not empty.
 
     Returns
     -------
@@ -313,7 +318,7 @@ def build_chain_certificate(
     """
     from .chain import verification_law  # chain imports nothing from here; kept local for clarity
 
-    law = verification_law(target, draft, gamma)
+    law = verification_law(target, draft, gamma, stop_tokens=stop_tokens)
     if labels is not None and len(labels) != law.vocab_size:
         raise InvalidDistribution(f"labels has {len(labels)} entries, not V={law.vocab_size}")
     order = sorted(law.alphas, key=lambda s: (len(s), s))  # the accepted prefixes of depth < gamma
@@ -340,7 +345,17 @@ def build_chain_certificate(
     }
     if labels is not None:
         doc["labels"] = [str(x) for x in labels]
+    if law.stop_tokens:
+        doc["stop_tokens"] = sorted(law.stop_tokens)
+        doc["statement"] = CHAIN_STATEMENT + STOP_STATEMENT
     return doc
+
+
+#: Added to a chain certificate's statement when it has stop tokens.
+STOP_STATEMENT = (
+    " The block ends at its first stop token (an accepted stop token is followed by no draft and no "
+    "bonus token), and E[emitted] counts the tokens up to and including it."
+)
 
 
 def exact_text(x: Fraction) -> str:

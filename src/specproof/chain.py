@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from fractions import Fraction
 from typing import Any, Callable, Sequence
@@ -65,6 +65,12 @@ class ChainLaw:
     target_rows : Mapping of tuple of int -> RationalVector
         The target's row p(. | s) at every accepted prefix s (the keys of ``reach``): what
         :attr:`lossless` compares the block's next token with.
+    stop_tokens : frozenset of int, optional
+        Stop ids (EOS): a block ends at an accepted stop token (no bonus token after it, no
+        further draft). Empty by default.
+    ended : Mapping of tuple of int -> Fraction, optional
+        The blocks that end at an accepted stop token (s + (t,), t a stop id) and their mass;
+        their ends count in :attr:`accepted_length` (t is an accepted draft).
 
     Notes
     -----
@@ -81,6 +87,8 @@ class ChainLaw:
     alphas: Mapping[Prefix, Fraction]
     reach: Mapping[Prefix, Fraction]
     target_rows: Mapping[Prefix, Any]
+    stop_tokens: frozenset = frozenset()
+    ended: Mapping[Prefix, Fraction] = field(default_factory=dict)
 
     @property
     def expected_accepted(self) -> Fraction:
@@ -89,8 +97,10 @@ class ChainLaw:
 
     @property
     def expected_emitted(self) -> Fraction:
-        """E[number of emitted tokens] = 1 + expected_accepted (the residual draw or the bonus token)."""
-        return 1 + self.expected_accepted
+        """E[number of emitted tokens] = 1 + expected_accepted (the residual draw or the bonus
+        token) - P(the block ends at an accepted stop token) (then nothing follows it): the
+        tokens up to and including the first stop token."""
+        return 1 + self.expected_accepted - sum(self.ended.values(), Fraction(0))
 
     @cached_property
     def lossless(self) -> bool:
@@ -155,7 +165,7 @@ def _row(model: Model, prefix: Prefix, name: str) -> Any:
         raise InvalidDistribution(f"{name} has no distribution after prefix {prefix}: {exc!r}") from None
 
 
-def verification_law(target: Model, draft: Model, gamma: int) -> ChainLaw:
+def verification_law(target: Model, draft: Model, gamma: int, *, stop_tokens: Sequence[int] = ()) -> ChainLaw:
     """Compute the exact law of one verification step with ``gamma`` drafted tokens.
 
     Parameters
@@ -168,6 +178,10 @@ def verification_law(target: Model, draft: Model, gamma: int) -> ChainLaw:
         ``draft(prefix)``: the draft's next-token distribution, same form.
     gamma : int
         Draft length, >= 1.
+    stop_tokens : sequence of int, optional
+        Stop ids (EOS). The block ends at the first one: an accepted stop token is not followed
+        by a draft or the bonus token; a stop token drawn from the residual ends the block as
+        any rejection does. Tokens after the first stop are neither emitted nor counted.
 
     Returns
     -------
@@ -199,7 +213,11 @@ def verification_law(target: Model, draft: Model, gamma: int) -> ChainLaw:
     (Fraction(1, 4), Fraction(1, 4))
     """
     _require_int(gamma, "gamma", 1)
-    blocks = BlockLaw()
+    stop_set = frozenset(stop_tokens)
+    if any(isinstance(t, bool) or not isinstance(t, numbers.Integral) or t < 0 for t in stop_set):
+        raise InvalidDistribution(f"stop_tokens are {sorted(stop_tokens)!r}, not token ids >= 0")
+    ended: dict[Prefix, Fraction] = {}
+    blocks = BlockLaw(ended)
     stops = [Fraction(0)] * (gamma + 1)
     alphas: dict[Prefix, Fraction] = {}
     reaches: dict[Prefix, Fraction] = {}
@@ -233,12 +251,17 @@ def verification_law(target: Model, draft: Model, gamma: int) -> ChainLaw:
                 blocks._residual[prefix] = (reach * reject / z, residual)
             # the block's next token: accepted draft y (mass min(p, q)), or a residual draw
             for y, acc in enumerate(law.accept.tolist()):
-                if acc:
+                if acc and y in stop_set:  # an accepted stop token ends the block
+                    ended[prefix + (y,)] = reach * Fraction(acc, d)
+                    stops[len(prefix) + 1] += ended[prefix + (y,)]
+                elif acc:
                     stack.append((prefix + (y,), reach * Fraction(acc, d)))
     except InvalidDistribution as exc:  # say where in the chain the bad row is
         raise type(exc)(f"after the drafted prefix {prefix}: {exc}") from None
+    if any(t >= (vocab or 0) for t in stop_set):
+        raise InvalidDistribution(f"stop_tokens {sorted(stop_set)} are not all ids below V = {vocab}")
     return ChainLaw(gamma=gamma, vocab_size=vocab or 0, emitted=blocks, accepted_length=tuple(stops),
-                    alphas=alphas, reach=reaches, target_rows=rows)
+                    alphas=alphas, reach=reaches, target_rows=rows, stop_tokens=stop_set, ended=ended)
 
 
 class BlockLaw(Mapping):
@@ -250,31 +273,41 @@ class BlockLaw(Mapping):
     thousand stored rows, not millions of Fractions.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, ended: Mapping[Prefix, Fraction] | None = None) -> None:
         self._residual: dict[Prefix, tuple[Fraction, list[int]]] = {}
         self._bonus: dict[Prefix, tuple[Fraction, tuple[int, ...]]] = {}
+        self._ended = {} if ended is None else ended  # blocks ending at an accepted stop token
 
     def _parts(self):
         yield from self._residual.items()
         yield from self._bonus.items()
 
     def __getitem__(self, block: Prefix) -> Fraction:
+        """The block's mass: a residual draw or bonus token at its end, plus (same block) an
+        accepted stop token there."""
         prefix, y = tuple(block[:-1]), block[-1] if block else None
+        total = self._ended.get(tuple(block), Fraction(0))
         for table in (self._residual, self._bonus):
             if prefix in table:
                 scale, masses = table[prefix]
                 if isinstance(y, numbers.Integral) and not isinstance(y, bool) and 0 <= y < len(masses) and masses[y]:
-                    return scale * masses[y]
-        raise KeyError(block)
+                    total += scale * masses[y]
+        if not total:
+            raise KeyError(block)
+        return total
 
     def __iter__(self):
         for prefix, (_, masses) in self._parts():
             for y, mass in enumerate(masses):
                 if mass:
                     yield prefix + (y,)
+        drawn = set(self._residual)
+        for block in self._ended:  # those not already listed as residual draws
+            if not (block[:-1] in drawn and self._residual[block[:-1]][1][block[-1]]):
+                yield block
 
     def __len__(self) -> int:
-        return sum(1 for _, (_, masses) in self._parts() for mass in masses if mass)
+        return sum(1 for _ in self)
 
 
 def stream_law(law: ChainLaw, target: Model) -> dict[Prefix, Fraction]:

@@ -533,9 +533,19 @@ def _sum(terms):
     return terms[0]
 
 
-def _children(law):
-    """The tokens with accept mass min(p, q)(t) > 0: the drafts the verifier can accept."""
-    return [t for t, mass in enumerate(law.accept) if mass]
+def _children(law, stops):
+    """The tokens with accept mass min(p, q)(t) > 0 that are not stop tokens: the drafts the
+    verifier can accept and go on from (an accepted stop token ends the block)."""
+    return [t for t, mass in enumerate(law.accept) if mass and t not in stops]
+
+
+def _stop_tokens(cert, where, size):
+    """A chain's stop ids (absent: none), strictly increasing ids in [0, V)."""
+    stops = cert.get("stop_tokens", [])
+    if not isinstance(stops, list) or any(type(t) is not int or not 0 <= t < size for t in stops) \
+            or any(a >= b for a, b in zip(stops, stops[1:])):
+        raise Rejection(Reason.TOKENS, f"{where}.stop_tokens is {_show(stops)}, not increasing token ids in [0, {size})")
+    return frozenset(stops)
 
 
 def _check_chain(cert, where):
@@ -551,10 +561,15 @@ def _check_chain(cert, where):
       claim, which was checked before (so no number grows beyond the claims and one row);
     - stop: A(s) * (1 - alpha(s)), the mass of a rejection at s.
 
-    From the checked claims: P(k drafts accepted) is the sum of the stops at depth k for
-    k < gamma, and the sum of A(s) * alpha(s) at depth gamma - 1 for k = gamma; E[emitted] =
-    1 + sum_k k P(k accepted); the mean alpha is sum A(s) alpha(s) / sum A(s). Sums of A(s) *
-    alpha(s) are grouped by the pair of rows at s, so each row's alpha multiplies one sum.
+    With stop tokens (optional ``stop_tokens``, EOS ids), an accepted stop token ends the block:
+    it is not a node (no draft or bonus token follows it), and its accept mass A(s) * accept(t)
+    is an end with len(s) + 1 accepted drafts and nothing after it.
+
+    From the checked claims: P(k drafts accepted) is the sum of the stops at depth k plus the
+    accepted stop tokens at depth k - 1 for k < gamma, and the sum of A(s) * alpha(s) at depth
+    gamma - 1 for k = gamma; E[emitted] = 1 + sum_k k P(k accepted) - P(an accepted stop token
+    ends the block); the mean alpha is sum A(s) alpha(s) / sum A(s). Sums of A(s) * alpha(s) are
+    grouped by the pair of rows at s, so each row's alpha multiplies one sum.
 
     The claim ``stream_equals_target_law`` (the first gamma + 1 output tokens have the target's
     joint law) holds iff each pair of rows used at a node is lossless at one position: with
@@ -576,11 +591,13 @@ def _check_chain(cert, where):
     if not isinstance(nodes, list) or not nodes:
         raise Rejection(Reason.MALFORMED, f"{where}.nodes is not a non-empty list")
     table, raw_sums = _chain_rows(cert, where, size)
+    stop_set = _stop_tokens(cert, where, size)
 
     laws, children = {}, {}  # (p index, q index) -> PositionLaw, and its children tokens
     order, expected_reach = [()], {(): Ratio(1, 1)}  # prefixes the verifier accepts, breadth first
     stops = [[] for _ in range(gamma)]  # checked stop masses, by depth
     reach_by_pair, last_by_pair = {}, {}  # checked reaches by pair of rows: all nodes; depth gamma - 1
+    ended_by_depth = [{} for _ in range(gamma)]  # checked reaches by pair, by depth + 1 of an accepted stop
     uncounted = 0  # children of listed nodes beyond the number of nodes listed
     for i, node in enumerate(nodes):
         here = f"{where}.nodes[{i}]"
@@ -589,7 +606,7 @@ def _check_chain(cert, where):
         pair = (_row_index(node, "p", table, here), _row_index(node, "q", table, here))
         if pair not in laws:
             laws[pair] = _position_law(table[pair[0]], table[pair[1]])
-            children[pair] = _children(laws[pair])
+            children[pair] = _children(laws[pair], stop_set)
         law, prefix = laws[pair], order[i]
         reach = _rational(node["reach"], f"{here}.reach")
         _same(Reason.NODE_MASS, f"{here}.reach", expected_reach.pop(prefix), reach)
@@ -597,6 +614,8 @@ def _check_chain(cert, where):
         _same(Reason.NODE_MASS, f"{here}.stop", _product(reach, _rejection(law)), stop)
         stops[len(prefix)].append(stop)
         reach_by_pair.setdefault(pair, []).append(reach)
+        if len(prefix) + 1 < gamma:
+            ended_by_depth[len(prefix) + 1].setdefault(pair, []).append(reach)
         if len(prefix) + 1 == gamma:
             last_by_pair.setdefault(pair, []).append(reach)
             continue
@@ -615,11 +634,18 @@ def _check_chain(cert, where):
         return _sum([_product(_sum(reaches), Ratio(laws[pair].accepted, laws[pair].den))
                      for pair, reaches in groups.items()])
 
-    length_law = [_sum(terms) for terms in stops] + [passed(last_by_pair)]
+    def ended(groups):  # sum of A(s) * (accept mass on stop tokens at s), grouped by pair of rows
+        return _sum([_product(_sum(reaches), Ratio(sum(laws[pair].accept[t] for t in stop_set), laws[pair].den))
+                     for pair, reaches in groups.items()])
+
+    length_law = [_sum([*terms, ended(ended_by_depth[k])]) for k, terms in enumerate(stops)] + [passed(last_by_pair)]
     for k, value in enumerate(lengths):
         here = f"{where}.totals.accepted_length[{k}]"
         _same(Reason.TOTAL, here, length_law[k], _rational(value, here))
     expected = _sum([Ratio(1, 1)] + [Ratio(k * x.num, x.den) for k, x in enumerate(length_law)])
+    if stop_set:
+        stopped = ended(reach_by_pair)
+        expected = _sum([expected, Ratio(-stopped.num, stopped.den)])
     weighted = passed(reach_by_pair)
     reached = _sum([_sum(reaches) for reaches in reach_by_pair.values()])
     mean_alpha = Ratio(weighted.num * reached.den, weighted.den * reached.num)
@@ -627,7 +653,7 @@ def _check_chain(cert, where):
         _same(Reason.TOTAL, f"{where}.totals.{key}", value, _rational(totals[key], f"{where}.totals.{key}"))
     truth = {"stream_equals_target_law": all(_is_lossless(law) for law in laws.values())}
     _claims(cert, where, CHAIN_CLAIMS, truth)
-    return {"schema": CHAIN_SCHEMA, "gamma": gamma, "nodes": len(nodes), "row_pairs": len(laws),
+    return {"schema": CHAIN_SCHEMA, "gamma": gamma, "nodes": len(nodes), "row_pairs": len(laws), "stop_tokens": stop_set,
             "raw_sums": raw_sums, "accepted_length": length_law, "expected_emitted": expected,
             "mean_alpha": mean_alpha, "claims": truth}
 

@@ -223,7 +223,7 @@ CHAIN_GAMMAS = (1, 2, 3)
 def chain_bundle() -> dict[str, Any]:
     """Chain certificates on the phone model: every context of :data:`CHAIN_CONTEXTS` and
     gamma in :data:`CHAIN_GAMMAS`, target = trigram, draft = bigram; deterministic."""
-    from .fixtures import phone_lm_chain
+    from .fixtures import PHONE_END, phone_lm_chain
 
     certs = []
     for context in CHAIN_CONTEXTS:
@@ -231,19 +231,22 @@ def chain_bundle() -> dict[str, Any]:
         for gamma in CHAIN_GAMMAS:
             certs.append(certificate.build_chain_certificate(
                 target, draft, gamma, name=f"phone-{'-'.join(context)}-gamma-{gamma}", labels=labels,
+                stop_tokens=[labels.index(PHONE_END)],
                 provenance={"source": "specproof.fixtures.phone_lm_chain", "context": " ".join(context),
                             "target": "trigram", "draft": "bigram"}))
     bundle = certificate.build_bundle(
         certs, name="chain-phone-lm",
         statement="On the CMU Sphinx phone trigram model (target) with its bigram model as the draft, "
                   "after each context, one block verification step with gamma drafted tokens and the bonus "
-                  "token, continued by target sampling, gives the first gamma + 1 tokens the target's joint law.",
+                  "token, continued by target sampling, gives the first gamma + 1 tokens the target's joint law; "
+                  "the block ends at its first </s>, and E[emitted] counts the tokens up to and including it.",
         provenance={"source": "specproof.fixtures.phone_lm_chain", "contexts": [" ".join(c) for c in CHAIN_CONTEXTS],
                     "gammas": list(CHAIN_GAMMAS)})
     bundle["assumptions"] = [
         "Exact rows: the model's floats made exact by dyadic-renormalize (atol 1e-3).",
-        "After </s> both models emit </s> with probability 1: the phone model's rows after </s> are not "
-        "probability distributions, so a drafted </s> ends the utterance for both models."]
+        "</s> ends the utterance: the block stops at an accepted </s> (no draft, no bonus token after it), and "
+        "tokens after the first </s> are neither emitted nor counted (the model has no rows after </s>; for the "
+        "stream law both models repeat </s>)."]
     return bundle
 
 

@@ -490,8 +490,16 @@ def _render_chain(doc: Mapping[str, Any], verdict: Verdict, json_name: str) -> s
             "eq1": _round(eq1, _DIGITS), "difference": _round(eq1 - exact, 4),
             "lossless": "yes" if facts["claims"]["stream_equals_target_law"] else "NO",
         })
+    stops = sorted({t for facts in (verdict.facts if verdict.valid else ()) for t in facts.get("stop_tokens", ())})
+    labels = doc.get("labels") if isinstance(doc.get("labels"), list) else (
+        certs[0].get("labels") if certs and isinstance(certs[0].get("labels"), list) else None)
+    named = ", ".join(f"{_plain(labels[t])} (id {t})" if labels and t < len(labels) else f"id {t}" for t in stops)
+    stop_note = (f"Stop tokens: {named}. A block ends at its first stop token (an accepted one is followed by "
+                 "no draft and no bonus token); E[emitted] counts the tokens up to and including it, and "
+                 "P(accepted = k) counts an accepted stop token as accepted. Eq. 1 has no stop tokens, so the "
+                 "last column also holds the blocks that end early.") if stops else ""
     word, detail = _verdict_words(verdict)
-    return _ENV.get_template("chain.md.j2").render(
+    return _ENV.get_template("chain.md.j2").render(stop_note=stop_note,
         name=_plain(doc.get("name", "(unnamed)")), statement=_plain(doc.get("statement", "(none given)"), STATEMENT_LIMIT),
         assumptions=[*CHAIN_ASSUMPTIONS, *(_plain(a, STATEMENT_LIMIT) for a in doc.get("assumptions", [])
                                           if isinstance(doc.get("assumptions"), list))],
