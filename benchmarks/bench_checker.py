@@ -63,47 +63,123 @@ def _genuine(gamma: int, vocab: int) -> bytes:
     return dumps(cert).encode()
 
 
+def _valid(doc: dict) -> dict:
+    """Fill in a hand-made outcome certificate's probabilities, reaches, law and totals the way
+    an adversary would (with the checker's own primitives), so that the whole document is checked."""
+    from fractions import Fraction
+
+    from specproof.certificate import exact_text
+
+    size = doc["vocab_size"]
+    for node in doc["nodes"]:
+        node["reach"] = "0/1"
+        for branch in node["branches"]:
+            branch["probability"] = "0/1"
+    rows, _, _ = checker._outcome_rows(doc, "doc", size, checker._branch_shapes(doc["nodes"], "doc"))
+    reach = [Fraction(0)] * len(doc["nodes"])
+    reach[0] = Fraction(1)
+    law, alpha = [Fraction(0)] * size, Fraction(0)
+    for i, node in enumerate(doc["nodes"]):
+        node["reach"] = exact_text(reach[i])
+        for branch in node["branches"]:
+            r = checker._event_probability(branch["event"], rows, size, "b", set())
+            prob = Fraction(r.num, r.den)
+            branch["probability"] = exact_text(prob)
+            if isinstance(branch["child"], int):
+                reach[branch["child"]] += reach[i] * prob
+            else:
+                output, accepted = branch["child"]["leaf"]
+                law[output] += reach[i] * prob
+                alpha += reach[i] * prob * accepted
+    p = [Fraction(x) for x in doc["rows"]["p"]["values"]]
+    tv = sum((abs(a - b) for a, b in zip(law, p)), Fraction(0)) / 2
+    doc["law"] = [exact_text(x) for x in law]
+    doc["totals"] = {"alpha": exact_text(alpha), "out_of_range": "0/1", "tv": exact_text(tv)}
+    doc["claims"] = {"lossless": tv == 0}
+    return doc
+
+
+def _inputs(v: int) -> dict:
+    row = [f"1/{v}"] * v
+    return {"p": {"recipe": ["input", "p"], "values": row}, "q": {"recipe": ["input", "q"], "values": row}}
+
+
+def _race_doc(kb: int) -> dict:
+    """Races at V = MAX_RACE_VOCAB on rows of random weights over denominators near
+    MAX_RACE_BITS: the root draws the given token, then one node per given token lists the
+    second race's winners."""
+    import random
+
+    rng = random.Random(kb)
+    v, bits = checker.MAX_RACE_VOCAB, checker.MAX_RACE_BITS - 8
+    den_a, den_b = rng.getrandbits(bits) | 1, rng.getrandbits(bits) | 1
+    rows = {**_inputs(v),
+            "a": {"recipe": ["given"], "values": [f"{rng.getrandbits(bits - 8) + 1}/{den_a}" for _ in range(v)]},
+            "b": {"recipe": ["given"], "values": [f"{rng.getrandbits(bits - 8) + 1}/{den_b}" for _ in range(v)]}}
+    givens = max(1, min(v, kb * 1000 // (130 * v)))
+    nodes = [{"label": "first race", "branches": [
+        {"event": {"draw": {"row": "a", "token": g}}, "child": 1 + g if g < givens else {"leaf": [g, False]}}
+        for g in range(v)]}]
+    nodes += [{"label": f"given {g}", "branches": [
+        {"event": {"race": {"first": "a", "given": g, "second": "b", "winner": w}}, "child": {"leaf": [w, False]}}
+        for w in range(v)]} for g in range(givens)]
+    return _valid({"schema": checker.OUTCOME_SCHEMA, "vocab_size": v, "reference": "p", "rows": rows, "nodes": nodes})
+
+
+def _coin_doc(kb: int) -> dict:
+    """float32 coins between the cdf thresholds of a given row whose common denominator is near
+    MAX_ROW_BITS: every branch divides numbers of that size."""
+    import random
+
+    rng = random.Random(kb)
+    v = 64
+    bits = checker.MAX_ROW_BITS // v - 8
+    rows = {**_inputs(v), "g": {"recipe": ["given"], "values": [
+        f"{rng.getrandbits(bits - 4) + 1}/{rng.getrandbits(bits) | 1}" for _ in range(v)]}}
+    per_node = min(v, max(1, kb * 1000 // (200 * v)))
+
+    def coin(i):
+        lower = None if i == 0 else {"source": ["cdf", "g", i - 1], "strict": False}
+        upper = None if i == v - 1 else {"source": ["cdf", "g", i], "strict": True}
+        return {"event": {"coin": {"model": "float32", "lower": lower, "upper": upper}}, "child": {"leaf": [i, True]}}
+
+    nodes = [{"label": "draw", "branches": [
+        {"event": {"draw": {"row": "p", "token": t}}, "child": 1 + t if t < per_node else {"leaf": [t, False]}}
+        for t in range(v)]}]
+    nodes += [{"label": "coin", "branches": [coin(i) for i in range(v)]} for _ in range(per_node)]
+    return _valid({"schema": checker.OUTCOME_SCHEMA, "vocab_size": v, "reference": "p", "rows": rows, "nodes": nodes})
+
+
 def _outcome_hostile(kb: int) -> dict[str, bytes]:
-    """Outcome certificates built to cost the checker the most per byte (about ``kb`` KB each):
+    """Outcome certificates built to cost the checker the most per byte (about ``kb`` KB each),
+    all valid (their claims filled in with the checker's own primitives, as an adversary can):
     the most derived rows the budget allows over one long input row; a deep chain of one-branch
-    nodes; a genuine standard tree at large V; and (size fixed) race-reuse at the largest V the
-    race primitive accepts, every (given, winner) pair a branch."""
+    nodes; races at the race primitive's limits (V and bits); float32 coins between the cdf
+    thresholds of a row whose denominator is near the row limit; and a genuine standard tree."""
     from fractions import Fraction
 
     from specproof.audit import position_law
     from specproof.certificate import build_outcome_certificate
     from specproof.policy import named_rule
 
-    def rows_of(weights):
-        return [x / sum(weights) for x in weights]
-
     out = {}
-    v = kb * 1000 // 24  # an input row of "1/V" entries, and one draw from it per token
-    rows = {"p": {"recipe": ["input", "p"], "values": [f"1/{v}"] * v}}
-    rows.update({f"u{i}": {"recipe": ["normalized", "p" if i == 0 else f"u{i - 1}"]} for i in range(17)})
-    draws = [{"event": {"draw": {"row": "u16", "token": t}}, "probability": f"1/{v}", "child": {"leaf": [t, True]}}
-             for t in range(v)]
-    out["derived rows at the budget"] = {
-        "schema": checker.OUTCOME_SCHEMA, "vocab_size": v, "rows": rows, "reference": "p",
-        "nodes": [{"label": "d", "reach": "1/1", "branches": draws}], "law": [f"1/{v}"] * v,
-        "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"}, "claims": {"lossless": True}}
+    v = kb * 1000 // 40  # input rows of "1/V" entries, and one draw per token from a derived row
+    rows = {**_inputs(v), **{f"u{i}": {"recipe": ["normalized", "p" if i == 0 else f"u{i - 1}"]} for i in range(17)}}
+    draws = [{"event": {"draw": {"row": "u16", "token": t}}, "child": {"leaf": [t, True]}} for t in range(v)]
+    out["derived rows at the budget"] = _valid({"schema": checker.OUTCOME_SCHEMA, "vocab_size": v, "rows": rows,
+                                                "reference": "p", "nodes": [{"label": "d", "branches": draws}]})
     depth = kb * 1000 // 130
-    nodes = [{"label": "c", "reach": "1/1", "branches": [{"event": {"choice": {"condition": ["always"]}},
-              "probability": "1/1", "child": i + 1 if i + 1 < depth else {"leaf": [0, True]}}]} for i in range(depth)]
-    out["deep chain of nodes"] = {"schema": checker.OUTCOME_SCHEMA, "vocab_size": 1, "reference": "p",
-                                  "rows": {"p": {"recipe": ["input", "p"], "values": ["1/1"]}}, "nodes": nodes,
-                                  "law": ["1/1"], "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"},
-                                  "claims": {"lossless": True}}
+    nodes = [{"label": "c", "branches": [{"event": {"choice": {"condition": ["always"]}},
+              "child": i + 1 if i + 1 < depth else {"leaf": [0, True]}}]} for i in range(depth)]
+    out["deep chain of nodes"] = _valid({"schema": checker.OUTCOME_SCHEMA, "vocab_size": 1, "reference": "p",
+                                         "rows": _inputs(1), "nodes": nodes})
+    out["races at the race limits"] = _race_doc(kb)
+    out["coins on a wide given row"] = _coin_doc(kb)
     v = kb * 1000 // 250
-    p = rows_of([Fraction(1 + i % 7) for i in range(v)])
-    q = rows_of([Fraction(1 + (3 * i) % 5) for i in range(v)])
+    weights_p, weights_q = [Fraction(1 + i % 7) for i in range(v)], [Fraction(1 + (3 * i) % 5) for i in range(v)]
+    p, q = [x / sum(weights_p) for x in weights_p], [x / sum(weights_q) for x in weights_q]
     out["genuine standard tree"] = build_outcome_certificate(position_law(p, q, named_rule("le-float32-coin")).tree,
                                                              name="big", statement="s")
-    n = checker.MAX_RACE_VOCAB
-    p = rows_of([Fraction(1 + i % 5) for i in range(n)])
-    q = rows_of([Fraction(1 + (2 * i) % 3) for i in range(n)])
-    out["race-reuse at V = 64"] = build_outcome_certificate(position_law(p, q, named_rule("race-reuse")).tree,
-                                                            name="race", statement="s")
     return {k: dumps(d).encode() for k, d in out.items()}
 
 

@@ -147,8 +147,10 @@ def _law(facts):
     for f in facts:
         if f["schema"] == checker.OUTCOME_SCHEMA:
             # (a mutant may add or drop a row no branch reads: the law stays the same)
-            out.append(("outcome", tuple(f["law"]), tuple(sorted(f["totals"].items())), tuple(sorted(f["claims"].items())),
-                        tuple(f["rows"]["p"]), tuple(f["rows"]["q"])))
+            out.append(("outcome", tuple(Fraction(x.num, x.den) for x in f["law"]),
+                        tuple(sorted((k, Fraction(x.num, x.den)) for k, x in f["totals"].items())),
+                        tuple(sorted(f["claims"].items())),
+                        tuple(Fraction(x.num, x.den) for k in ("p", "q") for x in f["inputs"][k])))
         elif "law" in f:
             law = f["law"]
             out.append(("position",

@@ -260,3 +260,86 @@ def test_transcripts_show_the_fixed_tolerance_and_raw_sums():
     assert "within 1/1000 of 1 (its own fixed tolerance; a certificate cannot set it)" in text
     # p = [0.7, 0.1, 0.2] and q = [0.05, 0.05, 0.9] as float64, whose exact sums are 1 - 2^-55 and 1 + 2^-55
     assert "Raw sums: p 1 − 2.77556e-17, q 1 + 2.77556e-17." in text
+
+
+# ---------------------------------------------------------------- outcome certificates (second review)
+
+
+@pytest.mark.parametrize("name", ["reference_not_target_accept_all.json", "extra_input_row_as_reference.json"])
+def test_the_reference_is_the_target(name):
+    """A lossy verifier cannot be shown lossless by measuring against another row than p."""
+    verdict = check((CASES / name).read_bytes())
+    assert not verdict.valid and verdict.reason is Reason.MALFORMED, verdict
+
+
+def test_a_tree_that_never_reads_q_is_not_bound_to_q(capsys):
+    """The tree (trusted to be the rule's program) may compute anything from its rows; but
+    binding it to --draft needs a tree that reads q at all."""
+    path = CASES / "unused_draft_accept_all.json"
+    verdict = check(path.read_bytes())
+    assert verdict.valid and verdict.facts[0]["reads"] == ["p"]
+    p, q = CASES.parent.parent / "p.json", CASES.parent.parent / "q.json"
+    doc = json.loads(path.read_text())
+    p_text, q_text = json.dumps(doc["rows"]["p"]["values"]), json.dumps(doc["rows"]["q"]["values"])
+    try:
+        p.write_text(p_text)
+        q.write_text(q_text)
+        assert main(["check", str(path), "--target", str(p), "--draft", str(q)]) == 1
+    finally:
+        p.unlink()
+        q.unlink()
+    assert "never reads the input q" in capsys.readouterr().out
+
+
+def test_a_huge_vocabulary_needs_rows_that_hold_it():
+    verdict = check((CASES / "uniform_vocab_1000000000.json").read_bytes())  # 395 bytes claiming V = 10^9
+    assert not verdict.valid and verdict.reason is Reason.MISSING_FIELD
+
+
+def test_derived_rows_cannot_grow_past_the_row_limit(tmp_path):
+    """Recipes whose values double in size each step: rejected at the row limit, in well under a
+    second (bench_checker.py times the valid documents of this kind near every limit)."""
+    verdict = check_file(_generated("gen_dos_outcome_growth.py", 40, tmp_path=tmp_path))
+    assert not verdict.valid and "common denominator of" in verdict.detail
+
+
+def test_malformed_branches_do_not_pay_for_derived_rows():
+    verdict = check((CASES / "dos_outcome_growth_40_junk_branches.json").read_bytes())
+    assert not verdict.valid and verdict.reason is Reason.MALFORMED and "branches[0]" in verdict.detail
+
+
+def test_a_bundle_holds_one_kind_of_certificate(capsys):
+    path = CASES / "mixed_bundle_outcome_plus_position.json"
+    assert check(path.read_bytes()).reason is Reason.SCHEMA
+    assert main(["transcript", str(path), "--out", "-"]) in (0, 1, 2)
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_json_numbers_are_neither_names_nor_rationals():
+    """The text path and the object path give the same verdict: a JSON number that is not an
+    integer (or NaN) is no row name, as a Python float is none."""
+    text = (CASES / "number_literal_row_names.json").read_text()
+    by_text = check(text)
+    assert not by_text.valid
+    assert check(json.loads(text)).valid is False
+    assert not check('{"schema": 0.5}').valid and not check({"schema": 0.5}).valid
+
+
+def test_object_keys_must_be_strings():
+    doc = json.loads((CASES / "unused_draft_accept_all.json").read_text())
+    doc["rows"][1] = doc["rows"].pop("draft")
+    verdict = check(doc)
+    assert not verdict.valid and verdict.reason is Reason.MALFORMED
+
+
+def test_statements_cannot_start_markdown_blocks():
+    doc = json.loads((CASES / "statement_markdown_list.json").read_text())
+    verdict = check(doc)
+    assert doc["statement"].startswith("- ")
+    text = transcript.render(doc, verdict)
+    statement = text.split("## Statement\n", 1)[1].split("\n", 1)[0]
+    tokens = MarkdownIt("commonmark").enable("table").parse(statement)
+    assert [t.type for t in tokens][:1] == ["paragraph_open"]
+    for line in ("- a", "+ b", "1. c", "2) d", "---", "=== e"):
+        first = MarkdownIt("commonmark").parse(transcript._plain(line))[0].type
+        assert first == "paragraph_open", line

@@ -53,8 +53,16 @@ EXACT_ENCODING = "rational"  # a chain's rows as lists of "n/d" strings
 BUNDLE_SCHEMA = "specproof.bundle/1"
 OUTCOME_SCHEMA = "specproof.outcome-certificate/1"
 OUTCOME_CLAIMS = ("lossless",)
-#: Largest vocabulary on which the exponential-race primitive is checked (its cost is V log V).
-MAX_RACE_VOCAB = 64
+#: Largest vocabulary, and largest row denominator in bits, on which the exponential-race
+#: primitive is checked (each race is about V^2 operations on fractions of such rows).
+MAX_RACE_VOCAB = 32
+MAX_RACE_BITS = 256
+#: Largest common denominator, in bits, of a row of an outcome certificate (stated or derived),
+#: so that each primitive costs a bounded number of operations on bounded numbers.
+MAX_ROW_BITS = 2 ** 14
+#: The input rows of an outcome certificate: the target's, the draft's, and the law the draft
+#: is really drawn from when it is not q.
+INPUT_ROWS = ("p", "q", "proposal")
 ROW_FIELDS = ("accept", "emitted", "p", "q", "residual")
 TOTAL_FIELDS = ("alpha", "normalizer", "rejection", "tv")
 CLAIMS = ("alpha_equals_one_minus_tv", "dist_equals_p")
@@ -163,8 +171,9 @@ def parse(data):
     """JSON text or bytes -> a JSON value, the one parsing path for every document.
 
     Bytes may be UTF-8 (with or without a byte-order mark), UTF-16 or UTF-32 (as JSON allows).
-    JSON numbers other than integers, and NaN or Infinity, stay text (so they are rejected
-    where a rational belongs); a repeated key in an object, a lone surrogate in a string, and
+    JSON numbers other than integers, and NaN or Infinity, become :class:`Number` (neither a
+    string nor a number, so they are rejected wherever a rational, a name or a count belongs,
+    as a Python float in the same place is); a repeated key in an object, a lone surrogate in a string, and
     invalid or truncated JSON raise :class:`Rejection` (MALFORMED).
     """
     try:
@@ -172,13 +181,27 @@ def parse(data):
             data = bytes(data).decode(json.detect_encoding(data))
         if data.startswith("\ufeff"):
             data = data[1:]
-        value = json.loads(data, parse_float=str, parse_constant=str, object_pairs_hook=_unique_keys)
+        value = json.loads(data, parse_float=Number, parse_constant=Number, object_pairs_hook=_unique_keys)
     except RecursionError:
         raise Rejection(Reason.MALFORMED, "nested too deeply") from None
     except ValueError as exc:  # includes UnicodeDecodeError and json.JSONDecodeError
         raise Rejection(Reason.MALFORMED, f"not valid JSON: {_cut(str(exc))}") from None
     _no_lone_surrogates(value)
     return value
+
+
+class Number:
+    """A JSON number that is not an integer (or NaN, Infinity), kept as its text."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+    __str__ = __repr__
 
 
 def _unique_keys(pairs):
@@ -191,11 +214,14 @@ def _unique_keys(pairs):
 
 
 def _no_lone_surrogates(value):
-    """Every string must be valid Unicode text (a lone surrogate cannot be written out)."""
+    """Every string must be valid Unicode text (a lone surrogate cannot be written out), and
+    every object key a string (as in JSON text; a Python dict may hold other keys)."""
     stack = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
+            if any(not isinstance(key, str) for key in item):
+                raise Rejection(Reason.MALFORMED, "an object has a key that is not a string")
             stack.extend(item.keys())
             stack.extend(item.values())
         elif isinstance(item, list):
@@ -659,20 +685,43 @@ def _check_chain(cert, where):
 
 
 # ---------------------------------------------------------------- one position as an outcome tree
+#
+# Rows are held as integers over one denominator (:class:`Row`), so deriving a row never reduces
+# a fraction: normalizing only replaces the denominator by the sum of the numerators, and a
+# difference of two rows is taken over the lcm of their denominators (numbers grow by adding
+# bits, and a row's common denominator is capped at MAX_ROW_BITS). Branch probabilities,
+# reaches and sums are unreduced :class:`Ratio` values compared by cross-multiplication, as in
+# the chain check; only the exponential race (V <= MAX_RACE_VOCAB) uses fractions.
+
+
+class _Named(NamedTuple):
+    """A row of an outcome certificate: the :class:`Row`, its running sums of numerators, and
+    its argmax (ties to the smallest id), each computed once."""
+
+    row: Row
+    cumulative: list
+    top: int
+
+
+def _named(row):
+    cumulative = list(accumulate(row.nums))
+    return _Named(row, cumulative, max(range(len(row.nums)), key=lambda i: (row.nums[i], -i)))
 
 
 def _outcome_rows(cert, where, size, branches):
     """The named rows of an outcome certificate, each re-derived from its recipe.
 
     A row is ``{"recipe": [...]}`` with ``"values"`` ("n/d" strings) only for an ``input`` row
-    (which must sum to 1) or a ``given`` row (taken as stated, and reported as given). Every
-    other recipe is one step on other rows (a row that depends on itself is rejected):
-    ``copy a``; ``positive-part a b`` = max(a - b, 0); ``floor-difference a b eps`` =
-    max(a - b, eps); ``normalized a`` = a / sum(a); ``without a [t...]`` = a with those tokens
-    set to 0; ``one-hot-argmax a`` (ties to the smallest id); ``uniform`` = 1/V.
-    At most 16 + (branches in the tree) // V rows are derived (a derived row costs V steps; a
-    genuine tree reads each derived row in at least V branches), so the work stays linear in
-    the document. Returns (rows by name, as :class:`_Named`; the names of given rows).
+    or a ``given`` row (taken as stated, and reported as given). The inputs are the rows named
+    ``p`` and ``q`` (both required, each summing to 1) and optionally ``proposal``, each with the
+    recipe ``["input", its name]``. Every other recipe is one step on other rows (a row that
+    depends on itself is rejected): ``copy a``; ``positive-part a b`` = max(a - b, 0);
+    ``floor-difference a b eps`` = max(a - b, eps); ``normalized a`` = a / sum(a); ``without a
+    [t...]`` = a with those tokens set to 0; ``one-hot-argmax a`` (ties to the smallest id);
+    ``uniform`` = 1/V. At most 16 + branches // V rows are derived (a derived row costs V steps;
+    a genuine tree reads each derived row in at least V branches), and every row's common
+    denominator has at most MAX_ROW_BITS bits, so the work stays linear in the document.
+    Returns (rows by name, as :class:`_Named`; each row's recipe; the names of given rows).
     """
     spec = _field(cert, "rows", where)
     if not isinstance(spec, dict) or not spec:
@@ -687,10 +736,13 @@ def _outcome_rows(cert, where, size, branches):
             raise Rejection(Reason.MALFORMED, f"{here}.recipe is {_show(recipe)}: not a list that starts with a known kind")
         if (recipe[0] in ("input", "given")) != ("values" in item):
             raise Rejection(Reason.MALFORMED, f"{here}: values belong to input and given rows only")
-        if len(recipe) != 1 + _RECIPE_ARITY[recipe[0]] or (recipe[0] == "input" and recipe[1] != name):
+        if len(recipe) != 1 + _RECIPE_ARITY[recipe[0]] or (recipe[0] == "input" and (recipe[1] != name or name not in INPUT_ROWS)):
             raise Rejection(Reason.MALFORMED, f"{here}.recipe {_show(recipe)} has the wrong arguments "
-                                              "(an input row is named after its input)")
+                                              f"(an input row is one of {INPUT_ROWS}, named after itself)")
         recipes[name] = recipe
+    for name in ("p", "q"):
+        if recipes.get(name) != ["input", name]:
+            raise Rejection(Reason.MISSING_FIELD, f"{where}.rows has no input row {name!r} (the target's and the draft's rows)")
     derived = sum(1 for recipe in recipes.values() if recipe[0] not in ("input", "given"))
     if derived > 16 + branches // size:
         raise Rejection(Reason.MALFORMED, f"{where} derives {derived} rows for {branches} branches: more than "
@@ -699,15 +751,18 @@ def _outcome_rows(cert, where, size, branches):
     for name in _dependency_order(recipes, where):
         here, (kind, *args) = f"{where}.rows.{_cut(name)}", recipes[name]
         if kind in ("input", "given"):
-            row = [_fraction(_rational(v, f"{here}.values[{i}]")) for i, v in enumerate(_list(spec[name]["values"], size, here))]
-            if kind == "input" and sum(row) != 1:
-                raise Rejection(Reason.NOT_NORMALIZED, f"{here} sums to {_show(sum(row))}, not 1")
-            if kind == "given":
+            row = _exact_row(spec[name]["values"], f"{here}.values", size)
+            if kind == "input":
+                _normalized(row, here)
+            else:
                 given.append(name)
         else:
             row = _derive(kind, args, rows, size, here)
+        if row.den.bit_length() > MAX_ROW_BITS:
+            raise Rejection(Reason.MALFORMED, f"{here}: a row over a common denominator of {row.den.bit_length()} bits "
+                                              f"(outcome certificates hold rows up to {MAX_ROW_BITS} bits)")
         rows[name] = _named(row)
-    return rows, given
+    return rows, recipes, given
 
 
 #: Recipe kind -> how many arguments it takes, and which of them name rows.
@@ -746,53 +801,36 @@ def _dependency_order(recipes, where):
     return order
 
 
-class _Named(NamedTuple):
-    """A row of an outcome certificate: its values, their running sums, and its argmax (ties
-    to the smallest id), each computed once."""
-
-    values: list
-    cumulative: list
-    top: int
-
-
-def _named(values):
-    cumulative = list(accumulate(values))
-    return _Named(values, cumulative, max(range(len(values)), key=lambda i: (values[i], -i)))
+def _derive(kind, args, rows, size, where):
+    """One recipe step on rows already derived (see :func:`_outcome_rows`), in integers."""
+    if kind == "uniform":
+        return Row([1] * size, size)
+    a = _named_row(rows, args[0], where)
+    if kind == "copy":
+        return a.row
+    if kind == "normalized":  # (n_i / d) / (sum n / d) = n_i / sum n
+        if a.cumulative[-1] == 0:
+            raise Rejection(Reason.NOT_NORMALIZED, f"{where}: normalizing row {_cut(args[0])}, which has mass 0")
+        return Row(list(a.row.nums), a.cumulative[-1])
+    if kind == "one-hot-argmax":
+        return Row([int(i == a.top) for i in range(size)], 1)
+    if kind == "without":
+        tokens = args[1]
+        if not isinstance(tokens, list) or any(type(t) is not int or not 0 <= t < size for t in tokens):
+            raise Rejection(Reason.TOKENS, f"{where}.recipe removes {_show(tokens)}, not token ids in [0, {size})")
+        removed = set(tokens)
+        return Row([0 if i in removed else x for i, x in enumerate(a.row.nums)], a.row.den)
+    b = _named_row(rows, args[1], where).row
+    floor = Ratio(0, 1) if kind == "positive-part" else _rational(args[2], f"{where}.recipe eps")
+    den = lcm(a.row.den, b.den, floor.den)
+    low, sa, sb = floor.num * (den // floor.den), den // a.row.den, den // b.den
+    return Row([max(x * sa - y * sb, low) for x, y in zip(a.row.nums, b.nums)], den)
 
 
 def _list(value, size, where):
     if not isinstance(value, list) or len(value) != size:
         raise Rejection(Reason.TOKENS, f"{where} is not a list of vocab_size = {size} entries")
     return value
-
-
-def _fraction(ratio):
-    return Fraction(ratio.num, ratio.den)
-
-
-def _derive(kind, args, rows, size, where):
-    """One recipe step on rows already derived (see :func:`_outcome_rows`)."""
-    if kind == "uniform":
-        return [Fraction(1, size)] * size
-    a = _named_row(rows, args[0], where)
-    if kind == "copy":
-        return a.values
-    if kind == "normalized":
-        total = a.cumulative[-1]
-        if total == 0:
-            raise Rejection(Reason.NOT_NORMALIZED, f"{where}: normalizing row {_cut(args[0])}, which has mass 0")
-        return [x / total for x in a.values]
-    if kind == "one-hot-argmax":
-        return [Fraction(int(i == a.top)) for i in range(size)]
-    if kind == "without":
-        tokens = args[1]
-        if not isinstance(tokens, list) or any(type(t) is not int or not 0 <= t < size for t in tokens):
-            raise Rejection(Reason.TOKENS, f"{where}.recipe removes {_show(tokens)}, not token ids in [0, {size})")
-        removed = set(tokens)
-        return [Fraction(0) if i in removed else x for i, x in enumerate(a.values)]
-    b = _named_row(rows, args[1], where)
-    floor = Fraction(0) if kind == "positive-part" else _fraction(_rational(args[2], f"{where}.recipe eps"))
-    return [max(x - y, floor) for x, y in zip(a.values, b.values)]
 
 
 def _named_row(rows, name, where):
@@ -810,26 +848,33 @@ def _token(value, size, where):
 _COIN_GRIDS = {"float32": (24, False), "float64": (53, False), "float32-(0,1]": (24, True), "float64-(0,1]": (53, True)}
 
 
+def _less(a, b, strict):
+    """a < b (strict) or a <= b, for unreduced ratios with positive denominators."""
+    left, right = a.num * b.den, b.num * a.den
+    return left < right if strict else left <= right
+
+
 def _coin_below(model, t, strict):
-    """P(u < t) (strict) or P(u <= t) for the coin ``model``: U[0,1) ("continuous"), a grid of
-    multiples of 2^-b on [0, 1) or (0, 1], or "fixed:v" (u is always v). A grid's probability is
-    a count of grid points: those k with k < t 2^b (strict) or k <= t 2^b."""
+    """P(u < t) (strict) or P(u <= t), a :class:`Ratio`, for the coin ``model``: U[0,1)
+    ("continuous"), a grid of multiples of 2^-b on [0, 1) or (0, 1], or "fixed:v" (u is always
+    v). A grid's probability is a count of grid points: those k with k < t 2^b (strict) or
+    k <= t 2^b."""
     if model == "continuous":
-        return min(Fraction(1), max(Fraction(0), t))
+        return Ratio(0, 1) if t.num <= 0 else Ratio(1, 1) if t.num >= t.den else t
     if model.startswith("fixed:"):
-        value = _fraction(_rational(model[len("fixed:"):], "a fixed coin"))
-        if value > 1:
+        value = _rational(model[len("fixed:"):], "a fixed coin")
+        if value.num > value.den:
             raise Rejection(Reason.MALFORMED, f"a fixed coin at {_show(value)}, outside [0, 1]")
-        return Fraction(int(value < t if strict else value <= t))
+        return Ratio(int(_less(value, t, strict)), 1)
     bits, open_closed = _COIN_GRIDS[model]
     n = 1 << bits
-    scaled = t * n
-    top = -((-scaled.numerator) // scaled.denominator) - 1 if strict else scaled.numerator // scaled.denominator
+    scaled = t.num * n
+    top = -((-scaled) // t.den) - 1 if strict else scaled // t.den  # the largest admissible k
     low, high = (1, n) if open_closed else (0, n - 1)
-    return Fraction(max(0, min(high, top) - low + 1), n)
+    return Ratio(max(0, min(high, top) - low + 1), n)
 
 
-def _threshold(bound, rows, size, where):
+def _threshold(bound, rows, size, where, read):
     """A coin interval's end: ``{"source": [...], "strict": bool}``, its value re-derived."""
     bound = _only_fields(bound, ("source", "strict"), where)
     source, strict = bound["source"], bound["strict"]
@@ -837,76 +882,85 @@ def _threshold(bound, rows, size, where):
         raise Rejection(Reason.MALFORMED, f"{where} is not a source list and a strict flag")
     kind = source[0]
     if kind == "ratio" and len(source) == 4:
-        a, b = _named_row(rows, source[1], where), _named_row(rows, source[2], where)
+        a, b = _named_row(rows, source[1], where).row, _named_row(rows, source[2], where).row
         x = _token(source[3], size, f"{where} token")
-        if b.values[x] == 0:
+        if b.nums[x] == 0:
             raise Rejection(Reason.MALFORMED, f"{where} divides by {_cut(source[2])}[{x}] = 0")
-        return a.values[x] / b.values[x], strict
+        read.update(source[1:3])
+        return Ratio(a.nums[x] * b.den, a.den * b.nums[x]), strict
     if kind == "cdf" and len(source) == 3:
         r, i = _named_row(rows, source[1], where), _token(source[2], size, f"{where} token")
         if r.cumulative[-1] == 0:
             raise Rejection(Reason.MALFORMED, f"{where}: the cdf of row {_cut(source[1])}, which has mass 0")
-        return r.cumulative[i] / r.cumulative[-1], strict
+        read.add(source[1])
+        return Ratio(r.cumulative[i], r.cumulative[-1]), strict
     if kind == "const" and len(source) == 2:
-        return _fraction(_rational(source[1], f"{where} constant")), strict
+        return _rational(source[1], f"{where} constant"), strict
     raise Rejection(Reason.MALFORMED, f"{where} has source {_show(source)}, not ratio/cdf/const")
 
 
-def _event_probability(event, rows, size, where):
-    """A branch's probability from its primitive and the rows alone.
+def _event_probability(event, rows, size, where, read):
+    """A branch's probability (a :class:`Ratio`) from its primitive and the rows alone; the
+    names of the rows it reads are added to ``read``.
 
     ``draw {row, token}``: row[token] / sum(row). ``coin {model, lower, upper}``: the coin lies
     between the two thresholds (either may be null). ``choice {condition}``: 1 if the condition
     holds on the rows, else 0. ``race {first, given, second, winner}``: see :func:`_race_given`.
     """
-    if not isinstance(event, dict) or len(event) != 1:
-        raise Rejection(Reason.MALFORMED, f"{where} is not an object with one event")
-    (kind, body), = event.items()
+    (kind, body), = event.items()  # one event: checked by _branch_shapes
     if kind == "draw":
         body = _only_fields(body, ("row", "token"), where)
         row = _named_row(rows, body["row"], where)
         if row.cumulative[-1] == 0:
             raise Rejection(Reason.MALFORMED, f"{where} draws from a row of mass 0")
-        return row.values[_token(body["token"], size, f"{where}.token")] / row.cumulative[-1]
+        read.add(body["row"])
+        return Ratio(row.row.nums[_token(body["token"], size, f"{where}.token")], row.cumulative[-1])
     if kind == "coin":
         body = _only_fields(body, ("model", "lower", "upper"), where)
         model = body["model"]
         if not isinstance(model, str) or not (model == "continuous" or model in _COIN_GRIDS or model.startswith("fixed:")):
             raise Rejection(Reason.MALFORMED, f"{where} has coin model {_show(model)}")
-        top = Fraction(1)
+        top = Ratio(1, 1)
         if body["upper"] is not None:
-            top = _coin_below(model, *_threshold(body["upper"], rows, size, f"{where}.upper"))
+            top = _coin_below(model, *_threshold(body["upper"], rows, size, f"{where}.upper", read))
         if body["lower"] is None:
             return top
-        value, strict = _threshold(body["lower"], rows, size, f"{where}.lower")
-        return max(Fraction(0), top - _coin_below(model, value, not strict))  # minus P(u at or below the lower end)
+        value, strict = _threshold(body["lower"], rows, size, f"{where}.lower", read)
+        under = _coin_below(model, value, not strict)  # P(u at or below the lower end)
+        gap = top.num * under.den - under.num * top.den
+        return Ratio(gap, top.den * under.den) if gap > 0 else Ratio(0, 1)
     if kind == "choice":
         condition = _field(body, "condition", where)
         if condition == ["always"]:
-            return Fraction(1)
+            return Ratio(1, 1)
         if not isinstance(condition, list) or len(condition) != 3 or condition[0] not in (
                 "argmax-is", "argmax-is-not", "zero", "positive"):
             raise Rejection(Reason.MALFORMED, f"{where} has condition {_show(condition)}")
         row, t = _named_row(rows, condition[1], where), _token(condition[2], size, f"{where} token")
+        read.add(condition[1])
         if condition[0].startswith("argmax"):
             holds = (row.top == t) == (condition[0] == "argmax-is")
         else:
-            holds = (row.values[t] == 0) == (condition[0] == "zero")
-        return Fraction(int(holds))
+            holds = (row.row.nums[t] == 0) == (condition[0] == "zero")
+        return Ratio(int(holds), 1)
     if kind == "race":
         body = _only_fields(body, ("first", "given", "second", "winner"), where)
-        first, second = _named_row(rows, body["first"], where), _named_row(rows, body["second"], where)
+        first, second = _named_row(rows, body["first"], where).row, _named_row(rows, body["second"], where).row
         given, winner = _token(body["given"], size, f"{where}.given"), _token(body["winner"], size, f"{where}.winner")
-        if size > MAX_RACE_VOCAB:
-            raise Rejection(Reason.MALFORMED, f"{where}: a race over V = {size} tokens; races are checked up to V = {MAX_RACE_VOCAB}")
-        if first.values[given] == 0:
+        if size > MAX_RACE_VOCAB or max(first.den, second.den).bit_length() > MAX_RACE_BITS:
+            raise Rejection(Reason.MALFORMED, f"{where}: races are checked up to V = {MAX_RACE_VOCAB} and rows over "
+                                              f"denominators of {MAX_RACE_BITS} bits")
+        if first.nums[given] == 0:
             raise Rejection(Reason.MALFORMED, f"{where}: the first race cannot be won by {given} (weight 0)")
-        return _race_given(first.values, given, second.values, winner)
+        read.update((body["first"], body["second"]))
+        chance = _race_given(first.nums, given, second.nums, winner)  # weights: a row's numerators
+        return Ratio(chance.numerator, chance.denominator)
     raise Rejection(Reason.MALFORMED, f"{where} has unknown event {_show(kind)}")
 
 
 def _race_given(a, x, b, y):
-    """P(argmax_i b_i/E_i = y | argmax_i a_i/E_i = x), with E_i i.i.d. Exp(1) shared by both races.
+    """P(argmax_i b_i/E_i = y | argmax_i a_i/E_i = x), with E_i i.i.d. Exp(1) shared by both races
+    (a and b: non-negative integer weights; a race depends only on their ratios).
 
     P(x wins the first race) = a_x / sum(a). The joint probability: for x == y it is
     1 / sum_i max(a_i/a_x, b_i/b_x). For x != y, write E_x = a_x s and E_y = b_y s l: both races
@@ -918,11 +972,12 @@ def _race_given(a, x, b, y):
     if b[y] == 0:
         return Fraction(0)
     if x == y:
-        joint = 1 / sum(max(a[i] / a[x], b[i] / b[x]) for i in range(len(a)))
+        joint = 1 / sum(max(Fraction(a[i], a[x]), Fraction(b[i], b[x])) for i in range(len(a)))
     else:
-        lo, hi = a[y] / b[y], (a[x] / b[x] if b[x] else None)
+        lo, hi = Fraction(a[y], b[y]), (Fraction(a[x], b[x]) if b[x] else None)
         others = [i for i in range(len(a)) if i not in (x, y)]
-        cuts = sorted({a[i] / b[i] for i in others if b[i] and lo < a[i] / b[i] and (hi is None or a[i] / b[i] < hi)})
+        cuts = sorted({Fraction(a[i], b[i]) for i in others if b[i] and lo < Fraction(a[i], b[i])
+                       and (hi is None or Fraction(a[i], b[i]) < hi)})
         edges = [lo, *cuts, hi] if hi is None or lo < hi else []
         total = Fraction(0)
         for left, right in zip(edges, edges[1:]):
@@ -934,85 +989,135 @@ def _race_given(a, x, b, y):
     return joint * sum(a) / a[x]
 
 
+def _branch_shapes(nodes, where):
+    """Every node is ``{"label", "reach", "branches"}`` and every branch ``{"event", "probability",
+    "child"}`` with one event of a known kind; returns the number of branches (checked before any
+    row is derived, so that only well-formed branches pay for derived rows)."""
+    count = 0
+    for i, node in enumerate(nodes):
+        here = f"{where}.nodes[{i}]"
+        branches = _only_fields(node, ("label", "reach", "branches"), here)["branches"]
+        if not isinstance(branches, list) or not branches:
+            raise Rejection(Reason.MALFORMED, f"{here}.branches is not a non-empty list")
+        for j, branch in enumerate(branches):
+            event = _only_fields(branch, ("event", "probability", "child"), f"{here}.branches[{j}]")["event"]
+            if not isinstance(event, dict) or len(event) != 1 or next(iter(event)) not in ("draw", "coin", "choice", "race"):
+                raise Rejection(Reason.MALFORMED, f"{here}.branches[{j}].event is {_show(event)}: not one known event")
+        count += len(branches)
+    return count
+
+
+def _reference(recipes, name, where):
+    """The reference row must be the target p itself, a copy or the argmax of a copy of it
+    (greedy rules), or a given row (reported as trusted); returns how it derives from p."""
+    seen, path = set(), []
+    while name not in seen:
+        seen.add(name)
+        kind, *args = recipes[name]
+        if kind == "input":
+            if name != "p":
+                break
+            return " of ".join(path + ["p"])
+        if kind == "given":
+            return f"given row {name}"
+        if kind not in ("copy", "one-hot-argmax"):
+            break
+        if kind == "one-hot-argmax":
+            path.append("argmax")
+        name = args[0]
+    raise Rejection(Reason.MALFORMED, f"{where}.reference must be p, a copy or the argmax of p, or a given row")
+
+
+def _reads(recipes, names):
+    """The input rows that the rows ``names`` are derived from (their recipes, transitively)."""
+    out, stack, seen = set(), list(names), set()
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        kind, *args = recipes[name]
+        if kind == "input":
+            out.add(name)
+        stack.extend(args[i] for i in _RECIPE_ROWS[kind])
+    return sorted(out)
+
+
 def _check_outcome(cert, where):
     """One position of a verifier under an engine's rule, given as an outcome tree.
 
-    The document lists the rows (each re-derived from its recipe), and the verifier's outcomes
-    as nodes: each node claims its reach (the probability that the verifier gets there) and
-    lists branches, each an event (a primitive) with its claimed probability and a child (a
-    later node, or a leaf ``[output, accepted]``). The checker re-derives every branch's
-    probability from its primitive and the rows, requires each node's branches to sum to 1 and
-    each node's claimed reach to equal the sum over its incoming branches of the parent's
-    checked reach times the branch's probability (the root's reach is 1, every other node has
-    a parent), sums the leaves by output into the emitted law, and compares the claimed law,
-    the mass of outputs outside [0, V), alpha (the accepted leaves' mass), the TV from the
-    reference row, and the claim ``lossless`` (TV = 0 and no output outside [0, V)).
+    The document lists the rows (each re-derived from its recipe; p and q are its inputs), the
+    reference row (the law the output should have: p, or the argmax of p for greedy rules, or a
+    given row), and the verifier's outcomes as nodes: each node claims its reach (the
+    probability that the verifier gets there) and lists branches, each an event (a primitive)
+    with its claimed probability and a child (a later node, or a leaf ``[output, accepted]``).
+    The checker re-derives every branch's probability from its primitive and the rows, requires
+    each node's branches to sum to 1 and each node's claimed reach to equal the sum over its
+    incoming branches of the parent's reach times the branch's probability (the root's reach is
+    1, every other node has a parent), sums the leaves by output into the emitted law, and
+    compares the claimed law, the mass of outputs outside [0, V), alpha (the accepted leaves'
+    mass), the TV from the reference row, and the claim ``lossless`` (TV = 0).
 
-    What is trusted: that the tree is the verifier's program (it is built by specproof.audit
-    from the rule, not re-derived here) and the values of ``given`` rows.
+    What is trusted: that the tree is the verifier's program (built by specproof.audit from the
+    rule, not re-derived here) and the values of ``given`` rows. The facts name the input rows
+    the tree reads and how the reference derives from p, so that both can be shown.
     """
     size = _size(cert, where)
     nodes = _field(cert, "nodes", where)
     if not isinstance(nodes, list) or not nodes:
         raise Rejection(Reason.MALFORMED, f"{where}.nodes is not a non-empty list")
-    branches = sum(len(n["branches"]) for n in nodes if isinstance(n, dict) and isinstance(n.get("branches"), list))
-    rows, given = _outcome_rows(cert, where, size, branches)
-    reference = _named_row(rows, _field(cert, "reference", where), f"{where}.reference").values
+    rows, recipes, given = _outcome_rows(cert, where, size, _branch_shapes(nodes, where))
+    reference_name = _field(cert, "reference", where)
+    reference = _named_row(rows, reference_name, f"{where}.reference").row
+    reference_source = _reference(recipes, reference_name, where)
     inflow = [[] for _ in nodes]  # checked reach x probability of each branch into node i
-    inflow[0].append(Fraction(1))
-    leaves = {}  # (output, accepted) -> mass
+    inflow[0].append(Ratio(1, 1))
+    leaves, read = {}, set()  # (output, accepted) -> masses; rows the events read
     for i, node in enumerate(nodes):
         here = f"{where}.nodes[{i}]"
-        node = _only_fields(node, ("label", "reach", "branches"), here)
         if not inflow[i]:
             raise Rejection(Reason.NODES, f"{here} has no parent: no branch leads to it")
-        reach = _fraction(_rational(node["reach"], f"{here}.reach"))
-        if reach != sum(inflow[i]):
-            raise Rejection(Reason.NODE_MASS, f"{here}.reach: expected {_show(sum(inflow[i]))}, claimed {_show(reach)}")
+        reach = _rational(node["reach"], f"{here}.reach")
+        _same(Reason.NODE_MASS, f"{here}.reach", _sum(inflow[i]), reach)
         inflow[i] = None
-        branches = node["branches"]
-        if not isinstance(branches, list) or not branches:
-            raise Rejection(Reason.MALFORMED, f"{here}.branches is not a non-empty list")
-        total = Fraction(0)
-        for j, branch in enumerate(branches):
+        probabilities = []
+        for j, branch in enumerate(node["branches"]):
             there = f"{here}.branches[{j}]"
-            branch = _only_fields(branch, ("event", "probability", "child"), there)
-            probability = _event_probability(branch["event"], rows, size, f"{there}.event")
-            claimed = _fraction(_rational(branch["probability"], f"{there}.probability"))
-            if claimed != probability:
-                raise Rejection(Reason.BRANCH, f"{there}.probability: expected {_show(probability)}, claimed {_show(claimed)}")
-            total += probability
-            child = branch["child"]
+            probability = _event_probability(branch["event"], rows, size, f"{there}.event", read)
+            claimed = _rational(branch["probability"], f"{there}.probability")
+            _same(Reason.BRANCH, f"{there}.probability", probability, claimed)
+            probabilities.append(claimed)
+            child, mass = branch["child"], _product(reach, claimed)
             if type(child) is int and i < child < len(nodes):
-                inflow[child].append(reach * probability)
+                inflow[child].append(mass)
             elif isinstance(child, dict) and set(child) == {"leaf"} and isinstance(child["leaf"], list) \
                     and len(child["leaf"]) == 2 and type(child["leaf"][0]) is int and type(child["leaf"][1]) is bool:
-                key = tuple(child["leaf"])
-                leaves[key] = leaves.get(key, Fraction(0)) + reach * probability
+                leaves.setdefault(tuple(child["leaf"]), []).append(mass)
             else:
                 raise Rejection(Reason.MALFORMED, f"{there}.child is {_show(child)}: not a later node or a leaf [id, accepted]")
-        if total != 1:
+        total = _sum(probabilities)
+        if total.num != total.den:
             raise Rejection(Reason.TOTAL, f"{here}: its branches sum to {_show(total)}, not 1")
-    law = [Fraction(0)] * size
-    for (output, _), mass in leaves.items():
-        if 0 <= output < size:
-            law[output] += mass
-    outside = sum((m for (output, _), m in leaves.items() if not 0 <= output < size), Fraction(0))
-    alpha = sum((m for (_, accepted), m in leaves.items() if accepted), Fraction(0))
-    tv = (sum(abs(e - r) for e, r in zip(law, reference)) + outside) / 2
-    claimed_law = [_fraction(_rational(v, f"{where}.law[{i}]")) for i, v in enumerate(_list(_field(cert, "law", where), size, f"{where}.law"))]
-    for i, (got, want) in enumerate(zip(law, claimed_law)):
-        if got != want:
-            raise Rejection(Reason.EMITTED, f"{where}.law[{i}]: expected {_show(got)}, claimed {_show(want)}")
-    totals = {"alpha": alpha, "out_of_range": outside, "tv": tv}
+    by_output = {}
+    for (output, _), masses in leaves.items():
+        by_output.setdefault(output if 0 <= output < size else -1, []).extend(masses)
+    claimed_law = [_rational(v, f"{where}.law[{t}]") for t, v in enumerate(_list(_field(cert, "law", where), size, f"{where}.law"))]
+    for t, claimed in enumerate(claimed_law):
+        _same(Reason.EMITTED, f"{where}.law[{t}]", _sum(by_output.get(t, [])), claimed)
+    outside = _sum(by_output.get(-1, []))
+    alpha = _sum([m for (_, accepted), masses in leaves.items() if accepted for m in masses])
+    gaps = [Ratio(abs(e.num * reference.den - r * e.den), e.den * reference.den) for e, r in zip(claimed_law, reference.nums)]
+    distance = _sum(gaps + [outside])
+    totals = {"alpha": alpha, "out_of_range": outside, "tv": Ratio(distance.num, 2 * distance.den)}
     claimed_totals = _only_fields(_field(cert, "totals", where), tuple(totals), f"{where}.totals")
     for key, value in totals.items():
-        claimed = _fraction(_rational(claimed_totals[key], f"{where}.totals.{key}"))
-        if claimed != value:
-            raise Rejection(Reason.TOTAL, f"{where}.totals.{key}: expected {_show(value)}, claimed {_show(claimed)}")
-    truth = _claims(cert, where, OUTCOME_CLAIMS, {"lossless": tv == 0})
-    return {"schema": OUTCOME_SCHEMA, "rows": {k: r.values for k, r in rows.items()}, "given": given, "law": law, "totals": totals,
-            "nodes": len(nodes), "claims": truth}
+        _same(Reason.TOTAL, f"{where}.totals.{key}", value, _rational(claimed_totals[key], f"{where}.totals.{key}"))
+    truth = _claims(cert, where, OUTCOME_CLAIMS, {"lossless": distance.num == 0})
+    return {"schema": OUTCOME_SCHEMA, "law": claimed_law, "reference": [Ratio(r, reference.den) for r in reference.nums],
+            "reference_source": reference_source, "inputs": {k: [Ratio(x, rows[k].row.den) for x in rows[k].row.nums]
+                                                              for k in ("p", "q")},
+            "reads": _reads(recipes, read | {reference_name}), "recipes": recipes, "given": given,
+            "totals": totals, "nodes": len(nodes), "claims": truth}
 
 
 # ---------------------------------------------------------------- documents
@@ -1038,7 +1143,15 @@ def _check_document(doc):
         raise Rejection(Reason.MALFORMED, "bundle.certificates is not a non-empty list")
     if type(count) is not int or count != len(certs):
         raise Rejection(Reason.TOKENS, f"bundle has count {_show(count)} but {len(certs)} certificates")
+    families = {_FAMILIES.get(cert.get("schema")) for cert in certs if isinstance(cert, dict) and isinstance(cert.get("schema"), str)}
+    if len(families - {None}) > 1:
+        raise Rejection(Reason.SCHEMA, "bundle mixes kinds of certificate (one position, chain, outcome tree): "
+                                       "a bundle holds one kind")
     return [_check_one(cert, f"certificates[{i}]") for i, cert in enumerate(certs)]
+
+
+#: Kinds of certificate: a bundle holds one kind (a report is about one kind of statement).
+_FAMILIES = {CERTIFICATE_SCHEMA: "position", COMPACT_SCHEMA: "position", CHAIN_SCHEMA: "chain", OUTCOME_SCHEMA: "outcome"}
 
 
 def check(document):

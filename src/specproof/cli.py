@@ -412,10 +412,11 @@ def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> str:
     if len(pairs) != len(verdict.facts):
         return f"the certificate holds {len(verdict.facts)} pair(s), --target and --draft give {len(pairs)}"
     for i, (facts, (p, q)) in enumerate(zip(verdict.facts, pairs)):
-        if facts["schema"] == checker.OUTCOME_SCHEMA:  # the input rows named p and q
-            if "p" not in facts["rows"] or "q" not in facts["rows"]:
-                return f"certificate {i} has no rows named p and q to bind"
-            mine = {"p": facts["rows"]["p"], "q": facts["rows"]["q"]}
+        if facts["schema"] == checker.OUTCOME_SCHEMA:  # its input rows p and q, which the tree must read
+            unread = [k for k in ("p", "q") if k not in facts["reads"]]
+            if unread:
+                return f"certificate {i}: its tree never reads the input {' or '.join(unread)}, so it is not bound to it"
+            mine = {k: [Fraction(x.num, x.den) for x in facts["inputs"][k]] for k in ("p", "q")}
         else:
             law = facts["law"]
             mine = {key: [Fraction(x, law.den) for x in row] for key, row in (("p", law.target), ("q", law.draft))}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import decimal
 import hashlib
 import json
+import re
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -159,7 +160,7 @@ def _provenance(info: Any) -> list[tuple[str, str]]:
             for k in sorted(value, key=str):
                 walk(value[k], f"{key}.{k}" if key else str(k))
         else:
-            text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+            text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
             items.append((_plain(key or "provenance"), _plain(text)))
 
     walk(info, "")
@@ -327,11 +328,20 @@ def _plain(text: Any, limit: int = 300) -> str:
 
     >>> print(_plain("a | b <i>x</i>  # y"))
     a \\| b \\<i\\>x\\</i\\> \\# y
+    >>> print(_plain("- a"), _plain("12) b"))
+    \\- a 12\\) b
     """
     flat = " ".join(str(text).split())
     if len(flat) > limit:
         flat = flat[:limit] + "…"
-    return "".join("\\" + c if c in _MARKDOWN_SPECIAL else c for c in flat)
+    out = "".join("\\" + c if c in _MARKDOWN_SPECIAL else c for c in flat)
+    # a line may start a list item, a thematic break or a setext underline: escape its marker
+    number = re.match(r"[0-9]+(?=[.)])", out)
+    if out[:1] in ("-", "+", "="):
+        out = "\\" + out
+    elif number:
+        out = out[:number.end()] + "\\" + out[number.end():]
+    return out
 
 
 #: Statements and assumptions are shown up to this many characters (names and notes up to 300).
@@ -509,19 +519,28 @@ def _render_chain(doc: Mapping[str, Any], verdict: Verdict, json_name: str) -> s
     )
 
 
-def _signed(x: Fraction) -> str:
-    return "0" if x == 0 else ("+" if x > 0 else "−") + show(abs(x))
+def _signed(a: checker.Ratio, b: checker.Ratio) -> str:
+    """a - b with its sign, without reducing (linear in the numbers' size)."""
+    diff = a.num * b.den - b.num * a.den
+    return "0" if diff == 0 else ("+" if diff > 0 else "−") + show(checker.Ratio(abs(diff), a.den * b.den))
+
+
+def _recipe_text(recipe: Sequence[Any]) -> str:
+    kind, *args = recipe
+    text = " ".join([kind, *(a if isinstance(a, str) else json.dumps(a, ensure_ascii=False, default=str) for a in args)])
+    return text if len(text) <= 120 else text[:120] + "..."
 
 
 def _render_outcome(doc: Mapping[str, Any], verdict: Verdict, json_name: str) -> str:
     """Outcome certificates (a verifier under a rule, one position each): alpha, TV and the
-    law, every value from what the checker re-derived (``verdict.facts``)."""
+    law, every value from what the checker re-derived (``verdict.facts``), and each row's recipe,
+    the rows the tree reads and how the reference derives from p, so a reader sees what the law
+    was computed from."""
     certs = doc["certificates"] if doc["schema"] == checker.BUNDLE_SCHEMA else [doc]
     rows, given = [], set()
     for c, facts in zip(certs, verdict.facts if verdict.valid else ()):
-        reference = facts["rows"][c["reference"]]
-        law = facts["law"]
-        diff = [t for t, (e, r) in enumerate(zip(law, reference)) if e != r]
+        reference, law = facts["reference"], facts["law"]
+        diff = [t for t, (e, r) in enumerate(zip(law, reference)) if e.num * r.den != r.num * e.den]
         given.update(facts["given"])
         shown = diff if len(law) > FULL_TABLE_ROWS else range(len(law))
         rows.append({
@@ -529,8 +548,12 @@ def _render_outcome(doc: Mapping[str, Any], verdict: Verdict, json_name: str) ->
             "alpha": show(facts["totals"]["alpha"]), "tv": show(facts["totals"]["tv"]),
             "outside": show(facts["totals"]["out_of_range"]), "lossless": "yes" if facts["claims"]["lossless"] else "NO",
             "differing": (", ".join(map(str, diff[:20])) + (" ..." if len(diff) > 20 else "")) if diff else "none",
+            "reference": _plain(facts["reference_source"]), "reads": ", ".join(facts["reads"]),
+            "recipes": [{"name": _cell(k if len(k) <= 60 else k[:60] + "..."), "recipe": _cell(_recipe_text(v))}
+                        for k, v in list(facts["recipes"].items())[:FULL_TABLE_ROWS]],
+            "more_rows": max(0, len(facts["recipes"]) - FULL_TABLE_ROWS),
             "table": [{"token": t, "reference": show(reference[t]), "emitted": show(law[t]),
-                       "difference": _signed(law[t] - reference[t])} for t in list(shown)[:FULL_TABLE_ROWS]],
+                       "difference": _signed(law[t], reference[t])} for t in list(shown)[:FULL_TABLE_ROWS]],
         })
     word, detail = _verdict_words(verdict)
     return _ENV.get_template("outcome.md.j2").render(
