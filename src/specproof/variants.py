@@ -415,16 +415,19 @@ def _spectr_root(b: _Builder, pv: Row, qv: Row, k: int, rho: Any) -> Node:
     b.add("spectr-residual", res, ("given",),
           f"p - c min(q, p/rho), c = (1 - (1 - beta)^k)/beta, beta = {_fr(beta)}, k = {k}; proposed recipes: "
           "m = ('minimum', 'p-over-rho', 'q'), cm = ('scaled', m, c), then ('positive-part', 'p', cm)")
-    final = b.draw_all("residual draw", "spectr-residual")
-    nxt: Node = final
-    for i in range(k, 0, -1):
-        after_reject = nxt
+    memo: dict[int, Node] = {}
 
-        def test(x: int, i: int = i, after_reject: Node = after_reject) -> Node:
-            return _accept_test(b, f"test {i}", "p-over-rho", "q", x, after_reject)
+    def stage(i: int) -> Node:
+        """Draft i and its test (i <= k), or the residual draw (i = k + 1); built once, shared."""
+        if i not in memo:
+            if i > k:
+                memo[i] = b.draw_all("residual draw", "spectr-residual")
+            else:
+                memo[i] = b.node(f"draft {i}", [b.branch(Draw("q", x), lambda x=x: _accept_test(
+                    b, f"test {i}", "p-over-rho", "q", x, lambda: stage(i + 1))) for x in range(b.v)])
+        return memo[i]
 
-        nxt = b.node(f"draft {i}", [b.branch(Draw("q", x), lambda x=x, test=test: test(x)) for x in range(b.v)])
-    return nxt
+    return stage(1)
 
 
 @dataclass(frozen=True)
@@ -1204,7 +1207,7 @@ def typical_accepts(p: Any, x: int, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUS
     -----
     ``p(x) > eps`` is a rational comparison. Otherwise the question is ``p(x) > delta exp(-H)``,
     and with ``offset = 0``, ``exp(-H) = prod_i p_i^{p_i}``: writing ``p_i = n_i / D`` with one
-    denominator D and ``p(x) / delta = a / b``, it is ``a^D > b^D prod_i n_i^{n_i}``, an integer
+    denominator D and ``p(x) / delta = a / b``, it is ``(a D)^D > b^D prod_i n_i^{n_i}``, an integer
     comparison, used when the powers stay below 2^22 bits (ties decided too). Otherwise mpmath's
     interval arithmetic (``mpmath.iv``, outward rounding) bounds ``log(p(x)/delta) + H`` at
     53, 106, 212, ... bits until the interval excludes 0.
@@ -1236,14 +1239,14 @@ def typical_accepts(p: Any, x: int, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUS
         d = math.lcm(*(f.denominator for f in pv))
         ratio = px / delta_f
         a, bb = ratio.numerator, ratio.denominator
-        bits = d * max(a.bit_length(), bb.bit_length() + d.bit_length())
+        bits = d * (max(a.bit_length(), bb.bit_length()) + d.bit_length())
         if bits <= _EXACT_BITS:
             rhs = bb ** d
             for f in pv:
                 n = f.numerator * (d // f.denominator)
                 if n:
                     rhs *= n ** n
-            return a ** d > rhs
+            return (a * d) ** d > rhs
     return _typical_interval(pv, px, delta_f, off, max_precision)
 
 
