@@ -155,9 +155,10 @@ class _Builder:
         self.recipes: dict[str, tuple] = {}
         self.derivations: dict[str, str] = {}
 
-    def add(self, name: str, values: Row, recipe: tuple, why: str) -> str:
+    def add(self, name: str, values: "Row | Callable[[], Row]", recipe: tuple, why: str) -> str:
+        """Add row ``name`` (``values`` may be a thunk, called only if the row is new)."""
         if name not in self.rows:
-            self.rows[name] = tuple(values)
+            self.rows[name] = tuple(values() if callable(values) else values)
             self.recipes[name] = recipe
             self.derivations[name] = why
         return name
@@ -387,9 +388,9 @@ def multidraft_tree(p: Any, q: Any, k: int, *, method: str = "with-replacement",
 
     def rejected(i: int, target: str, prop: str, drafted: Prefix) -> Node:
         tag = "" if replacement else "[" + "-".join(map(str, drafted[:-1])) + "]"
-        r = b.add(f"r{i}{tag}", _positive_part(b.rows[target], b.rows[prop]), ("positive-part", target, prop),
+        r = b.add(f"r{i}{tag}", lambda: _positive_part(b.rows[target], b.rows[prop]), ("positive-part", target, prop),
                   f"residual weights after draft {i} is rejected: ({target} - {prop})+")
-        rn = b.add(f"r{i}{tag}n", _normalized(b.rows[r]), ("normalized", r), f"the target of step {i + 1}")
+        rn = b.add(f"r{i}{tag}n", lambda: _normalized(b.rows[r]), ("normalized", r), f"the target of step {i + 1}")
         if i == k:
             key = ("final", rn)
             if key not in memo:
@@ -624,9 +625,10 @@ def sibling_tree(p: Any, tokens: Sequence[int]) -> OutcomeTree:
         if j == len(tokens):
             return b.draw_all("residual draw", target)
         t = tokens[j]
-        only = b.add(f"only-{t}", _without(b.rows["uniform"], [i for i in range(v) if i != t]),
-                     ("without", "uniform", [i for i in range(v) if i != t]), f"1/V at {t}, 0 elsewhere")
-        hot = b.add(f"onehot-{t}", _normalized(b.rows[only]), ("normalized", only), f"q one-hot at {t}")
+        others = [i for i in range(v) if i != t]
+        only = b.add(f"only-{t}", lambda: _without(b.rows["uniform"], others), ("without", "uniform", others),
+                     f"1/V at {t}, 0 elsewhere")
+        hot = b.add(f"onehot-{t}", lambda: _normalized(b.rows[only]), ("normalized", only), f"q one-hot at {t}")
 
         def rejected() -> Node:
             r = b.add(f"r{j + 1}", _positive_part(b.rows[target], b.rows[hot]), ("positive-part", target, hot),
@@ -1226,54 +1228,82 @@ def typical_accepts(p: Any, x: int, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUS
     pv = _dist(p, "p")
     if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < len(pv):
         raise InvalidVerifier(f"token {x!r} is not an id in [0, {len(pv)})")
+    return _typical_decide(pv, [x], eps, delta, offset, max_precision)[x]
+
+
+def _typical_decide(pv: Row, tokens: Sequence[int], eps: Any, delta: Any, offset: Any,
+                    cap: int = 1 << 14) -> dict[int, bool]:
+    """Decide ``p(x) > min(eps, delta exp(-H(p)))`` for each of ``tokens`` (see :func:`typical_accepts`);
+    the entropy is bounded once per precision for the whole row."""
     eps_f, delta_f = to_fraction(eps, what="eps"), to_fraction(delta, what="delta")
     off = to_fraction(offset, what="offset")
     if eps_f <= 0 or delta_f <= 0 or off < 0:
         raise InvalidVerifier(f"need eps > 0, delta > 0, offset >= 0; got {eps_f}, {delta_f}, {off}")
-    px = pv[x]
-    if px > eps_f:
-        return True
-    if px == 0:
-        return False  # the threshold is > 0
-    if off == 0:
+    out: dict[int, bool] = {}
+    hard: list[int] = []
+    for x in tokens:
+        if pv[x] > eps_f:
+            out[x] = True
+        elif pv[x] == 0:
+            out[x] = False  # the threshold is > 0
+        else:
+            hard.append(x)
+    if not hard:
+        return out
+    if off == 0:  # exp(-H) = prod p_i^{p_i}: an integer comparison after raising to the power D
         d = math.lcm(*(f.denominator for f in pv))
-        ratio = px / delta_f
-        a, bb = ratio.numerator, ratio.denominator
-        bits = d * (max(a.bit_length(), bb.bit_length()) + d.bit_length())
-        if bits <= _EXACT_BITS:
-            rhs = bb ** d
+        ratios = {x: pv[x] / delta_f for x in hard}
+        widest = max(max(r.numerator.bit_length(), r.denominator.bit_length()) for r in ratios.values())
+        if d * (widest + d.bit_length()) <= _EXACT_BITS:
+            entropy_power = 1  # prod n_i^{n_i} = D^D prod p_i^{p_i D}
             for f in pv:
                 n = f.numerator * (d // f.denominator)
                 if n:
-                    rhs *= n ** n
-            return (a * d) ** d > rhs
-    return _typical_interval(pv, px, delta_f, off, max_precision)
+                    entropy_power *= n ** n
+            for x, r in ratios.items():
+                out[x] = (r.numerator * d) ** d > r.denominator ** d * entropy_power
+            return out
+    out.update(_typical_interval(pv, hard, delta_f, off, cap))
+    return out
 
 
-def _typical_interval(pv: Row, px: Fraction, delta: Fraction, off: Fraction, cap: int) -> bool:
+def _typical_interval(pv: Row, tokens: Sequence[int], delta: Fraction, off: Fraction, cap: int) -> dict[int, bool]:
+    """Decide ``log(p(x)/delta) > -H`` (H with ``offset``) for each token by interval arithmetic at
+    53, 106, ... bits up to ``cap``; raise :class:`Undecidable` for a token still undecided."""
     from mpmath import iv
 
+    out: dict[int, bool] = {}
+    left = list(tokens)
     prec = 53
     saved = iv.prec
     try:
-        while prec <= cap:
+        while left and prec <= cap:
             iv.prec = prec
 
             def q(f: Fraction):
                 return iv.mpf(f.numerator) / iv.mpf(f.denominator)
 
-            total = iv.log(q(px)) - iv.log(q(delta))  # log(p(x)/delta) + H > 0 ?
+            neg_h = iv.mpf(0)
             for f in pv:
                 if f:
-                    total -= q(f) * iv.log(q(f + off))
-            if total.a > 0:
-                return True
-            if total.b < 0:
-                return False
+                    neg_h += q(f) * iv.log(q(f + off))
+            log_delta = iv.log(q(delta))
+            undecided = []
+            for x in left:
+                total = iv.log(q(pv[x])) - log_delta - neg_h  # log(p(x)/delta) + H
+                if total.a > 0:
+                    out[x] = True
+                elif total.b < 0:
+                    out[x] = False
+                else:
+                    undecided.append(x)
+            left = undecided
             prec *= 2
     finally:
         iv.prec = saved
-    raise Undecidable(f"p(x) = {px} vs delta exp(-H(p)) not decided at {cap} bits")
+    if left:
+        raise Undecidable(f"p(x) = {pv[left[0]]} (token {left[0]}) vs delta exp(-H(p)) not decided at {cap} bits")
+    return out
 
 
 def typical_tree(p: Any, q: Any, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUSA_DELTA, offset: Any = 0) -> OutcomeTree:
@@ -1311,8 +1341,8 @@ def typical_tree(p: Any, q: Any, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUSA_D
     (Fraction(1, 1), Fraction(0, 1))
     """
     pv, qv = _pair(p, q)
-    mask = tuple(Fraction(int(typical_accepts(pv, x, eps=eps, delta=delta, offset=offset))) if qv[x] else _ZERO
-                 for x in range(len(pv)))
+    decided = _typical_decide(pv, [x for x in range(len(pv)) if qv[x]], eps, delta, offset)
+    mask = tuple(Fraction(int(decided.get(x, False))) for x in range(len(pv)))
     b = _Builder(len(pv))
     b.add("p", pv, ("input", "p"), "the target row as given")
     b.add("q", qv, ("input", "q"), "the draft row as given")
