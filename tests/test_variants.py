@@ -521,3 +521,33 @@ def test_stochastic_tree_stream_is_the_target(tb, ts, method):
             if w:
                 stream[full] = stream.get(full, F(0)) + w
     assert stream == naive_joint(target, 3, 2)
+
+
+# --------------------------------------------------------------------------- the proof document
+
+
+def test_variants_proof_runs_and_rejects_tampering(tmp_path):
+    from specproof.variants_proof import rederive_rows, run, verify_document
+
+    proved, json_path, md_path = run(tmp_path)
+    assert proved and "PROVED" in md_path.read_text(encoding="utf-8")
+    doc = json.loads(json_path.read_text(encoding="utf-8"))
+    assert verify_document(doc) == (True, [])
+    # one branch's probability changed
+    bad = json.loads(json_path.read_text(encoding="utf-8"))
+    case = next(c for c in bad["positions"] if c["name"] == "worked-with-replacement-k2")
+    case["tree"]["nodes"][1]["branches"][0]["probability"] = "1/3"
+    ok, problems = verify_document(bad)
+    assert not ok and any("worked-with-replacement-k2" in p for p in problems)
+    # a derived row changed (and the branches that read it): its recipe no longer gives it
+    bad = json.loads(json_path.read_text(encoding="utf-8"))
+    case = next(c for c in bad["positions"] if c["name"] == "worked-without-replacement-k2")
+    case["tree"]["rows"]["q-without-2n"] = ["1/3", "2/3", "0/1"]
+    ok, problems = verify_document(bad)
+    assert not ok and any("q-without-2n" in p for p in problems)
+    # a claimed law that the leaves do not give
+    bad = json.loads(json_path.read_text(encoding="utf-8"))
+    bad["positions"][0]["law"] = ["1/3", "1/3", "1/3"]
+    assert not verify_document(bad)[0]
+    spectr = OutcomeTree.from_dict(next(c for c in doc["positions"] if c["name"] == "worked-spectr-k2")["tree"])
+    assert rederive_rows(spectr) == ["p", "p-over-rho", "q", "spectr-residual"]
