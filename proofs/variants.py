@@ -1,7 +1,8 @@
 """Proof script: verifier variants (multi-draft, token trees, block verification, typical acceptance).
 
-Run as `python proofs/variants.py [--real]`; writes proofs/transcripts/variants.json and .md;
-exit 0 iff proved. `--real` adds SmolLM2's shipped rows (about a minute per pair on two cores).
+Run as `python proofs/variants.py [--real]`; writes proofs/transcripts/variants.json and .md
+(variants_real.* with `--real`, which adds SmolLM2's shipped rows: minutes per pair on two cores);
+exit 0 iff proved.
 """
 
 import sys

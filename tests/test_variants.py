@@ -168,6 +168,10 @@ def test_spectr_hand_derived():
     assert law.accepted_at == (F(7, 12), F(7, 12) * F(5, 12))
     # rho = 2 = k: beta = 1/2, acceptance 3/4
     assert multidraft_law(P, Q, 2, method="spectr", rho=2).acceptance == F(3, 4)
+    # rho = 1 (beta = alpha = 3/4, the reading of "1 - (1 - beta)^k") is invalid at k = 2:
+    # c = (1 - 1/16)/(3/4) = 5/4 and p(1) - c min(p, q)(1) = 1/4 - 5/16 < 0
+    with pytest.raises(InvalidVerifier, match="not valid"):
+        multidraft_tree(P, Q, 2, method="spectr", rho=1)
     # rho = 4/3 is invalid: beta = 5/8 and 2 - beta = 11/8 > 4/3
     with pytest.raises(InvalidVerifier, match="not valid"):
         multidraft_tree(P, Q, 2, method="spectr", rho="4/3")

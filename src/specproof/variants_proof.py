@@ -22,7 +22,7 @@ from typing import Any
 from . import certificate
 from .outcome import InvalidTree, OutcomeTree
 from .variants import (
-    acceptance_by_k, block_verification_law, deterministic_tree_law, greedy_tree_law, multidraft_law,
+    block_verification_law, deterministic_tree_law, greedy_tree_law, multidraft_law,
     sibling_tree, spectr_rho, stochastic_tree_law, topk_tree, typical_block_law, typical_law, typical_tree,
 )
 
@@ -155,18 +155,27 @@ def _tree_case(name: str, kind: str, law, params: dict) -> dict[str, Any]:
             "positions": {",".join(map(str, s)): t.as_dict() for s, t in sorted(law.positions.items())}}
 
 
-def _real_cases(max_pairs: int) -> list[dict[str, Any]]:
+def _real_cases(max_pairs: int, max_k: int = 4) -> list[dict[str, Any]]:
+    """SmolLM2's rows at one position: exact acceptance per verifier and k, typical TV; the expected
+    emitted tokens at depth 1..3 when the same rows serve every position (``1 + a + ... + a^d``)."""
+    from .chain import expected_tokens
     from .fixtures import smollm2_pairs
 
     out = []
     for rp in list(smollm2_pairs())[:max_pairs]:
         p, q = rp.p.fractions(), rp.q.fractions()
         row: dict[str, Any] = {"name": rp.name, "draft": rp.draft, "context": rp.context}
-        row["with_replacement"] = [_nd(a) for a in acceptance_by_k(p, q, 3)]
-        tops = [t for t, _ in topk_tree(q, [4])]
-        row["topk_siblings"] = [_nd(sum((p[t] for t in tops[:k]), Fraction(0))) for k in range(1, 5)]
+        acc: dict[str, list[Fraction]] = {}
+        acc["with-replacement"] = [multidraft_law(p, q, k).acceptance for k in range(1, max_k + 1)]
+        acc["spectr"] = [multidraft_law(p, q, k, method="spectr").acceptance for k in range(1, max_k + 1)]
+        tops = [t for t, _ in topk_tree(q, [max_k])]
+        acc["topk-siblings"] = [sibling_tree(p, tops[:k]).accept_probability() for k in range(1, max_k + 1)]
         t = typical_law(p, q)
-        row["typical_acceptance"], row["typical_tv"] = _nd(t.acceptance), _nd(t.tv)
+        acc["typical"] = [t.acceptance]
+        row["acceptance"] = {m: [_nd(a) for a in v] for m, v in acc.items()}
+        row["expected_emitted_same_rows"] = {
+            m: [[_nd(expected_tokens(a, d)) for d in (1, 2, 3)] for a in v] for m, v in acc.items()}
+        row["typical_tv"] = _nd(t.tv)
         out.append(row)
     return out
 
@@ -309,14 +318,18 @@ def render(doc: dict[str, Any], proved: bool, problems: list[str]) -> str:
     for t in doc["typical_blocks"]:
         lines.append(f"| {t['gamma']} | {t['expected_emitted']} | {t['stream_tv']} | {t['node_tv']['']} |")
     if doc["real"]:
-        lines += ["", "## SmolLM2 rows (one position)", "",
-                  "| pair | draft | with replacement, k = 1..3 | top-k siblings, k = 1..4 | typical acceptance | typical TV |",
-                  "|---|---|---|---|---|---|"]
+        lines += ["", "## SmolLM2 rows (one position; depth d with the same rows at every position)", "",
+                  "| pair | verifier | acceptance, k = 1..4 | E[emitted] at d = 1, 2, 3 (k = 1 .. 4) |",
+                  "|---|---|---|---|"]
+
+        def f(x):
+            return f"{float(_parse(x)):.4f}"
+
         for r in doc["real"]:
-            def f(x):
-                return f"{float(_parse(x)):.4f}"
-            lines.append(f"| {r['name']} | {r['draft']} | {', '.join(map(f, r['with_replacement']))} | "
-                         f"{', '.join(map(f, r['topk_siblings']))} | {f(r['typical_acceptance'])} | {f(r['typical_tv'])} |")
+            for m, v in r["acceptance"].items():
+                ee = "; ".join(", ".join(map(f, e)) for e in r["expected_emitted_same_rows"][m])
+                lines.append(f"| {r['name']} | {m} | {', '.join(map(f, v))} | {ee} |")
+            lines.append(f"| {r['name']} | typical TV | {f(r['typical_tv'])} | |")
         lines += ["", "(Exact values in the JSON; decimals here are rounded for reading.)"]
     if problems:
         lines += ["", "## Failures", ""] + [f"- {p}" for p in problems]
@@ -324,11 +337,13 @@ def render(doc: dict[str, Any], proved: bool, problems: list[str]) -> str:
 
 
 def run(out_dir: str | Path, *, real: bool = False) -> tuple[bool, Path, Path]:
-    """Build, write, re-read, re-verify and render; return (proved, json_path, md_path)."""
+    """Build, write ``variants.json`` (``variants_real.json`` with ``real``), re-read, re-verify and
+    render ``.md`` beside it; return (proved, json_path, md_path)."""
     out = Path(out_dir)
-    json_path = certificate.write(variants_document(real=real), out / "variants.json")
+    key = "variants_real" if real else "variants"
+    json_path = certificate.write(variants_document(real=real), out / f"{key}.json")
     doc = json.loads(json_path.read_text(encoding="utf-8"))  # verify only what is on disk
     proved, problems = verify_document(doc)
-    md_path = out / "variants.md"
+    md_path = out / f"{key}.md"
     md_path.write_text(render(doc, proved, problems), encoding="utf-8", newline="\n")
     return proved, json_path, md_path
