@@ -555,3 +555,35 @@ def test_variants_proof_runs_and_rejects_tampering(tmp_path):
     assert not verify_document(bad)[0]
     spectr = OutcomeTree.from_dict(next(c for c in doc["positions"] if c["name"] == "worked-spectr-k2")["tree"])
     assert rederive_rows(spectr) == ["p", "p-over-rho", "q", "spectr-residual"]
+
+
+# --------------------------------------------------------------------------- CLI: specproof audit --verifier
+
+
+def _cli(tmp_path, capsys, *extra):
+    from specproof.cli import main
+
+    (tmp_path / "p.json").write_text('["1/2", "1/4", "1/4"]', encoding="utf-8")
+    (tmp_path / "q.json").write_text('["1/4", "1/4", "1/2"]', encoding="utf-8")
+    code = main(["audit", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json"), *extra])
+    return code, capsys.readouterr().out
+
+
+def test_cli_audit_verifiers(tmp_path, capsys):
+    code, out = _cli(tmp_path, capsys, "--verifier", "multidraft", "--drafts", "2", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["verdict"] == "lossless"
+    assert data["expected_accepted"] == "13/16" and data["accepted_length"] == ["3/16", "13/16"]
+    code, out = _cli(tmp_path, capsys, "--verifier", "multidraft", "--method", "without-replacement", "--json")
+    assert json.loads(out)["acceptance"] == "7/8"
+    code, out = _cli(tmp_path, capsys, "--verifier", "block", "--gamma", "2", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["expected_accepted"] == "11/8" and data["token_expected_accepted"] == "21/16"
+    (tmp_path / "tree.json").write_text(json.dumps(SHARED), encoding="utf-8")
+    code, out = _cli(tmp_path, capsys, "--verifier", "tree", "--tree", str(tmp_path / "tree.json"), "--json")
+    data = json.loads(out)
+    assert code == 0 and data["accepted_length"] == ["1/2", "3/8", "1/8"]
+    code, out = _cli(tmp_path, capsys, "--verifier", "typical")
+    assert code == 1 and "LOSSY" in out and "tv: 1/4" in out
+    code, _ = _cli(tmp_path, capsys, "--verifier", "multidraft", "--drafts", "0")
+    assert code == 2
