@@ -150,6 +150,8 @@ def test_without_replacement_hand_derived():
     assert law.accepted_at == (F(3, 4), F(1, 8))
     assert law.tree.rows["q-without-2n"] == (F(1, 2), F(1, 2), F(0))
     assert law.tree.recipes["q-without-2"] == ("without", "q", [2])
+    # k = 3: after draft 1 is rejected at step 2, q without {2, 1} is (1, 0, 0) and the target (1, 0, 0)
+    assert multidraft_law(P, Q, 3, method="without-replacement").accepted_at == (F(3, 4), F(1, 8), F(1, 8))
 
 
 def test_without_replacement_runs_out_of_draft_tokens():
@@ -293,6 +295,18 @@ def test_stochastic_tree_depth_two_hand_derived():
     assert law.accepted_length == (F(1, 2), F(1, 4), F(1, 4))
     assert law.emitted == {(1,): F(1, 2), (0, 1): F(1, 4), (0, 0, 0): F(1, 8), (0, 0, 1): F(1, 8)}
     assert law.lossless
+
+
+def test_trees_with_the_same_rows_everywhere():
+    # every node has the same rows, so the per-node acceptance a gives P(accepted = i) = a^i (1 - a)
+    a = F(13, 16)  # two drafts with replacement (test_with_replacement_hand_derived)
+    law = stochastic_tree_law(P, Q, [2, 2])
+    assert law.accepted_length == (1 - a, a * (1 - a), a * a) and law.expected_emitted == 1 + a + a * a
+    b = F(7, 8)
+    assert stochastic_tree_law(P, Q, [2, 2], method="without-replacement").expected_emitted == 1 + b + b * b
+    c = P[2] + P[0]  # q's top 2 are tokens 2 and 0 at every node
+    assert topk_tree(Q, [2, 2]) == ((2, ((2, ()), (0, ()))), (0, ((2, ()), (0, ()))))
+    assert deterministic_tree_law(P, topk_tree(Q, [2, 2])).expected_emitted == 1 + c + c * c
 
 
 def test_greedy_tree_with_ties():
