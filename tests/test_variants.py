@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 from dataclasses import replace
 from fractions import Fraction as F
 
@@ -549,6 +550,9 @@ def test_variants_proof_runs_and_rejects_tampering(tmp_path):
 
     proved, json_path, md_path = run(tmp_path)
     assert proved and "PROVED" in md_path.read_text(encoding="utf-8")
+    committed = Path(__file__).resolve().parents[1] / "proofs" / "transcripts" / "variants"
+    assert json_path.read_bytes() == (committed / "variants.json").read_bytes()  # regenerating: same bytes
+    assert md_path.read_bytes() == (committed / "variants.md").read_bytes()
     doc = json.loads(json_path.read_text(encoding="utf-8"))
     assert verify_document(doc) == (True, [])
     # one branch's probability changed

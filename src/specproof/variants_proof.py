@@ -9,7 +9,7 @@ from its primitive (:meth:`~specproof.outcome.OutcomeTree.rederive`), the law fr
 each claim (law == p, acceptance, TV) is compared exactly. This re-verification is untrusted code
 (the trusted checker's outcome-tree certificate kind is separate work); the transcript says so.
 
-Run as ``python proofs/variants.py`` (writes ``proofs/transcripts/variants.json`` and ``.md``).
+Run as ``python proofs/variants.py`` (writes ``proofs/transcripts/variants/variants.json`` and ``.md``).
 """
 
 from __future__ import annotations
