@@ -618,6 +618,14 @@ def _add_audit_parser(sub: argparse._SubParsersAction) -> None:
                     help="write the position's outcome tree as a certificate that `specproof check` re-verifies "
                          "(with --real: a bundle, one per pair); the block figures of --gamma/--drafted are not in it")
     au.add_argument("--list", action="store_true", help="list the named rules with their description and source")
+    au.add_argument("--verifier", choices=["chain", "block", "multidraft", "tree", "typical"], default="chain",
+                    help="the verifier (default chain, under --policy); the others are the textbook variants of "
+                         "specproof.variants (--gamma: block length or tree depth)")
+    au.add_argument("--drafts", type=int, default=2, metavar="K",
+                    help="multidraft: drafts per position; tree without --tree: q's top-K children per node")
+    au.add_argument("--method", choices=["with-replacement", "without-replacement", "spectr"],
+                    default="with-replacement", help="multidraft: how the K drafts are drawn and verified")
+    au.add_argument("--tree", metavar="FILE.json", help="tree: a token tree [[token, [children...]], ...]")
     au.add_argument("--real", choices=["phone", "smollm2", "all"],
                     help="audit the real pairs shipped with specproof instead of --target/--draft "
                          "(phone: 20 pairs, V = 41, under a second; smollm2: 18 pairs, V = 49,152, about 10-25 s each)")
@@ -724,6 +732,8 @@ def _audit(args: argparse.Namespace) -> int:
     p, _ = load_distribution(args.target, "p")
     q, _ = load_distribution(args.draft, "q")
     proposal = None if args.proposal is None else load_distribution(args.proposal, "proposal")[0]
+    if args.verifier != "chain":
+        return _audit_variant(args, p, q)
     out = {"rule": name, "rule_fields": rule.as_dict(), **_audit_position(p, q, rule, proposal)}
     if args.certificate:
         doc = _audit_certificate(p, q, name, rule, proposal, {"target": args.target, "draft": args.draft})
@@ -770,6 +780,21 @@ def _audit(args: argparse.Namespace) -> int:
             "p": [ff(x) for x in c.p], "q": [ff(x) for x in c.q], "tv": ff(c.tv)}
         out["search"] = {"smallest": pack(found.smallest), "largest": pack(found.largest), "pairs": found.pairs}
     print(json.dumps(out, indent=2, sort_keys=True) if args.json else _audit_report(name, out))
+    return 0 if out["verdict"] == "lossless" else 1
+
+
+def _audit_variant(args: argparse.Namespace, p, q) -> int:
+    from .variants import audit_summary, format_summary
+
+    tree = None
+    if args.tree is not None:
+        try:
+            with open(args.tree, encoding="utf-8") as fh:
+                tree = json.load(fh)
+        except (OSError, json.JSONDecodeError) as exc:
+            raise _Usage(f"--tree {args.tree}: {exc}") from None
+    out = audit_summary(p, q, args.verifier, drafts=args.drafts, method=args.method, tree=tree, gamma=args.gamma)
+    print(json.dumps(out, indent=2, sort_keys=True) if args.json else format_summary(out))
     return 0 if out["verdict"] == "lossless" else 1
 
 
