@@ -398,6 +398,11 @@ def intercepted() -> Iterator[None]:
         except ImportError:  # a NumPy-only sampler
             torch = None
         if torch is not None:
+            # tiny tensors: one intra-op thread (measured: softmax of a [1, 3, 16] tensor took ~13 ms with
+            # the default thread pool on a shared 2-core machine, ~10 us with one thread); restored below
+            threads = torch.get_num_threads()
+            torch.set_num_threads(1)
+            undo.append(lambda: torch.set_num_threads(threads))
             fns = _torch_patches()
             for name in ("rand", "rand_like", "multinomial", "randint"):
                 patch(torch, name, fns[name])
@@ -440,8 +445,8 @@ def _freeze(x: Any) -> Any:
 
 def _states(generator: TracedGenerator | None) -> tuple:
     out: list[Any] = [_pyrandom.getstate()]
-    legacy = np.random.mtrand._rand.get_state(legacy=False)
-    out.append(repr(legacy))
+    name, keys, pos, has_gauss, cached = np.random.mtrand._rand.get_state(legacy=True)
+    out.append((keys.tobytes(), pos, has_gauss, cached))
     try:
         import torch
 
