@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidDistribution, SpecProofError
-from ..trace import trace
+from ..trace import stream_tv, trace
 
 __all__ = ["TransformersBlockLaw", "block_law", "read_logits", "edge_cases", "stream_tv", "versions"]
 
@@ -188,55 +188,6 @@ def _exact_row(row: Any) -> tuple[Fraction, ...]:
     vals = [Fraction(float(x)) for x in row]
     total = sum(vals, Fraction(0))
     return tuple(v / total for v in vals)
-
-
-def stream_tv(law: dict[tuple[int, ...], Fraction], rows: Any) -> Fraction:
-    """Exact TV between a block law continued by ``rows`` and the product of ``rows``.
-
-    Parameters
-    ----------
-    law : dict of tuple of int -> Fraction
-        Blocks of 1 to len(rows) ids and their masses (summing to 1).
-    rows : sequence of rows of Fraction, shape [n, V]
-        The reference's row at each position (independent of the earlier tokens).
-
-    Returns
-    -------
-    Fraction
-        ``(1/2) sum_s |M(s) - R(s)|`` over sequences s of n ids, where M continues each block by
-        sampling ``rows`` and R is their product; computed on the trie of the blocks, in
-        O(blocks * n * V), never by enumerating V^n sequences.
-
-    Examples
-    --------
-    >>> half = (Fraction(1, 2), Fraction(1, 2))
-    >>> stream_tv({(0,): Fraction(1, 2), (1, 1): Fraction(1, 2)}, [half, half])
-    Fraction(1, 4)
-    """
-    n = len(rows)
-    ends: dict[tuple[int, ...], Fraction] = {}
-    inner: dict[tuple[int, ...], set[int]] = {}
-    for b, m in law.items():
-        if not 1 <= len(b) <= n:
-            raise InvalidDistribution(f"block {b} has {len(b)} ids, not 1 to {n}")
-        ends[b] = ends.get(b, Fraction(0)) + m
-        for k in range(len(b)):
-            inner.setdefault(b[:k], set()).add(b[k])
-    total = Fraction(0)
-    stack: list[tuple[tuple[int, ...], Fraction, Fraction]] = [((), Fraction(0), Fraction(1))]
-    while stack:
-        a, mine, ref = stack.pop()  # mine: blocks ended within a, continued to a; ref: R(a)
-        mine += ends.get(a, Fraction(0))
-        kids = inner.get(a)
-        if not kids or len(a) == n:
-            total += abs(mine - ref)
-            continue
-        row = rows[len(a)]
-        rest = Fraction(1) - sum((row[y] for y in kids), Fraction(0))
-        total += abs(mine - ref) * rest
-        for y in kids:
-            stack.append((a + (y,), mine * row[y], ref * row[y]))
-    return total / 2
 
 
 def block_law(target_logits: Any, draft_logits: Any, *, ensemble_weight: float | None = None,
