@@ -101,7 +101,7 @@ def test_blocks_are_judged_on_the_stream():
 
 def test_unmodelled_randomness_propagates():
     with pytest.raises(UnmodelledRandomness, match="torch.randn"):
-        assert_lossless(lambda p, q: int(torch.randn(()) > 0), P, Q)
+        assert_lossless(lambda p, q: int(torch.randn(()) > 0), P, Q, statistical=False)
 
 
 def test_law_difference():
@@ -116,3 +116,21 @@ def test_the_readme_example_values():
     assert traced.runs == 55
     with pytest.raises(AssertionError, match=r"exact TV = 1/67108864 \(~1.49e-08\); 3 output\(s\) differ"):
         assert_lossless(textbook, P_OFF, Q_OFF)
+
+
+def test_statistical_fallback_for_an_untraceable_sampler():
+    # a race with Tensor.exponential_ cannot be traced: assert_lossless tests it statistically
+    def race(p, q):
+        return int(torch.argmax(p / torch.empty(len(p)).exponential_()))
+
+    torch.manual_seed(0)
+    result = assert_lossless(race, torch.tensor([0.5, 0.5]), None, eps=0.2)
+    assert result.conforms and result.n < 1000
+
+    def biased(p, q):
+        return int(torch.argmax(q / torch.empty(len(q)).exponential_()))
+
+    with pytest.raises(AssertionError, match="statistical test.*Tensor.exponential_.*p-value"):
+        assert_lossless(biased, torch.tensor([0.5, 0.5]), torch.tensor([0.9, 0.1]), eps=0.2)
+    with pytest.raises(UnmodelledRandomness):
+        assert_lossless(race, torch.tensor([0.5, 0.5]), None, statistical=False)

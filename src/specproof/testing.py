@@ -30,7 +30,7 @@ from fractions import Fraction
 from typing import Any, Callable, Mapping
 
 from .errors import SpecProofError
-from .trace import Trace, stream_tv, trace
+from .trace import Trace, UnmodelledRandomness, stream_tv, trace
 
 __all__ = ["assert_law", "assert_lossless", "law_difference"]
 
@@ -143,7 +143,8 @@ def assert_law(sampler: Callable[..., Any], expected_law: Any, *, args: tuple = 
 
 
 def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, numpy_rng: str | None = None,
-                    key: Callable[[Any], Any] | None = None, max_runs: int = 200_000) -> Trace:
+                    key: Callable[[Any], Any] | None = None, max_runs: int = 200_000, statistical: bool = True,
+                    eps: float = 0.05, alpha: float = 1e-6, power: float = 0.95) -> Any:
     """Assert that the verifier ``sampler(target, draft)`` emits exactly the target's law.
 
     Parameters
@@ -161,16 +162,26 @@ def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, num
         Passed to the sampler as is.
     numpy_rng, key, max_runs
         As :func:`specproof.trace.trace`.
+    statistical : bool
+        If the sampler cannot be traced (:class:`~specproof.trace.UnmodelledRandomness`) and the
+        target is one row, fall back to :func:`specproof.conformance.conformance_test`: call the
+        sampler N times with its real randomness (no NumPy generator is passed; ``numpy_rng`` must
+        be None) and test the outputs against the target with false-alarm rate ``alpha`` and power
+        ``power`` at TV >= ``eps``. False: re-raise.
+    eps, alpha, power : float
+        The statistical test's tolerance, false-alarm rate and power (defaults 0.05, 1e-6, 0.95).
 
     Returns
     -------
-    Trace
+    Trace or ConformanceResult
+        The exact trace, or the statistical result when the fallback ran.
 
     Raises
     ------
     AssertionError
         The emitted law is not the target's: the message lists the tokens (or blocks) whose mass
-        differs, an out-of-range id as its own output, and the exact TV.
+        differs, an out-of-range id as its own output, and the exact TV (or, for the statistical
+        fallback, the observed TV, p-value and upper confidence bound).
     SpecProofError
         The tracer's errors; a bad target.
 
@@ -187,7 +198,12 @@ def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, num
     """
     rows = target.tolist() if hasattr(target, "tolist") else list(target)
     blocks = bool(rows) and isinstance(rows[0], (list, tuple))
-    traced = trace(sampler, (target, draft), numpy_rng=numpy_rng, key=key, max_runs=max_runs)
+    try:
+        traced = trace(sampler, (target, draft), numpy_rng=numpy_rng, key=key, max_runs=max_runs)
+    except UnmodelledRandomness as exc:
+        if not statistical or blocks or numpy_rng is not None:
+            raise
+        return _statistical(sampler, target, draft, rows, key, eps, alpha, power, str(exc))
     if not blocks:
         want = dict(enumerate(_row(rows, "target")))
         tv, diff = law_difference(traced.law, want)
@@ -215,3 +231,27 @@ def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, num
     if tv:
         raise AssertionError(_message("the sampler is not lossless", tv, diff, traced))
     return traced
+
+
+def _statistical(sampler, target, draft, rows, key, eps, alpha, power, why: str):
+    """The fallback of :func:`assert_lossless` for a sampler that cannot be traced."""
+    from .conformance import conformance_test
+
+    want = dict(enumerate(_row(rows, "target")))
+
+    def sample(n: int) -> list:
+        out = []
+        for _ in range(n):
+            x = sampler(target, draft)
+            x = key(x) if key is not None else x
+            out.append(int(x) if hasattr(x, "__index__") or hasattr(x, "item") else x)
+        return out
+
+    result = conformance_test(sample, want, eps=eps, alpha=alpha, power=power)
+    if not result.conforms:
+        raise AssertionError(
+            f"the sampler is not lossless (statistical test, the sampler could not be traced: {why}): observed TV "
+            f"{result.observed_tv:.4g} >= threshold {result.threshold:.4g} over N = {result.n} draws; p-value "
+            f"{result.p_value:.3g}; TV upper bound {result.tv_upper_bound:.4g} at level 1 - {alpha}"
+            + (f"; outputs outside the target's support: {result.outside_support}" if result.outside_support else ""))
+    return result
