@@ -59,11 +59,17 @@ give the same outcome cannot be seen and is not claimed to be.
 
 Cost
 ====
-One run per probe, about b runs per breakpoint (24 for float32), and the law of the rest at
-both ends of every piece. A speculative verifier with gamma coins (two pieces each, accept and
-reject) and a final categorical over V tokens costs about ``4^gamma * V + 24 * 4^gamma`` runs:
-V = 64, gamma = 4 is about 25,000 runs, a few seconds for a small PyTorch function (see the
-README for measured figures). ``max_runs`` bounds it.
+One run per probe (5 per uniform), about b runs per breakpoint (24 for float32), the law of the
+rest at both ends of every piece, and one run per category of every categorical draw: the
+number of runs is exponential in the number of random draws. A single verification position (a
+draft from V tokens, one coin, a residual draw) costs about ``V * (29 + 4 V)`` runs at most
+(V = 64: about 11,000 runs, measured). A block verifier that draws its gamma drafts first (as
+transformers' does) is traced over every drafted block, ``V^gamma`` of them, each with about
+``4^gamma`` coin pieces: measured 829 runs at V = 16, gamma = 1; 6,249 at V = 8, gamma = 2;
+13,717 at V = 4, gamma = 3; 37,841 at V = 16, gamma = 2 (0.4 to 10 ms a run on a loaded 2-core
+machine). V = 64 with gamma = 4 is out of reach for a black box (the law alone can have 64^5
+blocks); compute such a rule's law with :func:`specproof.audit.block_law` instead. ``max_runs``
+bounds the work.
 
 Not thread-safe: the patches are process-wide while a trace runs.
 
