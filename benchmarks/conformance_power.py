@@ -121,5 +121,24 @@ def run_pair(name, reps, eps, alpha, power, ref):
         print(f"| {name} | {kind} | {float(law.tv):.4f} | " + " | ".join(f"{h / reps:.3f}" for h in hits) + " |", flush=True)
 
 
+def false_alarms(reps: int = 1000, eps: float = 0.02) -> None:
+    """Observed false-alarm rate of specproof.conformance on the correct samplers at larger alphas."""
+    use(NEAR)
+    ref = {i: x for i, x in enumerate(P)}
+    print(f"false alarms over {reps} seeds (q near), eps = {eps}:")
+    for alpha in (0.05, 0.01):
+        n, t = sample_size(V, eps, alpha, 0.95)
+        for kind in ("standard", "standard-race", "match-rule"):
+            sampler = make(kind)
+            bad = 0
+            for seed in range(reps):
+                rng = np.random.default_rng(10_000 + seed)
+                bad += not conformance_test(lambda m: sampler(m, rng), ref, eps=eps, alpha=alpha).conforms
+            print(f"  alpha = {alpha}: N = {n}, {kind}: {bad}/{reps} = {bad / reps:.4f}", flush=True)
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 200)
+    if len(sys.argv) > 1 and sys.argv[1] == "false-alarms":
+        false_alarms(int(sys.argv[2]) if len(sys.argv) > 2 else 1000)
+    else:
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 200)
