@@ -36,6 +36,9 @@ provides), and Python's :mod:`random`. As a catch-all, the states of PyTorch's d
 NumPy's legacy global generator, Python's :mod:`random` and the provided NumPy generator's bit
 generator are compared before and after every run: a sampler that drew from one of them through
 a path that was not intercepted (a C++ kernel, a function bound before tracing) is refused.
+Not seen: a private generator the sampler builds itself and draws from through a path that is not
+patched (a ``random.Random`` or NumPy ``RandomState`` instance of its own). A ``generator=``
+argument of the intercepted torch calls is ignored: the value comes from the trace either way.
 
 How a uniform's probability is found
 ====================================
