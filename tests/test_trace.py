@@ -211,6 +211,9 @@ def test_later_uniform_behaviour_changing_inside_a_piece_is_found():
         return int(u2 < (0.25 if u1 < 0.5 else 0.75))
 
     assert trace(run).law == {1: F(1, 2), 0: F(1, 2)}
+    # without the check the second threshold is read at u1 = 0 only: the stated assumption fails here
+    fast = trace(run, check_pieces=False)
+    assert fast.law == {1: F(1, 4), 0: F(3, 4)} and "check_pieces=False" in fast.assumptions[1]
 
 
 def test_without_replacement_multinomial():

@@ -191,7 +191,7 @@ def _exact_row(row: Any) -> tuple[Fraction, ...]:
 
 
 def block_law(target_logits: Any, draft_logits: Any, *, ensemble_weight: float | None = None,
-              dtype: str = "float32", max_runs: int = 1_000_000) -> TransformersBlockLaw:
+              dtype: str = "float32", max_runs: int = 1_000_000, check_pieces: bool = True) -> TransformersBlockLaw:
     """The exact law of the block transformers' ``_speculative_sampling`` emits on fixed logits.
 
     Parameters
@@ -208,6 +208,9 @@ def block_law(target_logits: Any, draft_logits: Any, *, ensemble_weight: float |
         The dtype of the logits tensors (models emit float32; the coin follows the dtype).
     max_runs : int
         Budget of re-runs (see :mod:`specproof.trace`).
+    check_pieces : bool
+        As :func:`specproof.trace.trace` (False: fewer runs, under a stronger assumption, which
+        holds for this function: its thresholds are computed before its coins are drawn).
 
     Returns
     -------
@@ -275,7 +278,7 @@ def block_law(target_logits: Any, draft_logits: Any, *, ensemble_weight: float |
         valid, _ = fn(ids, cand_logits, gamma, new_logits, **extra)
         return tuple(int(x) for x in valid[0].tolist())
 
-    traced = trace(run, max_runs=max_runs)
+    traced = trace(run, max_runs=max_runs, check_pieces=check_pieces)
     law: dict[tuple[int, ...], Fraction] = traced.law
     lengths = [Fraction(0)] * (gamma + 1)
     for b, m in law.items():
