@@ -6,10 +6,11 @@ sampler returns a token id; a block: it returns a tuple of ids and the target is
 On a difference both raise :class:`AssertionError` with the outputs whose mass differs and the
 exact TV, so a failing test says by exactly how much the sampler is off.
 
-Only traceable samplers are supported (the random calls :mod:`specproof.trace` models); a sampler
-that asks for other randomness makes the helper raise
-:class:`~specproof.trace.UnmodelledRandomness`, naming the call. (A statistical fallback for
-samplers that cannot be traced, issue 12 item 3, is not built yet.)
+The exact path needs a traceable sampler (the random calls :mod:`specproof.trace` models). A
+one-position sampler that asks for other randomness is tested statistically by
+:func:`assert_lossless` instead (:func:`specproof.conformance.conformance_test`: false-alarm rate
+alpha, power at TV >= eps, both guaranteed); :func:`assert_law`, a block sampler, or
+``statistical=False`` re-raise :class:`~specproof.trace.UnmodelledRandomness`, naming the call.
 
 Examples
 --------
