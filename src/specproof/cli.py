@@ -131,6 +131,7 @@ def _parser() -> argparse.ArgumentParser:
                            "blocks, gamma 1..5, in batches of 8, instead of single pairs")
     _json_option(cc)
     _add_audit_parser(sub)
+    _add_trace_parser(sub)
     return parser
 
 
@@ -824,6 +825,71 @@ def _audit_real(args: argparse.Namespace, name: str, rule) -> int:
 
 _COMMANDS = {"prove": _prove, "check": _check, "transcript": _transcript, "fixtures": _fixtures,
              "crosscheck": _crosscheck, "audit": _audit}
+
+
+# --------------------------------------------------------------------------- trace (issue 12)
+
+
+def _add_trace_parser(sub: argparse._SubParsersAction) -> None:
+    tc = sub.add_parser(
+        "trace", help="the exact law of a real library's speculative sampler, by controlled re-execution",
+        description="Run a library's verifier under specproof.trace (every random number supplied by specproof) "
+        "and print the exact law of the emitted block, its exact TV from the target's joint law and a verdict. "
+        "Exit 0 lossless, 1 lossy, 2 usage or bad input.")
+    lib = tc.add_subparsers(dest="library", required=True, metavar="LIBRARY")
+    hf = lib.add_parser(
+        "transformers", help="transformers.generation.utils._speculative_sampling (needs torch and transformers)",
+        description="Trace Hugging Face transformers' _speculative_sampling: gamma drafts drawn from the draft "
+        "logits, then verified by the function (batch 1). T: [gamma + 1, V] target logits, D: [gamma, V] draft "
+        "logits, .json (rows of numbers, -Infinity or \"-inf\" allowed) or .npy. Exit 0 lossless, 1 lossy, 2 usage.")
+    hf.add_argument("--target-logits", metavar="T", required=True, help="target logits [gamma + 1, V]")
+    hf.add_argument("--draft-logits", metavar="D", required=True, help="draft logits [gamma, V]")
+    hf.add_argument("--gamma", type=int, metavar="G", help="drafts per block (default: the rows of D); must fit T and D")
+    hf.add_argument("--ensemble-weight", type=float, metavar="W",
+                    help="transformers' assistant_ensemble_weight in (0, 1] (default: none, the standard verifier)")
+    hf.add_argument("--dtype", choices=("float32", "float64"), default="float32",
+                    help="dtype of the logits tensors (default float32, as models emit)")
+    hf.add_argument("--json", action="store_true", help="print one JSON object: verdict, tv ('n/d'), law, ...")
+
+
+def _trace(args: argparse.Namespace) -> int:
+    try:
+        from .adapters import transformers as hf
+    except ImportError as exc:  # pragma: no cover - the models extra is missing
+        raise _Usage(f"specproof trace transformers needs torch and transformers (the 'models' extra): {exc}")
+    t = hf.read_logits(args.target_logits, "--target-logits")
+    d = hf.read_logits(args.draft_logits, "--draft-logits")
+    if args.gamma is not None and (args.gamma < 1 or d.shape[0] != args.gamma or t.shape[0] != args.gamma + 1):
+        raise _Usage(f"--gamma {args.gamma} needs [gamma + 1, V] target and [gamma, V] draft logits; got "
+                     f"{list(t.shape)} and {list(d.shape)}")
+    try:
+        result = hf.block_law(t, d, ensemble_weight=args.ensemble_weight, dtype=args.dtype)
+    except ImportError as exc:  # pragma: no cover
+        raise _Usage(f"specproof trace transformers needs torch and transformers: {exc}")
+    out = result.as_dict()
+    if args.json:
+        _print_json({"command": "trace", "library": "transformers", **out})
+    else:
+        ver = result.versions
+        print(f"transformers {ver['transformers']} (torch {ver['torch']}) _speculative_sampling, gamma "
+              f"{result.gamma}, V {result.vocab_size}" + (f", ensemble weight {result.ensemble_weight}"
+                                                         if result.ensemble_weight is not None else "")
+              + f": {out['verdict'].upper()}")
+        print(f"  TV of the first gamma + 1 tokens from the target's joint law: {out['tv']} (~{float(result.tv):.3g})")
+        print(f"  accepted-length law: {', '.join(out['accepted_length'])}")
+        print(f"  {len(result.law)} possible blocks; {result.runs} runs of the sampler")
+        top = sorted(result.law.items(), key=lambda kv: -kv[1])[:10]
+        for block, mass in top:
+            print(f"    {' '.join(map(str, block)):<20} {format_fraction(mass)}")
+        if len(result.law) > 10:
+            print("    ... (see --json for the whole law)")
+        print("  assumptions:")
+        for a in result.assumptions:
+            print(f"    - {a}")
+    return 0 if result.lossless else 1
+
+
+_COMMANDS["trace"] = _trace
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,136 @@
+"""specproof.testing: assert_lossless / assert_law on traced samplers, with exact failure messages."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction as F
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from specproof.audit import position_law  # noqa: E402
+from specproof.policy import named_rule  # noqa: E402
+from specproof.testing import assert_law, assert_lossless, law_difference  # noqa: E402
+from specproof.trace import UnmodelledRandomness  # noqa: E402
+
+P = torch.tensor([0.5, 0.25, 0.25, 0.0])
+Q = torch.tensor([0.25, 0.0, 0.5, 0.25])
+# ratio 1/3 at token 3: not on the float32 grid
+P_OFF = torch.tensor([0.625, 0.0, 0.25, 0.125])
+Q_OFF = torch.tensor([0.25, 0.25, 0.125, 0.375])
+
+
+def textbook(p, q):
+    x = int(torch.multinomial(q, 1))
+    if torch.rand(()) < p[x] / q[x]:
+        return x
+    return int(torch.multinomial(torch.clamp(p - q, min=0), 1))
+
+
+def le_coin(p, q):
+    x = int(torch.multinomial(q, 1))
+    if torch.rand(()) <= p[x] / q[x]:
+        return x
+    return int(torch.multinomial(torch.clamp(p - q, min=0), 1))
+
+
+def test_a_lossless_sampler_passes():
+    traced = assert_lossless(textbook, P, Q)
+    assert traced.law == {0: F(1, 2), 1: F(1, 4), 2: F(1, 4)}
+
+
+def test_a_lossy_sampler_fails_with_the_exact_tv_and_the_tokens():
+    with pytest.raises(AssertionError) as info:
+        assert_lossless(textbook, P_OFF, Q_OFF)
+    message = str(info.value)
+    want = position_law([F(x) for x in P_OFF.tolist()], [F(x) for x in Q_OFF.tolist()], named_rule("lt-float32-coin"))
+    assert f"exact TV = {want.tv.numerator}/{want.tv.denominator}" in message
+    for token in want.differing():
+        assert re.search(rf"^  {token} ", message, re.M)
+    assert "assumptions" in message and "2^24" in message
+
+
+def test_le_coin_emits_a_token_the_target_never_wants():
+    with pytest.raises(AssertionError) as info:
+        assert_lossless(le_coin, P_OFF, Q_OFF)
+    # token 1: p = 0, q = 1/4, accepted when the coin is 0
+    assert re.search(r"^  1 +1/67108864 +0$", str(info.value), re.M)
+
+
+def test_out_of_range_output_is_shown():
+    def off_by_one(p, q):
+        return int(torch.multinomial(p, 1)) + 1
+
+    with pytest.raises(AssertionError) as info:
+        assert_lossless(off_by_one, torch.tensor([0.5, 0.5]), None)
+    assert "exact TV = 1/2" in str(info.value)
+    assert re.search(r"^  2 +1/2 +0$", str(info.value), re.M)
+
+
+def test_assert_law_with_a_sequence_and_a_mapping():
+    coin = lambda: int(torch.rand(()) < 0.25)  # noqa: E731
+    assert_law(coin, ["3/4", "1/4"])
+    assert_law(coin, {0: F(3, 4), 1: 0.25})
+    with pytest.raises(AssertionError, match=r"exact TV = 1/4 .*\n.*\n  0 +3/4 +1/2"):
+        assert_law(coin, {0: "1/2", 1: "1/2"})
+
+
+def _block(p_rows, q_rows):
+    """gamma = 2 speculative block with a float32 coin and <=, as transformers writes it."""
+    out = []
+    for i in range(2):
+        p, q = p_rows[i], q_rows[i]
+        x = int(torch.multinomial(q, 1))
+        if torch.rand(()) <= p[x] / q[x]:
+            out.append(x)
+            continue
+        out.append(int(torch.multinomial(torch.clamp(p - q, min=0), 1)))
+        return tuple(out)
+    return (*out, int(torch.multinomial(p_rows[2], 1)))
+
+
+def test_blocks_are_judged_on_the_stream():
+    same = torch.tensor([[0.25] * 4] * 3)
+    assert_lossless(_block, same, same[:2])
+    target = torch.tensor([[0.5, 0.5, 0.0, 0.0]] * 3)
+    with pytest.raises(AssertionError, match=r"exact TV = 3/67108864") as info:
+        assert_lossless(_block, target, same[:2])
+    assert "pos 0 token 2" in str(info.value)
+
+
+def test_unmodelled_randomness_propagates():
+    with pytest.raises(UnmodelledRandomness, match="torch.randn"):
+        assert_lossless(lambda p, q: int(torch.randn(()) > 0), P, Q, statistical=False)
+
+
+def test_law_difference():
+    tv, diff = law_difference({0: F(1, 2), 2: F(1, 2)}, {0: F(1, 2), 1: F(1, 2)})
+    assert tv == F(1, 2) and {d[0] for d in diff} == {1, 2}
+
+
+def test_the_readme_example_values():
+    # README, "Trace your own sampler": the textbook code with a float32 coin, p/q = 1/3 at token 3
+    traced = assert_law(textbook, {0: "167772157/268435456", 2: "67108863/268435456", 3: "8388609/67108864"},
+                        args=(P_OFF, Q_OFF))
+    assert traced.runs == 55
+    with pytest.raises(AssertionError, match=r"exact TV = 1/67108864 \(~1.49e-08\); 3 output\(s\) differ"):
+        assert_lossless(textbook, P_OFF, Q_OFF)
+
+
+def test_statistical_fallback_for_an_untraceable_sampler():
+    # a race with Tensor.exponential_ cannot be traced: assert_lossless tests it statistically
+    def race(p, q):
+        return int(torch.argmax(p / torch.empty(len(p)).exponential_()))
+
+    torch.manual_seed(0)
+    result = assert_lossless(race, torch.tensor([0.5, 0.5]), None, eps=0.2)
+    assert result.conforms and result.n < 1000
+
+    def biased(p, q):
+        return int(torch.argmax(q / torch.empty(len(q)).exponential_()))
+
+    with pytest.raises(AssertionError, match="statistical test.*Tensor.exponential_.*p-value"):
+        assert_lossless(biased, torch.tensor([0.5, 0.5]), torch.tensor([0.9, 0.1]), eps=0.2)
+    with pytest.raises(UnmodelledRandomness):
+        assert_lossless(race, torch.tensor([0.5, 0.5]), None, statistical=False)

@@ -1,0 +1,303 @@
+"""specproof.trace: the exact law of real samplers by controlled re-execution.
+
+Each named rule of the engine-rules issue is written here as a small PyTorch (or NumPy) sampler;
+its traced law must equal, as exact Fractions, the law specproof.audit computes from the rule.
+p and q are dyadic, so the float weights the samplers see are exactly the rationals.
+"""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from specproof.audit import position_law  # noqa: E402
+from specproof.errors import SpecProofError  # noqa: E402
+from specproof.outcome import FLOAT32_OPEN_CLOSED  # noqa: E402
+from specproof.policy import Rule, named_rule  # noqa: E402
+from specproof.trace import (  # noqa: E402
+    NotPiecewiseConstant,
+    SamplerRaised,
+    TraceTooLarge,
+    UnmodelledRandomness,
+    trace,
+)
+
+# pair C: every ratio p/q and every residual CDF entry is a multiple of 2^-24 (grid coins are exact)
+P_C = (F(1, 2), F(1, 4), F(1, 4), F(0))
+Q_C = (F(1, 4), F(0), F(1, 2), F(1, 4))
+# pair B: the ratio at token 3 is 1/3 (not on the float32 grid; fl32(1/3) is not a grid point either); p(1) = 0
+P_B = (F(5, 8), F(0), F(1, 4), F(1, 8))
+Q_B = (F(1, 4), F(1, 4), F(1, 8), F(3, 8))
+PAIRS = {"C": (P_C, Q_C), "B": (P_B, Q_B)}
+
+
+def t32(row):
+    return torch.tensor([float(x) for x in row], dtype=torch.float32)
+
+
+def exact(name_or_rule, p, q):
+    rule = named_rule(name_or_rule) if isinstance(name_or_rule, str) else name_or_rule
+    law = position_law(p, q, rule)
+    out = {i: m for i, m in enumerate(law.law) if m}
+    out.update(law.out_of_range)
+    return out
+
+
+# --------------------------------------------------------------------------- samplers (PyTorch)
+
+
+def ratio_sampler(p, q, *, cmp="<", residual="positive-part", eps=None):
+    p, q = t32(p), t32(q)
+
+    def run():
+        x = int(torch.multinomial(q, 1))
+        u = torch.rand(())
+        ratio = p[x] / q[x]
+        if (u < ratio) if cmp == "<" else (u <= ratio):
+            return x
+        if residual == "target":
+            w = p
+        elif residual == "floor":
+            w = torch.clamp(p - q, min=eps)
+        else:
+            w = torch.clamp(p - q, min=0)
+        return int(torch.multinomial(w, 1))
+    return run
+
+
+def accept_all_sampler(p, q):
+    q = t32(q)
+    return lambda: int(torch.multinomial(q, 1))
+
+
+def coin_reuse_sampler(p, q, *, open_closed=False, last="last"):
+    p, q = t32(p), t32(q)
+    v = len(p)
+
+    def run():
+        x = int(torch.multinomial(q, 1))
+        u = 1 - torch.rand(()) if open_closed else torch.rand(())
+        if u < p[x] / q[x]:
+            return x
+        resid = torch.clamp(p - q, min=0)
+        cdf = torch.cumsum(resid / resid.sum(), 0)
+        for i in range(v):
+            if u < cdf[i]:
+                return i
+        return v - 1 if last == "last" else v
+    return run
+
+
+def match_sampler(p, q):
+    p, q = t32(p), t32(q)
+
+    def run():
+        x = int(torch.multinomial(q, 1))
+        y = int(torch.multinomial(p, 1))
+        return y if y == x else y
+    return run
+
+
+def greedy_sampler(p, q):
+    p, q = t32(p), t32(q)
+
+    def run():
+        x = int(torch.argmax(q))
+        top = int(torch.argmax(p))
+        return x if x == top else top
+    return run
+
+
+CASES = [
+    ("standard", "C", ratio_sampler),
+    ("lt-float32-coin", "C", ratio_sampler),
+    ("lt-float32-coin", "B", ratio_sampler),
+    ("le-float32-coin", "B", lambda p, q: ratio_sampler(p, q, cmp="<=")),
+    ("le-float32-coin", "C", lambda p, q: ratio_sampler(p, q, cmp="<=")),
+    ("accept-all", "B", accept_all_sampler),
+    ("resample-from-target", "C", lambda p, q: ratio_sampler(p, q, residual="target")),
+    ("residual-floor:1/1024", "C", lambda p, q: ratio_sampler(p, q, residual="floor", eps=2.0 ** -10)),
+    ("coin-reuse-inverse-cdf", "C", coin_reuse_sampler),
+    ("inverse-cdf-last-id", "C", lambda p, q: coin_reuse_sampler(p, q, open_closed=True)),
+    ("match-rule", "B", match_sampler),
+    ("greedy", "B", greedy_sampler),
+]
+
+
+@pytest.mark.parametrize("name,pair,make", CASES, ids=[f"{n}-{p}" for n, p, _ in CASES])
+def test_traced_law_equals_the_rules_exact_law(name, pair, make):
+    p, q = PAIRS[pair]
+    got = trace(make(p, q))
+    assert got.law == exact(name, p, q)
+    assert sum(got.law.values()) == 1
+
+
+def test_the_float32_coin_is_visible_off_the_grid():
+    # pair B: ratios 1/3 and 2/3 are not on the grid, so the float32 sampler is not the textbook law
+    got = trace(ratio_sampler(*PAIRS["B"])).law
+    assert got == exact("lt-float32-coin", *PAIRS["B"])
+    assert got != exact("standard", *PAIRS["B"])
+    # the <= rule accepts token 1 (p = 0) when u == 0: mass q(1) * 2^-24
+    le = trace(ratio_sampler(*PAIRS["B"], cmp="<=")).law
+    assert le[1] == F(1, 4) * F(1, 2**24)
+
+
+def test_a_rounded_float_ratio_shifts_the_law_by_one_grid_point():
+    # p/q = 2/3 at token 3: fl32(2/3) = 11184811/2^24 is itself a grid point above 2/3, so
+    # "u <= p/q" in float32 accepts one grid point more than the rule's exact ratio says
+    p, q = (F(1, 2), F(0), F(1, 4), F(1, 4)), Q_B
+    got = trace(ratio_sampler(p, q, cmp="<=")).law
+    want = exact("le-float32-coin", p, q)
+    assert got[3] - want[3] == q[3] * F(1, 2**24)  # token 3 is not in the residual's support
+    assert sum(got.values()) == 1 and got != want
+
+
+def test_out_of_range_output_is_kept_as_its_own_key():
+    rule = Rule(residual_draw="inverse-cdf-reuse", coin=FLOAT32_OPEN_CLOSED, fallthrough="out-of-range")
+    got = trace(coin_reuse_sampler(P_C, Q_C, open_closed=True, last="out")).law
+    want = exact(rule, P_C, Q_C)
+    assert 4 in want and got == want
+
+
+def test_numpy_sampler_with_the_provided_generator():
+    p, q = np.array([float(x) for x in P_C]), np.array([float(x) for x in Q_C])
+
+    def run(rng):
+        x = int(rng.choice(4, p=q))
+        if rng.random() < p[x] / q[x]:
+            return x
+        w = np.maximum(p - q, 0)
+        return int(rng.choice(4, p=w / w.sum()))
+
+    got = trace(run, numpy_rng="rng")
+    assert got.law == exact("standard", P_C, Q_C)
+    assert got.calls == ("Generator.choice", "Generator.random")
+    assert any("2^53" in a for a in got.assumptions)
+
+
+def test_uniform_and_randint_and_float64():
+    def run():
+        t = torch.empty(()).uniform_(0.0, 4.0)  # 4 u: P(4u < 1) = 1/4
+        k = int(torch.randint(0, 3, ()))
+        return int(t < 1.0) + 2 * k
+
+    got = trace(run).law
+    assert got == {2 * k + b: F(1, 3) * (F(1, 4) if b else F(3, 4)) for k in range(3) for b in (0, 1)}
+    half = trace(lambda: int(torch.rand((), dtype=torch.float64) < 1 / 3)).law
+    assert half[1] == F(-(-(2**53) // 3), 2**53)  # ceil(2^53 fl64(1/3)) grid points lie below fl64(1/3)
+    uni = trace(lambda rng: int(rng.uniform(0.0, 2.0) < 0.5), numpy_rng="rng").law
+    assert uni == {0: F(3, 4), 1: F(1, 4)}
+
+
+def test_two_coins_in_one_call_are_two_uniforms():
+    def run():
+        u = torch.rand(2)
+        return tuple(int(x) for x in (u < torch.tensor([0.5, 0.25])))
+
+    got = trace(run).law
+    assert got == {(a, b): (F(1, 2)) * (F(1, 4) if b else F(3, 4)) for a in (0, 1) for b in (0, 1)}
+
+
+def test_later_uniform_behaviour_changing_inside_a_piece_is_found():
+    # the output with the second coin at its default (0) is the same on both sides of u1 = 1/2,
+    # but the second threshold is not: the law of the rest is compared at both ends of each piece
+    def run():
+        u1, u2 = torch.rand(()), torch.rand(())
+        return int(u2 < (0.25 if u1 < 0.5 else 0.75))
+
+    assert trace(run).law == {1: F(1, 2), 0: F(1, 2)}
+    # without the check the second threshold is read at u1 = 0 only: the stated assumption fails here
+    fast = trace(run, check_pieces=False)
+    assert fast.law == {1: F(1, 4), 0: F(3, 4)} and "check_pieces=False" in fast.assumptions[1]
+
+
+def test_without_replacement_multinomial():
+    w = torch.tensor([0.5, 0.25, 0.25])
+    got = trace(lambda: tuple(torch.multinomial(w, 2).tolist())).law
+    assert got[(0, 1)] == F(1, 2) * F(1, 2)
+    assert got[(1, 0)] == F(1, 4) * F(2, 3)
+    assert sum(got.values()) == 1
+
+
+# --------------------------------------------------------------------------- hostile samplers
+
+
+@pytest.mark.parametrize("call,run", [
+    ("torch.randn", lambda: int(torch.randn(()) > 0)),
+    ("torch.bernoulli", lambda: int(torch.bernoulli(torch.tensor(0.5)))),
+    ("torch.normal", lambda: int(torch.normal(torch.tensor(0.0), torch.tensor(1.0)) > 0)),
+    ("Tensor.exponential_", lambda: int(torch.argmax(torch.tensor([0.5, 0.5]) / torch.empty(2).exponential_()))),
+    ("random.random", lambda: int(random.random() < 0.5)),
+    ("numpy.random.rand", lambda: int(np.random.rand() < 0.5)),
+    ("numpy.random.default_rng", lambda: int(np.random.default_rng(0).random() < 0.5)),
+])
+def test_unmodelled_randomness_is_refused_by_name(call, run):
+    with pytest.raises(UnmodelledRandomness, match=call.replace(".", r"\.")):
+        trace(run)
+
+
+def test_unmodelled_generator_method_is_refused_by_name():
+    with pytest.raises(UnmodelledRandomness, match=r"Generator\.normal"):
+        trace(lambda rng: int(rng.normal() > 0), numpy_rng="rng")
+
+
+def test_randomness_through_an_unintercepted_path_is_refused():
+    # dropout draws from PyTorch's default generator inside C++: the state check sees it
+    def run():
+        return tuple(torch.nn.functional.dropout(torch.ones(4), 0.5).tolist())
+
+    with pytest.raises(UnmodelledRandomness, match="did not intercept"):
+        trace(run)
+
+
+def test_non_monotone_sampler_is_refused():
+    def run():
+        u = float(torch.rand(()))
+        return int(0.25 <= u < 0.5)  # outcome 0 on [0, 1/4) and again on [1/2, 1)
+
+    with pytest.raises(NotPiecewiseConstant, match="not monotone"):
+        trace(run)
+
+
+def test_a_uniform_used_as_a_value_exceeds_the_budget():
+    with pytest.raises(TraceTooLarge, match="max_runs"):
+        trace(lambda: float(torch.rand(())), max_runs=500)
+
+
+def test_sampler_errors_are_wrapped_and_patches_restored():
+    originals = (torch.rand, torch.rand_like, torch.multinomial, torch.randint, torch.randn, torch.Tensor.uniform_,
+                 torch.Tensor.exponential_, np.random.rand, random.random)
+
+    def run():
+        if torch.rand(()) < 0.5:
+            raise RuntimeError("boom")
+        return 0
+
+    with pytest.raises(SamplerRaised, match="RuntimeError: boom"):
+        trace(run)
+    assert (torch.rand, torch.rand_like, torch.multinomial, torch.randint, torch.randn, torch.Tensor.uniform_,
+            torch.Tensor.exponential_, np.random.rand, random.random) == originals
+    assert "uniform_" not in vars(torch.Tensor)
+    assert torch.rand(3).shape == (3,)  # the real function again
+
+
+def test_errors_are_specproof_errors():
+    assert issubclass(UnmodelledRandomness, SpecProofError)
+    with pytest.raises(SpecProofError, match="max_runs"):
+        trace(lambda: 0, max_runs=0)
+    with pytest.raises(UnmodelledRandomness, match="sum to 0"):
+        trace(lambda: int(torch.multinomial(torch.zeros(3), 1)))
+    with pytest.raises(UnmodelledRandomness, match="dtype"):
+        trace(lambda: int(torch.rand((), dtype=torch.float16) < 0.5))
+
+
+def test_deterministic_sampler_and_cost():
+    got = trace(lambda: 7)
+    assert got.law == {7: 1} and got.runs == 1 and got.calls == ()
+    # one float32 coin with one breakpoint: 5 probes plus about 24 bisection steps
+    assert trace(lambda: int(torch.rand(()) < 0.3)).runs <= 5 + 24 + 2
