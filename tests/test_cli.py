@@ -1,5 +1,7 @@
 """Tests for the specproof command line (main(argv) -> int, and the installed entry points)."""
 
+import importlib.util
+import json
 import subprocess
 import sys
 
@@ -48,7 +50,6 @@ def test_python_dash_m():
 
 # ---------------------------------------------------------------- prove / check / transcript
 
-import json  # noqa: E402
 
 from specproof.certificate import build_certificate, write  # noqa: E402
 
@@ -57,11 +58,18 @@ def test_prove_all_writes_and_summarizes(tmp_path, capsys, monkeypatch):
     # the CLI wiring on two quick theorems; tests/test_theorems.py runs every theorem once
     from specproof import theorems
 
+    from specproof import cli
+
     quick = {k: theorems.THEOREMS[k] for k in ("seed_cases", "real_phone_lm")}
     monkeypatch.setattr(theorems, "THEOREMS", quick)
+    monkeypatch.setattr(cli, "_EXACT_EDGE_CASES", ("disjoint supports",))  # the quickest traced input
     assert main(["prove", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "2 of 2 theorems proved" in out
+    if importlib.util.find_spec("transformers") is not None:  # a measured finding about the installed library
+        assert "_speculative_sampling, V = 4, gamma = 2" in out and "disjoint supports: lossy, TV 1/16777216" in out
+    else:
+        assert "skipped, not installed" in out
     for key in quick:
         assert (tmp_path / f"{key}.json").exists() and (tmp_path / f"{key}.md").exists()
         assert str(tmp_path / f"{key}.md") in out
@@ -465,11 +473,16 @@ def test_json_output_of_check_and_crosscheck(tmp_path, capsys):
 def test_json_output_of_prove_all_and_errors(tmp_path, capsys, monkeypatch):
     from specproof import theorems
 
+    from specproof import cli
+
     monkeypatch.setattr(theorems, "THEOREMS", {"seed_cases": theorems.THEOREMS["seed_cases"]})
+    monkeypatch.setattr(cli, "_EXACT_EDGE_CASES", ("disjoint supports",))
     assert main(["prove", "--out", str(tmp_path), "--json"]) == 0
     captured = capsys.readouterr()
     out = json.loads(captured.out)  # exactly one object: json.loads refuses anything after it
     assert out["proved"] is True and [t["theorem"] for t in out["theorems"]] == ["seed_cases"]
+    if importlib.util.find_spec("transformers") is not None:
+        assert out["findings"]["cases"] == [{"input": "disjoint supports", "verdict": "lossy", "tv": "1/16777216"}]
     assert out["theorems"][0]["certificate"] == str(tmp_path / "seed_cases.json")
     assert main(["prove", "--target", "x.json", "--json"]) == 2
     captured = capsys.readouterr()

@@ -180,7 +180,8 @@ def test_the_genuine_base_is_valid():
     (lambda d: d["nodes"].append({"label": "empty", "reach": "0/1", "branches": []}), R.MALFORMED),
     (lambda d: d["rows"].update(proposal={"recipe": ["input", "proposal"], "values": ["1/4", "1/4", "1/2"]}), R.BRANCH),
     (lambda d: d["rows"].update(extra={"recipe": ["input", "extra"], "values": ["1/2", "1/4", "1/4"]}), R.MALFORMED),
-    (lambda d: d["rows"].pop("q"), R.MISSING_FIELD),  # p and q are the inputs
+    (lambda d: d["rows"].pop("p"), R.MISSING_FIELD),  # p is the input that bounds V
+    (lambda d: d["rows"].pop("q"), R.MALFORMED),  # the draft row reads q, no longer listed
     (lambda d: d.update(vocab_size=4), R.TOKENS),
 ])
 def test_tampering_is_rejected(edit, reason):
@@ -301,3 +302,28 @@ def test_transcript_shows_only_rederived_values():
     bad = checker.check(json.loads(dumps(doc)))
     text = transcript.render(doc, bad, json_name="c.json")
     assert "REJECTED" in text and "emitted law against the reference" not in text and "| 0 |" not in text
+
+
+@pytest.mark.parametrize("verifier,count,lossless", [("multidraft", 1, True), ("typical", 1, False), ("tree", 3, True)])
+def test_variant_audits_write_certificates(tmp_path, capsys, verifier, count, lossless):
+    (tmp_path / "p.json").write_text('["1/2", "1/4", "1/4"]')
+    (tmp_path / "q.json").write_text('["1/4", "1/4", "1/2"]')
+    cert = tmp_path / "c.json"
+    code = main(["audit", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json"), "--verifier",
+                 verifier, "--drafts", "2", "--gamma", "2", "--certificate", str(cert), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    verdict = checker.check_file(cert)
+    assert verdict.valid and len(verdict.facts) == count
+    assert all(f["claims"]["lossless"] is lossless for f in verdict.facts)
+    assert code == (0 if lossless else 1) and out["certificate"] == str(cert)
+    if verifier == "typical":  # every p(x) >= 1/4 > min(9/100, (3/10) e^-H(p)) = 9/100: every draft passes, law = q
+        assert _fractions(verdict.facts[0]["law"]) == [F(1, 4), F(1, 4), F(1, 2)]
+        assert _fractions(verdict.facts[0]["totals"]["tv"]) == F(1, 4)
+
+
+def test_block_verification_has_no_certificate_yet(tmp_path, capsys):
+    (tmp_path / "p.json").write_text('["1/2", "1/2"]')
+    args = ["audit", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "p.json"), "--verifier", "block",
+            "--certificate", str(tmp_path / "c.json")]
+    assert main(args) == 2 and not (tmp_path / "c.json").exists()
+    assert "no outcome-tree certificate" in capsys.readouterr().err

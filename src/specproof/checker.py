@@ -713,8 +713,8 @@ def _outcome_rows(cert, where, size, branches):
 
     A row is ``{"recipe": [...]}`` with ``"values"`` ("n/d" strings) only for an ``input`` row
     or a ``given`` row (taken as stated, and reported as given). The inputs are the rows named
-    ``p`` and ``q`` (both required, each summing to 1) and optionally ``proposal``, each with the
-    recipe ``["input", its name]``. Every other recipe is one step on other rows (a row that
+    ``p`` (required), ``q`` and ``proposal`` (optional: a token tree's drafts need no q), each
+    summing to 1, with the recipe ``["input", its name]``. Every other recipe is one step on other rows (a row that
     depends on itself is rejected): ``copy a``; ``positive-part a b`` = max(a - b, 0);
     ``floor-difference a b eps`` = max(a - b, eps); ``normalized a`` = a / sum(a); ``without a
     [t...]`` = a with those tokens set to 0; ``one-hot-argmax a`` (ties to the smallest id);
@@ -740,9 +740,8 @@ def _outcome_rows(cert, where, size, branches):
             raise Rejection(Reason.MALFORMED, f"{here}.recipe {_show(recipe)} has the wrong arguments "
                                               f"(an input row is one of {INPUT_ROWS}, named after itself)")
         recipes[name] = recipe
-    for name in ("p", "q"):
-        if recipes.get(name) != ["input", name]:
-            raise Rejection(Reason.MISSING_FIELD, f"{where}.rows has no input row {name!r} (the target's and the draft's rows)")
+    if recipes.get("p") != ["input", "p"]:
+        raise Rejection(Reason.MISSING_FIELD, f"{where}.rows has no input row 'p' (the target's row)")
     derived = sum(1 for recipe in recipes.values() if recipe[0] not in ("input", "given"))
     if derived > 16 + branches // size:
         raise Rejection(Reason.MALFORMED, f"{where} derives {derived} rows for {branches} branches: more than "
@@ -1115,7 +1114,7 @@ def _check_outcome(cert, where):
     truth = _claims(cert, where, OUTCOME_CLAIMS, {"lossless": distance.num == 0})
     return {"schema": OUTCOME_SCHEMA, "law": claimed_law, "reference": [Ratio(r, reference.den) for r in reference.nums],
             "reference_source": reference_source, "inputs": {k: [Ratio(x, rows[k].row.den) for x in rows[k].row.nums]
-                                                              for k in ("p", "q")},
+                                                              for k in INPUT_ROWS if k in rows},
             "reads": _reads(recipes, read | {reference_name}), "recipes": recipes, "given": given,
             "totals": totals, "nodes": len(nodes), "claims": truth}
 

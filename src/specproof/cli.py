@@ -170,6 +170,40 @@ def _table(outcomes: list[theorems.Outcome]) -> str:
     return "\n".join([line(head), line(tuple("-" * w for w in widths)), *map(line, rows)])
 
 
+#: Edge inputs of the transformers adapter whose float softmax is exact on every CPU (equal
+#: logits and -inf), so the measured law does not depend on the machine.
+_EXACT_EDGE_CASES = ("p == q (uniform rows)", "target never wants a drafted token (-inf)", "disjoint supports")
+
+
+def _library_findings() -> dict[str, Any]:
+    """Measured, not proved: the installed transformers' ``_speculative_sampling`` traced on the
+    edge inputs whose softmax is exact (about 10 s); skipped without torch and transformers."""
+    try:
+        import transformers
+
+        from .adapters.transformers import block_law, edge_cases
+    except ImportError as exc:
+        return {"library": "transformers", "skipped": f"not installed ({exc.name}); the 'models' extra has it"}
+    cases = edge_cases()
+    rows = []
+    for key in _EXACT_EDGE_CASES:
+        law = block_law(*cases[key][:2])
+        rows.append({"input": key, "verdict": "lossless" if law.lossless else "lossy", "tv": format_fraction(law.tv)})
+    return {"library": "transformers", "version": transformers.__version__,
+            "function": "transformers.generation.utils._speculative_sampling", "vocab_size": 4, "gamma": 2,
+            "cases": rows}
+
+
+def _findings_text(findings: dict[str, Any]) -> str:
+    if "skipped" in findings:
+        return f"Measured finding about {findings['library']}: skipped, {findings['skipped']}."
+    lines = [f"Measured (traced by specproof.trace, not a theorem): {findings['library']} {findings['version']} "
+             f"{findings['function']}, V = {findings['vocab_size']}, gamma = {findings['gamma']}, exact TV of the "
+             "first gamma + 1 tokens from the target's:"]
+    lines += [f"  {c['input']}: {c['verdict']}, TV {c['tv']}" for c in findings["cases"]]
+    return "\n".join(lines)
+
+
 def _prove(args: argparse.Namespace) -> int:
     out = Path(args.out)
     _check_atol(args.atol)
@@ -181,14 +215,16 @@ def _prove(args: argparse.Namespace) -> int:
             outcomes.append(theorems.prove(key, out))
             print("PROVED" if outcomes[-1].proved else "NOT PROVED", file=sys.stderr, flush=True)
         proved = all(o.proved for o in outcomes)
+        findings = _library_findings()
         if args.json:
             _print_json({"command": "prove", "proved": proved, "theorems": [
                 {"theorem": o.theorem, "title": o.title, "instances": o.instances, "proved": o.proved,
                  "certificate": str(o.json_path), "transcript": str(o.md_path), "detail": o.detail}
-                for o in outcomes]})
+                for o in outcomes], "findings": findings})
         else:
             print(_table(outcomes))
             print(f"{sum(o.proved for o in outcomes)} of {len(outcomes)} theorems proved")
+            print(_findings_text(findings))
         return 0 if proved else 1
     if args.target is None or args.draft is None:
         raise _Usage("--target and --draft go together")
@@ -417,7 +453,7 @@ def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> str:
             unread = [k for k in ("p", "q") if k not in facts["reads"]]
             if unread:
                 return f"certificate {i}: its tree never reads the input {' or '.join(unread)}, so it is not bound to it"
-            mine = {k: [Fraction(x.num, x.den) for x in facts["inputs"][k]] for k in ("p", "q")}
+            mine = {k: [Fraction(x.num, x.den) for x in facts["inputs"][k]] for k in ("p", "q")}  # both read: listed
         else:
             law = facts["law"]
             mine = {key: [Fraction(x, law.den) for x in row] for key, row in (("p", law.target), ("q", law.draft))}
@@ -795,8 +831,36 @@ def _audit_variant(args: argparse.Namespace, p, q) -> int:
         except (OSError, json.JSONDecodeError) as exc:
             raise _Usage(f"--tree {args.tree}: {exc}") from None
     out = audit_summary(p, q, args.verifier, drafts=args.drafts, method=args.method, tree=tree, gamma=args.gamma)
+    if args.certificate:
+        out["certificate"] = str(certificate.write(_variant_certificate(p, q, args, out), args.certificate))
     print(json.dumps(out, indent=2, sort_keys=True) if args.json else format_summary(out))
     return 0 if out["verdict"] == "lossless" else 1
+
+
+def _variant_certificate(p, q, args: argparse.Namespace, out: dict) -> dict:
+    """Outcome certificates of a variant: its position (multidraft, typical), or every node of a
+    token tree (a bundle); block verification has none yet (it needs primitives the checker lacks)."""
+    from . import variants
+
+    provenance = {"verifier": args.verifier, "target": args.target, "draft": args.draft}
+    statement = f"The {args.verifier} verifier at one position on --target/--draft emits the law listed; lossless iff TV = 0."
+    if args.verifier == "multidraft":
+        tree = variants.multidraft_law(p, q, args.drafts, method=args.method).tree
+    elif args.verifier == "typical":
+        tree = variants.typical_law(p, q).tree
+    elif args.verifier == "tree":
+        law = variants.deterministic_tree_law(p, out["tree"])
+        certs = [certificate.build_outcome_certificate(
+            t, name=f"tree node [{','.join(map(str, path)) or 'root'}]", reference="p", provenance=provenance,
+            statement=f"The token tree's node after the accepted path {list(path)} emits the law listed.")
+            for path, t in sorted(law.positions.items())]
+        return certificate.build_bundle(certs, name="token tree", statement="Each node of the token tree emits its law.",
+                                        provenance=provenance)
+    else:
+        raise _Usage("--certificate: block verification has no outcome-tree certificate yet (its coins need "
+                     "primitives the checker does not have)")
+    return certificate.build_outcome_certificate(tree, name=f"{args.verifier} verifier", statement=statement,
+                                                 reference="p", provenance=provenance)
 
 
 def _audit_real(args: argparse.Namespace, name: str, rule) -> int:

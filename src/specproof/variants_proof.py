@@ -234,10 +234,12 @@ def variants_document(*, real: bool = False, real_pairs: int = 3) -> dict[str, A
         "trees": trees,
         "typical_blocks": typical_blocks,
         "real": _real_cases(real_pairs) if real else [],
-        "trust": "Re-verified by specproof.variants_proof.verify_document (untrusted): rows from recipes, "
-                 "branches from primitives, laws from leaves. Rows with recipe 'given' (SpecTr's p/rho and "
-                 "residual, the typical-acceptance mask) are taken as stated; the trusted checker does not "
-                 "yet read outcome trees.",
+        "trust": "Every single position and every token-tree node is also an outcome certificate in "
+                 "variants_positions.json, re-verified by the trusted checker (specproof.checker; see "
+                 "variants_positions.md). The figures here (tree and block laws, E[emitted]) are re-verified by "
+                 "specproof.variants_proof.verify_document (untrusted): rows from recipes, branches from "
+                 "primitives, laws from leaves. Rows with recipe 'given' (SpecTr's p/rho and residual, the "
+                 "typical-acceptance mask) are taken as stated.",
     }
 
 
@@ -336,14 +338,80 @@ def render(doc: dict[str, Any], proved: bool, problems: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def position_certificates() -> dict[str, Any]:
+    """Every single-position verifier of the worked pair, and every node of the worked token
+    trees, as outcome certificates (:func:`specproof.certificate.build_outcome_certificate`) in
+    one bundle, which the trusted checker re-verifies: rows from their recipes, branches from
+    their primitives, the law, acceptance and TV from the leaves. Rows no recipe makes (SpecTr's
+    ``p / rho`` and residual, the typical-acceptance mask) are ``given`` and reported as trusted."""
+    p, q = WORKED_P, WORKED_Q
+    certs = []
+
+    def add(name, tree, statement, greedy=False):
+        reference = "p"
+        if greedy:  # greedy verification emits the argmax of p: that is its reference law
+            reference = "argmax-p"
+            tree = OutcomeTree({**tree.rows, reference: tuple(Fraction(int(i == max(range(len(p)), key=lambda j: (tree.rows["p"][j], -j))))
+                                                              for i in range(len(tree.rows["p"])))},
+                               tree.root, tree.vocab_size, tree.derivations, {**tree.recipes, reference: ("one-hot-argmax", "p")})
+        certs.append(certificate.build_outcome_certificate(tree, name=name, statement=statement, reference=reference,
+                                                           provenance={"source": "specproof.variants_proof"}))
+
+    for case_name, tree in _worked_trees(p, q):
+        add(case_name, tree, f"{case_name}: one verification position on the worked pair; lossless iff TV = 0.")
+    for tree_name, law in (("shared-siblings", deterministic_tree_law(p, SHARED_TREE)),
+                           ("topk-2x2", deterministic_tree_law(p, topk_tree(q, [2, 2]))),
+                           ("stochastic-2x2", stochastic_tree_law(p, q, [2, 2])),
+                           ("greedy-shared-siblings", greedy_tree_law(p, SHARED_TREE))):
+        for path, tree in sorted(law.positions.items()):
+            where = ",".join(map(str, path)) or "root"
+            add(f"{tree_name} node [{where}]", tree,
+                f"{tree_name}, the node after the accepted path [{where}]: the child or bonus token emitted there.",
+                greedy=tree_name.startswith("greedy"))
+    return certificate.build_bundle(
+        certs, name="variants-positions",
+        statement="Each single-position verifier variant on the worked pair p = (1/2, 1/4, 1/4), q = (1/4, 1/4, 1/2), "
+                  "and each node of the worked token trees, emits the law listed; lossless iff TV = 0 from p (the "
+                  "greedy tree's reference is the argmax of p).",
+        provenance={"source": "specproof.variants_proof.position_certificates"})
+
+
+def _worked_trees(p, q, ks=(1, 2, 3, 4)):
+    """(name, outcome tree) of every single-position case of :func:`_worked_positions`."""
+    for method in ("with-replacement", "without-replacement", "spectr"):
+        for k in ks:
+            yield f"worked-{method}-k{k}", multidraft_law(p, q, k, method=method).tree
+    for k in ks:
+        yield f"worked-topk-siblings-k{k}", sibling_tree(p, [t for t, _ in topk_tree(q, [k])])
+    yield "worked-typical", typical_tree(p, q)
+
+
 def run(out_dir: str | Path, *, real: bool = False) -> tuple[bool, Path, Path]:
     """Build, write ``variants.json`` (``variants_real.json`` with ``real``), re-read, re-verify and
-    render ``.md`` beside it; return (proved, json_path, md_path)."""
+    render ``.md`` beside it; without ``real``, also the outcome certificates of every single
+    position (``variants_positions.json`` and ``.md``), re-verified by the trusted checker from
+    the bytes on disk. Return (proved, json_path, md_path)."""
+    from . import checker, transcript
+
     out = Path(out_dir)
     key = "variants_real" if real else "variants"
     json_path = certificate.write(variants_document(real=real), out / f"{key}.json")
     doc = json.loads(json_path.read_text(encoding="utf-8"))  # verify only what is on disk
     proved, problems = verify_document(doc)
+    if not real:
+        cert_path = certificate.write(position_certificates(), out / "variants_positions.json")
+        data = cert_path.read_bytes()
+        verdict = checker.check(data)
+        bundle = checker.parse(data)
+        if not verdict.valid:
+            problems.append(f"variants_positions.json: the trusted checker rejected it ({verdict.detail})")
+        else:
+            for cert, facts in zip(bundle["certificates"], verdict.facts):
+                if not cert["name"].startswith("worked-typical") and not facts["claims"]["lossless"]:
+                    problems.append(f"{cert['name']}: the trusted checker finds it lossy")
+        proved = proved and not problems
+        (out / "variants_positions.md").write_text(transcript.render(bundle, verdict, json_name=cert_path.name),
+                                                   encoding="utf-8", newline="\n")
     md_path = out / f"{key}.md"
     md_path.write_text(render(doc, proved, problems), encoding="utf-8", newline="\n")
     return proved, json_path, md_path
