@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 from tqdm import tqdm
 
 from . import __version__, certificate, checker, theorems, transcript
-from .crosscheck import crosscheck, crosscheck_blocks, crosscheck_real
+from .crosscheck import crosscheck, crosscheck_blocks, crosscheck_real, crosscheck_variants
 from .errors import SpecProofError
 from .loaders import Distributions, load_distribution, load_distributions
 from .rational import DEFAULT_FLOAT_ATOL, format_fraction
@@ -129,6 +129,9 @@ def _parser() -> argparse.ArgumentParser:
     mode.add_argument("--blocks", type=int, metavar="N",
                       help="check the batched given-block path (numeric.given_block_law) on N random drafted "
                            "blocks, gamma 1..5, in batches of 8, instead of single pairs")
+    mode.add_argument("--variants", type=int, metavar="N",
+                      help="check the float mirrors of multi-draft verification (numeric.multidraft_law) and of "
+                           "one-hot token-tree children (numeric.sibling_law) on N random pairs, k = 1..4")
     _json_option(cc)
     _add_audit_parser(sub)
     _add_trace_parser(sub)
@@ -549,7 +552,7 @@ def _transcript(args: argparse.Namespace) -> int:
 
 
 def _crosscheck(args: argparse.Namespace) -> int:
-    if args.blocks is None and args.pairs < 1:
+    if args.blocks is None and args.variants is None and args.pairs < 1:
         raise _Usage(f"--pairs must be >= 1, got {args.pairs}")
     if args.seed < 0:
         raise _Usage(f"--seed must be >= 0, got {args.seed}")
@@ -566,6 +569,14 @@ def _crosscheck(args: argparse.Namespace) -> int:
             "mode": "blocks", "blocks": report.blocks, "seed": args.seed, "recomputed": report.recomputed,
             "accepted": _worst(report.accepted), "joint": _worst(report.joint),
             "before_rounding": _worst(report.before_rounding)})
+    if args.variants is not None:
+        if args.variants < 1:
+            raise _Usage(f"--variants must be >= 1, got {args.variants}")
+        with tqdm(total=args.variants, unit="pair", file=sys.stderr, disable=None) as bar:
+            report = crosscheck_variants(args.variants, args.seed, progress=lambda _: bar.update(1), **kwargs)
+        return _crosscheck_result(args, report, {
+            "mode": "variants", "pairs": report.pairs, "seed": args.seed, "dist": _worst(report.dist),
+            "acceptance": _worst(report.acceptance), "accepted_at": _worst(report.accepted_at)})
     if args.real:
         with tqdm(unit="pair", file=sys.stderr, disable=None) as bar:
             report = crosscheck_real(progress=lambda _: bar.update(1), **kwargs)

@@ -40,6 +40,8 @@ __all__ = [
     "tv_distance",
     "residual",
     "given_block_law",
+    "multidraft_law",
+    "sibling_law",
 ]
 
 #: Largest ``abs(sum(row) - 1)`` accepted before a row is divided by its sum; the same
@@ -501,3 +503,138 @@ def given_block_law(target: Any, draft: Any, tokens: Any, *, atol: float = DEFAU
         at = tuple(int(i) for i in at)
         rows[at] = _exact_residual_row(t64[at], d64[at], atol)
     return accepted, np.concatenate([rows, pn[..., -1:, :]], axis=-2)
+
+
+def _validated(p: Any, q: Any, atol: float) -> tuple[np.ndarray, np.ndarray]:
+    """p and q as float64 rows [n, V] divided by their sums, after the input policy's checks."""
+    _law(p, q, atol)  # the checks (shapes, finite, non-negative, sums within atol), and nothing kept
+    pa = np.asarray(_as_rows(p, "p"), dtype=np.float64)
+    qa = np.asarray(_as_rows(q, "q"), dtype=np.float64)
+    v = pa.shape[-1]
+    p2, q2 = pa.reshape(-1, v), qa.reshape(-1, v)
+    return p2 / p2.sum(axis=1, keepdims=True), q2 / q2.sum(axis=1, keepdims=True)
+
+
+def multidraft_law(p: Any, q: Any, k: int, *, atol: float = DEFAULT_ATOL) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Recursive rejection sampling with k drafts drawn with replacement, in float64, batched.
+
+    Parameters
+    ----------
+    p, q : array_like of float, shape [..., V]
+        Target and draft rows (the input policy of :func:`emitted_distribution`).
+    k : int
+        Number of drafts, >= 1.
+    atol : float, optional
+        Largest accepted ``abs(sum(row) - 1)``.
+
+    Returns
+    -------
+    dist : numpy.ndarray of float64, shape [..., V]
+        The emitted law (p, up to rounding: the verifier is lossless).
+    acceptance : numpy.ndarray of float64, shape [...]
+        P(some draft is accepted).
+    accepted_at : numpy.ndarray of float64, shape [..., k]
+        ``[..., i]``: P(draft i + 1 is the one accepted).
+
+    Raises
+    ------
+    InvalidDistribution
+        Bad rows (as :func:`emitted_distribution`), or ``k`` not an integer >= 1.
+
+    Notes
+    -----
+    The exact law is :func:`specproof.variants.multidraft_law` (``method="with-replacement"``):
+    draft i is drawn from q and accepted with probability ``min(1, T_i(x)/q(x))``, T_1 = p and
+    T_{i+1} the normalized residual ``(T_i - q)+``. Here the target's remaining mass is kept
+    unnormalized: with M_1 = p and m_i = sum(M_i) (the probability that the first i - 1
+    drafts were rejected), draft i emits ``A_i = min(m_i q, M_i)`` and leaves ``M_{i+1} = M_i -
+    A_i``; the final residual draw emits M_{k+1}. No division by a rejection mass, so a
+    near-equal pair loses no accuracy (``specproof crosscheck --multidraft N`` measures it).
+
+    References
+    ----------
+    Miao et al. 2024 (SpecInfer), multi-step speculative sampling; Chen et al. 2023, Algorithm 2.
+
+    Examples
+    --------
+    >>> dist, acc, at = multidraft_law([0.5, 0.25, 0.25], [0.25, 0.25, 0.5], 2)
+    >>> dist.tolist(), float(acc), at.tolist()
+    ([0.5, 0.25, 0.25], 0.8125, [0.75, 0.0625])
+    """
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise InvalidDistribution(f"k (the number of drafts) must be an integer >= 1, got {k!r}")
+    pn, qn = _validated(p, q, atol)
+    lead = np.shape(_as_rows(p, "p"))[:-1]
+    mass = pn.copy()
+    dist = np.zeros_like(pn)
+    at = np.empty((pn.shape[0], int(k)), dtype=np.float64)
+    for i in range(int(k)):
+        left = mass.sum(axis=1, keepdims=True)
+        accept = np.minimum(left * qn, mass)
+        dist += accept
+        at[:, i] = accept.sum(axis=1)
+        mass = np.maximum(mass - accept, 0.0)
+    dist += mass
+    return dist.reshape((*lead, pn.shape[-1])), _out(at.sum(axis=1).reshape(lead)), at.reshape((*lead, int(k)))
+
+
+def sibling_law(p: Any, tokens: Any, *, atol: float = DEFAULT_ATOL) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One node of a token tree with deterministic children, in float64, batched.
+
+    Parameters
+    ----------
+    p : array_like of float, shape [..., V]
+        Target rows.
+    tokens : array_like of int, shape [..., k]
+        The children's token ids at each row, in the order they are tried (a repeated id is
+        allowed: the later copy can no longer be accepted).
+    atol : float, optional
+
+    Returns
+    -------
+    dist : numpy.ndarray of float64, shape [..., V]
+        The emitted law (p: the verifier is lossless).
+    acceptance : numpy.ndarray of float64, shape [...]
+        P(some child is accepted) = the target's mass on the distinct children.
+    accepted_at : numpy.ndarray of float64, shape [..., k]
+        P(child i + 1 is the one accepted).
+
+    Raises
+    ------
+    InvalidDistribution
+        Bad rows, or a token id outside [0, V) (or not an integer).
+
+    Notes
+    -----
+    A deterministic child is a one-hot draft: recursive rejection accepts it with probability
+    ``T_i(t_i)`` and the residual is T_i with t_i removed, renormalized. Unnormalized: child i
+    emits ``M_i(t_i)`` and zeroes it (the exact law is :func:`specproof.variants.sibling_tree`).
+
+    References
+    ----------
+    Miao et al. 2024 (SpecInfer), tree-based verification; Li et al. 2024 (EAGLE).
+
+    Examples
+    --------
+    >>> dist, acc, at = sibling_law([0.5, 0.25, 0.25], [2, 0, 2])
+    >>> float(acc), at.tolist()
+    (0.75, [0.25, 0.5, 0.0])
+    """
+    pn, _ = _validated(p, p, atol)
+    lead = np.shape(_as_rows(p, "p"))[:-1]
+    v = pn.shape[-1]
+    tok = np.asarray(tokens)
+    if tok.dtype.kind not in "iu" or tok.shape[:-1] != lead or tok.ndim == 0:
+        raise InvalidDistribution(f"tokens must be integer ids of shape [..., k] with [...] = {lead}, got "
+                                  f"dtype {tok.dtype} and shape {tok.shape}")
+    if tok.size and (tok.min() < 0 or tok.max() >= v):
+        raise InvalidDistribution(f"a child token id is outside [0, {v})")
+    tok2 = tok.reshape(pn.shape[0], -1)
+    mass = pn.copy()
+    rows = np.arange(pn.shape[0])
+    at = np.empty(tok2.shape, dtype=np.float64)
+    for i in range(tok2.shape[1]):
+        at[:, i] = mass[rows, tok2[:, i]]
+        mass[rows, tok2[:, i]] = 0.0
+    dist = pn.copy()  # accepted children emit their own mass; the residual draw emits the rest
+    return dist.reshape((*lead, v)), _out(at.sum(axis=1).reshape(lead)), at.reshape(tok.shape)
