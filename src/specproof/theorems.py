@@ -263,6 +263,13 @@ def _symbolic(out_dir: Path) -> Outcome:
 
 
 #: key -> (title, runner). Keys are the proof scripts' names in ``proofs/``.
+def _variants_positions(out_dir: Path) -> Outcome:
+    from .variants_proof import position_certificates
+
+    bundle = position_certificates()
+    return _finish("variants_positions", bundle, out_dir, len(bundle["certificates"]))
+
+
 THEOREMS: dict[str, tuple[str, Callable[[Path], Outcome]]] = {
     "seed_cases": ("emitted law == p on the seed's edge cases", _seed_cases),
     "alpha_tv": ("alpha == 1 - TV on random rational pairs", _alpha_tv),
@@ -271,6 +278,7 @@ THEOREMS: dict[str, tuple[str, Callable[[Path], Outcome]]] = {
     "real_phone_lm": ("real pairs: phone trigram vs bigram/unigram", _real_phone_lm),
     "real_smollm2": ("real pairs: SmolLM2-135M vs skip/3-bit/T=0.7 drafts", _real_smollm2),
     "chain_phone_lm": ("chains: phone trigram vs bigram, gamma 1..3", _chain),
+    "variants_positions": ("multi-draft, token-tree and typical positions (outcome trees)", _variants_positions),
 }
 
 

@@ -234,9 +234,9 @@ def variants_document(*, real: bool = False, real_pairs: int = 3) -> dict[str, A
         "trees": trees,
         "typical_blocks": typical_blocks,
         "real": _real_cases(real_pairs) if real else [],
-        "trust": "Every single position and every token-tree node is also an outcome certificate in "
-                 "variants_positions.json, re-verified by the trusted checker (specproof.checker; see "
-                 "variants_positions.md). The figures here (tree and block laws, E[emitted]) are re-verified by "
+        "trust": "Every single position and every token-tree node is also an outcome certificate, "
+                 "re-verified by the trusted checker (the theorem variants_positions: "
+                 "proofs/transcripts/variants_positions.md). The figures here (tree and block laws, E[emitted]) are re-verified by "
                  "specproof.variants_proof.verify_document (untrusted): rows from recipes, branches from "
                  "primitives, laws from leaves. Rows with recipe 'given' (SpecTr's p/rho and residual, the "
                  "typical-acceptance mask) are taken as stated.",
@@ -388,30 +388,26 @@ def _worked_trees(p, q, ks=(1, 2, 3, 4)):
 
 def run(out_dir: str | Path, *, real: bool = False) -> tuple[bool, Path, Path]:
     """Build, write ``variants.json`` (``variants_real.json`` with ``real``), re-read, re-verify and
-    render ``.md`` beside it; without ``real``, also the outcome certificates of every single
-    position (``variants_positions.json`` and ``.md``), re-verified by the trusted checker from
-    the bytes on disk. Return (proved, json_path, md_path)."""
-    from . import checker, transcript
+    render ``.md`` beside it; without ``real``, also re-verify the outcome certificates of every
+    single position with the trusted checker (written by the theorem ``variants_positions``,
+    ``python proofs/variants_positions.py``). Return (proved, json_path, md_path)."""
+    from . import checker
 
     out = Path(out_dir)
     key = "variants_real" if real else "variants"
     json_path = certificate.write(variants_document(real=real), out / f"{key}.json")
     doc = json.loads(json_path.read_text(encoding="utf-8"))  # verify only what is on disk
     proved, problems = verify_document(doc)
-    if not real:
-        cert_path = certificate.write(position_certificates(), out / "variants_positions.json")
-        data = cert_path.read_bytes()
-        verdict = checker.check(data)
-        bundle = checker.parse(data)
+    if not real:  # the single positions: the theorem variants_positions (proofs/variants_positions.py)
+        bundle = position_certificates()
+        verdict = checker.check(certificate.dumps(bundle))
         if not verdict.valid:
-            problems.append(f"variants_positions.json: the trusted checker rejected it ({verdict.detail})")
+            problems.append(f"variants_positions: the trusted checker rejected it ({verdict.detail})")
         else:
             for cert, facts in zip(bundle["certificates"], verdict.facts):
                 if not cert["name"].startswith("worked-typical") and not facts["claims"]["lossless"]:
                     problems.append(f"{cert['name']}: the trusted checker finds it lossy")
         proved = proved and not problems
-        (out / "variants_positions.md").write_text(transcript.render(bundle, verdict, json_name=cert_path.name),
-                                                   encoding="utf-8", newline="\n")
     md_path = out / f"{key}.md"
     md_path.write_text(render(doc, proved, problems), encoding="utf-8", newline="\n")
     return proved, json_path, md_path
