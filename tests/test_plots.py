@@ -65,3 +65,14 @@ def test_transcript_plots_are_written_and_linked(tmp_path, capsys):
     assert main(["transcript", str(cert), "--out", str(out), "--plots"]) == 0
     assert (tmp_path / "seed-0.svg").read_bytes() == first and out.read_text(encoding="utf-8") == text
     assert main(["transcript", str(cert), "--plots"]) == 2  # needs --out
+
+
+def test_outcome_certificates_plot_the_emitted_law_beside_the_reference(tmp_path, capsys):
+    (tmp_path / "p.json").write_text('["1/4", "1/4", "1/2"]')
+    (tmp_path / "q.json").write_text('["1", "0", "0"]')
+    cert = tmp_path / "c.json"
+    assert main(["audit", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json"),
+                 "--policy", "coin-reuse-inverse-cdf", "--certificate", str(cert)]) == 1
+    assert main(["transcript", str(cert), "--out", str(tmp_path / "T.md"), "--plots"]) == 0
+    assert _bars(tmp_path / "T-0.svg") == sorted(f"bar-{s}-{t}" for s in ("emitted", "reference") for t in range(3))
+    assert "![" in (tmp_path / "T.md").read_text() and "T-0.svg" in (tmp_path / "T.md").read_text()

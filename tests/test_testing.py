@@ -123,14 +123,16 @@ def test_statistical_fallback_for_an_untraceable_sampler():
     def race(p, q):
         return int(torch.argmax(p / torch.empty(len(p)).exponential_()))
 
+    with pytest.raises(UnmodelledRandomness, match="pass statistical=True"):  # never silently statistical
+        assert_lossless(race, torch.tensor([0.5, 0.5]), None)
     torch.manual_seed(0)
-    result = assert_lossless(race, torch.tensor([0.5, 0.5]), None, eps=0.2)
+    result = assert_lossless(race, torch.tensor([0.5, 0.5]), None, eps=0.2, statistical=True)
     assert result.conforms and result.n < 1000
 
     def biased(p, q):
         return int(torch.argmax(q / torch.empty(len(q)).exponential_()))
 
     with pytest.raises(AssertionError, match="statistical test.*Tensor.exponential_.*p-value"):
-        assert_lossless(biased, torch.tensor([0.5, 0.5]), torch.tensor([0.9, 0.1]), eps=0.2)
+        assert_lossless(biased, torch.tensor([0.5, 0.5]), torch.tensor([0.9, 0.1]), eps=0.2, statistical=True)
     with pytest.raises(UnmodelledRandomness):
         assert_lossless(race, torch.tensor([0.5, 0.5]), None, statistical=False)

@@ -201,8 +201,8 @@ def _findings_text(findings: dict[str, Any]) -> str:
     if "skipped" in findings:
         return f"Measured finding about {findings['library']}: skipped, {findings['skipped']}."
     lines = [f"Measured (traced by specproof.trace, not a theorem): {findings['library']} {findings['version']} "
-             f"{findings['function']}, V = {findings['vocab_size']}, gamma = {findings['gamma']}, exact TV of the "
-             "first gamma + 1 tokens from the target's:"]
+             f"{findings['function']}, V = {findings['vocab_size']}, gamma = {findings['gamma']}; exact TV of the "
+             "first gamma + 1 output tokens from the target's joint law:"]
     lines += [f"  {c['input']}: {c['verdict']}, TV {c['tv']}" for c in findings["cases"]]
     return "\n".join(lines)
 
@@ -421,53 +421,73 @@ def _check(args: argparse.Namespace) -> int:
     bound = None
     if (args.target is None) != (args.draft is None):
         raise _Usage("--target and --draft go together")
+    unread: list[str] = []
     if args.target is not None and verdict.valid:
-        bound = _bind(verdict, args)
+        bound, unread = _bind(verdict, args)
         if bound:
             verdict = checker.Verdict(False, checker.Reason.INPUT, bound, verdict.facts)
         else:
-            verdict = checker.Verdict(True, None, verdict.detail + "; p and q are exactly --target's and --draft's "
-                                      "values made exact", verdict.facts)
+            note = ("; p and q are exactly --target's and --draft's values made exact" if not unread else
+                    f"; p is exactly --target's values made exact ({' and '.join(unread)} not read by the "
+                    "certified tree: its drafts are given in the tree)")
+            verdict = checker.Verdict(True, None, verdict.detail + note, verdict.facts)
     code = 0 if verdict.valid else 2 if verdict.reason is checker.Reason.UNREADABLE else 1
+    lossless = [f["claims"]["lossless"] for f in verdict.facts if f.get("schema") == checker.OUTCOME_SCHEMA] \
+        if verdict.valid else []
     if args.json:
-        bind = {} if args.target is None else {"bound_to_inputs": verdict.valid and not bound}
-        _print_json({"command": "check", "file": args.certificate, **_verdict_json(verdict), **bind})
+        bind = {} if args.target is None else {"bound_to_inputs": verdict.valid and not bound, "unread_inputs": unread}
+        verdicts = {"lossless": lossless} if lossless else {}
+        _print_json({"command": "check", "file": args.certificate, **_verdict_json(verdict), **bind, **verdicts})
     elif verdict.valid:
         print(f"{args.certificate}: valid ({verdict.detail})")
+        if lossless:  # what the certified law says (an outcome certificate may prove a verifier lossy)
+            tvs = [f["totals"]["tv"] for f in verdict.facts if f.get("schema") == checker.OUTCOME_SCHEMA]
+            lossy = [i for i, ok in enumerate(lossless) if not ok]
+            print("  the certified verifier is " + ("LOSSLESS" if not lossy else
+                  f"LOSSY (exact TV {transcript.show(tvs[lossy[0]])}" +
+                  (f", at {len(lossy)} of {len(lossless)} positions)" if len(lossless) > 1 else ")")))
     else:
         print(f"{args.certificate}: REJECTED ({verdict.reason.value}): {verdict.detail}")
     return code
 
 
-def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> str:
-    """"" if every certificate's p and q (as the checker re-derived them) equal --target's and
-    --draft's rows made exact (row i with row i, a single row with every row), else why not."""
+def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> tuple[str, list[str]]:
+    """("", unread) if every certificate's p and q (as the checker re-derived them) equal
+    --target's and --draft's rows made exact (row i with row i, a single row with every row;
+    every outcome certificate with a single pair), else (why not, []). An outcome certificate's
+    tree binds only the inputs it reads (a token tree's drafts are given in the tree, so it may
+    not read q): ``unread`` names the others."""
     _check_atol(args.atol)
     atol = DEFAULT_FLOAT_ATOL if args.atol is None else args.atol
     target = load_distributions(args.target, "p", atol=atol, atol_name="--atol")
     draft = load_distributions(args.draft, "q", atol=atol, atol_name="--atol")
     if any("law" not in facts for facts in verdict.facts):
-        return "--target/--draft bind one-position certificates; a chain certificate holds many rows"
+        return "--target/--draft bind one-position certificates; a chain certificate holds many rows", []
     pairs = _pairs(target, draft, "full")
+    outcome = all(facts["schema"] == checker.OUTCOME_SCHEMA for facts in verdict.facts)
+    if len(pairs) == 1 and outcome:  # the same rows at every position of a tree or block
+        pairs = pairs * len(verdict.facts)
     if len(pairs) != len(verdict.facts):
-        return f"the certificate holds {len(verdict.facts)} pair(s), --target and --draft give {len(pairs)}"
+        return f"the certificate holds {len(verdict.facts)} pair(s), --target and --draft give {len(pairs)}", []
+    unread: set[str] = set()
     for i, (facts, (p, q)) in enumerate(zip(verdict.facts, pairs)):
-        if facts["schema"] == checker.OUTCOME_SCHEMA:  # its input rows p and q, which the tree must read
-            unread = [k for k in ("p", "q") if k not in facts["reads"]]
-            if unread:
-                return f"certificate {i}: its tree never reads the input {' or '.join(unread)}, so it is not bound to it"
-            mine = {k: [Fraction(x.num, x.den) for x in facts["inputs"][k]] for k in ("p", "q")}  # both read: listed
+        if facts["schema"] == checker.OUTCOME_SCHEMA:  # the input rows the tree reads
+            mine = {k: [Fraction(x.num, x.den) for x in facts["inputs"][k]] for k in ("p", "q") if k in facts["reads"]}
+            unread.update(k for k in ("p", "q") if k not in mine)
         else:
             law = facts["law"]
             mine = {key: [Fraction(x, law.den) for x in row] for key, row in (("p", law.target), ("q", law.draft))}
         for name, option, theirs in (("p", "--target", p), ("q", "--draft", q)):
+            if name not in mine:
+                continue
             values = theirs.fractions()
             if len(values) != len(mine[name]):
-                return f"certificate {i}: {name} has {len(mine[name])} tokens, {option} has {len(values)}"
+                return f"certificate {i}: {name} has {len(mine[name])} tokens, {option} has {len(values)}", []
             for t, (x, y) in enumerate(zip(mine[name], values)):
                 if x != y:
-                    return f"certificate {i}: {name}({t}) is {transcript.show(x)}, but {option} gives {transcript.show(y)}"
-    return ""
+                    return (f"certificate {i}: {name}({t}) is {transcript.show(x)}, but {option} gives "
+                            f"{transcript.show(y)}"), []
+    return "", sorted(unread)
 
 
 def _fresh_symbolic() -> dict:
@@ -519,7 +539,8 @@ def _transcript(args: argparse.Namespace) -> int:
             return 1
         verdict, ok = None, True
     else:
-        verdict = verdict or checker.check(doc)
+        if verdict is None:  # (a Verdict is falsy when invalid: an unreadable file keeps its own)
+            verdict = checker.check(doc)
         ok = verdict.valid
         if not ok and verdict.reason not in _RENDERABLE:
             print(f"{args.certificate}: cannot render ({verdict.reason.value}): {verdict.detail}", file=sys.stderr)
@@ -704,6 +725,9 @@ def _audit_position(p, q, rule, proposal=None) -> dict:
         "textbook_alpha": ff(law.textbook_alpha),
         "law": [ff(x) for x in law.law],
         "reference": [ff(x) for x in law.reference],
+        "reference_is": ("the target's law p" if rule.reference.identity else
+                         "the argmax of p (greedy)" if rule.acceptance == "greedy" else
+                         "p after the rule's processing (temperature, top-k, top-p, min-p)"),
         "differing": law.differing(),
         "out_of_range": {str(k): ff(v) for k, v in sorted(law.out_of_range.items())},
     }
@@ -731,7 +755,8 @@ def _audit_report(name: str, out: dict) -> str:
         x = Fraction(text)
         return text if len(text) <= 100 else f"{float(x):.6g} (exact: {len(text)} characters; see --json)"
 
-    lines = [f"rule {name}: {out['verdict'].upper()}", f"  TV from the target's law: {show(out['tv'])}",
+    lines = [f"rule {name}: {out['verdict'].upper()}",
+             f"  TV from the reference law ({out.get('reference_is', 'the target law p')}): {show(out['tv'])}",
              f"  alpha (P accepted under the rule): {show(out['alpha'])}; textbook sum min(p, q): {show(out['textbook_alpha'])}"]
     if out["differing"]:
         shown = ", ".join(map(str, out["differing"][:20])) + (" ..." if len(out["differing"]) > 20 else "")

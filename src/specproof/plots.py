@@ -105,6 +105,59 @@ def pair_figure(facts: Mapping[str, Any], path: str | Path, *, labels: Mapping[i
         plt.close(fig)
 
 
+def outcome_figure(facts: Mapping[str, Any], path: str | Path, *, log: bool = False, title: str = "") -> Path:
+    """Draw a checked outcome certificate's emitted law beside its reference law; write SVG.
+
+    Parameters
+    ----------
+    facts : mapping
+        One entry of a valid verdict's ``facts`` for an outcome certificate.
+    path : str or Path
+    log : bool, optional
+    title : str, optional
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    KeyError
+        If ``facts`` is not an outcome certificate's.
+    ModuleNotFoundError
+        Without matplotlib.
+
+    Notes
+    -----
+    The tokens shown are the :data:`TOP_TOKENS` with the largest |emitted - reference|, then the
+    largest mass, in token order.
+    """
+    values = {name: [Fraction(x.num, x.den) for x in facts[key]] for name, key in
+              (("reference", "reference"), ("emitted", "law"))}
+    size = len(values["reference"])
+    tokens = sorted(sorted(range(size), key=lambda t: (-abs(values["emitted"][t] - values["reference"][t]),
+                                                       -values["reference"][t], t))[:TOP_TOKENS])
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 3))
+    for k, (name, column) in enumerate(values.items()):
+        bars = ax.bar([i + (k - 0.5) * 0.4 for i in range(len(tokens))], [float(column[t]) for t in tokens], 0.4,
+                      label=name)
+        for t, rect in zip(tokens, bars):
+            rect.set_gid(f"bar-{name}-{t}")
+    ax.set_xticks(range(len(tokens)))
+    ax.set_xticklabels([str(t) for t in tokens], rotation=60, ha="right")
+    if log:
+        ax.set_yscale("log")
+    ax.set_ylabel("probability")
+    ax.set_xlabel(f"token ({len(tokens)} of V = {size}: the largest differences)")
+    ax.set_title(title)
+    ax.legend(loc="upper right")
+    try:
+        return _save(fig, Path(path))
+    finally:
+        plt.close(fig)
+
+
 def _geometric(alpha: Fraction, gamma: int) -> list[Fraction]:
     """Eq. 1's law of the number of accepted drafts at a constant alpha."""
     return [alpha ** k * (1 - alpha) for k in range(gamma)] + [alpha ** gamma]
@@ -173,7 +226,10 @@ def figures_for(document: Mapping[str, Any], facts: Sequence[Mapping[str, Any]],
     for i, (cert, fact) in enumerate(list(zip(certs, facts))[:limit]):
         name = str(cert.get("name", i))
         path = stem.with_name(f"{stem.name}-{i}.svg")
-        if "law" in fact:
+        if fact.get("schema") == "specproof.outcome-certificate/1":
+            outcome_figure(fact, path, log=log, title=name)
+            caption = f"{name}: the emitted law beside the reference law (the tokens that differ most)"
+        elif "law" in fact:
             labels = {r["token"]: r["label"] for r in cert.get("rows", []) if isinstance(r, Mapping) and "label" in r}
             pair_figure(fact, path, labels=labels, log=log, title=name)
             caption = f"{name}: p, q, min(p, q) and (p − q)+ over the tokens with the most mass"

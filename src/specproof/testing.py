@@ -144,7 +144,7 @@ def assert_law(sampler: Callable[..., Any], expected_law: Any, *, args: tuple = 
 
 
 def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, numpy_rng: str | None = None,
-                    key: Callable[[Any], Any] | None = None, max_runs: int = 200_000, statistical: bool = True,
+                    key: Callable[[Any], Any] | None = None, max_runs: int = 200_000, statistical: bool = False,
                     eps: float = 0.05, alpha: float = 1e-6, power: float = 0.95) -> Any:
     """Assert that the verifier ``sampler(target, draft)`` emits exactly the target's law.
 
@@ -163,12 +163,14 @@ def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, num
         Passed to the sampler as is.
     numpy_rng, key, max_runs
         As :func:`specproof.trace.trace`.
-    statistical : bool
-        If the sampler cannot be traced (:class:`~specproof.trace.UnmodelledRandomness`) and the
-        target is one row, fall back to :func:`specproof.conformance.conformance_test`: call the
-        sampler N times with its real randomness (no NumPy generator is passed; ``numpy_rng`` must
-        be None) and test the outputs against the target with false-alarm rate ``alpha`` and power
-        ``power`` at TV >= ``eps``. False: re-raise.
+    statistical : bool, optional
+        Default False: a sampler that cannot be traced raises
+        :class:`~specproof.trace.UnmodelledRandomness` (the answer would not be exact). True: if the
+        sampler cannot be traced and the target is one row, fall back to
+        :func:`specproof.conformance.conformance_test`: call the sampler N times with its real
+        randomness (no NumPy generator is passed; ``numpy_rng`` must be None) and test the outputs
+        against the target with false-alarm rate ``alpha`` and power ``power`` at TV >= ``eps``
+        (a sampler off by less than ``eps`` may pass).
     eps, alpha, power : float
         The statistical test's tolerance, false-alarm rate and power (defaults 0.05, 1e-6, 0.95).
 
@@ -202,7 +204,10 @@ def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, num
     try:
         traced = trace(sampler, (target, draft), numpy_rng=numpy_rng, key=key, max_runs=max_runs)
     except UnmodelledRandomness as exc:
-        if not statistical or blocks or numpy_rng is not None:
+        if not statistical:
+            raise UnmodelledRandomness(f"{exc}; pass statistical=True to test it statistically instead (it then "
+                                       f"detects only a TV of at least eps = {eps})") from None
+        if blocks or numpy_rng is not None:
             raise
         return _statistical(sampler, target, draft, rows, key, eps, alpha, power, str(exc))
     if not blocks:

@@ -531,6 +531,54 @@ def _recipe_text(recipe: Sequence[Any]) -> str:
     return text if len(text) <= 120 else text[:120] + "..."
 
 
+#: Branches of an outcome tree listed per certificate in a transcript (the JSON holds them all).
+TREE_ROWS = 60
+
+
+def _bound_text(bound: Any) -> str:
+    if bound is None:
+        return ""
+    kind, *args = bound["source"]
+    if kind == "ratio":
+        text = f"{args[0]}[{args[2]}] / {args[1]}[{args[2]}]"
+    elif kind == "cdf":
+        text = f"cdf of {args[0]} at {args[1]}"
+    else:
+        text = show(args[0])
+    return text
+
+
+def _event_text(event: Mapping[str, Any]) -> str:
+    """One primitive event in words (from a document the checker accepted)."""
+    (kind, body), = event.items()
+    if kind == "draw":
+        return f"draw {body['token']} from {body['row']}"
+    if kind == "coin":
+        low, high = body["lower"], body["upper"]
+        left = f"{_bound_text(low)} {'<' if low['strict'] else '≤'} " if low else ""
+        right = f" {'<' if high['strict'] else '≤'} {_bound_text(high)}" if high else ""
+        return f"coin u ({body['model']}): {left}u{right}"
+    if kind == "choice":
+        return "choice: " + " ".join(str(x) for x in body["condition"])
+    return f"race on {body['second']} won by {body['winner']}, given the race on {body['first']} won by {body['given']}"
+
+
+def _tree_rows(cert: Mapping[str, Any]) -> list[dict[str, str]]:
+    rows = []
+    for i, node in enumerate(cert["nodes"]):
+        for branch in node["branches"]:
+            child = branch["child"]
+            if isinstance(child, int):
+                goes = f"node {child}"
+            else:
+                goes = f"emit {child['leaf'][0]} ({'accepted' if child['leaf'][1] else 'not accepted'})"
+            rows.append({"node": f"{i}: {_cell(str(node['label'])[:60])}", "event": _cell(_event_text(branch["event"])[:160]),
+                         "probability": show(branch["probability"]), "then": goes})
+            if len(rows) == TREE_ROWS:
+                return rows
+    return rows
+
+
 def _render_outcome(doc: Mapping[str, Any], verdict: Verdict, json_name: str) -> str:
     """Outcome certificates (a verifier under a rule, one position each): alpha, TV and the
     law, every value from what the checker re-derived (``verdict.facts``), and each row's recipe,
@@ -554,8 +602,10 @@ def _render_outcome(doc: Mapping[str, Any], verdict: Verdict, json_name: str) ->
             "more_rows": max(0, len(facts["recipes"]) - FULL_TABLE_ROWS),
             "table": [{"token": t, "reference": show(reference[t]), "emitted": show(law[t]),
                        "difference": _signed(law[t], reference[t])} for t in list(shown)[:FULL_TABLE_ROWS]],
+            "tree": _tree_rows(c), "branches": sum(len(n["branches"]) for n in c["nodes"]),
         })
     word, detail = _verdict_words(verdict)
+    word = "VALID" if verdict.valid else word  # the checker's verdict on the document; the law's is the summary
     return _ENV.get_template("outcome.md.j2").render(
         name=_plain(doc.get("name", "(unnamed)")), statement=_plain(doc.get("statement", "(none given)"), STATEMENT_LIMIT),
         checker=checker_identity(), json_name=json_name, schema=doc["schema"], count=len(certs),
