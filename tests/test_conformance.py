@@ -46,7 +46,8 @@ def test_sample_size_formula():
     # the two guarantees hold at this N
     assert 14 * math.exp(-2 * n * t * t) <= 1e-6 + 1e-18
     assert 14 * math.exp(-2 * n * (0.05 - t) ** 2) <= 0.05
-    assert sample_size(1, 0.05) == (1, 1.0)
+    # one output: the support check alone; (1 - eps)^N <= 1 - power needs N = ceil(ln(20) / 0.05) = 60
+    assert sample_size(1, 0.05) == (60, 1.0)
     with pytest.raises(SpecProofError, match="eps"):
         sample_size(4, 0.0)
 

@@ -290,7 +290,7 @@ def test_errors_are_specproof_errors():
     assert issubclass(UnmodelledRandomness, SpecProofError)
     with pytest.raises(SpecProofError, match="max_runs"):
         trace(lambda: 0, max_runs=0)
-    with pytest.raises(UnmodelledRandomness, match="sum to 0"):
+    with pytest.raises(SamplerRaised, match="sum to 0"):
         trace(lambda: int(torch.multinomial(torch.zeros(3), 1)))
     with pytest.raises(UnmodelledRandomness, match="dtype"):
         trace(lambda: int(torch.rand((), dtype=torch.float16) < 0.5))
@@ -301,3 +301,69 @@ def test_deterministic_sampler_and_cost():
     assert got.law == {7: 1} and got.runs == 1 and got.calls == ()
     # one float32 coin with one breakpoint: 5 probes plus about 24 bisection steps
     assert trace(lambda: int(torch.rand(()) < 0.3)).runs <= 5 + 24 + 2
+
+
+# ---------------------------------------------------------------- an adversarial review's cases
+
+
+def test_a_loop_the_defaults_never_end_is_refused():
+    def geometric():
+        n = 0
+        while float(torch.rand(())) < 0.5:  # the trace's default u = 0 never leaves the loop
+            n += 1
+        return n
+
+    with pytest.raises(TraceTooLarge, match="drew more than"):
+        trace(geometric)
+
+
+def test_a_threshold_that_varies_continuously_is_refused_not_traced_wrongly():
+    def continuous():
+        u1, u2 = torch.rand((), dtype=torch.float64), torch.rand((), dtype=torch.float64)
+        return int(u2 < 4 * u1 * (1 - u1))  # P(1) = 2/3; the law of u2's test differs at every u1
+
+    with pytest.raises(TraceTooLarge):
+        trace(continuous, max_runs=3000)
+
+
+def test_a_sampler_that_seeds_itself_is_refused():
+    def seeded():
+        torch.manual_seed(0)
+        return int(torch.rand(()) < 0.5)
+
+    with pytest.raises(UnmodelledRandomness, match="manual_seed"):
+        trace(seeded)
+
+
+def test_numpy_random_fills_out():
+    def coin(rng):
+        buf = np.zeros(2)
+        rng.random(out=buf)
+        return int(buf[1] < 0.5)
+
+    assert trace(coin, numpy_rng="rng").law == {0: F(1, 2), 1: F(1, 2)}
+
+
+def test_a_sampler_may_write_into_its_inputs():
+    def textbook_in_place(p, q):  # the residual is written into p, as engines reuse buffers
+        x = int(torch.multinomial(q, 1))
+        if torch.rand(()) < p[x] / q[x]:
+            return x
+        p.sub_(q).clamp_(min=0)
+        return int(torch.multinomial(p / p.sum(), 1))
+
+    p, q = torch.tensor([0.5, 0.25, 0.25]), torch.tensor([0.25, 0.25, 0.5])
+    assert trace(textbook_in_place, (p, q)).law == {0: F(1, 2), 1: F(1, 4), 2: F(1, 4)}
+    assert p.tolist() == [0.5, 0.25, 0.25]  # the caller's buffers are untouched
+
+
+def test_uniform_with_bounds_follows_pytorchs_arithmetic():
+    def scaled():
+        return int(torch.empty(()).uniform_(0.1, 0.7) < 0.4)
+
+    # the bounds in float32, then u * (b - a) + a in double, rounded to float32: count the grid
+    # points k/2^24 whose image is below float32(0.4), by the same arithmetic in NumPy
+    a, b = float(np.float32(0.1)), float(np.float32(0.7))
+    k = np.arange(2 ** 24, dtype=np.float64)
+    below = int(((k / 2 ** 24 * (b - a) + a).astype(np.float32) < np.float32(0.4)).sum())
+    assert trace(scaled).law[1] == F(below, 2 ** 24)

@@ -72,7 +72,8 @@ def sample_size(k: int, eps: float, alpha: float = 1e-6, power: float = 0.95) ->
     Parameters
     ----------
     k : int
-        Outputs with positive mass under the exact law (>= 2; k = 1 needs only the support check).
+        Outputs with positive mass under the exact law. For k = 1 the test is the support check
+        alone (reject on any other output), with N = ceil(ln(1/(1 - power)) / eps).
     eps : float
         The smallest TV that must be detected, in (0, 1).
     alpha, power : float
@@ -90,8 +91,9 @@ def sample_size(k: int, eps: float, alpha: float = 1e-6, power: float = 0.95) ->
     (11874, 0.0295...)
     """
     _check(eps, alpha, power)
-    if k < 2:
-        return 1, 1.0
+    if k < 2:  # one output: reject on any other output; a sampler at TV >= eps shows one with
+        # probability >= 1 - (1 - eps)^N >= 1 - exp(-eps N), so N = ln(1/(1 - power)) / eps suffices
+        return max(1, math.ceil(math.log(1 / (1 - power)) / eps)), 1.0
     la, lb = _log_events(k) + math.log(1 / alpha), _log_events(k) + math.log(1 / (1 - power))
     n = math.ceil((math.sqrt(max(la, 0.0)) + math.sqrt(max(lb, 0.0))) ** 2 / (2 * eps * eps))
     return n, math.sqrt(max(la, 0.0) / (2 * n))

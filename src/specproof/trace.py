@@ -49,7 +49,7 @@ the run's *signature* (its output, and the kind and parameters of every later ra
 as a function of the grid index k: it evaluates it at ``0, N/4, N/2, 3N/4, N - 1``
 (``N = 2^b``) and bisects between probes whose signatures differ, to the exact breakpoints
 (about b re-runs per breakpoint). Each maximal interval of equal signature is a *piece*; the
-law of the rest of the run is computed recursively at both ends of each piece, and if the two
+law of the rest of the run is computed recursively at both ends and the middle of each piece, and if they
 differ the piece is bisected again on that law. The piece's probability is its number of grid
 points over N.
 
@@ -95,6 +95,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 import random as _pyrandom
 from dataclasses import dataclass, field
@@ -110,6 +111,11 @@ __all__ = ["UnmodelledRandomness", "NotPiecewiseConstant", "TraceTooLarge", "Sam
 
 #: Largest number of values a single ``torch.randint`` / uniform ``choice`` element may take.
 MAX_CATEGORIES = 65_536
+
+
+#: Most random values one run of a sampler may draw (a run past it is a loop the trace's default
+#: values never end).
+MAX_VALUES_PER_RUN = 100_000
 
 
 class UnmodelledRandomness(SpecProofError):
@@ -160,6 +166,10 @@ class _Run:
 
     def take(self, slot: Any) -> int:
         i = len(self.slots)
+        if i >= MAX_VALUES_PER_RUN:
+            raise TraceTooLarge(f"one run of the sampler drew more than {MAX_VALUES_PER_RUN} random values (a loop "
+                                "that waits for a value the trace's default never gives, e.g. `while rand() < "
+                                "0.5` at u = 0, or resampling until a token other than the first)")
         self.slots.append(slot)
         self.calls.add(slot.call)
         return self.prefix[i] if i < len(self.prefix) else slot.default()
@@ -183,7 +193,7 @@ def _fraction_weights(values: Any, call: str) -> tuple[Fraction, ...]:
         out.append(Fraction(w))
     total = sum(out, Fraction(0))
     if total == 0:
-        raise UnmodelledRandomness(f"{call}: the weights sum to 0 (the real call raises an error)")
+        raise SamplerRaised(f"{call}: the weights sum to 0, on which the real call raises an error")
     return tuple(w / total for w in out)
 
 
@@ -250,9 +260,12 @@ def _torch_patches() -> dict[str, Callable]:
             from_ = kw.pop("from")
         bits = _grid_bits(self.dtype, "Tensor.uniform_")
         vals = _uniform_values(_run(), self.numel(), bits, "Tensor.uniform_")
-        u = torch.tensor(vals, dtype=self.dtype).reshape(self.shape)
+        # PyTorch's CPU kernel (measured on seeded draws): the bounds in the tensor's dtype, then
+        # u * (b - a) + a in double, then rounded to the tensor's dtype
+        lo, hi = (torch.tensor(x, dtype=self.dtype).item() for x in (from_, to))
+        u = torch.tensor(vals, dtype=torch.float64).reshape(self.shape) * (hi - lo) + lo
         with torch.no_grad():
-            self.copy_(u * (to - from_) + from_)
+            self.copy_(u.to(self.dtype))
         return self
 
     def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
@@ -308,15 +321,17 @@ def _torch_patches() -> dict[str, Callable]:
 
 
 _TORCH_REFUSED = ("randn", "randn_like", "randint_like", "randperm", "normal", "bernoulli", "poisson",
-                  "binomial", "_standard_gamma", "_sample_dirichlet", "rrelu")
+                  "binomial", "_standard_gamma", "_sample_dirichlet", "rrelu",
+                  "manual_seed", "seed", "set_rng_state")  # a sampler that seeds itself is not random
 _TENSOR_REFUSED = ("normal_", "bernoulli_", "bernoulli", "exponential_", "geometric_", "cauchy_",
                    "log_normal_", "random_")
 _NUMPY_LEGACY = ("rand", "randn", "random", "random_sample", "ranf", "sample", "choice", "randint",
                  "random_integers", "uniform", "normal", "standard_normal", "exponential", "permutation",
-                 "shuffle", "binomial", "multinomial", "poisson", "gumbel", "beta", "gamma", "default_rng")
+                 "shuffle", "binomial", "multinomial", "poisson", "gumbel", "beta", "gamma", "default_rng",
+                 "seed", "set_state")
 _PY_RANDOM = ("random", "uniform", "randint", "randrange", "choice", "choices", "sample", "shuffle", "gauss",
               "normalvariate", "expovariate", "getrandbits", "triangular", "betavariate", "binomialvariate",
-              "randbytes")
+              "randbytes", "seed", "setstate")
 
 
 def _refuser(name: str, hint: str = "") -> Callable:
@@ -338,6 +353,11 @@ class TracedGenerator(np.random.Generator):
         if dt not in (np.dtype(np.float64), np.dtype(np.float32)):
             raise UnmodelledRandomness(f"Generator.random with dtype {dt}: only float64 and float32 are modelled")
         bits = 53 if dt == np.float64 else 24
+        if out is not None:  # NumPy fills out (its shape is the size)
+            out = np.asarray(out)
+            if size is not None and tuple(np.atleast_1d(size)) != out.shape:
+                raise SamplerRaised("Generator.random: size and out have different shapes (the real call raises)")
+            size = out.shape
         n = 1 if size is None else int(np.prod(size))
         vals = np.array(_uniform_values(_run(), n, bits, "Generator.random"), dtype=dt)
         if size is None:
@@ -496,18 +516,25 @@ _GENERAL = (
     "the sampler is deterministic given the random numbers it draws through the intercepted calls "
     "(checked after each run: PyTorch's default generator, NumPy's legacy global generator, Python's random "
     "module and the provided NumPy generator are left untouched)",
-    "each uniform affects the rest of the run only through comparisons: every outcome occupies one interval of "
-    "the grid (breakpoints found by bisection between probes at 0, N/4, N/2, 3N/4, N - 1; an outcome seen on two "
-    "separated intervals is refused; the law of the rest is recomputed at both ends of every interval)",
+    "each uniform affects the rest of the run only through comparisons, and every outcome occupies one interval "
+    "of the grid: ASSUMED, not proved. Breakpoints are found by bisection between probes at 0, N/4, N/2, 3N/4, "
+    "N - 1; an outcome seen on two separated intervals is refused; the law of the rest is recomputed at both ends "
+    "and the middle of every interval. An interval between two probes that give the same outcome is not seen "
+    "(a sampler whose outcome changes only on [15/64, 1/4), say, is traced wrongly)",
+    "the sampler does not depend on anything else that changes between runs (its arguments are deep-copied for "
+    "every run, so a sampler may write into them)",
 )
 
 _CALL_ASSUMPTIONS = {
     "torch.rand": "torch.rand: each element k/2^24 (float32) or k/2^53 (float64), k uniform on the grid",
     "torch.rand_like": "torch.rand_like: each element k/2^24 (float32) or k/2^53 (float64), k uniform on the grid",
-    "Tensor.uniform_": "Tensor.uniform_(a, b): a + (b - a) * k/2^b in the tensor's dtype, k uniform on the grid",
+    "Tensor.uniform_": "Tensor.uniform_(a, b): the bounds in the tensor's dtype, u (b - a) + a in double with u = "
+                       "k/2^24 (float32) or k/2^53 (float64), rounded to the tensor's dtype (PyTorch's CPU kernel)",
     "torch.multinomial": "torch.multinomial: an exact categorical over the float weights as given (Fraction(w_i) "
                          "/ sum); PyTorch's own sampling kernel (a float exponential race) is not traced",
-    "torch.randint": "torch.randint: each element uniform over [low, high)",
+    "torch.randint": "torch.randint: each element exactly uniform over [low, high); PyTorch's CPU kernel takes a "
+                     "random 32- or 64-bit integer modulo the range, off from uniform by at most range / 2^32 "
+                     "(not modelled)",
     "Generator.random": "numpy Generator.random: k/2^53 (float64) or k/2^24 (float32), k uniform on the grid",
     "Generator.uniform": "numpy Generator.uniform(a, b): a + (b - a) * k/2^53 in float64",
     "Generator.choice": "numpy Generator.choice: an exact categorical over p (Fraction(p_i) / sum), uniform "
@@ -535,7 +562,9 @@ class _Tracer:
         before = _states(self.generator)
         _ACTIVE.append(r)
         try:
-            out = self.sampler(*self.args, **self.kwargs)
+            memo = {} if self.generator is None else {id(self.generator): self.generator}  # the traced generator stays
+            args, kwargs = copy.deepcopy((self.args, self.kwargs), memo)  # fresh buffers, as an engine passes each step
+            out = self.sampler(*args, **kwargs)
         except SpecProofError:
             raise
         except Exception as exc:
@@ -627,10 +656,13 @@ class _Tracer:
         for a, b, _ in self._pieces(prefix, slot, signature, 0, n_grid - 1, probes):
             first = self.law(prefix + (a,))
             last = self.law(prefix + (b,)) if self.check_pieces else first
-            if first == last:
+            middle = self.law(prefix + ((a + b) // 2,)) if self.check_pieces and first == last else first
+            if first == last == middle:
                 parts = [(a, b, first)]
             else:  # the rest of the run changes inside the piece: bisect on its law
-                parts = self._pieces(prefix, slot, lambda k: self.law(prefix + (k,)), a, b, ())
+                quarter = (b - a) // 4  # the ends and the middle were looked at: bisect from all three
+                parts = self._pieces(prefix, slot, lambda k: self.law(prefix + (k,)), a, b,
+                                     (a + quarter, (a + b) // 2, b - quarter))
             for lo, hi, sub in parts:
                 w = Fraction(hi - lo + 1, n_grid)
                 for k, m in sub.items():
@@ -666,11 +698,12 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
     max_runs : int, optional
         Largest number of runs (default 200,000).
     check_pieces : bool, optional
-        Recompute the law of the rest of the run at both ends of every interval of a uniform
-        (default). False computes it at the interval's first grid point only: about 2^u times
-        fewer runs for u uniforms in a row, but a sampler whose later thresholds depend on an
-        earlier uniform (not only its output) is then traced wrongly, without an error; the
-        result's assumptions say so.
+        Recompute the law of the rest of the run at both ends and the middle of every interval
+        of a uniform (default), bisecting where they differ. False computes it at the interval's
+        first grid point only: about 2^u times fewer runs for u uniforms in a row, but a sampler
+        whose later thresholds depend on an earlier uniform (not only its output) is then traced
+        wrongly, without an error; the result's assumptions say so. Even with True, a later
+        threshold that varies inside an interval yet agrees at its ends and middle is not seen.
 
     Returns
     -------
@@ -719,9 +752,9 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
     except TypeError:
         pass
     general = _GENERAL if check_pieces else (_GENERAL[0], _GENERAL[1].replace(
-        "the law of the rest is recomputed at both ends of every interval",
+        "the law of the rest is recomputed at both ends and the middle of every interval",
         "check_pieces=False: the law of the rest is computed at the first grid point of each interval only, "
-        "assumed the same on the whole interval"))
+        "assumed the same on the whole interval"), *_GENERAL[2:])
     assumptions = general + tuple(_CALL_ASSUMPTIONS[c] for c in sorted(tracer.calls))
     return Trace(law, tracer.runs, assumptions, tuple(sorted(tracer.calls)))
 

@@ -83,6 +83,10 @@ PROPOSED_RECIPES = {
 }
 
 
+#: Most drafts at one position :func:`multidraft_tree` builds (one tree level each).
+MAX_DRAFTS = 64
+
+
 class InvalidVerifier(SpecProofError):
     """A verifier's parameters are bad: k < 1, an invalid SpecTr rho, a malformed token tree."""
 
@@ -351,6 +355,8 @@ def multidraft_tree(p: Any, q: Any, k: int, *, method: str = "with-replacement",
     """
     pv, qv = _pair(p, q)
     _positive_int(k, "k")
+    if k > MAX_DRAFTS:
+        raise InvalidVerifier(f"k = {k} drafts; at most {MAX_DRAFTS} are supported (each adds a level to the tree)")
     if method not in MULTIDRAFT_METHODS:
         raise InvalidVerifier(f"unknown multi-draft method {method!r}; expected one of {MULTIDRAFT_METHODS}")
     if rho is not None and method != "spectr":
