@@ -1116,6 +1116,7 @@ def _check_outcome(cert, where):
             "reference_source": reference_source, "inputs": {k: [Ratio(x, rows[k].row.den) for x in rows[k].row.nums]
                                                               for k in INPUT_ROWS if k in rows},
             "reads": _reads(recipes, read | {reference_name}), "recipes": recipes, "given": given,
+            "rows": {k: [Ratio(x, r.row.den) for x in r.row.nums] for k, r in rows.items()},
             "totals": totals, "nodes": len(nodes), "claims": truth}
 
 
