@@ -299,3 +299,80 @@ def test_zeros_in_a_float_row_do_not_widen_its_integers():
     text = base64.b64encode(np.array([0.5, 0.0, 0.25, 0.25], dtype="<f8").tobytes()).decode()
     row, raw_sum = checker._float_row(text, "x", 4)
     assert row == checker.Row([2**53, 0, 2**52, 2**52], 2**54) and Fraction(raw_sum.num, raw_sum.den) == 1
+
+
+# ---------------------------------------------------------------- found by mutation testing (issue 14)
+
+
+def test_a_verdict_is_a_frozen_hashable_value_whose_repr_omits_facts():
+    verdict = check(_mixed())
+    assert verdict.facts  # the recomputed facts are there ...
+    assert "facts" not in repr(verdict)  # ... but not in its repr (they are large)
+    assert hash(verdict) == hash(checker.Verdict(True, None, "re-verified 1 certificate(s)"))
+    with pytest.raises(AttributeError):
+        verdict.valid = False
+
+
+def test_a_rejection_reads_as_its_detail():
+    with pytest.raises(checker.Rejection) as caught:
+        checker.parse("{")
+    assert caught.value.reason is Reason.MALFORMED
+    assert str(caught.value) == caught.value.detail != ""
+    assert str(checker.Rejection(Reason.TOKENS, "row 3")) == "row 3"
+
+
+def test_a_byte_order_mark_before_json_text_is_skipped():
+    text = dumps(_mixed())
+    assert check("\ufeff" + text).valid
+    assert checker.parse("\ufeff[1]") == [1]
+    assert checker.parse("\ufeff{}") == {}
+
+
+def test_a_repeated_key_is_named_and_only_it():
+    with pytest.raises(checker.Rejection) as caught:
+        checker.parse('{"a": 1, "b": 2, "a": 3}')
+    assert caught.value.reason is Reason.MALFORMED
+    assert caught.value.detail == "a JSON object repeats the key(s) ['a']"
+
+
+def test_a_lone_surrogate_in_a_key_is_rejected():
+    for document in ('{"\\ud800": 1}', {"\ud800": 1}, [{"schema": {"\udc00": "x"}}]):
+        verdict = check(document)
+        assert verdict.reason is Reason.MALFORMED and "lone surrogate" in verdict.detail, document
+
+
+def test_number_text_up_to_2_to_the_17_characters_is_read():
+    longest = "0x1" + "0" * (2 ** 17 - 7) + "/0x1"  # exactly 2^17 characters: 2^(4 (2^17 - 7))
+    assert len(longest) == 131072
+    assert checker._rational(longest, "x") == (1 << (4 * (2 ** 17 - 7)), 1)
+    with pytest.raises(checker.Rejection) as caught:
+        checker._rational("0x10" + longest[3:], "x")  # one character more
+    assert caught.value.reason is Reason.NOT_RATIONAL and "131073 characters: too many digits" in caught.value.detail
+
+
+def test_a_decimal_number_past_the_digit_limit_is_rejected_not_raised():
+    import sys
+    limit = sys.get_int_max_str_digits()
+    if not limit:
+        pytest.skip("this Python has no limit on decimal digits")
+    cert = _mixed()
+    cert["totals"]["tv"] = "1" * (limit + 1) + "/1"
+    verdict = check(cert)
+    assert verdict.reason is Reason.NOT_RATIONAL and "too many digits" in verdict.detail
+
+
+@pytest.mark.parametrize("size", [True, 0, -1, "1", 1.0])
+def test_vocab_size_must_be_a_positive_integer(size):
+    cert = build_certificate([1], [1], name="v1")
+    assert check(cert).valid
+    cert["vocab_size"] = size  # True == 1 and 1.0 == 1 would fit the one row
+    verdict = check(cert)
+    assert verdict.reason is Reason.TOKENS and verdict.detail == f"certificate has vocab_size {size!r}"
+
+
+def test_float_bytes_that_are_not_whole_floats_are_rejected():
+    cert = _compact(v=8)
+    raw = base64.b64decode(cert["inputs"]["p"])
+    cert["inputs"]["p"] = base64.b64encode(raw + b"\0\0\0").decode()  # still 8 floats by // 8
+    verdict = check(cert)
+    assert verdict.reason is Reason.MALFORMED and "not a whole number of 8-byte floats" in verdict.detail

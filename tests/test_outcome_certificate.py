@@ -282,3 +282,34 @@ def test_transcript_shows_only_rederived_values():
     bad = _check(doc)
     text = transcript.render(doc, bad, json_name="c.json")
     assert "REJECTED" in text and "emitted law against the reference" not in text and "| 0 |" not in text
+
+
+def _race_doc(v, probability):
+    """One race on uniform rows at V = v: the first race won by 0, the second by 0 (probability 1)."""
+    return {"schema": checker.OUTCOME_SCHEMA, "vocab_size": v, "reference": "p",
+            "rows": {"p": {"recipe": ["input", "p"], "values": [f"1/{v}"] * v}},
+            "nodes": [{"label": "race", "reach": "1/1", "branches": [
+                {"event": {"race": {"first": "p", "given": 0, "second": "p", "winner": 0}},
+                 "probability": probability, "child": {"leaf": [0, True]}}]}],
+            "law": ["1/1"] + ["0/1"] * (v - 1), "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": f"{v - 1}/{v}"},
+            "claims": {"lossless": False}}
+
+
+def test_races_are_checked_up_to_v_64_exactly():
+    # the same race on uniform rows wins with probability 1 (both races are the same race)
+    verdict = checker.check(_race_doc(64, "1/2"))
+    assert verdict.reason is R.BRANCH and "expected 1/1, claimed 1/2" in verdict.detail
+    assert checker.check(_race_doc(64, "1/1")).valid
+    verdict = checker.check(_race_doc(65, "1/1"))
+    assert verdict.reason is R.MALFORMED and "races are checked up to V = 64" in verdict.detail
+
+
+@pytest.mark.parametrize("rows", [{}, [], "p"])
+def test_rows_must_be_a_non_empty_object(rows):
+    verdict = _tamper(_set(("rows",), rows))
+    assert verdict.reason is R.MALFORMED and verdict.detail == "certificate.rows is not a non-empty JSON object"
+
+
+def test_a_row_with_an_unknown_field_is_rejected():
+    verdict = _tamper(lambda d: d["rows"]["p"].update(note="1/2"))
+    assert verdict.reason is R.MALFORMED and "rows.p is not an object with a recipe (and values)" in verdict.detail
