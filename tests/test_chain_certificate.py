@@ -243,3 +243,10 @@ def test_stop_tokens_cannot_be_dropped_added_or_malformed():
         verdict = check({**doc, "stop_tokens": bad})
         assert not verdict.valid and verdict.reason is Reason.TOKENS, bad
     assert not check({**doc, "stop_tokens": [0, 1]}).valid
+
+
+@pytest.mark.parametrize("bad", [[-1], [True], [1.0], ["1"], [3]])
+def test_verification_law_refuses_stop_tokens_that_are_not_token_ids(bad):
+    half = lambda s: ["1/2", "1/4", "1/4"]  # noqa: E731
+    with pytest.raises(InvalidDistribution, match="stop_tokens"):
+        verification_law(half, half, 2, stop_tokens=bad)

@@ -376,3 +376,19 @@ def test_float_bytes_that_are_not_whole_floats_are_rejected():
     cert["inputs"]["p"] = base64.b64encode(raw + b"\0\0\0").decode()  # still 8 floats by // 8
     verdict = check(cert)
     assert verdict.reason is Reason.MALFORMED and "not a whole number of 8-byte floats" in verdict.detail
+
+
+def test_a_float_row_far_from_1_shows_its_exact_raw_sum():
+    # every entry >= 2^52 has a float exponent >= 0: the raw sum is the integer 2^60 + 2^53
+    text = base64.b64encode(np.array([2.0 ** 60, 2.0 ** 53], dtype="<f8").tobytes()).decode()
+    with pytest.raises(checker.Rejection) as caught:
+        checker._float_row(text, "x", 2)
+    assert caught.value.reason is Reason.NOT_NORMALIZED
+    assert caught.value.detail.startswith(f"x sums to {2 ** 60 + 2 ** 53}/1, off from 1")
+
+
+def test_a_float_row_of_zeros_is_not_normalized():
+    text = base64.b64encode(np.zeros(3, dtype="<f8").tobytes()).decode()
+    with pytest.raises(checker.Rejection) as caught:
+        checker._float_row(text, "x", 3)
+    assert caught.value.reason is Reason.NOT_NORMALIZED and caught.value.detail.startswith("x sums to 0/1, off from 1")

@@ -314,9 +314,10 @@ def _float64_parts(bits, where):
 
 
 def _within_tolerance(raw_sum, where):
-    """|raw_sum - 1| <= FLOAT_ROW_TOLERANCE, and raw_sum > 0 (integers only)."""
+    """|raw_sum - 1| <= FLOAT_ROW_TOLERANCE (integers only); as the tolerance is below 1, a zero
+    sum is outside it."""
     tol_num, tol_den = FLOAT_ROW_TOLERANCE
-    if raw_sum.num == 0 or abs(raw_sum.num - raw_sum.den) * tol_den > tol_num * raw_sum.den:
+    if abs(raw_sum.num - raw_sum.den) * tol_den > tol_num * raw_sum.den:
         raise Rejection(Reason.NOT_NORMALIZED, f"{where} sums to {_show(raw_sum)}, off from 1 by more than "
                                                f"{tol_num}/{tol_den} (the checker's fixed tolerance)")
 
