@@ -392,3 +392,11 @@ def test_a_float_row_of_zeros_is_not_normalized():
     with pytest.raises(checker.Rejection) as caught:
         checker._float_row(text, "x", 3)
     assert caught.value.reason is Reason.NOT_NORMALIZED and caught.value.detail.startswith("x sums to 0/1, off from 1")
+
+
+def test_emitted_masses_are_checked_when_p_equals_q():
+    # p == q: Z = 0, no residual draw; the emitted law is p itself and a wrong claim is caught
+    cert = build_certificate(["1/3", "2/3"], ["1/3", "2/3"], name="equal")
+    cert["rows"][0]["emitted"] = "1/2"
+    verdict = check(cert)
+    assert verdict.reason is Reason.EMITTED and verdict.detail == "certificate.rows[0].emitted: expected 1/3, claimed 1/2"

@@ -313,3 +313,17 @@ def test_rows_must_be_a_non_empty_object(rows):
 def test_a_row_with_an_unknown_field_is_rejected():
     verdict = _tamper(lambda d: d["rows"]["p"].update(note="1/2"))
     assert verdict.reason is R.MALFORMED and "rows.p is not an object with a recipe (and values)" in verdict.detail
+
+
+def test_derived_rows_up_to_16_plus_branches_over_v_are_allowed():
+    doc = copy.deepcopy(BASE)
+    v = doc["vocab_size"]
+    branches = sum(len(node["branches"]) for node in doc["nodes"])
+    derived = sum(1 for row in doc["rows"].values() if row["recipe"][0] not in ("input", "given"))
+    assert v == 3 and branches // v >= 1
+    for i in range(16 + branches // v - derived):  # an unused uniform row costs V steps, as any
+        doc["rows"][f"u{i}"] = {"recipe": ["uniform"]}
+    assert _check(doc).valid
+    doc["rows"]["one-more"] = {"recipe": ["uniform"]}
+    verdict = _check(doc)
+    assert verdict.reason is R.MALFORMED and f"derives {17 + branches // v} rows for {branches} branches" in verdict.detail
