@@ -400,3 +400,16 @@ def test_emitted_masses_are_checked_when_p_equals_q():
     cert["rows"][0]["emitted"] = "1/2"
     verdict = check(cert)
     assert verdict.reason is Reason.EMITTED and verdict.detail == "certificate.rows[0].emitted: expected 1/3, claimed 1/2"
+
+
+def test_compact_row_tokens_start_at_0_and_never_repeat():
+    cert = _compact(v=8)
+    assert [r["token"] for r in cert["rows"]] == list(range(8)) and check(cert).valid
+    before = copy.deepcopy(cert)
+    before["rows"].insert(0, dict(cert["rows"][-1], token=-1))  # token -1 carrying token 7's values
+    verdict = check(before)
+    assert verdict.reason is Reason.TOKENS and "rows[0] is token -1" in verdict.detail
+    twice = copy.deepcopy(cert)
+    twice["rows"].insert(3, copy.deepcopy(cert["rows"][2]))  # token 2 listed twice
+    verdict = check(twice)
+    assert verdict.reason is Reason.TOKENS and "rows[3] is token 2, expected a token above 2" in verdict.detail

@@ -327,3 +327,13 @@ def test_derived_rows_up_to_16_plus_branches_over_v_are_allowed():
     doc["rows"]["one-more"] = {"recipe": ["uniform"]}
     verdict = _check(doc)
     assert verdict.reason is R.MALFORMED and f"derives {17 + branches // v} rows for {branches} branches" in verdict.detail
+
+
+def test_given_rows_are_reported_once_each():
+    doc = copy.deepcopy(BASE)
+    assert _check(doc).facts[0]["given"] == []
+    # q is read by "draft", which is listed before it: q is reached twice, and reported once
+    doc["rows"]["q"] = {"recipe": ["given"], "values": ["1/2", "1/4", "1/4"]}
+    assert list(doc["rows"]).index("draft") < list(doc["rows"]).index("q")
+    verdict = _check(doc)
+    assert verdict.valid and verdict.facts[0]["given"] == ["q"]
