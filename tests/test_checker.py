@@ -413,3 +413,27 @@ def test_compact_row_tokens_start_at_0_and_never_repeat():
     twice["rows"].insert(3, copy.deepcopy(cert["rows"][2]))  # token 2 listed twice
     verdict = check(twice)
     assert verdict.reason is Reason.TOKENS and "rows[3] is token 2, expected a token above 2" in verdict.detail
+
+
+def test_values_in_messages_are_reduced_cut_or_described_by_size():
+    R_ = checker.Ratio
+    assert checker._show(R_(2, 4)) == "1/2" and checker._show(Fraction(6, 9)) == "2/3"
+    assert checker._show(R_(0, 5)) == "0/1"
+    assert checker._show(R_(2 ** 255, 1)) == f"{2 ** 255}/1"  # 256 bits: written out (79 characters)
+    assert checker._show(R_(2 ** 256, 1)) == "a rational of 257/1 bits"
+    assert checker._show(R_(1, 2 ** 256)) == "a rational of 1/257 bits"
+    assert checker._show(2 ** 255) == str(2 ** 255)
+    assert checker._show(2 ** 256) == "an integer of 257 bits"
+    assert checker._show(True) == "True" and checker._show("x") == "'x'"
+    assert checker._cut("a" * 80) == "a" * 80
+    assert checker._cut("a" * 81) == "a" * 80 + "..."
+    assert checker._show(R_(10 ** 40 + 1, 10 ** 41)) == f"{10 ** 40 + 1}/{10 ** 41}"[:80] + "..."
+
+
+def test_documents_of_every_input_type():
+    text = dumps(_mixed())
+    for document in (text, text.encode(), bytearray(text.encode()), json.loads(text)):
+        assert check(document) == checker.Verdict(True, None, "re-verified 1 certificate(s)")
+    nested = "[" * 100_000 + "]" * 100_000
+    for document in (nested, nested.encode()):
+        assert check(document) == checker.Verdict(False, Reason.MALFORMED, "nested too deeply")
