@@ -337,3 +337,48 @@ def test_given_rows_are_reported_once_each():
     assert list(doc["rows"]).index("draft") < list(doc["rows"]).index("q")
     verdict = _check(doc)
     assert verdict.valid and verdict.facts[0]["given"] == ["q"]
+
+
+def _first_branch_probability(model, lower, upper):
+    """The checker's probability of the coin branch (lower, upper), read from its verdict on a
+    claim of 1/1 (which passes iff it is 1)."""
+    verdict = checker.check(_coin_doc(model, lower, upper, "1/1"))
+    if verdict.valid or "branches[1]" in verdict.detail:  # the claim 1/1 passed (the other branch may not)
+        return F(1)
+    assert verdict.reason is R.BRANCH and "branches[0].probability: expected " in verdict.detail, verdict
+    return F(verdict.detail.split("expected ")[1].split(",")[0])
+
+
+def _bound(value, strict):
+    return {"source": ["const", value], "strict": strict}
+
+
+H = 2 ** 23  # float32 grid: k / 2^24, so 1/2 is the point k = H
+
+
+@pytest.mark.parametrize("model,lower,upper,probability", [
+    # upper bound only: P(u < t) or P(u <= t), counted by hand on the grid
+    ("float32", None, _bound("1/2", True), F(H, 2 * H)),  # k = 0 .. H - 1
+    ("float32", None, _bound("1/2", False), F(H + 1, 2 * H)),  # k = 0 .. H
+    ("float32-(0,1]", None, _bound("1/2", True), F(H - 1, 2 * H)),  # k = 1 .. H - 1
+    ("float32-(0,1]", None, _bound("1/2", False), F(H, 2 * H)),  # k = 1 .. H
+    ("float32", None, _bound("3/2", False), F(1)),  # every point
+    ("float32-(0,1]", None, _bound("0/1", False), F(0)),  # no point of (0, 1] is <= 0
+    ("float32-(0,1]", None, _bound("1/1", False), F(1)),
+    ("float64", None, _bound("1/2", False), F(2 ** 52 + 1, 2 ** 53)),
+    ("continuous", None, _bound("1/3", False), F(1, 3)),
+    ("fixed:1/1", None, _bound("1/1", False), F(1)),  # u = 1 is allowed, and 1 <= 1
+    ("fixed:1/1", None, _bound("1/1", True), F(0)),
+    ("fixed:1/2", None, _bound("1/2", False), F(1)),
+    ("fixed:1/2", None, _bound("1/2", True), F(0)),
+    # lower bound only: 1 - P(u <= t) (strict lower bound) or 1 - P(u < t)
+    ("float32", _bound("1/2", True), None, F(H - 1, 2 * H)),  # k = H + 1 .. 2H - 1
+    ("float32", _bound("1/2", False), None, F(H, 2 * H)),  # k = H .. 2H - 1
+    ("continuous", _bound("3/2", False), None, F(0)),
+    # both: an empty interval has probability 0, not a negative one
+    ("continuous", _bound("1/2", False), _bound("1/4", True), F(0)),
+    ("continuous", _bound("1/4", True), _bound("3/4", True), F(1, 2)),
+    ("float32", _bound("1/4", False), _bound("1/2", False), F(H // 2 + 1, 2 * H)),  # k = H/2 .. H
+])
+def test_coin_probabilities_by_hand(model, lower, upper, probability):
+    assert _first_branch_probability(model, lower, upper) == probability
