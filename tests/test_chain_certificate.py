@@ -91,6 +91,7 @@ TAMPERING = {
     "nodes not a list": (_set(("nodes",), {}), Reason.MALFORMED, "nodes is not a non-empty list"),
     "a prefix of booleans": (_set(("nodes", 2, "prefix"), [True]), Reason.NODES, "has prefix [True]"),
     "uppercase hex": (_set(("nodes", 0, "reach"), "0X1/1"), Reason.NOT_RATIONAL, "not an 'n/d' string"),
+    "no nodes": (_set(("nodes",), []), Reason.MALFORMED, "nodes is not a non-empty list"),
     "an empty table": (_set(("rows", "table"), []), Reason.MALFORMED, "rows.table is not a non-empty list"),
     "a table that is a number": (_set(("rows", "table"), 5), Reason.MALFORMED, "rows.table is not a non-empty list"),
 }
