@@ -628,8 +628,8 @@ def _check_chain(cert, where):
     if uncounted:  # the children of unlisted prefixes are not enumerated: a lower bound
         raise Rejection(Reason.NODES, f"{where} lists {len(nodes)} nodes; the verifier accepts at least "
                                       f"{len(order) + uncounted} prefixes")
-    if len(nodes) != len(order):
-        raise Rejection(Reason.NODES, f"{where} lists {len(nodes)} nodes; the verifier accepts {len(order)} prefixes")
+    # now len(order) == len(nodes): order never outgrows the nodes (room), and a node past the
+    # end of order was rejected by _check_prefix
 
     def passed(groups):  # sum of A(s) * alpha(s) over the nodes grouped by pair of rows
         return _sum([_product(_sum(reaches), Ratio(laws[pair].accepted, laws[pair].den))
