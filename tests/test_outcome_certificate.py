@@ -584,3 +584,59 @@ def test_two_nodes_into_one_add_their_inflow():
     doc["nodes"][1]["reach"] = "1/3"
     verdict = checker.check(doc)
     assert verdict.reason is R.NODE_MASS and "expected 1/2, claimed 1/3" in verdict.detail
+
+
+def _race_oracle(a, b, x, y):
+    """P(y wins the race b | x wins the race a) on V = 3, shared clocks E_i ~ Exp(1), derived
+    in the clocks (s, t) = (E_x, E_y) (the checker integrates over s and the ratio t / s):
+    x wins a and y wins b iff m1 s < t < m2 s (m1 = a_y/a_x, m2 = b_y/b_x) and the third clock
+    u exceeds max(alpha s, beta t) (alpha = a_k/a_x, beta = b_k/b_y). The double integral of
+    exp(-c1 s - c2 t) over the cone m_lo s < t < m_hi s is (1/c2)(1/(c1 + c2 m_lo) - 1/(c1 + c2 m_hi))."""
+    if b[y] == 0:
+        return F(0)
+    if x == y:
+        return 1 / sum(max(a[i] / a[x], b[i] / b[x]) for i in range(3)) * sum(a) / a[x]
+    (k,) = {0, 1, 2} - {x, y}
+    m1, m2 = a[y] / a[x], (b[y] / b[x] if b[x] else None)
+    alpha, beta = a[k] / a[x], b[k] / b[y]
+
+    def cone(c1, c2, lo, hi):
+        if hi is not None and lo >= hi:
+            return F(0)
+        return (1 / (c1 + c2 * lo) - (0 if hi is None else 1 / (c1 + c2 * hi))) / c2
+
+    if beta == 0:  # u > alpha s only
+        joint = cone(1 + alpha, F(1), m1, m2)
+    else:  # alpha s >= beta t below the ray t = (alpha/beta) s
+        ray = alpha / beta
+        joint = cone(1 + alpha, F(1), m1, ray if m2 is None else min(m2, ray)) + cone(F(1), 1 + beta, max(m1, ray), m2)
+    return joint * sum(a) / a[x]
+
+
+RACE_ROWS = [
+    ([F(1, 2), F(1, 6), F(1, 3)], [F(1, 6), F(1, 2), F(1, 3)]),  # every ratio a_i/b_i distinct: 3, 1/3, 1
+    ([F(1, 4), F(1, 4), F(1, 2)], [F(0), F(1, 2), F(1, 2)]),  # b_0 = 0: an unbounded piece
+    ([F(1, 5), F(2, 5), F(2, 5)], [F(3, 5), F(1, 5), F(1, 5)]),
+    ([F(1, 3), F(1, 3), F(1, 3)], [F(1, 2), F(1, 2), F(0)]),  # b_2 = 0
+    ([F(1, 7), F(2, 7), F(4, 7)], [F(4, 7), F(1, 7), F(2, 7)]),
+    # ratios 27/22, 15/22, 45/44: a piece [45/44, 27/22] shorter than its left end (a probe at a
+    # third of left + right would fall below the breakpoint 45/44)
+    ([F(9, 22), F(4, 22), F(9, 22)], [F(5, 15), F(4, 15), F(6, 15)]),
+]
+
+
+@pytest.mark.parametrize("a,b", RACE_ROWS)
+def test_races_against_an_integral_in_the_clocks(a, b):
+    rows = {name: {"recipe": ["given"], "values": [f"{v.numerator}/{v.denominator}" for v in row]} for name, row in (("a", a), ("b", b))}
+    for x in range(3):
+        if a[x] == 0:
+            continue
+        total = F(0)
+        for y in range(3):
+            want = _race_oracle(a, b, x, y)
+            total += want
+            event = {"race": {"first": "a", "given": x, "second": "b", "winner": y}}
+            verdict = checker.check(_doc(event, probability="7/9", rows=rows))
+            assert verdict.reason is R.BRANCH, verdict
+            assert verdict.detail.endswith(f"expected {want.numerator}/{want.denominator}, claimed 7/9"), (x, y, verdict.detail)
+        assert total == 1  # given x, some token wins the second race
