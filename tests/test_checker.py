@@ -437,3 +437,11 @@ def test_documents_of_every_input_type():
     nested = "[" * 100_000 + "]" * 100_000
     for document in (nested, nested.encode()):
         assert check(document) == checker.Verdict(False, Reason.MALFORMED, "nested too deeply")
+
+
+@pytest.mark.parametrize("certificates", [[], {}, "x"])
+def test_a_bundle_of_no_certificates_is_malformed(certificates):
+    bundle = build_bundle([_mixed()], name="b", statement="s")
+    bundle.update(certificates=certificates, count=0)
+    verdict = check(bundle)
+    assert verdict == checker.Verdict(False, Reason.MALFORMED, "bundle.certificates is not a non-empty list")

@@ -366,6 +366,7 @@ H = 2 ** 23  # float32 grid: k / 2^24, so 1/2 is the point k = H
     ("float32-(0,1]", None, _bound("0/1", False), F(0)),  # no point of (0, 1] is <= 0
     ("float32-(0,1]", None, _bound("1/1", False), F(1)),
     ("float64", None, _bound("1/2", False), F(2 ** 52 + 1, 2 ** 53)),
+    ("float64-(0,1]", None, _bound("1/2", True), F(2 ** 52 - 1, 2 ** 53)),  # k = 1 .. 2^52 - 1
     ("continuous", None, _bound("1/3", False), F(1, 3)),
     ("fixed:1/1", None, _bound("1/1", False), F(1)),  # u = 1 is allowed, and 1 <= 1
     ("fixed:1/1", None, _bound("1/1", True), F(0)),
