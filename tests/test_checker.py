@@ -144,6 +144,8 @@ def test_truncated_and_missing_files(tmp_path):
     assert check_file(path).reason is Reason.MALFORMED
     assert check_file(tmp_path / "nope.json").reason is Reason.UNREADABLE
     assert check_file(tmp_path).reason is Reason.UNREADABLE
+    missing = check_file(tmp_path / "nope.json")
+    assert not missing.valid and missing.detail.startswith("cannot read ") and missing.facts == ()
 
 
 def test_nan_and_float_literals_in_json_are_not_rational():
@@ -445,3 +447,12 @@ def test_a_bundle_of_no_certificates_is_malformed(certificates):
     bundle.update(certificates=certificates, count=0)
     verdict = check(bundle)
     assert verdict == checker.Verdict(False, Reason.MALFORMED, "bundle.certificates is not a non-empty list")
+
+
+def test_a_deeply_nested_value_given_as_an_object_is_rejected_not_raised():
+    deep = []
+    for _ in range(100_000):
+        deep = [deep]
+    # the checker reaches it only to describe it in a message (repr recurses)
+    verdict = check({"schema": checker.CERTIFICATE_SCHEMA, "vocab_size": deep})
+    assert verdict == checker.Verdict(False, Reason.MALFORMED, "nested too deeply") and not verdict.valid
