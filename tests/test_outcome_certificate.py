@@ -623,6 +623,8 @@ RACE_ROWS = [
     # ratios 27/22, 15/22, 45/44: a piece [45/44, 27/22] shorter than its left end (a probe at a
     # third of left + right would fall below the breakpoint 45/44)
     ([F(9, 22), F(4, 22), F(9, 22)], [F(5, 15), F(4, 15), F(6, 15)]),
+    # given rows need not sum to 1: the first case with a doubled and b tripled (same answers)
+    ([F(1), F(1, 3), F(2, 3)], [F(1, 2), F(3, 2), F(1)]),
 ]
 
 
