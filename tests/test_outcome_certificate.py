@@ -372,6 +372,10 @@ H = 2 ** 23  # float32 grid: k / 2^24, so 1/2 is the point k = H
     ("fixed:1/1", None, _bound("1/1", True), F(0)),
     ("fixed:1/2", None, _bound("1/2", False), F(1)),
     ("fixed:1/2", None, _bound("1/2", True), F(0)),
+    ("fixed:1/4", None, _bound("1/2", True), F(1)),  # u = 1/4 < 1/2
+    ("fixed:1/4", None, _bound("1/2", False), F(1)),
+    ("fixed:3/4", None, _bound("1/2", True), F(0)),
+    ("fixed:3/4", None, _bound("1/2", False), F(0)),
     # lower bound only: 1 - P(u <= t) (strict lower bound) or 1 - P(u < t)
     ("float32", _bound("1/2", True), None, F(H - 1, 2 * H)),  # k = H + 1 .. 2H - 1
     ("float32", _bound("1/2", False), None, F(H, 2 * H)),  # k = H .. 2H - 1
