@@ -629,6 +629,8 @@ RACE_ROWS = [
     ([F(9, 22), F(4, 22), F(9, 22)], [F(5, 15), F(4, 15), F(6, 15)]),
     # given rows need not sum to 1: the first case with a doubled and b tripled (same answers)
     ([F(1), F(1, 3), F(2, 3)], [F(1, 2), F(3, 2), F(1)]),
+    # x = 0, y = 1: lo = 5/13, hi = 1, and the third ratio 5 lies above hi (no breakpoint)
+    ([F(1, 4), F(1, 4), F(1, 2)], [F(1, 4), F(13, 20), F(1, 10)]),
 ]
 
 
