@@ -631,6 +631,8 @@ RACE_ROWS = [
     ([F(1), F(1, 3), F(2, 3)], [F(1, 2), F(3, 2), F(1)]),
     # x = 0, y = 1: lo = 5/13, hi = 1, and the third ratio 5 lies above hi (no breakpoint)
     ([F(1, 4), F(1, 4), F(1, 2)], [F(1, 4), F(13, 20), F(1, 10)]),
+    # x = 0, y = 1: lo = 1/16, hi = 1/2, the breakpoint a_2/b_2 = 1/4 with a_2 b_2 = 1 and b_2/a_2 = 4
+    ([F(1, 2), F(1, 16), F(1, 2)], [F(1), F(1), F(2)]),
 ]
 
 
