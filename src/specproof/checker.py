@@ -314,10 +314,9 @@ def _float64_parts(bits, where):
 
 
 def _within_tolerance(raw_sum, where):
-    """|raw_sum - 1| <= FLOAT_ROW_TOLERANCE (integers only); as the tolerance is below 1, a zero
-    sum is outside it."""
+    """|raw_sum - 1| <= FLOAT_ROW_TOLERANCE, and raw_sum > 0 (integers only)."""
     tol_num, tol_den = FLOAT_ROW_TOLERANCE
-    if abs(raw_sum.num - raw_sum.den) * tol_den > tol_num * raw_sum.den:
+    if raw_sum.num == 0 or abs(raw_sum.num - raw_sum.den) * tol_den > tol_num * raw_sum.den:
         raise Rejection(Reason.NOT_NORMALIZED, f"{where} sums to {_show(raw_sum)}, off from 1 by more than "
                                                f"{tol_num}/{tol_den} (the checker's fixed tolerance)")
 
@@ -628,8 +627,8 @@ def _check_chain(cert, where):
     if uncounted:  # the children of unlisted prefixes are not enumerated: a lower bound
         raise Rejection(Reason.NODES, f"{where} lists {len(nodes)} nodes; the verifier accepts at least "
                                       f"{len(order) + uncounted} prefixes")
-    # now len(order) == len(nodes): order never outgrows the nodes (room), and a node past the
-    # end of order was rejected by _check_prefix
+    if len(nodes) != len(order):
+        raise Rejection(Reason.NODES, f"{where} lists {len(nodes)} nodes; the verifier accepts {len(order)} prefixes")
 
     def passed(groups):  # sum of A(s) * alpha(s) over the nodes grouped by pair of rows
         return _sum([_product(_sum(reaches), Ratio(laws[pair].accepted, laws[pair].den))
