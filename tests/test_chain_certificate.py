@@ -91,6 +91,9 @@ TAMPERING = {
     "nodes not a list": (_set(("nodes",), {}), Reason.MALFORMED, "nodes is not a non-empty list"),
     "a prefix of booleans": (_set(("nodes", 2, "prefix"), [True]), Reason.NODES, "has prefix [True]"),
     "uppercase hex": (_set(("nodes", 0, "reach"), "0X1/1"), Reason.NOT_RATIONAL, "not an 'n/d' string"),
+    "no nodes": (_set(("nodes",), []), Reason.MALFORMED, "nodes is not a non-empty list"),
+    "an empty table": (_set(("rows", "table"), []), Reason.MALFORMED, "rows.table is not a non-empty list"),
+    "a table that is a number": (_set(("rows", "table"), 5), Reason.MALFORMED, "rows.table is not a non-empty list"),
 }
 
 
@@ -243,3 +246,28 @@ def test_stop_tokens_cannot_be_dropped_added_or_malformed():
         verdict = check({**doc, "stop_tokens": bad})
         assert not verdict.valid and verdict.reason is Reason.TOKENS, bad
     assert not check({**doc, "stop_tokens": [0, 1]}).valid
+
+
+@pytest.mark.parametrize("bad", [[-1], [True], [1.0], ["1"], [3]])
+def test_verification_law_refuses_stop_tokens_that_are_not_token_ids(bad):
+    half = lambda s: ["1/2", "1/4", "1/4"]  # noqa: E731
+    with pytest.raises(InvalidDistribution, match="stop_tokens"):
+        verification_law(half, half, 2, stop_tokens=bad)
+
+
+def test_a_float_chain_reports_each_row_raw_sum():
+    import base64
+
+    import numpy as np
+
+    from specproof.rational import from_floats
+
+    rows = {0: [0.5, 0.25, 0.25], 1: [0.2, 0.3, 0.5000001]}
+    doc = build_chain_certificate(lambda s: from_floats(rows[0], atol=1e-3, name="p"),
+                                  lambda s: from_floats(rows[1], atol=1e-3, name="q"), 1, name="f")
+    assert doc["rows"]["encoding"] == "float64-le-base64/renormalize"
+    verdict = check(doc)
+    assert verdict.valid
+    sums = [sum(Fraction(float(x)) for x in np.frombuffer(base64.b64decode(t), dtype="<f8")) for t in doc["rows"]["table"]]
+    assert [Fraction(r.num, r.den) for r in verdict.facts[0]["raw_sums"]] == sums
+    assert len(sums) == 2 and sums[0] == 1 and sums[1] != 1

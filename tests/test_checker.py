@@ -144,6 +144,8 @@ def test_truncated_and_missing_files(tmp_path):
     assert check_file(path).reason is Reason.MALFORMED
     assert check_file(tmp_path / "nope.json").reason is Reason.UNREADABLE
     assert check_file(tmp_path).reason is Reason.UNREADABLE
+    missing = check_file(tmp_path / "nope.json")
+    assert not missing.valid and missing.detail.startswith("cannot read ") and missing.facts == ()
 
 
 def test_nan_and_float_literals_in_json_are_not_rational():
@@ -299,3 +301,158 @@ def test_zeros_in_a_float_row_do_not_widen_its_integers():
     text = base64.b64encode(np.array([0.5, 0.0, 0.25, 0.25], dtype="<f8").tobytes()).decode()
     row, raw_sum = checker._float_row(text, "x", 4)
     assert row == checker.Row([2**53, 0, 2**52, 2**52], 2**54) and Fraction(raw_sum.num, raw_sum.den) == 1
+
+
+# ---------------------------------------------------------------- found by mutation testing (issue 14)
+
+
+def test_a_verdict_is_a_frozen_hashable_value_whose_repr_omits_facts():
+    verdict = check(_mixed())
+    assert verdict.facts  # the recomputed facts are there ...
+    assert "facts" not in repr(verdict)  # ... but not in its repr (they are large)
+    assert hash(verdict) == hash(checker.Verdict(True, None, "re-verified 1 certificate(s)"))
+    with pytest.raises(AttributeError):
+        verdict.valid = False
+
+
+def test_a_rejection_reads_as_its_detail():
+    with pytest.raises(checker.Rejection) as caught:
+        checker.parse("{")
+    assert caught.value.reason is Reason.MALFORMED
+    assert str(caught.value) == caught.value.detail != ""
+    assert str(checker.Rejection(Reason.TOKENS, "row 3")) == "row 3"
+
+
+def test_a_byte_order_mark_before_json_text_is_skipped():
+    text = dumps(_mixed())
+    assert check("\ufeff" + text).valid
+    assert checker.parse("\ufeff[1]") == [1]
+    assert checker.parse("\ufeff{}") == {}
+
+
+def test_a_repeated_key_is_named_and_only_it():
+    with pytest.raises(checker.Rejection) as caught:
+        checker.parse('{"a": 1, "b": 2, "a": 3}')
+    assert caught.value.reason is Reason.MALFORMED
+    assert caught.value.detail == "a JSON object repeats the key(s) ['a']"
+
+
+def test_a_lone_surrogate_in_a_key_is_rejected():
+    for document in ('{"\\ud800": 1}', {"\ud800": 1}, [{"schema": {"\udc00": "x"}}]):
+        verdict = check(document)
+        assert verdict.reason is Reason.MALFORMED and "lone surrogate" in verdict.detail, document
+
+
+def test_number_text_up_to_2_to_the_17_characters_is_read():
+    longest = "0x1" + "0" * (2 ** 17 - 7) + "/0x1"  # exactly 2^17 characters: 2^(4 (2^17 - 7))
+    assert len(longest) == 131072
+    assert checker._rational(longest, "x") == (1 << (4 * (2 ** 17 - 7)), 1)
+    with pytest.raises(checker.Rejection) as caught:
+        checker._rational("0x10" + longest[3:], "x")  # one character more
+    assert caught.value.reason is Reason.NOT_RATIONAL and "131073 characters: too many digits" in caught.value.detail
+
+
+def test_a_decimal_number_past_the_digit_limit_is_rejected_not_raised():
+    import sys
+    limit = sys.get_int_max_str_digits()
+    if not limit:
+        pytest.skip("this Python has no limit on decimal digits")
+    cert = _mixed()
+    cert["totals"]["tv"] = "1" * (limit + 1) + "/1"
+    verdict = check(cert)
+    assert verdict.reason is Reason.NOT_RATIONAL and "too many digits" in verdict.detail
+
+
+@pytest.mark.parametrize("size", [True, 0, -1, "1", 1.0])
+def test_vocab_size_must_be_a_positive_integer(size):
+    cert = build_certificate([1], [1], name="v1")
+    assert check(cert).valid
+    cert["vocab_size"] = size  # True == 1 and 1.0 == 1 would fit the one row
+    verdict = check(cert)
+    assert verdict.reason is Reason.TOKENS and verdict.detail == f"certificate has vocab_size {size!r}"
+
+
+def test_float_bytes_that_are_not_whole_floats_are_rejected():
+    cert = _compact(v=8)
+    raw = base64.b64decode(cert["inputs"]["p"])
+    cert["inputs"]["p"] = base64.b64encode(raw + b"\0\0\0").decode()  # still 8 floats by // 8
+    verdict = check(cert)
+    assert verdict.reason is Reason.MALFORMED and "not a whole number of 8-byte floats" in verdict.detail
+
+
+def test_a_float_row_far_from_1_shows_its_exact_raw_sum():
+    # every entry >= 2^52 has a float exponent >= 0: the raw sum is the integer 2^60 + 2^53
+    text = base64.b64encode(np.array([2.0 ** 60, 2.0 ** 53], dtype="<f8").tobytes()).decode()
+    with pytest.raises(checker.Rejection) as caught:
+        checker._float_row(text, "x", 2)
+    assert caught.value.reason is Reason.NOT_NORMALIZED
+    assert caught.value.detail.startswith(f"x sums to {2 ** 60 + 2 ** 53}/1, off from 1")
+
+
+def test_a_float_row_of_zeros_is_not_normalized():
+    text = base64.b64encode(np.zeros(3, dtype="<f8").tobytes()).decode()
+    with pytest.raises(checker.Rejection) as caught:
+        checker._float_row(text, "x", 3)
+    assert caught.value.reason is Reason.NOT_NORMALIZED and caught.value.detail.startswith("x sums to 0/1, off from 1")
+
+
+def test_emitted_masses_are_checked_when_p_equals_q():
+    # p == q: Z = 0, no residual draw; the emitted law is p itself and a wrong claim is caught
+    cert = build_certificate(["1/3", "2/3"], ["1/3", "2/3"], name="equal")
+    cert["rows"][0]["emitted"] = "1/2"
+    verdict = check(cert)
+    assert verdict.reason is Reason.EMITTED and verdict.detail == "certificate.rows[0].emitted: expected 1/3, claimed 1/2"
+
+
+def test_compact_row_tokens_start_at_0_and_never_repeat():
+    cert = _compact(v=8)
+    assert [r["token"] for r in cert["rows"]] == list(range(8)) and check(cert).valid
+    before = copy.deepcopy(cert)
+    before["rows"].insert(0, dict(cert["rows"][-1], token=-1))  # token -1 carrying token 7's values
+    verdict = check(before)
+    assert verdict.reason is Reason.TOKENS and "rows[0] is token -1" in verdict.detail
+    twice = copy.deepcopy(cert)
+    twice["rows"].insert(3, copy.deepcopy(cert["rows"][2]))  # token 2 listed twice
+    verdict = check(twice)
+    assert verdict.reason is Reason.TOKENS and "rows[3] is token 2, expected a token above 2" in verdict.detail
+
+
+def test_values_in_messages_are_reduced_cut_or_described_by_size():
+    R_ = checker.Ratio
+    assert checker._show(R_(2, 4)) == "1/2" and checker._show(Fraction(6, 9)) == "2/3"
+    assert checker._show(R_(0, 5)) == "0/1"
+    assert checker._show(R_(2 ** 255, 1)) == f"{2 ** 255}/1"  # 256 bits: written out (79 characters)
+    assert checker._show(R_(2 ** 256, 1)) == "a rational of 257/1 bits"
+    assert checker._show(R_(1, 2 ** 256)) == "a rational of 1/257 bits"
+    assert checker._show(2 ** 255) == str(2 ** 255)
+    assert checker._show(2 ** 256) == "an integer of 257 bits"
+    assert checker._show(True) == "True" and checker._show("x") == "'x'"
+    assert checker._cut("a" * 80) == "a" * 80
+    assert checker._cut("a" * 81) == "a" * 80 + "..."
+    assert checker._show(R_(10 ** 40 + 1, 10 ** 41)) == f"{10 ** 40 + 1}/{10 ** 41}"[:80] + "..."
+
+
+def test_documents_of_every_input_type():
+    text = dumps(_mixed())
+    for document in (text, text.encode(), bytearray(text.encode()), json.loads(text)):
+        assert check(document) == checker.Verdict(True, None, "re-verified 1 certificate(s)")
+    nested = "[" * 100_000 + "]" * 100_000
+    for document in (nested, nested.encode()):
+        assert check(document) == checker.Verdict(False, Reason.MALFORMED, "nested too deeply")
+
+
+@pytest.mark.parametrize("certificates", [[], {}, "x"])
+def test_a_bundle_of_no_certificates_is_malformed(certificates):
+    bundle = build_bundle([_mixed()], name="b", statement="s")
+    bundle.update(certificates=certificates, count=0)
+    verdict = check(bundle)
+    assert verdict == checker.Verdict(False, Reason.MALFORMED, "bundle.certificates is not a non-empty list")
+
+
+def test_a_deeply_nested_value_given_as_an_object_is_rejected_not_raised():
+    deep = []
+    for _ in range(100_000):
+        deep = [deep]
+    # the checker reaches it only to describe it in a message (repr recurses)
+    verdict = check({"schema": checker.CERTIFICATE_SCHEMA, "vocab_size": deep})
+    assert verdict == checker.Verdict(False, Reason.MALFORMED, "nested too deeply") and not verdict.valid

@@ -327,3 +327,375 @@ def test_block_verification_has_no_certificate_yet(tmp_path, capsys):
             "--certificate", str(tmp_path / "c.json")]
     assert main(args) == 2 and not (tmp_path / "c.json").exists()
     assert "no outcome-tree certificate" in capsys.readouterr().err
+
+
+def _race_doc(v, probability):
+    """One race on uniform rows at V = v: the first race won by 0, the second by 0 (probability 1)."""
+    return {"schema": checker.OUTCOME_SCHEMA, "vocab_size": v, "reference": "p",
+            "rows": {"p": {"recipe": ["input", "p"], "values": [f"1/{v}"] * v}},
+            "nodes": [{"label": "race", "reach": "1/1", "branches": [
+                {"event": {"race": {"first": "p", "given": 0, "second": "p", "winner": 0}},
+                 "probability": probability, "child": {"leaf": [0, True]}}]}],
+            "law": ["1/1"] + ["0/1"] * (v - 1), "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": f"{v - 1}/{v}"},
+            "claims": {"lossless": False}}
+
+
+def test_races_are_checked_up_to_the_race_vocabulary_exactly():
+    # the same race on uniform rows wins with probability 1 (both races are the same race)
+    v = checker.MAX_RACE_VOCAB
+    assert v == 32
+    verdict = checker.check(_race_doc(v, "1/2"))
+    assert verdict.reason is R.BRANCH and "expected 1/1, claimed 1/2" in verdict.detail
+    assert checker.check(_race_doc(v, "1/1")).valid
+    verdict = checker.check(_race_doc(v + 1, "1/1"))
+    assert verdict.reason is R.MALFORMED and "races are checked up to V = 32" in verdict.detail
+
+
+@pytest.mark.parametrize("rows", [{}, [], "p"])
+def test_rows_must_be_a_non_empty_object(rows):
+    verdict = _tamper(_set(("rows",), rows))
+    assert verdict.reason is R.MALFORMED and verdict.detail == "certificate.rows is not a non-empty JSON object"
+
+
+def test_a_row_with_an_unknown_field_is_rejected():
+    verdict = _tamper(lambda d: d["rows"]["p"].update(note="1/2"))
+    assert verdict.reason is R.MALFORMED and "rows.p is not an object with a recipe (and values)" in verdict.detail
+
+
+def test_derived_rows_up_to_16_plus_branches_over_v_are_allowed():
+    doc = copy.deepcopy(BASE)
+    v = doc["vocab_size"]
+    branches = sum(len(node["branches"]) for node in doc["nodes"])
+    derived = sum(1 for row in doc["rows"].values() if row["recipe"][0] not in ("input", "given"))
+    assert v == 3 and branches // v >= 1
+    for i in range(16 + branches // v - derived):  # an unused uniform row costs V steps, as any
+        doc["rows"][f"u{i}"] = {"recipe": ["uniform"]}
+    assert _check(doc).valid
+    doc["rows"]["one-more"] = {"recipe": ["uniform"]}
+    verdict = _check(doc)
+    assert verdict.reason is R.MALFORMED and f"derives {17 + branches // v} rows for {branches} branches" in verdict.detail
+
+
+def test_given_rows_are_reported_once_each():
+    doc = copy.deepcopy(BASE)
+    assert _check(doc).facts[0]["given"] == []
+    # q is read by "draft", which is listed before it: q is reached twice, and reported once
+    doc["rows"]["q"] = {"recipe": ["given"], "values": ["1/2", "1/4", "1/4"]}
+    assert list(doc["rows"]).index("draft") < list(doc["rows"]).index("q")
+    verdict = _check(doc)
+    assert verdict.valid and verdict.facts[0]["given"] == ["q"]
+
+
+def _first_branch_probability(model, lower, upper):
+    """The checker's probability of the coin branch (lower, upper), read from its verdict on a
+    claim of 1/1 (which passes iff it is 1)."""
+    verdict = checker.check(_coin_doc(model, lower, upper, "1/1"))
+    if verdict.valid or "branches[1]" in verdict.detail:  # the claim 1/1 passed (the other branch may not)
+        return F(1)
+    assert verdict.reason is R.BRANCH and "branches[0].probability: expected " in verdict.detail, verdict
+    return F(verdict.detail.split("expected ")[1].split(",")[0])
+
+
+def _bound(value, strict):
+    return {"source": ["const", value], "strict": strict}
+
+
+H = 2 ** 23  # float32 grid: k / 2^24, so 1/2 is the point k = H
+
+
+@pytest.mark.parametrize("model,lower,upper,probability", [
+    # upper bound only: P(u < t) or P(u <= t), counted by hand on the grid
+    ("float32", None, _bound("1/2", True), F(H, 2 * H)),  # k = 0 .. H - 1
+    ("float32", None, _bound("1/2", False), F(H + 1, 2 * H)),  # k = 0 .. H
+    ("float32-(0,1]", None, _bound("1/2", True), F(H - 1, 2 * H)),  # k = 1 .. H - 1
+    ("float32-(0,1]", None, _bound("1/2", False), F(H, 2 * H)),  # k = 1 .. H
+    ("float32", None, _bound("3/2", False), F(1)),  # every point
+    ("float32-(0,1]", None, _bound("0/1", False), F(0)),  # no point of (0, 1] is <= 0
+    ("float32-(0,1]", None, _bound("1/1", False), F(1)),
+    ("float64", None, _bound("1/2", False), F(2 ** 52 + 1, 2 ** 53)),
+    ("float64-(0,1]", None, _bound("1/2", True), F(2 ** 52 - 1, 2 ** 53)),  # k = 1 .. 2^52 - 1
+    ("continuous", None, _bound("1/3", False), F(1, 3)),
+    ("fixed:1/1", None, _bound("1/1", False), F(1)),  # u = 1 is allowed, and 1 <= 1
+    ("fixed:1/1", None, _bound("1/1", True), F(0)),
+    ("fixed:1/2", None, _bound("1/2", False), F(1)),
+    ("fixed:1/2", None, _bound("1/2", True), F(0)),
+    ("fixed:1/4", None, _bound("1/2", True), F(1)),  # u = 1/4 < 1/2
+    ("fixed:1/4", None, _bound("1/2", False), F(1)),
+    ("fixed:3/4", None, _bound("1/2", True), F(0)),
+    ("fixed:3/4", None, _bound("1/2", False), F(0)),
+    # lower bound only: 1 - P(u <= t) (strict lower bound) or 1 - P(u < t)
+    ("float32", _bound("1/2", True), None, F(H - 1, 2 * H)),  # k = H + 1 .. 2H - 1
+    ("float32", _bound("1/2", False), None, F(H, 2 * H)),  # k = H .. 2H - 1
+    ("continuous", _bound("3/2", False), None, F(0)),
+    # both: an empty interval has probability 0, not a negative one
+    ("continuous", _bound("1/2", False), _bound("1/4", True), F(0)),
+    ("continuous", _bound("1/4", True), _bound("3/4", True), F(1, 2)),
+    ("float32", _bound("1/4", False), _bound("1/2", False), F(H // 2 + 1, 2 * H)),  # k = H/2 .. H
+])
+def test_coin_probabilities_by_hand(model, lower, upper, probability):
+    assert _first_branch_probability(model, lower, upper) == probability
+
+
+# ---------------------------------------------------------------- recipes and primitives by hand
+
+P3, Q3 = ["1/6", "1/3", "1/2"], ["1/2", "1/4", "1/4"]
+RECIPES = {
+    "pp": ["positive-part", "p", "q"],  # [0, 1/12, 1/4]
+    "fd": ["floor-difference", "p", "q", "1/10"],  # [1/10, 1/10, 1/4]
+    "nf": ["normalized", "fd"],  # [2/9, 2/9, 5/9]
+    "wo": ["without", "p", [2]],  # [1/6, 1/3, 0]
+    "ah": ["one-hot-argmax", "wo"],  # [0, 1, 0]
+    "un": ["uniform"],
+    "tie": ["one-hot-argmax", "un"],  # a tie goes to the smallest id
+    "ap": ["one-hot-argmax", "p"],
+    "cq": ["copy", "q"],
+    "zero": ["without", "p", [0, 1, 2]],
+}
+
+
+def _doc(event, probability="1/1", leaf=(0, True), rows=None, **changes):
+    """One node, one branch; the rows p, q (inputs) and RECIPES. With the branch's probability 1
+    to leaf [0, True]: law [1, 0, 0], alpha 1, TV from p = 5/6."""
+    spec = {"p": {"recipe": ["input", "p"], "values": P3}, "q": {"recipe": ["input", "q"], "values": Q3}}
+    spec.update({name: {"recipe": recipe} for name, recipe in RECIPES.items()})
+    spec.update(rows or {})
+    doc = {"schema": checker.OUTCOME_SCHEMA, "vocab_size": 3, "reference": "p", "rows": spec,
+           "nodes": [{"label": "n", "reach": "1/1", "branches": [
+               {"event": event, "probability": probability, "child": {"leaf": list(leaf)}}]}],
+           "law": ["1/1", "0/1", "0/1"], "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "5/6"},
+           "claims": {"lossless": False}}
+    doc.update(changes)
+    return doc
+
+
+ALWAYS = {"choice": {"condition": ["always"]}}
+
+
+def test_every_recipe_by_hand():
+    verdict = checker.check(_doc(ALWAYS, rows={"g": {"recipe": ["given"], "values": ["1/1", "0/1", "2/1"]}}))
+    assert verdict.valid, verdict
+    rows = _fractions(verdict.facts[0]["rows"])
+    third = F(1, 3)
+    assert rows["pp"] == [0, F(1, 12), F(1, 4)]
+    assert rows["fd"] == [F(1, 10), F(1, 10), F(1, 4)]
+    assert rows["nf"] == [F(2, 9), F(2, 9), F(5, 9)]
+    assert rows["wo"] == [F(1, 6), F(1, 3), 0]
+    assert rows["ah"] == [0, 1, 0] and rows["tie"] == [1, 0, 0] and rows["ap"] == [0, 0, 1]
+    assert rows["un"] == [third, third, third] and rows["cq"] == [F(1, 2), F(1, 4), F(1, 4)]
+    assert rows["zero"] == [0, 0, 0] and rows["g"] == [1, 0, 2]  # a given row is taken as stated
+    assert verdict.facts[0]["given"] == ["g"]
+    assert _fractions(verdict.facts[0]["totals"]) == {"alpha": 1, "out_of_range": 0, "tv": F(5, 6)}
+
+
+def _probability(event):
+    """The checker's probability of ``event`` (on the rows of :func:`_doc`), from a claim of 1/1."""
+    verdict = checker.check(_doc(event))
+    if verdict.valid:
+        return F(1)
+    assert verdict.reason is R.BRANCH and "branches[0].probability: expected " in verdict.detail, verdict
+    return F(verdict.detail.split("expected ")[1].split(",")[0])
+
+
+def _coin(source, strict=True):
+    return {"coin": {"model": "continuous", "lower": None, "upper": {"source": source, "strict": strict}}}
+
+
+@pytest.mark.parametrize("event,probability", [
+    ({"draw": {"row": "pp", "token": 2}}, F(3, 4)),  # (1/4) / (1/3)
+    ({"draw": {"row": "nf", "token": 0}}, F(2, 9)),
+    ({"draw": {"row": "ah", "token": 0}}, F(0)),
+    ({"choice": {"condition": ["argmax-is", "ah", 1]}}, F(1)),
+    ({"choice": {"condition": ["argmax-is", "ah", 0]}}, F(0)),
+    ({"choice": {"condition": ["argmax-is-not", "ah", 0]}}, F(1)),
+    ({"choice": {"condition": ["argmax-is-not", "ah", 1]}}, F(0)),
+    ({"choice": {"condition": ["argmax-is", "un", 0]}}, F(1)),  # ties to the smallest id
+    ({"choice": {"condition": ["argmax-is", "un", 1]}}, F(0)),
+    ({"choice": {"condition": ["zero", "pp", 0]}}, F(1)),
+    ({"choice": {"condition": ["zero", "pp", 1]}}, F(0)),
+    ({"choice": {"condition": ["positive", "pp", 1]}}, F(1)),
+    ({"choice": {"condition": ["positive", "pp", 0]}}, F(0)),
+    (_coin(["ratio", "pp", "p", 2]), F(1, 2)),  # (1/4) / (1/2)
+    (_coin(["ratio", "p", "q", 0]), F(1, 3)),
+    (_coin(["cdf", "p", 1]), F(1, 2)),  # 1/6 + 1/3
+    (_coin(["cdf", "pp", 1]), F(1, 4)),  # (0 + 1/12) / (1/3): the cdf of the normalized row
+    (_coin(["cdf", "pp", 0]), F(0)),
+    (_coin(["const", "2/5"]), F(2, 5)),
+    ({"race": {"first": "p", "given": 2, "second": "p", "winner": 2}}, F(1)),  # the same race
+    ({"race": {"first": "p", "given": 2, "second": "pp", "winner": 0}}, F(0)),  # weight 0 never wins
+])
+def test_primitive_probabilities_by_hand(event, probability):
+    assert _probability(event) == probability
+
+
+def test_a_race_by_hand():
+    """P(y wins the race b | x won the race a) with shared Exp(1) clocks, by hand on V = 2:
+    a = [1/2, 1/2], b = [1/4, 3/4]. Token i wins a race w iff E_i / w_i is least. Given 0 won a
+    (E_0 < E_1), token 1 wins b iff E_1 / (3/4) < E_0 / (1/4), i.e. E_0 < E_1 < 3 E_0:
+    P(E_0 < E_1 < 3 E_0) = 1/2 - 1/4 = 1/4, so the conditional is (1/4) / (1/2) = 1/2."""
+    rows = {"a": {"recipe": ["given"], "values": ["1/2", "1/2"]}, "b": {"recipe": ["given"], "values": ["1/4", "3/4"]},
+            "p": {"recipe": ["input", "p"], "values": ["1/2", "1/2"]}}
+    doc = {"schema": checker.OUTCOME_SCHEMA, "vocab_size": 2, "reference": "a", "rows": rows,
+           "nodes": [{"label": "n", "reach": "1/1", "branches": [
+               {"event": {"race": {"first": "a", "given": 0, "second": "b", "winner": 1}}, "probability": "1/1",
+                "child": {"leaf": [0, True]}}]}],
+           "law": ["1/1", "0/1"], "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "1/2"}, "claims": {"lossless": False}}
+    verdict = checker.check(doc)
+    assert verdict.reason is R.BRANCH and "expected 1/2, claimed 1/1" in verdict.detail
+    doc["nodes"][0]["branches"][0]["event"]["race"]["winner"] = 0  # E_1 > 3 E_0: 1/4, over 1/2
+    verdict = checker.check(doc)
+    assert verdict.reason is R.BRANCH and "expected 1/2, claimed 1/1" in verdict.detail
+    doc["nodes"][0]["branches"][0]["event"]["race"].update(given=1, winner=1)  # E_1 < E_0 wins b too: 1
+    assert checker.check(doc).valid
+
+
+@pytest.mark.parametrize("edit,reason,detail", [
+    (dict(event={"draw": {"row": "zero", "token": 0}}), R.MALFORMED, "draws from a row of mass 0"),
+    (dict(rows={"nz": {"recipe": ["normalized", "zero"]}}), R.NOT_NORMALIZED, "normalizing row zero, which has mass 0"),
+    (dict(rows={"w": {"recipe": ["without", "p", [3]]}}), R.TOKENS, "removes [3]"),
+    (dict(rows={"w": {"recipe": ["without", "p", [True]]}}), R.TOKENS, "removes [True]"),
+    (dict(rows={"w": {"recipe": ["without", "p", "0"]}}), R.TOKENS, "removes '0'"),
+    (dict(rows={"w": {"recipe": ["without", "p", [-1]]}}), R.TOKENS, "removes [-1]"),
+    (dict(rows={"f": {"recipe": ["floor-difference", "p", "q", 0.1]}}), R.NOT_RATIONAL, "recipe eps"),
+    (dict(rows={"q2": {"recipe": ["input", "q"], "values": Q3}}), R.MALFORMED, "named after itself"),
+    (dict(rows={"c": {"recipe": ["copy", 5]}}), R.MALFORMED, "reads row 5, which is not listed"),
+    (dict(rows={"i": {"recipe": ["input", "i"]}}), R.MALFORMED, "values belong to input and given rows only"),
+    (dict(rows={"c": {"recipe": ["copy", "p"], "values": P3}}), R.MALFORMED, "values belong to input and given rows only"),
+    (dict(rows={"c": {"recipe": "copy"}}), R.MALFORMED, "not a list that starts with a known kind"),
+    (dict(rows={"c": {"recipe": []}}), R.MALFORMED, "not a list that starts with a known kind"),
+    (dict(rows={"c": {"recipe": ["sqrt", "p"]}}), R.MALFORMED, "not a list that starts with a known kind"),
+    (dict(rows={"c": {"recipe": ["copy", "p", "q"]}}), R.MALFORMED, "has the wrong arguments"),
+    (dict(event=_coin(["ratio", "p", "pp", 0])), R.MALFORMED, "divides by pp[0] = 0"),
+    (dict(event=_coin(["ratio", "p", "pp"])), R.MALFORMED, "not ratio/cdf/const"),
+    (dict(event=_coin(["ratio", "p", "q", 3])), R.TOKENS, "token is 3"),
+    (dict(event=_coin(["cdf", "zero", 0])), R.MALFORMED, "the cdf of row zero, which has mass 0"),
+    (dict(event=_coin(["cdf", "p"])), R.MALFORMED, "not ratio/cdf/const"),
+    (dict(event=_coin(["const"])), R.MALFORMED, "not ratio/cdf/const"),
+    (dict(event=_coin(["log", "p"])), R.MALFORMED, "not ratio/cdf/const"),
+    (dict(event=_coin([])), R.MALFORMED, "not a source list and a strict flag"),
+    (dict(event=_coin("const")), R.MALFORMED, "not a source list and a strict flag"),
+    (dict(event=_coin(["const", "1/2"], strict=1)), R.MALFORMED, "not a source list and a strict flag"),
+    (dict(event={"coin": {"model": "fixed:1/1", "lower": None, "upper": None}}), None, ""),  # u = 1 is a coin
+    (dict(event={"coin": {"model": "fixed:1/1", "lower": None, "upper": None}}, probability="1/2"), R.BRANCH,
+     "expected 1/1, claimed 1/2"),
+    (dict(event={"choice": {"condition": ["argmax-is", "p"]}}), R.MALFORMED, "has condition"),
+    (dict(event={"choice": {"condition": ["larger", "p", 0]}}), R.MALFORMED, "has condition"),
+    (dict(event={"choice": {"condition": "always"}}), R.MALFORMED, "has condition"),
+    (dict(event={"choice": {"condition": ["zero", "p", 3]}}), R.TOKENS, "token is 3"),
+    (dict(event={"choice": {"condition": ["zero", "nowhere", 0]}}), R.MALFORMED, "refers to row 'nowhere'"),
+    (dict(event={"race": {"first": "pp", "given": 0, "second": "p", "winner": 0}}), R.MALFORMED, "cannot be won by 0"),
+    (dict(event={"race": {"first": "p", "given": 3, "second": "p", "winner": 0}}), R.TOKENS, "given is 3"),
+    (dict(event={"race": {"first": "p", "given": 0, "second": "p", "winner": -1}}), R.TOKENS, "winner is -1"),
+    (dict(event={"draw": {"row": "p", "token": -1}}), R.TOKENS, "token is -1"),
+    (dict(event="draw"), R.MALFORMED, "not one known event"),
+    (dict(event={}), R.MALFORMED, "not one known event"),
+    (dict(nodes=[]), R.MALFORMED, "nodes is not a non-empty list"),
+    (dict(nodes={"0": {}}), R.MALFORMED, "nodes is not a non-empty list"),
+    (dict(nodes=[{"label": "n", "reach": "1/1", "branches": []}]), R.MALFORMED, "branches is not a non-empty list"),
+    (dict(nodes=[{"label": "n", "reach": "1/1", "branches": {}}]), R.MALFORMED, "branches is not a non-empty list"),
+    (dict(reference=["p"]), R.MALFORMED, "refers to row ['p']"),
+    (dict(law=["1/1", "0/1"]), R.TOKENS, "law is not a list of vocab_size = 3 entries"),
+    (dict(law=["1/1", "0/1", "1/2"]), R.EMITTED, "law[2]: expected 0/1, claimed 1/2"),
+    (dict(leaf=(0, False)), R.TOTAL, "totals.alpha: expected 0/1, claimed 1/1"),  # a rejected path
+])
+def test_hostile_recipes_events_and_trees(edit, reason, detail):
+    verdict = checker.check(_doc(**{"event": ALWAYS, **edit}))
+    assert verdict.reason is reason and detail in verdict.detail, verdict
+
+
+@pytest.mark.parametrize("child", [1, -1, True, 0.0, None, {"leaf": [0, True], "x": 1}, {"leaf": (0, True, 1)},
+                                   {"leaf": [True, True]}, {"leaf": "0"}])
+def test_a_branch_child_is_a_later_node_or_a_leaf(child):
+    doc = _doc(ALWAYS)
+    doc["nodes"][0]["branches"][0]["child"] = child
+    verdict = checker.check(doc)
+    assert verdict.reason is R.MALFORMED and "child is" in verdict.detail, verdict
+
+
+@pytest.mark.parametrize("output", [3, -1, 10 ** 30])
+def test_outputs_outside_the_vocabulary_are_counted_not_emitted(output):
+    # every path ends at an output outside [0, V): the law is 0, TV = (1 + 1) / 2 = 1
+    doc = _doc(ALWAYS, leaf=(output, False), law=["0/1"] * 3,
+               totals={"alpha": "0/1", "out_of_range": "1/1", "tv": "1/1"})
+    verdict = checker.check(doc)
+    assert verdict.valid, verdict
+    assert _fractions(verdict.facts[0]["totals"]) == {"alpha": 0, "out_of_range": 1, "tv": 1}
+
+
+def test_two_nodes_into_one_add_their_inflow():
+    # node 0 draws 0 (1/6), 1 (1/3) or 2 (1/2) from p; 0 and 1 lead to node 1, 2 to a leaf;
+    # node 1's reach is 1/6 + 1/3 = 1/2, and it always outputs 1 (accepted)
+    doc = _doc(ALWAYS)
+    doc["nodes"] = [
+        {"label": "a", "reach": "1/1", "branches": [
+            {"event": {"draw": {"row": "p", "token": t}}, "probability": P3[t], "child": 1 if t < 2 else {"leaf": [2, False]}}
+            for t in range(3)]},
+        {"label": "b", "reach": "1/2", "branches": [{"event": ALWAYS, "probability": "1/1", "child": {"leaf": [1, True]}}]}]
+    doc.update(law=["0/1", "1/2", "1/2"], totals={"alpha": "1/2", "out_of_range": "0/1", "tv": "1/6"})
+    verdict = checker.check(doc)
+    assert verdict.valid, verdict
+    assert _fractions(verdict.facts[0]["law"]) == [0, F(1, 2), F(1, 2)] and verdict.facts[0]["nodes"] == 2
+    doc["nodes"][1]["reach"] = "1/3"
+    verdict = checker.check(doc)
+    assert verdict.reason is R.NODE_MASS and "expected 1/2, claimed 1/3" in verdict.detail
+
+
+def _race_oracle(a, b, x, y):
+    """P(y wins the race b | x wins the race a) on V = 3, shared clocks E_i ~ Exp(1), derived
+    in the clocks (s, t) = (E_x, E_y) (the checker integrates over s and the ratio t / s):
+    x wins a and y wins b iff m1 s < t < m2 s (m1 = a_y/a_x, m2 = b_y/b_x) and the third clock
+    u exceeds max(alpha s, beta t) (alpha = a_k/a_x, beta = b_k/b_y). The double integral of
+    exp(-c1 s - c2 t) over the cone m_lo s < t < m_hi s is (1/c2)(1/(c1 + c2 m_lo) - 1/(c1 + c2 m_hi))."""
+    if b[y] == 0:
+        return F(0)
+    if x == y:
+        return 1 / sum(max(a[i] / a[x], b[i] / b[x]) for i in range(3)) * sum(a) / a[x]
+    (k,) = {0, 1, 2} - {x, y}
+    m1, m2 = a[y] / a[x], (b[y] / b[x] if b[x] else None)
+    alpha, beta = a[k] / a[x], b[k] / b[y]
+
+    def cone(c1, c2, lo, hi):
+        if hi is not None and lo >= hi:
+            return F(0)
+        return (1 / (c1 + c2 * lo) - (0 if hi is None else 1 / (c1 + c2 * hi))) / c2
+
+    if beta == 0:  # u > alpha s only
+        joint = cone(1 + alpha, F(1), m1, m2)
+    else:  # alpha s >= beta t below the ray t = (alpha/beta) s
+        ray = alpha / beta
+        joint = cone(1 + alpha, F(1), m1, ray if m2 is None else min(m2, ray)) + cone(F(1), 1 + beta, max(m1, ray), m2)
+    return joint * sum(a) / a[x]
+
+
+RACE_ROWS = [
+    ([F(1, 2), F(1, 6), F(1, 3)], [F(1, 6), F(1, 2), F(1, 3)]),  # every ratio a_i/b_i distinct: 3, 1/3, 1
+    ([F(1, 4), F(1, 4), F(1, 2)], [F(0), F(1, 2), F(1, 2)]),  # b_0 = 0: an unbounded piece
+    ([F(1, 5), F(2, 5), F(2, 5)], [F(3, 5), F(1, 5), F(1, 5)]),
+    ([F(1, 3), F(1, 3), F(1, 3)], [F(1, 2), F(1, 2), F(0)]),  # b_2 = 0
+    ([F(1, 7), F(2, 7), F(4, 7)], [F(4, 7), F(1, 7), F(2, 7)]),
+    # ratios 27/22, 15/22, 45/44: a piece [45/44, 27/22] shorter than its left end (a probe at a
+    # third of left + right would fall below the breakpoint 45/44)
+    ([F(9, 22), F(4, 22), F(9, 22)], [F(5, 15), F(4, 15), F(6, 15)]),
+    # given rows need not sum to 1: the first case with a doubled and b tripled (same answers)
+    ([F(1), F(1, 3), F(2, 3)], [F(1, 2), F(3, 2), F(1)]),
+    # x = 0, y = 1: lo = 5/13, hi = 1, and the third ratio 5 lies above hi (no breakpoint)
+    ([F(1, 4), F(1, 4), F(1, 2)], [F(1, 4), F(13, 20), F(1, 10)]),
+    # x = 0, y = 1: lo = 1/16, hi = 1/2, the breakpoint a_2/b_2 = 1/4 with a_2 b_2 = 1 and b_2/a_2 = 4
+    ([F(1, 2), F(1, 16), F(1, 2)], [F(1), F(1), F(2)]),
+]
+
+
+@pytest.mark.parametrize("a,b", RACE_ROWS)
+def test_races_against_an_integral_in_the_clocks(a, b):
+    rows = {name: {"recipe": ["given"], "values": [f"{v.numerator}/{v.denominator}" for v in row]} for name, row in (("a", a), ("b", b))}
+    for x in range(3):
+        if a[x] == 0:
+            continue
+        total = F(0)
+        for y in range(3):
+            want = _race_oracle(a, b, x, y)
+            total += want
+            event = {"race": {"first": "a", "given": x, "second": "b", "winner": y}}
+            verdict = checker.check(_doc(event, probability="7/9", rows=rows))
+            assert verdict.reason is R.BRANCH, verdict
+            assert verdict.detail.endswith(f"expected {want.numerator}/{want.denominator}, claimed 7/9"), (x, y, verdict.detail)
+        assert total == 1  # given x, some token wins the second race
