@@ -28,7 +28,7 @@ from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from .errors import InvalidDistribution, ResidualUndefined
-from .outcome import Bound, Branch, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven, Rows
+from .outcome import Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven, Rows
 from .policy import STANDARD, Rule
 from .rational import as_distribution
 
@@ -103,22 +103,12 @@ _DERIVATIONS = {
 }
 
 
-class _Builder:
+class _Builder(Builder):
     """Builds one position's outcome tree; every branch's probability comes from its primitive."""
 
     def __init__(self, rows: Rows, rule: Rule):
         self.rows, self.rule, self.v = rows, rule, len(rows["p"])
         self.shared: Node | None = None  # a residual subtree that does not depend on the draft
-
-    def branch(self, event, child) -> Branch | None:
-        """The branch, or None if its probability is 0; ``child`` may be a thunk (built only then)."""
-        prob = event.probability(self.rows)
-        if not prob:
-            return None
-        return Branch(event, prob, child() if callable(child) else child)
-
-    def node(self, label: str, branches) -> Node:
-        return Node(label, tuple(b for b in branches if b is not None))
 
     def after_draft(self, x: int, unchecked: bool) -> Node:
         rule, rows = self.rule, self.rows

@@ -471,18 +471,13 @@ def build_outcome_certificate(
 
     if reference not in tree.rows:
         raise InvalidDistribution(f"the reference row {reference!r} is not a row of the tree")
+    if isinstance(tree.root, Leaf):  # a verifier that needs no randomness: one certain branch
+        root = Node("certain", (Branch(Choice(("always",)), Fraction(1), tree.root),))
+        tree = type(tree)(tree.rows, root, tree.vocab_size, tree.derivations, tree.recipes)
     data = tree.as_dict()
-    root = tree.root
-    if isinstance(root, Leaf):  # a verifier that needs no randomness: one certain branch
-        root = Node("certain", (Branch(Choice(("always",)), Fraction(1), root),))
-        data = type(tree)(tree.rows, root, tree.vocab_size, tree.derivations, tree.recipes).as_dict()
-    reach = [Fraction(0)] * len(data["nodes"])
-    reach[0] = Fraction(1)
-    for i, node in enumerate(data["nodes"]):
-        node["reach"] = exact_text(reach[i])
-        for branch in node["branches"]:
-            if isinstance(branch["child"], int):
-                reach[branch["child"]] += reach[i] * parse_exact(branch["probability"])
+    reach = [m for n, m in tree.reaches() if isinstance(n, Node)]
+    for node, mass in zip(data["nodes"], reach):  # as_dict numbers the nodes in the same order
+        node["reach"] = exact_text(mass)
     rows = {}
     for key, values in data["rows"].items():
         recipe = list(tree.recipes.get(key, ("given",)))

@@ -43,7 +43,7 @@ import functools
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Iterator, Mapping, Union
+from typing import Callable, Iterable, Iterator, Mapping, Union
 
 from .errors import SpecProofError
 
@@ -64,6 +64,7 @@ __all__ = [
     "Node",
     "OutcomeTree",
     "Rows",
+    "Builder",
     "race_given",
     "InvalidTree",
 ]
@@ -478,6 +479,25 @@ class Node:
     branches: tuple[Branch, ...]
 
 
+class Builder:
+    """Base of the tree builders (:mod:`specproof.audit`, :mod:`specproof.variants`): a branch's
+    probability always comes from its primitive on :attr:`rows`, and a branch of probability 0
+    is left out (its child, which may be given as a thunk, is then never built)."""
+
+    rows: Mapping[str, Row]
+
+    def branch(self, event: "Primitive", child: "Node | Leaf | Callable[[], Node | Leaf]") -> "Branch | None":
+        """The branch, or None if its probability is 0."""
+        prob = event.probability(self.rows)
+        if not prob:
+            return None
+        return Branch(event, prob, child() if callable(child) else child)
+
+    def node(self, label: str, branches: "Iterable[Branch | None]") -> "Node":
+        """A node of the branches that are not None."""
+        return Node(label, tuple(b for b in branches if b is not None))
+
+
 @dataclass(frozen=True)
 class OutcomeTree:
     """The outcomes of one verification position, with the rows its primitives read.
@@ -535,25 +555,38 @@ class OutcomeTree:
         order.reverse()  # reversed post-order: a topological order
         return order
 
+    def reaches(self) -> list[tuple["Node | Leaf", Fraction]]:
+        """Every distinct node and leaf with its reach (the probability that the verifier gets
+        there: the sum over the paths to it of their products of branch probabilities), parents
+        before children, in the order :meth:`as_dict` numbers the nodes. Linear in the number of
+        branches, shared subtrees counted once. Computed once per tree."""
+        return list(self._reaches)
+
+    @functools.cached_property
+    def _reaches(self) -> list[tuple["Node | Leaf", Fraction]]:
+        mass: dict[int, Fraction] = {id(self.root): Fraction(1)}
+        out = []
+        for node in self._nodes():
+            m = mass.pop(id(node), Fraction(0))
+            out.append((node, m))
+            if isinstance(node, Node):
+                for br in node.branches:
+                    k = id(br.child)
+                    mass[k] = mass.get(k, Fraction(0)) + m * br.probability
+        return out
+
     def outcomes(self) -> dict[tuple[int, bool], Fraction]:
-        """The mass of each outcome ``(output, accepted)``: every path's product of branch
-        probabilities, summed by leaf. Linear in the number of branches, shared subtrees
-        counted once (mass is pushed down in topological order). Computed once per tree."""
+        """The mass of each outcome ``(output, accepted)``: the leaves' reaches (see
+        :meth:`reaches`) summed by leaf. Computed once per tree."""
         return dict(self._outcomes)
 
     @functools.cached_property
     def _outcomes(self) -> dict[tuple[int, bool], Fraction]:
-        mass: dict[int, Fraction] = {id(self.root): Fraction(1)}
         out: dict[tuple[int, bool], Fraction] = {}
-        for node in self._nodes():
-            m = mass.pop(id(node), Fraction(0))
+        for node, m in self._reaches:
             if isinstance(node, Leaf):
                 key = (node.output, node.accepted)
                 out[key] = out.get(key, Fraction(0)) + m
-                continue
-            for br in node.branches:
-                k = id(br.child)
-                mass[k] = mass.get(k, Fraction(0)) + m * br.probability
         return out
 
     def paths(self) -> Iterator[tuple[tuple[Branch, ...], Fraction, Leaf]]:

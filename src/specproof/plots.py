@@ -83,20 +83,29 @@ def pair_figure(facts: Mapping[str, Any], path: str | Path, *, labels: Mapping[i
               (("p", law.target), ("q", law.draft), ("min(p, q)", law.accept), ("(p − q)+", law.residual))}
     size = len(law.target)
     tokens = sorted(sorted(range(size), key=lambda t: (-max(values["p"][t], values["q"][t]), t))[:TOP_TOKENS])
+    return _token_bars({_SERIES[name]: (name, column) for name, column in values.items()}, tokens, path,
+                       labels=labels, log=log, title=title,
+                       xlabel=f"token ({len(tokens)} of V = {size}: the largest max(p, q))")
+
+
+def _token_bars(series: Mapping[str, tuple[str, list[Fraction]]], tokens: list[int], path: str | Path, *,
+                labels: Mapping[int, str] | None, log: bool, title: str, xlabel: str) -> Path:
+    """Grouped bars, one group per token of ``tokens`` and one bar per series ``{gid: (legend,
+    values by token id)}``, each bar's SVG id ``bar-GID-TOKEN``; write SVG to ``path``."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 3))
-    width = 0.2
-    for k, (name, column) in enumerate(values.items()):
-        bars = ax.bar([i + (k - 1.5) * width for i in range(len(tokens))], [float(column[t]) for t in tokens],
-                      width, label=name)
+    width = 0.8 / len(series)
+    for k, (gid, (name, column)) in enumerate(series.items()):
+        bars = ax.bar([i + (k - (len(series) - 1) / 2) * width for i in range(len(tokens))],
+                      [float(column[t]) for t in tokens], width, label=name)
         for t, rect in zip(tokens, bars):  # SVG ids name each bar: "bar-p-17", "bar-residual-3", ...
-            rect.set_gid(f"bar-{_SERIES[name]}-{t}")
+            rect.set_gid(f"bar-{gid}-{t}")
     ax.set_xticks(range(len(tokens)))
     ax.set_xticklabels([(labels or {}).get(t, str(t)) for t in tokens], rotation=60, ha="right")
     if log:
         ax.set_yscale("log")
     ax.set_ylabel("probability")
-    ax.set_xlabel(f"token ({len(tokens)} of V = {size}: the largest max(p, q))")
+    ax.set_xlabel(xlabel)
     ax.set_title(title)
     ax.legend(loc="upper right")
     try:
@@ -137,25 +146,8 @@ def outcome_figure(facts: Mapping[str, Any], path: str | Path, *, log: bool = Fa
     size = len(values["reference"])
     tokens = sorted(sorted(range(size), key=lambda t: (-abs(values["emitted"][t] - values["reference"][t]),
                                                        -values["reference"][t], t))[:TOP_TOKENS])
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 3))
-    for k, (name, column) in enumerate(values.items()):
-        bars = ax.bar([i + (k - 0.5) * 0.4 for i in range(len(tokens))], [float(column[t]) for t in tokens], 0.4,
-                      label=name)
-        for t, rect in zip(tokens, bars):
-            rect.set_gid(f"bar-{name}-{t}")
-    ax.set_xticks(range(len(tokens)))
-    ax.set_xticklabels([str(t) for t in tokens], rotation=60, ha="right")
-    if log:
-        ax.set_yscale("log")
-    ax.set_ylabel("probability")
-    ax.set_xlabel(f"token ({len(tokens)} of V = {size}: the largest differences)")
-    ax.set_title(title)
-    ax.legend(loc="upper right")
-    try:
-        return _save(fig, Path(path))
-    finally:
-        plt.close(fig)
+    return _token_bars({name: (name, column) for name, column in values.items()}, tokens, path, labels=None,
+                       log=log, title=title, xlabel=f"token ({len(tokens)} of V = {size}: the largest differences)")
 
 
 def _geometric(alpha: Fraction, gamma: int) -> list[Fraction]:

@@ -49,7 +49,7 @@ from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
 from .errors import InvalidDistribution, SpecProofError
-from .outcome import CONTINUOUS, Bound, Branch, Choice, Coin, Draw, Leaf, Node, OutcomeTree, Rows
+from .outcome import CONTINUOUS, Bound, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, Rows
 from .rational import as_distribution, to_fraction
 
 __all__ = [
@@ -150,7 +150,7 @@ def _fr(x: Fraction) -> str:
     return f"{x.numerator}/{x.denominator}"
 
 
-class _Builder:
+class _Builder(Builder):
     """Collects named rows with recipes and builds nodes whose branch probabilities come from
     their primitives (a branch of probability 0 is left out, its child never built)."""
 
@@ -168,47 +168,11 @@ class _Builder:
             self.derivations[name] = why
         return name
 
-    def branch(self, event, child) -> Branch | None:
-        prob = event.probability(self.rows)
-        if not prob:
-            return None
-        return Branch(event, prob, child() if callable(child) else child)
-
-    def node(self, label: str, branches) -> Node:
-        return Node(label, tuple(b for b in branches if b is not None))
-
     def draw_all(self, label: str, row: str, accepted: bool = False) -> Node:
         return self.node(label, [self.branch(Draw(row, y), Leaf(y, accepted)) for y in range(self.v)])
 
     def tree(self, root) -> OutcomeTree:
         return OutcomeTree(self.rows, root, self.v, dict(self.derivations), dict(self.recipes))
-
-
-def _node_masses(tree: OutcomeTree) -> list[tuple[Node, Fraction]]:
-    """Every distinct node with its reach probability (shared subtrees summed), parents first."""
-    order: list[Node] = []
-    seen: set[int] = set()
-    stack: list[tuple[Any, bool]] = [(tree.root, False)]
-    while stack:
-        node, done = stack.pop()
-        if done:
-            order.append(node)
-            continue
-        if id(node) in seen or isinstance(node, Leaf):
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        stack.extend((br.child, False) for br in node.branches)
-    order.reverse()
-    mass = {id(tree.root): Fraction(1)}
-    out = []
-    for node in order:
-        m = mass.get(id(node), _ZERO)
-        out.append((node, m))
-        for br in node.branches:
-            if isinstance(br.child, Node):
-                mass[id(br.child)] = mass.get(id(br.child), _ZERO) + m * br.probability
-    return out
 
 
 # --------------------------------------------------------------------------- multi-draft
@@ -478,8 +442,8 @@ class MultiDraftLaw:
 
 def _accepted_by_label(tree: OutcomeTree, count: int, prefix: str = "test ") -> tuple[Fraction, ...]:
     out = [_ZERO] * count
-    for node, m in _node_masses(tree):
-        if node.label.startswith(prefix):
+    for node, m in tree.reaches():
+        if isinstance(node, Node) and node.label.startswith(prefix):
             i = int(node.label[len(prefix):]) - 1
             for br in node.branches:
                 if isinstance(br.child, Leaf) and br.child.accepted:
