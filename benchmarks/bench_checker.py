@@ -75,7 +75,7 @@ def _valid(doc: dict) -> dict:
         node["reach"] = "0/1"
         for branch in node["branches"]:
             branch["probability"] = "0/1"
-    rows, _, _ = checker._outcome_rows(doc, "doc", size, checker._branch_shapes(doc["nodes"], "doc"))
+    rows, *_ = checker._outcome_rows(doc, "doc", size, checker._branch_shapes(doc["nodes"], "doc"))
     reach = [Fraction(0)] * len(doc["nodes"])
     reach[0] = Fraction(1)
     law, alpha = [Fraction(0)] * size, Fraction(0)
@@ -183,6 +183,51 @@ def _outcome_hostile(kb: int) -> dict[str, bytes]:
     return {k: dumps(d).encode() for k, d in out.items()}
 
 
+def _block_hostile(kb: int) -> dict[str, bytes]:
+    """Block certificates built to cost the stream check the most per byte (about ``kb`` KB),
+    valid and lossy (the block (0,) always): the target's rows at every prefix of a binary tree as
+    deep as the size allows, over denominators of hundreds of bits (the gap's numbers grow with
+    depth); and one wide level (V rows of V tokens after every first token)."""
+    import random
+    from fractions import Fraction
+
+    from specproof.certificate import exact_text
+
+    def finish(doc):
+        size, gamma = doc["vocab_size"], doc["gamma"]
+        rows, _, _, inputs = checker._outcome_rows(doc, "doc", size, 1, gamma)
+        targets = {prefix: rows[name] for (role, prefix), name in inputs.items() if role == "p"}
+        gap = checker._stream_gap({(0,): checker.Ratio(1, 1)}, targets, gamma, "doc")
+        doc["totals"] = {"accepted_length": ["1/1"] + ["0/1"] * gamma, "expected_emitted": "1/1",
+                         "stream_tv": exact_text(gap)}
+        doc["claims"] = {"lossless": False}
+        return dumps(doc).encode()
+
+    def certain(size, gamma, rows):
+        return {"schema": checker.BLOCK_SCHEMA, "vocab_size": size, "gamma": gamma, "rows": rows,
+                "nodes": [{"label": "certain", "reach": "1/1", "branches": [
+                    {"event": {"choice": {"condition": ["always"]}}, "probability": "1/1", "child": {"leaf": [[0], 0]}}]}],
+                "law": [[[0], "1/1"]]}
+
+    rng = random.Random(kb)
+    bits = 600
+    den = rng.getrandbits(bits) | (1 << bits)
+    depth = max(1, min(checker.MAX_BLOCK_GAMMA, (kb * 1000 // (2 * bits // 3 + 40)).bit_length() - 2))
+    rows = {}
+    for d in range(depth + 1):
+        for i in range(2 ** d):
+            prefix = [(i >> k) & 1 for k in range(d)]
+            a = rng.randrange(1, den)
+            rows[f"p{prefix}"] = {"recipe": ["input", "p", prefix], "values": [f"{a}/{den}", f"{den - a}/{den}"]}
+    out = {f"stream over a binary tree, gamma {depth}": finish(certain(2, depth, rows))}
+    v = max(2, int((kb * 1000 / 8) ** 0.5))
+    row = [f"1/{v}"] * v
+    rows = {"p[]": {"recipe": ["input", "p", []], "values": row},
+            **{f"p[{t}]": {"recipe": ["input", "p", [t]], "values": row} for t in range(v)}}
+    out[f"one wide level, V = {v}"] = finish(certain(v, 1, rows))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--skip-smollm2", action="store_true", help="skip the 19 MB SmolLM2 bundle")
@@ -200,6 +245,12 @@ def main() -> None:
         for name, data in _outcome_hostile(kb).items():
             seconds, verdict = _best(data)
             print(f"  {name:28s} {len(data) / 1000:7.1f} KB  {seconds:7.3f} s  valid={verdict.valid}"
+                  f"{'' if verdict.valid else ' (' + verdict.reason.value + ')'}")
+    print("block certificates (goal: each < 5 s)")
+    for kb in (20, 50, 100, 400):
+        for name, data in _block_hostile(kb).items():
+            seconds, verdict = _best(data)
+            print(f"  {name:34s} {len(data) / 1000:7.1f} KB  {seconds:7.3f} s  valid={verdict.valid}"
                   f"{'' if verdict.valid else ' (' + verdict.reason.value + ')'}")
     print("genuine chain certificates (goal: linear in size)")
     points = []

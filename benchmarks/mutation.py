@@ -89,13 +89,15 @@ class Target:
 MODULES = {
     "checker": Target("src/specproof/checker.py", ("tests/test_checker.py", "tests/test_chain_certificate.py",
                                                    "tests/test_outcome_certificate.py", "tests/test_trust_cases.py",
-                                                   "tests/test_checker_fuzz.py"),
+                                                   "tests/test_checker_fuzz.py", "tests/test_block_certificate.py"),
                       first=((r"_outcome_rows|_dependency_order|_Named|_named|_list|_fraction|_derive|_named_row|_token"
                               r"|_coin_below|_threshold|_event_probability|_race_given|_check_outcome|_less|_branch_shapes"
                               r"|_reference|_reads",
                               "tests/test_outcome_certificate.py"),
                              (r"_children|_stop_tokens|_check_chain.*|_check_prefix|_row_index|_chain_rows|_sum|_product",
-                              "tests/test_chain_certificate.py"))),
+                              "tests/test_chain_certificate.py"),
+                             (r"_check_block|_stream_gap|_block_leaf|_walk|_input_key|_position_leaf",
+                              "tests/test_block_certificate.py"))),
     "exact": Target("src/specproof/exact.py", ("tests/test_exact.py",)),
     "chain": Target("src/specproof/chain.py",
                     ("tests/test_chain.py", "tests/test_chain_certificate.py", "tests/test_paper_tables.py")),

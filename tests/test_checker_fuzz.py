@@ -18,6 +18,7 @@ import pytest
 
 from specproof import checker
 from specproof.audit import position_law
+from specproof.variants import block_verification_certificate
 from specproof.certificate import (build_bundle, build_certificate, build_chain_certificate,
                                    build_compact_certificate, build_outcome_certificate)
 from specproof.policy import named_rule
@@ -54,6 +55,7 @@ def _genuine():
         **{f"outcome-{rule}": build_outcome_certificate(
             position_law(["1/6", "1/3", "1/2"], ["1/2", "1/4", "1/4"], named_rule(rule)).tree, name=rule, statement="s")
            for rule in ("coin-reuse-inverse-cdf", "race-reuse", "le-float32-coin", "match-rule")},
+        "block-verification": block_verification_certificate(lambda s: _row(s, 0, 2), lambda s: _row(s, 1, 2), 2),
     }
 
 
@@ -145,7 +147,13 @@ def _law(facts):
     """What a verdict re-derived, as plain Fractions, to compare two documents' laws."""
     out = []
     for f in facts:
-        if f["schema"] == checker.OUTCOME_SCHEMA:
+        if f["schema"] == checker.BLOCK_SCHEMA:
+            out.append(("block", tuple((k, Fraction(x.num, x.den)) for k, x in f["law"].items()),
+                        tuple(Fraction(x.num, x.den) for x in f["accepted_length"]),
+                        Fraction(f["expected_emitted"].num, f["expected_emitted"].den), f["stream_tv"],
+                        tuple(sorted(f["claims"].items())),
+                        tuple(sorted((k, tuple(Fraction(x.num, x.den) for x in v)) for k, v in f["inputs"].items()))))
+        elif f["schema"] == checker.OUTCOME_SCHEMA:
             # (a mutant may add or drop a row no branch reads: the law stays the same)
             out.append(("outcome", tuple(Fraction(x.num, x.den) for x in f["law"]),
                         tuple(sorted((k, Fraction(x.num, x.den)) for k, x in f["totals"].items())),

@@ -321,12 +321,24 @@ def test_variant_audits_write_certificates(tmp_path, capsys, verifier, count, lo
         assert _fractions(verdict.facts[0]["totals"]["tv"]) == F(1, 4)
 
 
-def test_block_verification_has_no_certificate_yet(tmp_path, capsys):
-    (tmp_path / "p.json").write_text('["1/2", "1/2"]')
-    args = ["audit", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "p.json"), "--verifier", "block",
-            "--certificate", str(tmp_path / "c.json")]
-    assert main(args) == 2 and not (tmp_path / "c.json").exists()
-    assert "no outcome-tree certificate" in capsys.readouterr().err
+def test_block_verification_audit_writes_a_block_certificate_check_binds_it(tmp_path, capsys):
+    (tmp_path / "p.json").write_text('["1/3", "2/3"]')
+    (tmp_path / "q.json").write_text('["2/3", "1/3"]')
+    cert = tmp_path / "c.json"
+    args = ["audit", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json"), "--verifier", "block",
+            "--gamma", "2", "--certificate", str(cert), "--json"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["expected_accepted"] == "11/9" and out["certificate"] == str(cert)  # Sun et al.'s example
+    verdict = checker.check_file(cert)
+    assert verdict.valid and verdict.facts[0]["schema"] == checker.BLOCK_SCHEMA
+    assert [F(x.num, x.den) for x in verdict.facts[0]["accepted_length"]] == [F(1, 3), F(1, 9), F(5, 9)]
+    bind = ["check", str(cert), "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json")]
+    assert main(bind) == 0
+    text = capsys.readouterr().out
+    assert "p and q are exactly --target's and --draft's values" in text and "the certified verifier is LOSSLESS" in text
+    assert main(["check", str(cert), "--target", str(tmp_path / "q.json"), "--draft", str(tmp_path / "q.json")]) == 1
+    assert "p after [](0) is 1/3, but --target gives 2/3" in capsys.readouterr().out
 
 
 def _race_doc(v, probability):
@@ -565,12 +577,12 @@ def test_a_race_by_hand():
     (dict(rows={"c": {"recipe": ["sqrt", "p"]}}), R.MALFORMED, "not a list that starts with a known kind"),
     (dict(rows={"c": {"recipe": ["copy", "p", "q"]}}), R.MALFORMED, "has the wrong arguments"),
     (dict(event=_coin(["ratio", "p", "pp", 0])), R.MALFORMED, "divides by pp[0] = 0"),
-    (dict(event=_coin(["ratio", "p", "pp"])), R.MALFORMED, "not ratio/cdf/const"),
+    (dict(event=_coin(["ratio", "p", "pp"])), R.MALFORMED, "not ratio/cdf/masses/const"),
     (dict(event=_coin(["ratio", "p", "q", 3])), R.TOKENS, "token is 3"),
     (dict(event=_coin(["cdf", "zero", 0])), R.MALFORMED, "the cdf of row zero, which has mass 0"),
-    (dict(event=_coin(["cdf", "p"])), R.MALFORMED, "not ratio/cdf/const"),
-    (dict(event=_coin(["const"])), R.MALFORMED, "not ratio/cdf/const"),
-    (dict(event=_coin(["log", "p"])), R.MALFORMED, "not ratio/cdf/const"),
+    (dict(event=_coin(["cdf", "p"])), R.MALFORMED, "not ratio/cdf/masses/const"),
+    (dict(event=_coin(["const"])), R.MALFORMED, "not ratio/cdf/masses/const"),
+    (dict(event=_coin(["log", "p"])), R.MALFORMED, "not ratio/cdf/masses/const"),
     (dict(event=_coin([])), R.MALFORMED, "not a source list and a strict flag"),
     (dict(event=_coin("const")), R.MALFORMED, "not a source list and a strict flag"),
     (dict(event=_coin(["const", "1/2"], strict=1)), R.MALFORMED, "not a source list and a strict flag"),
@@ -699,3 +711,28 @@ def test_races_against_an_integral_in_the_clocks(a, b):
             assert verdict.reason is R.BRANCH, verdict
             assert verdict.detail.endswith(f"expected {want.numerator}/{want.denominator}, claimed 7/9"), (x, y, verdict.detail)
         assert total == 1  # given x, some token wins the second race
+
+
+def test_spectr_rows_derive_from_p_and_q_by_scaled_and_minimum():
+    from specproof.variants import multidraft_tree
+
+    p, q = ["1/2", "1/4", "1/4"], ["1/4", "1/4", "1/2"]
+    doc = build_outcome_certificate(multidraft_tree(p, q, 2, method="spectr", rho=2), name="spectr", statement="s",
+                                    reference="p")
+    verdict = _check(doc)
+    assert verdict.valid and verdict.facts[0]["given"] == []
+    rows = {k: _fractions(v) for k, v in verdict.facts[0]["rows"].items()}
+    assert rows["p-over-rho"] == [F(1, 4), F(1, 8), F(1, 8)]  # scaled p 1/2
+    assert rows["spectr-min"] == [F(1, 4), F(1, 8), F(1, 8)]  # minimum with q = (1/4, 1/4, 1/2)
+    beta = F(1, 2)  # c = (1 - (1 - beta)^2) / beta = 3/2
+    assert rows["spectr-scaled-min"] == [F(3, 8), F(3, 16), F(3, 16)]
+    assert rows["spectr-residual"] == [F(1, 8), F(1, 16), F(1, 16)] and sum(rows["spectr-residual"]) == 1 - 3 * beta / 2
+    assert verdict.facts[0]["claims"] == {"lossless": True}
+    tampered = copy.deepcopy(doc)
+    tampered["rows"]["p-over-rho"]["recipe"][2] = "1/3"  # another rho: the test thresholds change
+    assert _check(tampered).reason is checker.Reason.BRANCH
+    tampered["rows"]["p-over-rho"]["recipe"][2] = "-1/2"
+    assert _check(tampered).reason is checker.Reason.NEGATIVE
+    tampered["rows"]["spectr-min"]["recipe"] = ["minimum", "q", "q"]  # min(q, q) = q: the residual changes
+    tampered["rows"]["p-over-rho"]["recipe"][2] = "1/2"
+    assert _check(tampered).reason is checker.Reason.BRANCH

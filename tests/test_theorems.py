@@ -25,7 +25,7 @@ def test_every_theorem_is_proved(regenerated):
     assert [o.theorem for o in outcomes] == list(theorems.THEOREMS)
     assert all(o.proved for o in outcomes), [(o.theorem, o.detail) for o in outcomes]
     counts = {o.theorem: o.instances for o in outcomes}
-    assert counts["seed_cases"] == 6 and counts["variants_positions"] == 27
+    assert counts["seed_cases"] == 6 and counts["variants_positions"] == 27 and counts["block_verification"] == 9
     assert counts["real_phone_lm"] == 20 and counts["real_smollm2"] == 18 and counts["chain_phone_lm"] == 9
     assert counts["small_grid"] == sum(len(theorems.distributions(v, 4)) ** 2 for v in (1, 2, 3)) == 1 + 49 + 484
 
@@ -41,7 +41,8 @@ def test_committed_transcripts_regenerate_byte_identically(regenerated, key):
         assert (out / f"{key}{suffix}").read_bytes() == committed, f"{key}{suffix} differs: rerun python proofs/{key}.py"
 
 
-COMMITTED_CERTIFICATES = ["alpha_tv.json", "real_phone_lm.json", "seed_cases.json", "small_grid.json", "variants_positions.json"]
+COMMITTED_CERTIFICATES = ["alpha_tv.json", "block_verification.json", "real_phone_lm.json", "seed_cases.json", "small_grid.json",
+                          "variants_positions.json"]
 
 
 def test_the_committed_certificates_are_these():

@@ -28,7 +28,7 @@ P = (F(1, 2), F(1, 4), F(1, 4))
 Q = (F(1, 4), F(1, 4), F(1, 2))
 
 ALL_RECIPES = {"input", "given", "copy", "positive-part", "normalized", "without", "one-hot-argmax", "uniform",
-               "floor-difference"}
+               "floor-difference", "scaled", "minimum", "times-capped-ratio"}
 
 
 # --------------------------------------------------------------------------- independent oracles
@@ -201,7 +201,10 @@ def test_multidraft_recipes_are_the_documented_ones():
         assert recipes_known(tree, ALL_RECIPES - {"given"})
         tree.rederive()
     spectr = multidraft_tree(P, Q, 2, method="spectr", rho=2)
-    assert spectr.recipes["p-over-rho"] == ("given",) and "scaled" in spectr.derivations["p-over-rho"]
+    assert spectr.recipes["p-over-rho"] == ("scaled", "p", "1/2")
+    assert spectr.recipes["spectr-residual"] == ("positive-part", "p", "spectr-scaled-min")
+    assert not [n for n, r in spectr.recipes.items() if r[0] == "given"]
+    spectr.rederive()
     assert multidraft_tree(P, Q, 2).recipes["r1"] == ("positive-part", "p", "q")
     assert multidraft_tree(P, Q, 2).recipes["r1n"] == ("normalized", "r1")
 
@@ -584,7 +587,7 @@ def test_variants_proof_runs_and_rejects_tampering(tmp_path):
     bad["positions"][0]["law"] = ["1/3", "1/3", "1/3"]
     assert not verify_document(bad)[0]
     spectr = OutcomeTree.from_dict(next(c for c in doc["positions"] if c["name"] == "worked-spectr-k2")["tree"])
-    assert rederive_rows(spectr) == ["p", "p-over-rho", "q", "spectr-residual"]
+    assert rederive_rows(spectr) == ["p", "q"]  # every SpecTr row derives from p and q
 
 
 # --------------------------------------------------------------------------- CLI: specproof audit --verifier

@@ -498,6 +498,67 @@ def build_outcome_certificate(
     }
 
 
+def build_block_certificate(
+    tree: Any, *, gamma: int, stream_tv: Fraction, name: str, statement: str,
+    provenance: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The certificate of one verification step over a block: an outcome tree whose leaves are
+    the emitted blocks (``Leaf(output=(ids...), accepted=count)``), its rows with recipes (the
+    inputs ``("input", "p" or "q", [ids])``: the target's and draft's rows after a prefix).
+
+    Parameters
+    ----------
+    tree : specproof.outcome.OutcomeTree
+        For example :func:`specproof.variants.block_verification_tree`.
+    gamma : int
+        Drafts per block.
+    stream_tv : Fraction
+        The claimed TV between the stream (block, then target sampling) and the target's joint
+        law over gamma + 1 tokens; the checker recomputes it.
+    name, statement : str
+        What the certificate proves, in words.
+    provenance : mapping, optional
+        JSON-ready facts.
+
+    Returns
+    -------
+    dict
+        A ``specproof.block-certificate/1`` document: ``law`` lists ``[[ids], "n/d"]`` by
+        increasing ids; ``totals`` holds ``accepted_length`` (gamma + 1 entries),
+        ``expected_emitted`` and ``stream_tv``; ``claims`` holds ``lossless`` (stream TV = 0).
+    """
+    from .outcome import Leaf, Node
+
+    data = tree.as_dict()
+    reach = [m for n, m in tree.reaches() if isinstance(n, Node)]
+    nodes = []
+    for node, mass in zip(data["nodes"], reach):
+        for branch in node["branches"]:
+            child = branch["child"]
+            if isinstance(child, dict):
+                branch["child"] = {"leaf": [list(child["leaf"][0]), child["leaf"][1]]}
+        nodes.append({"label": node["label"], "reach": exact_text(mass), "branches": node["branches"]})
+    rows = {}
+    for key, values in data["rows"].items():
+        recipe = list(tree.recipes.get(key, ("given",)))
+        rows[key] = {"recipe": recipe, **({"values": values} if recipe[0] in ("input", "given") else {})}
+    law: dict[tuple, Fraction] = {}
+    lengths = [Fraction(0)] * (gamma + 1)
+    for leaf, mass in tree.reaches():
+        if isinstance(leaf, Leaf) and mass:
+            law[tuple(leaf.output)] = law.get(tuple(leaf.output), Fraction(0)) + mass
+            lengths[leaf.accepted] += mass
+    expected = sum((len(b) * m for b, m in law.items()), Fraction(0))
+    return {
+        "schema": checker.BLOCK_SCHEMA, "name": name, "statement": statement,
+        "provenance": dict(provenance or {}), "vocab_size": tree.vocab_size, "gamma": gamma, "rows": rows,
+        "nodes": nodes, "law": [[list(b), exact_text(m)] for b, m in sorted(law.items()) if m],
+        "totals": {"accepted_length": [exact_text(x) for x in lengths], "expected_emitted": exact_text(expected),
+                   "stream_tv": exact_text(stream_tv)},
+        "claims": {"lossless": stream_tv == 0},
+    }
+
+
 def dumps(document: Mapping[str, Any]) -> str:
     """Canonical JSON text: sorted keys, one-space indent, UTF-8 text, final newline.
 

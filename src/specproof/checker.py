@@ -22,6 +22,11 @@ Documents (schemas):
 - ``specproof.outcome-certificate/1``: one position of a verifier under an engine's rule, as an
   outcome tree of primitive events (draw from a row, a coin against thresholds, a deterministic
   choice, an exponential race), its rows each re-derived from a one-step recipe.
+- ``specproof.block-certificate/1``: one step of a verifier over a block of gamma drafts (block
+  verification, a chain under an engine's rule), as an outcome tree whose leaves are token
+  sequences, its rows re-derived by recipes from the target's and draft's rows at each prefix;
+  lossless is the stream statement (the block, continued by target sampling, has the target's
+  joint law over gamma + 1 tokens).
 - ``specproof.bundle/1``: a list of the above.
 
 Reading order for a reviewer: :func:`check` -> :func:`parse` -> :func:`_check_document` ->
@@ -53,6 +58,10 @@ EXACT_ENCODING = "rational"  # a chain's rows as lists of "n/d" strings
 BUNDLE_SCHEMA = "specproof.bundle/1"
 OUTCOME_SCHEMA = "specproof.outcome-certificate/1"
 OUTCOME_CLAIMS = ("lossless",)
+BLOCK_SCHEMA = "specproof.block-certificate/1"
+BLOCK_TOTALS = ("accepted_length", "expected_emitted", "stream_tv")
+#: Longest block a block certificate may state (its stream check multiplies gamma + 1 rows).
+MAX_BLOCK_GAMMA = 16
 #: Largest vocabulary, and largest row denominator in bits, on which the exponential-race
 #: primitive is checked (each race is about V^2 operations on fractions of such rows).
 MAX_RACE_VOCAB = 32
@@ -708,25 +717,31 @@ def _named(row):
     return _Named(row, cumulative, max(range(len(row.nums)), key=lambda i: (row.nums[i], -i)))
 
 
-def _outcome_rows(cert, where, size, branches):
+def _outcome_rows(cert, where, size, branches, gamma=None):
     """The named rows of an outcome certificate, each re-derived from its recipe.
 
     A row is ``{"recipe": [...]}`` with ``"values"`` ("n/d" strings) only for an ``input`` row
     or a ``given`` row (taken as stated, and reported as given). The inputs are the rows named
     ``p`` (required), ``q`` and ``proposal`` (optional: a token tree's drafts need no q), each
-    summing to 1, with the recipe ``["input", its name]``. Every other recipe is one step on other rows (a row that
-    depends on itself is rejected): ``copy a``; ``positive-part a b`` = max(a - b, 0);
-    ``floor-difference a b eps`` = max(a - b, eps); ``normalized a`` = a / sum(a); ``without a
-    [t...]`` = a with those tokens set to 0; ``one-hot-argmax a`` (ties to the smallest id);
-    ``uniform`` = 1/V. At most 16 + branches // V rows are derived (a derived row costs V steps;
-    a genuine tree reads each derived row in at least V branches), and every row's common
-    denominator has at most MAX_ROW_BITS bits, so the work stays linear in the document.
-    Returns (rows by name, as :class:`_Named`; each row's recipe; the names of given rows).
+    summing to 1, with the recipe ``["input", its name]``; in a block certificate (``gamma``
+    given) they are the target's and the draft's rows after a prefix, ``["input", "p" or "q",
+    [ids]]`` (at most one of each per prefix of length <= gamma; p after the empty prefix is
+    required). Every other recipe is one step on other rows (a row that depends on itself is
+    rejected): ``copy a``; ``positive-part a b`` = max(a - b, 0); ``floor-difference a b eps`` =
+    max(a - b, eps); ``normalized a`` = a / sum(a); ``without a [t...]`` = a with those tokens
+    set to 0; ``one-hot-argmax a`` (ties to the smallest id); ``uniform`` = 1/V;
+    ``times-capped-ratio c a b x`` = c * min(1, a[x] / b[x]); ``scaled a c`` = c * a (c a
+    rational); ``minimum a b`` = min(a, b). At most 16 + branches // V rows
+    are derived (a derived row costs V steps; a genuine tree reads each derived row in at least
+    V branches), and every row's common denominator has at most MAX_ROW_BITS bits, so the work
+    stays linear in the document. Returns (rows by name, as :class:`_Named`; each row's recipe;
+    the names of given rows; the input rows' names by (role, prefix), the prefix () outside a
+    block certificate).
     """
     spec = _field(cert, "rows", where)
     if not isinstance(spec, dict) or not spec:
         raise Rejection(Reason.MALFORMED, f"{where}.rows is not a non-empty JSON object")
-    recipes = {}
+    recipes, inputs = {}, {}
     for name, item in spec.items():
         here = f"{where}.rows.{_cut(name)}"
         if not isinstance(item, dict) or not set(item) <= {"recipe", "values"}:
@@ -736,11 +751,15 @@ def _outcome_rows(cert, where, size, branches):
             raise Rejection(Reason.MALFORMED, f"{here}.recipe is {_show(recipe)}: not a list that starts with a known kind")
         if (recipe[0] in ("input", "given")) != ("values" in item):
             raise Rejection(Reason.MALFORMED, f"{here}: values belong to input and given rows only")
-        if len(recipe) != 1 + _RECIPE_ARITY[recipe[0]] or (recipe[0] == "input" and (recipe[1] != name or name not in INPUT_ROWS)):
-            raise Rejection(Reason.MALFORMED, f"{here}.recipe {_show(recipe)} has the wrong arguments "
-                                              f"(an input row is one of {INPUT_ROWS}, named after itself)")
+        if recipe[0] == "input":
+            key = _input_key(recipe, name, size, gamma, here)
+            if key in inputs:
+                raise Rejection(Reason.MALFORMED, f"{here} is a second input row {key[0]} after the prefix {list(key[1])}")
+            inputs[key] = name
+        elif len(recipe) != 1 + _RECIPE_ARITY[recipe[0]]:
+            raise Rejection(Reason.MALFORMED, f"{here}.recipe {_show(recipe)} has the wrong arguments (a count)")
         recipes[name] = recipe
-    if recipes.get("p") != ["input", "p"]:
+    if ("p", ()) not in inputs:
         raise Rejection(Reason.MISSING_FIELD, f"{where}.rows has no input row 'p' (the target's row)")
     derived = sum(1 for recipe in recipes.values() if recipe[0] not in ("input", "given"))
     if derived > 16 + branches // size:
@@ -761,14 +780,29 @@ def _outcome_rows(cert, where, size, branches):
             raise Rejection(Reason.MALFORMED, f"{here}: a row over a common denominator of {row.den.bit_length()} bits "
                                               f"(outcome certificates hold rows up to {MAX_ROW_BITS} bits)")
         rows[name] = _named(row)
-    return rows, recipes, given
+    return rows, recipes, given, inputs
+
+
+def _input_key(recipe, name, size, gamma, where):
+    """An input row's (role, prefix): ``["input", name]`` with name one of INPUT_ROWS, or in a
+    block certificate ``["input", "p" or "q", [ids]]``, a prefix of at most gamma ids in [0, V)."""
+    if gamma is None:
+        if len(recipe) != 2 or recipe[1] != name or name not in INPUT_ROWS:
+            raise Rejection(Reason.MALFORMED, f"{where}.recipe {_show(recipe)} has the wrong arguments "
+                                              f"(an input row is one of {INPUT_ROWS}, named after itself)")
+        return name, ()
+    if len(recipe) != 3 or recipe[1] not in ("p", "q") or not isinstance(recipe[2], list) or len(recipe[2]) > gamma:
+        raise Rejection(Reason.MALFORMED, f"{where}.recipe {_show(recipe)} is not [\"input\", \"p\" or \"q\", a prefix "
+                                          f"of at most gamma ids]")
+    return recipe[1], tuple(_token(t, size, f"{where}.recipe prefix") for t in recipe[2])
 
 
 #: Recipe kind -> how many arguments it takes, and which of them name rows.
 _RECIPE_ARITY = {"input": 1, "given": 0, "copy": 1, "positive-part": 2, "floor-difference": 3, "normalized": 1,
-                 "without": 2, "one-hot-argmax": 1, "uniform": 0}
+                 "without": 2, "one-hot-argmax": 1, "uniform": 0, "times-capped-ratio": 4, "scaled": 2, "minimum": 2}
 _RECIPE_ROWS = {"input": (), "given": (), "copy": (0,), "positive-part": (0, 1), "floor-difference": (0, 1),
-                "normalized": (0,), "without": (0,), "one-hot-argmax": (0,), "uniform": ()}
+                "normalized": (0,), "without": (0,), "one-hot-argmax": (0,), "uniform": (),
+                "times-capped-ratio": (0, 1, 2), "scaled": (0,), "minimum": (0, 1)}
 
 
 def _dependency_order(recipes, where):
@@ -813,6 +847,16 @@ def _derive(kind, args, rows, size, where):
         return Row(list(a.row.nums), a.cumulative[-1])
     if kind == "one-hot-argmax":
         return Row([int(i == a.top) for i in range(size)], 1)
+    if kind == "times-capped-ratio":  # c * min(1, a[x] / b[x]): block verification's p_i M_b
+        r, b = _named_row(rows, args[1], where).row, _named_row(rows, args[2], where).row
+        x = _token(args[3], size, f"{where}.recipe token")
+        if b.nums[x] == 0:
+            raise Rejection(Reason.MALFORMED, f"{where}.recipe divides by {_cut(args[2])}[{x}] = 0")
+        num, den = r.nums[x] * b.den, r.den * b.nums[x]
+        return a.row if num >= den else Row([v * num for v in a.row.nums], a.row.den * den)
+    if kind == "scaled":  # a * c, c a rational >= 0
+        c = _rational(args[1], f"{where}.recipe factor")
+        return Row([x * c.num for x in a.row.nums], a.row.den * c.den)
     if kind == "without":
         tokens = args[1]
         if not isinstance(tokens, list) or any(type(t) is not int or not 0 <= t < size for t in tokens):
@@ -820,6 +864,10 @@ def _derive(kind, args, rows, size, where):
         removed = set(tokens)
         return Row([0 if i in removed else x for i, x in enumerate(a.row.nums)], a.row.den)
     b = _named_row(rows, args[1], where).row
+    if kind == "minimum":  # min(a_i, b_i)
+        den = lcm(a.row.den, b.den)
+        sa, sb = den // a.row.den, den // b.den
+        return Row([min(x * sa, y * sb) for x, y in zip(a.row.nums, b.nums)], den)
     floor = Ratio(0, 1) if kind == "positive-part" else _rational(args[2], f"{where}.recipe eps")
     den = lcm(a.row.den, b.den, floor.den)
     low, sa, sb = floor.num * (den // floor.den), den // a.row.den, den // b.den
@@ -893,9 +941,15 @@ def _threshold(bound, rows, size, where, read):
             raise Rejection(Reason.MALFORMED, f"{where}: the cdf of row {_cut(source[1])}, which has mass 0")
         read.add(source[1])
         return Ratio(r.cumulative[i], r.cumulative[-1]), strict
+    if kind == "masses" and len(source) == 3:  # sum(a) / sum(b)
+        a, b = _named_row(rows, source[1], where), _named_row(rows, source[2], where)
+        if b.cumulative[-1] == 0:
+            raise Rejection(Reason.MALFORMED, f"{where} divides by the mass of row {_cut(source[2])}, which is 0")
+        read.update(source[1:3])
+        return Ratio(a.cumulative[-1] * b.row.den, a.row.den * b.cumulative[-1]), strict
     if kind == "const" and len(source) == 2:
         return _rational(source[1], f"{where} constant"), strict
-    raise Rejection(Reason.MALFORMED, f"{where} has source {_show(source)}, not ratio/cdf/const")
+    raise Rejection(Reason.MALFORMED, f"{where} has source {_show(source)}, not ratio/cdf/masses/const")
 
 
 def _event_probability(event, rows, size, where, read):
@@ -1042,6 +1096,52 @@ def _reads(recipes, names):
     return sorted(out)
 
 
+def _position_leaf(child, where):
+    """[output id, accepted]"""
+    if isinstance(child, dict) and set(child) == {"leaf"} and isinstance(child["leaf"], list) \
+            and len(child["leaf"]) == 2 and type(child["leaf"][0]) is int and type(child["leaf"][1]) is bool:
+        return tuple(child["leaf"])
+    return None
+
+
+def _walk(nodes, rows, size, where, leaf_key):
+    """Walk an outcome tree's nodes (parents first): re-derive each branch's probability from
+    its primitive and the rows, check it against the claim and each node's branches sum to 1,
+    and check each node's claimed reach: the root's is 1, any other's is the sum over its
+    incoming branches of the parent's reach times the branch's probability, and every node but
+    the root has a parent. Returns (the leaves, each ``leaf_key(child)``, with their masses; the
+    names of the rows the events read)."""
+    inflow = [[] for _ in nodes]  # checked reach x probability of each branch into node i
+    inflow[0].append(Ratio(1, 1))
+    leaves, read = {}, set()  # leaf key -> masses; rows the events read
+    for i, node in enumerate(nodes):
+        here = f"{where}.nodes[{i}]"
+        if not inflow[i]:
+            raise Rejection(Reason.NODES, f"{here} has no parent: no branch leads to it")
+        reach = _rational(node["reach"], f"{here}.reach")
+        _same(Reason.NODE_MASS, f"{here}.reach", _sum(inflow[i]), reach)
+        inflow[i] = None
+        probabilities = []
+        for j, branch in enumerate(node["branches"]):
+            there = f"{here}.branches[{j}]"
+            probability = _event_probability(branch["event"], rows, size, f"{there}.event", read)
+            claimed = _rational(branch["probability"], f"{there}.probability")
+            _same(Reason.BRANCH, f"{there}.probability", probability, claimed)
+            probabilities.append(claimed)
+            child, mass = branch["child"], _product(reach, claimed)
+            if type(child) is int and i < child < len(nodes):
+                inflow[child].append(mass)
+                continue
+            key = leaf_key(child, f"{there}.child")
+            if key is None:
+                raise Rejection(Reason.MALFORMED, f"{there}.child is {_show(child)}: not a later node or a leaf {leaf_key.__doc__}")
+            leaves.setdefault(key, []).append(mass)
+        total = _sum(probabilities)
+        if total.num != total.den:
+            raise Rejection(Reason.TOTAL, f"{here}: its branches sum to {_show(total)}, not 1")
+    return leaves, read
+
+
 def _check_outcome(cert, where):
     """One position of a verifier under an engine's rule, given as an outcome tree.
 
@@ -1065,38 +1165,11 @@ def _check_outcome(cert, where):
     nodes = _field(cert, "nodes", where)
     if not isinstance(nodes, list) or not nodes:
         raise Rejection(Reason.MALFORMED, f"{where}.nodes is not a non-empty list")
-    rows, recipes, given = _outcome_rows(cert, where, size, _branch_shapes(nodes, where))
+    rows, recipes, given, _ = _outcome_rows(cert, where, size, _branch_shapes(nodes, where))
     reference_name = _field(cert, "reference", where)
     reference = _named_row(rows, reference_name, f"{where}.reference").row
     reference_source = _reference(recipes, reference_name, where)
-    inflow = [[] for _ in nodes]  # checked reach x probability of each branch into node i
-    inflow[0].append(Ratio(1, 1))
-    leaves, read = {}, set()  # (output, accepted) -> masses; rows the events read
-    for i, node in enumerate(nodes):
-        here = f"{where}.nodes[{i}]"
-        if not inflow[i]:
-            raise Rejection(Reason.NODES, f"{here} has no parent: no branch leads to it")
-        reach = _rational(node["reach"], f"{here}.reach")
-        _same(Reason.NODE_MASS, f"{here}.reach", _sum(inflow[i]), reach)
-        inflow[i] = None
-        probabilities = []
-        for j, branch in enumerate(node["branches"]):
-            there = f"{here}.branches[{j}]"
-            probability = _event_probability(branch["event"], rows, size, f"{there}.event", read)
-            claimed = _rational(branch["probability"], f"{there}.probability")
-            _same(Reason.BRANCH, f"{there}.probability", probability, claimed)
-            probabilities.append(claimed)
-            child, mass = branch["child"], _product(reach, claimed)
-            if type(child) is int and i < child < len(nodes):
-                inflow[child].append(mass)
-            elif isinstance(child, dict) and set(child) == {"leaf"} and isinstance(child["leaf"], list) \
-                    and len(child["leaf"]) == 2 and type(child["leaf"][0]) is int and type(child["leaf"][1]) is bool:
-                leaves.setdefault(tuple(child["leaf"]), []).append(mass)
-            else:
-                raise Rejection(Reason.MALFORMED, f"{there}.child is {_show(child)}: not a later node or a leaf [id, accepted]")
-        total = _sum(probabilities)
-        if total.num != total.den:
-            raise Rejection(Reason.TOTAL, f"{here}: its branches sum to {_show(total)}, not 1")
+    leaves, read = _walk(nodes, rows, size, where, _position_leaf)
     by_output = {}
     for (output, _), masses in leaves.items():
         by_output.setdefault(output if 0 <= output < size else -1, []).extend(masses)
@@ -1120,11 +1193,135 @@ def _check_outcome(cert, where):
             "totals": totals, "nodes": len(nodes), "claims": truth}
 
 
+# ---------------------------------------------------------------- one block as an outcome tree
+
+
+def _block_leaf(child, where, size, gamma):
+    """A block certificate's leaf ``{"leaf": [[ids], accepted]}``: the emitted ids (1 to gamma + 1,
+    each in [0, V)) and how many of them are accepted drafts (len - 1 or len: a block ends at a
+    stop token), as ((ids), accepted), or None."""
+    if not (isinstance(child, dict) and set(child) == {"leaf"} and isinstance(child["leaf"], list)
+            and len(child["leaf"]) == 2 and isinstance(child["leaf"][0], list) and type(child["leaf"][1]) is int):
+        return None
+    tokens, accepted = child["leaf"]
+    if not 1 <= len(tokens) <= gamma + 1 or not len(tokens) - 1 <= accepted <= min(len(tokens), gamma):
+        raise Rejection(Reason.TOKENS, f"{where}: a block of {len(tokens)} ids with {_show(accepted)} accepted "
+                                       f"(1 to gamma + 1 ids, of which all or all but the last are accepted drafts)")
+    return tuple(_token(t, size, f"{where} id") for t in tokens), accepted
+
+
+def _stream_gap(law, targets, gamma, where):
+    """The stream statement: TV between the target's joint law of gamma + 1 tokens and the
+    output stream (the emitted block, continued by sampling the target after it).
+
+    With T(s) the target's probability of the prefix s and E(s) the stream's probability of
+    passing through s after the block was emitted (E(()) = 0), the gap F = T - E obeys F(()) = 1
+    and F(s + (t,)) = F(s) p_s(t) - law(s + (t,)): the stream reaches s + (t,) either through s
+    after the block (mass E(s) p_s(t)) or as the emitted block itself. The TV is half the sum
+    of |F| at length gamma + 1. Below a prefix s that no emitted block passes through (s is not
+    a proper prefix of a block), F is F(s) times the target's conditional probabilities, which
+    sum to 1 at every depth: that subtree adds |F(s)|. So the target's row ``p_s`` is needed
+    only at prefixes that blocks pass through with F(s) != 0 (``targets``: input rows by
+    prefix); a missing one is rejected. Returns a Fraction.
+    """
+    live = {tokens[:i] for tokens in law for i in range(len(tokens))}
+    level, by_length, total = {(): Fraction(1)}, {}, Fraction(0)
+    for tokens, mass in law.items():
+        by_length.setdefault(len(tokens), []).append((tokens, mass))
+    for depth in range(1, gamma + 2):
+        nxt = {}
+        for prefix, gap in level.items():
+            if gap == 0:
+                continue
+            if prefix not in targets:
+                raise Rejection(Reason.MISSING_FIELD, f"{where}: the stream's gap at prefix {_show(list(prefix))} is "
+                                                      f"{_show(gap)}, and the certificate has no target row p after it")
+            row = targets[prefix].row
+            for t, n in enumerate(row.nums):
+                if n:
+                    nxt[prefix + (t,)] = gap * Fraction(n, row.den)
+        for tokens, mass in by_length.get(depth, []):
+            nxt[tokens] = nxt.get(tokens, Fraction(0)) - Fraction(mass.num, mass.den)
+        level = {}
+        for prefix, gap in nxt.items():
+            if prefix in live:
+                level[prefix] = gap
+            else:
+                total += abs(gap)
+    return total / 2
+
+
+def _check_block(cert, where):
+    """One verification step over a block of gamma drafts, given as an outcome tree.
+
+    As an outcome certificate (:func:`_check_outcome`: rows re-derived from recipes, every
+    branch re-derived from its primitive, reaches, sums to 1), but the inputs are the target's
+    and the draft's rows after each prefix (``["input", "p" or "q", [ids]]``) and each leaf is
+    the block the verifier emits with its count of accepted drafts. The checker sums the leaves
+    by block into the emitted law and compares the claimed law (a list of ``[[ids], mass]``, by
+    increasing ids, every block of positive mass once), the accepted-length law, the expected
+    emitted tokens, the stream TV (:func:`_stream_gap`) and the claim ``lossless`` (stream TV
+    = 0: the stream statement of Leviathan et al. 2023, Theorem 3.5 over a block, and Sun et al.
+    2024, Theorem 1).
+
+    What is trusted: that the tree is the verifier's program, and the ``given`` rows.
+    """
+    size = _size(cert, where)
+    gamma = _field(cert, "gamma", where)
+    if type(gamma) is not int or not 1 <= gamma <= MAX_BLOCK_GAMMA:
+        raise Rejection(Reason.MALFORMED, f"{where}.gamma is {_show(gamma)}, not an integer in [1, {MAX_BLOCK_GAMMA}]")
+    nodes = _field(cert, "nodes", where)
+    if not isinstance(nodes, list) or not nodes:
+        raise Rejection(Reason.MALFORMED, f"{where}.nodes is not a non-empty list")
+    rows, recipes, given, inputs = _outcome_rows(cert, where, size, _branch_shapes(nodes, where), gamma)
+
+    def leaf(child, there):
+        return _block_leaf(child, there, size, gamma)
+    leaf.__doc__ = "[[ids], accepted]"
+    leaves, read = _walk(nodes, rows, size, where, leaf)
+    law, lengths = {}, [[] for _ in range(gamma + 1)]
+    for (tokens, accepted), masses in leaves.items():
+        law.setdefault(tokens, []).extend(masses)
+        lengths[accepted].extend(masses)
+    law = {tokens: _sum(masses) for tokens, masses in sorted(law.items())}
+    law = {tokens: mass for tokens, mass in law.items() if mass.num}
+    claimed = _field(cert, "law", where)
+    if not isinstance(claimed, list) or any(not isinstance(e, list) or len(e) != 2 or not isinstance(e[0], list)
+                                            for e in claimed):
+        raise Rejection(Reason.MALFORMED, f"{where}.law is not a list of [[ids], mass] pairs")
+    listed = [tuple(e[0]) for e in claimed]
+    if listed != list(law):
+        extra = sorted(set(listed) ^ set(law))
+        raise Rejection(Reason.EMITTED, f"{where}.law lists {len(listed)} blocks; the tree emits {len(law)} blocks of "
+                                        f"positive mass, by increasing ids" + (f" (differs at {_show(list(extra[0]))})" if extra else ""))
+    for i, (tokens, mass) in enumerate(claimed):
+        _same(Reason.EMITTED, f"{where}.law[{i}]", law[tuple(tokens)], _rational(mass, f"{where}.law[{i}]"))
+    accepted_length = [_sum(masses) for masses in lengths]
+    emitted = _sum([Ratio(len(tokens) * m.num, m.den) for tokens, m in law.items()])
+    targets = {prefix: rows[name] for (role, prefix), name in inputs.items() if role == "p"}
+    tv = _stream_gap(law, targets, gamma, where)
+    totals = _only_fields(_field(cert, "totals", where), BLOCK_TOTALS, f"{where}.totals")
+    lengths_claimed = totals["accepted_length"]
+    if not isinstance(lengths_claimed, list) or len(lengths_claimed) != gamma + 1:
+        raise Rejection(Reason.MALFORMED, f"{where}.totals.accepted_length is not a list of gamma + 1 rationals")
+    for k, value in enumerate(lengths_claimed):
+        here = f"{where}.totals.accepted_length[{k}]"
+        _same(Reason.TOTAL, here, accepted_length[k], _rational(value, here))
+    for key, value in (("expected_emitted", emitted), ("stream_tv", Ratio(tv.numerator, tv.denominator))):
+        _same(Reason.TOTAL, f"{where}.totals.{key}", value, _rational(totals[key], f"{where}.totals.{key}"))
+    truth = _claims(cert, where, OUTCOME_CLAIMS, {"lossless": tv == 0})
+    return {"schema": BLOCK_SCHEMA, "gamma": gamma, "law": law, "accepted_length": accepted_length,
+            "expected_emitted": emitted, "stream_tv": tv, "recipes": recipes, "given": given,
+            "inputs": {key: [Ratio(x, rows[name].row.den) for x in rows[name].row.nums] for key, name in inputs.items()},
+            "reads": sorted(read), "rows": {k: [Ratio(x, r.row.den) for x in r.row.nums] for k, r in rows.items()},
+            "nodes": len(nodes), "claims": truth}
+
+
 # ---------------------------------------------------------------- documents
 
 
 _CHECKS = {CERTIFICATE_SCHEMA: _check_position, COMPACT_SCHEMA: _check_position, CHAIN_SCHEMA: _check_chain,
-           OUTCOME_SCHEMA: _check_outcome}
+           OUTCOME_SCHEMA: _check_outcome, BLOCK_SCHEMA: _check_block}
 
 
 def _check_one(cert, where):
@@ -1145,13 +1342,14 @@ def _check_document(doc):
         raise Rejection(Reason.TOKENS, f"bundle has count {_show(count)} but {len(certs)} certificates")
     families = {_FAMILIES.get(cert.get("schema")) for cert in certs if isinstance(cert, dict) and isinstance(cert.get("schema"), str)}
     if len(families - {None}) > 1:
-        raise Rejection(Reason.SCHEMA, "bundle mixes kinds of certificate (one position, chain, outcome tree): "
+        raise Rejection(Reason.SCHEMA, "bundle mixes kinds of certificate (one position, chain, outcome tree, block): "
                                        "a bundle holds one kind")
     return [_check_one(cert, f"certificates[{i}]") for i, cert in enumerate(certs)]
 
 
 #: Kinds of certificate: a bundle holds one kind (a report is about one kind of statement).
-_FAMILIES = {CERTIFICATE_SCHEMA: "position", COMPACT_SCHEMA: "position", CHAIN_SCHEMA: "chain", OUTCOME_SCHEMA: "outcome"}
+_FAMILIES = {CERTIFICATE_SCHEMA: "position", COMPACT_SCHEMA: "position", CHAIN_SCHEMA: "chain", OUTCOME_SCHEMA: "outcome",
+             BLOCK_SCHEMA: "block"}
 
 
 def check(document):

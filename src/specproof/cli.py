@@ -432,19 +432,21 @@ def _check(args: argparse.Namespace) -> int:
                     "certified tree: its drafts are given in the tree)")
             verdict = checker.Verdict(True, None, verdict.detail + note, verdict.facts)
     code = 0 if verdict.valid else 2 if verdict.reason is checker.Reason.UNREADABLE else 1
-    lossless = [f["claims"]["lossless"] for f in verdict.facts if f.get("schema") == checker.OUTCOME_SCHEMA] \
+    verdicts = [f for f in verdict.facts if f.get("schema") in (checker.OUTCOME_SCHEMA, checker.BLOCK_SCHEMA)] \
         if verdict.valid else []
+    lossless = [f["claims"]["lossless"] for f in verdicts]
     if args.json:
         bind = {} if args.target is None else {"bound_to_inputs": verdict.valid and not bound, "unread_inputs": unread}
-        verdicts = {"lossless": lossless} if lossless else {}
-        _print_json({"command": "check", "file": args.certificate, **_verdict_json(verdict), **bind, **verdicts})
+        _print_json({"command": "check", "file": args.certificate, **_verdict_json(verdict), **bind,
+                     **({"lossless": lossless} if lossless else {})})
     elif verdict.valid:
         print(f"{args.certificate}: valid ({verdict.detail})")
-        if lossless:  # what the certified law says (an outcome certificate may prove a verifier lossy)
-            tvs = [f["totals"]["tv"] for f in verdict.facts if f.get("schema") == checker.OUTCOME_SCHEMA]
+        if lossless:  # what the certified law says (an outcome or block certificate may prove a verifier lossy)
+            tvs = [f["stream_tv"] if f["schema"] == checker.BLOCK_SCHEMA else f["totals"]["tv"] for f in verdicts]
             lossy = [i for i, ok in enumerate(lossless) if not ok]
             print("  the certified verifier is " + ("LOSSLESS" if not lossy else
-                  f"LOSSY (exact TV {transcript.show(tvs[lossy[0]])}" +
+                  f"LOSSY (exact {'stream ' if verdicts[lossy[0]]['schema'] == checker.BLOCK_SCHEMA else ''}TV "
+                  f"{transcript.show(tvs[lossy[0]])}" +
                   (f", at {len(lossy)} of {len(lossless)} positions)" if len(lossless) > 1 else ")")))
     else:
         print(f"{args.certificate}: REJECTED ({verdict.reason.value}): {verdict.detail}")
@@ -464,26 +466,28 @@ def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> tuple[str, list
     if any("law" not in facts for facts in verdict.facts):
         return "--target/--draft bind one-position certificates; a chain certificate holds many rows", []
     pairs = _pairs(target, draft, "full")
-    outcome = all(facts["schema"] == checker.OUTCOME_SCHEMA for facts in verdict.facts)
-    if len(pairs) == 1 and outcome:  # the same rows at every position of a tree or block
+    trees = all(facts["schema"] in (checker.OUTCOME_SCHEMA, checker.BLOCK_SCHEMA) for facts in verdict.facts)
+    if len(pairs) == 1 and trees:  # the same rows at every position of a tree or block
         pairs = pairs * len(verdict.facts)
     if len(pairs) != len(verdict.facts):
         return f"the certificate holds {len(verdict.facts)} pair(s), --target and --draft give {len(pairs)}", []
     unread: set[str] = set()
     for i, (facts, (p, q)) in enumerate(zip(verdict.facts, pairs)):
-        if facts["schema"] == checker.OUTCOME_SCHEMA:  # the input rows the tree reads
-            mine = {k: [Fraction(x.num, x.den) for x in facts["inputs"][k]] for k in ("p", "q") if k in facts["reads"]}
-            unread.update(k for k in ("p", "q") if k not in mine)
+        if facts["schema"] == checker.BLOCK_SCHEMA:  # every input row, after every prefix
+            mine = [(f"{role} after {list(prefix)}", role, row) for (role, prefix), row in sorted(facts["inputs"].items())]
+        elif facts["schema"] == checker.OUTCOME_SCHEMA:  # the input rows the tree reads
+            mine = [(k, k, facts["inputs"][k]) for k in ("p", "q") if k in facts["reads"]]
+            unread.update(k for k in ("p", "q") if k not in facts["reads"])
         else:
             law = facts["law"]
-            mine = {key: [Fraction(x, law.den) for x in row] for key, row in (("p", law.target), ("q", law.draft))}
-        for name, option, theirs in (("p", "--target", p), ("q", "--draft", q)):
-            if name not in mine:
-                continue
-            values = theirs.fractions()
-            if len(values) != len(mine[name]):
-                return f"certificate {i}: {name} has {len(mine[name])} tokens, {option} has {len(values)}", []
-            for t, (x, y) in enumerate(zip(mine[name], values)):
+            mine = [("p", "p", [checker.Ratio(x, law.den) for x in law.target]),
+                    ("q", "q", [checker.Ratio(x, law.den) for x in law.draft])]
+        for name, role, row in mine:
+            option, theirs = ("--target", p) if role == "p" else ("--draft", q)
+            values, exact = theirs.fractions(), [Fraction(x.num, x.den) for x in row]
+            if len(values) != len(exact):
+                return f"certificate {i}: {name} has {len(exact)} tokens, {option} has {len(values)}", []
+            for t, (x, y) in enumerate(zip(exact, values)):
                 if x != y:
                     return (f"certificate {i}: {name}({t}) is {transcript.show(x)}, but {option} gives "
                             f"{transcript.show(y)}"), []
@@ -685,7 +689,13 @@ def _add_audit_parser(sub: argparse._SubParsersAction) -> None:
     au.add_argument("--json", action="store_true", help="print one JSON object (rationals as 'n/d' strings)")
     au.add_argument("--certificate", metavar="FILE.json",
                     help="write the position's outcome tree as a certificate that `specproof check` re-verifies "
-                         "(with --real: a bundle, one per pair); the block figures of --gamma/--drafted are not in it")
+                         "(with --real: a bundle, one per pair; --verifier block: the block certificate); the "
+                         "block figures of --gamma/--drafted are not in it (see --block-certificate)")
+    au.add_argument("--block-certificate", metavar="FILE.json",
+                    help="with --gamma: write the whole step over a block of G drafts (the chain under the rule, "
+                         "typical acceptance, or block verification) as a block certificate that `specproof check` "
+                         "re-verifies: its law, accepted-length law, expected emitted tokens and stream TV from the "
+                         "target's joint law (no stop tokens or --proposal)")
     au.add_argument("--list", action="store_true", help="list the named rules with their description and source")
     au.add_argument("--verifier", choices=["chain", "block", "multidraft", "tree", "typical"], default="chain",
                     help="the verifier (default chain, under --policy); the others are the textbook variants of "
@@ -782,6 +792,9 @@ def _audit_report(name: str, out: dict) -> str:
             for key in ("smallest", "largest"):
                 c = srch[key]
                 lines.append(f"  search, {key}: p = [{', '.join(c['p'])}], q = [{', '.join(c['q'])}], TV {c['tv']}")
+    for key in ("certificate", "block_certificate"):
+        if key in out:
+            lines.append(f"  {key.replace('_', ' ')} written: {out[key]}")
     return "\n".join(lines)
 
 
@@ -805,6 +818,8 @@ def _audit(args: argparse.Namespace) -> int:
     p, _ = load_distribution(args.target, "p")
     q, _ = load_distribution(args.draft, "q")
     proposal = None if args.proposal is None else load_distribution(args.proposal, "proposal")[0]
+    if args.block_certificate and args.gamma is None:
+        raise _Usage("--block-certificate needs --gamma (the block's drafts)")
     if args.verifier != "chain":
         return _audit_variant(args, p, q)
     out = {"rule": name, "rule_fields": rule.as_dict(), **_audit_position(p, q, rule, proposal)}
@@ -828,6 +843,9 @@ def _audit(args: argparse.Namespace) -> int:
             "stream_tv": None if block.stream_tv is None else ff(block.stream_tv),
             "stop_tokens": args.stop_token,
         })
+        if args.block_certificate:
+            doc = _rule_block_certificate(p, q, name, rule, args, block, proposal)
+            out["block_certificate"] = str(certificate.write(doc, args.block_certificate))
     if args.drafted is not None:
         from .audit import given_block_law
         from .rational import format_fraction as ff
@@ -856,6 +874,32 @@ def _audit(args: argparse.Namespace) -> int:
     return 0 if out["verdict"] == "lossless" else 1
 
 
+def _rule_block_certificate(p, q, name: str, rule, args: argparse.Namespace, block, proposal) -> dict:
+    """The block certificate of the chain under ``rule``: each accepted prefix's position tree
+    (:func:`specproof.audit.position_tree`), composed by :func:`specproof.outcome.block_tree`."""
+    from .audit import position_tree
+    from .outcome import InvalidTree, block_tree
+
+    if args.stop_token or proposal is not None:
+        raise _Usage("--block-certificate: stop tokens and --proposal are not in block certificates yet")
+    if position_tree(p, q, rule).recipes.get("reference") != ("copy", "p"):
+        raise _Usage(f"--block-certificate: the rule {name!r} processes the target (its reference is not p: greedy or processed rows); a "
+                     "block certificate states the stream against p itself")
+    if block.stream_tv is None:
+        raise _Usage("--block-certificate: V**(gamma + 1) is above the enumeration limit of the stream TV")
+    try:
+        tree = block_tree(lambda prefix: position_tree(p, q, rule, unchecked=len(prefix) < rule.unchecked_drafts),
+                          args.gamma)
+    except InvalidTree as exc:
+        raise _Usage(f"--block-certificate: {exc}") from None
+    return certificate.build_block_certificate(
+        tree, gamma=args.gamma, stream_tv=block.stream_tv, name=f"chain under {name}, gamma = {args.gamma}",
+        provenance={"rule": name, "target": args.target, "draft": args.draft},
+        statement=f"Under the verifier rule {name!r} ({rule.describe()}), one step over {args.gamma} drafts on "
+                  f"--target's and --draft's rows after every prefix: the emitted block, continued by sampling the "
+                  f"target, is at the stated exact TV from the target's joint law over gamma + 1 tokens (lossless iff 0).")
+
+
 def _audit_variant(args: argparse.Namespace, p, q) -> int:
     from .variants import audit_summary, format_summary
 
@@ -869,13 +913,26 @@ def _audit_variant(args: argparse.Namespace, p, q) -> int:
     out = audit_summary(p, q, args.verifier, drafts=args.drafts, method=args.method, tree=tree, gamma=args.gamma)
     if args.certificate:
         out["certificate"] = str(certificate.write(_variant_certificate(p, q, args, out), args.certificate))
+    if args.block_certificate:
+        from . import variants
+
+        provenance = {"verifier": args.verifier, "target": args.target, "draft": args.draft}
+        if args.verifier == "block":
+            doc = variants.block_verification_certificate(p, q, args.gamma, provenance=provenance)
+        elif args.verifier == "typical":
+            doc = variants.typical_block_certificate(p, q, args.gamma, provenance=provenance)
+        else:
+            raise _Usage(f"--block-certificate: the {args.verifier} verifier has no block certificate (its "
+                         "positions are certified by --certificate)")
+        out["block_certificate"] = str(certificate.write(doc, args.block_certificate))
     print(json.dumps(out, indent=2, sort_keys=True) if args.json else format_summary(out))
     return 0 if out["verdict"] == "lossless" else 1
 
 
 def _variant_certificate(p, q, args: argparse.Namespace, out: dict) -> dict:
-    """Outcome certificates of a variant: its position (multidraft, typical), or every node of a
-    token tree (a bundle); block verification has none yet (it needs primitives the checker lacks)."""
+    """The certificate of a variant: an outcome certificate of its position (multidraft,
+    typical), a bundle of one per node of a token tree, or a block certificate (block
+    verification over --gamma drafts, the same rows after every prefix)."""
     from . import variants
 
     provenance = {"verifier": args.verifier, "target": args.target, "draft": args.draft}
@@ -893,8 +950,11 @@ def _variant_certificate(p, q, args: argparse.Namespace, out: dict) -> dict:
         return certificate.build_bundle(certs, name="token tree", statement="Each node of the token tree emits its law.",
                                         provenance=provenance)
     else:
-        raise _Usage("--certificate: block verification has no outcome-tree certificate yet (its coins need "
-                     "primitives the checker does not have)")
+        return variants.block_verification_certificate(
+            p, q, out["gamma"], provenance=provenance,
+            statement=f"Block verification (Sun et al. 2024, Algorithm 2) over {out['gamma']} drafts, --target's and "
+                      f"--draft's rows after every prefix: the emitted block, continued by sampling the target, has "
+                      f"the target's joint law over gamma + 1 tokens (lossless iff the stream TV is 0).")
     return certificate.build_outcome_certificate(tree, name=f"{args.verifier} verifier", statement=statement,
                                                  reference="p", provenance=provenance)
 

@@ -13,7 +13,8 @@ The primitives are few on purpose (the kernel grows by primitives, not by rules)
 ``Draw``       draw a token from a named row: ``P = row[t] / sum(row)``
 ``Coin``       a uniform coin ``u`` under a named :class:`CoinModel` falls in an interval whose
                ends are thresholds re-derived from the rows (a ratio ``a[x]/b[x]``, a
-               cumulative sum of a normalized row, or a constant), each end with ``<``/``<=``
+               cumulative sum of a normalized row, a ratio of two rows' masses, or a
+               constant), each end with ``<``/``<=``
 ``Choice``     a deterministic branch whose condition is re-derived from the rows (always; the
                row's argmax is / is not a token): probability 1 or 0
 ``RaceGiven``  the winner of an exponential race ``argmax w_i / E_i`` on one row, given the
@@ -55,6 +56,7 @@ __all__ = [
     "FLOAT32_OPEN_CLOSED",
     "coin_model",
     "Bound",
+    "block_tree",
     "Draw",
     "Coin",
     "Choice",
@@ -259,7 +261,8 @@ class Bound:
     ----------
     source : tuple
         ``("ratio", a, b, x)``: ``a[x] / b[x]`` (b[x] > 0); ``("cdf", r, i)``: the cumulative
-        normalized row ``sum(r[:i+1]) / sum(r)``; ``("const", v)``: the rational v.
+        normalized row ``sum(r[:i+1]) / sum(r)``; ``("masses", a, b)``: ``sum(a) / sum(b)``
+        (sum(b) > 0); ``("const", v)``: the rational v.
     strict : bool
         For a lower end, True means ``t < u``; for an upper end, True means ``u < t``.
     """
@@ -282,6 +285,12 @@ class Bound:
             if total == 0:
                 raise InvalidTree(f"cdf threshold on row {r!r}, which has mass 0")
             return _cumulative(rows, r, i) / total
+        if kind == "masses":
+            _, a, b = self.source
+            den = _cumulative(rows, b, -1)
+            if den == 0:
+                raise InvalidTree(f"masses threshold sum({a})/sum({b}) divides by 0")
+            return _cumulative(rows, a, -1) / den
         if kind == "const":
             return Fraction(self.source[1])
         raise InvalidTree(f"unknown threshold source {self.source!r}")
@@ -525,6 +534,9 @@ class OutcomeTree:
         ``("without", a, [t, ...])``  ``a`` with those tokens set to 0 (not renormalized)
         ``("one-hot-argmax", a)``     1 at the argmax of ``a`` (ties to the smallest id), else 0
         ``("uniform",)``              ``1/V`` everywhere
+        ``("times-capped-ratio", c, a, b, x)``  ``c_i * min(1, a[x] / b[x])`` (b[x] > 0)
+        ``("scaled", a, c)``          ``c * a_i`` (c a rational ``"n/d"`` >= 0)
+        ``("minimum", a, b)``         ``min(a_i, b_i)``
 
         A row without a recipe counts as given.
     """
@@ -772,3 +784,136 @@ class OutcomeTree:
     def size(self) -> int:
         """The number of distinct branches (a shared subtree counted once)."""
         return sum(len(node.branches) for node in self._nodes() if isinstance(node, Node))
+
+
+# --------------------------------------------------------------------------- blocks of positions
+
+#: Recipe kind -> the positions of its arguments that name rows (as the checker reads them).
+RECIPE_ROW_ARGS = {"input": (), "given": (), "copy": (0,), "positive-part": (0, 1), "floor-difference": (0, 1),
+                   "normalized": (0,), "without": (0,), "one-hot-argmax": (0,), "uniform": (),
+                   "times-capped-ratio": (0, 1, 2), "scaled": (0,), "minimum": (0, 1)}
+
+#: Threshold source kind -> the positions of its arguments that name rows.
+_SOURCE_ROW_ARGS = {"ratio": (0, 1), "cdf": (0,), "masses": (0, 1), "const": ()}
+
+
+def _renamed_event(event: "Primitive", name: Callable[[str], str]) -> "Primitive":
+    """The same primitive on renamed rows."""
+    def bound(b: Bound | None) -> Bound | None:
+        if b is None:
+            return None
+        kind, *args = b.source
+        rows = _SOURCE_ROW_ARGS[kind]
+        return Bound((kind, *(name(a) if i in rows else a for i, a in enumerate(args))), b.strict)
+
+    if isinstance(event, Draw):
+        return Draw(name(event.row), event.token)
+    if isinstance(event, Coin):
+        return Coin(event.model, bound(event.lower), bound(event.upper))
+    if isinstance(event, Choice):
+        cond = event.condition
+        return Choice(cond if len(cond) == 1 else (cond[0], name(cond[1]), *cond[2:]), event.why)
+    return RaceGiven(name(event.first), event.given, name(event.second), event.winner)
+
+
+def block_tree(position: Callable[[tuple], "OutcomeTree"], gamma: int,
+               last: Callable[[tuple, str, tuple], "Node"] | None = None) -> "OutcomeTree":
+    """One verification step over a block of gamma drafts, composed from position trees.
+
+    At the accepted prefix s (depth < gamma) the block runs ``position(s)``, a one-position tree
+    whose inputs are ``("input", "p")`` and ``("input", "q")``: a leaf ``(y, accepted=True)``
+    goes on at ``s + (y,)``, a leaf ``(y, False)`` ends the block with ``s + (y,)``. At depth
+    gamma, ``last(s, p_row, values)`` gives the final node (default: the bonus token drawn from the
+    target's row ``p_row``). Rows are renamed ``name[ids]`` after their prefix; the inputs
+    become ``("input", "p" or "q", [ids])``, which a block certificate binds to the target's and
+    the draft's rows (:func:`specproof.certificate.build_block_certificate`).
+
+    Parameters
+    ----------
+    position : callable
+        ``position(prefix) -> OutcomeTree`` (for example :func:`specproof.variants.typical_tree`
+        on the rows after the prefix).
+    gamma : int
+        Drafts per block, >= 1.
+    last : callable, optional
+        ``last(prefix, p_row_name, p_values) -> Node``: the final node after a full block,
+        reading the target's row there (the row ``p`` of ``position(prefix)``, named ``p[ids]``).
+
+    Returns
+    -------
+    OutcomeTree
+        Leaves carry the emitted block (a tuple of ids) and the number of accepted drafts.
+
+    Raises
+    ------
+    InvalidTree
+        A position tree with an input other than p and q, rows of different lengths, or a
+        leaf id outside [0, V).
+    """
+    rows, recipes, derivations = Rows(), {}, {}
+    v: list[int] = []
+
+    def adopt(prefix: tuple, tree: "OutcomeTree") -> Callable[[str], str]:
+        if v and tree.vocab_size != v[0]:
+            raise InvalidTree(f"after {list(prefix)} the rows have {tree.vocab_size} entries, not V = {v[0]}")
+        v[:] = [tree.vocab_size]
+
+        def name(n: str) -> str:
+            return f"{n}{list(prefix)}"
+        for n, values in tree.rows.items():
+            recipe = tuple(tree.recipes.get(n, ("given",)))
+            if recipe[0] == "input":
+                if recipe[1] not in ("p", "q"):
+                    raise InvalidTree(f"a block's positions read the inputs p and q only, not {recipe[1]!r}")
+                recipe = ("input", recipe[1], list(prefix))
+            else:
+                recipe = (recipe[0], *(name(a) if i in RECIPE_ROW_ARGS[recipe[0]] else a
+                                       for i, a in enumerate(recipe[1:])))
+            rows.setdefault(name(n), tuple(values))
+            recipes.setdefault(name(n), recipe)
+            derivations.setdefault(name(n), f"{tree.derivations.get(n, n)} (after {list(prefix)})")
+        return name
+
+    def bonus(prefix: tuple, p_row: str, values: tuple) -> Node:
+        return Node(f"bonus token after {list(prefix)}", tuple(
+            Branch(Draw(p_row, y), m / sum(values, Fraction(0)), Leaf(prefix + (y,), gamma))
+            for y, m in enumerate(values) if m))
+
+    def walk(prefix: tuple) -> Node:
+        tree = position(prefix)
+        name = adopt(prefix, tree)
+        memo: dict[int, Node] = {}
+
+        def copy(node: "Node | Leaf") -> "Node | Leaf":
+            if id(node) in memo:
+                return memo[id(node)]
+            if isinstance(node, Leaf):
+                if not 0 <= node.output < tree.vocab_size:
+                    raise InvalidTree(f"after {list(prefix)} the verifier emits id {node.output}, outside [0, V)")
+                nxt = prefix + (node.output,)
+                if not node.accepted:
+                    out: Node | Leaf = Leaf(nxt, len(prefix))
+                elif len(nxt) < gamma:
+                    out = walk(nxt)
+                else:
+                    p_row = f"p{list(nxt)}"
+                    if p_row not in rows:  # only the target's row after a full block is read
+                        rows[p_row] = tuple(position(nxt).rows["p"])
+                        recipes[p_row] = ("input", "p", list(nxt))
+                        derivations[p_row] = f"the target's row after {list(nxt)}"
+                    out = (last or bonus)(nxt, p_row, rows[p_row])
+            else:
+                out = Node(node.label, tuple(Branch(_renamed_event(br.event, name), br.probability, copy(br.child))
+                                             for br in node.branches))
+            memo[id(node)] = out
+            return out
+
+        root = tree.root
+        if isinstance(root, Leaf):
+            root = Node("certain", (Branch(Choice(("always",)), Fraction(1), root),))
+        return copy(root)
+
+    if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
+        raise InvalidTree(f"gamma must be an integer >= 1, got {gamma!r}")
+    root = walk(())
+    return OutcomeTree(rows, root, v[0], derivations, recipes)

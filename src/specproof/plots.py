@@ -161,7 +161,8 @@ def chain_figure(facts: Mapping[str, Any], path: str | Path, *, title: str = "")
     Parameters
     ----------
     facts : mapping
-        One entry of a valid verdict's ``facts`` for a chain certificate.
+        One entry of a valid verdict's ``facts`` for a chain certificate (Eq. 1 drawn beside it)
+        or a block certificate (the exact law alone).
     path : str or Path
         Where to write the SVG.
     title : str, optional
@@ -180,8 +181,8 @@ def chain_figure(facts: Mapping[str, Any], path: str | Path, *, title: str = "")
     """
     gamma = facts["gamma"]
     exact = [float(Fraction(x.num, x.den)) for x in facts["accepted_length"]]
-    mean = facts["mean_alpha"]
-    alpha = float(Fraction(mean.num, mean.den)) if gamma <= 64 else None
+    mean = facts.get("mean_alpha")  # a block certificate has none: its law alone is drawn
+    alpha = float(Fraction(mean.num, mean.den)) if mean is not None and gamma <= 64 else None
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(5, 3))
     ks = list(range(gamma + 1))
@@ -221,6 +222,9 @@ def figures_for(document: Mapping[str, Any], facts: Sequence[Mapping[str, Any]],
         if fact.get("schema") == "specproof.outcome-certificate/1":
             outcome_figure(fact, path, log=log, title=name)
             caption = f"{name}: the emitted law beside the reference law (the tokens that differ most)"
+        elif fact.get("schema") == "specproof.block-certificate/1":
+            chain_figure(fact, path, title=name)
+            caption = f"{name}: the exact law of the number of accepted drafts"
         elif "law" in fact:
             labels = {r["token"]: r["label"] for r in cert.get("rows", []) if isinstance(r, Mapping) and "label" in r}
             pair_figure(fact, path, labels=labels, log=log, title=name)

@@ -543,6 +543,8 @@ def _bound_text(bound: Any) -> str:
         text = f"{args[0]}[{args[2]}] / {args[1]}[{args[2]}]"
     elif kind == "cdf":
         text = f"cdf of {args[0]} at {args[1]}"
+    elif kind == "masses":
+        text = f"sum({args[0]}) / sum({args[1]})"
     else:
         text = show(args[0])
     return text
@@ -570,6 +572,8 @@ def _tree_rows(cert: Mapping[str, Any]) -> list[dict[str, str]]:
             child = branch["child"]
             if isinstance(child, int):
                 goes = f"node {child}"
+            elif isinstance(child["leaf"][0], list):  # a block certificate's leaf: [ids], accepted drafts
+                goes = f"emit {child['leaf'][0]} ({child['leaf'][1]} accepted)"
             else:
                 goes = f"emit {child['leaf'][0]} ({'accepted' if child['leaf'][1] else 'not accepted'})"
             rows.append({"node": f"{i}: {_cell(str(node['label'])[:60])}", "event": _cell(_event_text(branch["event"])[:160]),
@@ -616,6 +620,45 @@ def _render_outcome(doc: Mapping[str, Any], verdict: Verdict, json_name: str) ->
     )
 
 
+def _render_block(doc: Mapping[str, Any], verdict: Verdict, json_name: str) -> str:
+    """Block certificates (one verification step over gamma drafts each): the accepted-length
+    law, the expected emitted tokens, the stream TV and the law of the emitted block, every
+    value from what the checker re-derived (``verdict.facts``), with each row's recipe and the
+    tree's first branches."""
+    certs = doc["certificates"] if doc["schema"] == checker.BUNDLE_SCHEMA else [doc]
+    rows, given = [], set()
+    for c, facts in zip(certs, verdict.facts if verdict.valid else ()):
+        given.update(facts["given"])
+        law = list(facts["law"].items())
+        rows.append({
+            "name": _plain(c.get("name", "")), "vocab_size": len(facts["inputs"][("p", ())]), "gamma": facts["gamma"],
+            "nodes": facts["nodes"], "expected": show(facts["expected_emitted"]), "tv": show(facts["stream_tv"]),
+            "lossless": "yes" if facts["claims"]["lossless"] else "NO",
+            "lengths": [show(x) for x in facts["accepted_length"]],
+            "recipes": [{"name": _cell(k if len(k) <= 60 else k[:60] + "..."), "recipe": _cell(_recipe_text(v))}
+                        for k, v in list(facts["recipes"].items())[:FULL_TABLE_ROWS]],
+            "more_rows": max(0, len(facts["recipes"]) - FULL_TABLE_ROWS),
+            "tree": _tree_rows(c), "branches": sum(len(n["branches"]) for n in c["nodes"]),
+            "table": [{"block": str(list(b)), "mass": show(m)} for b, m in law[:FULL_TABLE_ROWS]],
+            "more_blocks": max(0, len(law) - FULL_TABLE_ROWS),
+        })
+    word, detail = _verdict_words(verdict)
+    word = "VALID" if verdict.valid else word
+    lossy = [r for r in rows if r["lossless"] != "yes"]
+    summary = "" if not rows else (
+        (f"all {len(rows)} blocks lossless" if len(rows) > 1 else "lossless (the stream has the target's joint law exactly)")
+        if not lossy else f"LOSSY, exact stream TV {lossy[0]['tv']}" + (f" ({len(lossy)} of {len(rows)} blocks lossy)"
+                                                                         if len(rows) > 1 else ""))
+    return _ENV.get_template("block.md.j2").render(
+        name=_plain(doc.get("name", "(unnamed)")), statement=_plain(doc.get("statement", "(none given)"), STATEMENT_LIMIT),
+        checker=checker_identity(), json_name=json_name, schema=doc["schema"], count=len(certs),
+        trust=_trust(verdict, "re-derived every value below from the rows and the tree's primitives"),
+        given=", ".join(_plain(g) for g in sorted(given)), not_proved=NOT_PROVED,
+        provenance=_provenance(doc.get("provenance", {})), results=rows, verdict=word, verdict_detail=detail,
+        summary=summary,
+    )
+
+
 def _outcome_summary(rows: list[dict[str, Any]]) -> str:
     """"lossless ..." or "LOSSY ..." from the re-derived results ("" when rejected)."""
     if not rows:
@@ -637,7 +680,8 @@ def render(document: Mapping[str, Any], verdict: Verdict | None = None, *, json_
     document : dict
         A parsed JSON document (schemas ``specproof.certificate/1``,
         ``specproof.compact-certificate/2``, ``specproof.chain-certificate/2``,
-        ``specproof.outcome-certificate/1``, ``specproof.bundle/1``, ``specproof.symbolic-proof/1``).
+        ``specproof.outcome-certificate/1``, ``specproof.block-certificate/1``, ``specproof.bundle/1``,
+        ``specproof.symbolic-proof/1``).
     verdict : Verdict, optional
         The checker's verdict on ``document``; computed with :func:`specproof.checker.check`
         if omitted (ignored for symbolic proofs, which SymPy checked).
@@ -669,6 +713,9 @@ def render(document: Mapping[str, Any], verdict: Verdict | None = None, *, json_
     elif schema == checker.OUTCOME_SCHEMA or (chains and all(
             isinstance(c, Mapping) and c.get("schema") == checker.OUTCOME_SCHEMA for c in chains)):
         text = _render_outcome(document, verdict, json_name)
+    elif schema == checker.BLOCK_SCHEMA or (chains and all(
+            isinstance(c, Mapping) and c.get("schema") == checker.BLOCK_SCHEMA for c in chains)):
+        text = _render_block(document, verdict, json_name)
     elif schema == checker.BUNDLE_SCHEMA:
         text = _render_bundle(document, verdict, json_name)
     else:

@@ -4,8 +4,10 @@ Every single-position verifier here is written as an :class:`~specproof.outcome.
 the existing primitives (``Draw``, ``Coin`` with a continuous coin, ``Choice``), every row it reads
 named and given a recipe from :class:`~specproof.outcome.OutcomeTree`'s list, so a checker that
 re-derives outcome trees re-verifies it without new code. Where a verifier needs a row no recipe
-makes (SpecTr's ``p / rho`` and its residual; Medusa's typical-acceptance mask), the row's recipe
-is ``("given",)`` and its derivation names the recipe it would need (:data:`PROPOSED_RECIPES`).
+makes (Medusa's typical-acceptance mask, decided with exp and log), the row's recipe is
+``("given",)`` and its derivation names the recipe it would need (:data:`PROPOSED_RECIPES`).
+Blocks (block verification, typical acceptance over gamma drafts) are block certificates:
+:func:`block_verification_certificate`, :func:`typical_block_certificate`.
 
 =============================== ===================================================================
 :func:`multidraft_tree`         k drafts at one position: recursive rejection sampling with or
@@ -49,7 +51,7 @@ from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
 from .errors import InvalidDistribution, SpecProofError
-from .outcome import CONTINUOUS, Bound, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, Rows
+from .outcome import CONTINUOUS, Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, Rows
 from .rational import as_distribution, to_fraction
 
 __all__ = [
@@ -74,10 +76,9 @@ _ZERO = Fraction(0)
 MULTIDRAFT_METHODS = ("with-replacement", "without-replacement", "spectr")
 
 #: Recipes a checker would need for rows that are ``("given",)`` here (none exists in
-#: :class:`~specproof.outcome.OutcomeTree`'s list): name -> (form, meaning).
+#: :class:`~specproof.outcome.OutcomeTree`'s list): name -> (form, meaning). (``scaled`` and
+#: ``minimum``, proposed for SpecTr, are recipes now.)
 PROPOSED_RECIPES = {
-    "scaled": ('("scaled", a, "n/d")', "c * a_i"),
-    "minimum": ('("minimum", a, b)', "min(a_i, b_i)"),
     "typical-mask": ('("typical-mask", p, "eps", "delta")',
                      "1 where p_i > min(eps, delta * exp(-H(p))), else 0, decided exactly"),
 }
@@ -287,8 +288,9 @@ def multidraft_tree(p: Any, q: Any, k: int, *, method: str = "with-replacement",
         of the step-i target and ``q``) and ``r{i}n`` (normalized), step i's target being ``p``
         then ``r{i-1}n``; without replacement ``q-without-{a-b}`` (without q [a, b]) and
         ``q-without-{a-b}n`` (normalized), ``r{i}[{a-b}]`` / ``r{i}[{a-b}]n`` (step i's residual
-        after earlier drafts a, b); SpecTr ``p-over-rho`` and ``spectr-residual`` (given: they need
-        the :data:`PROPOSED_RECIPES` ``scaled`` and ``minimum``).
+        after earlier drafts a, b); SpecTr ``p-over-rho`` (scaled p 1/rho), ``spectr-min`` (minimum
+        p-over-rho q), ``spectr-scaled-min`` (scaled by c) and ``spectr-residual`` (positive-part p
+        spectr-scaled-min): rho and c are constants of the tree, the rows derive from p and q.
 
     Raises
     ------
@@ -381,12 +383,13 @@ def _spectr_root(b: _Builder, pv: Row, qv: Row, k: int, rho: Any) -> Node:
         raise InvalidVerifier(f"rho = {rho} is not valid for k = {k}: SpecTr's residual p - c min(q, p/rho) "
                               "has a negative entry (choose a larger rho, e.g. spectr_rho)")
     res, beta = got
-    r = _fr(1 / rho)
-    b.add("p-over-rho", tuple(a / rho for a in pv), ("given",),
-          f"p / rho with rho = {_fr(rho)}; proposed recipe ('scaled', 'p', '{r}')")
-    b.add("spectr-residual", res, ("given",),
-          f"p - c min(q, p/rho), c = (1 - (1 - beta)^k)/beta, beta = {_fr(beta)}, k = {k}; proposed recipes: "
-          "m = ('minimum', 'p-over-rho', 'q'), cm = ('scaled', m, c), then ('positive-part', 'p', cm)")
+    c = (1 - (1 - beta) ** k) / beta if beta else _ZERO
+    over = b.add("p-over-rho", tuple(a / rho for a in pv), ("scaled", "p", _fr(1 / rho)), f"p / rho with rho = {_fr(rho)}")
+    m = b.add("spectr-min", tuple(min(x, y) for x, y in zip(b.rows[over], qv)), ("minimum", over, "q"),
+              f"min(q, p/rho), mass beta = {_fr(beta)}")
+    cm = b.add("spectr-scaled-min", tuple(c * x for x in b.rows[m]), ("scaled", m, _fr(c)),
+               f"c min(q, p/rho), c = (1 - (1 - beta)^k)/beta = {_fr(c)} with k = {k} (0 if beta = 0)")
+    b.add("spectr-residual", res, ("positive-part", "p", cm), "p - c min(q, p/rho) (non-negative for a valid rho)")
     memo: dict[int, Node] = {}
 
     def stage(i: int) -> Node:
@@ -1135,6 +1138,181 @@ def block_verification_law(target: Any, draft: Any, gamma: int) -> BlockVerifica
                                 full_information_bound(tmodel, dmodel, gamma), tv)
 
 
+def _prefix_name(kind: str, prefix: Prefix) -> str:
+    return f"{kind}{list(prefix)}"
+
+
+def block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree:
+    """Block verification (Sun et al. 2024, Algorithm 2) as an outcome tree over whole blocks.
+
+    The tree drafts ``X_1 .. X_gamma`` (a draw from the draft's row after each prefix), then
+    decides tau from the top: the coin ``eta_gamma <= h_gamma`` emits the whole block and a
+    bonus token drawn from ``M_b(. | X^gamma)``; otherwise ``eta_{gamma-1} <= h_{gamma-1}``
+    emits ``X^{gamma-1}`` and a token drawn from the residual there; and so on down to tau = 0,
+    a draw from the first residual. Its rows carry recipes a checker re-derives:
+    ``p[ids]``/``q[ids]`` are the inputs (the target's and draft's rows after a prefix);
+    ``w[ids] = p_i M_b(. | X^i)`` (``times-capped-ratio``, ``p_i = min(1, p_{i-1} M_b(X_i) /
+    M_s(X_i))``); ``r[ids] = (w - q)+`` (the residual, mass S_i) and ``c[ids] = (q - w)+`` (mass
+    S_i + 1 - p_i), so ``h_i = sum(r) / sum(c)`` is a ``masses`` threshold and ``h_gamma = p_gamma``
+    a ``ratio`` threshold ``w[X^{gamma-1}](X_gamma) / q[X^{gamma-1}](X_gamma)`` (a coin against a
+    ratio above 1 always passes). Where ``sum(c) = 0`` h_i is 0/0; it is taken as 0 (see
+    :func:`block_verification_law`). Nodes that depend on a prefix only (the residual draws,
+    the coins below the top) are shared between the blocks that extend it.
+
+    Parameters
+    ----------
+    target, draft : callable or sequence
+        ``target(prefix)`` (M_b) and ``draft(prefix)`` (M_s), rows after each prefix (one row:
+        the same at every prefix).
+    gamma : int
+        Draft length, 1 to :data:`specproof.checker.MAX_BLOCK_GAMMA`.
+
+    Returns
+    -------
+    OutcomeTree
+        Its leaves carry the emitted block (a tuple of ids) as ``output`` and tau (the accepted
+        drafts) as ``accepted``; use :func:`block_verification_certificate` for its law.
+
+    Raises
+    ------
+    InvalidDistribution
+        Bad rows, or rows of different lengths.
+    InvalidVerifier
+        gamma out of range.
+
+    Examples
+    --------
+    >>> tree = block_verification_tree(["1/3", "2/3"], ["2/3", "1/3"], 1)
+    >>> sorted((leaf.output, m) for leaf, m in tree.reaches() if isinstance(leaf, Leaf))[:2]
+    [((0, 0), Fraction(1, 9)), ((0, 1), Fraction(2, 9))]
+    """
+    from .checker import MAX_BLOCK_GAMMA
+
+    _positive_int(gamma, "gamma")
+    if gamma > MAX_BLOCK_GAMMA:
+        raise InvalidVerifier(f"gamma = {gamma}; block certificates hold blocks of at most {MAX_BLOCK_GAMMA} drafts")
+    tmodel, dmodel = _model(target), _model(draft)
+    v = len(_dist(tmodel(()), "p"))
+    b = _Builder(v)
+
+    def row(kind: str, model: Model, prefix: Prefix) -> str:
+        def values() -> Row:
+            out = _dist(model(prefix), kind)
+            if len(out) != v:
+                raise InvalidDistribution(f"the {kind} row after {list(prefix)} has {len(out)} entries, not V = {v}")
+            return out
+        who = "target" if kind == "p" else "draft"
+        return b.add(_prefix_name(kind, prefix), values, ("input", kind, list(prefix)), f"the {who}'s row after {list(prefix)}")
+
+    def w(prefix: Prefix) -> str:
+        if not prefix:
+            return row("p", tmodel, ())
+        parent, x = prefix[:-1], prefix[-1]
+        wp, qp, pc = w(parent), row("q", dmodel, parent), row("p", tmodel, prefix)
+        scale = min(Fraction(1), b.rows[wp][x] / b.rows[qp][x])
+        return b.add(_prefix_name("w", prefix), lambda: tuple(c * scale for c in b.rows[pc]),
+                     ("times-capped-ratio", pc, wp, qp, x), f"p_{len(prefix)} times the target's row after {list(prefix)}")
+
+    def residual(prefix: Prefix) -> str:
+        wp, qp = w(prefix), row("q", dmodel, prefix)
+        return b.add(_prefix_name("r", prefix), lambda: _positive_part(b.rows[wp], b.rows[qp]),
+                     ("positive-part", wp, qp), f"the residual (w - q)+ after {list(prefix)}")
+
+    def complement(prefix: Prefix) -> str:
+        wp, qp = w(prefix), row("q", dmodel, prefix)
+        return b.add(_prefix_name("c", prefix), lambda: _positive_part(b.rows[qp], b.rows[wp]),
+                     ("positive-part", qp, wp), f"(q - w)+ after {list(prefix)}: mass S + 1 - p")
+
+    shared: dict[tuple, Node] = {}
+
+    def once(key: tuple, build: Callable[[], Node]) -> Node:
+        if key not in shared:
+            shared[key] = build()
+        return shared[key]
+
+    def emit(prefix: Prefix, source: str) -> Node:
+        return once(("emit", prefix), lambda: b.node(f"tau = {len(prefix)}: draw the next token after {list(prefix)}", [
+            b.branch(Draw(source, y), Leaf(prefix + (y,), len(prefix))) for y in range(v)]))
+
+    def decide(block: Prefix, i: int) -> Node:  # tau <= i is known; is it i?
+        if i == 0:
+            return emit((), residual(()))
+        prefix = block[:i]
+        if i == gamma:
+            source = ("ratio", w(block[:-1]), row("q", dmodel, block[:-1]), block[-1])
+            chosen = lambda: emit(prefix, row("p", tmodel, prefix))  # noqa: E731
+        else:
+            r, c = residual(prefix), complement(prefix)
+            source = ("masses", r, c) if any(b.rows[c]) else ("const", Fraction(0))
+            chosen = lambda: emit(prefix, r)  # noqa: E731
+
+        def build() -> Node:
+            return b.node(f"eta_{i} <= h_{i} after {list(prefix)}", [
+                b.branch(Coin(CONTINUOUS, upper=Bound(source, False)), chosen),
+                b.branch(Coin(CONTINUOUS, lower=Bound(source, True)), lambda: decide(block, i - 1))])
+        return build() if i == gamma else once(("decide", prefix), build)
+
+    def drafts(prefix: Prefix) -> Node:
+        if len(prefix) == gamma:
+            return decide(prefix, gamma)
+        qp = row("q", dmodel, prefix)
+        return b.node(f"draft X_{len(prefix) + 1} after {list(prefix)}", [
+            b.branch(Draw(qp, x), lambda x=x: drafts(prefix + (x,))) for x in range(v)])
+
+    return b.tree(drafts(()))
+
+
+def block_verification_certificate(target: Any, draft: Any, gamma: int, *, name: str | None = None,
+                                   statement: str | None = None, provenance: Mapping[str, Any] | None = None) -> dict:
+    """A ``specproof.block-certificate/1`` document for block verification on these rows.
+
+    The tree is :func:`block_verification_tree`; its law, accepted-length law and expected
+    emitted tokens are summed from the tree's leaves, and the stream TV is computed by
+    enumeration (:func:`extend_by_target` against :func:`target_joint`), independently of the
+    checker's prefix recursion. :func:`specproof.checker.check` re-verifies it.
+
+    Parameters
+    ----------
+    target, draft, gamma
+        As :func:`block_verification_tree`.
+    name, statement : str, optional
+        What the certificate proves, in words (defaults name block verification and gamma).
+    provenance : mapping, optional
+        JSON-ready facts (where the rows came from).
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    InvalidDistribution, InvalidVerifier
+        As :func:`block_verification_tree`.
+
+    Examples
+    --------
+    >>> from specproof import checker
+    >>> doc = block_verification_certificate(["1/3", "2/3"], ["2/3", "1/3"], 2)
+    >>> doc["totals"]["accepted_length"], doc["claims"], bool(checker.check(doc))
+    (['1/3', '1/9', '5/9'], {'lossless': True}, True)
+    """
+    from .certificate import build_block_certificate
+
+    tree = block_verification_tree(target, draft, gamma)
+    emitted: dict[Prefix, Fraction] = {}
+    for leaf, mass in tree.reaches():
+        if isinstance(leaf, Leaf):
+            emitted[leaf.output] = emitted.get(leaf.output, _ZERO) + mass
+    tmodel = _model(target)
+    tv = _dict_tv(extend_by_target(emitted, tmodel, gamma + 1), target_joint(tmodel, gamma + 1))
+    return build_block_certificate(
+        tree, gamma=gamma, stream_tv=tv, name=name or f"block verification, gamma = {gamma}",
+        statement=statement or (f"Block verification (Sun et al. 2024, Algorithm 2) with gamma = {gamma}: the "
+                                f"emitted block, continued by sampling the target, has the target's joint law "
+                                f"over gamma + 1 tokens"),
+        provenance=provenance)
+
+
 # --------------------------------------------------------------------------- typical acceptance
 
 #: Medusa's defaults (``medusa_generate``: ``posterior_threshold=0.09``, ``posterior_alpha=0.3``,
@@ -1457,6 +1635,68 @@ def typical_block_law(target: Any, draft: Any, gamma: int, *, eps: Any = MEDUSA_
     stream = extend_by_target(emitted, tmodel, gamma + 1)
     return TypicalBlockLaw(gamma, emitted, tuple(lengths), expected, expected + 1, node_tv,
                            _dict_tv(stream, target_joint(tmodel, gamma + 1)))
+
+
+def typical_block_certificate(target: Any, draft: Any, gamma: int, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUSA_DELTA,
+                              offset: Any = 0, name: str | None = None, statement: str | None = None,
+                              provenance: Mapping[str, Any] | None = None) -> dict:
+    """A ``specproof.block-certificate/1`` document for typical acceptance over gamma drafts.
+
+    The block tree composes :func:`typical_tree` at every accepted prefix
+    (:func:`specproof.outcome.block_tree`): draft from q, keep the draft iff it passes the
+    typical test (a ``given`` mask row after each prefix, decided exactly by
+    :func:`typical_accepts`), else emit the target's argmax there; after gamma accepted drafts,
+    the target's argmax. Its stream TV (from the target's joint law over gamma + 1 tokens) is
+    :attr:`TypicalBlockLaw.stream_tv`, which the checker recomputes.
+
+    Parameters
+    ----------
+    target, draft, gamma, eps, delta, offset
+        As :func:`typical_block_law` (gamma at most :data:`specproof.checker.MAX_BLOCK_GAMMA`).
+    name, statement : str, optional
+    provenance : mapping, optional
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    InvalidDistribution, InvalidVerifier, Undecidable
+        As :func:`typical_block_law`.
+
+    Examples
+    --------
+    >>> from specproof import checker
+    >>> doc = typical_block_certificate(["1/2", "1/2"], ["1/2", "1/2"], 1)
+    >>> doc["totals"]["stream_tv"], doc["claims"], bool(checker.check(doc))
+    ('1/2', {'lossless': False}, True)
+    """
+    from .certificate import build_block_certificate
+    from .checker import MAX_BLOCK_GAMMA
+    from .outcome import block_tree
+
+    _positive_int(gamma, "gamma")
+    if gamma > MAX_BLOCK_GAMMA:
+        raise InvalidVerifier(f"gamma = {gamma}; block certificates hold blocks of at most {MAX_BLOCK_GAMMA} drafts")
+    tmodel, dmodel = _model(target), _model(draft)
+    law = typical_block_law(tmodel, dmodel, gamma, eps=eps, delta=delta, offset=offset)
+
+    def position(prefix: Prefix) -> OutcomeTree:
+        return typical_tree(tmodel(prefix), dmodel(prefix), eps=eps, delta=delta, offset=offset)
+
+    def greedy(prefix: Prefix, p_row: str, row: Row) -> Node:
+        top = max(range(len(row)), key=lambda i: (row[i], -i))
+        return Node(f"greedy token after {list(prefix)}", (Branch(Choice(("argmax-is", p_row, top), "the target's argmax"),
+                                                                  Fraction(1), Leaf(prefix + (top,), gamma)),))
+
+    tree = block_tree(position, gamma, greedy)
+    return build_block_certificate(
+        tree, gamma=gamma, stream_tv=law.stream_tv, name=name or f"typical acceptance, gamma = {gamma}",
+        statement=statement or (f"Typical acceptance (Medusa) over {gamma} drafts: the emitted block, continued by "
+                                f"sampling the target, is at exact TV {_fr(law.stream_tv)} from the target's joint law "
+                                f"over gamma + 1 tokens."),
+        provenance=provenance)
 
 
 # --------------------------------------------------------------------------- one summary per verifier (CLI)

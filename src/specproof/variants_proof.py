@@ -58,7 +58,7 @@ def rederive_rows(tree: OutcomeTree) -> list[str]:
 
     Recipes (:class:`~specproof.outcome.OutcomeTree`): ``input`` (the certificate's inputs,
     compared with the document's), ``given``, ``copy``, ``positive-part``, ``floor-difference``,
-    ``normalized``, ``without``, ``one-hot-argmax``, ``uniform``.
+    ``normalized``, ``without``, ``one-hot-argmax``, ``uniform``, ``times-capped-ratio``, ``scaled``, ``minimum``.
 
     Raises
     ------
@@ -101,6 +101,14 @@ def rederive_rows(tree: OutcomeTree) -> list[str]:
             want = tuple(Fraction(int(i == top)) for i in range(len(a)))
         elif kind == "uniform":
             want = tuple(Fraction(1, v) for _ in range(v))
+        elif kind == "scaled":
+            want = tuple(x * _parse(args[1]) for x in src(args[0]))
+        elif kind == "minimum":
+            want = tuple(min(a, b) for a, b in zip(src(args[0]), src(args[1])))
+        elif kind == "times-capped-ratio":
+            a, b = src(args[1]), src(args[2])
+            scale = min(Fraction(1), a[args[3]] / b[args[3]])
+            want = tuple(c * scale for c in src(args[0]))
         else:
             raise InvalidTree(f"row {name!r} has unknown recipe {kind!r}")
         if tuple(want) != tuple(row):
@@ -238,8 +246,8 @@ def variants_document(*, real: bool = False, real_pairs: int = 3) -> dict[str, A
                  "re-verified by the trusted checker (the theorem variants_positions: "
                  "proofs/transcripts/variants_positions.md). The figures here (tree and block laws, E[emitted]) are re-verified by "
                  "specproof.variants_proof.verify_document (untrusted): rows from recipes, branches from "
-                 "primitives, laws from leaves. Rows with recipe 'given' (SpecTr's p/rho and residual, the "
-                 "typical-acceptance mask) are taken as stated.",
+                 "primitives, laws from leaves. Rows with recipe 'given' (the typical-acceptance mask) are "
+                 "taken as stated.",
     }
 
 
@@ -342,8 +350,8 @@ def position_certificates() -> dict[str, Any]:
     """Every single-position verifier of the worked pair, and every node of the worked token
     trees, as outcome certificates (:func:`specproof.certificate.build_outcome_certificate`) in
     one bundle, which the trusted checker re-verifies: rows from their recipes, branches from
-    their primitives, the law, acceptance and TV from the leaves. Rows no recipe makes (SpecTr's
-    ``p / rho`` and residual, the typical-acceptance mask) are ``given`` and reported as trusted."""
+    their primitives, the law, acceptance and TV from the leaves. Rows no recipe makes (the
+    typical-acceptance mask) are ``given`` and reported as trusted."""
     p, q = WORKED_P, WORKED_Q
     certs = []
 
