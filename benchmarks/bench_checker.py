@@ -189,7 +189,6 @@ def _block_hostile(kb: int) -> dict[str, bytes]:
     deep as the size allows, over denominators of hundreds of bits (the gap's numbers grow with
     depth); and one wide level (V rows of V tokens after every first token)."""
     import random
-    from fractions import Fraction
 
     from specproof.certificate import exact_text
 
