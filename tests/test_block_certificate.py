@@ -399,3 +399,17 @@ def test_audit_block_certificate_usage_errors(tmp_path, capsys, extra, message):
     cert = tmp_path / "b.json"
     assert main(["audit", *_files(tmp_path), *extra, "--block-certificate", str(cert)]) == 2
     assert message in capsys.readouterr().err and not cert.exists()
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data(), st.integers(2, 3), st.integers(1, 3))
+def test_stream_tv_by_live_prefixes_equals_the_enumeration(data, v, gamma):
+    from specproof.variants import _dict_tv, extend_by_target, stream_tv, target_joint
+
+    target, _ = _models(data, v, gamma)
+    blocks = data.draw(st.lists(st.lists(st.integers(0, v - 1), min_size=1, max_size=gamma + 1).map(tuple),
+                                min_size=1, max_size=6, unique=True))
+    weights = data.draw(st.lists(st.integers(1, 5), min_size=len(blocks), max_size=len(blocks)))
+    emitted = {b: F(w, sum(weights)) for b, w in zip(blocks, weights)}
+    enumerated = _dict_tv(extend_by_target(emitted, target, gamma + 1), target_joint(target, gamma + 1))
+    assert stream_tv(emitted, target, gamma) == enumerated

