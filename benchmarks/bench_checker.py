@@ -189,6 +189,7 @@ def _block_hostile(kb: int) -> dict[str, bytes]:
     deep as the size allows, over denominators of hundreds of bits (the gap's numbers grow with
     depth); and one wide level (V rows of V tokens after every first token)."""
     import random
+    from fractions import Fraction
 
     from specproof.certificate import exact_text
 
@@ -196,7 +197,7 @@ def _block_hostile(kb: int) -> dict[str, bytes]:
         size, gamma = doc["vocab_size"], doc["gamma"]
         rows, _, _, inputs = checker._outcome_rows(doc, "doc", size, 1, gamma)
         targets = {prefix: rows[name] for (role, prefix), name in inputs.items() if role == "p"}
-        gap = checker._stream_gap({(0,): checker.Ratio(1, 1)}, targets, gamma, "doc")
+        gap = checker._stream_gap({(0,): checker.Ratio(1, 1)}, targets, "doc", set())
         doc["totals"] = {"accepted_length": ["1/1"] + ["0/1"] * gamma, "expected_emitted": "1/1",
                          "stream_tv": exact_text(gap)}
         doc["claims"] = {"lossless": False}
@@ -224,6 +225,26 @@ def _block_hostile(kb: int) -> dict[str, bytes]:
     rows = {"p[]": {"recipe": ["input", "p", []], "values": row},
             **{f"p[{t}]": {"recipe": ["input", "p", [t]], "values": row} for t in range(v)}}
     out[f"one wide level, V = {v}"] = finish(certain(v, 1, rows))
+    v = kb * 1000 // 8  # one live prefix whose V children no block reaches, at a constant of the limit
+    c = Fraction(rng.getrandbits(checker.MAX_ROW_BITS - 1), 1 << (checker.MAX_ROW_BITS - 1))
+    text = f"{c.numerator:#x}/{c.denominator:#x}"
+    rows = {"p[]": {"recipe": ["input", "p", []], "values": [f"1/{v}"] * v},
+            "p[0]": {"recipe": ["input", "p", [0]], "values": [f"1/{v}"] * v}}
+    coin = {"source": ["const", text]}
+    doc = certain(v, 1, rows)
+    doc["nodes"][0]["branches"] = [
+        {"event": {"coin": {"model": "continuous", "lower": None, "upper": {**coin, "strict": False}}},
+         "probability": text, "child": {"leaf": [[0], 0]}},
+        {"event": {"coin": {"model": "continuous", "upper": None, "lower": {**coin, "strict": True}}},
+         "probability": f"{(1 - c).numerator:#x}/{(1 - c).denominator:#x}", "child": {"leaf": [[0, 0], 1]}}]
+    rows_, _, _, inputs = checker._outcome_rows(doc, "doc", v, 2, 1)
+    law = {(0,): checker.Ratio(c.numerator, c.denominator), (0, 0): checker.Ratio((1 - c).numerator, (1 - c).denominator)}
+    gap = checker._stream_gap(law, {k[1]: rows_[n] for k, n in inputs.items() if k[0] == "p"}, "doc", set())
+    doc["law"] = [[[0], text], [[0, 0], doc["nodes"][0]["branches"][1]["probability"]]]
+    doc["totals"] = {"accepted_length": [text, doc["law"][1][1]], "expected_emitted": exact_text(2 - c),
+                     "stream_tv": exact_text(gap)}
+    doc["claims"] = {"lossless": gap == 0}
+    out[f"a constant at the limit, V = {v}"] = dumps(doc).encode()
     return out
 
 

@@ -3,6 +3,7 @@ Algorithm 2) as an outcome tree over whole blocks, re-verified by the trusted ch
 
 import copy
 import json
+import math
 from fractions import Fraction as F
 
 import pytest
@@ -413,3 +414,108 @@ def test_stream_tv_by_live_prefixes_equals_the_enumeration(data, v, gamma):
     emitted = {b: F(w, sum(weights)) for b, w in zip(blocks, weights)}
     enumerated = _dict_tv(extend_by_target(emitted, target, gamma + 1), target_joint(target, gamma + 1))
     assert stream_tv(emitted, target, gamma) == enumerated
+    # the trusted checker's walk over live prefixes, given the target's row after every prefix
+    prefixes = [()]
+    for _ in range(gamma):
+        prefixes += [s + (t,) for s in prefixes if len(s) == len(prefixes[-1]) for t in range(v)]
+    rows = {s: checker._named(checker.Row([x.numerator * (D // x.denominator) for x in target(s)], D))
+            for s in set(prefixes) for D in [math.lcm(*(x.denominator for x in target(s)))]}
+    law = {b: checker.Ratio(m.numerator, m.denominator) for b, m in emitted.items()}
+    assert checker._stream_gap(law, rows, "law", set()) == enumerated
+
+
+# ---------------------------------------------------------------- the third review's cases (tests/data/trust/block_*.py)
+
+
+@pytest.mark.parametrize("ids", [[[0]], [{}], ["a"], [1.5], [True, 1], [None]])
+def test_law_ids_are_token_ids_before_anything_else(ids):
+    doc = _genuine()
+    doc["law"][0][0] = ids
+    verdict = checker.check(json.loads(dumps(doc)))  # never an exception
+    assert verdict.reason is R.TOKENS and "not a token id" in verdict.detail
+
+
+@pytest.mark.parametrize("edit,detail", [
+    # a factor, a coin constant and a floor of more bits than a row may have
+    (lambda d: d["rows"].update(big={"recipe": ["scaled", "p[]", "2/1"]}), None),
+    (lambda d: d["rows"].update(big={"recipe": ["scaled", "p[]", f"1/{2 ** 16385:#x}"]}), "constants hold up to"),
+    (lambda d: _first(d, "coin")["event"]["coin"].update(upper={"source": ["const", f"1/{3 ** 10400:#x}"], "strict": True}),
+     "constants hold up to"),
+    (lambda d: d["rows"].update(big={"recipe": ["floor-difference", "p[]", "q[]", f"1/{3 ** 10400:#x}"]}),
+     "constants hold up to"),
+    # numerators past the row's denominator: a given row of "n/1" values, a scaled row above 1
+    (lambda d: d["rows"].update(big={"recipe": ["given"], "values": [f"{2 ** 600}/1", "0/1"]}), "an entry above 1"),
+    (lambda d: d["rows"].update(big={"recipe": ["scaled", "p[]", "7/4"]}), "an entry above 1"),
+])
+def test_rows_and_constants_are_bounded(edit, detail):
+    doc = _genuine()
+    edit(doc)
+    verdict = _check(doc)
+    if detail is None:  # a small constant: only the row rule applies (2 * 2/3 > 1)
+        assert verdict.reason is R.MALFORMED and "an entry above 1" in verdict.detail
+    else:
+        assert verdict.reason is R.MALFORMED and detail in verdict.detail, verdict
+
+
+def test_check_binds_only_the_inputs_the_tree_reads(tmp_path, capsys):
+    # the tree drafts from trusted given rows q'; the input rows q (= --draft) are listed but unread
+    from specproof.cli import main
+
+    p, q, used = ["1/3", "2/3"], ["2/3", "1/3"], ["1/100", "99/100"]
+    doc = block_verification_certificate(p, used, 2)
+    for name, row in list(doc["rows"].items()):
+        if row["recipe"][:2] == ["input", "q"]:
+            prefix = row["recipe"][2]
+            row["recipe"] = ["given"]
+            doc["rows"][f"unread q{prefix}"] = {"recipe": ["input", "q", prefix], "values": q}
+    verdict = _check(doc)
+    assert verdict.valid and all(role == "p" for role, _ in verdict.facts[0]["reads"])
+    (tmp_path / "c.json").write_text(dumps(doc))
+    (tmp_path / "p.json").write_text(json.dumps(p))
+    (tmp_path / "q.json").write_text(json.dumps(q))
+    args = ["check", str(tmp_path / "c.json"), "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json")]
+    assert main(args + ["--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["unread_inputs"] == ["q"] and "q not read by the certified tree" in out["detail"]
+    assert main(args) == 0
+    assert "trusted as stated (given rows, not re-derived): q[0], q[1], q[]" in capsys.readouterr().out
+    honest = block_verification_certificate(p, q, 2)  # its tree reads every q row: all bound
+    assert {role for role, _ in _check(honest).facts[0]["reads"]} == {"p", "q"}
+
+
+def test_plots_draw_names_as_text(tmp_path):
+    pytest.importorskip("matplotlib")
+    from specproof.cli import main
+
+    doc = _genuine()
+    doc["name"] = "costs $2^$ and $x$"
+    (tmp_path / "c.json").write_text(dumps(doc))
+    assert main(["transcript", str(tmp_path / "c.json"), "--out", str(tmp_path / "t.md"), "--plots"]) == 0
+    assert "costs \\$2^\\$" in (tmp_path / "t.md").read_text() or (tmp_path / "t-0.svg").exists()
+
+
+def test_many_children_no_block_reaches_count_together():
+    # const coin c: blocks [0] (c) and [0, 0] (1 - c) at V = 5000; (0,) is live, its other 4999
+    # children are not: their gaps are summed as one mass (tests/data/trust/block_dos_stream_gcd.py)
+    v, c = 5000, F(2 ** 16000 // 3, 2 ** 16000)
+
+    def nd(x):
+        return f"{x.numerator:#x}/{x.denominator:#x}"
+    uniform = [f"1/{v}"] * v
+    coin = {"source": ["const", nd(c)]}
+    doc = {"schema": checker.BLOCK_SCHEMA, "vocab_size": v, "gamma": 1,
+           "rows": {"p[]": {"recipe": ["input", "p", []], "values": uniform},
+                    "p[0]": {"recipe": ["input", "p", [0]], "values": uniform}},
+           "nodes": [{"label": "root", "reach": "1/1", "branches": [
+               {"event": {"coin": {"model": "continuous", "lower": None, "upper": {**coin, "strict": False}}},
+                "probability": nd(c), "child": {"leaf": [[0], 0]}},
+               {"event": {"coin": {"model": "continuous", "upper": None, "lower": {**coin, "strict": True}}},
+                "probability": nd(1 - c), "child": {"leaf": [[0, 0], 1]}}]}],
+           "law": [[[0], nd(c)], [[0, 0], nd(1 - c)]],
+           "totals": {"accepted_length": [nd(c), nd(1 - c)], "expected_emitted": nd(2 - c), "stream_tv": f"{v - 1}/{v}"},
+           "claims": {"lossless": False}}
+    # by hand (c > 1/V): the first tokens t != 0 count whole, 1/V each; (0,) is live with F(0) = 1/V - c:
+    # |F(0, 0)| = |F(0)/V - (1 - c)| = 1 - c + c/V - 1/V^2, and (V - 1) |F(0)|/V for (0, t). Total 2 (V - 1)/V.
+    verdict = _check(doc)
+    assert verdict.valid, verdict
+    assert verdict.facts[0]["stream_tv"] == F(v - 1, v)

@@ -485,6 +485,8 @@ ALWAYS = {"choice": {"condition": ["always"]}}
 
 def test_every_recipe_by_hand():
     verdict = checker.check(_doc(ALWAYS, rows={"g": {"recipe": ["given"], "values": ["1/1", "0/1", "2/1"]}}))
+    assert verdict.reason is checker.Reason.MALFORMED and "an entry above 1" in verdict.detail  # rows are in [0, 1]
+    verdict = checker.check(_doc(ALWAYS, rows={"g": {"recipe": ["given"], "values": ["1/1", "0/1", "1/2"]}}))
     assert verdict.valid, verdict
     rows = _fractions(verdict.facts[0]["rows"])
     third = F(1, 3)
@@ -494,7 +496,7 @@ def test_every_recipe_by_hand():
     assert rows["wo"] == [F(1, 6), F(1, 3), 0]
     assert rows["ah"] == [0, 1, 0] and rows["tie"] == [1, 0, 0] and rows["ap"] == [0, 0, 1]
     assert rows["un"] == [third, third, third] and rows["cq"] == [F(1, 2), F(1, 4), F(1, 4)]
-    assert rows["zero"] == [0, 0, 0] and rows["g"] == [1, 0, 2]  # a given row is taken as stated
+    assert rows["zero"] == [0, 0, 0] and rows["g"] == [1, 0, F(1, 2)]  # a given row is taken as stated
     assert verdict.facts[0]["given"] == ["g"]
     assert _fractions(verdict.facts[0]["totals"]) == {"alpha": 1, "out_of_range": 0, "tv": F(5, 6)}
 
@@ -687,12 +689,13 @@ RACE_ROWS = [
     # ratios 27/22, 15/22, 45/44: a piece [45/44, 27/22] shorter than its left end (a probe at a
     # third of left + right would fall below the breakpoint 45/44)
     ([F(9, 22), F(4, 22), F(9, 22)], [F(5, 15), F(4, 15), F(6, 15)]),
-    # given rows need not sum to 1: the first case with a doubled and b tripled (same answers)
-    ([F(1), F(1, 3), F(2, 3)], [F(1, 2), F(3, 2), F(1)]),
+    # given rows need not sum to 1: the first case with a doubled and b tripled then halved (same
+    # answers; rows hold values in [0, 1])
+    ([F(1), F(1, 3), F(2, 3)], [F(1, 4), F(3, 4), F(1, 2)]),
     # x = 0, y = 1: lo = 5/13, hi = 1, and the third ratio 5 lies above hi (no breakpoint)
     ([F(1, 4), F(1, 4), F(1, 2)], [F(1, 4), F(13, 20), F(1, 10)]),
     # x = 0, y = 1: lo = 1/16, hi = 1/2, the breakpoint a_2/b_2 = 1/4 with a_2 b_2 = 1 and b_2/a_2 = 4
-    ([F(1, 2), F(1, 16), F(1, 2)], [F(1), F(1), F(2)]),
+    ([F(1, 2), F(1, 16), F(1, 2)], [F(1, 2), F(1, 2), F(1)]),
 ]
 
 

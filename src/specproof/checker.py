@@ -779,6 +779,9 @@ def _outcome_rows(cert, where, size, branches, gamma=None):
         if row.den.bit_length() > MAX_ROW_BITS:
             raise Rejection(Reason.MALFORMED, f"{here}: a row over a common denominator of {row.den.bit_length()} bits "
                                               f"(outcome certificates hold rows up to {MAX_ROW_BITS} bits)")
+        if max(row.nums) > row.den:  # so numerators are bounded too: every row is a (sub-)probability row
+            raise Rejection(Reason.MALFORMED, f"{here}: an entry above 1 (rows hold probabilities, masks and "
+                                              f"residual masses, each in [0, 1])")
         rows[name] = _named(row)
     return rows, recipes, given, inputs
 
@@ -855,7 +858,7 @@ def _derive(kind, args, rows, size, where):
         num, den = r.nums[x] * b.den, r.den * b.nums[x]
         return a.row if num >= den else Row([v * num for v in a.row.nums], a.row.den * den)
     if kind == "scaled":  # a * c, c a rational >= 0
-        c = _rational(args[1], f"{where}.recipe factor")
+        c = _constant(args[1], f"{where}.recipe factor")
         return Row([x * c.num for x in a.row.nums], a.row.den * c.den)
     if kind == "without":
         tokens = args[1]
@@ -868,10 +871,20 @@ def _derive(kind, args, rows, size, where):
         den = lcm(a.row.den, b.den)
         sa, sb = den // a.row.den, den // b.den
         return Row([min(x * sa, y * sb) for x, y in zip(a.row.nums, b.nums)], den)
-    floor = Ratio(0, 1) if kind == "positive-part" else _rational(args[2], f"{where}.recipe eps")
+    floor = Ratio(0, 1) if kind == "positive-part" else _constant(args[2], f"{where}.recipe eps")
     den = lcm(a.row.den, b.den, floor.den)
     low, sa, sb = floor.num * (den // floor.den), den // a.row.den, den // b.den
     return Row([max(x * sa - y * sb, low) for x, y in zip(a.row.nums, b.nums)], den)
+
+
+def _constant(value, where):
+    """A rational constant of a tree (a coin threshold, a fixed coin, a factor, a floor), with
+    numerator and denominator of at most MAX_ROW_BITS bits, as a row's entries."""
+    value = _rational(value, where)
+    if max(value.num.bit_length(), value.den.bit_length()) > MAX_ROW_BITS:
+        raise Rejection(Reason.MALFORMED, f"{where} is a rational of {value.num.bit_length()}/{value.den.bit_length()} "
+                                          f"bits (constants hold up to {MAX_ROW_BITS} bits, as rows do)")
+    return value
 
 
 def _list(value, size, where):
@@ -909,7 +922,7 @@ def _coin_below(model, t, strict):
     if model == "continuous":
         return Ratio(0, 1) if t.num <= 0 else Ratio(1, 1) if t.num >= t.den else t
     if model.startswith("fixed:"):
-        value = _rational(model[len("fixed:"):], "a fixed coin")
+        value = _constant(model[len("fixed:"):], "a fixed coin")
         if value.num > value.den:
             raise Rejection(Reason.MALFORMED, f"a fixed coin at {_show(value)}, outside [0, 1]")
         return Ratio(int(_less(value, t, strict)), 1)
@@ -948,7 +961,7 @@ def _threshold(bound, rows, size, where, read):
         read.update(source[1:3])
         return Ratio(a.cumulative[-1] * b.row.den, a.row.den * b.cumulative[-1]), strict
     if kind == "const" and len(source) == 2:
-        return _rational(source[1], f"{where} constant"), strict
+        return _constant(source[1], f"{where} constant"), strict
     raise Rejection(Reason.MALFORMED, f"{where} has source {_show(source)}, not ratio/cdf/masses/const")
 
 
@@ -1210,7 +1223,7 @@ def _block_leaf(child, where, size, gamma):
     return tuple(_token(t, size, f"{where} id") for t in tokens), accepted
 
 
-def _stream_gap(law, targets, gamma, where):
+def _stream_gap(law, targets, where, streamed):
     """The stream statement: TV between the target's joint law of gamma + 1 tokens and the
     output stream (the emitted block, continued by sampling the target after it).
 
@@ -1219,35 +1232,45 @@ def _stream_gap(law, targets, gamma, where):
     and F(s + (t,)) = F(s) p_s(t) - law(s + (t,)): the stream reaches s + (t,) either through s
     after the block (mass E(s) p_s(t)) or as the emitted block itself. The TV is half the sum
     of |F| at length gamma + 1. Below a prefix s that no emitted block passes through (s is not
-    a proper prefix of a block), F is F(s) times the target's conditional probabilities, which
-    sum to 1 at every depth: that subtree adds |F(s)|. So the target's row ``p_s`` is needed
-    only at prefixes that blocks pass through with F(s) != 0 (``targets``: input rows by
-    prefix); a missing one is rejected. Returns a Fraction.
+    a proper prefix of a block: not "live"), F is F(s) times the target's conditional
+    probabilities, which sum to 1 at every depth: that subtree adds |F(s)|. So the walk visits
+    live prefixes only: at a live s, the children that are live or emitted are taken one by one,
+    and all the other children together add |F(s)| times their target mass (one sum of
+    numerators). The target's row ``p_s`` is needed only at live prefixes with F(s) != 0
+    (``targets``: input rows by prefix); a missing one is rejected. The work is linear in the
+    blocks and rows. Returns a Fraction; adds the prefixes whose target row it read to
+    ``streamed``.
     """
     live = {tokens[:i] for tokens in law for i in range(len(tokens))}
-    level, by_length, total = {(): Fraction(1)}, {}, Fraction(0)
-    for tokens, mass in law.items():
-        by_length.setdefault(len(tokens), []).append((tokens, mass))
-    for depth in range(1, gamma + 2):
+    taken = {}  # live prefix -> its children that are live or emitted
+    for tokens in live | set(law):
+        if tokens:
+            taken.setdefault(tokens[:-1], set()).add(tokens[-1])
+    level, total = {(): Fraction(1)}, Fraction(0)
+    while level:
         nxt = {}
         for prefix, gap in level.items():
-            if gap == 0:
-                continue
-            if prefix not in targets:
-                raise Rejection(Reason.MISSING_FIELD, f"{where}: the stream's gap at prefix {_show(list(prefix))} is "
-                                                      f"{_show(gap)}, and the certificate has no target row p after it")
-            row = targets[prefix].row
-            for t, n in enumerate(row.nums):
-                if n:
-                    nxt[prefix + (t,)] = gap * Fraction(n, row.den)
-        for tokens, mass in by_length.get(depth, []):
-            nxt[tokens] = nxt.get(tokens, Fraction(0)) - Fraction(mass.num, mass.den)
-        level = {}
-        for prefix, gap in nxt.items():
-            if prefix in live:
-                level[prefix] = gap
-            else:
-                total += abs(gap)
+            row = None
+            if gap:
+                if prefix not in targets:
+                    raise Rejection(Reason.MISSING_FIELD, f"{where}: the stream's gap at prefix {_show(list(prefix))} "
+                                                          f"is {_show(gap)}, and the certificate has no target row p after it")
+                row = targets[prefix]
+                streamed.add(prefix)
+            children = taken.get(prefix, set())
+            if row is not None:  # the children no block reaches, together
+                rest = row.cumulative[-1] - sum(row.row.nums[t] for t in children)
+                total += abs(gap) * Fraction(rest, row.row.den)
+            for t in children:
+                child = prefix + (t,)
+                value = (gap * Fraction(row.row.nums[t], row.row.den) if row is not None else Fraction(0))
+                if child in law:
+                    value -= Fraction(law[child].num, law[child].den)
+                if child in live:
+                    nxt[child] = value
+                else:
+                    total += abs(value)
+        level = nxt
     return total / 2
 
 
@@ -1289,17 +1312,19 @@ def _check_block(cert, where):
     if not isinstance(claimed, list) or any(not isinstance(e, list) or len(e) != 2 or not isinstance(e[0], list)
                                             for e in claimed):
         raise Rejection(Reason.MALFORMED, f"{where}.law is not a list of [[ids], mass] pairs")
-    listed = [tuple(e[0]) for e in claimed]
+    listed = [tuple(_token(t, size, f"{where}.law[{i}] id") for t in e[0]) for i, e in enumerate(claimed)]
     if listed != list(law):
         extra = sorted(set(listed) ^ set(law))
         raise Rejection(Reason.EMITTED, f"{where}.law lists {len(listed)} blocks; the tree emits {len(law)} blocks of "
                                         f"positive mass, by increasing ids" + (f" (differs at {_show(list(extra[0]))})" if extra else ""))
-    for i, (tokens, mass) in enumerate(claimed):
-        _same(Reason.EMITTED, f"{where}.law[{i}]", law[tuple(tokens)], _rational(mass, f"{where}.law[{i}]"))
+    for i, (tokens, (_, mass)) in enumerate(zip(listed, claimed)):
+        _same(Reason.EMITTED, f"{where}.law[{i}]", law[tokens], _rational(mass, f"{where}.law[{i}]"))
     accepted_length = [_sum(masses) for masses in lengths]
     emitted = _sum([Ratio(len(tokens) * m.num, m.den) for tokens, m in law.items()])
     targets = {prefix: rows[name] for (role, prefix), name in inputs.items() if role == "p"}
-    tv = _stream_gap(law, targets, gamma, where)
+    streamed = set()  # the prefixes whose target row the stream check reads
+    tv = _stream_gap(law, targets, where, streamed)
+    tree_reads = set(_reads(recipes, read))
     totals = _only_fields(_field(cert, "totals", where), BLOCK_TOTALS, f"{where}.totals")
     lengths_claimed = totals["accepted_length"]
     if not isinstance(lengths_claimed, list) or len(lengths_claimed) != gamma + 1:
@@ -1313,7 +1338,8 @@ def _check_block(cert, where):
     return {"schema": BLOCK_SCHEMA, "gamma": gamma, "law": law, "accepted_length": accepted_length,
             "expected_emitted": emitted, "stream_tv": tv, "recipes": recipes, "given": given,
             "inputs": {key: [Ratio(x, rows[name].row.den) for x in rows[name].row.nums] for key, name in inputs.items()},
-            "reads": sorted(read), "rows": {k: [Ratio(x, r.row.den) for x in r.row.nums] for k, r in rows.items()},
+            "reads": sorted(key for key, name in inputs.items() if name in tree_reads or (key[0] == "p" and key[1] in streamed)),
+            "rows": {k: [Ratio(x, r.row.den) for x in r.row.nums] for k, r in rows.items()},
             "nodes": len(nodes), "claims": truth}
 
 

@@ -441,6 +441,10 @@ def _check(args: argparse.Namespace) -> int:
                      **({"lossless": lossless} if lossless else {})})
     elif verdict.valid:
         print(f"{args.certificate}: valid ({verdict.detail})")
+        given = sorted({g for f in verdicts for g in f["given"]})
+        if given:
+            print(f"  trusted as stated (given rows, not re-derived): {', '.join(given[:10])}"
+                  + (f" and {len(given) - 10} more" if len(given) > 10 else ""))
         if lossless:  # what the certified law says (an outcome or block certificate may prove a verifier lossy)
             tvs = [f["stream_tv"] if f["schema"] == checker.BLOCK_SCHEMA else f["totals"]["tv"] for f in verdicts]
             lossy = [i for i, ok in enumerate(lossless) if not ok]
@@ -473,8 +477,11 @@ def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> tuple[str, list
         return f"the certificate holds {len(verdict.facts)} pair(s), --target and --draft give {len(pairs)}", []
     unread: set[str] = set()
     for i, (facts, (p, q)) in enumerate(zip(verdict.facts, pairs)):
-        if facts["schema"] == checker.BLOCK_SCHEMA:  # every input row, after every prefix
-            mine = [(f"{role} after {list(prefix)}", role, row) for (role, prefix), row in sorted(facts["inputs"].items())]
+        if facts["schema"] == checker.BLOCK_SCHEMA:  # the input rows the tree and the stream check read
+            read = set(facts["reads"])
+            mine = [(f"{role} after {list(prefix)}", role, row) for (role, prefix), row in sorted(facts["inputs"].items())
+                    if (role, prefix) in read]
+            unread.update(k for k in ("p", "q") if not any(role == k for role, _ in read))
         elif facts["schema"] == checker.OUTCOME_SCHEMA:  # the input rows the tree reads
             mine = [(k, k, facts["inputs"][k]) for k in ("p", "q") if k in facts["reads"]]
             unread.update(k for k in ("p", "q") if k not in facts["reads"])

@@ -28,6 +28,11 @@ TOP_TOKENS = 24
 _SERIES = {"p": "p", "q": "q", "min(p, q)": "accept", "(p − q)+": "residual"}
 
 
+
+def _literal(text: str) -> str:
+    """Text from a document drawn as it is: matplotlib would read ``$...$`` as mathtext."""
+    return str(text).replace("$", r"\$")
+
 def _pyplot() -> Any:
     import matplotlib
 
@@ -101,12 +106,12 @@ def _token_bars(series: Mapping[str, tuple[str, list[Fraction]]], tokens: list[i
         for t, rect in zip(tokens, bars):  # SVG ids name each bar: "bar-p-17", "bar-residual-3", ...
             rect.set_gid(f"bar-{gid}-{t}")
     ax.set_xticks(range(len(tokens)))
-    ax.set_xticklabels([(labels or {}).get(t, str(t)) for t in tokens], rotation=60, ha="right")
+    ax.set_xticklabels([_literal((labels or {}).get(t, str(t))) for t in tokens], rotation=60, ha="right")
     if log:
         ax.set_yscale("log")
     ax.set_ylabel("probability")
     ax.set_xlabel(xlabel)
-    ax.set_title(title)
+    ax.set_title(_literal(title))
     ax.legend(loc="upper right")
     try:
         return _save(fig, Path(path))
@@ -196,7 +201,7 @@ def chain_figure(facts: Mapping[str, Any], path: str | Path, *, title: str = "")
     ax.set_xticks(ks)
     ax.set_xlabel("accepted drafts")
     ax.set_ylabel("probability")
-    ax.set_title(title)
+    ax.set_title(_literal(title))
     ax.legend()
     try:
         return _save(fig, Path(path))
