@@ -190,7 +190,7 @@ def _leaf_branch(doc):
     raise AssertionError
 
 
-LEAVES = [([[0, 1, 0, 1], 3], R.TOKENS), ([[], 0], R.TOKENS), ([[0, 1], 0], R.TOKENS), ([[0, 1], 3], R.TOKENS),
+LEAVES = [([[0, 1, 0, 1], 3], R.TOKENS), ([[0], 2], R.TOKENS), ([[0, 1, 0, 1], 2], R.TOKENS), ([[], 0], R.TOKENS), ([[0, 1], 0], R.TOKENS), ([[0, 1], 3], R.TOKENS),
           ([[0, 2], 1], R.TOKENS), ([[0, True], 1], R.TOKENS), ([0, True], R.MALFORMED), ([[0], True], R.MALFORMED)]
 
 
@@ -519,3 +519,80 @@ def test_many_children_no_block_reaches_count_together():
     verdict = _check(doc)
     assert verdict.valid, verdict
     assert verdict.facts[0]["stream_tv"] == F(v - 1, v)
+
+
+@pytest.mark.parametrize("gamma", [4, 6])
+def test_rule_block_certificates_at_larger_gamma_pass_the_checker(tmp_path, capsys, gamma):
+    # each position tree derives a few rows from its inputs: the budget counts 8 per input row
+    from specproof.cli import main
+
+    cert = tmp_path / "b.json"
+    assert main(["audit", *_files(tmp_path), "--policy", "le-float32-coin", "--gamma", str(gamma),
+                 "--block-certificate", str(cert), "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    verdict = checker.check_file(cert)
+    assert verdict.valid, verdict
+    assert verdict.facts[0]["stream_tv"] == F(out["stream_tv"]) > 0
+    assert main(["check", str(cert), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["tv"] == [out["stream_tv"]]
+
+
+@pytest.mark.parametrize("extra,message", [
+    (["--gamma", "20"], "3^20 = 3486784401 drafted blocks, above 20000"),
+    (["--gamma", "9", "--block-certificate", "x.json"], "3^9 x V = 59049 branches, above 20000"),
+    (["--gamma", "2", "--stop-token", "5"], "--stop-token 5 is not a token id in [0, 3)"),
+    (["--verifier", "block", "--gamma", "2", "--stop-token", "1"], "apply to the chain verifier"),
+    (["--verifier", "typical", "--gamma", "2", "--policy", "le-float32-coin"], "apply to the chain verifier"),
+])
+def test_audit_refuses_what_it_cannot_do_before_working(tmp_path, capsys, extra, message):
+    from specproof.cli import main
+
+    assert main(["audit", *_files(tmp_path), *extra]) == 2
+    assert message in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- mutation survivors of the block section
+
+
+def test_constants_up_to_the_row_limit_are_accepted():
+    doc = _hand([0], {"p[0]": {"recipe": ["input", "p", [0]], "values": ["1/2", "1/2"]}})
+    for bits, valid in ((checker.MAX_ROW_BITS, True), (checker.MAX_ROW_BITS + 1, False)):
+        c = f"1/{2 ** (bits - 1):#x}"  # a denominator of exactly `bits` bits
+        doc["nodes"][0]["branches"][0]["event"] = {"coin": {"model": "fixed:0/1", "lower": None,
+                                                            "upper": {"source": ["const", c], "strict": False}}}
+        verdict = _check(doc)
+        assert verdict.valid is valid, (bits, verdict)
+
+
+def test_the_stream_reads_are_reported_and_only_those():
+    # the tree reads no row (a certain choice); the stream reads p[] and p[0] (live prefixes with a
+    # gap), never p[1] (no block passes through (1,))
+    rows = {"p[0]": {"recipe": ["input", "p", [0]], "values": ["1/4", "3/4"]},
+            "p[1]": {"recipe": ["input", "p", [1]], "values": ["1/2", "1/2"]}}
+    doc = _hand([0, 0], rows)
+    doc["nodes"][0]["branches"][0]["child"]["leaf"][1] = 1
+    doc["totals"].update(accepted_length=["0/1", "1/1"], expected_emitted="2/1", stream_tv="7/8")
+    verdict = _check(doc)
+    assert verdict.valid, verdict
+    assert verdict.facts[0]["reads"] == [("p", ()), ("p", (0,))]
+
+
+def test_gamma_at_the_limit_is_accepted():
+    doc = _hand([0], {"p[0]": {"recipe": ["input", "p", [0]], "values": ["1/2", "1/2"]}},
+                gamma=checker.MAX_BLOCK_GAMMA)
+    assert _check(doc).valid
+
+
+@pytest.mark.parametrize("nodes", [[], {}, None])
+def test_a_block_needs_nodes(nodes):
+    doc = _genuine()
+    doc["nodes"] = nodes
+    verdict = checker.check(doc)
+    assert verdict.reason is R.MALFORMED and "nodes is not a non-empty list" in verdict.detail
+
+
+def test_a_bad_child_names_the_block_leaf_form():
+    doc = _genuine()
+    _leaf_branch(doc)["child"] = "x"
+    verdict = _check(doc)
+    assert verdict.reason is R.MALFORMED and "a later node or a leaf [[ids], accepted]" in verdict.detail

@@ -379,13 +379,15 @@ def test_derived_rows_up_to_16_plus_branches_over_v_are_allowed():
     v = doc["vocab_size"]
     branches = sum(len(node["branches"]) for node in doc["nodes"])
     derived = sum(1 for row in doc["rows"].values() if row["recipe"][0] not in ("input", "given"))
-    assert v == 3 and branches // v >= 1
-    for i in range(16 + branches // v - derived):  # an unused uniform row costs V steps, as any
+    inputs = sum(1 for row in doc["rows"].values() if row["recipe"][0] == "input")
+    assert v == 3 and branches // v >= 1 and inputs == 2
+    for i in range(16 + branches // v + 8 * inputs - derived):  # an unused uniform row costs V steps, as any
         doc["rows"][f"u{i}"] = {"recipe": ["uniform"]}
     assert _check(doc).valid
     doc["rows"]["one-more"] = {"recipe": ["uniform"]}
     verdict = _check(doc)
-    assert verdict.reason is R.MALFORMED and f"derives {17 + branches // v} rows for {branches} branches" in verdict.detail
+    assert verdict.reason is R.MALFORMED
+    assert f"derives {17 + branches // v + 8 * inputs} rows for {branches} branches and 2 input rows" in verdict.detail
 
 
 def test_given_rows_are_reported_once_each():

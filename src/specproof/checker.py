@@ -731,9 +731,9 @@ def _outcome_rows(cert, where, size, branches, gamma=None):
     max(a - b, eps); ``normalized a`` = a / sum(a); ``without a [t...]`` = a with those tokens
     set to 0; ``one-hot-argmax a`` (ties to the smallest id); ``uniform`` = 1/V;
     ``times-capped-ratio c a b x`` = c * min(1, a[x] / b[x]); ``scaled a c`` = c * a (c a
-    rational); ``minimum a b`` = min(a, b). At most 16 + branches // V rows
-    are derived (a derived row costs V steps; a genuine tree reads each derived row in at least
-    V branches), and every row's common denominator has at most MAX_ROW_BITS bits, so the work
+    rational); ``minimum a b`` = min(a, b). At most 16 + branches // V + 8 per input
+    row are derived (a derived row costs V steps; a genuine tree reads each derived row in at
+    least V branches, or derives a few rows from each input row, which the document lists), and every row's common denominator has at most MAX_ROW_BITS bits, so the work
     stays linear in the document. Returns (rows by name, as :class:`_Named`; each row's recipe;
     the names of given rows; the input rows' names by (role, prefix), the prefix () outside a
     block certificate).
@@ -762,9 +762,9 @@ def _outcome_rows(cert, where, size, branches, gamma=None):
     if ("p", ()) not in inputs:
         raise Rejection(Reason.MISSING_FIELD, f"{where}.rows has no input row 'p' (the target's row)")
     derived = sum(1 for recipe in recipes.values() if recipe[0] not in ("input", "given"))
-    if derived > 16 + branches // size:
-        raise Rejection(Reason.MALFORMED, f"{where} derives {derived} rows for {branches} branches: more than "
-                                          f"16 + branches // vocab_size")
+    if derived > 16 + branches // size + 8 * len(inputs):
+        raise Rejection(Reason.MALFORMED, f"{where} derives {derived} rows for {branches} branches and {len(inputs)} "
+                                          f"input rows: more than 16 + branches // vocab_size + 8 per input row")
     rows, given = {}, []
     for name in _dependency_order(recipes, where):
         here, (kind, *args) = f"{where}.rows.{_cut(name)}", recipes[name]
@@ -1217,7 +1217,7 @@ def _block_leaf(child, where, size, gamma):
             and len(child["leaf"]) == 2 and isinstance(child["leaf"][0], list) and type(child["leaf"][1]) is int):
         return None
     tokens, accepted = child["leaf"]
-    if not 1 <= len(tokens) <= gamma + 1 or not len(tokens) - 1 <= accepted <= min(len(tokens), gamma):
+    if not tokens or not len(tokens) - 1 <= accepted <= min(len(tokens), gamma):  # so len(tokens) <= gamma + 1
         raise Rejection(Reason.TOKENS, f"{where}: a block of {len(tokens)} ids with {_show(accepted)} accepted "
                                        f"(1 to gamma + 1 ids, of which all or all but the last are accepted drafts)")
     return tuple(_token(t, size, f"{where} id") for t in tokens), accepted
@@ -1381,9 +1381,32 @@ _FAMILIES = {CERTIFICATE_SCHEMA: "position", COMPACT_SCHEMA: "position", CHAIN_S
 def check(document):
     """Re-verify a certificate or bundle: a parsed JSON value, or its JSON text or bytes.
 
-    Returns a :class:`Verdict`: valid iff the document is well formed, every claimed value
-    equals the law recomputed from the rows, and every claim equals what that law shows; then
-    ``facts`` holds the recomputed values. Otherwise the :class:`Reason` and a detail.
+    Parameters
+    ----------
+    document : dict, list, str, bytes or bytearray
+        A certificate or bundle of any schema above, parsed or as JSON text.
+
+    Returns
+    -------
+    Verdict
+        Valid (truthy) iff the document is well formed, every claimed value equals the law
+        recomputed from the rows, and every claim equals what that law shows; then ``facts``
+        holds the recomputed values, one dict per certificate (``facts[i]["schema"]`` names its
+        kind). Otherwise the :class:`Reason` and a detail. Valid means *the claims are true*,
+        not *the verifier is lossless*: an outcome or block certificate may truthfully claim
+        ``lossless: false``. Test ``facts[i]["claims"]["lossless"]`` (the TV is
+        ``facts[i]["totals"]["tv"]`` for an outcome certificate, ``facts[i]["stream_tv"]`` for a
+        block certificate; rationals are :class:`Ratio` or :class:`fractions.Fraction`).
+
+    Examples
+    --------
+    >>> from specproof.variants import block_verification_certificate, typical_block_certificate
+    >>> verdict = check(block_verification_certificate(["1/3", "2/3"], ["2/3", "1/3"], 2))
+    >>> bool(verdict), verdict.facts[0]["claims"]["lossless"], verdict.facts[0]["stream_tv"]
+    (True, True, Fraction(0, 1))
+    >>> verdict = check(typical_block_certificate(["1/2", "1/2"], ["1/2", "1/2"], 1))
+    >>> bool(verdict), verdict.facts[0]["claims"]["lossless"], verdict.facts[0]["stream_tv"]
+    (True, False, Fraction(1, 2))
     """
     try:
         if isinstance(document, (str, bytes, bytearray)):

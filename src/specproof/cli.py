@@ -435,10 +435,11 @@ def _check(args: argparse.Namespace) -> int:
     verdicts = [f for f in verdict.facts if f.get("schema") in (checker.OUTCOME_SCHEMA, checker.BLOCK_SCHEMA)] \
         if verdict.valid else []
     lossless = [f["claims"]["lossless"] for f in verdicts]
+    tvs = [f["stream_tv"] if f["schema"] == checker.BLOCK_SCHEMA else f["totals"]["tv"] for f in verdicts]
     if args.json:
         bind = {} if args.target is None else {"bound_to_inputs": verdict.valid and not bound, "unread_inputs": unread}
         _print_json({"command": "check", "file": args.certificate, **_verdict_json(verdict), **bind,
-                     **({"lossless": lossless} if lossless else {})})
+                     **({"lossless": lossless, "tv": [_exact(x) for x in tvs]} if lossless else {})})
     elif verdict.valid:
         print(f"{args.certificate}: valid ({verdict.detail})")
         given = sorted({g for f in verdicts for g in f["given"]})
@@ -446,15 +447,21 @@ def _check(args: argparse.Namespace) -> int:
             print(f"  trusted as stated (given rows, not re-derived): {', '.join(given[:10])}"
                   + (f" and {len(given) - 10} more" if len(given) > 10 else ""))
         if lossless:  # what the certified law says (an outcome or block certificate may prove a verifier lossy)
-            tvs = [f["stream_tv"] if f["schema"] == checker.BLOCK_SCHEMA else f["totals"]["tv"] for f in verdicts]
             lossy = [i for i, ok in enumerate(lossless) if not ok]
+            tv = _exact(tvs[lossy[0]]) if lossy else ""
             print("  the certified verifier is " + ("LOSSLESS" if not lossy else
                   f"LOSSY (exact {'stream ' if verdicts[lossy[0]]['schema'] == checker.BLOCK_SCHEMA else ''}TV "
-                  f"{transcript.show(tvs[lossy[0]])}" +
+                  f"{tv if len(tv) <= 60 else transcript.show(tvs[lossy[0]]) + ' (--json: exact)'}" +
                   (f", at {len(lossy)} of {len(lossless)} positions)" if len(lossless) > 1 else ")")))
     else:
         print(f"{args.certificate}: REJECTED ({verdict.reason.value}): {verdict.detail}")
     return code
+
+
+def _exact(x) -> str:
+    """A checked rational (Ratio or Fraction) as a reduced "n/d" string."""
+    f = Fraction(x.num, x.den) if isinstance(x, checker.Ratio) else Fraction(x)
+    return f"{f.numerator}/{f.denominator}"
 
 
 def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> tuple[str, list[str]]:
@@ -827,7 +834,11 @@ def _audit(args: argparse.Namespace) -> int:
     proposal = None if args.proposal is None else load_distribution(args.proposal, "proposal")[0]
     if args.block_certificate and args.gamma is None:
         raise _Usage("--block-certificate needs --gamma (the block's drafts)")
+    _audit_size_guard(args, p, q)
     if args.verifier != "chain":
+        if args.stop_token or args.policy != "standard" or args.proposal is not None or args.drafted is not None:
+            raise _Usage(f"--stop-token, --policy, --proposal and --drafted apply to the chain verifier; "
+                         f"--verifier {args.verifier} is the textbook variant")
         return _audit_variant(args, p, q)
     out = {"rule": name, "rule_fields": rule.as_dict(), **_audit_position(p, q, rule, proposal)}
     if args.certificate:
@@ -879,6 +890,32 @@ def _audit(args: argparse.Namespace) -> int:
         out["search"] = {"smallest": pack(found.smallest), "largest": pack(found.largest), "pairs": found.pairs}
     print(json.dumps(out, indent=2, sort_keys=True) if args.json else _audit_report(name, out))
     return 0 if out["verdict"] == "lossless" else 1
+
+
+#: Largest number of drafted prefixes (D^gamma, D = the draft's support) `audit --gamma` enumerates,
+#: and of branches (D^gamma * V) a block certificate may hold; the Python API has no such limit.
+AUDIT_MAX_PREFIXES = 20_000
+AUDIT_MAX_CERTIFIED = 20_000
+
+
+def _audit_size_guard(args: argparse.Namespace, p, q) -> None:
+    """Refuse, before any work, a --gamma whose blocks are too many to enumerate here, and stop
+    tokens outside [0, V)."""
+    v = len(p)
+    bad = [t for t in args.stop_token or () if not 0 <= t < v]
+    if bad:
+        raise _Usage(f"--stop-token {bad[0]} is not a token id in [0, {v})")
+    if args.gamma is None or args.verifier == "tree" or args.gamma < 1:
+        return
+    support = sum(1 for x in q.fractions() if x)
+    prefixes = support ** args.gamma
+    if prefixes > AUDIT_MAX_PREFIXES:
+        raise _Usage(f"--gamma {args.gamma} with {support} draftable tokens enumerates up to {support}^{args.gamma} = "
+                     f"{prefixes} drafted blocks, above {AUDIT_MAX_PREFIXES}: use a smaller gamma, or the Python API "
+                     "(specproof.audit.block_law, specproof.variants) with a budget of your own")
+    if args.block_certificate and prefixes * v > AUDIT_MAX_CERTIFIED:
+        raise _Usage(f"--block-certificate at gamma {args.gamma}: about {support}^{args.gamma} x V = {prefixes * v} "
+                     f"branches, above {AUDIT_MAX_CERTIFIED} (the certificate would take minutes and many MB)")
 
 
 def _rule_block_certificate(p, q, name: str, rule, args: argparse.Namespace, block, proposal) -> dict:
