@@ -1,0 +1,74 @@
+"""Tests that kill the checker's mutants no other test caught (issue 14, the re-score after the
+outcome-certificate rewrite): each one pins a value or a rejection reason on an input where the
+mutated rule and the checker's rule differ. Values are hand-derived; exact ones compared with ==.
+
+`python benchmarks/mutation.py checker --match ':: FUNCTION ::'` runs one function's mutants."""
+
+from fractions import Fraction as F
+
+from specproof import checker
+
+R = checker.Reason
+ALWAYS = {"choice": {"condition": ["always"]}}
+
+
+def _ratio(value):
+    """An "n/d" string (hexadecimal past 64 bits, as decimal text stops at 4300 digits)."""
+    value = F(value)
+    if max(value.numerator, value.denominator).bit_length() > 64:
+        return f"{value.numerator:#x}/{value.denominator:#x}"
+    return f"{value.numerator}/{value.denominator}"
+
+
+def _outcome(rows, branches, law, totals, lossless=False, size=None, reference="p", nodes=None):
+    """An outcome certificate: ``rows`` name -> recipe or (recipe, values); one root node with
+    ``branches`` (event, probability, child) unless ``nodes`` is given."""
+    spec = {}
+    for name, row in rows.items():
+        recipe, values = row if isinstance(row, tuple) else (row, None)
+        spec[name] = {"recipe": recipe} if values is None else {"recipe": recipe, "values": [_ratio(v) for v in values]}
+    if nodes is None:
+        nodes = [{"label": "root", "reach": "1/1", "branches": [
+            {"event": event, "probability": _ratio(probability), "child": child} for event, probability, child in branches]}]
+    size = len(law) if size is None else size
+    return {"schema": checker.OUTCOME_SCHEMA, "vocab_size": size, "reference": reference, "rows": spec, "nodes": nodes,
+            "law": [_ratio(v) for v in law], "totals": {k: _ratio(v) for k, v in totals.items()},
+            "claims": {"lossless": lossless}}
+
+
+def _leaf(token, accepted=True):
+    return {"leaf": [token, accepted]}
+
+
+def _input(name, values):
+    return ["input", name], values
+
+
+def _facts(verdict):
+    assert verdict.valid, verdict
+    return verdict.facts[0]
+
+
+def _fractions(ratios):
+    return [F(r.num, r.den) for r in ratios]
+
+
+# ---------------------------------------------------------------- _derive
+
+
+def test_a_positive_part_keeps_the_inputs_common_denominator_up_to_the_row_bit_limit():
+    """positive-part a b is over lcm(a.den, b.den) (its floor 0 is 0/1, adding no factor): with p
+    and q over one odd D of exactly MAX_ROW_BITS bits the derived row is within the limit; a
+    floor of 0/2 (floor-difference) doubles D, one bit past the limit."""
+    d = 2 ** checker.MAX_ROW_BITS - 1
+    p, q = [F(1, d), 1 - F(1, d)], [F(2, d), 1 - F(2, d)]
+    rows = {"p": _input("p", p), "q": _input("q", q), "pp": ["positive-part", "p", "q"]}
+    doc = _outcome(rows, [(ALWAYS, 1, _leaf(0))], [1, 0], {"alpha": 1, "out_of_range": 0, "tv": 1 - F(1, d)})
+    facts = _facts(checker.check(doc))
+    assert facts["rows"]["pp"] == [checker.Ratio(0, d), checker.Ratio(1, d)]
+    assert d.bit_length() == checker.MAX_ROW_BITS
+    doc["rows"]["pp"] = {"recipe": ["floor-difference", "p", "q", "0/2"]}
+    verdict = checker.check(doc)
+    assert verdict.reason is R.MALFORMED, verdict
+    assert verdict.detail == (f"certificate.rows.pp: a row over a common denominator of {checker.MAX_ROW_BITS + 1} bits "
+                              f"(outcome certificates hold rows up to {checker.MAX_ROW_BITS} bits)")
