@@ -6,6 +6,8 @@ mutated rule and the checker's rule differ. Values are hand-derived; exact ones 
 
 from fractions import Fraction as F
 
+import pytest
+
 from specproof import checker
 
 R = checker.Reason
@@ -72,3 +74,41 @@ def test_a_positive_part_keeps_the_inputs_common_denominator_up_to_the_row_bit_l
     assert verdict.reason is R.MALFORMED, verdict
     assert verdict.detail == (f"certificate.rows.pp: a row over a common denominator of {checker.MAX_ROW_BITS + 1} bits "
                               f"(outcome certificates hold rows up to {checker.MAX_ROW_BITS} bits)")
+
+
+# ---------------------------------------------------------------- the rows an event reads
+
+P2, Q2, PROPOSAL2 = [F(1, 2), F(1, 2)], [F(1, 4), F(3, 4)], [F(1, 3), F(2, 3)]
+INPUTS2 = {"p": _input("p", P2), "q": _input("q", Q2), "proposal": _input("proposal", PROPOSAL2)}
+
+
+def _coin(lower=None, upper=None):
+    return {"coin": {"model": "continuous", "lower": lower, "upper": upper}}
+
+
+@pytest.mark.parametrize("branches,law,reads", [
+    # draw from q: law q, TV(q, p) = 1/4
+    ([({"draw": {"row": "q", "token": 0}}, F(1, 4), _leaf(0)), ({"draw": {"row": "q", "token": 1}}, F(3, 4), _leaf(1))],
+     [F(1, 4), F(3, 4)], ["p", "q"]),
+    # a choice on q: q[0] > 0 always holds
+    ([({"choice": {"condition": ["positive", "q", 0]}}, 1, _leaf(0))], [1, 0], ["p", "q"]),
+    # a coin below the cdf of q at 0 (1/4), and above it
+    ([(_coin(upper={"source": ["cdf", "q", 0], "strict": True}), F(1, 4), _leaf(0)),
+      (_coin(lower={"source": ["cdf", "q", 0], "strict": True}), F(3, 4), _leaf(1))], [F(1, 4), F(3, 4)], ["p", "q"]),
+    # a coin below proposal[0] / q[0] = 4/3: both rows of the ratio are read
+    ([(_coin(upper={"source": ["ratio", "proposal", "q", 0], "strict": True}), 1, _leaf(0))], [1, 0],
+     ["p", "proposal", "q"]),
+    # the same with the rows' roles exchanged: q[0] / proposal[0] = 3/4
+    ([(_coin(upper={"source": ["ratio", "q", "proposal", 0], "strict": True}), F(3, 4), _leaf(0)),
+      (_coin(lower={"source": ["ratio", "q", "proposal", 0], "strict": True}), F(1, 4), _leaf(1))],
+     [F(3, 4), F(1, 4)], ["p", "proposal", "q"]),
+    # reading only p (the reference): no other input is named
+    ([(ALWAYS, 1, _leaf(0))], [1, 0], ["p"]),
+])
+def test_the_facts_name_every_input_row_an_event_reads(branches, law, reads):
+    tv = sum(abs(e - r) for e, r in zip(law, P2)) / 2
+    doc = _outcome(INPUTS2, branches, law, {"alpha": 1, "out_of_range": 0, "tv": tv})
+    facts = _facts(checker.check(doc))
+    assert facts["reads"] == reads
+    assert facts["reference_source"] == "p"
+    assert _fractions(facts["law"]) == law
