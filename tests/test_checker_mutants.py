@@ -112,3 +112,46 @@ def test_the_facts_name_every_input_row_an_event_reads(branches, law, reads):
     assert facts["reads"] == reads
     assert facts["reference_source"] == "p"
     assert _fractions(facts["law"]) == law
+
+
+def test_the_facts_name_both_rows_a_race_reads():
+    """Given 0 wins the race on q = [1/4, 3/4] (E_1 > 3 E_0), it wins the race on proposal =
+    [1/3, 2/3] (E_1 > 2 E_0) with the same clocks: probability 1."""
+    race = {"race": {"first": "q", "given": 0, "second": "proposal", "winner": 0}}
+    doc = _outcome(INPUTS2, [(race, 1, _leaf(0))], [1, 0], {"alpha": 1, "out_of_range": 0, "tv": F(1, 2)})
+    assert _facts(checker.check(doc))["reads"] == ["p", "proposal", "q"]
+
+
+# ---------------------------------------------------------------- the race's size limits
+
+
+def _race_rows(first_bits, second_bits):
+    """Given rows a and b over odd denominators of exactly these many bits."""
+    rows = {"p": _input("p", P2)}
+    for name, bits in (("a", first_bits), ("b", second_bits)):
+        d = 2 ** bits - 1
+        rows[name] = (["given"], [F(1, d), 1 - F(1, d)])
+    return rows
+
+
+def _race_doc(first_bits, second_bits):
+    # with equal bits a = b, the same race: 1 wins the second race iff it wins the first (probability 1)
+    race = {"race": {"first": "a", "given": 1, "second": "b", "winner": 1}}
+    return _outcome(_race_rows(first_bits, second_bits), [(race, 1, _leaf(0))], [1, 0],
+                    {"alpha": 1, "out_of_range": 0, "tv": F(1, 2)})
+
+
+def test_a_race_on_rows_of_exactly_max_race_bits_is_checked():
+    bits = checker.MAX_RACE_BITS
+    assert bits == 256
+    facts = _facts(checker.check(_race_doc(bits, bits)))
+    assert facts["given"] == ["a", "b"] and facts["reads"] == ["p"]
+
+
+@pytest.mark.parametrize("first_bits,second_bits", [(256, 257), (257, 256), (8, 257), (257, 8)])
+def test_a_race_on_a_row_of_more_than_max_race_bits_is_refused(first_bits, second_bits):
+    """Either row past the limit refuses the race (the larger denominator decides)."""
+    verdict = checker.check(_race_doc(first_bits, second_bits))
+    assert verdict.reason is R.MALFORMED, verdict
+    assert verdict.detail == ("certificate.nodes[0].branches[0].event: races are checked up to V = 32 and rows over "
+                              "denominators of 256 bits")
