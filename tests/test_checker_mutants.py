@@ -155,3 +155,37 @@ def test_a_race_on_a_row_of_more_than_max_race_bits_is_refused(first_bits, secon
     assert verdict.reason is R.MALFORMED, verdict
     assert verdict.detail == ("certificate.nodes[0].branches[0].event: races are checked up to V = 32 and rows over "
                               "denominators of 256 bits")
+
+
+# ---------------------------------------------------------------- the reference row
+
+P_REF = [F(1, 4), F(3, 4)]
+REF_ROWS = {"p": _input("p", P_REF), "q": _input("q", [F(1, 2), F(1, 2)]), "cp": ["copy", "p"],
+            "am": ["one-hot-argmax", "p"], "amc": ["one-hot-argmax", "cp"], "cam": ["copy", "am"],
+            "g": (["given"], [F(1, 5), F(4, 5)]), "np": ["normalized", "p"], "pp": ["positive-part", "p", "q"],
+            "wp": ["without", "p", [0]], "fp": ["floor-difference", "p", "q", "0/1"], "un": ["uniform"]}
+REF_VALUES = {"p": P_REF, "cp": P_REF, "am": [0, 1], "amc": [0, 1], "cam": [0, 1], "g": [F(1, 5), F(4, 5)]}
+
+
+def _reference_doc(reference):
+    values = REF_VALUES.get(reference, P_REF)
+    tv = (abs(1 - values[0]) + values[1]) / 2  # the law [1, 0]
+    return _outcome(REF_ROWS, [(ALWAYS, 1, _leaf(0))], [1, 0], {"alpha": 1, "out_of_range": 0, "tv": tv},
+                    reference=reference)
+
+
+@pytest.mark.parametrize("reference,source", [
+    ("p", "p"), ("cp", "p"), ("am", "argmax of p"), ("amc", "argmax of p"), ("cam", "argmax of p"), ("g", "given row g")])
+def test_the_reference_source_says_how_it_derives_from_p(reference, source):
+    facts = _facts(checker.check(_reference_doc(reference)))
+    assert facts["reference_source"] == source
+    assert _fractions(facts["reference"]) == REF_VALUES[reference]
+
+
+@pytest.mark.parametrize("reference", ["np", "pp", "wp", "fp", "un", "q"])
+def test_a_reference_derived_by_another_recipe_is_refused(reference):
+    """normalized p equals p here, and positive-part p q, without p [0] and floor-difference
+    p q read p first: none is p, a copy of it or its argmax."""
+    verdict = checker.check(_reference_doc(reference))
+    assert verdict.reason is R.MALFORMED, verdict
+    assert verdict.detail == "certificate.reference must be p, a copy or the argmax of p, or a given row"
