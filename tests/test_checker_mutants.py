@@ -4,6 +4,7 @@ mutated rule and the checker's rule differ. Values are hand-derived; exact ones 
 
 `python benchmarks/mutation.py checker --match ':: FUNCTION ::'` runs one function's mutants."""
 
+import signal
 from fractions import Fraction as F
 
 import pytest
@@ -189,3 +190,36 @@ def test_a_reference_derived_by_another_recipe_is_refused(reference):
     verdict = checker.check(_reference_doc(reference))
     assert verdict.reason is R.MALFORMED, verdict
     assert verdict.detail == "certificate.reference must be p, a copy or the argmax of p, or a given row"
+
+
+# ---------------------------------------------------------------- work linear in the document
+
+
+def _within(seconds, run):
+    """run() or AssertionError once ``seconds`` pass: the checker promises work linear in the
+    document, so a rule that walks a row's ancestors once per path (2^depth) must fail here,
+    not hang."""
+    def alarm(signum, frame):
+        raise AssertionError(f"not done in {seconds} s")
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return run()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs a POSIX interval timer")
+def test_the_rows_an_event_reads_are_found_once_each_in_a_diamond_of_recipes():
+    """d_k = positive-part d_(k-1) d_(k-1): 2^76 paths from d_76 down to p, 78 rows. V = 1 and
+    61 branches allow 16 + 61 derived rows; the choice "d_76 is zero at 0" holds (p - p = 0)."""
+    depth = 76
+    rows = {"p": _input("p", [1]), "d0": ["copy", "p"]}
+    rows.update({f"d{k}": ["positive-part", f"d{k - 1}", f"d{k - 1}"] for k in range(1, depth + 1)})
+    zero_top = {"choice": {"condition": ["zero", f"d{depth}", 0]}}
+    never = {"choice": {"condition": ["zero", "p", 0]}}
+    branches = [(zero_top, 1, _leaf(0))] + [(never, 0, _leaf(0))] * 60
+    doc = _outcome(rows, branches, [1], {"alpha": 1, "out_of_range": 0, "tv": 0}, lossless=True)
+    facts = _facts(_within(10, lambda: checker.check(doc)))
+    assert facts["reads"] == ["p"] and facts["rows"][f"d{depth}"] == [checker.Ratio(0, 1)]
