@@ -61,20 +61,20 @@ def _fractions(ratios):
 
 def test_a_positive_part_keeps_the_inputs_common_denominator_up_to_the_row_bit_limit():
     """positive-part a b is over lcm(a.den, b.den) (its floor 0 is 0/1, adding no factor): with p
-    and q over one odd D of exactly MAX_ROW_BITS bits the derived row is within the limit; a
-    floor of 0/2 (floor-difference) doubles D, one bit past the limit."""
-    d = 2 ** checker.MAX_ROW_BITS - 1
+    and q over one odd D of exactly MAX_ROW_BITS = 2^14 bits the derived row is within the limit;
+    a floor of 0/2 (floor-difference) doubles D, one bit past the limit."""
+    d = 2 ** 2 ** 14 - 1
     p, q = [F(1, d), 1 - F(1, d)], [F(2, d), 1 - F(2, d)]
     rows = {"p": _input("p", p), "q": _input("q", q), "pp": ["positive-part", "p", "q"]}
     doc = _outcome(rows, [(ALWAYS, 1, _leaf(0))], [1, 0], {"alpha": 1, "out_of_range": 0, "tv": 1 - F(1, d)})
     facts = _facts(checker.check(doc))
     assert facts["rows"]["pp"] == [checker.Ratio(0, d), checker.Ratio(1, d)]
-    assert d.bit_length() == checker.MAX_ROW_BITS
+    assert d.bit_length() == 16384
     doc["rows"]["pp"] = {"recipe": ["floor-difference", "p", "q", "0/2"]}
     verdict = checker.check(doc)
     assert verdict.reason is R.MALFORMED, verdict
-    assert verdict.detail == (f"certificate.rows.pp: a row over a common denominator of {checker.MAX_ROW_BITS + 1} bits "
-                              f"(outcome certificates hold rows up to {checker.MAX_ROW_BITS} bits)")
+    assert verdict.detail == ("certificate.rows.pp: a row over a common denominator of 16385 bits "
+                              "(outcome certificates hold rows up to 16384 bits)")
 
 
 # ---------------------------------------------------------------- the rows an event reads
