@@ -1,0 +1,210 @@
+"""Tests that kill the checker's mutants no other test caught (issue 14, the re-score after the
+outcome-certificate rewrite): each one pins a value or a rejection reason on an input where the
+mutated rule and the checker's rule differ. Values are hand-derived; exact ones compared with ==.
+
+`python benchmarks/mutation.py checker --match ':: FUNCTION ::'` runs one function's mutants."""
+
+from fractions import Fraction as F
+
+import pytest
+
+from specproof import checker
+
+R = checker.Reason
+ALWAYS = {"choice": {"condition": ["always"]}}
+
+
+def _ratio(value):
+    """An "n/d" string (hexadecimal past 64 bits, as decimal text stops at 4300 digits)."""
+    value = F(value)
+    if max(value.numerator, value.denominator).bit_length() > 64:
+        return f"{value.numerator:#x}/{value.denominator:#x}"
+    return f"{value.numerator}/{value.denominator}"
+
+
+def _outcome(rows, branches, law, totals, lossless=False, size=None, reference="p", nodes=None):
+    """An outcome certificate: ``rows`` name -> recipe or (recipe, values); one root node with
+    ``branches`` (event, probability, child) unless ``nodes`` is given."""
+    spec = {}
+    for name, row in rows.items():
+        recipe, values = row if isinstance(row, tuple) else (row, None)
+        spec[name] = {"recipe": recipe} if values is None else {"recipe": recipe, "values": [_ratio(v) for v in values]}
+    if nodes is None:
+        nodes = [{"label": "root", "reach": "1/1", "branches": [
+            {"event": event, "probability": _ratio(probability), "child": child} for event, probability, child in branches]}]
+    size = len(law) if size is None else size
+    return {"schema": checker.OUTCOME_SCHEMA, "vocab_size": size, "reference": reference, "rows": spec, "nodes": nodes,
+            "law": [_ratio(v) for v in law], "totals": {k: _ratio(v) for k, v in totals.items()},
+            "claims": {"lossless": lossless}}
+
+
+def _leaf(token, accepted=True):
+    return {"leaf": [token, accepted]}
+
+
+def _input(name, values):
+    return ["input", name], values
+
+
+def _facts(verdict):
+    assert verdict.valid, verdict
+    return verdict.facts[0]
+
+
+def _fractions(ratios):
+    return [F(r.num, r.den) for r in ratios]
+
+
+# ---------------------------------------------------------------- _derive
+
+
+def test_a_positive_part_keeps_the_inputs_common_denominator_up_to_the_row_bit_limit():
+    """positive-part a b is over lcm(a.den, b.den) (its floor 0 is 0/1, adding no factor): with p
+    and q over one odd D of exactly MAX_ROW_BITS = 2^14 bits the derived row is within the limit;
+    a floor of 0/2 (floor-difference) doubles D, one bit past the limit."""
+    d = 2 ** 2 ** 14 - 1
+    p, q = [F(1, d), 1 - F(1, d)], [F(2, d), 1 - F(2, d)]
+    rows = {"p": _input("p", p), "q": _input("q", q), "pp": ["positive-part", "p", "q"]}
+    doc = _outcome(rows, [(ALWAYS, 1, _leaf(0))], [1, 0], {"alpha": 1, "out_of_range": 0, "tv": 1 - F(1, d)})
+    facts = _facts(checker.check(doc))
+    assert facts["rows"]["pp"] == [checker.Ratio(0, d), checker.Ratio(1, d)]
+    assert d.bit_length() == 16384
+    doc["rows"]["pp"] = {"recipe": ["floor-difference", "p", "q", "0/2"]}
+    verdict = checker.check(doc)
+    assert verdict.reason is R.MALFORMED, verdict
+    assert verdict.detail == ("certificate.rows.pp: a row over a common denominator of 16385 bits "
+                              "(outcome certificates hold rows up to 16384 bits)")
+
+
+# ---------------------------------------------------------------- the rows an event reads
+
+P2, Q2, PROPOSAL2 = [F(1, 2), F(1, 2)], [F(1, 4), F(3, 4)], [F(1, 3), F(2, 3)]
+INPUTS2 = {"p": _input("p", P2), "q": _input("q", Q2), "proposal": _input("proposal", PROPOSAL2)}
+
+
+def _coin(lower=None, upper=None):
+    return {"coin": {"model": "continuous", "lower": lower, "upper": upper}}
+
+
+@pytest.mark.parametrize("branches,law,reads", [
+    # draw from q: law q, TV(q, p) = 1/4
+    ([({"draw": {"row": "q", "token": 0}}, F(1, 4), _leaf(0)), ({"draw": {"row": "q", "token": 1}}, F(3, 4), _leaf(1))],
+     [F(1, 4), F(3, 4)], ["p", "q"]),
+    # a choice on q: q[0] > 0 always holds
+    ([({"choice": {"condition": ["positive", "q", 0]}}, 1, _leaf(0))], [1, 0], ["p", "q"]),
+    # a coin below the cdf of q at 0 (1/4), and above it
+    ([(_coin(upper={"source": ["cdf", "q", 0], "strict": True}), F(1, 4), _leaf(0)),
+      (_coin(lower={"source": ["cdf", "q", 0], "strict": True}), F(3, 4), _leaf(1))], [F(1, 4), F(3, 4)], ["p", "q"]),
+    # a coin below proposal[0] / q[0] = 4/3: both rows of the ratio are read
+    ([(_coin(upper={"source": ["ratio", "proposal", "q", 0], "strict": True}), 1, _leaf(0))], [1, 0],
+     ["p", "proposal", "q"]),
+    # the same with the rows' roles exchanged: q[0] / proposal[0] = 3/4
+    ([(_coin(upper={"source": ["ratio", "q", "proposal", 0], "strict": True}), F(3, 4), _leaf(0)),
+      (_coin(lower={"source": ["ratio", "q", "proposal", 0], "strict": True}), F(1, 4), _leaf(1))],
+     [F(3, 4), F(1, 4)], ["p", "proposal", "q"]),
+    # reading only p (the reference): no other input is named
+    ([(ALWAYS, 1, _leaf(0))], [1, 0], ["p"]),
+])
+def test_the_facts_name_every_input_row_an_event_reads(branches, law, reads):
+    tv = sum(abs(e - r) for e, r in zip(law, P2)) / 2
+    doc = _outcome(INPUTS2, branches, law, {"alpha": 1, "out_of_range": 0, "tv": tv})
+    facts = _facts(checker.check(doc))
+    assert facts["reads"] == reads
+    assert facts["reference_source"] == "p"
+    assert _fractions(facts["law"]) == law
+
+
+def test_the_facts_name_both_rows_a_race_reads():
+    """Given 0 wins the race on q = [1/4, 3/4] (E_1 > 3 E_0), it wins the race on proposal =
+    [1/3, 2/3] (E_1 > 2 E_0) with the same clocks: probability 1."""
+    race = {"race": {"first": "q", "given": 0, "second": "proposal", "winner": 0}}
+    doc = _outcome(INPUTS2, [(race, 1, _leaf(0))], [1, 0], {"alpha": 1, "out_of_range": 0, "tv": F(1, 2)})
+    assert _facts(checker.check(doc))["reads"] == ["p", "proposal", "q"]
+
+
+# ---------------------------------------------------------------- the race's size limits
+
+
+def _race_rows(first_bits, second_bits):
+    """Given rows a and b over odd denominators of exactly these many bits."""
+    rows = {"p": _input("p", P2)}
+    for name, bits in (("a", first_bits), ("b", second_bits)):
+        d = 2 ** bits - 1
+        rows[name] = (["given"], [F(1, d), 1 - F(1, d)])
+    return rows
+
+
+def _race_doc(first_bits, second_bits):
+    # with equal bits a = b, the same race: 1 wins the second race iff it wins the first (probability 1)
+    race = {"race": {"first": "a", "given": 1, "second": "b", "winner": 1}}
+    return _outcome(_race_rows(first_bits, second_bits), [(race, 1, _leaf(0))], [1, 0],
+                    {"alpha": 1, "out_of_range": 0, "tv": F(1, 2)})
+
+
+def test_a_race_on_rows_of_exactly_max_race_bits_is_checked():
+    bits = checker.MAX_RACE_BITS
+    assert bits == 256
+    facts = _facts(checker.check(_race_doc(bits, bits)))
+    assert facts["given"] == ["a", "b"] and facts["reads"] == ["p"]
+
+
+@pytest.mark.parametrize("first_bits,second_bits", [(256, 257), (257, 256), (8, 257), (257, 8)])
+def test_a_race_on_a_row_of_more_than_max_race_bits_is_refused(first_bits, second_bits):
+    """Either row past the limit refuses the race (the larger denominator decides)."""
+    verdict = checker.check(_race_doc(first_bits, second_bits))
+    assert verdict.reason is R.MALFORMED, verdict
+    assert verdict.detail == ("certificate.nodes[0].branches[0].event: races are checked up to V = 32 and rows over "
+                              "denominators of 256 bits")
+
+
+# ---------------------------------------------------------------- the reference row
+
+P_REF = [F(1, 4), F(3, 4)]
+REF_ROWS = {"p": _input("p", P_REF), "q": _input("q", [F(1, 2), F(1, 2)]), "cp": ["copy", "p"],
+            "am": ["one-hot-argmax", "p"], "amc": ["one-hot-argmax", "cp"], "cam": ["copy", "am"],
+            "g": (["given"], [F(1, 5), F(4, 5)]), "np": ["normalized", "p"], "pp": ["positive-part", "p", "q"],
+            "wp": ["without", "p", [0]], "fp": ["floor-difference", "p", "q", "0/1"], "un": ["uniform"]}
+REF_VALUES = {"p": P_REF, "cp": P_REF, "am": [0, 1], "amc": [0, 1], "cam": [0, 1], "g": [F(1, 5), F(4, 5)]}
+
+
+def _reference_doc(reference):
+    values = REF_VALUES.get(reference, P_REF)
+    tv = (abs(1 - values[0]) + values[1]) / 2  # the law [1, 0]
+    return _outcome(REF_ROWS, [(ALWAYS, 1, _leaf(0))], [1, 0], {"alpha": 1, "out_of_range": 0, "tv": tv},
+                    reference=reference)
+
+
+@pytest.mark.parametrize("reference,source", [
+    ("p", "p"), ("cp", "p"), ("am", "argmax of p"), ("amc", "argmax of p"), ("cam", "argmax of p"), ("g", "given row g")])
+def test_the_reference_source_says_how_it_derives_from_p(reference, source):
+    facts = _facts(checker.check(_reference_doc(reference)))
+    assert facts["reference_source"] == source
+    assert _fractions(facts["reference"]) == REF_VALUES[reference]
+
+
+@pytest.mark.parametrize("reference", ["np", "pp", "wp", "fp", "un", "q"])
+def test_a_reference_derived_by_another_recipe_is_refused(reference):
+    """normalized p equals p here, and positive-part p q, without p [0] and floor-difference
+    p q read p first: none is p, a copy of it or its argmax."""
+    verdict = checker.check(_reference_doc(reference))
+    assert verdict.reason is R.MALFORMED, verdict
+    assert verdict.detail == "certificate.reference must be p, a copy or the argmax of p, or a given row"
+
+
+# ---------------------------------------------------------------- work linear in the document
+
+
+def test_the_rows_an_event_reads_are_found_once_each_in_a_diamond_of_recipes():
+    """d_k = positive-part d_(k-1) d_(k-1): 2^76 paths from d_76 down to p, 78 rows. V = 1 and
+    61 branches allow 16 + 61 derived rows; the choice "d_76 is zero at 0" holds (p - p = 0). A
+    walk of the recipes that visits a row once per path never ends: no timer here (no test depends
+    on the machine's speed); the mutation tool's timeout counts such a mutant killed."""
+    depth = 76
+    rows = {"p": _input("p", [1]), "d0": ["copy", "p"]}
+    rows.update({f"d{k}": ["positive-part", f"d{k - 1}", f"d{k - 1}"] for k in range(1, depth + 1)})
+    zero_top = {"choice": {"condition": ["zero", f"d{depth}", 0]}}
+    never = {"choice": {"condition": ["zero", "p", 0]}}
+    branches = [(zero_top, 1, _leaf(0))] + [(never, 0, _leaf(0))] * 60
+    doc = _outcome(rows, branches, [1], {"alpha": 1, "out_of_range": 0, "tv": 0}, lossless=True)
+    facts = _facts(checker.check(doc))
+    assert facts["reads"] == ["p"] and facts["rows"][f"d{depth}"] == [checker.Ratio(0, 1)]
