@@ -596,3 +596,15 @@ def test_a_bad_child_names_the_block_leaf_form():
     _leaf_branch(doc)["child"] = "x"
     verdict = _check(doc)
     assert verdict.reason is R.MALFORMED and "a later node or a leaf [[ids], accepted]" in verdict.detail
+
+
+def test_minimum_and_scaled_by_hand():
+    rows = {"p[0]": {"recipe": ["input", "p", [0]], "values": ["1/2", "1/2"]},
+            "a": {"recipe": ["given"], "values": ["1/2", "1/4"]},
+            "b": {"recipe": ["given"], "values": ["1/3", "2/3"]},
+            "m": {"recipe": ["minimum", "a", "b"]}, "n": {"recipe": ["minimum", "b", "a"]},
+            "s": {"recipe": ["scaled", "b", "3/2"]}}
+    verdict = _check(_hand([0], rows))
+    assert verdict.valid, verdict
+    got = {k: [F(x.num, x.den) for x in verdict.facts[0]["rows"][k]] for k in ("m", "n", "s")}
+    assert got == {"m": [F(1, 3), F(1, 4)], "n": [F(1, 3), F(1, 4)], "s": [F(1, 2), F(1)]}
