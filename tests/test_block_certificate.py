@@ -608,3 +608,16 @@ def test_minimum_and_scaled_by_hand():
     assert verdict.valid, verdict
     got = {k: [F(x.num, x.den) for x in verdict.facts[0]["rows"][k]] for k in ("m", "n", "s")}
     assert got == {"m": [F(1, 3), F(1, 4)], "n": [F(1, 3), F(1, 4)], "s": [F(1, 2), F(1)]}
+
+
+def test_a_masses_threshold_reads_both_rows():
+    # u < sum(q[]) / sum(g) = 1 / (1/2) = 2: probability 1; q[] is read by this coin only
+    rows = {"p[0]": {"recipe": ["input", "p", [0]], "values": ["1/2", "1/2"]},
+            "q[]": {"recipe": ["input", "q", []], "values": ["1/4", "3/4"]},
+            "g": {"recipe": ["given"], "values": ["1/2", "0/1"]}}
+    doc = _hand([0], rows)
+    doc["nodes"][0]["branches"][0]["event"] = {"coin": {"model": "continuous", "lower": None, "upper": {
+        "source": ["masses", "q[]", "g"], "strict": True}}}
+    verdict = _check(doc)
+    assert verdict.valid, verdict
+    assert ("q", ()) in verdict.facts[0]["reads"]
