@@ -474,14 +474,7 @@ def build_outcome_certificate(
     if isinstance(tree.root, Leaf):  # a verifier that needs no randomness: one certain branch
         root = Node("certain", (Branch(Choice(("always",)), Fraction(1), tree.root),))
         tree = type(tree)(tree.rows, root, tree.vocab_size, tree.derivations, tree.recipes)
-    data = tree.as_dict()
-    reach = [m for n, m in tree.reaches() if isinstance(n, Node)]
-    for node, mass in zip(data["nodes"], reach):  # as_dict numbers the nodes in the same order
-        node["reach"] = exact_text(mass)
-    rows = {}
-    for key, values in data["rows"].items():
-        recipe = list(tree.recipes.get(key, ("given",)))
-        rows[key] = {"recipe": recipe, **({"values": values} if recipe[0] in ("input", "given") else {})}
+    nodes, rows = _tree_parts(tree)
     law, outside = tree.law()
     ref = tree.rows[reference]
     alpha = tree.accept_probability()
@@ -490,12 +483,26 @@ def build_outcome_certificate(
     return {
         "schema": checker.OUTCOME_SCHEMA, "name": name, "statement": statement,
         "provenance": dict(provenance or {}), "vocab_size": tree.vocab_size, "rows": rows,
-        "reference": reference,
-        "nodes": [{"label": n["label"], "reach": n["reach"], "branches": n["branches"]} for n in data["nodes"]],
+        "reference": reference, "nodes": nodes,
         "law": [exact_text(x) for x in law],
         "totals": {"alpha": exact_text(alpha), "out_of_range": exact_text(out_mass), "tv": exact_text(tv)},
         "claims": {"lossless": tv == 0},
     }
+
+
+def _tree_parts(tree: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """An outcome tree's nodes, each with its reach, and its rows, each with its recipe (values
+    for input and given rows only), as a certificate lists them."""
+    from .outcome import Node
+
+    data = tree.as_dict()
+    reach = [m for n, m in tree.reaches() if isinstance(n, Node)]  # as_dict numbers the nodes in this order
+    nodes = [{"label": n["label"], "reach": exact_text(m), "branches": n["branches"]} for n, m in zip(data["nodes"], reach)]
+    rows = {}
+    for key, values in data["rows"].items():
+        recipe = list(tree.recipes.get(key, ("given",)))
+        rows[key] = {"recipe": recipe, **({"values": values} if recipe[0] in ("input", "given") else {})}
+    return nodes, rows
 
 
 def build_block_certificate(
@@ -527,27 +534,18 @@ def build_block_certificate(
         increasing ids; ``totals`` holds ``accepted_length`` (gamma + 1 entries),
         ``expected_emitted`` and ``stream_tv``; ``claims`` holds ``lossless`` (stream TV = 0).
     """
-    from .outcome import Leaf, Node
-
-    data = tree.as_dict()
-    reach = [m for n, m in tree.reaches() if isinstance(n, Node)]
-    nodes = []
-    for node, mass in zip(data["nodes"], reach):
+    nodes, rows = _tree_parts(tree)
+    for node in nodes:  # a leaf's block (a tuple of ids) as a JSON list
         for branch in node["branches"]:
-            child = branch["child"]
-            if isinstance(child, dict):
-                branch["child"] = {"leaf": [list(child["leaf"][0]), child["leaf"][1]]}
-        nodes.append({"label": node["label"], "reach": exact_text(mass), "branches": node["branches"]})
-    rows = {}
-    for key, values in data["rows"].items():
-        recipe = list(tree.recipes.get(key, ("given",)))
-        rows[key] = {"recipe": recipe, **({"values": values} if recipe[0] in ("input", "given") else {})}
+            if isinstance(branch["child"], dict):
+                block, accepted = branch["child"]["leaf"]
+                branch["child"] = {"leaf": [list(block), accepted]}
     law: dict[tuple, Fraction] = {}
     lengths = [Fraction(0)] * (gamma + 1)
-    for leaf, mass in tree.reaches():
-        if isinstance(leaf, Leaf) and mass:
-            law[tuple(leaf.output)] = law.get(tuple(leaf.output), Fraction(0)) + mass
-            lengths[leaf.accepted] += mass
+    for (block, accepted), mass in tree.outcomes().items():
+        if mass:
+            law[block] = law.get(block, Fraction(0)) + mass
+            lengths[accepted] += mass
     expected = sum((len(b) * m for b, m in law.items()), Fraction(0))
     return {
         "schema": checker.BLOCK_SCHEMA, "name": name, "statement": statement,

@@ -435,11 +435,12 @@ def _check(args: argparse.Namespace) -> int:
     verdicts = [f for f in verdict.facts if f.get("schema") in (checker.OUTCOME_SCHEMA, checker.BLOCK_SCHEMA)] \
         if verdict.valid else []
     lossless = [f["claims"]["lossless"] for f in verdicts]
-    tvs = [f["stream_tv"] if f["schema"] == checker.BLOCK_SCHEMA else f["totals"]["tv"] for f in verdicts]
+    tvs = [f["stream_tv"] if f["schema"] == checker.BLOCK_SCHEMA else Fraction(f["totals"]["tv"].num, f["totals"]["tv"].den)
+           for f in verdicts]
     if args.json:
         bind = {} if args.target is None else {"bound_to_inputs": verdict.valid and not bound, "unread_inputs": unread}
         _print_json({"command": "check", "file": args.certificate, **_verdict_json(verdict), **bind,
-                     **({"lossless": lossless, "tv": [_exact(x) for x in tvs]} if lossless else {})})
+                     **({"lossless": lossless, "tv": [format_fraction(x) for x in tvs]} if lossless else {})})
     elif verdict.valid:
         print(f"{args.certificate}: valid ({verdict.detail})")
         given = sorted({g for f in verdicts for g in f["given"]})
@@ -448,7 +449,7 @@ def _check(args: argparse.Namespace) -> int:
                   + (f" and {len(given) - 10} more" if len(given) > 10 else ""))
         if lossless:  # what the certified law says (an outcome or block certificate may prove a verifier lossy)
             lossy = [i for i, ok in enumerate(lossless) if not ok]
-            tv = _exact(tvs[lossy[0]]) if lossy else ""
+            tv = format_fraction(tvs[lossy[0]]) if lossy else ""
             print("  the certified verifier is " + ("LOSSLESS" if not lossy else
                   f"LOSSY (exact {'stream ' if verdicts[lossy[0]]['schema'] == checker.BLOCK_SCHEMA else ''}TV "
                   f"{tv if len(tv) <= 60 else transcript.show(tvs[lossy[0]]) + ' (--json: exact)'}" +
@@ -456,12 +457,6 @@ def _check(args: argparse.Namespace) -> int:
     else:
         print(f"{args.certificate}: REJECTED ({verdict.reason.value}): {verdict.detail}")
     return code
-
-
-def _exact(x) -> str:
-    """A checked rational (Ratio or Fraction) as a reduced "n/d" string."""
-    f = Fraction(x.num, x.den) if isinstance(x, checker.Ratio) else Fraction(x)
-    return f"{f.numerator}/{f.denominator}"
 
 
 def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> tuple[str, list[str]]:

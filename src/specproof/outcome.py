@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable, Iterable, Iterator, Mapping, Union
 
+from .checker import _RECIPE_ROWS
 from .errors import SpecProofError
 
 __all__ = [
@@ -788,10 +789,8 @@ class OutcomeTree:
 
 # --------------------------------------------------------------------------- blocks of positions
 
-#: Recipe kind -> the positions of its arguments that name rows (as the checker reads them).
-RECIPE_ROW_ARGS = {"input": (), "given": (), "copy": (0,), "positive-part": (0, 1), "floor-difference": (0, 1),
-                   "normalized": (0,), "without": (0,), "one-hot-argmax": (0,), "uniform": (),
-                   "times-capped-ratio": (0, 1, 2), "scaled": (0,), "minimum": (0, 1)}
+#: Recipe kind -> the positions of its arguments that name rows: the checker's own table.
+RECIPE_ROW_ARGS = _RECIPE_ROWS
 
 #: Threshold source kind -> the positions of its arguments that name rows.
 _SOURCE_ROW_ARGS = {"ratio": (0, 1), "cdf": (0,), "masses": (0, 1), "const": ()}

@@ -583,6 +583,13 @@ def _tree_rows(cert: Mapping[str, Any]) -> list[dict[str, str]]:
     return rows
 
 
+def _recipe_rows(recipes: Mapping[str, Any]) -> dict[str, Any]:
+    """The first rows' recipes for a transcript table, and how many more rows there are."""
+    return {"recipes": [{"name": _cell(k if len(k) <= 60 else k[:60] + "..."), "recipe": _cell(_recipe_text(v))}
+                        for k, v in list(recipes.items())[:FULL_TABLE_ROWS]],
+            "more_rows": max(0, len(recipes) - FULL_TABLE_ROWS)}
+
+
 def _render_outcome(doc: Mapping[str, Any], verdict: Verdict, json_name: str) -> str:
     """Outcome certificates (a verifier under a rule, one position each): alpha, TV and the
     law, every value from what the checker re-derived (``verdict.facts``), and each row's recipe,
@@ -601,9 +608,7 @@ def _render_outcome(doc: Mapping[str, Any], verdict: Verdict, json_name: str) ->
             "outside": show(facts["totals"]["out_of_range"]), "lossless": "yes" if facts["claims"]["lossless"] else "NO",
             "differing": (", ".join(map(str, diff[:20])) + (" ..." if len(diff) > 20 else "")) if diff else "none",
             "reference": _plain(facts["reference_source"]), "reads": ", ".join(facts["reads"]),
-            "recipes": [{"name": _cell(k if len(k) <= 60 else k[:60] + "..."), "recipe": _cell(_recipe_text(v))}
-                        for k, v in list(facts["recipes"].items())[:FULL_TABLE_ROWS]],
-            "more_rows": max(0, len(facts["recipes"]) - FULL_TABLE_ROWS),
+            **_recipe_rows(facts["recipes"]),
             "table": [{"token": t, "reference": show(reference[t]), "emitted": show(law[t]),
                        "difference": _signed(law[t], reference[t])} for t in list(shown)[:FULL_TABLE_ROWS]],
             "tree": _tree_rows(c), "branches": sum(len(n["branches"]) for n in c["nodes"]),
@@ -635,9 +640,7 @@ def _render_block(doc: Mapping[str, Any], verdict: Verdict, json_name: str) -> s
             "nodes": facts["nodes"], "expected": show(facts["expected_emitted"]), "tv": show(facts["stream_tv"]),
             "lossless": "yes" if facts["claims"]["lossless"] else "NO",
             "lengths": [show(x) for x in facts["accepted_length"]],
-            "recipes": [{"name": _cell(k if len(k) <= 60 else k[:60] + "..."), "recipe": _cell(_recipe_text(v))}
-                        for k, v in list(facts["recipes"].items())[:FULL_TABLE_ROWS]],
-            "more_rows": max(0, len(facts["recipes"]) - FULL_TABLE_ROWS),
+            **_recipe_rows(facts["recipes"]),
             "tree": _tree_rows(c), "branches": sum(len(n["branches"]) for n in c["nodes"]),
             "table": [{"block": str(list(b)), "mass": show(m)} for b, m in law[:FULL_TABLE_ROWS]],
             "more_blocks": max(0, len(law) - FULL_TABLE_ROWS),

@@ -1320,6 +1320,14 @@ def block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree:
     return b.tree(drafts(()))
 
 
+def _emitted_blocks(tree: OutcomeTree) -> dict[Prefix, Fraction]:
+    """The law of the emitted block of a block tree: its leaves' masses summed by block."""
+    emitted: dict[Prefix, Fraction] = {}
+    for (block, _), mass in tree.outcomes().items():
+        emitted[block] = emitted.get(block, _ZERO) + mass
+    return emitted
+
+
 def block_verification_certificate(target: Any, draft: Any, gamma: int, *, name: str | None = None,
                                    statement: str | None = None, provenance: Mapping[str, Any] | None = None) -> dict:
     """A ``specproof.block-certificate/1`` document for block verification on these rows.
@@ -1357,12 +1365,8 @@ def block_verification_certificate(target: Any, draft: Any, gamma: int, *, name:
     from .certificate import build_block_certificate
 
     tree = block_verification_tree(target, draft, gamma)
-    emitted: dict[Prefix, Fraction] = {}
-    for leaf, mass in tree.reaches():
-        if isinstance(leaf, Leaf):
-            emitted[leaf.output] = emitted.get(leaf.output, _ZERO) + mass
     tmodel = _model(target)
-    tv = _dict_tv(extend_by_target(emitted, tmodel, gamma + 1), target_joint(tmodel, gamma + 1))
+    tv = _dict_tv(extend_by_target(_emitted_blocks(tree), tmodel, gamma + 1), target_joint(tmodel, gamma + 1))
     return build_block_certificate(
         tree, gamma=gamma, stream_tv=tv, name=name or f"block verification, gamma = {gamma}",
         statement=statement or (f"Block verification (Sun et al. 2024, Algorithm 2) with gamma = {gamma}: the "
@@ -1705,7 +1709,8 @@ def typical_block_certificate(target: Any, draft: Any, gamma: int, *, eps: Any =
     typical test (a ``given`` mask row after each prefix, decided exactly by
     :func:`typical_accepts`), else emit the target's argmax there; after gamma accepted drafts,
     the target's argmax. Its stream TV (from the target's joint law over gamma + 1 tokens) is
-    :attr:`TypicalBlockLaw.stream_tv`, which the checker recomputes.
+    :func:`stream_tv` of the tree's law, which the checker recomputes; it equals
+    :attr:`TypicalBlockLaw.stream_tv` (tested).
 
     Parameters
     ----------
@@ -1738,21 +1743,21 @@ def typical_block_certificate(target: Any, draft: Any, gamma: int, *, eps: Any =
     if gamma > MAX_BLOCK_GAMMA:
         raise InvalidVerifier(f"gamma = {gamma}; block certificates hold blocks of at most {MAX_BLOCK_GAMMA} drafts")
     tmodel, dmodel = _model(target), _model(draft)
-    law = typical_block_law(tmodel, dmodel, gamma, eps=eps, delta=delta, offset=offset)
 
     def position(prefix: Prefix) -> OutcomeTree:
         return typical_tree(tmodel(prefix), dmodel(prefix), eps=eps, delta=delta, offset=offset)
 
     def greedy(prefix: Prefix, p_row: str, row: Row) -> Node:
-        top = max(range(len(row)), key=lambda i: (row[i], -i))
+        top = _argmax(row)
         return Node(f"greedy token after {list(prefix)}", (Branch(Choice(("argmax-is", p_row, top), "the target's argmax"),
                                                                   Fraction(1), Leaf(prefix + (top,), gamma)),))
 
     tree = block_tree(position, gamma, greedy)
+    tv = stream_tv(_emitted_blocks(tree), tmodel, gamma)
     return build_block_certificate(
-        tree, gamma=gamma, stream_tv=law.stream_tv, name=name or f"typical acceptance, gamma = {gamma}",
+        tree, gamma=gamma, stream_tv=tv, name=name or f"typical acceptance, gamma = {gamma}",
         statement=statement or (f"Typical acceptance (Medusa) over {gamma} drafts: the emitted block, continued by "
-                                f"sampling the target, is at exact TV {_fr(law.stream_tv)} from the target's joint law "
+                                f"sampling the target, is at exact TV {_fr(tv)} from the target's joint law "
                                 f"over gamma + 1 tokens."),
         provenance=provenance)
 
