@@ -149,12 +149,14 @@ def test_the_float32_coin_is_visible_off_the_grid():
 
 def test_a_rounded_float_ratio_shifts_the_law_by_one_grid_point():
     # p/q = 2/3 at token 3: fl32(2/3) = 11184811/2^24 is itself a grid point above 2/3, so
-    # "u <= p/q" in float32 accepts one grid point more than the rule's exact ratio says
+    # "u <= p/q" in float32 accepts one grid point more than the exact ratio on the same grid says;
+    # the float32 rule, which rounds the ratio as the code does, has the code's law exactly
     p, q = (F(1, 2), F(0), F(1, 4), F(1, 4)), Q_B
     got = trace(ratio_sampler(p, q, cmp="<=")).law
-    want = exact("le-float32-coin", p, q)
-    assert got[3] - want[3] == q[3] * F(1, 2**24)  # token 3 is not in the residual's support
-    assert sum(got.values()) == 1 and got != want
+    grid = exact("le-float32-grid", p, q)
+    assert got[3] - grid[3] == q[3] * F(1, 2**24)  # token 3 is not in the residual's support
+    assert sum(got.values()) == 1 and got != grid
+    assert got == exact("le-float32-coin", p, q)
 
 
 def test_out_of_range_output_is_kept_as_its_own_key():

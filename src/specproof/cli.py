@@ -749,7 +749,20 @@ def _audit_position(p, q, rule, proposal=None) -> dict:
                          "p after the rule's processing (temperature, top-k, top-p, min-p)"),
         "differing": law.differing(),
         "out_of_range": {str(k): ff(v) for k, v in sorted(law.out_of_range.items())},
+        "arithmetic": _arithmetic_note(rule, len(law.law)),
     }
+
+
+def _arithmetic_note(rule, vocab_size: int) -> str:
+    """What the audit modelled of the code's arithmetic, and what it did not."""
+    arith = rule.arithmetic
+    if arith.is_exact:
+        text = "exact rational arithmetic (the ratio p/q and the residual are not rounded)"
+    else:
+        text = (f"{arith.describe(rule.comparison)}; rows rounded to {arith.dtype}; each operation modelled as IEEE "
+                "round-to-nearest-even of its exact result")
+    text += f"; coin {rule.coin.name}"
+    return "; ".join([text, *arith.caveats(vocab_size)])
 
 
 def _audit_certificate(p, q, name: str, rule, proposal=None, provenance=None, label: str = "") -> dict:
@@ -777,6 +790,8 @@ def _audit_report(name: str, out: dict) -> str:
     lines = [f"rule {name}: {out['verdict'].upper()}",
              f"  TV from the reference law ({out.get('reference_is', 'the target law p')}): {show(out['tv'])}",
              f"  alpha (P accepted under the rule): {show(out['alpha'])}; textbook sum min(p, q): {show(out['textbook_alpha'])}"]
+    if "arithmetic" in out:
+        lines.append(f"  arithmetic modelled: {out['arithmetic']}")
     if out["differing"]:
         shown = ", ".join(map(str, out["differing"][:20])) + (" ..." if len(out["differing"]) > 20 else "")
         lines.append(f"  tokens whose emitted mass differs: {shown} ({len(out['differing'])} of {len(out['law'])})")
