@@ -11,7 +11,8 @@ torch = pytest.importorskip("torch")
 
 from specproof.audit import position_law  # noqa: E402
 from specproof.policy import named_rule  # noqa: E402
-from specproof.testing import assert_law, assert_lossless, law_difference  # noqa: E402
+from specproof.errors import SpecProofError  # noqa: E402
+from specproof.testing import assert_law, assert_lossless, compare, law_difference  # noqa: E402
 from specproof.trace import UnmodelledRandomness  # noqa: E402
 
 P = torch.tensor([0.5, 0.25, 0.25, 0.0])
@@ -40,32 +41,43 @@ def test_a_lossless_sampler_passes():
     assert traced.law == {0: F(1, 2), 1: F(1, 4), 2: F(1, 4)}
 
 
-def test_a_lossy_sampler_fails_with_the_exact_tv_and_the_tokens():
-    with pytest.raises(AssertionError) as info:
-        assert_lossless(textbook, P_OFF, Q_OFF)
-    message = str(info.value)
+def test_the_float32_textbook_sampler_is_float_faithful_and_float_floor_fail_fails_it():
+    result = assert_lossless(textbook, P_OFF, Q_OFF)  # float_floor="allow" by default
     want = position_law([F(x) for x in P_OFF.tolist()], [F(x) for x in Q_OFF.tolist()], named_rule("lt-float32-coin"))
-    assert f"exact TV = {want.tv.numerator}/{want.tv.denominator}" in message
-    for token in want.differing():
-        assert re.search(rf"^  {token} ", message, re.M)
-    assert "assumptions" in message and "2^24" in message
+    assert result.verdict == "float-faithful" and result.tv == want.tv and result.tv_from_float_ideal == 0
+    assert result.arithmetic == "u < fl32(p/q), residual fl32(max(p - q, 0)) as weights, float32 coin on [0, 1)"
+    with pytest.raises(AssertionError) as info:
+        assert_lossless(textbook, P_OFF, Q_OFF, float_floor="fail")
+    message = str(info.value)
+    assert message.startswith("the sampler is not lossless (float_floor='fail'): verdict: FLOAT-FAITHFUL; TV from "
+                              f"the target's law {float(want.tv):.6g} ({want.tv.numerator}/{want.tv.denominator})")
+    assert "its float floor" in message and len(message.splitlines()) <= 20
+    assert_lossless(textbook, P_OFF, Q_OFF, float_floor="fail", max_tv=1e-7)  # a stated tolerance passes it
+    with pytest.raises(SpecProofError, match="float_floor"):
+        assert_lossless(textbook, P_OFF, Q_OFF, float_floor="maybe")
 
 
 def test_le_coin_emits_a_token_the_target_never_wants():
+    # token 1: p = 0, q = 1/4, accepted when the coin is 0: lossy although a family member has this law
+    result = compare(le_coin, P_OFF, Q_OFF)
+    assert result.verdict == "lossy" and result.tv_from_float_ideal == 0
+    assert result.outside_support == F(1, 4) * F(1, 2**24) and result.law[1] == F(1, 2**26)
     with pytest.raises(AssertionError) as info:
         assert_lossless(le_coin, P_OFF, Q_OFF)
-    # token 1: p = 0, q = 1/4, accepted when the coin is 0
-    assert re.search(r"^  1 +1/67108864 +0$", str(info.value), re.M)
+    assert re.search(r"^    1 +\+1.49e-08  1.49012e-08 \(1/67108864\)  0$", str(info.value), re.M)
+    assert "mass on outputs the target gives probability 0 (or invalid ids): 1.49012e-08 (1/67108864)" in str(info.value)
 
 
 def test_out_of_range_output_is_shown():
     def off_by_one(p, q):
         return int(torch.multinomial(p, 1)) + 1
 
+    result = compare(off_by_one, torch.tensor([0.5, 0.5]), None)
+    assert result.verdict == "lossy" and result.tv == F(1, 2) and result.outside_support == F(1, 2)
     with pytest.raises(AssertionError) as info:
         assert_lossless(off_by_one, torch.tensor([0.5, 0.5]), None)
-    assert "exact TV = 1/2" in str(info.value)
-    assert re.search(r"^  2 +1/2 +0$", str(info.value), re.M)
+    assert "TV from the target's law 0.5 (1/2)" in str(info.value)
+    assert re.search(r"^    2 +\+0.5  0.5 \(1/2\)  0$", str(info.value), re.M)
 
 
 def test_assert_law_with_a_sequence_and_a_mapping():
@@ -92,11 +104,15 @@ def _block(p_rows, q_rows):
 
 def test_blocks_are_judged_on_the_stream():
     same = torch.tensor([[0.25] * 4] * 3)
-    assert_lossless(_block, same, same[:2])
+    assert assert_lossless(_block, same, same[:2]).verdict == "lossless"
     target = torch.tensor([[0.5, 0.5, 0.0, 0.0]] * 3)
-    with pytest.raises(AssertionError, match=r"exact TV = 3/67108864") as info:
+    result = compare(_block, target, same[:2])
+    # <= accepts a drafted p = 0 token when the coin is 0: float arithmetic of a member, but a fault
+    assert result.verdict == "lossy" and result.tv == F(3, 67108864) and result.outside_support == F(3, 67108864)
+    assert result.gamma == 2 and result.tv_from_float_ideal == 0
+    assert all(len(seq) == 3 for seq, _, _ in result.differing)  # the joint law, not marginals
+    with pytest.raises(AssertionError, match=r"TV from the target's law 4.47035e-08 \(3/67108864\)"):
         assert_lossless(_block, target, same[:2])
-    assert "pos 0 token 2" in str(info.value)
 
 
 def test_unmodelled_randomness_propagates():
@@ -114,8 +130,8 @@ def test_the_readme_example_values():
     traced = assert_law(textbook, {0: "167772157/268435456", 2: "67108863/268435456", 3: "8388609/67108864"},
                         args=(P_OFF, Q_OFF))
     assert traced.runs == 64
-    with pytest.raises(AssertionError, match=r"exact TV = 1/67108864 \(~1.49e-08\); 3 output\(s\) differ"):
-        assert_lossless(textbook, P_OFF, Q_OFF)
+    result = assert_lossless(textbook, P_OFF, Q_OFF)
+    assert result.verdict == "float-faithful" and result.tv == F(1, 67108864)
 
 
 def test_statistical_fallback_for_an_untraceable_sampler():

@@ -30,6 +30,7 @@ from typing import Any, Callable, Sequence
 from .errors import InvalidDistribution, ResidualUndefined
 from .outcome import Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven, Rows
 from .policy import STANDARD, Rule
+from .floats import FLOAT32
 from .rational import as_distribution
 
 __all__ = ["position_tree", "PositionLaw", "position_law", "BlockRuleLaw", "block_law", "GivenBlockRuleLaw",
@@ -90,7 +91,7 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
     if fmt is not None and rule.residual == "positive-part":
         resid = tuple(max(fmt.sub(a, b), Fraction(0)) for a, b in zip(target, draft))
         if rule.arithmetic.normalization == "divide":
-            total = fmt.sum(resid)
+            total = fmt.round(FLOAT32.sum(resid)) if fmt.precision < 24 else fmt.sum(resid)  # half: float accumulator
             resid = tuple(fmt.div(r, total) for r in resid) if total else resid
         r_resid: tuple = ("given",)
     elif rule.residual == "positive-part":

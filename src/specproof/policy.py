@@ -188,9 +188,10 @@ class Arithmetic:
     normalization : {"none", "divide"}
         How the residual ``fl(max(p - q, 0))`` is handed to the draw: as weights (the draw
         normalizes them exactly, as ``torch.multinomial`` is modelled), or divided first by its
-        float sum, each ``fl(r_i / s)`` with ``s`` summed left to right in ``dtype`` (the order
-        NumPy and PyTorch use for rows of fewer than 8 entries; for longer rows their sum order
-        is not modelled, which :meth:`caveats` states).
+        float sum, each ``fl(r_i / s)``. ``s`` is summed left to right, in ``dtype`` for float32
+        and float64 and in float32 (then rounded once) for float16 and bfloat16, as NumPy does for
+        rows of fewer than 8 entries and PyTorch for rows of at most 4 (measured); for longer rows
+        their block order is not modelled, which :meth:`caveats` states.
 
     Notes
     -----
@@ -240,9 +241,9 @@ class Arithmetic:
 
     def caveats(self, vocab_size: int) -> list[str]:
         """What this model does not capture exactly at vocabulary size ``vocab_size``."""
-        if not self.is_exact and self.normalization == "divide" and vocab_size >= 8:
-            return [f"the residual's {self.dtype} sum is modelled left to right; at V = {vocab_size} NumPy and "
-                    "PyTorch sum in blocks, whose rounding may differ by an ulp"]
+        if not self.is_exact and self.normalization == "divide" and vocab_size >= 5:
+            return [f"the residual's {self.dtype} sum is modelled left to right; at V = {vocab_size} PyTorch (V >= 5) "
+                    "and NumPy (V >= 8) sum in blocks, whose rounding may differ by an ulp"]
         return []
 
     def as_dict(self) -> dict[str, str]:
