@@ -361,8 +361,11 @@ def _torch_patches() -> dict[str, Callable]:
         call = "torch.multinomial"
         if input.dim() not in (1, 2):
             raise UnmodelledRandomness(f"{call}: input has {input.dim()} dimensions, not 1 or 2")
-        rows = input.detach().to("cpu", torch.float64).reshape(-1, input.shape[-1]).tolist()
         run = _run()
+        if id(input) in run.quotients or id(input) in run.exp:
+            raise UnmodelledRandomness(f"the quotient w / E of an exponential race (or E itself) is passed to {call}: "
+                                       "only its argmax over the last dimension is modelled")
+        rows = input.detach().to("cpu", torch.float64).reshape(-1, input.shape[-1]).tolist()
         result = []
         for row in rows:
             probs = list(_fraction_weights(row, call))
