@@ -20,6 +20,18 @@ What is intercepted, and how each call is modelled
                                own kernel (an exponential race in float arithmetic) is NOT
                                traced: its law is not exactly proportional to the weights
 ``torch.randint``              each element uniform over ``[low, high)`` (at most 65,536 values)
+``Tensor.exponential_``        only as an *exponential race* ``argmax(w / E, dim=-1)`` (vLLM,
+                               SGLang, FlashInfer): one race per row of E, an exact categorical
+                               ``Fraction(w_i) / sum_j Fraction(w_j)`` over the positive finite
+                               float weights w that E divides (IDEALIZED: E_i i.i.d. exact
+                               Exp(lambda), the division and argmax exact, ties of probability
+                               0). A row with a NaN or +inf weight or no positive weight is left
+                               to the code's own argmax. E = -0.0 (PyTorch's CPU kernel at u = 0,
+                               probability 2^-53 per element; then ``0 / E`` is NaN and argmax
+                               returns that zero-weight id) is an explicit option,
+                               ``exponential_zeros=True``. Any other use of E or of ``w / E``
+                               (``log E``, ``w * E``, a second race on the same E, ``max`` of the
+                               values, a flattened argmax) is refused, naming it
 NumPy ``Generator.random``     float64 ``k / 2^53`` (``(next_uint64 >> 11) * 2^-53``); float32
                                ``k / 2^24``
 NumPy ``Generator.uniform``    ``low + (high - low) * (k / 2^53)`` in float64
@@ -29,13 +41,17 @@ NumPy ``Generator.choice``     an exact categorical over ``p`` (``Fraction(p_i) 
 ============================== =================================================================
 
 Any other source of randomness is refused with :class:`UnmodelledRandomness`, naming the call:
-``torch.randn``, ``torch.normal``, ``torch.bernoulli``, ``Tensor.exponential_`` and the other
+``torch.randn``, ``torch.normal``, ``torch.bernoulli``, ``Tensor.geometric_`` and the other
 random tensor methods, every other NumPy ``Generator`` method, NumPy's legacy global functions
 (``np.random.rand`` ...), ``np.random.default_rng`` (the sampler must take the generator specproof
 provides), and Python's :mod:`random`. As a catch-all, the states of PyTorch's default generator,
 NumPy's legacy global generator, Python's :mod:`random` and the provided NumPy generator's bit
 generator are compared before and after every run: a sampler that drew from one of them through
 a path that was not intercepted (a C++ kernel, a function bound before tracing) is refused.
+Invalid weights (NaN, inf, negative, all zero) given to ``torch.multinomial`` or ``Generator.choice``
+raise :class:`SamplerRaised`, as the real calls do. torch is imported only if the sampler uses it (a
+NumPy-only sampler leaves ``torch`` out of ``sys.modules``; a sampler that imports torch during a run
+is run again with torch patched).
 Not seen: a private generator the sampler builds itself and draws from through a path that is not
 patched (a ``random.Random`` or NumPy ``RandomState`` instance of its own). A ``generator=``
 argument of the intercepted torch calls is ignored: the value comes from the trace either way.
@@ -59,6 +75,22 @@ every outcome occupies one interval of the grid). A sampler whose outcome takes 
 on two separated intervals of a probed range (not monotone) is refused with
 :class:`NotPiecewiseConstant`; an interval narrower than the probe spacing whose both neighbours
 give the same outcome cannot be seen and is not claimed to be.
+
+Continuous thresholds are named, not bisected forever
+=====================================================
+Bisection finishes only if each uniform meets thresholds computed from the rows. The first
+:data:`MODE_RUNS` runs (and every run of a sampler that draws ``Tensor.exponential_``) go through a
+``torch.overrides.TorchFunctionMode`` that follows which uniforms each tensor's values depend on:
+an ordering (``argmax``, ``sort``, ``topk``, ``max(dim=...)``) of values computed from two or more
+uniforms (Gumbel-max, ``argmax(log w - log(-log u))``) or a comparison of two such values
+(``u2 < f(u1)``) raises :class:`ContinuousThreshold` on the first run, naming the construction and
+what to use instead (``torch.multinomial`` or an exponential race). Comparisons with row
+thresholds through continuous operations (``log u < log p - log q``, ``u * q < p``) stay traced.
+Where values leave torch (``float(u)``, NumPy), the piece search raises
+:class:`ContinuousThreshold` once it finds breakpoints at :data:`MAX_CONSECUTIVE_BREAKS`
+consecutive grid points (the output, or the law of the rest of the run, changes at every grid
+point: a uniform used as a value, or a later threshold that moves with it); measured within 2,000
+runs on float32 coins. :class:`TraceTooLarge` says where the runs went.
 
 Cost
 ====
@@ -1079,6 +1111,11 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
         whose later thresholds depend on an earlier uniform (not only its output) is then traced
         wrongly, without an error; the result's assumptions say so. Even with True, a later
         threshold that varies inside an interval yet agrees at its ends and middle is not seen.
+    exponential_zeros : bool, optional
+        Model PyTorch's CPU ``Tensor.exponential_`` returning -0.0 (at ``u = 0``, probability
+        :data:`EXPONENTIAL_ZERO` = 2^-53 per element): in each race with zero weights, the first
+        zero-weight id whose E is -0.0 wins through the NaN of ``0 / -0.0``, as the code's argmax
+        decides. Default False: the race is idealized and the edge is stated, not in the law.
 
     Returns
     -------
@@ -1093,6 +1130,10 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
     NotPiecewiseConstant
         An outcome appears on two separated intervals of a uniform's grid, or the sampler is not
         deterministic given its random numbers.
+    ContinuousThreshold
+        (A NotPiecewiseConstant.) Gumbel-max on uniforms, a comparison between values of two
+        uniforms, a uniform used as a value, or a piece search finding a breakpoint at each of
+        :data:`MAX_CONSECUTIVE_BREAKS` consecutive grid points.
     TraceTooLarge
         More than ``max_runs`` runs would be needed.
     SamplerRaised
@@ -1109,6 +1150,13 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
     ...     return int(rng.choice(3, p=[0.5, 0.25, 0.25]))
     >>> trace(pick, numpy_rng="rng").law
     {0: Fraction(1, 2), 1: Fraction(1, 4), 2: Fraction(1, 4)}
+
+    An exponential race, as vLLM draws a recovered token (idealized; see the assumptions):
+
+    >>> import torch
+    >>> w = torch.tensor([0.5, 0.0, 0.25, 0.25])
+    >>> trace(lambda: int(torch.argmax(w / torch.empty_like(w).exponential_()))).law
+    {0: Fraction(1, 2), 2: Fraction(1, 4), 3: Fraction(1, 4)}
     """
     if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
         raise SpecProofError(f"max_runs is {max_runs!r}, not an integer >= 1")
