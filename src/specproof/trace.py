@@ -139,8 +139,8 @@ import numpy as np
 
 from .errors import InvalidDistribution, SpecProofError
 
-__all__ = ["UnmodelledRandomness", "NotPiecewiseConstant", "ContinuousThreshold", "TraceTooLarge", "SamplerRaised", "Trace", "trace",
-           "intercepted", "stream_tv"]
+__all__ = ["UnmodelledRandomness", "NotPiecewiseConstant", "ContinuousThreshold", "TraceTooLarge", "SamplerRaised",
+           "Trace", "trace", "intercepted", "stream_tv", "EXPONENTIAL_ZERO"]
 
 #: Largest number of values a single ``torch.randint`` / uniform ``choice`` element may take.
 MAX_CATEGORIES = 65_536
