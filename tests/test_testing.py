@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction as F
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -135,9 +136,10 @@ def test_the_readme_example_values():
 
 
 def test_statistical_fallback_for_an_untraceable_sampler():
-    # a race with Tensor.exponential_ cannot be traced: assert_lossless tests it statistically
+    # a race whose noise is scaled first (Exponential(rate).sample() divides E by the rate) is not traced:
+    # assert_lossless tests it statistically
     def race(p, q):
-        return int(torch.argmax(p / torch.empty(len(p)).exponential_()))
+        return int(torch.argmax(p / torch.distributions.Exponential(torch.ones(len(p))).sample()))
 
     with pytest.raises(UnmodelledRandomness, match="pass statistical=True"):  # never silently statistical
         assert_lossless(race, torch.tensor([0.5, 0.5]), None)
@@ -146,9 +148,119 @@ def test_statistical_fallback_for_an_untraceable_sampler():
     assert result.conforms and result.n < 1000
 
     def biased(p, q):
-        return int(torch.argmax(q / torch.empty(len(q)).exponential_()))
+        return int(torch.argmax(q / torch.distributions.Exponential(torch.ones(len(q))).sample()))
 
     with pytest.raises(AssertionError, match="statistical test.*Tensor.exponential_.*p-value"):
         assert_lossless(biased, torch.tensor([0.5, 0.5]), torch.tensor([0.9, 0.1]), eps=0.2, statistical=True)
     with pytest.raises(UnmodelledRandomness):
         assert_lossless(race, torch.tensor([0.5, 0.5]), None, statistical=False)
+
+
+# --------------------------------------------------------------------- compare: verdicts of issue 19
+
+
+def test_the_issues_float32_textbook_sampler_is_float_faithful():
+    p, q = torch.tensor([0.6, 0.3, 0.1]), torch.tensor([0.2, 0.5, 0.3])
+    result = compare(textbook, p, q)
+    want = position_law(p, q, named_rule("lt-float32-coin"))  # the rule computes the float32 code's law
+    assert result.verdict == "float-faithful" and result.tv == want.tv and 0 < result.tv < F(1, 10**8)
+    assert result.tv_from_float_ideal == 0 and result.outside_support == 0
+    # the same rows in float64 with a float64 coin: a float floor of about 1e-17
+    def textbook64(p, q):
+        x = int(torch.multinomial(q, 1))
+        if torch.rand((), dtype=torch.float64) < p[x] / q[x]:
+            return x
+        return int(torch.multinomial(torch.clamp(p - q, min=0), 1))
+
+    p64, q64 = torch.tensor([0.6, 0.3, 0.1], dtype=torch.float64), torch.tensor([0.2, 0.5, 0.3], dtype=torch.float64)
+    result64 = compare(textbook64, p64, q64)
+    assert result64.verdict == "float-faithful" and result64.tv < F(1, 10**16)
+    assert result64.arithmetic.startswith("u < fl64(p/q)") and "float64 coin on [0, 1)" in result64.arithmetic
+
+
+def _np_chain(p_rows, q_rows, rng, resample="residual"):
+    out = []
+    for i in range(2):
+        p, q = p_rows[i], q_rows[i]
+        x = int(rng.choice(len(q), p=q))
+        if rng.random() < p[x] / q[x]:
+            out.append(x)
+            continue
+        w = p if resample == "target" else np.maximum(p - q, 0)
+        out.append(int(rng.choice(len(p), p=w / w.sum())))
+        return tuple(out)
+    return (*out, int(rng.choice(len(p_rows[2]), p=p_rows[2])))
+
+
+def test_a_numpy_chain_that_resamples_from_p_is_lossy_by_one_eighth():
+    P, Q = np.array([[0.5, 0.25, 0.25]] * 3), np.array([[0.25, 0.25, 0.5]] * 2)
+    wrong = compare(lambda p, q, rng: _np_chain(p, q, rng, "target"), P, Q, numpy_rng="rng")
+    assert wrong.gamma == 2 and wrong.verdict == "lossy" and wrong.tv == F(1, 8)
+    assert wrong.tv_from_float_ideal > 0 and wrong.member_differing
+    assert "block (vs the nearest member)" in wrong.report() and len(wrong.report().splitlines()) <= 20
+    right = compare(_np_chain, P, Q, numpy_rng="rng")
+    assert right.verdict == "lossless" and right.tv == 0
+    assert "torch" not in right.arithmetic
+
+
+def _context_rows():
+    """A target and a draft whose rows depend on the drafted prefix (as a real model's do)."""
+    def target(prefix):
+        return torch.tensor([[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5]][sum(prefix) % 3])
+
+    def draft(prefix):
+        return torch.tensor([[0.25, 0.5, 0.25], [0.5, 0.25, 0.25], [0.25, 0.25, 0.5]][len(prefix) % 3])
+    return target, draft
+
+
+def _chain_by_prefix(target, draft, offset=0):
+    """gamma = 2 speculative chain reading target(prefix); ``offset = 1`` reads the row one position late."""
+    out: list[int] = []
+    for _ in range(2):
+        q = draft(tuple(out))
+        x = int(torch.multinomial(q, 1))
+        p = target(tuple(out + [x])[: len(out) + offset]) if offset else target(tuple(out))
+        if torch.rand(()) < p[x] / q[x]:
+            out.append(x)
+            continue
+        out.append(int(torch.multinomial(torch.clamp(p - q, min=0), 1)))
+        return tuple(out)
+    return (*out, int(torch.multinomial(target(tuple(out)), 1)))
+
+
+def test_a_position_offset_fault_is_caught_with_prefix_dependent_rows_only():
+    target, draft = _context_rows()
+    right = compare(_chain_by_prefix, target, draft, gamma=2)
+    assert right.verdict == "lossless"
+    late = compare(lambda t, d: _chain_by_prefix(t, d, offset=1), target, draft, gamma=2)
+    assert late.verdict == "lossy" and late.tv > 0
+    # the same fault, judged with one row for every position, is invisible
+    row = target(())
+    same = lambda prefix: row  # noqa: E731
+    assert compare(lambda t, d: _chain_by_prefix(t, d, offset=1), same, draft, gamma=2).verdict == "lossless"
+
+
+def test_a_vllm_style_exponential_race_residual_draw_gets_a_verdict():
+    def vllm_like(p, q):
+        x = int(torch.multinomial(q, 1))
+        if torch.rand(()) < p[x] / q[x]:
+            return x
+        residual = torch.clamp(p - q, min=0)
+        e = torch.empty_like(residual).exponential_()
+        return int(residual.div_(e).argmax(dim=-1))
+
+    p, q = torch.tensor([0.6, 0.3, 0.1]), torch.tensor([0.2, 0.5, 0.3])
+    result = compare(vllm_like, p, q)
+    assert result.verdict == "float-faithful" and result.tv == compare(textbook, p, q).tv
+    assert any("race" in a for a in result.trace.assumptions)
+
+
+def test_compare_with_an_expected_law_and_bad_arguments():
+    coin = lambda p, q: int(torch.rand(()) < 0.25)  # noqa: E731
+    assert compare(coin, None, None, reference={0: "3/4", 1: "1/4"}).verdict == "lossless"
+    off = compare(coin, None, None, reference={0: "1/2", 1: "1/2"})
+    assert off.verdict == "lossy" and off.tv == F(1, 4)
+    with pytest.raises(SpecProofError, match="gamma"):
+        compare(textbook, P, Q, gamma=0)
+    with pytest.raises(SpecProofError, match="gamma \\+ 1 >= 2 rows"):
+        compare(textbook, torch.tensor([[0.5, 0.5]]), Q)

@@ -269,6 +269,12 @@ def _stream(law: Mapping, tmodel: Callable, gamma: int, v: int) -> tuple[Fractio
     return tv, mine, extend({(): Fraction(1)})
 
 
+def _row_dtype(rows: Any) -> str | None:
+    """The float format of a tensor or array of rows (``"float32"`` ...), else None."""
+    name = str(getattr(rows, "dtype", "")).replace("torch.", "")
+    return name if name in ("float16", "bfloat16", "float32", "float64") else None
+
+
 def judge(law: Mapping[Any, Fraction], target: Any, draft: Any, *, gamma: int | None = None,
           family: Sequence[Member] = FAMILY) -> Judgement:
     """Judge an exact law (a traced sampler's) against the target and the float-ideal family.
@@ -335,7 +341,9 @@ def judge(law: Mapping[Any, Fraction], target: Any, draft: Any, *, gamma: int | 
         return Judgement("lossy", tv, tv, "not compared: no draft rows were given, so the float-ideal family "
                          "could not be computed", None, reference, differing, [], outside, tuple(caveats))
     best: tuple[Fraction, int, Member, list] | None = None
-    for order, member in enumerate(family):
+    dtype = _row_dtype(target)  # members in the rows' own format are named first
+    ordered = sorted(family, key=lambda m: m.rule.arithmetic.dtype != dtype) if dtype else list(family)
+    for order, member in enumerate(ordered):
         try:
             theirs = member_law(member, target, draft, gamma)
         except (ResidualUndefined, UnsupportedRule):

@@ -206,16 +206,16 @@ class Comparison:
                          f"{self.arithmetic}")
         if self.outside_support:
             lines.append(f"  mass on outputs the target gives probability 0 (or invalid ids): {_show(self.outside_support)}")
-        what = "token" if self.gamma is None else f"first {self.gamma + 1} tokens"
-        shown = self.differing if self.verdict == "lossy" or not self.member_differing else []
+        what, field_name = ("token" if self.gamma is None else f"first {self.gamma + 1} tokens"), "differing"
+        shown = self.differing
         if self.verdict == "lossy" and self.member_differing and self.gamma is not None:
-            shown, what = self.member_differing, "block (vs the nearest member)"
+            shown, what, field_name = self.member_differing, "block (vs the nearest member)", "member_differing"
         if shown:
             lines.append(f"  {len(shown)} output(s) differ; {what}: traced - expected, traced, expected; largest first:")
             for out, a, b in shown[:SHOWN // 2]:
                 lines.append(f"    {str(out):<12} {float(a - b):+.3g}  {_show(a)}  {_show(b)}")
             if len(shown) > SHOWN // 2:
-                lines.append(f"    ... and {len(shown) - SHOWN // 2} more (Comparison.differing)")
+                lines.append(f"    ... and {len(shown) - SHOWN // 2} more (Comparison.{field_name})")
         lines.append(f"  traced exactly over {self.trace.runs} runs ({len(self.trace.assumptions)} modelling "
                      "assumptions: Comparison.trace.assumptions)")
         lines.extend(f"  caveat: {c}" for c in self.caveats)
@@ -226,7 +226,7 @@ class Comparison:
 
 
 def _gamma_of(target: Any, gamma: int | None) -> int | None:
-    if gamma is not None or callable(target):
+    if gamma is not None or target is None or callable(target):
         return gamma
     rows = target.tolist() if hasattr(target, "tolist") else list(target)
     if rows and isinstance(rows[0], (list, tuple)):
