@@ -27,14 +27,16 @@ Examples
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Mapping
 
-from .errors import SpecProofError
+from .errors import InvalidDistribution, SpecProofError
 from .trace import Trace, UnmodelledRandomness, trace
 
-__all__ = ["Comparison", "compare", "assert_law", "assert_lossless", "law_difference"]
+__all__ = ["Comparison", "compare", "assert_law", "assert_lossless", "law_difference", "Counterexample",
+           "search_lossy"]
 
 #: How many differing outputs a failure message lists.
 SHOWN = 20
@@ -378,6 +380,142 @@ def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, gam
         why = " (float_floor='fail')" if result.verdict == "float-faithful" else ""
         raise AssertionError(f"the sampler is not lossless{why}: {result.report()}")
     return result
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """The smallest input found on which a traced sampler is ``lossy``.
+
+    Attributes
+    ----------
+    p, q : tuple of Fraction
+        The rows as exact rationals (given to the sampler rounded to its dtype).
+    comparison : Comparison
+        The judgement on them (its ``tv`` is the exact TV from the target).
+    pairs : int
+        How many pairs were tried, this one included.
+    """
+
+    p: tuple[Fraction, ...]
+    q: tuple[Fraction, ...]
+    comparison: Comparison
+    pairs: int
+
+
+def _small_rows(max_vocab: int, max_denominator: int):
+    """Distributions with V = 2..max_vocab and entries k/d, by V, then d, then in order (edge rows first:
+    one-hot and zero entries come with the small d)."""
+    seen: set = set()
+    for v in range(2, max_vocab + 1):
+        for d in range(1, max_denominator + 1):
+            for ks in itertools.product(range(d + 1), repeat=v):
+                row = tuple(Fraction(k, d) for k in ks)
+                if sum(ks) == d and row not in seen:
+                    seen.add(row)
+                    yield v, d, row
+
+
+def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_vocab: int = 4,
+                 max_denominator: int = 4, dtype: str = "float32", array: str = "torch",
+                 numpy_rng: str | None = None, max_pairs: int = 5_000, max_runs: int = 200_000,
+                 progress: Callable[[int], Any] | None = None) -> Counterexample | None:
+    """The smallest small rational input on which ``sampler`` is judged ``lossy`` (as
+    :func:`specproof.audit.search_counterexample` does for rules).
+
+    Pairs (p, q) are tried by vocabulary size V = 2..``max_vocab``, then by the larger of their
+    denominators (1..``max_denominator``), then in order; each row is given to the sampler as a
+    tensor (or array) of ``dtype`` (so 1/3 arrives as fl(1/3)), the same row at every position of
+    a block of ``gamma`` drafts. ``float-faithful`` pairs are not counterexamples.
+
+    Parameters
+    ----------
+    sampler : callable
+        As :func:`compare`.
+    gamma : int, optional
+        Drafts per block (None: one position).
+    max_vocab, max_denominator : int
+        The search space (defaults 4 and 4).
+    dtype : str
+        ``float16``, ``bfloat16`` (torch only), ``float32`` or ``float64``.
+    array : {"torch", "numpy"}
+        What the rows are given as.
+    numpy_rng, max_runs
+        As :func:`compare`.
+    max_pairs : int
+        Stop after this many pairs (default 5,000).
+    progress : callable, optional
+        Called with 1 after each pair.
+
+    Returns
+    -------
+    Counterexample or None
+        None if no pair within the limits is lossy.
+
+    Raises
+    ------
+    SpecProofError
+        A bad dtype or array kind; the tracer's errors on a pair (a sampler that cannot be traced
+        is not searched around).
+
+    Examples
+    --------
+    >>> import torch
+    >>> def accept_all(p, q):
+    ...     return int(torch.multinomial(q, 1))
+    >>> found = search_lossy(accept_all)
+    >>> found.p, found.q, found.comparison.tv
+    ((Fraction(0, 1), Fraction(1, 1)), (Fraction(1, 1), Fraction(0, 1)), Fraction(1, 1))
+    """
+    make = _row_maker(array, dtype)
+    rows = list(_small_rows(max_vocab, max_denominator))
+    by_v: dict[int, list] = {}
+    for v, d, row in rows:
+        by_v.setdefault(v, []).append((d, row))
+    pairs = 0
+    for v, group in by_v.items():
+        ordered = sorted(((max(dp, dq), a, b) for (dp, a) in group for (dq, b) in group), key=lambda t: t[0])
+        for _, a, b in ordered:
+            if pairs >= max_pairs:
+                return None
+            pairs += 1
+            p_t, q_t = make([a] * (gamma + 1) if gamma else a), make([b] * gamma if gamma else b)
+            try:
+                result = compare(sampler, p_t, q_t, gamma=gamma, numpy_rng=numpy_rng, max_runs=max_runs)
+            except InvalidDistribution:
+                continue  # a row that the dtype rounds to no distribution (all zero)
+            if progress is not None:
+                progress(1)
+            if result.verdict == "lossy":
+                return Counterexample(a, b, result, pairs)
+    return None
+
+
+def _row_maker(array: str, dtype: str) -> Callable[[Any], Any]:
+    """Rows of rationals to tensors or arrays of ``dtype`` (each entry rounded to nearest)."""
+    if array == "torch":
+        import torch
+
+        kinds = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
+                 "float64": torch.float64}
+        if dtype not in kinds:
+            raise SpecProofError(f"dtype {dtype!r} is not one of {', '.join(kinds)}")
+        return lambda rows: torch.tensor(_floats(rows), dtype=torch.float64).to(kinds[dtype])
+    if array == "numpy":
+        import numpy as np
+
+        kinds = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
+        if dtype not in kinds:
+            raise SpecProofError(f"dtype {dtype!r} is not one of {', '.join(kinds)} for NumPy arrays")
+        return lambda rows: np.asarray(_floats(rows), dtype=np.float64).astype(kinds[dtype])
+    raise SpecProofError(f"array is {array!r}, not 'torch' or 'numpy'")
+
+
+def _floats(rows: Any) -> Any:
+    """Rationals to the nearest float64; rounding that once more to float32, bfloat16 or float16 is
+    the nearest value of the narrower format (53 >= 2 * 24 + 2 bits: no double-rounding error)."""
+    if rows and isinstance(rows[0], (list, tuple)):
+        return [[float(x) for x in r] for r in rows]
+    return [float(x) for x in rows]
 
 
 def _statistical(sampler, target, draft, rows, key, eps, alpha, power, why: str):
