@@ -264,3 +264,9 @@ def test_compare_with_an_expected_law_and_bad_arguments():
         compare(textbook, P, Q, gamma=0)
     with pytest.raises(SpecProofError, match="gamma \\+ 1 >= 2 rows"):
         compare(textbook, torch.tensor([[0.5, 0.5]]), Q)
+
+
+def test_progress_is_called_once_per_run():
+    calls = []
+    result = compare(textbook, P, Q, progress=calls.append)
+    assert calls == [1] * result.trace.runs and result.trace.runs > 10

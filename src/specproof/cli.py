@@ -1189,7 +1189,8 @@ def _trace_python(args: argparse.Namespace) -> int:
             [[float(x) for x in f] for f in dist.floats]
         rows.append(make(vals if dist.batched else vals[0]))
     target, draft = rows
-    result = testing.compare(func, target, draft, gamma=args.gamma, numpy_rng=args.numpy_rng, max_runs=args.max_runs)
+    result = testing.compare(func, target, draft, gamma=args.gamma, numpy_rng=args.numpy_rng, max_runs=args.max_runs,
+                             progress=True)
     if args.json:
         _print_json({"command": "trace", "function": args.function, "dtype": args.dtype, **_comparison_json(result)})
     else:

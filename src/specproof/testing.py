@@ -240,7 +240,8 @@ def _gamma_of(target: Any, gamma: int | None) -> int | None:
 
 def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int | None = None,
             reference: Any = None, numpy_rng: str | None = None, key: Callable[[Any], Any] | None = None,
-            max_runs: int = 200_000, check_pieces: bool = True) -> Comparison:
+            max_runs: int = 200_000, check_pieces: bool = True,
+            progress: Callable[[int], Any] | bool | None = None) -> Comparison:
     """Trace ``sampler(target, draft)`` and judge its exact law; never raises on a difference.
 
     Parameters
@@ -263,6 +264,9 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
         ``lossless`` iff equal, else ``lossy``; the family is not used).
     numpy_rng, key, max_runs, check_pieces
         As :func:`specproof.trace.trace`.
+    progress : callable or bool, optional
+        Called with 1 after each run of the sampler; True shows a progress bar on standard error
+        (tqdm, only on a terminal).
 
     Returns
     -------
@@ -295,8 +299,17 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
     from .faithful import judge
 
     gamma = _gamma_of(target, gamma)
-    traced = trace(sampler, (target, draft), numpy_rng=numpy_rng, key=key, max_runs=max_runs,
-                   check_pieces=check_pieces)
+    if progress is True:
+        import sys
+
+        from tqdm import tqdm
+
+        with tqdm(unit="run", file=sys.stderr, disable=None, desc="tracing") as bar:
+            traced = trace(sampler, (target, draft), numpy_rng=numpy_rng, key=key, max_runs=max_runs,
+                           check_pieces=check_pieces, progress=bar.update)
+    else:
+        traced = trace(sampler, (target, draft), numpy_rng=numpy_rng, key=key, max_runs=max_runs,
+                       check_pieces=check_pieces, progress=progress or None)
     if reference is not None:
         want = _expected(reference)
         tv, diff = law_difference(traced.law, want)
@@ -310,12 +323,12 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
 def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int | None = None,
                     float_floor: str = "allow", max_tv: Any = None, numpy_rng: str | None = None,
                     key: Callable[[Any], Any] | None = None, max_runs: int = 200_000, check_pieces: bool = True,
-                    statistical: bool = False, eps: float = 0.05, alpha: float = 1e-6, power: float = 0.95) -> Any:
+                    progress: Callable[[int], Any] | bool | None = None, statistical: bool = False, eps: float = 0.05, alpha: float = 1e-6, power: float = 0.95) -> Any:
     """Assert that the verifier ``sampler(target, draft)`` emits the target's law.
 
     Parameters
     ----------
-    sampler, target, draft, gamma, numpy_rng, key, max_runs, check_pieces
+    sampler, target, draft, gamma, numpy_rng, key, max_runs, check_pieces, progress
         As :func:`compare`.
     float_floor : {"allow", "fail"}
         ``"allow"`` (default): a ``float-faithful`` sampler passes (it is the textbook verifier
@@ -364,7 +377,7 @@ def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, gam
     bound = None if max_tv is None else _fraction(max_tv, "max_tv")
     try:
         result = compare(sampler, target, draft, gamma=gamma, numpy_rng=numpy_rng, key=key, max_runs=max_runs,
-                         check_pieces=check_pieces)
+                         check_pieces=check_pieces, progress=progress)
     except UnmodelledRandomness as exc:
         if not statistical:
             raise UnmodelledRandomness(f"{exc}; pass statistical=True to test it statistically instead (it then "

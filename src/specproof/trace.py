@@ -891,8 +891,10 @@ _EXPONENTIAL_ZEROS = (
 
 
 class _Tracer:
-    def __init__(self, sampler, args, kwargs, key, generator, max_runs, check_pieces=True, exponential_zeros=False):
+    def __init__(self, sampler, args, kwargs, key, generator, max_runs, check_pieces=True, exponential_zeros=False,
+                 progress=None):
         self.sampler, self.args, self.kwargs, self.key = sampler, args, kwargs, key
+        self.progress = progress
         self.generator, self.max_runs, self.check_pieces = generator, max_runs, check_pieces
         self.runs = 0
         self.calls: set[str] = set()
@@ -909,6 +911,8 @@ class _Tracer:
         if self.runs >= self.max_runs:
             raise TraceTooLarge(self._too_large())
         self.runs += 1
+        if self.progress is not None:
+            self.progress(1)
         while True:
             try:
                 self._runs[prefix] = self._run_once(prefix)
@@ -1085,7 +1089,8 @@ def _hashable(v: Any) -> Any:
 
 def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = None, *,
           numpy_rng: str | None = None, key: Callable[[Any], Any] | None = None,
-          max_runs: int = 200_000, check_pieces: bool = True, exponential_zeros: bool = False) -> Trace:
+          max_runs: int = 200_000, check_pieces: bool = True, exponential_zeros: bool = False,
+          progress: Callable[[int], Any] | None = None) -> Trace:
     """The exact law of ``sampler(*args, **kwargs)`` under the modelled random calls.
 
     Parameters
@@ -1116,6 +1121,8 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
         :data:`EXPONENTIAL_ZERO` = 2^-53 per element): in each race with zero weights, the first
         zero-weight id whose E is -0.0 wins through the NaN of ``0 / -0.0``, as the code's argmax
         decides. Default False: the race is idealized and the edge is stated, not in the law.
+    progress : callable, optional
+        Called with 1 after each run of the sampler (for a progress bar on a long trace).
 
     Returns
     -------
@@ -1168,7 +1175,7 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
         generator = TracedGenerator(np.random.PCG64(0))
         kwargs[numpy_rng] = generator
     tracer = _Tracer(sampler, tuple(args), kwargs, key, generator, max_runs, bool(check_pieces),
-                     bool(exponential_zeros))
+                     bool(exponential_zeros), progress)
     with intercepted():
         law = tracer.law(())
     try:
