@@ -270,3 +270,49 @@ def test_progress_is_called_once_per_run():
     calls = []
     result = compare(textbook, P, Q, progress=calls.append)
     assert calls == [1] * result.trace.runs and result.trace.runs > 10
+
+
+# --------------------------------------------------------------------- the differential test (issue 20)
+
+
+def _min_p(row, min_p):
+    return row * (row >= min_p * row.max())
+
+
+def plain_sampler(row, min_p=0.5):
+    """The engine's plain sampler: min-p on the target's row, then a draw."""
+    return int(torch.multinomial(_min_p(row, min_p), 1))
+
+
+def spec_step(target, draft, min_p=0.5, drop_min_p=False):
+    """gamma = 2 speculative step with min-p; ``drop_min_p``: min-p only on the bonus token (vLLM PR #42802)."""
+    out: list[int] = []
+    for _ in range(2):
+        w = target(tuple(out)) if drop_min_p else _min_p(target(tuple(out)), min_p)
+        p = w / w.sum()
+        q = draft(tuple(out))
+        x = int(torch.multinomial(q, 1))
+        if torch.rand(()) < p[x] / q[x]:
+            out.append(x)
+            continue
+        out.append(int(torch.multinomial(torch.clamp(p - q, min=0), 1)))
+        return tuple(out)
+    return (*out, plain_sampler(target(tuple(out)), min_p))
+
+
+def _min_p_rows():
+    rows = [torch.tensor([0.375, 0.375, 0.125, 0.125]), torch.tensor([0.125, 0.375, 0.375, 0.125])]
+    return (lambda prefix: rows[sum(prefix) % 2]), (lambda prefix: torch.tensor([0.25] * 4))
+
+
+def test_a_step_that_drops_min_p_on_verified_tokens_differs_from_its_plain_sampler():
+    target, draft = _min_p_rows()
+    right = compare(spec_step, target, draft, gamma=2, reference=plain_sampler)
+    assert right.verdict == "lossless" and right.tv == 0
+    wrong = compare(lambda t, d: spec_step(t, d, drop_min_p=True), target, draft, gamma=2, reference=plain_sampler)
+    assert wrong.verdict == "lossy" and wrong.tv > 0 and wrong.outside_support > 0
+    assert wrong.arithmetic.startswith("differential")
+    # one position: the same, against the plain sampler's law after the empty prefix
+    one = lambda t, d: spec_step(t, d, drop_min_p=True)[0]  # noqa: E731
+    first = compare(one, target, draft, reference=plain_sampler)
+    assert first.verdict == "lossy" and first.reference == {0: F(1, 2), 1: F(1, 2)}

@@ -259,9 +259,14 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
     gamma : int, optional
         The number of drafts of a block; inferred from a [gamma + 1, V] target, needed with a
         callable target for a block (None: one position).
-    reference : mapping, optional
-        An expected law to compare with instead of the target's (then the verdict is
-        ``lossless`` iff equal, else ``lossy``; the family is not used).
+    reference : mapping or callable, optional
+        An expected law to compare with instead of the target's, or the engine's own plain
+        (non-speculative) sampler ``reference(row) -> token id``, traced on the target's row at
+        each prefix: the differential test, whose reference is the law of gamma + 1 tokens that
+        the plain sampler draws one after another. Either way the verdict is ``lossless`` iff the
+        laws are equal (a block: the stream's first gamma + 1 tokens), else ``lossy`` with the
+        exact TV; the float-ideal family is not used (a float floor against a reference sampler
+        is not separated).
     numpy_rng, key, max_runs, check_pieces
         As :func:`specproof.trace.trace`.
     progress : callable or bool, optional
@@ -310,6 +315,8 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
     else:
         traced = trace(sampler, (target, draft), numpy_rng=numpy_rng, key=key, max_runs=max_runs,
                        check_pieces=check_pieces, progress=progress or None)
+    if callable(reference):
+        return _differential(traced, reference, target, draft, gamma, numpy_rng, max_runs, check_pieces)
     if reference is not None:
         want = _expected(reference)
         tv, diff = law_difference(traced.law, want)
@@ -318,6 +325,51 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
     j = judge(traced.law, target, draft, gamma=gamma)
     return Comparison(j.verdict, j.tv, j.tv_from_float_ideal, j.arithmetic, traced.law, j.reference, j.differing,
                       j.member_differing, j.outside_support, gamma, traced, j.caveats)
+
+
+def _differential(traced: Trace, plain: Callable[..., Any], target: Any, draft: Any, gamma: int | None,
+                  numpy_rng: str | None, max_runs: int, check_pieces: bool) -> Comparison:
+    """A speculative step's law against the plain sampler's, drawn token by token on the same rows."""
+    from .faithful import _model, _outside_support, _stream, _token
+
+    tmodel = _model(target)
+    laws: dict[tuple, tuple[Fraction, ...]] = {}
+    runs = traced.runs
+
+    def plain_row(prefix: tuple) -> tuple[Fraction, ...]:
+        nonlocal runs
+        if prefix not in laws:
+            row = tmodel(prefix)
+            size = len(row.tolist() if hasattr(row, "tolist") else row)
+            got = trace(plain, (row,), numpy_rng=numpy_rng, max_runs=max_runs, check_pieces=check_pieces)
+            runs += got.runs
+            law = [Fraction(0)] * size
+            for out, m in got.law.items():
+                t = _token(out)
+                if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < size:
+                    raise SpecProofError(f"the reference sampler emitted {t!r} after {prefix}, not a token id in "
+                                         f"[0, {size})")
+                law[t] += m
+            laws[prefix] = tuple(law)
+        return laws[prefix]
+
+    if gamma is None:
+        got_law: dict[Any, Fraction] = {}
+        for out, m in traced.law.items():
+            got_law[_token(out)] = got_law.get(_token(out), Fraction(0)) + m
+        want = {i: m for i, m in enumerate(plain_row(())) if m}
+        tv, diff = law_difference(got_law, want)
+        outside = sum((m for o, m in got_law.items() if o not in want), Fraction(0))
+    else:
+        blocks = {(b if isinstance(b, tuple) else (b,)): m for b, m in traced.law.items()}
+        v = len(plain_row(()))
+        tv, mine, want = _stream(blocks, plain_row, gamma, v)
+        diff = law_difference(mine, want)[1] if want else []
+        outside = _outside_support(blocks, plain_row, gamma, v)
+    result = Trace(traced.law, runs, traced.assumptions, traced.calls)
+    return Comparison("lossless" if tv == 0 else "lossy", tv, tv,
+                      "differential: against the plain sampler's law (the float-ideal family is not used)",
+                      traced.law, want, diff, [], outside, gamma, result)
 
 
 def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int | None = None,
