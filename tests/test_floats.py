@@ -60,7 +60,8 @@ def test_round_of_a_rational_equals_numpy(x):
     for name in ("float32", "float16"):
         fmt = FORMATS[name]
         if FLOAT64.contains(x):
-            assert fmt.round(x) == _as_fraction(NUMPY[name](float(x)))
+            with np.errstate(over="ignore"):  # a float16 overflow is +inf on both sides
+                assert fmt.round(x) == _as_fraction(NUMPY[name](float(x)))
     assert FLOAT64.round(x) == Fraction(x.numerator / x.denominator)  # int / int is correctly rounded
 
 
