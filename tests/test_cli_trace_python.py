@@ -130,3 +130,22 @@ def test_search_finds_the_smallest_lossy_input(files, capsys):
 def test_usage_errors_exit_2_with_a_message(files, capsys, argv, message):
     assert main(["trace", "python", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_search_reports_a_sampler_that_raises_and_an_empty_search(files, capsys):
+    (files / "more.py").write_text(textwrap.dedent('''
+        import torch
+
+        def eager_spare(p, q):  # draws a spare token from (q - p)+ before the test: raises when p == q
+            spare = int(torch.multinomial(torch.clamp(q - p, min=0), 1))
+            x = int(torch.multinomial(q, 1))
+            if torch.rand(()) < p[x] / q[x]:
+                return x
+            return int(torch.multinomial(torch.clamp(p - q, min=0), 1)) + 0 * spare
+    '''))
+    assert main(["trace", "python", "more:eager_spare", "--search", "--max-vocab", "2"]) == 1
+    out = capsys.readouterr().out
+    assert "the sampler raised on valid rows (pair 1 of the search): p = (0, 1), q = (0, 1)" in out
+    assert "weights sum to 0" in out
+    assert main(["trace", "python", "samplers:verify", "--search", "--max-vocab", "2", "--max-denominator", "2"]) == 0
+    assert "no lossy input among 9 pairs (V 2..2, denominators 1..2, float32 rows;" in capsys.readouterr().out

@@ -316,3 +316,24 @@ def test_a_step_that_drops_min_p_on_verified_tokens_differs_from_its_plain_sampl
     one = lambda t, d: spec_step(t, d, drop_min_p=True)[0]  # noqa: E731
     first = compare(one, target, draft, reference=plain_sampler)
     assert first.verdict == "lossy" and first.reference == {0: F(1, 2), 1: F(1, 2)}
+
+
+def test_a_block_sampler_is_judged_by_its_stream_not_by_how_blocks_are_cut():
+    # verifies only the first of two drafts (and emits one token): correct code, its stream has
+    # the float floor of one position; the nearest member verifies 1 draft of the 2
+    def one_step_block(P, Q):
+        x = int(torch.multinomial(Q[0], 1))
+        if torch.rand(()) < P[0][x] / Q[0][x]:
+            return (x,)
+        return (int(torch.multinomial(torch.clamp(P[0] - Q[0], min=0), 1)),)
+
+    P3, Q2 = torch.tensor([[0.6, 0.3, 0.1]] * 3), torch.tensor([[0.2, 0.5, 0.3]] * 2)
+    result = compare(one_step_block, P3, Q2)
+    assert result.verdict == "float-faithful" and result.tv_from_float_ideal == 0
+    assert result.tv == compare(textbook, P3[0], Q2[0]).tv  # one position's float floor
+    assert "(verifying 1 draft of the 2)" in result.arithmetic
+
+
+def test_equivalent_members_are_counted():
+    result = compare(textbook, torch.tensor([0.6, 0.3, 0.1]), torch.tensor([0.2, 0.5, 0.3]))
+    assert result.equivalents > 0 and "other arithmetic(s) of the family give the same law" in result.report()

@@ -1158,23 +1158,44 @@ def _trace_python(args: argparse.Namespace) -> int:
             raise _Usage("--search tries its own rows: give no --target or --draft")
         if args.max_vocab < 2 or args.max_denominator < 1:
             raise _Usage("--max-vocab must be >= 2 and --max-denominator >= 1")
-        desc = f"search V 2..{args.max_vocab}, denominators 1..{args.max_denominator}"
-        with tqdm(unit="pair", file=sys.stderr, disable=None, desc=desc) as bar:
+        import time
+
+        desc = f"V 2..{args.max_vocab}, denominators 1..{args.max_denominator}"
+        started, tried = time.monotonic(), [0]
+
+        def step(n: int) -> None:
+            tried[0] += n
+            bar.update(n)
+
+        with tqdm(unit="pair", file=sys.stderr, disable=None, desc=f"search {desc}") as bar:
             found = testing.search_lossy(func, gamma=args.gamma, dtype=args.dtype, array=args.array,
                                          max_vocab=args.max_vocab, max_denominator=args.max_denominator,
-                                         numpy_rng=args.numpy_rng, max_runs=args.max_runs, progress=bar.update)
+                                         numpy_rng=args.numpy_rng, max_runs=args.max_runs, progress=step)
         from .rational import format_fraction as ff
 
+        text = lambda x: str(x.numerator) if x.denominator == 1 else ff(x)  # noqa: E731 - never 0/1 or 1/1
         if found is None:
-            out = {"command": "trace", "function": args.function, "search": None}
-            print(json.dumps(out, indent=2) if args.json else f"{name}: no lossy input among the pairs searched")
+            out = {"command": "trace", "function": args.function, "search": None, "pairs": tried[0],
+                   "max_vocab": args.max_vocab, "max_denominator": args.max_denominator}
+            print(json.dumps(out, indent=2) if args.json else
+                  f"{name}: no lossy input among {tried[0]} pairs ({desc}, {args.dtype} rows"
+                  + (f", gamma {args.gamma}" if args.gamma else "") + f"; {time.monotonic() - started:.1f} s)")
             return 0
+        if found.comparison is None:
+            where = f"p = ({', '.join(map(text, found.p))}), q = ({', '.join(map(text, found.q))})"
+            if args.json:
+                _print_json({"command": "trace", "function": args.function, "search": {
+                    "p": [ff(x) for x in found.p], "q": [ff(x) for x in found.q], "pairs": found.pairs,
+                    "raised": found.raised}})
+            else:
+                print(f"{name}: the sampler raised on valid rows (pair {found.pairs} of the search): {where}\n"
+                      f"  {found.raised}")
+            return 1
         if args.json:
             _print_json({"command": "trace", "function": args.function, "search": {
                 "p": [ff(x) for x in found.p], "q": [ff(x) for x in found.q], "pairs": found.pairs,
                 **_comparison_json(found.comparison)}})
         else:
-            text = lambda x: str(x.numerator) if x.denominator == 1 else ff(x)  # noqa: E731 - never 0/1 or 1/1
             print(f"{name}: smallest lossy input (pair {found.pairs} of the search): p = ({', '.join(map(text, found.p))}), "
                   f"q = ({', '.join(map(text, found.q))})")
             print(found.comparison.report())

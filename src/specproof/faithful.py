@@ -192,6 +192,9 @@ class Judgement:
         Mass on outputs the target gives probability 0, or ids outside [0, V).
     caveats : tuple of str
         What the models behind the verdict leave out.
+    equivalents : int
+        How many other members give the same law on these rows (one position; a block names its
+        first match only): the code's arithmetic is one of them, not necessarily the one named.
     """
 
     verdict: str
@@ -204,6 +207,7 @@ class Judgement:
     member_differing: list
     outside_support: Fraction
     caveats: tuple[str, ...] = field(default=())
+    equivalents: int = 0
 
 
 def _difference(got: Mapping, want: Mapping) -> tuple[Fraction, list]:
@@ -276,7 +280,7 @@ def _row_dtype(rows: Any) -> str | None:
 
 
 def judge(law: Mapping[Any, Fraction], target: Any, draft: Any, *, gamma: int | None = None,
-          family: Sequence[Member] = FAMILY) -> Judgement:
+          family: Sequence[Member] = FAMILY, count_equivalents: bool = True) -> Judgement:
     """Judge an exact law (a traced sampler's) against the target and the float-ideal family.
 
     Parameters
@@ -295,6 +299,9 @@ def judge(law: Mapping[Any, Fraction], target: Any, draft: Any, *, gamma: int | 
         None: one position. Else the number of drafts of a block.
     family : sequence of Member, optional
         Default :data:`FAMILY`.
+    count_equivalents : bool, optional
+        One position: after a match, also count the other members with the same law (default;
+        False stops at the first match, as a block always does).
 
     Returns
     -------
@@ -322,6 +329,7 @@ def judge(law: Mapping[Any, Fraction], target: Any, draft: Any, *, gamma: int | 
     v = len(target_law(tmodel))
     if gamma is not None and (isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1):
         raise InvalidDistribution(f"gamma must be an integer >= 1 or None, got {gamma!r}")
+    mine: dict = {}  # a block's stream over gamma + 1 tokens
     if gamma is None:
         got: dict[Any, Fraction] = {}
         for out, m in law.items():
@@ -340,22 +348,45 @@ def judge(law: Mapping[Any, Fraction], target: Any, draft: Any, *, gamma: int | 
     if draft is None:
         return Judgement("lossy", tv, tv, "not compared: no draft rows were given, so the float-ideal family "
                          "could not be computed", None, reference, differing, [], outside, tuple(caveats))
-    best: tuple[Fraction, int, Member, list] | None = None
-    dtype = _row_dtype(target)  # members in the rows' own format are named first
+    dtype = _row_dtype(target)  # members in the rows' own format are named first, and nearest among them
     ordered = sorted(family, key=lambda m: m.rule.arithmetic.dtype != dtype) if dtype else list(family)
-    for order, member in enumerate(ordered):
-        try:
-            theirs = member_law(member, target, draft, gamma)
-        except (ResidualUndefined, UnsupportedRule):
-            continue
-        d_tv, d_diff = _difference(got, theirs)
-        if best is None or d_tv < best[0]:
-            best = (d_tv, order, member, d_diff)
-        if d_tv == 0:
+    own = {id(m) for m in ordered if dtype is None or m.rule.arithmetic.dtype in (dtype, "exact")}
+    streams = gamma is not None and bool(reference)
+    if gamma is not None and not streams:
+        caveats.append(f"V^(gamma + 1) = {v ** (gamma + 1)} > {SEQUENCE_LIMIT}: members compared by their block laws at "
+                       f"gamma = {gamma} only, not by their streams")
+    # (distance, member, the outputs that differ, the member's gamma)
+    best: tuple[Fraction, Member, list, int | None] | None = None
+    matches: list[Member] = []
+    depths = [None] if gamma is None else (list(range(gamma, 0, -1)) if streams else [gamma])
+    for depth in depths:
+        for member in ordered:
+            try:
+                theirs = member_law(member, target, draft, depth)
+            except (ResidualUndefined, UnsupportedRule):
+                continue
+            if streams:  # a block sampler is judged by its stream: equal streams, however the blocks are cut
+                d_tv, d_diff = _difference(mine, _stream(theirs, tmodel, gamma, v)[1])
+                if depth == gamma:
+                    d_diff = _difference(got, theirs)[1]
+            else:
+                d_tv, d_diff = _difference(got, theirs)
+            if d_tv == 0:
+                matches.append(member)
+                if best is None or best[0] != 0:
+                    best = (d_tv, member, d_diff, depth)
+                if gamma is not None or not count_equivalents:
+                    break  # a block's first match is named (the others are not searched)
+            elif id(member) in own and (best is None or d_tv < best[0]):
+                best = (d_tv, member, d_diff, depth)
+        if matches:
             break
     if best is None:
         raise SpecProofError("no member of the float-ideal family is defined on these rows")
-    d_tv, _, member, d_diff = best
+    d_tv, member, d_diff, depth = best
+    name = member.name
+    if gamma is not None and depth != gamma:
+        name += f" (verifying {depth} draft{'s' if depth > 1 else ''} of the {gamma})"
     faithful = d_tv == 0 and outside == 0
-    return Judgement("float-faithful" if faithful else "lossy", tv, d_tv, member.name, member, reference,
-                     differing, d_diff, outside, tuple(caveats))
+    return Judgement("float-faithful" if faithful else "lossy", tv, d_tv, name, member, reference,
+                     differing, d_diff, outside, tuple(caveats), max(0, len(matches) - 1))

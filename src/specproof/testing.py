@@ -33,7 +33,7 @@ from fractions import Fraction
 from typing import Any, Callable, Mapping
 
 from .errors import InvalidDistribution, SpecProofError
-from .trace import Trace, UnmodelledRandomness, trace
+from .trace import SamplerRaised, Trace, UnmodelledRandomness, trace
 
 __all__ = ["Comparison", "compare", "assert_law", "assert_lossless", "law_difference", "Counterexample",
            "search_lossy"]
@@ -183,6 +183,8 @@ class Comparison:
     trace : Trace
         Runs and the modelling assumptions of the trace.
     caveats : tuple of str
+    equivalents : int
+        How many other float-ideal members give the same law (see :class:`~specproof.faithful.Judgement`).
     """
 
     verdict: str
@@ -197,12 +199,15 @@ class Comparison:
     gamma: int | None
     trace: Trace
     caveats: tuple[str, ...] = ()
+    equivalents: int = 0
 
     def report(self) -> str:
         """The comparison in at most about 20 lines: verdict, TVs, the outputs that differ."""
         lines = [f"verdict: {self.verdict.upper()}; TV from the target's law {_show(self.tv)}"]
         if self.verdict == "float-faithful":
             lines.append(f"  equals the textbook verifier with {self.arithmetic} exactly: the TV is its float floor")
+            if self.equivalents:
+                lines.append(f"  ({self.equivalents} other arithmetic(s) of the family give the same law on these rows)")
         elif self.verdict == "lossy":
             lines.append(f"  TV from the nearest correct float implementation {_show(self.tv_from_float_ideal)}: "
                          f"{self.arithmetic}")
@@ -241,7 +246,7 @@ def _gamma_of(target: Any, gamma: int | None) -> int | None:
 def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int | None = None,
             reference: Any = None, numpy_rng: str | None = None, key: Callable[[Any], Any] | None = None,
             max_runs: int = 200_000, check_pieces: bool = True,
-            progress: Callable[[int], Any] | bool | None = None) -> Comparison:
+            progress: Callable[[int], Any] | bool | None = None, _count_equivalents: bool = True) -> Comparison:
     """Trace ``sampler(target, draft)`` and judge its exact law; never raises on a difference.
 
     Parameters
@@ -322,9 +327,9 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
         tv, diff = law_difference(traced.law, want)
         return Comparison("lossless" if not diff else "lossy", tv, tv, "not compared: an expected law was given",
                           traced.law, want, diff, [], Fraction(0), gamma, traced)
-    j = judge(traced.law, target, draft, gamma=gamma)
+    j = judge(traced.law, target, draft, gamma=gamma, count_equivalents=_count_equivalents)
     return Comparison(j.verdict, j.tv, j.tv_from_float_ideal, j.arithmetic, traced.law, j.reference, j.differing,
-                      j.member_differing, j.outside_support, gamma, traced, j.caveats)
+                      j.member_differing, j.outside_support, gamma, traced, j.caveats, j.equivalents)
 
 
 def _differential(traced: Trace, plain: Callable[..., Any], target: Any, draft: Any, gamma: int | None,
@@ -455,16 +460,21 @@ class Counterexample:
     ----------
     p, q : tuple of Fraction
         The rows as exact rationals (given to the sampler rounded to its dtype).
-    comparison : Comparison
-        The judgement on them (its ``tv`` is the exact TV from the target).
+    comparison : Comparison or None
+        The judgement on them (its ``tv`` is the exact TV from the target); None when the
+        sampler raised on them.
     pairs : int
         How many pairs were tried, this one included.
+    raised : str or None
+        The error the sampler raised on these valid rows (a fault too: a verifier must not fail
+        on a distribution), else None.
     """
 
     p: tuple[Fraction, ...]
     q: tuple[Fraction, ...]
-    comparison: Comparison
+    comparison: Comparison | None
     pairs: int
+    raised: str | None = None
 
 
 def _small_rows(max_vocab: int, max_denominator: int):
@@ -514,7 +524,8 @@ def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_v
     Returns
     -------
     Counterexample or None
-        None if no pair within the limits is lossy.
+        The first pair on which the sampler is lossy or raises; None if there is none within the
+        limits.
 
     Raises
     ------
@@ -545,9 +556,12 @@ def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_v
             pairs += 1
             p_t, q_t = make([a] * (gamma + 1) if gamma else a), make([b] * gamma if gamma else b)
             try:
-                result = compare(sampler, p_t, q_t, gamma=gamma, numpy_rng=numpy_rng, max_runs=max_runs)
+                result = compare(sampler, p_t, q_t, gamma=gamma, numpy_rng=numpy_rng, max_runs=max_runs,
+                                 _count_equivalents=False)
             except InvalidDistribution:
                 continue  # a row that the dtype rounds to no distribution (all zero)
+            except SamplerRaised as exc:
+                return Counterexample(a, b, None, pairs, str(exc))
             if progress is not None:
                 progress(1)
             if result.verdict == "lossy":
