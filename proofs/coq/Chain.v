@@ -135,18 +135,23 @@ exact: (verifier_then (fallback c) (fun y => emit y (target_law n (rcons c y)) s
           (p_dist c) (q_dist c)).
 Qed.
 
-(** Lossless: for every number of drafts [gamma] and every [n], the first [n]
-    tokens that speculative decoding emits after any prefix [c] have the
-    target's joint law. *)
-Theorem speculative_lossless n c :
-  forall s, speculative_law n c s = target_law n c s.
-Proof. exact: draft_verify_target. Qed.
+End Chain.
+
+(** Lossless: for every number of drafts [gamma], every prefix [c] and every
+    [n], if the target and the draft give a distribution after every prefix,
+    the first [n] tokens that speculative decoding emits after [c] have the
+    target's joint law (for any fallback laws for empty residuals). *)
+Theorem speculative_lossless (R : numFieldType) (T : finType)
+    (p q fallback : seq T -> T -> R) (gamma n : nat) (c : seq T) :
+  (forall c, is_distribution (p c)) -> (forall c, is_distribution (q c)) ->
+  forall s, speculative_law p q fallback gamma n c s = target_law p n c s.
+Proof. by move=> p_dist q_dist s; apply: draft_verify_target. Qed.
 
 (** In particular the first [gamma + 1] emitted tokens (one full step when
     every draft is accepted, the bonus token included) have the target's
     joint law. *)
-Corollary first_block_lossless c :
-  forall s, speculative_law gamma.+1 c s = target_law gamma.+1 c s.
+Corollary first_block_lossless (R : numFieldType) (T : finType)
+    (p q fallback : seq T -> T -> R) (gamma : nat) (c : seq T) :
+  (forall c, is_distribution (p c)) -> (forall c, is_distribution (q c)) ->
+  forall s, speculative_law p q fallback gamma gamma.+1 c s = target_law p gamma.+1 c s.
 Proof. exact: speculative_lossless. Qed.
-
-End Chain.
