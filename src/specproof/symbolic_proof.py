@@ -8,11 +8,17 @@ case split (substitutions such as ``a = b + t, t >= 0``), ``rewrite(Piecewise)``
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import tempfile
+import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
 
 import sympy as sp
 
-__all__ = ["prove_every_v"]
+__all__ = ["prove_every_v", "COQ_DIR", "COQ_FILES", "COQ_THEOREMS", "formal_proof", "check_coq"]
 
 Case = tuple[str, dict]
 
@@ -90,6 +96,210 @@ def _step(sid: str, claim: str, method: str, uses: list[str], expr: sp.Basic,
             "check": str(expr), "result": result, "verified": bool(ok)}
 
 
+# ---------------------------------------------------------------- the Coq proof
+
+#: Where the Coq development lives in a source checkout (absent from an installed wheel).
+COQ_DIR = Path(__file__).resolve().parents[2] / "proofs" / "coq"
+#: Its files, in compilation order, under the logical prefix ``SpecProof``.
+COQ_FILES = ("OnePosition.v", "Chain.v")
+_COQ_FLAGS = ("-w", "-notation-overridden,-ambiguous-paths")
+_CLOSED = "Closed under the global context"
+
+#: The main Coq theorems: name, file, statement (the source text, whitespace-normalized; a
+#: test keeps it equal to the file) and what it says. ``Print Assumptions`` of each must
+#: print "Closed under the global context". In OnePosition.v, R is any numFieldType and
+#: T any finite type (the vocabulary).
+COQ_THEOREMS: tuple[dict[str, str], ...] = (
+    {"name": "verifier_lossless", "file": "OnePosition.v",
+     "statement": "Theorem verifier_lossless p q fallback : is_distribution p -> is_distribution q -> "
+                  "forall y, verifier p q fallback y = p y.",
+     "says": "for distributions p (target) and q (draft) on any finite vocabulary and any fallback law for "
+             "an empty residual, the verifier program (draft x ~ q, accept with min(1, p x / q x), else draw "
+             "from (p - q)+ normalized) emits a token whose law is p"},
+    {"name": "acceptance_is_alpha", "file": "OnePosition.v",
+     "statement": "Theorem acceptance_is_alpha p q : is_distribution p -> is_distribution q -> "
+                  "acceptance_prob p q = \\sum_x Num.min (p x) (q x).",
+     "says": "the probability that the drafted token is accepted is alpha = sum_x min(p x, q x)"},
+    {"name": "alpha_eq_1_minus_TV", "file": "OnePosition.v",
+     "statement": "Theorem alpha_eq_1_minus_TV p q : is_distribution p -> is_distribution q -> "
+                  "alpha p q = 1 - TV p q.",
+     "says": "alpha = 1 - TV(p, q), TV = (1/2) sum_x |p x - q x|"},
+    {"name": "TV_is_residual_mass", "file": "OnePosition.v",
+     "statement": "Theorem TV_is_residual_mass p q : is_distribution p -> is_distribution q -> "
+                  "TV p q = residual_mass p q.",
+     "says": "TV(p, q) is the residual's mass Z = sum_x (p x - q x)+"},
+    {"name": "draft_never_proposes", "file": "OnePosition.v",
+     "statement": "Corollary draft_never_proposes p q fallback y : is_distribution p -> is_distribution q -> "
+                  "q y = 0 -> 0 < p y -> q y * accept_prob p q y = 0 /\\ verifier p q fallback y = p y.",
+     "says": "q y = 0 < p y: y is never accepted as a draft, yet emitted with mass p y"},
+    {"name": "target_never_wants", "file": "OnePosition.v",
+     "statement": "Corollary target_never_wants p q fallback y : is_distribution p -> is_distribution q -> "
+                  "p y = 0 -> 0 < q y -> accept_prob p q y = 0 /\\ verifier p q fallback y = 0.",
+     "says": "p y = 0 < q y: y is drafted but always rejected, and never emitted"},
+    {"name": "identical_draft", "file": "OnePosition.v",
+     "statement": "Corollary identical_draft p fallback : is_distribution p -> residual_mass p p = 0 /\\ "
+                  "rejection_prob p p = 0 /\\ forall y, verifier p p fallback y = p y.",
+     "says": "p == q: the residual is empty, the rejection branch has probability 0, and whatever the "
+             "fallback law the verifier emits p"},
+    {"name": "sum_nonneg_eq0", "file": "OnePosition.v",
+     "statement": "Lemma sum_nonneg_eq0 (F : T -> R) : (forall x, 0 <= F x) -> \\sum_x F x = 0 -> "
+                  "forall x, F x = 0.",
+     "says": "a finite sum of non-negative terms is 0 only if every term is 0 (the lemma the SymPy proof "
+             "uses without checking it)"},
+    {"name": "speculative_lossless", "file": "Chain.v",
+     "statement": "Theorem speculative_lossless (R : numFieldType) (T : finType) "
+                  "(p q fallback : seq T -> T -> R) (gamma n : nat) (c : seq T) : "
+                  "(forall c, is_distribution (p c)) -> (forall c, is_distribution (q c)) -> "
+                  "forall s, speculative_law p q fallback gamma n c s = target_law p n c s.",
+     "says": "with target and draft that depend on the prefix, for every gamma and every n, the first n "
+             "tokens that speculative decoding (gamma drafts per step, verified in order, residual at the "
+             "first rejection, bonus token from the target after gamma acceptances, then the next step) "
+             "emits after any prefix c have the target's joint law"},
+    {"name": "first_block_lossless", "file": "Chain.v",
+     "statement": "Corollary first_block_lossless (R : numFieldType) (T : finType) "
+                  "(p q fallback : seq T -> T -> R) (gamma : nat) (c : seq T) : "
+                  "(forall c, is_distribution (p c)) -> (forall c, is_distribution (q c)) -> "
+                  "forall s, speculative_law p q fallback gamma gamma.+1 c s = target_law p gamma.+1 c s.",
+     "says": "in particular the first gamma + 1 emitted tokens (the bonus token included) have the target's "
+             "joint law"},
+)
+
+
+def formal_proof() -> dict[str, Any]:
+    """Describe the Coq proof of the theorem (what it states, not whether it ran here).
+
+    Returns
+    -------
+    dict
+        JSON-ready: ``prover``, ``sources``, ``files``, ``field``, ``theorems`` (a list of
+        dicts with ``name``, ``file``, ``statement``, ``says``, as in :data:`COQ_THEOREMS`) and
+        ``checked_by``. The same dict on every call and every machine (nothing is run), so
+        records that embed it regenerate byte-identically with or without Coq.
+
+    Examples
+    --------
+    >>> [t["name"] for t in formal_proof()["theorems"]][:2]
+    ['verifier_lossless', 'acceptance_is_alpha']
+    """
+    return {
+        "prover": "Coq 8.16.1 with Mathematical Components 1.15 (ssreflect, algebra)",
+        "sources": "proofs/coq",
+        "files": list(COQ_FILES),
+        "field": "any numFieldType R (the rationals, the reals, ...) and any finite vocabulary T",
+        "theorems": [dict(t) for t in COQ_THEOREMS],
+        "checked_by": "coqc compiles the files, and Print Assumptions of each theorem below must print "
+                      "'Closed under the global context' (no axioms, no Admitted): checked by .ci/run "
+                      "(make -C proofs/coq, tests/test_coq.py) and by `specproof prove` when coqc is on PATH.",
+    }
+
+
+def _run(cmd: Sequence[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
+    return subprocess.run(list(cmd), cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def _first_lines(text: str, n: int = 6) -> str:
+    return " | ".join(line.strip() for line in text.strip().splitlines()[:n] if line.strip())
+
+
+def check_coq(source_dir: str | Path | None = None, coqc: str | None = None, timeout: float = 600.0) -> dict[str, Any]:
+    """Compile the Coq proofs in a scratch directory and require every main theorem to be closed.
+
+    Parameters
+    ----------
+    source_dir : str or pathlib.Path, optional
+        Directory holding :data:`COQ_FILES` (default :data:`COQ_DIR`). It is only read: the
+        files are copied into a temporary directory and compiled there.
+    coqc : str, optional
+        The ``coqc`` executable (default: ``coqc`` found on ``PATH``).
+    timeout : float
+        Seconds allowed for each ``coqc`` call.
+
+    Returns
+    -------
+    dict
+        ``run`` (bool: False when Coq, MathComp or the sources are missing), ``passed``
+        (True / False, or None when not run), ``coq_version`` (str or None), ``seconds``
+        (float), ``assumptions`` (theorem name -> what ``Print Assumptions`` printed, str),
+        ``summary`` (one line for people). Never raises for a missing or failing Coq: a
+        failure is a result.
+
+    Notes
+    -----
+    Takes about 2 s on a 2-core machine (two files and one ``Print Assumptions`` file, each
+    theorem's output redirected to its own file so that no output is attributed to the wrong
+    theorem). ``passed`` is True only if every file compiles and every theorem of
+    :data:`COQ_THEOREMS` prints exactly "Closed under the global context".
+
+    Examples
+    --------
+    >>> check_coq(coqc="/nonexistent/coqc")["run"]
+    False
+    """
+    started = time.monotonic()
+    src = Path(source_dir) if source_dir is not None else COQ_DIR
+    exe = shutil.which(coqc or "coqc")
+    result: dict[str, Any] = {"run": False, "passed": None, "coq_version": None, "seconds": 0.0,
+                              "assumptions": {}, "summary": ""}
+
+    def done(summary: str, **kw: Any) -> dict[str, Any]:
+        result.update(kw, summary=summary, seconds=round(time.monotonic() - started, 2))
+        return result
+
+    if exe is None:
+        return done(f"formal check (Coq) not run: {coqc or 'coqc'} not found on PATH (the Coq proofs in "
+                    "proofs/coq are checked by .ci/run)")
+    missing = [f for f in COQ_FILES if not (src / f).is_file()]
+    if missing:
+        return done(f"formal check (Coq) not run: {', '.join(missing)} not found in {src} (the Coq sources "
+                    "ship with the repository, not with the installed package)")
+    try:
+        version = _run([exe, "--print-version"], src, timeout).stdout.split()
+        result["coq_version"] = version[0] if version else None
+        with tempfile.TemporaryDirectory(prefix="specproof-coq-") as tmp:
+            work = Path(tmp)
+            flags = [*_COQ_FLAGS, "-Q", ".", "SpecProof"]
+            (work / "Probe.v").write_text("From mathcomp Require Import ssreflect ssralg ssrnum.\n", encoding="utf-8")
+            probe = _run([exe, *flags, "Probe.v"], work, timeout)
+            if probe.returncode != 0:
+                return done("formal check (Coq) not run: MathComp (ssreflect, algebra) is not installed for "
+                            f"coqc {result['coq_version']}: {_first_lines(probe.stderr, 2)}")
+            result["run"] = True
+            for name in COQ_FILES:
+                shutil.copyfile(src / name, work / name)
+                out = _run([exe, *flags, name], work, timeout)
+                if out.returncode != 0:
+                    return done(f"formal check (Coq {result['coq_version']}) FAILED: coqc rejected {name}: "
+                                f"{_first_lines(out.stderr + out.stdout)}", passed=False)
+            lines = ["From SpecProof Require Import " + " ".join(Path(f).stem for f in COQ_FILES) + "."]
+            lines += [f'Redirect "assume_{t["name"]}" Print Assumptions {t["name"]}.' for t in COQ_THEOREMS]
+            (work / "CheckAssumptions.v").write_text("\n".join(lines) + "\n", encoding="utf-8")
+            out = _run([exe, *flags, "CheckAssumptions.v"], work, timeout)
+            if out.returncode != 0:
+                return done(f"formal check (Coq {result['coq_version']}) FAILED: Print Assumptions did not run: "
+                            f"{_first_lines(out.stderr + out.stdout)}", passed=False)
+            for t in COQ_THEOREMS:
+                printed = work / f"assume_{t['name']}.out"
+                text = printed.read_text(encoding="utf-8").strip() if printed.is_file() else "(nothing printed)"
+                result["assumptions"][t["name"]] = text
+    except (OSError, subprocess.SubprocessError) as exc:
+        return done(f"formal check (Coq) FAILED: {type(exc).__name__}: {exc}", passed=False)
+    open_ = [n for n, text in result["assumptions"].items() if text != _CLOSED]
+    if open_:
+        return done(f"formal check (Coq {result['coq_version']}) FAILED: not closed under the global context: "
+                    + "; ".join(f"{n}: {_first_lines(result['assumptions'][n], 3)}" for n in open_), passed=False)
+    names = ", ".join(t["name"] for t in COQ_THEOREMS)
+    return done(f"formal check (Coq {result['coq_version']}): proofs/coq compiled; Print Assumptions of {names}: "
+                "closed under the global context", passed=True)
+
+
+def _coq_paragraph() -> str:
+    info = formal_proof()
+    lines = [f"\n\nMachine-checked in Coq ({info['sources']}; {info['prover']}), over {info['field']}. "
+             f"{info['checked_by']} Generating this transcript does not run Coq. The theorems:"]
+    lines += [f"- `{t['name']}` ({t['file']}): {t['says']}. `{t['statement']}`" for t in info["theorems"]]
+    return "\n".join(lines)
+
+
 def prove_every_v() -> dict:
     """Prove with SymPy that the verification step emits p, for every vocabulary size V.
 
@@ -100,8 +310,10 @@ def prove_every_v() -> dict:
         ``name``, ``statement``, ``assumptions``, ``sympy_version``, ``steps`` (each with
         ``id``, ``claim``, ``method``, ``uses``, ``check`` = ``str`` of the SymPy expression
         checked, ``result`` = ``str`` of what SymPy reduced it to, ``verified``),
-        ``conclusion`` and ``proved`` (True iff every step is verified). The same dict on
-        every call.
+        ``conclusion`` (which also names the Coq theorems and their statements),
+        ``formal_proof`` (:func:`formal_proof`: the Coq theorems that machine-check this
+        statement and the chain) and ``proved`` (True iff every step is verified). The same
+        dict on every call.
 
     Notes
     -----
@@ -111,8 +323,9 @@ def prove_every_v() -> dict:
     the sums, the per-token lemma rewrites the summand, the normalization ``sum p = 1``
     (or ``sum q = 1``) is substituted; sums are never unrolled. Special cases: q(x) = 0
     (step ``accept-mass-zero``), Z = 0 i.e. p == q (step ``emitted-zero-residual``), V = 1
-    (covered: V is any positive integer). Not machine-checked: that a finite sum of
-    non-negative terms is 0 only if every term is (SymPy checks the terms' sign).
+    (covered: V is any positive integer). Not checked by SymPy: that a finite sum of
+    non-negative terms is 0 only if every term is (SymPy checks the terms' sign); it is the
+    Coq lemma ``sum_nonneg_eq0``. Nothing here runs Coq: :func:`check_coq` does.
 
     References
     ----------
@@ -232,13 +445,14 @@ def prove_every_v() -> dict:
             "sum_i p_i = 1 and sum_i q_i = 1 exactly",
             "a token with q_i = 0 is never drafted (its accept mass is 0)",
             "when Z = sum_i (p_i - q_i)+ = 0 the residual is never sampled",
-            "a finite sum of non-negative terms is 0 only if every term is 0 (not checked "
-            "by SymPy)",
+            "a finite sum of non-negative terms is 0 only if every term is 0: not checked by SymPy, "
+            "proved in Coq (lemma sum_nonneg_eq0 in proofs/coq/OnePosition.v, closed under the global context)",
         ],
         "sympy_version": sp.__version__,
         "steps": steps,
         "conclusion": ("Proved: for every V >= 1 the emitted law equals p (steps "
                        "emitted-positive-residual and emitted-zero-residual) and alpha = 1 - TV "
-                       "(step tv)." if done else "Not proved: some step was not verified."),
+                       "(step tv)." if done else "Not proved: some step was not verified.") + _coq_paragraph(),
+        "formal_proof": formal_proof(),
         "proved": done,
     }
