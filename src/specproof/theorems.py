@@ -266,7 +266,7 @@ def _symbolic(out_dir: Path) -> Outcome:
     from .symbolic_proof import check_coq, prove_every_v  # SymPy work only when asked for
 
     outcome = _finish("symbolic_every_v", prove_every_v(), out_dir, 1)
-    # The Coq proofs, when coqc is here (about 2 s); without Coq the check is reported as not
+    # The Coq proofs, when coqc is here (about 5 s); without Coq the check is reported as not
     # run, which fails nothing. A Coq proof that does not compile or is not closed fails it.
     formal = check_coq()
     return dataclasses.replace(outcome, proved=outcome.proved and formal["passed"] is not False,
