@@ -222,11 +222,14 @@ def _prove(args: argparse.Namespace) -> int:
         if args.json:
             _print_json({"command": "prove", "proved": proved, "theorems": [
                 {"theorem": o.theorem, "title": o.title, "instances": o.instances, "proved": o.proved,
-                 "certificate": str(o.json_path), "transcript": str(o.md_path), "detail": o.detail}
+                 "certificate": str(o.json_path), "transcript": str(o.md_path), "detail": o.detail,
+                 **({"formal": o.formal} if o.formal else {})}
                 for o in outcomes], "findings": findings})
         else:
             print(_table(outcomes))
             print(f"{sum(o.proved for o in outcomes)} of {len(outcomes)} theorems proved")
+            for o in (o for o in outcomes if o.formal):  # the symbolic theorem's Coq check, or "not run"
+                print(f"{o.title}: {o.formal}")
             print(_findings_text(findings))
         return 0 if proved else 1
     if args.target is None or args.draft is None:

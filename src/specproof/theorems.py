@@ -8,6 +8,7 @@ trusted checker re-verify it, and reports an :class:`Outcome`. The runnable scri
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 from fractions import Fraction
@@ -41,6 +42,10 @@ class Outcome:
         The document and the transcript written.
     detail : str
         The verdict's detail or reason.
+    formal : str
+        For the symbolic theorem, one line saying whether the Coq proofs were compiled and
+        found closed on this machine, or that the formal check was not run (no coqc);
+        "" for the other theorems.
     """
 
     theorem: str
@@ -50,6 +55,7 @@ class Outcome:
     json_path: Path
     md_path: Path
     detail: str
+    formal: str = ""
 
 
 def distributions(v: int, max_den: int) -> list[tuple[Fraction, ...]]:
@@ -257,9 +263,14 @@ def _chain(out_dir: Path) -> Outcome:
 # ---------------------------------------------------------------- every V, symbolically
 
 def _symbolic(out_dir: Path) -> Outcome:
-    from .symbolic_proof import prove_every_v  # SymPy work only when asked for
+    from .symbolic_proof import check_coq, prove_every_v  # SymPy work only when asked for
 
-    return _finish("symbolic_every_v", prove_every_v(), out_dir, 1)
+    outcome = _finish("symbolic_every_v", prove_every_v(), out_dir, 1)
+    # The Coq proofs, when coqc is here (about 5 s); without Coq the check is reported as not
+    # run, which fails nothing. A Coq proof that does not compile or is not closed fails it.
+    formal = check_coq()
+    return dataclasses.replace(outcome, proved=outcome.proved and formal["passed"] is not False,
+                               detail=f"{outcome.detail}; {formal['summary']}", formal=formal["summary"])
 
 
 #: key -> (title, runner). Keys are the proof scripts' names in ``proofs/``.
