@@ -720,7 +720,7 @@ def _kernel_for(rule: str, pv: Row, qv: Row, knobs: Mapping[str, Any]) -> _Kerne
     if rule in ("typical", "match", "standard"):
         law = RULES[rule](pv, qv, **dict(knobs))
         if rule == "match":
-            return _Kernel(pv, lambda x: pv, pv, pv)
+            return _Kernel(pv, lambda x: _without(pv, [x]), pv, pv)  # the sample, given it is not x
         if rule == "standard":
             pos = [max(pv[i] - qv[i], _ZERO) for i in range(len(pv))]
             mass = sum(pos, _ZERO)
