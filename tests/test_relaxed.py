@@ -291,3 +291,12 @@ def test_bad_knobs_raise_specproof_errors():
     with pytest.raises(InvalidDistribution):
         match_law(P, (F(1, 2), F(1, 2)))
     assert issubclass(InvalidKnob, SpecProofError) and issubclass(Undecided, SpecProofError)
+
+
+def test_logit_eps_argmax_proposal_reads_q_in_the_test():
+    # x = argmax q = 2 always; q(2) = 1/2 > p(2) = 1/4: rejected at r = 1, accepted at r = 2
+    x = argmax_proposal(Q)
+    assert logit_epsilon_law(P, Q, 1, proposal=x).alpha == 0
+    law = logit_epsilon_law(P, Q, 2, proposal=x)
+    assert law.alpha == 1 and law.law == (0, 0, 1) and law.tv == F(3, 4)
+    assert logit_epsilon_law_eps(P, Q, 1, proposal=x).alpha == 1  # e > 2

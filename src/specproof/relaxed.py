@@ -439,7 +439,7 @@ def _fresh_target_mass(pv: Row, qv: Row, a: Row) -> Row:
     return tuple(rejected * py for py in pv)
 
 
-def logit_epsilon_law(p: Any, q: Any, factor: Any = 1) -> RelaxedLaw:
+def logit_epsilon_law(p: Any, q: Any, factor: Any = 1, *, proposal: Any = None) -> RelaxedLaw:
     """Modular MAX's ``RejectionSampler`` at one position, with the multiplicative factor as knob.
 
     Parameters
@@ -449,6 +449,9 @@ def logit_epsilon_law(p: Any, q: Any, factor: Any = 1) -> RelaxedLaw:
     factor : rational, optional
         ``r > 0``: the draft x is accepted iff ``q(x) <= r p(x)``. For logits that are
         log-probabilities, ``r = exp(eps)`` (use :func:`logit_epsilon_law_eps` to pass eps itself).
+    proposal : sequence of exact rationals, shape [V], optional
+        The law the drafted token was drawn from, when it is not q (an argmax draft:
+        :func:`argmax_proposal` of q, while the test still reads q's logit). Default: q.
 
     Returns
     -------
@@ -481,11 +484,12 @@ def logit_epsilon_law(p: Any, q: Any, factor: Any = 1) -> RelaxedLaw:
     (Fraction(1, 2), (Fraction(1, 2), Fraction(3, 8), Fraction(1, 8)), Fraction(1, 8))
     """
     pv, qv = _pair(p, q)
+    xv = qv if proposal is None else _pair(p, proposal)[1]
     r = _knob(factor, "factor")
     if r <= 0:
         raise InvalidKnob(f"factor must be > 0, got {r}")
     kernel = _logit_eps_kernel(pv, qv, lambda qx, px: qx <= r * px)
-    return _law_from("max-logit-eps", {"factor": r}, pv, qv, kernel, _fresh_target_mass)
+    return _law_from("max-logit-eps", {"factor": r}, pv, xv, kernel, _fresh_target_mass)
 
 
 def _factorial_terms(x: Fraction, n: int) -> tuple[Fraction, Fraction]:
@@ -528,7 +532,8 @@ def exp_bounds(x: Any, terms: int) -> tuple[Fraction, Fraction]:
     return (lo, hi) if e > 0 else (1 / hi, 1 / lo)
 
 
-def logit_epsilon_law_eps(p: Any, q: Any, eps: Any = Fraction(1, 100000), *, max_terms: int = 4096) -> RelaxedLaw:
+def logit_epsilon_law_eps(p: Any, q: Any, eps: Any = Fraction(1, 100000), *, proposal: Any = None,
+                          max_terms: int = 4096) -> RelaxedLaw:
     """:func:`logit_epsilon_law` with ``r = exp(eps)``, every comparison decided exactly.
 
     Parameters
@@ -536,6 +541,8 @@ def logit_epsilon_law_eps(p: Any, q: Any, eps: Any = Fraction(1, 100000), *, max
     p, q : sequences of exact rationals, shape [V]
     eps : rational, optional
         Modular's ``eps`` (default 1e-5 as the rational 1/100000), logits taken as log-probabilities.
+    proposal : sequence of exact rationals, shape [V], optional
+        As :func:`logit_epsilon_law`.
     max_terms : int, optional
         Largest number of series terms before giving up.
 
@@ -564,6 +571,7 @@ def logit_epsilon_law_eps(p: Any, q: Any, eps: Any = Fraction(1, 100000), *, max
     Fraction(1, 1)
     """
     pv, qv = _pair(p, q)
+    xv = qv if proposal is None else _pair(p, proposal)[1]
     e = _knob(eps, "eps")
     ratios = {qv[x] / pv[x] for x in range(len(pv)) if qv[x] and pv[x]}
     terms = 8
@@ -578,7 +586,7 @@ def logit_epsilon_law_eps(p: Any, q: Any, eps: Any = Fraction(1, 100000), *, max
         kernel = _logit_eps_kernel(pv, qv, lambda qx, px: qx <= px)
     else:
         kernel = _logit_eps_kernel(pv, qv, lambda qx, px: px > 0 and qx / px < hi)
-    return _law_from("max-logit-eps", {"eps": e}, pv, qv, kernel, _fresh_target_mass)
+    return _law_from("max-logit-eps", {"eps": e}, pv, xv, kernel, _fresh_target_mass)
 
 
 # --------------------------------------------------------------------------- existing rules, same shape
