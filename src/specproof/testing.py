@@ -346,6 +346,10 @@ def _differential(traced: Trace, plain: Callable[..., Any], target: Any, draft: 
     from .faithful import _model, _outside_support, _stream, _token
 
     tmodel = _model(target)
+    if not callable(target) and hasattr(target, "shape") and hasattr(target, "__getitem__"):
+        # a tensor or an array: the plain sampler gets its rows as the same kind, not as lists
+        stack = len(target.shape) > 1
+        tmodel = lambda prefix: target[min(len(prefix), target.shape[0] - 1)] if stack else target  # noqa: E731
     laws: dict[tuple, tuple[Fraction, ...]] = {}
     runs = traced.runs
 
