@@ -46,6 +46,7 @@ lossless); IEEE Std 754-2019 (round to nearest, ties to even).
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
@@ -55,7 +56,7 @@ from .outcome import FLOAT32 as COIN32
 from .outcome import FLOAT32_OPEN_CLOSED, coin_model
 from .policy import Arithmetic, Rule, UnsupportedRule
 
-__all__ = ["Member", "FAMILY", "Judgement", "judge", "member_law", "target_law"]
+__all__ = ["Member", "FAMILY", "Judgement", "judge", "member_law", "target_law", "DegenerateRow", "degenerate"]
 
 Prefix = tuple[int, ...]
 
@@ -119,9 +120,79 @@ def _exact_row(values: Any, what: str) -> tuple[Fraction, ...]:
     return _float_row(values, what)[0]
 
 
+class DegenerateRow(InvalidDistribution):
+    """A target row that is no distribution at all (NaN, +/-inf, all zero): it has no valid law.
+
+    Attributes
+    ----------
+    prefix : tuple of int
+        The prefix after which the row was read.
+    why : str
+        What is wrong with it, e.g. ``"all 4 entries are NaN"``.
+    """
+
+    def __init__(self, prefix: Prefix, why: str):
+        self.prefix, self.why = prefix, why
+        where = f"the target row after {prefix}" if prefix else "the target row"
+        super().__init__(f"{where} has no valid law: {why}")
+
+
+def degenerate(values: Any) -> str | None:
+    """Why a row is degenerate (a NaN or an infinite entry, or every entry zero), or None.
+
+    Rows that are not sequences of numbers, and finite rows with negative entries (logits given
+    as probabilities, say), are not degenerate: they stay refused as usage errors.
+
+    Examples
+    --------
+    >>> degenerate([float("nan")] * 3), degenerate([0.0, 0.0]), degenerate([0.5, 0.5])
+    ('all 3 entries are NaN', 'all 2 entries are zero', None)
+    """
+    if hasattr(values, "detach"):
+        values = values.detach().cpu().double()
+    if hasattr(values, "tolist"):
+        values = values.tolist()
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        return None
+    try:
+        xs = [float(x) for x in values]
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if not xs:
+        return None
+    n = len(xs)
+    kinds = (("NaN", [i for i, x in enumerate(xs) if math.isnan(x)]),
+             ("+inf", [i for i, x in enumerate(xs) if x == math.inf]),
+             ("-inf", [i for i, x in enumerate(xs) if x == -math.inf]))
+    parts = []
+    for name, ids in kinds:
+        if len(ids) == n:
+            return f"all {n} entries are {name}"
+        if ids:
+            shown = ", ".join(map(str, ids[:4])) + (", ..." if len(ids) > 4 else "")
+            parts.append(f"{name} at id{'s' if len(ids) > 1 else ''} {shown}")
+    if parts:
+        return "; ".join(parts)
+    if all(x == 0 for x in xs):
+        return f"all {n} entries are zero"
+    return None
+
+
 def target_law(target: Any, prefix: Prefix = ()) -> tuple[Fraction, ...]:
-    """The target's law after ``prefix``: its row's exact values divided by their exact sum."""
-    row = _exact_row(_model(target)(prefix), f"target after {prefix}" if prefix else "target")
+    """The target's law after ``prefix``: its row's exact values divided by their exact sum.
+
+    Raises
+    ------
+    DegenerateRow
+        The row has a NaN or an infinite entry, or is all zero.
+    InvalidDistribution
+        Any other bad row (negative, empty, not numbers).
+    """
+    values = _model(target)(prefix)
+    why = degenerate(values)
+    if why is not None:
+        raise DegenerateRow(prefix, why)
+    row = _exact_row(values, f"target after {prefix}" if prefix else "target")
     total = sum(row, Fraction(0))
     return tuple(x / total for x in row)
 
@@ -310,7 +381,12 @@ def judge(law: Mapping[Any, Fraction], target: Any, draft: Any, *, gamma: int | 
     Raises
     ------
     InvalidDistribution
-        A bad row (negative, NaN, empty, mass 0), rows of different lengths.
+        A bad row (negative and finite, empty, not numbers), rows of different lengths. A
+        *degenerate* target row (a NaN or infinite entry, or all zero, see :func:`degenerate`) is
+        not refused: it has no valid law, so the verdict is ``lossy`` with TV 1, every emitted
+        output counted as a fault (``outside_support`` is all the mass) and listed in
+        ``differing``; ``arithmetic`` says which row and why. A degenerate draft row leaves the
+        family undefined: the law is judged against the target alone.
 
     Notes
     -----
@@ -325,10 +401,33 @@ def judge(law: Mapping[Any, Fraction], target: Any, draft: Any, *, gamma: int | 
     >>> judge({0: Fraction(1, 2), 1: Fraction(1, 2)}, half, [0.25, 0.75]).verdict
     'lossless'
     """
-    tmodel = _model(target)
-    v = len(target_law(tmodel))
     if gamma is not None and (isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1):
         raise InvalidDistribution(f"gamma must be an integer >= 1 or None, got {gamma!r}")
+    try:
+        return _judge(law, target, draft, gamma, family, count_equivalents)
+    except DegenerateRow as exc:
+        return _no_valid_law(law, gamma, exc)
+
+
+def _no_valid_law(law: Mapping[Any, Fraction], gamma: int | None, exc: DegenerateRow) -> Judgement:
+    """The judgement when a target row the judgement needs is degenerate: no law is correct there,
+    so every emitted output is a fault (TV 1, all mass outside the support), and the law is kept."""
+    got: dict[Any, Fraction] = {}
+    for out, m in law.items():
+        o = _token(out) if gamma is None else (out if isinstance(out, tuple) else (out,))
+        got[o] = got.get(o, Fraction(0)) + m
+    differing = sorted(((o, m, Fraction(0)) for o, m in got.items() if m), key=lambda d: -d[1])
+    where = f"the target row after {exc.prefix}" if exc.prefix else "the target row"
+    return Judgement("lossy", Fraction(1), Fraction(1),
+                     f"no valid law: {where} is degenerate ({exc.why}); every emitted output is a fault",
+                     None, {}, differing, [], sum(got.values(), Fraction(0)),
+                     ("the TV of 1 is against no law at all: the verifier should refuse such a row, not emit",))
+
+
+def _judge(law: Mapping[Any, Fraction], target: Any, draft: Any, gamma: int | None,
+           family: Sequence[Member], count_equivalents: bool) -> Judgement:
+    tmodel = _model(target)
+    v = len(target_law(tmodel))
     mine: dict = {}  # a block's stream over gamma + 1 tokens
     if gamma is None:
         got: dict[Any, Fraction] = {}
@@ -365,6 +464,9 @@ def judge(law: Mapping[Any, Fraction], target: Any, draft: Any, *, gamma: int | 
                 theirs = member_law(member, target, draft, depth)
             except (ResidualUndefined, UnsupportedRule):
                 continue
+            except InvalidDistribution as exc:  # a degenerate draft row: no correct float code is defined on it
+                return Judgement("lossy", tv, tv, f"not compared: the float-ideal family is undefined on this draft "
+                                 f"({exc})", None, reference, differing, [], outside, tuple(caveats))
             if streams:  # a block sampler is judged by its stream: equal streams, however the blocks are cut
                 d_tv, d_diff = _difference(mine, _stream(theirs, tmodel, gamma, v)[1])
                 if depth == gamma:

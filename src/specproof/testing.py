@@ -208,6 +208,8 @@ class Comparison:
             lines.append(f"  equals the textbook verifier with {self.arithmetic} exactly: the TV is its float floor")
             if self.equivalents:
                 lines.append(f"  ({self.equivalents} other arithmetic(s) of the family give the same law on these rows)")
+        elif self.verdict == "lossy" and self.arithmetic.startswith("no valid law"):
+            lines.append(f"  {self.arithmetic}")
         elif self.verdict == "lossy":
             lines.append(f"  TV from the nearest correct float implementation {_show(self.tv_from_float_ideal)}: "
                          f"{self.arithmetic}")
@@ -245,7 +247,7 @@ def _gamma_of(target: Any, gamma: int | None) -> int | None:
 
 def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int | None = None,
             reference: Any = None, numpy_rng: str | None = None, key: Callable[[Any], Any] | None = None,
-            max_runs: int = 200_000, check_pieces: bool = True,
+            max_runs: int = 200_000, check_pieces: bool = True, exponential_zeros: bool = False,
             progress: Callable[[int], Any] | bool | None = None, _count_equivalents: bool = True) -> Comparison:
     """Trace ``sampler(target, draft)`` and judge its exact law; never raises on a difference.
 
@@ -272,8 +274,9 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
         laws are equal (a block: the stream's first gamma + 1 tokens), else ``lossy`` with the
         exact TV; the float-ideal family is not used (a float floor against a reference sampler
         is not separated).
-    numpy_rng, key, max_runs, check_pieces
-        As :func:`specproof.trace.trace`.
+    numpy_rng, key, max_runs, check_pieces, exponential_zeros
+        As :func:`specproof.trace.trace` (``exponential_zeros=True``: PyTorch's CPU
+        ``exponential_`` returning -0.0 is in the law of an exponential race).
     progress : callable or bool, optional
         Called with 1 after each run of the sampler; True shows a progress bar on standard error
         (tqdm, only on a terminal).
@@ -287,6 +290,16 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
     SpecProofError
         The tracer's errors (unmodelled randomness, too many runs, a sampler that raised) and bad
         rows; never for a law that differs.
+
+    Notes
+    -----
+    A *degenerate* target row (a NaN or infinite entry, or all zero:
+    :func:`specproof.faithful.degenerate`) is not refused: the sampler is traced on it as given and
+    its law is judged against no valid law, so the verdict is ``lossy`` with TV 1, every emitted
+    output (ids outside [0, V) included) is in ``differing`` and ``outside_support`` is 1, and the
+    report names the row. A sampler that raises on such a row raises
+    :class:`~specproof.trace.SamplerRaised` here, as it would in the engine. With a callable
+    ``reference`` the rows are not checked (they may be logits): the plain sampler is the reference.
 
     References
     ----------
@@ -316,10 +329,10 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
 
         with tqdm(unit="run", file=sys.stderr, disable=None, desc="tracing") as bar:
             traced = trace(sampler, (target, draft), numpy_rng=numpy_rng, key=key, max_runs=max_runs,
-                           check_pieces=check_pieces, progress=bar.update)
+                           check_pieces=check_pieces, exponential_zeros=exponential_zeros, progress=bar.update)
     else:
         traced = trace(sampler, (target, draft), numpy_rng=numpy_rng, key=key, max_runs=max_runs,
-                       check_pieces=check_pieces, progress=progress or None)
+                       check_pieces=check_pieces, exponential_zeros=exponential_zeros, progress=progress or None)
     if callable(reference):
         return _differential(traced, reference, target, draft, gamma, numpy_rng, max_runs, check_pieces)
     if reference is not None:
@@ -338,6 +351,10 @@ def _differential(traced: Trace, plain: Callable[..., Any], target: Any, draft: 
     from .faithful import _model, _outside_support, _stream, _token
 
     tmodel = _model(target)
+    if not callable(target) and hasattr(target, "shape") and hasattr(target, "__getitem__"):
+        # a tensor or an array: the plain sampler gets its rows as the same kind, not as lists
+        stack = len(target.shape) > 1
+        tmodel = lambda prefix: target[min(len(prefix), target.shape[0] - 1)] if stack else target  # noqa: E731
     laws: dict[tuple, tuple[Fraction, ...]] = {}
     runs = traced.runs
 
@@ -564,7 +581,7 @@ def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_v
                 return Counterexample(a, b, None, pairs, str(exc))
             if progress is not None:
                 progress(1)
-            if result.verdict == "lossy":
+            if result.verdict == "lossy" and not result.arithmetic.startswith("no valid law"):
                 return Counterexample(a, b, result, pairs)
     return None
 
