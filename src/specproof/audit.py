@@ -65,7 +65,11 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
     def processed(proc, row, raw, name):
         if fmt is not None:  # the row as the code holds it, in its format (a float row is unchanged)
             rounded = tuple(fmt.round(x) for x in raw)
-            return rounded, (("copy", name) if rounded == row else ("given",))
+            if rounded == row:
+                return rounded, ("copy", name)
+            if rounded == tuple(fmt.round(x) for x in row):  # rationals rounded to the format: a checker step
+                return rounded, ("float-rounded", name, rule.arithmetic.dtype)
+            return rounded, ("given",)  # float rows off from 1: their values, as given
         return (row, ("copy", name)) if proc.identity else (proc.apply(row), ("given",))
 
     target, r_target = processed(rule.target_processing, pv, raw_p, "p")
@@ -88,12 +92,17 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
         r_prop = ("one-hot-argmax", "draft")
     else:
         prop, r_prop = draft, ("copy", "draft")
+    extra_rows: dict[str, tuple] = {}
+    extra_recipes: dict[str, tuple] = {}
     if fmt is not None and rule.residual == "positive-part":
+        dtype = rule.arithmetic.dtype
         resid = tuple(max(fmt.sub(a, b), Fraction(0)) for a, b in zip(target, draft))
+        r_resid: tuple = ("float-positive-part", "target", "draft", dtype)
         if rule.arithmetic.normalization == "divide":
+            extra_rows["residual-weights"], extra_recipes["residual-weights"] = resid, r_resid
             total = fmt.round(FLOAT32.sum(resid)) if fmt.precision < 24 else fmt.sum(resid)  # half: float accumulator
             resid = tuple(fmt.div(r, total) for r in resid) if total else resid
-        r_resid: tuple = ("given",)
+            r_resid = ("float-normalized", "residual-weights", dtype)
     elif rule.residual == "positive-part":
         resid = tuple(max(a - b, Fraction(0)) for a, b in zip(target, draft))
         r_resid = ("positive-part", "target", "draft")
@@ -104,9 +113,10 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
         r_resid = ("floor-difference", "target", "draft", f"{rule.floor.numerator}/{rule.floor.denominator}")
     v = len(pv)
     rows = Rows(p=pv, q=qv, target=target, draft=draft, proposal=prop, residual=resid,
-                reference=reference, uniform=tuple(Fraction(1, v) for _ in range(v)))
+                reference=reference, uniform=tuple(Fraction(1, v) for _ in range(v)), **extra_rows)
     recipes = {"p": ("input", "p"), "q": ("input", "q"), "target": r_target, "draft": r_draft,
-               "proposal": r_prop, "residual": r_resid, "reference": r_reference, "uniform": ("uniform",)}
+               "proposal": r_prop, "residual": r_resid, "reference": r_reference, "uniform": ("uniform",),
+               **extra_recipes}
     return rows, recipes
 
 
@@ -152,6 +162,7 @@ _DERIVATIONS = {
     "proposal": "the law the draft token is drawn from", "residual": "the rule's residual weights (unnormalized)",
     "reference": "p after the rule's reference processing: the law the output should have",
     "uniform": "1/V for every token",
+    "residual-weights": "fl(max(p - q, 0)) in the rule's float format, before it is divided by its float sum",
 }
 
 

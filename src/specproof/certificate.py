@@ -57,12 +57,11 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from . import checker
-from .errors import InvalidDistribution, SpecProofError
+from .errors import InvalidDistribution
 from .exact import EmittedLaw, emitted_law
 from .rational import RationalVector, as_distribution, format_fraction, from_floats
 
 __all__ = [
-    "NotCertifiable",
     "STATEMENT",
     "COMPACT_ROWS",
     "build_certificate",
@@ -77,11 +76,6 @@ __all__ = [
     "dumps",
     "write",
 ]
-
-
-class NotCertifiable(SpecProofError):
-    """The law was computed, but the checker has no primitive for one of its steps (a float
-    rounding), so no certificate of it can be written."""
 
 
 #: The theorem every single-position certificate states.
@@ -500,16 +494,8 @@ def build_outcome_certificate(
 def _tree_parts(tree: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """An outcome tree's nodes, each with its reach, and its rows, each with its recipe (values
     for input and given rows only), as a certificate lists them."""
-    from .outcome import Coin, Node
+    from .outcome import Node
 
-    for node in tree._nodes():
-        for br in getattr(node, "branches", ()):
-            ev = br.event
-            if isinstance(ev, Coin) and any(b is not None and str(b.source[0]).startswith("float-")
-                                            for b in (ev.lower, ev.upper)):
-                raise NotCertifiable(
-                    "this rule's accept test is in float arithmetic, and the checker has no float-rounding "
-                    "primitive yet: its law is computed by specproof.audit (untrusted), not certified")
     data = tree.as_dict()
     reach = [m for n, m in tree.reaches() if isinstance(n, Node)]  # as_dict numbers the nodes in this order
     nodes = [{"label": n["label"], "reach": exact_text(m), "branches": n["branches"]} for n, m in zip(data["nodes"], reach)]

@@ -842,7 +842,8 @@ class OutcomeTree:
 RECIPE_ROW_ARGS = _RECIPE_ROWS
 
 #: Threshold source kind -> the positions of its arguments that name rows.
-_SOURCE_ROW_ARGS = {"ratio": (0, 1), "cdf": (0,), "masses": (0, 1), "const": ()}
+_SOURCE_ROW_ARGS = {"ratio": (0, 1), "cdf": (0,), "masses": (0, 1), "const": (), "float-ratio": (0, 1),
+                    "float-product": (0, 1)}
 
 
 def _renamed_event(event: "Primitive", name: Callable[[str], str]) -> "Primitive":
