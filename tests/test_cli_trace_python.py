@@ -47,6 +47,20 @@ SAMPLERS = textwrap.dedent('''
             return tuple(out)
         return (*out, int(torch.multinomial(p_rows[-1], 1)))
 
+    def plain_min_p(row):  # the engine's plain sampler: min-p 1/2, then a draw
+        return int(torch.multinomial(row * (row >= 0.5 * row.max()), 1))
+
+    def spec_min_p(p_rows, q_rows, drop=False):  # one draft; min-p dropped on the verified token if drop
+        w = p_rows[0] if drop else p_rows[0] * (p_rows[0] >= 0.5 * p_rows[0].max())
+        p, q = w / w.sum(), q_rows[0]
+        x = int(torch.multinomial(q, 1))
+        if torch.rand(()) < p[x] / q[x]:
+            return (x, plain_min_p(p_rows[1]))
+        return (int(torch.multinomial(torch.clamp(p - q, min=0), 1)),)
+
+    def spec_min_p_dropped(p_rows, q_rows):
+        return spec_min_p(p_rows, q_rows, drop=True)
+
     def numpy_verify(p, q, rng):
         x = int(rng.choice(len(q), p=q / q.sum()))
         if rng.random() < p[x] / q[x]:
@@ -149,3 +163,14 @@ def test_search_reports_a_sampler_that_raises_and_an_empty_search(files, capsys)
     assert "weights sum to 0" in out
     assert main(["trace", "python", "samplers:verify", "--search", "--max-vocab", "2", "--max-denominator", "2"]) == 0
     assert "no lossy input among 9 pairs (V 2..2, denominators 1..2, float32 rows;" in capsys.readouterr().out
+
+
+def test_the_differential_test_from_the_command_line(files, capsys):
+    (files / "T.json").write_text("[[0.375, 0.375, 0.125, 0.125], [0.125, 0.375, 0.375, 0.125]]")
+    (files / "D.json").write_text("[[0.25, 0.25, 0.25, 0.25]]")
+    args = ["--target", "T.json", "--draft", "D.json", "--reference", "samplers:plain_min_p", "--json"]
+    assert main(["trace", "python", "samplers:spec_min_p", *args]) == 0
+    assert _json(capsys)["verdict"] == "lossless"
+    assert main(["trace", "python", "samplers:spec_min_p_dropped", *args]) == 1
+    out = _json(capsys)
+    assert out["verdict"] == "lossy" and out["tv"] == "1/4" and out["arithmetic"].startswith("differential")

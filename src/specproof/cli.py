@@ -1089,6 +1089,10 @@ def _add_trace_parser(sub: argparse._SubParsersAction) -> None:
     py.add_argument("--search", action="store_true",
                     help="instead of --target/--draft, search small rational rows (V 2..--max-vocab, denominators up "
                          "to --max-denominator) for the smallest input on which the sampler is lossy")
+    py.add_argument("--reference", metavar="MODULE:FUNCTION",
+                    help="the differential test: your plain (non-speculative) sampler, called as FUNCTION(row) on "
+                         "the target's row at each position; the speculative step is judged against its law of "
+                         "gamma + 1 tokens instead of the target's rows")
     py.add_argument("--max-vocab", type=int, default=4, metavar="V", help="--search: largest V (default 4)")
     py.add_argument("--max-denominator", type=int, default=4, metavar="D",
                     help="--search: largest denominator of an entry (default 4)")
@@ -1157,8 +1161,8 @@ def _trace_python(args: argparse.Namespace) -> int:
             raise _Usage("--array torch needs torch (the 'models' extra); or pass --array numpy") from None
     name = f"{args.function} on {args.dtype} {'tensors' if args.array == 'torch' else 'arrays'}"
     if args.search:
-        if args.target or args.draft:
-            raise _Usage("--search tries its own rows: give no --target or --draft")
+        if args.target or args.draft or args.reference:
+            raise _Usage("--search tries its own rows against the target: give no --target, --draft or --reference")
         if args.max_vocab < 2 or args.max_denominator < 1:
             raise _Usage("--max-vocab must be >= 2 and --max-denominator >= 1")
         import time
@@ -1213,8 +1217,9 @@ def _trace_python(args: argparse.Namespace) -> int:
             [[float(x) for x in f] for f in dist.floats]
         rows.append(make(vals if dist.batched else vals[0]))
     target, draft = rows
+    plain = None if args.reference is None else _load_function(args.reference)
     result = testing.compare(func, target, draft, gamma=args.gamma, numpy_rng=args.numpy_rng, max_runs=args.max_runs,
-                             progress=True)
+                             progress=True, reference=plain)
     if args.json:
         _print_json({"command": "trace", "function": args.function, "dtype": args.dtype, **_comparison_json(result)})
     else:
