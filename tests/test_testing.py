@@ -130,7 +130,9 @@ def test_the_readme_example_values():
     # README, "Trace your own sampler": the textbook code with a float32 coin, p/q = 1/3 at token 3
     traced = assert_law(textbook, {0: "167772157/268435456", 2: "67108863/268435456", 3: "8388609/67108864"},
                         args=(P_OFF, Q_OFF))
-    assert traced.runs == 64
+    assert traced.runs == 14  # the coin's thresholds read from its comparisons (64 runs by bisection)
+    assert assert_law(textbook, {0: "167772157/268435456", 2: "67108863/268435456", 3: "8388609/67108864"},
+                      args=(P_OFF, Q_OFF), read_thresholds=False).runs == 64
     result = assert_lossless(textbook, P_OFF, Q_OFF)
     assert result.verdict == "float-faithful" and result.tv == F(1, 67108864)
 

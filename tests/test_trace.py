@@ -214,9 +214,13 @@ def test_later_uniform_behaviour_changing_inside_a_piece_is_found():
         return int(u2 < (0.25 if u1 < 0.5 else 0.75))
 
     assert trace(run).law == {1: F(1, 2), 0: F(1, 2)}
-    # without the check the second threshold is read at u1 = 0 only: the stated assumption fails here
-    fast = trace(run, check_pieces=False)
+    assert trace(run, read_thresholds=False).law == {1: F(1, 2), 0: F(1, 2)}
+    # bisecting without the check, the second threshold is read at u1 = 0 only: the stated assumption fails here
+    fast = trace(run, check_pieces=False, read_thresholds=False)
     assert fast.law == {1: F(1, 4), 0: F(3, 4)} and "check_pieces=False" in fast.assumptions[1]
+    # thresholds read from the comparisons need no such check: exact with check_pieces=False too
+    read = trace(run, check_pieces=False)
+    assert read.law == {1: F(1, 2), 0: F(1, 2)} and "read from the comparison itself" in read.assumptions[1]
 
 
 def test_without_replacement_multinomial():
@@ -280,7 +284,8 @@ def test_the_budget_names_where_the_runs_went():
     with pytest.raises(TraceTooLarge, match=r"max_runs = 50 runs.*grows exponentially"):
         trace(draws, (torch.tensor([0.25] * 4),), max_runs=50)
     with pytest.raises(TraceTooLarge, match=r"stopped while bisecting the output on uniform #0 from torch\.rand"):
-        trace(lambda: int(torch.rand(()) < 0.3), max_runs=10)
+        trace(lambda: int(torch.rand(()) < 0.3), max_runs=10, read_thresholds=False)
+    assert trace(lambda: int(torch.rand(()) < 0.3), max_runs=10).runs == 3  # read: the first run and one per piece
 
 
 def test_sampler_errors_are_wrapped_and_patches_restored():
