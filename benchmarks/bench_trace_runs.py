@@ -1,19 +1,29 @@
-"""Runs of the tracer on transformers' verifier, bisecting every uniform vs reading thresholds from comparisons (same laws).
+"""Runs of the tracer on transformers' verifier: bisecting every uniform against reading the
+coins' thresholds from their comparisons (the default), on random float32 logits; the laws must
+be equal. Run: python benchmarks/bench_trace_runs.py (needs the models extra; about 2 minutes)."""
 
-Run: python benchmarks/bench_trace_runs.py (needs the models extra)."""
-import time, numpy as np, torch, specproof.trace as T
+import time
+
+import numpy as np
+
 from specproof.adapters.transformers import block_law
-orig = T.trace
-rows = []
-for v, g in ((16, 1), (8, 2), (4, 3), (64, 1), (16, 2)):
-    rng = np.random.default_rng(v * 10 + g)
-    t = (rng.normal(size=(g + 1, v)) * 2).astype(np.float32).tolist()
-    d = (rng.normal(size=(g, v)) * 2).astype(np.float32).tolist()
-    out = {}
-    for rt in (False, True):
-        T.trace = lambda *a, **k: orig(*a, **k, read_thresholds=rt)
-        import specproof.adapters.transformers as A; A.trace = T.trace
-        s = time.process_time(); r = block_law(t, d); e = time.process_time() - s
-        out[rt] = (r.runs, e, r.law)
-    assert out[False][2] == out[True][2]
-    print(f"V={v} gamma={g}: bisection {out[False][0]} runs {out[False][1]:.1f} s CPU; read {out[True][0]} runs {out[True][1]:.1f} s CPU; same law")
+
+
+def main() -> None:
+    for v, gamma in ((16, 1), (8, 2), (4, 3), (64, 1), (16, 2)):
+        rng = np.random.default_rng(v * 10 + gamma)
+        target = (rng.normal(size=(gamma + 1, v)) * 2).astype(np.float32).tolist()
+        draft = (rng.normal(size=(gamma, v)) * 2).astype(np.float32).tolist()
+        out = {}
+        for read in (False, True):
+            start = time.process_time()
+            got = block_law(target, draft, read_thresholds=read)
+            out[read] = (got.runs, time.process_time() - start, got.law)
+        if out[False][2] != out[True][2]:
+            raise SystemExit(f"V={v} gamma={gamma}: the laws differ")
+        print(f"V={v} gamma={gamma}: bisection {out[False][0]} runs {out[False][1]:.1f} s CPU; "
+              f"read {out[True][0]} runs {out[True][1]:.1f} s CPU; same law")
+
+
+if __name__ == "__main__":
+    main()

@@ -191,7 +191,8 @@ def _exact_row(row: Any) -> tuple[Fraction, ...]:
 
 
 def block_law(target_logits: Any, draft_logits: Any, *, ensemble_weight: float | None = None,
-              dtype: str = "float32", max_runs: int = 1_000_000, check_pieces: bool = True) -> TransformersBlockLaw:
+              dtype: str = "float32", max_runs: int = 1_000_000, check_pieces: bool = True,
+              read_thresholds: bool = True) -> TransformersBlockLaw:
     """The exact law of the block transformers' ``_speculative_sampling`` emits on fixed logits.
 
     Parameters
@@ -211,6 +212,8 @@ def block_law(target_logits: Any, draft_logits: Any, *, ensemble_weight: float |
     check_pieces : bool
         As :func:`specproof.trace.trace` (False: fewer runs, under a stronger assumption, which
         holds for this function: its thresholds are computed before its coins are drawn).
+    read_thresholds : bool
+        As :func:`specproof.trace.trace` (default True: the coins' breakpoints read from their comparisons).
 
     Returns
     -------
@@ -278,7 +281,7 @@ def block_law(target_logits: Any, draft_logits: Any, *, ensemble_weight: float |
         valid, _ = fn(ids, cand_logits, gamma, new_logits, **extra)
         return tuple(int(x) for x in valid[0].tolist())
 
-    traced = trace(run, max_runs=max_runs, check_pieces=check_pieces)
+    traced = trace(run, max_runs=max_runs, check_pieces=check_pieces, read_thresholds=read_thresholds)
     law: dict[tuple[int, ...], Fraction] = traced.law
     lengths = [Fraction(0)] * (gamma + 1)
     for b, m in law.items():
