@@ -393,3 +393,34 @@ def test_uniform_with_bounds_follows_pytorchs_arithmetic():
     k = np.arange(2 ** 24, dtype=np.float64)
     below = int(((k / 2 ** 24 * (b - a) + a).astype(np.float32) < np.float32(0.4)).sum())
     assert trace(scaled).law[1] == F(below, 2 ** 24)
+
+
+def test_read_thresholds_fall_back_to_bisection_where_a_uniform_is_used_as_a_value():
+    def tricky():
+        u = torch.rand(())
+        if u < 0.5:
+            return 0
+        return int(u.item() > 0.75)  # on this path u is used as a value: not readable
+
+    read, bisected = trace(tricky), trace(tricky, read_thresholds=False)
+    assert read.law == bisected.law == {0: 1 - F(4194303, 2**24), 1: F(4194303, 2**24)}
+    assert "ASSUMED" in read.assumptions[1]  # the bisection assumption is stated: this uniform was bisected
+
+
+def test_read_thresholds_of_a_vector_of_coins_compared_elementwise_and_by_index():
+    t = torch.tensor([0.3, 0.6])
+
+    def elementwise():
+        r = torch.rand(2)
+        return tuple((r < t).tolist())
+
+    def indexed():
+        r = torch.rand(2)
+        return (bool(r[0] < 0.3), bool(r[1] <= 0.6))
+
+    for f in (elementwise, indexed):
+        read, bisected = trace(f), trace(f, read_thresholds=False)
+        assert read.law == bisected.law and read.runs < bisected.runs
+        assert any("read from the comparison itself" in a for a in read.assumptions)
+    a, b = F(5033165, 2**24), F(10066330, 2**24)  # P(u < fl32(0.3)), P(u < fl32(0.6)) on the float32 grid
+    assert trace(elementwise).law[(True, True)] == a * b
