@@ -846,7 +846,7 @@ def _round_float(value, fmt):
     return Ratio(m << step, 1) if step >= 0 else Ratio(m, 1 << -step)
 
 
-def _float_row(values, den, fmt):
+def _rounded_row(values, den, fmt):
     """Each entry n_i / den rounded to ``fmt``, as a :class:`Row` over one power-of-two denominator."""
     rounded = [_round_float(Ratio(n, den), fmt) for n in values]
     common = max(r.den for r in rounded)
@@ -922,19 +922,19 @@ def _derive(kind, args, rows, size, where):
         removed = set(tokens)
         return Row([0 if i in removed else x for i, x in enumerate(a.row.nums)], a.row.den)
     if kind == "float-rounded":  # fl(a_i): a row as float code holds it
-        return _float_row(a.row.nums, a.row.den, _float_format(args[1], f"{where}.recipe format"))
+        return _rounded_row(a.row.nums, a.row.den, _float_format(args[1], f"{where}.recipe format"))
     if kind == "float-normalized":  # fl(a_i / s), s = the row's float sum; a row of mass 0 is kept
         fmt = _float_format(args[1], f"{where}.recipe format")
         total = _float_sum(a.row, fmt)
         if total.num == 0:
             return a.row
-        return _float_row([n * total.den for n in a.row.nums], a.row.den * total.num, fmt)
+        return _rounded_row([n * total.den for n in a.row.nums], a.row.den * total.num, fmt)
     b = _named_row(rows, args[1], where).row
     if kind == "float-positive-part":  # max(fl(a_i - b_i), 0): the residual as float code forms it
         fmt = _float_format(args[2], f"{where}.recipe format")
         den = lcm(a.row.den, b.den)
         sa, sb = den // a.row.den, den // b.den
-        return _float_row([max(x * sa - y * sb, 0) for x, y in zip(a.row.nums, b.nums)], den, fmt)
+        return _rounded_row([max(x * sa - y * sb, 0) for x, y in zip(a.row.nums, b.nums)], den, fmt)
     if kind == "minimum":  # min(a_i, b_i)
         den = lcm(a.row.den, b.den)
         sa, sb = den // a.row.den, den // b.den
