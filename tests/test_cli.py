@@ -470,6 +470,43 @@ def test_json_output_of_check_and_crosscheck(tmp_path, capsys):
     assert out["mode"] == "blocks" and out["blocks"] == 8 and set(out) >= {"accepted", "joint", "recomputed"}
 
 
+def test_prove_all_in_one_process_and_in_two_writes_the_same_files(tmp_path, capsys, monkeypatch):
+    # the theorems run in worker processes (--jobs 2) or in this one (--jobs 1): same bytes, same
+    # summary order, one progress line per task, a time per theorem in the table and in --json
+    from specproof import theorems
+
+    from specproof import cli
+
+    quick = {k: theorems.THEOREMS[k] for k in ("seed_cases", "small_grid", "block_verification")}
+    monkeypatch.setattr(theorems, "THEOREMS", quick)
+    monkeypatch.setattr(cli, "_EXACT_EDGE_CASES", ("disjoint supports",))
+    runs = {}
+    for jobs in ("1", "2"):
+        assert main(["prove", "--out", str(tmp_path / jobs), "--jobs", jobs, "--json"]) == 0
+        captured = capsys.readouterr()
+        runs[jobs] = json.loads(captured.out)
+        assert [t["theorem"] for t in runs[jobs]["theorems"]] == list(quick)
+        assert all(t["seconds"] >= 0 for t in runs[jobs]["theorems"])
+        progress = [line for line in captured.err.splitlines() if line.startswith("[")]
+        assert len(progress) == len(quick) + 1 and progress[-1].startswith(f"[{len(quick) + 1}/{len(quick) + 1}]")
+        for key in quick:
+            for suffix in (".json", ".md"):
+                assert (tmp_path / jobs / f"{key}{suffix}").exists()
+    for key in quick:
+        for suffix in (".json", ".md"):
+            assert (tmp_path / "1" / f"{key}{suffix}").read_bytes() == (tmp_path / "2" / f"{key}{suffix}").read_bytes()
+    assert runs["1"]["findings"] == runs["2"]["findings"]
+    assert main(["prove", "--out", str(tmp_path / "t"), "--jobs", "1"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == ["theorem", "instances", "verdict", "seconds", "transcript"]
+
+
+@pytest.mark.parametrize("argv", [["--jobs", "0"], ["--jobs", "2", "--target", "p.json", "--draft", "q.json"]])
+def test_prove_jobs_usage_errors(argv, capsys):
+    assert main(["prove", *argv]) == 2
+    assert "--jobs" in capsys.readouterr().err
+
+
 def test_json_output_of_prove_all_and_errors(tmp_path, capsys, monkeypatch):
     from specproof import theorems
 
