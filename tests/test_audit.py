@@ -4,6 +4,7 @@ against the textbook laws of specproof.exact and specproof.chain, counterexample
 import math
 from fractions import Fraction as F
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,12 +21,14 @@ from specproof.audit import (
     search_counterexample,
 )
 from specproof.errors import InvalidDistribution, ResidualUndefined
-from specproof.outcome import FLOAT32_OPEN_CLOSED, coin_model
+from specproof.outcome import FLOAT32, FLOAT32_OPEN_CLOSED, coin_model
 from specproof.policy import Rule, named_rule
 
 from strategies import distribution_pairs
 
 N24 = 2**24
+#: The float32 coin grid with the exact ratio p/q (the named float32 rules also round the ratio).
+GRID = {"lt-float32-coin": Rule(coin=FLOAT32), "le-float32-coin": Rule(comparison="<=", coin=FLOAT32)}
 pairs = distribution_pairs(max_len=5, max_weight=10)
 
 
@@ -196,15 +199,15 @@ def test_kind_float32_coins_against_grid_counts(pair):
         acc = _accept_masses(p, q, prob)
         if sum(resid) == 0 and sum(acc) < 1:
             with pytest.raises(ResidualUndefined):
-                position_law(p, q, named_rule(name))
+                position_law(p, q, GRID[name])
             continue
-        assert position_law(p, q, named_rule(name)).law == _with_residual(p, q, acc, resid)
+        assert position_law(p, q, GRID[name]).law == _with_residual(p, q, acc, resid)
     # '<' on the float32 grid is lossless iff every ratio p/q < 1 is a multiple of 2^-24
     on_grid = all((p[x] / q[x] * N24).denominator == 1 for x in range(len(p)) if q[x] and p[x] < q[x])
-    assert position_law(p, q, named_rule("lt-float32-coin")).lossless == on_grid
+    assert position_law(p, q, GRID["lt-float32-coin"]).lossless == on_grid
     # '<=' accepts a drafted token of target probability 0 with probability 2^-24
     if any(q[x] and not p[x] for x in range(len(p))):
-        assert not position_law(p, q, named_rule("le-float32-coin")).lossless
+        assert not position_law(p, q, GRID["le-float32-coin"]).lossless
 
 
 @settings(max_examples=60, deadline=None)
@@ -369,7 +372,7 @@ def test_search_finds_the_smallest_and_the_worst_pair():
 
 
 def test_search_lt_float32_smallest_counterexample():
-    found = search_counterexample(named_rule("lt-float32-coin"), max_vocab=2, max_denominator=3)
+    found = search_counterexample(GRID["lt-float32-coin"], max_vocab=2, max_denominator=3)
     # d = 3 first: p = (1/3, 2/3), q = (0, 1): the coin passes 2/3 on ceil(2^24 * 2/3) grid points
     assert found.smallest.p == (F(1, 3), F(2, 3)) and found.smallest.q == (0, 1)
     assert found.smallest.tv == F(math.ceil(F(2, 3) * N24), N24) - F(2, 3) == F(1, 3 * N24)
@@ -482,3 +485,77 @@ def test_every_named_rule_gives_a_consistent_tree(pair):
         assert sum(law.law) + sum(law.out_of_range.values()) == 1, name
         assert OutcomeTree.from_dict(law.tree.as_dict()).law() == law.tree.law(), name
         assert law.tv == _tv(law.law, law.reference) + sum(law.out_of_range.values(), F(0)) / 2
+
+
+# --------------------------------------------------------------------- float arithmetic in rules
+
+
+def test_le_float32_coin_rounds_the_ratio_as_the_code_does():
+    # fl32(2/3) = 11184811/2^24 is a grid point, so u <= fl32(p/q) passes 11184812 points: TV 2^-25;
+    # with the exact ratio 2/3 on the same grid the TV is 2^-27 (the rule's old model)
+    p, q = ["1/2", "1/4", "1/4"], ["3/8", "3/8", "1/4"]
+    assert position_law(p, q, named_rule("le-float32-coin")).tv == F(1, 2**25)
+    assert position_law(p, q, named_rule("le-float32-grid")).tv == F(1, 2**27)
+
+
+def test_rows_are_rounded_to_the_dtype_and_the_law_is_of_the_rounded_rows():
+    from specproof.floats import FLOAT16
+    from specproof.policy import Arithmetic
+
+    p, q = ["1/3", "2/3"], ["1/2", "1/2"]
+    law = position_law(p, q, Rule(coin=FLOAT32, arithmetic=Arithmetic("float16")))
+    t = [FLOAT16.round(F(1, 3)), FLOAT16.round(F(2, 3))]
+    assert law.tree.rows["target"] == tuple(t)
+    assert law.reference == (F(1, 3), F(2, 3))  # the law the output should have: p itself
+    assert sum(law.law) == 1 and law.tv != 0
+
+
+def test_float_rows_enter_at_their_exact_values_and_a_float16_ratio_can_overflow():
+    from specproof.policy import Arithmetic
+
+    # q(0) = 2^-24 is a float16 subnormal: p/q = 2^23 overflows float16 (max 65504) to +inf: accepted
+    p, q = [0.5, 0.5], [2.0 ** -24, 1 - 2.0 ** -24]
+    law = position_law(p, q, Rule(arithmetic=Arithmetic("float16")))
+    assert law.tree.rows["draft"][0] == F(1, 2**24)
+    assert law.tree.rows["draft"][1] == 1  # 1 - 2^-24 rounds to 1 in float16
+    # draft 0 drawn with q'(0)/sum q' and always accepted; draft 1: ratio 1/2, else the residual (token 0)
+    s = 1 + F(1, 2**24)
+    w0 = F(1, 2**24) / s
+    assert law.law[0] == w0 + (1 - w0) * F(1, 2)
+    with pytest.raises(InvalidDistribution, match="not a finite number"):
+        position_law([math.nan, 1.0], [0.5, 0.5], Rule(arithmetic=Arithmetic("float32")))
+    with pytest.raises(InvalidDistribution, match="negative"):
+        position_law([-0.5, 1.5], [0.5, 0.5], Rule(arithmetic=Arithmetic("float32")))
+
+
+@pytest.mark.parametrize("cmp", ["<", "<="])
+def test_product_form_equals_numpy_on_every_grid_point(cmp):
+    """fl32(u * q) < p, counted by NumPy over all 2^24 float32 coins, equals the rule's law."""
+    from specproof.policy import Arithmetic
+
+    rng = np.random.default_rng(5)
+    grid = np.arange(2**24, dtype=np.float32) / np.float32(2**24)
+    for _ in range(3):
+        w = rng.random((2, 3)).astype(np.float32)
+        p32, q32 = (w / w.sum(axis=1, keepdims=True)).astype(np.float32)
+        law = position_law(p32, q32, Rule(comparison=cmp, coin=FLOAT32, arithmetic=Arithmetic("float32", "product")))
+        for x in range(3):
+            passed = (grid * q32[x] < p32[x]) if cmp == "<" else (grid * q32[x] <= p32[x])
+            accept = next(br for br in law.tree.root.branches[x].child.branches if br.child.__class__.__name__ == "Leaf")
+            assert accept.probability == F(int(passed.sum()), 2**24)
+
+
+def test_ratio_form_equals_numpy_on_every_grid_point():
+    from specproof.policy import Arithmetic
+
+    rng = np.random.default_rng(6)
+    grid = np.arange(2**24, dtype=np.float32) / np.float32(2**24)
+    for cmp in ("<", "<="):
+        w = rng.random((2, 4)).astype(np.float32)
+        p32, q32 = (w / w.sum(axis=1, keepdims=True)).astype(np.float32)
+        law = position_law(p32, q32, Rule(comparison=cmp, coin=FLOAT32, arithmetic=Arithmetic("float32")))
+        for x in range(4):
+            ratio = p32[x] / q32[x]
+            passed = (grid < ratio) if cmp == "<" else (grid <= ratio)
+            accept = next(br for br in law.tree.root.branches[x].child.branches if br.child.__class__.__name__ == "Leaf")
+            assert accept.probability == F(int(passed.sum()), 2**24)

@@ -331,7 +331,7 @@ def test_typical_acceptance_blocks_are_certified_lossy(p, q, gamma, tv):
     assert facts["given"] and all(name.startswith("typical-mask[") for name in facts["given"])
 
 
-@pytest.mark.parametrize("rule", ["standard", "le-float32-coin", "race-reuse"])
+@pytest.mark.parametrize("rule", ["standard", "le-float32-grid", "race-reuse"])
 def test_composed_rule_positions_give_the_audited_block_law(rule):
     # the chain under an engine rule, composed from its position trees, against audit.block_law
     from specproof.audit import block_law, position_law
@@ -367,7 +367,7 @@ def _files(tmp_path):
     return ["--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json")]
 
 
-@pytest.mark.parametrize("extra,lossless", [(["--policy", "standard"], True), (["--policy", "le-float32-coin"], False),
+@pytest.mark.parametrize("extra,lossless", [(["--policy", "standard"], True), (["--policy", "le-float32-grid"], False),
                                             (["--verifier", "typical"], False), (["--verifier", "block"], True)])
 def test_audit_writes_block_certificates(tmp_path, capsys, extra, lossless):
     from specproof.cli import main
@@ -382,7 +382,7 @@ def test_audit_writes_block_certificates(tmp_path, capsys, extra, lossless):
     assert facts["claims"] == {"lossless": lossless}
     assert facts["stream_tv"] == F(out["stream_tv"])  # the audit's enumeration, the checker's recursion
     assert [F(x.num, x.den) for x in facts["accepted_length"]] == [F(x) for x in out["accepted_length"]]
-    if extra == ["--policy", "le-float32-coin"]:  # u <= p/q on the float32 grid
+    if extra == ["--policy", "le-float32-grid"]:  # u <= p/q on the float32 grid
         assert facts["stream_tv"] == F(1, 37748736)
     assert main(["check", str(cert), *_files(tmp_path)]) == 0
     assert ("LOSSLESS" if lossless else "LOSSY (exact stream TV") in capsys.readouterr().out
@@ -527,7 +527,7 @@ def test_rule_block_certificates_at_larger_gamma_pass_the_checker(tmp_path, caps
     from specproof.cli import main
 
     cert = tmp_path / "b.json"
-    assert main(["audit", *_files(tmp_path), "--policy", "le-float32-coin", "--gamma", str(gamma),
+    assert main(["audit", *_files(tmp_path), "--policy", "le-float32-grid", "--gamma", str(gamma),
                  "--block-certificate", str(cert), "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
     verdict = checker.check_file(cert)
@@ -542,7 +542,7 @@ def test_rule_block_certificates_at_larger_gamma_pass_the_checker(tmp_path, caps
     (["--gamma", "9", "--block-certificate", "x.json"], "3^9 x V = 59049 branches, above 20000"),
     (["--gamma", "2", "--stop-token", "5"], "--stop-token 5 is not a token id in [0, 3)"),
     (["--verifier", "block", "--gamma", "2", "--stop-token", "1"], "apply to the chain verifier"),
-    (["--verifier", "typical", "--gamma", "2", "--policy", "le-float32-coin"], "apply to the chain verifier"),
+    (["--verifier", "typical", "--gamma", "2", "--policy", "le-float32-grid"], "apply to the chain verifier"),
 ])
 def test_audit_refuses_what_it_cannot_do_before_working(tmp_path, capsys, extra, message):
     from specproof.cli import main

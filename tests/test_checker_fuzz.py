@@ -54,7 +54,7 @@ def _genuine():
                                                name="chain-f"),
         **{f"outcome-{rule}": build_outcome_certificate(
             position_law(["1/6", "1/3", "1/2"], ["1/2", "1/4", "1/4"], named_rule(rule)).tree, name=rule, statement="s")
-           for rule in ("coin-reuse-inverse-cdf", "race-reuse", "le-float32-coin", "match-rule")},
+           for rule in ("coin-reuse-inverse-cdf", "race-reuse", "le-float32-grid", "match-rule")},
         "block-verification": block_verification_certificate(lambda s: _row(s, 0, 2), lambda s: _row(s, 1, 2), 2),
     }
 

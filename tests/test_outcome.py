@@ -156,7 +156,7 @@ def test_tree_round_trips_through_json_and_tampering_is_caught():
     from specproof.audit import position_tree
     from specproof.policy import named_rule
 
-    for name in ("standard", "coin-reuse-inverse-cdf", "race-reuse", "le-float32-coin", "greedy", "match-rule"):
+    for name in ("standard", "coin-reuse-inverse-cdf", "race-reuse", "le-float32-grid", "greedy", "match-rule"):
         tree = position_tree(["1/3", "1/2", "1/6"], ["2/3", "1/3", 0], named_rule(name))
         data = json.loads(json.dumps(tree.as_dict()))
         back = OutcomeTree.from_dict(data)

@@ -21,8 +21,8 @@ R = checker.Reason
 #: (rule, p, q, hand-derived TV) from the engine-rules issue's fault table.
 TABLE = [
     ("accept-all", ["9/10", "1/10"], ["1/10", "9/10"], F(4, 5)),
-    ("le-float32-coin", ["0", "1"], ["1", "0"], F(1, 2**24)),
-    ("lt-float32-coin", ["0", "1"], ["1", "0"], F(0)),
+    ("le-float32-grid", ["0", "1"], ["1", "0"], F(1, 2**24)),
+    ("lt-float32-grid", ["0", "1"], ["1", "0"], F(0)),
     ("resample-from-target", ["1/2", "1/2"], ["1/4", "3/4"], F(1, 8)),
     ("residual-floor:1/1000", ["0", "1/2", "1/2"], ["1", "0", "0"], F(1, 1001)),
     ("coin-reuse-inverse-cdf", ["1/4", "1/4", "1/2"], ["1", "0", "0"], F(1, 6)),
@@ -67,7 +67,7 @@ def test_hand_laws_and_alphas():
     assert facts["totals"]["alpha"] == F(1, 2)  # sum p q
     facts = _check(_cert("resample-from-target", ["1/2", "1/2"], ["1/4", "3/4"])).facts[0]
     assert (facts["law"], facts["totals"]["alpha"]) == ([F(3, 8), F(5, 8)], F(3, 4))
-    facts = _check(_cert("le-float32-coin", ["0", "1"], ["1", "0"])).facts[0]
+    facts = _check(_cert("le-float32-grid", ["0", "1"], ["1", "0"])).facts[0]
     assert facts["law"] == [F(1, 2**24), 1 - F(1, 2**24)]
 
 
@@ -110,7 +110,7 @@ def _rows(v):
 
 @settings(max_examples=40, deadline=None, derandomize=True)
 @given(st.integers(2, 4).flatmap(lambda v: st.tuples(_rows(v), _rows(v))),
-       st.sampled_from(["standard", "le-float32-coin", "coin-reuse-inverse-cdf", "race-reuse", "residual-floor:1/100"]))
+       st.sampled_from(["standard", "le-float32-grid", "coin-reuse-inverse-cdf", "race-reuse", "residual-floor:1/100"]))
 def test_random_pairs_agree(pq, rule):
     p, q = pq
     law = position_law(p, q, named_rule(rule))
@@ -280,7 +280,7 @@ def test_audit_writes_a_certificate_check_binds_it(tmp_path, capsys):
 
 def test_real_pairs_bundle(tmp_path, capsys):
     cert = tmp_path / "b.json"
-    assert main(["audit", "--real", "phone", "--policy", "lt-float32-coin", "--certificate", str(cert), "--json"]) == 1
+    assert main(["audit", "--real", "phone", "--policy", "lt-float32-grid", "--certificate", str(cert), "--json"]) == 1
     results = json.loads(capsys.readouterr().out)
     verdict = checker.check_file(cert)
     assert verdict.valid and len(verdict.facts) == len(results) == 20

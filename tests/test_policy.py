@@ -8,6 +8,7 @@ from specproof.errors import SpecProofError
 from specproof.outcome import FLOAT32, CONTINUOUS
 from specproof.policy import (
     NAMED_RULES,
+    Arithmetic,
     STANDARD,
     Processing,
     Rule,
@@ -32,9 +33,29 @@ def test_named_rules_from_the_issue_exist_with_description_and_source():
                  "residual-floor:EPS", "coin-reuse-inverse-cdf", "match-rule", "first-draft-unchecked", "race-reuse"]:
         entry = NAMED_RULES[name]
         assert entry.description and entry.source and "\n" not in entry.description
-    assert named_rule("le-float32-coin") == Rule(comparison="<=", coin=FLOAT32)
+    assert named_rule("le-float32-grid") == Rule(comparison="<=", coin=FLOAT32)
+    assert named_rule("le-float32-coin") == Rule(comparison="<=", coin=FLOAT32,
+                                                 arithmetic=Arithmetic("float32", "ratio", "divide"))
+    assert named_rule("lt-float32-coin") == Rule(coin=FLOAT32, arithmetic=Arithmetic("float32"))
     assert named_rule("residual-floor:1/1000") == Rule(residual="floor", floor=F(1, 1000))
     assert not named_rule("lt-float32-coin").is_standard
+
+
+def test_bad_arithmetic_is_refused_with_the_field_named():
+    with pytest.raises(UnsupportedRule, match="dtype is 'float8'"):
+        Arithmetic("float8")
+    with pytest.raises(UnsupportedRule, match="test is 'log'"):
+        Arithmetic("float32", test="log")
+    with pytest.raises(UnsupportedRule, match="exact arithmetic"):
+        Arithmetic("exact", normalization="divide")
+    with pytest.raises(UnsupportedRule, match="float-grid coin"):
+        Rule(arithmetic=Arithmetic("float32", test="product"))
+    with pytest.raises(UnsupportedRule, match="processing"):
+        Rule(arithmetic=Arithmetic("float32"), target_processing=Processing(top_k=1))
+    with pytest.raises(UnsupportedRule, match="arithmetic must be"):
+        rule_from_dict({"arithmetic": {"dtype": "float32", "colour": "red"}})
+    assert Rule(coin=FLOAT32, arithmetic=Arithmetic("float16", "product")).describe() == \
+        "fl16(u * q) < p, residual fl16(max(p - q, 0)) as weights, coin float32"
 
 
 def test_bad_rules_are_refused_with_the_field_named():
@@ -54,7 +75,8 @@ def test_bad_rules_are_refused_with_the_field_named():
 def test_rule_round_trips_through_json_data():
     for entry in NAMED_RULES.values():
         assert rule_from_dict(entry.rule.as_dict()) == entry.rule
-    assert load_rule('{"coin": "float32"}') == named_rule("lt-float32-coin")
+    assert load_rule('{"coin": "float32"}') == named_rule("lt-float32-grid")
+    assert load_rule('{"coin": "float32", "arithmetic": "float32"}') == named_rule("lt-float32-coin")
     assert load_rule(" match-rule ") == named_rule("match-rule")
 
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 import re
 from fractions import Fraction as F
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
 from specproof.audit import position_law  # noqa: E402
 from specproof.policy import named_rule  # noqa: E402
-from specproof.testing import assert_law, assert_lossless, law_difference  # noqa: E402
+from specproof.errors import SpecProofError  # noqa: E402
+from specproof.testing import assert_law, assert_lossless, compare, law_difference  # noqa: E402
 from specproof.trace import UnmodelledRandomness  # noqa: E402
 
 P = torch.tensor([0.5, 0.25, 0.25, 0.0])
@@ -40,32 +42,43 @@ def test_a_lossless_sampler_passes():
     assert traced.law == {0: F(1, 2), 1: F(1, 4), 2: F(1, 4)}
 
 
-def test_a_lossy_sampler_fails_with_the_exact_tv_and_the_tokens():
-    with pytest.raises(AssertionError) as info:
-        assert_lossless(textbook, P_OFF, Q_OFF)
-    message = str(info.value)
+def test_the_float32_textbook_sampler_is_float_faithful_and_float_floor_fail_fails_it():
+    result = assert_lossless(textbook, P_OFF, Q_OFF)  # float_floor="allow" by default
     want = position_law([F(x) for x in P_OFF.tolist()], [F(x) for x in Q_OFF.tolist()], named_rule("lt-float32-coin"))
-    assert f"exact TV = {want.tv.numerator}/{want.tv.denominator}" in message
-    for token in want.differing():
-        assert re.search(rf"^  {token} ", message, re.M)
-    assert "assumptions" in message and "2^24" in message
+    assert result.verdict == "float-faithful" and result.tv == want.tv and result.tv_from_float_ideal == 0
+    assert result.arithmetic == "u < fl32(p/q), residual fl32(max(p - q, 0)) as weights, float32 coin on [0, 1)"
+    with pytest.raises(AssertionError) as info:
+        assert_lossless(textbook, P_OFF, Q_OFF, float_floor="fail")
+    message = str(info.value)
+    assert message.startswith("the sampler is not lossless (float_floor='fail'): verdict: FLOAT-FAITHFUL; TV from "
+                              f"the target's law {float(want.tv):.6g} ({want.tv.numerator}/{want.tv.denominator})")
+    assert "its float floor" in message and len(message.splitlines()) <= 20
+    assert_lossless(textbook, P_OFF, Q_OFF, float_floor="fail", max_tv=1e-7)  # a stated tolerance passes it
+    with pytest.raises(SpecProofError, match="float_floor"):
+        assert_lossless(textbook, P_OFF, Q_OFF, float_floor="maybe")
 
 
 def test_le_coin_emits_a_token_the_target_never_wants():
+    # token 1: p = 0, q = 1/4, accepted when the coin is 0: lossy although a family member has this law
+    result = compare(le_coin, P_OFF, Q_OFF)
+    assert result.verdict == "lossy" and result.tv_from_float_ideal == 0
+    assert result.outside_support == F(1, 4) * F(1, 2**24) and result.law[1] == F(1, 2**26)
     with pytest.raises(AssertionError) as info:
         assert_lossless(le_coin, P_OFF, Q_OFF)
-    # token 1: p = 0, q = 1/4, accepted when the coin is 0
-    assert re.search(r"^  1 +1/67108864 +0$", str(info.value), re.M)
+    assert re.search(r"^    1 +\+1.49e-08  1.49012e-08 \(1/67108864\)  0$", str(info.value), re.M)
+    assert "mass on outputs the target gives probability 0 (or invalid ids): 1.49012e-08 (1/67108864)" in str(info.value)
 
 
 def test_out_of_range_output_is_shown():
     def off_by_one(p, q):
         return int(torch.multinomial(p, 1)) + 1
 
+    result = compare(off_by_one, torch.tensor([0.5, 0.5]), None)
+    assert result.verdict == "lossy" and result.tv == F(1, 2) and result.outside_support == F(1, 2)
     with pytest.raises(AssertionError) as info:
         assert_lossless(off_by_one, torch.tensor([0.5, 0.5]), None)
-    assert "exact TV = 1/2" in str(info.value)
-    assert re.search(r"^  2 +1/2 +0$", str(info.value), re.M)
+    assert "TV from the target's law 0.5 (1/2)" in str(info.value)
+    assert re.search(r"^    2 +\+0.5  0.5 \(1/2\)  0$", str(info.value), re.M)
 
 
 def test_assert_law_with_a_sequence_and_a_mapping():
@@ -92,11 +105,15 @@ def _block(p_rows, q_rows):
 
 def test_blocks_are_judged_on_the_stream():
     same = torch.tensor([[0.25] * 4] * 3)
-    assert_lossless(_block, same, same[:2])
+    assert assert_lossless(_block, same, same[:2]).verdict == "lossless"
     target = torch.tensor([[0.5, 0.5, 0.0, 0.0]] * 3)
-    with pytest.raises(AssertionError, match=r"exact TV = 3/67108864") as info:
+    result = compare(_block, target, same[:2])
+    # <= accepts a drafted p = 0 token when the coin is 0: float arithmetic of a member, but a fault
+    assert result.verdict == "lossy" and result.tv == F(3, 67108864) and result.outside_support == F(3, 67108864)
+    assert result.gamma == 2 and result.tv_from_float_ideal == 0
+    assert all(len(seq) == 3 for seq, _, _ in result.differing)  # the joint law, not marginals
+    with pytest.raises(AssertionError, match=r"TV from the target's law 4.47035e-08 \(3/67108864\)"):
         assert_lossless(_block, target, same[:2])
-    assert "pos 0 token 2" in str(info.value)
 
 
 def test_unmodelled_randomness_propagates():
@@ -114,14 +131,15 @@ def test_the_readme_example_values():
     traced = assert_law(textbook, {0: "167772157/268435456", 2: "67108863/268435456", 3: "8388609/67108864"},
                         args=(P_OFF, Q_OFF))
     assert traced.runs == 64
-    with pytest.raises(AssertionError, match=r"exact TV = 1/67108864 \(~1.49e-08\); 3 output\(s\) differ"):
-        assert_lossless(textbook, P_OFF, Q_OFF)
+    result = assert_lossless(textbook, P_OFF, Q_OFF)
+    assert result.verdict == "float-faithful" and result.tv == F(1, 67108864)
 
 
 def test_statistical_fallback_for_an_untraceable_sampler():
-    # a race with Tensor.exponential_ cannot be traced: assert_lossless tests it statistically
+    # a race whose noise is scaled first (Exponential(rate).sample() divides E by the rate) is not traced:
+    # assert_lossless tests it statistically
     def race(p, q):
-        return int(torch.argmax(p / torch.empty(len(p)).exponential_()))
+        return int(torch.argmax(p / torch.distributions.Exponential(torch.ones(len(p))).sample()))
 
     with pytest.raises(UnmodelledRandomness, match="pass statistical=True"):  # never silently statistical
         assert_lossless(race, torch.tensor([0.5, 0.5]), None)
@@ -130,9 +148,192 @@ def test_statistical_fallback_for_an_untraceable_sampler():
     assert result.conforms and result.n < 1000
 
     def biased(p, q):
-        return int(torch.argmax(q / torch.empty(len(q)).exponential_()))
+        return int(torch.argmax(q / torch.distributions.Exponential(torch.ones(len(q))).sample()))
 
     with pytest.raises(AssertionError, match="statistical test.*Tensor.exponential_.*p-value"):
         assert_lossless(biased, torch.tensor([0.5, 0.5]), torch.tensor([0.9, 0.1]), eps=0.2, statistical=True)
     with pytest.raises(UnmodelledRandomness):
         assert_lossless(race, torch.tensor([0.5, 0.5]), None, statistical=False)
+
+
+# --------------------------------------------------------------------- compare: verdicts of issue 19
+
+
+def test_the_issues_float32_textbook_sampler_is_float_faithful():
+    p, q = torch.tensor([0.6, 0.3, 0.1]), torch.tensor([0.2, 0.5, 0.3])
+    result = compare(textbook, p, q)
+    want = position_law(p, q, named_rule("lt-float32-coin"))  # the rule computes the float32 code's law
+    assert result.verdict == "float-faithful" and result.tv == want.tv and 0 < result.tv < F(1, 10**8)
+    assert result.tv_from_float_ideal == 0 and result.outside_support == 0
+    # the same rows in float64 with a float64 coin: a float floor of about 1e-17
+    def textbook64(p, q):
+        x = int(torch.multinomial(q, 1))
+        if torch.rand((), dtype=torch.float64) < p[x] / q[x]:
+            return x
+        return int(torch.multinomial(torch.clamp(p - q, min=0), 1))
+
+    p64, q64 = torch.tensor([0.6, 0.3, 0.1], dtype=torch.float64), torch.tensor([0.2, 0.5, 0.3], dtype=torch.float64)
+    result64 = compare(textbook64, p64, q64)
+    assert result64.verdict == "float-faithful" and result64.tv < F(1, 10**16)
+    assert result64.arithmetic.startswith("u < fl64(p/q)") and "float64 coin on [0, 1)" in result64.arithmetic
+
+
+def _np_chain(p_rows, q_rows, rng, resample="residual"):
+    out = []
+    for i in range(2):
+        p, q = p_rows[i], q_rows[i]
+        x = int(rng.choice(len(q), p=q))
+        if rng.random() < p[x] / q[x]:
+            out.append(x)
+            continue
+        w = p if resample == "target" else np.maximum(p - q, 0)
+        out.append(int(rng.choice(len(p), p=w / w.sum())))
+        return tuple(out)
+    return (*out, int(rng.choice(len(p_rows[2]), p=p_rows[2])))
+
+
+def test_a_numpy_chain_that_resamples_from_p_is_lossy_by_one_eighth():
+    P, Q = np.array([[0.5, 0.25, 0.25]] * 3), np.array([[0.25, 0.25, 0.5]] * 2)
+    wrong = compare(lambda p, q, rng: _np_chain(p, q, rng, "target"), P, Q, numpy_rng="rng")
+    assert wrong.gamma == 2 and wrong.verdict == "lossy" and wrong.tv == F(1, 8)
+    assert wrong.tv_from_float_ideal > 0 and wrong.member_differing
+    assert "block (vs the nearest member)" in wrong.report() and len(wrong.report().splitlines()) <= 20
+    right = compare(_np_chain, P, Q, numpy_rng="rng")
+    assert right.verdict == "lossless" and right.tv == 0
+    assert "torch" not in right.arithmetic
+
+
+def _context_rows():
+    """A target and a draft whose rows depend on the drafted prefix (as a real model's do)."""
+    def target(prefix):
+        return torch.tensor([[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5]][sum(prefix) % 3])
+
+    def draft(prefix):
+        return torch.tensor([[0.25, 0.5, 0.25], [0.5, 0.25, 0.25], [0.25, 0.25, 0.5]][len(prefix) % 3])
+    return target, draft
+
+
+def _chain_by_prefix(target, draft, offset=0):
+    """gamma = 2 speculative chain reading target(prefix); ``offset = 1`` reads the row one position late."""
+    out: list[int] = []
+    for _ in range(2):
+        q = draft(tuple(out))
+        x = int(torch.multinomial(q, 1))
+        p = target(tuple(out + [x])[: len(out) + offset]) if offset else target(tuple(out))
+        if torch.rand(()) < p[x] / q[x]:
+            out.append(x)
+            continue
+        out.append(int(torch.multinomial(torch.clamp(p - q, min=0), 1)))
+        return tuple(out)
+    return (*out, int(torch.multinomial(target(tuple(out)), 1)))
+
+
+def test_a_position_offset_fault_is_caught_with_prefix_dependent_rows_only():
+    target, draft = _context_rows()
+    right = compare(_chain_by_prefix, target, draft, gamma=2)
+    assert right.verdict == "lossless"
+    late = compare(lambda t, d: _chain_by_prefix(t, d, offset=1), target, draft, gamma=2)
+    assert late.verdict == "lossy" and late.tv > 0
+    # the same fault, judged with one row for every position, is invisible
+    row = target(())
+    same = lambda prefix: row  # noqa: E731
+    assert compare(lambda t, d: _chain_by_prefix(t, d, offset=1), same, draft, gamma=2).verdict == "lossless"
+
+
+def test_a_vllm_style_exponential_race_residual_draw_gets_a_verdict():
+    def vllm_like(p, q):
+        x = int(torch.multinomial(q, 1))
+        if torch.rand(()) < p[x] / q[x]:
+            return x
+        residual = torch.clamp(p - q, min=0)
+        e = torch.empty_like(residual).exponential_()
+        return int(residual.div_(e).argmax(dim=-1))
+
+    p, q = torch.tensor([0.6, 0.3, 0.1]), torch.tensor([0.2, 0.5, 0.3])
+    result = compare(vllm_like, p, q)
+    assert result.verdict == "float-faithful" and result.tv == compare(textbook, p, q).tv
+    assert any("race" in a for a in result.trace.assumptions)
+
+
+def test_compare_with_an_expected_law_and_bad_arguments():
+    coin = lambda p, q: int(torch.rand(()) < 0.25)  # noqa: E731
+    assert compare(coin, None, None, reference={0: "3/4", 1: "1/4"}).verdict == "lossless"
+    off = compare(coin, None, None, reference={0: "1/2", 1: "1/2"})
+    assert off.verdict == "lossy" and off.tv == F(1, 4)
+    with pytest.raises(SpecProofError, match="gamma"):
+        compare(textbook, P, Q, gamma=0)
+    with pytest.raises(SpecProofError, match="gamma \\+ 1 >= 2 rows"):
+        compare(textbook, torch.tensor([[0.5, 0.5]]), Q)
+
+
+def test_progress_is_called_once_per_run():
+    calls = []
+    result = compare(textbook, P, Q, progress=calls.append)
+    assert calls == [1] * result.trace.runs and result.trace.runs > 10
+
+
+# --------------------------------------------------------------------- the differential test (issue 20)
+
+
+def _min_p(row, min_p):
+    return row * (row >= min_p * row.max())
+
+
+def plain_sampler(row, min_p=0.5):
+    """The engine's plain sampler: min-p on the target's row, then a draw."""
+    return int(torch.multinomial(_min_p(row, min_p), 1))
+
+
+def spec_step(target, draft, min_p=0.5, drop_min_p=False):
+    """gamma = 2 speculative step with min-p; ``drop_min_p``: min-p only on the bonus token (vLLM PR #42802)."""
+    out: list[int] = []
+    for _ in range(2):
+        w = target(tuple(out)) if drop_min_p else _min_p(target(tuple(out)), min_p)
+        p = w / w.sum()
+        q = draft(tuple(out))
+        x = int(torch.multinomial(q, 1))
+        if torch.rand(()) < p[x] / q[x]:
+            out.append(x)
+            continue
+        out.append(int(torch.multinomial(torch.clamp(p - q, min=0), 1)))
+        return tuple(out)
+    return (*out, plain_sampler(target(tuple(out)), min_p))
+
+
+def _min_p_rows():
+    rows = [torch.tensor([0.375, 0.375, 0.125, 0.125]), torch.tensor([0.125, 0.375, 0.375, 0.125])]
+    return (lambda prefix: rows[sum(prefix) % 2]), (lambda prefix: torch.tensor([0.25] * 4))
+
+
+def test_a_step_that_drops_min_p_on_verified_tokens_differs_from_its_plain_sampler():
+    target, draft = _min_p_rows()
+    right = compare(spec_step, target, draft, gamma=2, reference=plain_sampler)
+    assert right.verdict == "lossless" and right.tv == 0
+    wrong = compare(lambda t, d: spec_step(t, d, drop_min_p=True), target, draft, gamma=2, reference=plain_sampler)
+    assert wrong.verdict == "lossy" and wrong.tv > 0 and wrong.outside_support > 0
+    assert wrong.arithmetic.startswith("differential")
+    # one position: the same, against the plain sampler's law after the empty prefix
+    one = lambda t, d: spec_step(t, d, drop_min_p=True)[0]  # noqa: E731
+    first = compare(one, target, draft, reference=plain_sampler)
+    assert first.verdict == "lossy" and first.reference == {0: F(1, 2), 1: F(1, 2)}
+
+
+def test_a_block_sampler_is_judged_by_its_stream_not_by_how_blocks_are_cut():
+    # verifies only the first of two drafts (and emits one token): correct code, its stream has
+    # the float floor of one position; the nearest member verifies 1 draft of the 2
+    def one_step_block(P, Q):
+        x = int(torch.multinomial(Q[0], 1))
+        if torch.rand(()) < P[0][x] / Q[0][x]:
+            return (x,)
+        return (int(torch.multinomial(torch.clamp(P[0] - Q[0], min=0), 1)),)
+
+    P3, Q2 = torch.tensor([[0.6, 0.3, 0.1]] * 3), torch.tensor([[0.2, 0.5, 0.3]] * 2)
+    result = compare(one_step_block, P3, Q2)
+    assert result.verdict == "float-faithful" and result.tv_from_float_ideal == 0
+    assert result.tv == compare(textbook, P3[0], Q2[0]).tv  # one position's float floor
+    assert "(verifying 1 draft of the 2)" in result.arithmetic
+
+
+def test_equivalent_members_are_counted():
+    result = compare(textbook, torch.tensor([0.6, 0.3, 0.1]), torch.tensor([0.2, 0.5, 0.3]))
+    assert result.equivalents > 0 and "other arithmetic(s) of the family give the same law" in result.report()

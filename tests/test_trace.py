@@ -20,6 +20,7 @@ from specproof.errors import SpecProofError  # noqa: E402
 from specproof.outcome import FLOAT32_OPEN_CLOSED  # noqa: E402
 from specproof.policy import Rule, named_rule  # noqa: E402
 from specproof.trace import (  # noqa: E402
+    ContinuousThreshold,
     NotPiecewiseConstant,
     SamplerRaised,
     TraceTooLarge,
@@ -149,12 +150,14 @@ def test_the_float32_coin_is_visible_off_the_grid():
 
 def test_a_rounded_float_ratio_shifts_the_law_by_one_grid_point():
     # p/q = 2/3 at token 3: fl32(2/3) = 11184811/2^24 is itself a grid point above 2/3, so
-    # "u <= p/q" in float32 accepts one grid point more than the rule's exact ratio says
+    # "u <= p/q" in float32 accepts one grid point more than the exact ratio on the same grid says;
+    # the float32 rule, which rounds the ratio as the code does, has the code's law exactly
     p, q = (F(1, 2), F(0), F(1, 4), F(1, 4)), Q_B
     got = trace(ratio_sampler(p, q, cmp="<=")).law
-    want = exact("le-float32-coin", p, q)
-    assert got[3] - want[3] == q[3] * F(1, 2**24)  # token 3 is not in the residual's support
-    assert sum(got.values()) == 1 and got != want
+    grid = exact("le-float32-grid", p, q)
+    assert got[3] - grid[3] == q[3] * F(1, 2**24)  # token 3 is not in the residual's support
+    assert sum(got.values()) == 1 and got != grid
+    assert got == exact("le-float32-coin", p, q)
 
 
 def test_out_of_range_output_is_kept_as_its_own_key():
@@ -231,7 +234,7 @@ def test_without_replacement_multinomial():
     ("torch.randn", lambda: int(torch.randn(()) > 0)),
     ("torch.bernoulli", lambda: int(torch.bernoulli(torch.tensor(0.5)))),
     ("torch.normal", lambda: int(torch.normal(torch.tensor(0.0), torch.tensor(1.0)) > 0)),
-    ("Tensor.exponential_", lambda: int(torch.argmax(torch.tensor([0.5, 0.5]) / torch.empty(2).exponential_()))),
+    ("Tensor.geometric_", lambda: int(torch.empty(()).geometric_(0.5) > 1)),
     ("random.random", lambda: int(random.random() < 0.5)),
     ("numpy.random.rand", lambda: int(np.random.rand() < 0.5)),
     ("numpy.random.default_rng", lambda: int(np.random.default_rng(0).random() < 0.5)),
@@ -264,9 +267,20 @@ def test_non_monotone_sampler_is_refused():
         trace(run)
 
 
-def test_a_uniform_used_as_a_value_exceeds_the_budget():
-    with pytest.raises(TraceTooLarge, match="max_runs"):
+def test_a_uniform_used_as_a_value_is_named_before_the_budget():
+    # the output changes at every grid point: named after 32 consecutive breakpoints, well within 500 runs
+    with pytest.raises(ContinuousThreshold, match="used as a value"):
         trace(lambda: float(torch.rand(())), max_runs=500)
+
+
+def test_the_budget_names_where_the_runs_went():
+    def draws(p):
+        return tuple(int(torch.multinomial(p, 1)) for _ in range(4))
+
+    with pytest.raises(TraceTooLarge, match=r"max_runs = 50 runs.*grows exponentially"):
+        trace(draws, (torch.tensor([0.25] * 4),), max_runs=50)
+    with pytest.raises(TraceTooLarge, match=r"stopped while bisecting the output on uniform #0 from torch\.rand"):
+        trace(lambda: int(torch.rand(()) < 0.3), max_runs=10)
 
 
 def test_sampler_errors_are_wrapped_and_patches_restored():
@@ -322,8 +336,15 @@ def test_a_threshold_that_varies_continuously_is_refused_not_traced_wrongly():
         u1, u2 = torch.rand((), dtype=torch.float64), torch.rand((), dtype=torch.float64)
         return int(u2 < 4 * u1 * (1 - u1))  # P(1) = 2/3; the law of u2's test differs at every u1
 
-    with pytest.raises(TraceTooLarge):
-        trace(continuous, max_runs=3000)
+    with pytest.raises(ContinuousThreshold, match=r"lt compares two values computed from different uniforms"):
+        trace(continuous, max_runs=20)  # seen on the first run, by the torch-function mode
+
+    def continuous_in_python():  # the values leave torch: the piece search names it instead (within 2,000 runs)
+        u1, u2 = float(torch.rand(())), float(torch.rand(()))
+        return int(u2 < 4 * u1 * (1 - u1))
+
+    with pytest.raises(ContinuousThreshold, match=r"law of the rest of the run changes at each of 32 consecutive"):
+        trace(continuous_in_python, max_runs=2000)
 
 
 def test_a_sampler_that_seeds_itself_is_refused():

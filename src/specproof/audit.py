@@ -30,6 +30,7 @@ from typing import Any, Callable, Sequence
 from .errors import InvalidDistribution, ResidualUndefined
 from .outcome import Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven, Rows
 from .policy import STANDARD, Rule
+from .floats import FLOAT32
 from .rational import as_distribution
 
 __all__ = ["position_tree", "PositionLaw", "position_law", "BlockRuleLaw", "block_law", "GivenBlockRuleLaw",
@@ -50,17 +51,30 @@ def _tv(a: Sequence[Fraction], b: Sequence[Fraction], extra: Fraction = Fraction
 
 def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tuple]]:
     """The rows a position tree reads, and each row's recipe (see :class:`OutcomeTree`)."""
-    pv = as_distribution(p, "p").fractions()
-    qv = as_distribution(q, "q").fractions()
+    fmt = rule.arithmetic.format()
+    if fmt is None:
+        pv = as_distribution(p, "p").fractions()
+        qv = as_distribution(q, "q").fractions()
+        raw_p, raw_q = pv, qv
+    else:
+        raw_p, pv = _float_row(p, "p")
+        raw_q, qv = _float_row(q, "q")
     if len(pv) != len(qv):
         raise InvalidDistribution(f"p has V={len(pv)} entries but q has V={len(qv)}")
 
-    def processed(proc, row, name):
+    def processed(proc, row, raw, name):
+        if fmt is not None:  # the row as the code holds it, in its format (a float row is unchanged)
+            rounded = tuple(fmt.round(x) for x in raw)
+            if rounded == row:
+                return rounded, ("copy", name)
+            if rounded == tuple(fmt.round(x) for x in row):  # rationals rounded to the format: a checker step
+                return rounded, ("float-rounded", name, rule.arithmetic.dtype)
+            return rounded, ("given",)  # float rows off from 1: their values, as given
         return (row, ("copy", name)) if proc.identity else (proc.apply(row), ("given",))
 
-    target, r_target = processed(rule.target_processing, pv, "p")
-    draft, r_draft = processed(rule.draft_processing, qv, "q")
-    reference, r_reference = processed(rule.reference, pv, "p")
+    target, r_target = processed(rule.target_processing, pv, raw_p, "p")
+    draft, r_draft = processed(rule.draft_processing, qv, raw_q, "q")
+    reference, r_reference = (pv, ("copy", "p")) if rule.reference.identity else (rule.reference.apply(pv), ("given",))
     if proposal is not None:
         prop = as_distribution(proposal, "proposal").fractions()
         if len(prop) != len(pv):
@@ -78,9 +92,20 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
         r_prop = ("one-hot-argmax", "draft")
     else:
         prop, r_prop = draft, ("copy", "draft")
-    if rule.residual == "positive-part":
+    extra_rows: dict[str, tuple] = {}
+    extra_recipes: dict[str, tuple] = {}
+    if fmt is not None and rule.residual == "positive-part":
+        dtype = rule.arithmetic.dtype
+        resid = tuple(max(fmt.sub(a, b), Fraction(0)) for a, b in zip(target, draft))
+        r_resid: tuple = ("float-positive-part", "target", "draft", dtype)
+        if rule.arithmetic.normalization == "divide":
+            extra_rows["residual-weights"], extra_recipes["residual-weights"] = resid, r_resid
+            total = fmt.round(FLOAT32.sum(resid)) if fmt.precision < 24 else fmt.sum(resid)  # half: float accumulator
+            resid = tuple(fmt.div(r, total) for r in resid) if total else resid
+            r_resid = ("float-normalized", "residual-weights", dtype)
+    elif rule.residual == "positive-part":
         resid = tuple(max(a - b, Fraction(0)) for a, b in zip(target, draft))
-        r_resid: tuple = ("positive-part", "target", "draft")
+        r_resid = ("positive-part", "target", "draft")
     elif rule.residual == "target":
         resid, r_resid = target, ("copy", "target")
     else:
@@ -88,10 +113,47 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
         r_resid = ("floor-difference", "target", "draft", f"{rule.floor.numerator}/{rule.floor.denominator}")
     v = len(pv)
     rows = Rows(p=pv, q=qv, target=target, draft=draft, proposal=prop, residual=resid,
-                reference=reference, uniform=tuple(Fraction(1, v) for _ in range(v)))
+                reference=reference, uniform=tuple(Fraction(1, v) for _ in range(v)), **extra_rows)
     recipes = {"p": ("input", "p"), "q": ("input", "q"), "target": r_target, "draft": r_draft,
-               "proposal": r_prop, "residual": r_resid, "reference": r_reference, "uniform": ("uniform",)}
+               "proposal": r_prop, "residual": r_resid, "reference": r_reference, "uniform": ("uniform",),
+               **extra_recipes}
     return rows, recipes
+
+
+def _normalized(row: Sequence[Fraction]) -> tuple[Fraction, ...]:
+    """The row divided by its sum (a float row's law; an exact row is returned as it is)."""
+    total = sum(row, Fraction(0))
+    return tuple(row) if total in (0, 1) else tuple(x / total for x in row)
+
+
+def _float_row(values: Any, name: str) -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]]:
+    """A row as float code receives it: each entry's exact value (floats, NumPy or torch arrays,
+    or rationals), and the same row divided by its exact sum (the law it stands for)."""
+    if hasattr(values, "detach"):
+        values = values.detach().cpu().double()
+    if hasattr(values, "tolist"):
+        values = values.tolist()
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise InvalidDistribution(f"{name} must be a sequence of numbers, got {type(values).__name__}")
+    raw = []
+    for i, v in enumerate(values):
+        if isinstance(v, float):
+            if not math.isfinite(v):
+                raise InvalidDistribution(f"{name}[{i}] is {v}, not a finite number")
+            raw.append(Fraction(v))
+        else:
+            from .rational import to_fraction
+
+            raw.append(to_fraction(v, what=f"{name}[{i}]"))
+    if not raw:
+        raise InvalidDistribution(f"{name} is empty")
+    for i, v in enumerate(raw):
+        if v < 0:
+            raise InvalidDistribution(f"{name}[{i}] is {v}, negative")
+    total = sum(raw, Fraction(0))
+    if total == 0:
+        raise InvalidDistribution(f"{name} sums to 0")
+    return tuple(raw), tuple(v / total for v in raw)
 
 
 _DERIVATIONS = {
@@ -100,6 +162,7 @@ _DERIVATIONS = {
     "proposal": "the law the draft token is drawn from", "residual": "the rule's residual weights (unnormalized)",
     "reference": "p after the rule's reference processing: the law the output should have",
     "uniform": "1/V for every token",
+    "residual-weights": "fl(max(p - q, 0)) in the rule's float format, before it is divided by its float sum",
 }
 
 
@@ -122,8 +185,8 @@ class _Builder(Builder):
             return self.node("greedy test", [self.branch(Choice(("argmax-is-not", "target", x)), Leaf(top, False))])
         if rule.acceptance == "match":
             return self.node("target sample", [self.branch(Draw("target", y), Leaf(y, y == x)) for y in range(self.v)])
-        # ratio test: u < p(x)/q(x) (or <=)
-        if rows["draft"][x] == 0:
+        # ratio test: u < p(x)/q(x) (or <=); the product test u * q < p needs no case for q(x) = 0
+        if rows["draft"][x] == 0 and not (rule.arithmetic.test == "product" and not rule.arithmetic.is_exact):
             if rows["target"][x] > 0:
                 inner = self.node("p(x) > 0", [self.branch(
                     Choice(("positive", "target", x), "p/q = +inf: every coin passes"), Leaf(x, True))])
@@ -131,8 +194,14 @@ class _Builder(Builder):
                 inner = self.node("p(x) = 0", [self.branch(
                     Choice(("zero", "target", x), "p/q = 0/0 = NaN: no coin passes"), lambda: self.residual(x, None))])
             return self.node("q(x) = 0", [self.branch(Choice(("zero", "draft", x)), inner)])
-        source = ("ratio", "target", "draft", x)
+        arith = rule.arithmetic
         strict = rule.comparison == "<"
+        if arith.is_exact:
+            source: tuple = ("ratio", "target", "draft", x)
+        elif arith.test == "ratio":
+            source = ("float-ratio", "target", "draft", x, arith.dtype)
+        else:  # fl(u * q) < p: a threshold on the grid, compared strictly
+            source, strict = ("float-product", "target", "draft", x, arith.dtype, rule.coin.name, rule.comparison), True
         accept = self.branch(Coin(rule.coin, upper=Bound(source, strict)), Leaf(x, True))
         reject = Bound(source, not strict)  # the complement: u >= t for "<", u > t for "<="
         if rule.residual_draw == "inverse-cdf-reuse" and rows.cumulative("residual")[-1] > 0:
@@ -241,7 +310,8 @@ def position_tree(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = None
             raise InvalidDistribution(f"drafted token is {drafted!r}, not an integer token id in [0, {b.v})")
         root: Node = b.after_draft(drafted, unchecked)
     else:
-        root = b.node("draft", [Branch(Draw("proposal", x), rows["proposal"][x], b.after_draft(x, unchecked))
+        root = b.node("draft", [Branch(Draw("proposal", x), Draw("proposal", x).probability(rows),
+                                       b.after_draft(x, unchecked))
                                 for x in range(b.v) if rows["proposal"][x]])
     return OutcomeTree(rows, root, b.v, dict(_DERIVATIONS), recipes)
 
@@ -320,7 +390,8 @@ def position_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = None)
     tree = position_tree(p, q, rule, proposal=proposal, unchecked=rule.unchecked_drafts > 0)
     law, bad = tree.law()
     ref = tree.rows["reference"]
-    textbook = sum((min(a, b) for a, b in zip(tree.rows["target"], tree.rows["draft"])), Fraction(0))
+    textbook = sum((min(a, b) for a, b in zip(_normalized(tree.rows["target"]), _normalized(tree.rows["draft"]))),
+                   Fraction(0))
     return PositionLaw(tree, law, bad, ref, tree.accept_probability(), textbook,
                        _tv(law, ref, sum(bad.values(), Fraction(0))))
 
@@ -464,7 +535,7 @@ def block_law(target: Any, draft: Any, gamma: int, rule: Rule = STANDARD, *, sto
         try:
             if len(prefix) == gamma:
                 rows = _rows(tmodel(prefix), dmodel(prefix), rule, None)[0]
-                row, ref = rows["target"], rows["reference"]
+                row, ref = _normalized(rows["target"]), rows["reference"]
                 node_tv[prefix] = _tv(row, ref)
                 lengths[gamma] += reach
                 for y, m in enumerate(row):
@@ -519,7 +590,7 @@ def _flag_expectation(tmodel, dmodel, pmodel, gamma: int, rule: Rule) -> Fractio
                              proposal=None if pmodel is None else pmodel(prefix),
                              unchecked=len(prefix) < rule.unchecked_drafts)
         total += reach * tree.accept_probability()
-        for x, px in enumerate(tree.rows["proposal"]):
+        for x, px in enumerate(_normalized(tree.rows["proposal"])):
             if px:
                 stack.append((prefix + (x,), reach * px))
     return total
@@ -663,7 +734,7 @@ def given_block_law(target_rows: Sequence[Any], draft_rows: Sequence[Any], token
             if not accepted and 0 <= output < vocab:
                 rejected[output] += m
         rows_out.append(tuple(r / (1 - keep) for r in rejected) if keep != 1 else tuple(Fraction(0) for _ in rejected))
-    bonus = _rows(target_rows[real], target_rows[real], rule, None)[0]["target"]
+    bonus = _normalized(_rows(target_rows[real], target_rows[real], rule, None)[0]["target"])
     lengths.append(alive)
     rows_out.append(bonus)
     expected = sum((i * m for i, m in enumerate(lengths)), Fraction(0))

@@ -78,6 +78,7 @@ __all__ = [
     "write",
 ]
 
+
 #: The theorem every single-position certificate states.
 STATEMENT = (
     "For target p and draft q over the same finite vocabulary, the token emitted by the "

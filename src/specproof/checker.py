@@ -21,7 +21,10 @@ Documents (schemas):
   bonus token; the target's and draft's rows at every prefix the verifier can accept.
 - ``specproof.outcome-certificate/1``: one position of a verifier under an engine's rule, as an
   outcome tree of primitive events (draw from a row, a coin against thresholds, a deterministic
-  choice, an exponential race), its rows each re-derived from a one-step recipe.
+  choice, an exponential race), its rows each re-derived from a one-step recipe. Float code is
+  described by float steps (:data:`FLOAT_FORMATS`): rows rounded to a format, the residual
+  ``max(fl(p - q), 0)`` and its division by its float sum, and the thresholds ``fl(p/q)`` and
+  ``fl(u * q) < p``, each the exact IEEE rounding (:func:`_round_float`).
 - ``specproof.block-certificate/1``: one step of a verifier over a block of gamma drafts (block
   verification, a chain under an engine's rule), as an outcome tree whose leaves are token
   sequences, its rows re-derived by recipes from the target's and draft's rows at each prefix;
@@ -802,10 +805,62 @@ def _input_key(recipe, name, size, gamma, where):
 
 #: Recipe kind -> how many arguments it takes, and which of them name rows.
 _RECIPE_ARITY = {"input": 1, "given": 0, "copy": 1, "positive-part": 2, "floor-difference": 3, "normalized": 1,
-                 "without": 2, "one-hot-argmax": 1, "uniform": 0, "times-capped-ratio": 4, "scaled": 2, "minimum": 2}
+                 "without": 2, "one-hot-argmax": 1, "uniform": 0, "times-capped-ratio": 4, "scaled": 2, "minimum": 2,
+                 "float-rounded": 2, "float-positive-part": 3, "float-normalized": 2}
 _RECIPE_ROWS = {"input": (), "given": (), "copy": (0,), "positive-part": (0, 1), "floor-difference": (0, 1),
                 "normalized": (0,), "without": (0,), "one-hot-argmax": (0,), "uniform": (),
-                "times-capped-ratio": (0, 1, 2), "scaled": (0,), "minimum": (0, 1)}
+                "times-capped-ratio": (0, 1, 2), "scaled": (0,), "minimum": (0, 1),
+                "float-rounded": (0,), "float-positive-part": (0, 1), "float-normalized": (0,)}
+
+#: IEEE 754 binary formats a float step may name: (precision in bits, the implicit one included;
+#: the smallest and the largest normal exponent). A float step is the exact result rounded to
+#: nearest, ties to even (IEEE 754-2019, 4.3.1), with gradual underflow.
+FLOAT_FORMATS = {"float16": (11, -14, 15), "bfloat16": (8, -126, 127), "float32": (24, -126, 127),
+                 "float64": (53, -1022, 1023)}
+
+
+def _float_format(name, where):
+    if not isinstance(name, str) or name not in FLOAT_FORMATS:
+        raise Rejection(Reason.MALFORMED, f"{where} names the float format {_show(name)}, not one of "
+                                          f"{', '.join(FLOAT_FORMATS)}")
+    return FLOAT_FORMATS[name]
+
+
+def _round_float(value, fmt):
+    """fl(value): the float of ``fmt`` nearest to the ratio ``value`` >= 0, ties to even, as a
+    :class:`Ratio` (a power of two below); None when it overflows to +inf."""
+    precision, emin, emax = fmt
+    num, den = value.num, value.den
+    if num == 0:
+        return Ratio(0, 1)
+    e = num.bit_length() - den.bit_length()  # 2^e <= num/den < 2^(e + 1) after the correction
+    if (num << -e if e < 0 else num) < (den << e if e > 0 else den):
+        e -= 1
+    step = max(e, emin) - precision + 1  # the spacing of floats there is 2^step
+    top, bottom = (num << -step, den) if step < 0 else (num, den << step)
+    m, rest = divmod(top, bottom)
+    if 2 * rest > bottom or (2 * rest == bottom and m % 2 == 1):
+        m += 1
+    if m > 0 and m.bit_length() + step > emax + 1:  # m 2^step >= 2^(emax + 1): beyond the largest finite
+        return None
+    return Ratio(m << step, 1) if step >= 0 else Ratio(m, 1 << -step)
+
+
+def _float_row(values, den, fmt):
+    """Each entry n_i / den rounded to ``fmt``, as a :class:`Row` over one power-of-two denominator."""
+    rounded = [_round_float(Ratio(n, den), fmt) for n in values]
+    common = max(r.den for r in rounded)
+    return Row([r.num * (common // r.den) for r in rounded], common)
+
+
+def _float_sum(row, fmt):
+    """The row's sum in ``fmt``, left to right, one rounding per addition (float16 and bfloat16:
+    in a float32 accumulator, rounded once at the end), as NumPy and PyTorch sum short rows."""
+    acc_fmt = FLOAT_FORMATS["float32"] if fmt[0] < 24 else fmt
+    total = Ratio(0, 1)
+    for n in row.nums:
+        total = _round_float(Ratio(total.num * row.den + n * total.den, total.den * row.den), acc_fmt)
+    return _round_float(total, fmt)
 
 
 def _dependency_order(recipes, where):
@@ -866,7 +921,20 @@ def _derive(kind, args, rows, size, where):
             raise Rejection(Reason.TOKENS, f"{where}.recipe removes {_show(tokens)}, not token ids in [0, {size})")
         removed = set(tokens)
         return Row([0 if i in removed else x for i, x in enumerate(a.row.nums)], a.row.den)
+    if kind == "float-rounded":  # fl(a_i): a row as float code holds it
+        return _float_row(a.row.nums, a.row.den, _float_format(args[1], f"{where}.recipe format"))
+    if kind == "float-normalized":  # fl(a_i / s), s = the row's float sum; a row of mass 0 is kept
+        fmt = _float_format(args[1], f"{where}.recipe format")
+        total = _float_sum(a.row, fmt)
+        if total.num == 0:
+            return a.row
+        return _float_row([n * total.den for n in a.row.nums], a.row.den * total.num, fmt)
     b = _named_row(rows, args[1], where).row
+    if kind == "float-positive-part":  # max(fl(a_i - b_i), 0): the residual as float code forms it
+        fmt = _float_format(args[2], f"{where}.recipe format")
+        den = lcm(a.row.den, b.den)
+        sa, sb = den // a.row.den, den // b.den
+        return _float_row([max(x * sa - y * sb, 0) for x, y in zip(a.row.nums, b.nums)], den, fmt)
     if kind == "minimum":  # min(a_i, b_i)
         den = lcm(a.row.den, b.den)
         sa, sb = den // a.row.den, den // b.den
@@ -962,7 +1030,53 @@ def _threshold(bound, rows, size, where, read):
         return Ratio(a.cumulative[-1] * b.row.den, a.row.den * b.cumulative[-1]), strict
     if kind == "const" and len(source) == 2:
         return _constant(source[1], f"{where} constant"), strict
-    raise Rejection(Reason.MALFORMED, f"{where} has source {_show(source)}, not ratio/cdf/masses/const")
+    if kind == "float-ratio" and len(source) == 5:  # fl(a[x] / b[x]); +inf is 2, above every coin
+        a, b = _named_row(rows, source[1], where).row, _named_row(rows, source[2], where).row
+        x = _token(source[3], size, f"{where} token")
+        fmt = _float_format(source[4], where)
+        if b.nums[x] == 0:
+            raise Rejection(Reason.MALFORMED, f"{where} divides by {_cut(source[2])}[{x}] = 0")
+        read.update(source[1:3])
+        value = _round_float(Ratio(a.nums[x] * b.den, a.den * b.nums[x]), fmt)
+        return (Ratio(2, 1) if value is None else value), strict
+    if kind == "float-product" and len(source) == 7:
+        return _float_product(source, rows, size, where, read), strict
+    raise Rejection(Reason.MALFORMED, f"{where} has source {_show(source)}, not ratio/cdf/masses/const/"
+                                      "float-ratio/float-product")
+
+
+def _float_product(source, rows, size, where, read):
+    """``["float-product", a, b, x, format, coin, cmp]``: the threshold t with ``u < t`` exactly for
+    the grid coins u that pass ``fl(u * b[x]) cmp a[x]``, the product rounded in the wider of the
+    format and the coin's own (float32 for a 24-bit grid, float64 for 53 bits). Rounding is monotone,
+    so the passing coins are the grid's first ones; their count is found by bisection (at most 54
+    roundings)."""
+    _, a_name, b_name, x, fmt_name, coin, cmp = source
+    a, b = _named_row(rows, a_name, where).row, _named_row(rows, b_name, where).row
+    x = _token(x, size, f"{where} token")
+    fmt = _float_format(fmt_name, where)
+    if coin not in _COIN_GRIDS or cmp not in ("<", "<="):
+        raise Rejection(Reason.MALFORMED, f"{where}: the product test needs a grid coin and < or <=, not "
+                                          f"{_show(coin)} and {_show(cmp)}")
+    bits, open_closed = _COIN_GRIDS[coin]
+    wide = max(fmt, FLOAT_FORMATS["float32" if bits <= 24 else "float64"])
+    read.update((a_name, b_name))
+    n = 1 << bits
+
+    def passes(k):
+        prod = _round_float(Ratio(k * b.nums[x], n * b.den), wide)
+        if prod is None:
+            return False
+        return _less(prod, Ratio(a.nums[x], a.den), cmp == "<")
+
+    lo, hi = (1, n + 1) if open_closed else (0, n)  # the first failing k lies in [lo, hi]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if passes(mid):
+            lo = mid + 1
+        else:
+            hi = mid
+    return Ratio(lo, n)
 
 
 def _event_probability(event, rows, size, where, read):

@@ -263,7 +263,11 @@ class Bound:
     source : tuple
         ``("ratio", a, b, x)``: ``a[x] / b[x]`` (b[x] > 0); ``("cdf", r, i)``: the cumulative
         normalized row ``sum(r[:i+1]) / sum(r)``; ``("masses", a, b)``: ``sum(a) / sum(b)``
-        (sum(b) > 0); ``("const", v)``: the rational v.
+        (sum(b) > 0); ``("const", v)``: the rational v; ``("float-ratio", a, b, x, dtype)``:
+        ``fl(a[x] / b[x])`` rounded in ``dtype`` (an overflow counts as 2, above every coin);
+        ``("float-product", a, b, x, dtype, coin, cmp)``: the t with ``u < t`` exactly for the
+        grid coins u with ``fl(u * b[x]) cmp a[x]`` (used with ``strict`` True for the accept
+        side and False for the reject side).
     strict : bool
         For a lower end, True means ``t < u``; for an upper end, True means ``u < t``.
     """
@@ -294,7 +298,52 @@ class Bound:
             return _cumulative(rows, a, -1) / den
         if kind == "const":
             return Fraction(self.source[1])
+        if kind == "float-ratio":
+            _, a, b, x, dtype = self.source
+            return _float_ratio(_row(rows, a)[x], _row(rows, b)[x], dtype)
+        if kind == "float-product":
+            _, a, b, x, dtype, coin, comparison = self.source
+            return _float_product_threshold(_row(rows, a)[x], _row(rows, b)[x], dtype, coin_model(coin), comparison)
         raise InvalidTree(f"unknown threshold source {self.source!r}")
+
+
+def _float_ratio(a: Fraction, b: Fraction, dtype: str) -> Fraction:
+    """``fl(a / b)`` in ``dtype``; an overflow (``+inf``) is returned as 2, above every coin."""
+    from .floats import FORMATS
+
+    if b == 0:
+        raise InvalidTree(f"float ratio threshold {a}/{b} divides by 0")
+    value = FORMATS[dtype].div(a, b)
+    return Fraction(2) if value == math.inf else value
+
+
+def _float_product_threshold(a: Fraction, b: Fraction, dtype: str, coin: "CoinModel", comparison: str) -> Fraction:
+    """The threshold t with ``{u : u < t}`` = ``{u : fl(u * b) < a}`` (or ``<=``) on the coin's grid.
+
+    The product is rounded in the wider of ``dtype`` and the coin's own format (float32 for a
+    24-bit grid, float64 for 53 bits), as PyTorch and NumPy promote; rounding is monotone, so the
+    coins that pass are the grid's first K points, found by bisection on exact products.
+    """
+    from .floats import FORMATS
+
+    if coin.bits is None:
+        raise InvalidTree(f"the product test fl(u * q) {comparison} p needs a float-grid coin, not {coin.name}")
+    wide = max(FORMATS[dtype], FORMATS["float32" if coin.bits <= 24 else "float64"], key=lambda f: f.precision)
+    n = 1 << coin.bits
+    lo, hi = (1, n) if coin.open_closed else (0, n - 1)
+
+    def passes(k: int) -> bool:
+        prod = wide.mul(Fraction(k, n), b)
+        return prod < a if comparison == "<" else prod <= a
+
+    count_lo, count_hi = lo, hi + 1  # the first failing k lies in [lo, hi + 1]
+    while count_lo < count_hi:
+        mid = (count_lo + count_hi) // 2
+        if passes(mid):
+            count_lo = mid + 1
+        else:
+            count_hi = mid
+    return Fraction(count_lo, n)  # u < count_lo / n holds exactly for the passing grid points
 
 
 @dataclass(frozen=True)
@@ -793,7 +842,8 @@ class OutcomeTree:
 RECIPE_ROW_ARGS = _RECIPE_ROWS
 
 #: Threshold source kind -> the positions of its arguments that name rows.
-_SOURCE_ROW_ARGS = {"ratio": (0, 1), "cdf": (0,), "masses": (0, 1), "const": ()}
+_SOURCE_ROW_ARGS = {"ratio": (0, 1), "cdf": (0,), "masses": (0, 1), "const": (), "float-ratio": (0, 1),
+                    "float-product": (0, 1)}
 
 
 def _renamed_event(event: "Primitive", name: Callable[[str], str]) -> "Primitive":

@@ -28,8 +28,8 @@ from .errors import SpecProofError
 from .outcome import CONTINUOUS, FLOAT32, FLOAT32_OPEN_CLOSED, CoinModel, coin_model
 from .rational import format_fraction, to_fraction
 
-__all__ = ["UnsupportedRule", "Processing", "Rule", "STANDARD", "NamedRule", "NAMED_RULES", "named_rule",
-           "rule_from_dict"]
+__all__ = ["UnsupportedRule", "Processing", "Arithmetic", "EXACT", "Rule", "STANDARD", "NamedRule", "NAMED_RULES",
+           "named_rule", "rule_from_dict"]
 
 
 class UnsupportedRule(SpecProofError):
@@ -164,6 +164,96 @@ class Processing:
         return out
 
 
+_DTYPES = ("exact", "float16", "bfloat16", "float32", "float64")
+_TESTS = ("ratio", "product")
+_NORMALIZATIONS = ("none", "divide")
+
+
+@dataclass(frozen=True)
+class Arithmetic:
+    """The arithmetic a verifier's code does in its accept test and its residual.
+
+    Attributes
+    ----------
+    dtype : {"exact", "float16", "bfloat16", "float32", "float64"}
+        The format the rows are held and computed in. ``"exact"``: rational arithmetic (the
+        papers' verifier). A float format: the target's and the draft's rows are rounded to it
+        (a row that is already in the format is unchanged), and every operation below is the
+        exact result rounded to nearest, ties to even (:mod:`specproof.floats`).
+    test : {"ratio", "product"}
+        The form of the accept test, with the rule's comparison ``<`` or ``<=``: ``"ratio"``
+        compares the coin with ``fl(p(x) / q(x))``; ``"product"`` compares ``fl(u * q(x))`` with
+        ``p(x)``, the product computed in the wider of the coin's format and ``dtype`` (as
+        PyTorch and NumPy promote), so it needs a float-grid coin.
+    normalization : {"none", "divide"}
+        How the residual ``fl(max(p - q, 0))`` is handed to the draw: as weights (the draw
+        normalizes them exactly, as ``torch.multinomial`` is modelled), or divided first by its
+        float sum, each ``fl(r_i / s)``. ``s`` is summed left to right, in ``dtype`` for float32
+        and float64 and in float32 (then rounded once) for float16 and bfloat16, as NumPy does for
+        rows of fewer than 8 entries and PyTorch for rows of at most 4 (measured); for longer rows
+        their block order is not modelled, which :meth:`caveats` states.
+
+    Notes
+    -----
+    A division by ``q(x) = 0`` gives ``+inf`` (accepted) for ``p(x) > 0`` and NaN (rejected)
+    for ``p(x) = 0``, as IEEE arithmetic does; an overflow of ``p/q`` is ``+inf``. The coin's
+    own law (its grid) is the rule's :class:`~specproof.outcome.CoinModel`.
+
+    Examples
+    --------
+    >>> Arithmetic("float32").describe("<=")
+    'u <= fl32(p/q), residual fl32(max(p - q, 0)) as weights'
+    >>> EXACT.describe("<")
+    'u < p/q, exact'
+    """
+
+    dtype: str = "exact"
+    test: str = "ratio"
+    normalization: str = "none"
+
+    def __post_init__(self) -> None:
+        for name, allowed in (("dtype", _DTYPES), ("test", _TESTS), ("normalization", _NORMALIZATIONS)):
+            if getattr(self, name) not in allowed:
+                raise UnsupportedRule(f"arithmetic {name} is {getattr(self, name)!r}, not one of {', '.join(allowed)}")
+        if self.dtype == "exact" and (self.test, self.normalization) != ("ratio", "none"):
+            raise UnsupportedRule("exact arithmetic has test 'ratio' and normalization 'none' (the other forms "
+                                  "compute the same exact values)")
+
+    @property
+    def is_exact(self) -> bool:
+        """True for rational arithmetic."""
+        return self.dtype == "exact"
+
+    def format(self):
+        """The :class:`~specproof.floats.FloatFormat` of ``dtype`` (None when exact)."""
+        from .floats import FORMATS
+
+        return FORMATS.get(self.dtype)
+
+    def describe(self, comparison: str = "<") -> str:
+        """One line naming the accept test and the residual's arithmetic."""
+        if self.is_exact:
+            return f"u {comparison} p/q, exact"
+        fl = {"float16": "fl16", "bfloat16": "flbf16", "float32": "fl32", "float64": "fl64"}[self.dtype]
+        test = f"u {comparison} {fl}(p/q)" if self.test == "ratio" else f"{fl}(u * q) {comparison} p"
+        norm = "as weights" if self.normalization == "none" else f"divided by its {fl} sum"
+        return f"{test}, residual {fl}(max(p - q, 0)) {norm}"
+
+    def caveats(self, vocab_size: int) -> list[str]:
+        """What this model does not capture exactly at vocabulary size ``vocab_size``."""
+        if not self.is_exact and self.normalization == "divide" and vocab_size >= 5:
+            return [f"the residual's {self.dtype} sum is modelled left to right; at V = {vocab_size} PyTorch (V >= 5) "
+                    "and NumPy (V >= 8) sum in blocks, whose rounding may differ by an ulp"]
+        return []
+
+    def as_dict(self) -> dict[str, str]:
+        """JSON-ready data."""
+        return {"dtype": self.dtype, "test": self.test, "normalization": self.normalization}
+
+
+EXACT = Arithmetic()
+
+
 _CHOICES = {
     "acceptance": ("ratio", "all", "match", "greedy"),
     "comparison": ("<", "<="),
@@ -239,6 +329,9 @@ class Rule:
     acceptance_rate : {"per-draft", "per-emitted"}
         How the engine reports its acceptance rate: counted drafts over gamma, or over the
         emitted tokens (a biased stand-in; see :func:`specproof.audit.acceptance_rate`).
+    arithmetic : Arithmetic
+        The arithmetic of the accept test and the residual (default exact; the named rules of
+        real code use that code's float arithmetic).
 
     Examples
     --------
@@ -266,6 +359,7 @@ class Rule:
     padding: str = "stop"
     accepted_count: str = "prefix"
     acceptance_rate: str = "per-draft"
+    arithmetic: Arithmetic = EXACT
 
     def __post_init__(self) -> None:
         for name, allowed in _CHOICES.items():
@@ -279,6 +373,17 @@ class Rule:
             raise UnsupportedRule(f"floor is {self.floor}, not > 0")
         if isinstance(self.unchecked_drafts, bool) or not isinstance(self.unchecked_drafts, int) or self.unchecked_drafts < 0:
             raise UnsupportedRule(f"unchecked_drafts is {self.unchecked_drafts!r}, not an integer >= 0")
+        if not isinstance(self.arithmetic, Arithmetic):
+            raise UnsupportedRule(f"arithmetic is {self.arithmetic!r}, not an Arithmetic")
+        if not self.arithmetic.is_exact:
+            if self.arithmetic.test == "product" and self.coin.bits is None:
+                raise UnsupportedRule(f"the accept test fl(u * q) < p needs a float-grid coin, not {self.coin.name}")
+            if not (self.target_processing.identity and self.draft_processing.identity):
+                raise UnsupportedRule("float arithmetic is modelled on the rows as given; processing steps "
+                                      "(temperature, top-k, top-p, min-p) are exact only")
+            if self.residual == "floor" or self.residual_draw != "independent":
+                raise UnsupportedRule("float arithmetic is modelled for the positive-part residual with an "
+                                      "independent draw; this rule's residual is exact only")
         if self.residual_draw == "inverse-cdf-reuse" and self.acceptance != "ratio":
             raise UnsupportedRule("residual_draw='inverse-cdf-reuse' reuses the ratio test's coin: needs acceptance='ratio'")
 
@@ -298,13 +403,14 @@ class Rule:
         """A short human description of the choices that differ from the textbook rule."""
         parts = []
         if self.acceptance == "ratio":
-            parts.append(f"u {self.comparison} p/q")
+            parts.append(self.arithmetic.describe(self.comparison) if not self.arithmetic.is_exact
+                         else f"u {self.comparison} p/q")
         else:
             parts.append(f"acceptance {self.acceptance}")
         if self.coin != CONTINUOUS:
             parts.append(f"coin {self.coin.name}")
         for f in fields(self):
-            if f.name in ("acceptance", "comparison", "coin"):
+            if f.name in ("acceptance", "comparison", "coin", "arithmetic"):
                 continue
             v, d = getattr(self, f.name), getattr(STANDARD, f.name)
             if v != d:
@@ -318,7 +424,7 @@ class Rule:
             v = getattr(self, f.name)
             if isinstance(v, CoinModel):
                 v = v.name
-            elif isinstance(v, Processing):
+            elif isinstance(v, (Processing, Arithmetic)):
                 v = v.as_dict()
             elif isinstance(v, Fraction):
                 v = format_fraction(v)
@@ -366,7 +472,10 @@ def rule_from_dict(data: Any) -> Rule:
 
     Examples
     --------
-    >>> rule_from_dict({"comparison": "<=", "coin": "float32"}) == named_rule("le-float32-coin")
+    >>> rule_from_dict({"comparison": "<=", "coin": "float32"}) == named_rule("le-float32-grid")
+    True
+    >>> rule_from_dict({"comparison": "<=", "coin": "float32", "arithmetic": {"dtype": "float32",
+    ...                 "normalization": "divide"}}) == named_rule("le-float32-coin")
     True
     """
     if not isinstance(data, dict):
@@ -383,6 +492,13 @@ def rule_from_dict(data: Any) -> Rule:
     for name in ("target_processing", "draft_processing", "proposal_processing", "reference_processing"):
         if kw.get(name) is not None:
             kw[name] = _processing_from(kw[name], name)
+    if "arithmetic" in kw:
+        arith = kw["arithmetic"]
+        if isinstance(arith, str):
+            arith = {"dtype": arith}
+        if not isinstance(arith, dict) or set(arith) - {"dtype", "test", "normalization"}:
+            raise UnsupportedRule("arithmetic must be a dtype name or an object with keys dtype, test, normalization")
+        kw["arithmetic"] = Arithmetic(**arith)
     return Rule(**kw)
 
 
@@ -405,12 +521,21 @@ NAMED_RULES: dict[str, NamedRule] = {r.name: r for r in [
     NamedRule("accept-all", Rule(acceptance="all"),
               "every draft accepted without a test: the output is the draft's law",
               "a disabled or short-circuited verifier (e.g. a debug flag left on)"),
-    NamedRule("le-float32-coin", Rule(comparison="<=", coin=FLOAT32),
-              "accept iff u <= p/q with a float32 coin (k/2^24): accepts p(x) = 0 when u = 0",
-              "transformers generation/utils.py _speculative_sampling (r <= p/q, torch.rand_like)"),
-    NamedRule("lt-float32-coin", Rule(coin=FLOAT32),
-              "accept iff u < p/q with a float32 coin (k/2^24): off by a count of grid points",
-              "any engine drawing torch.rand in float32 (measured: multiples of 2^-24 in [0, 1))"),
+    NamedRule("le-float32-coin", Rule(comparison="<=", coin=FLOAT32, arithmetic=Arithmetic("float32", "ratio", "divide")),
+              "accept iff u <= fl32(p/q) with a float32 coin (k/2^24), residual fl32(max(p - q, 0)) divided by its "
+              "fl32 sum: accepts p(x) = 0 when u = 0",
+              "transformers generation/utils.py _speculative_sampling (r <= p_i / q_i, torch.rand_like, "
+              "clamp(p - q, min=0) divided by its sum, float32)"),
+    NamedRule("lt-float32-coin", Rule(coin=FLOAT32, arithmetic=Arithmetic("float32")),
+              "accept iff u < fl32(p/q) with a float32 coin (k/2^24), residual fl32(max(p - q, 0)) as weights: "
+              "off by a count of grid points",
+              "a textbook PyTorch verifier in float32 (torch.rand: multiples of 2^-24 in [0, 1), measured)"),
+    NamedRule("le-float32-grid", Rule(comparison="<=", coin=FLOAT32),
+              "accept iff u <= p/q, the exact ratio, with a float32 coin (k/2^24): the coin grid's effect alone",
+              "le-float32-coin without the float rounding of p/q and of the residual (certifiable)"),
+    NamedRule("lt-float32-grid", Rule(coin=FLOAT32),
+              "accept iff u < p/q, the exact ratio, with a float32 coin (k/2^24): the coin grid's effect alone",
+              "lt-float32-coin without the float rounding of p/q and of the residual (certifiable)"),
     NamedRule("resample-from-target", Rule(residual="target"),
               "after a rejection, draw from p instead of (p - q)+ normalized",
               "a common simplification in hand-written verifiers; contrasted in Chen et al. 2023, Sec. 2.3"),

@@ -8,11 +8,17 @@ case split (substitutions such as ``a = b + t, t >= 0``), ``rewrite(Piecewise)``
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import tempfile
+import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
 
 import sympy as sp
 
-__all__ = ["prove_every_v"]
+__all__ = ["prove_every_v", "COQ_DIR", "COQ_FILES", "COQ_THEOREMS", "formal_proof", "check_coq"]
 
 Case = tuple[str, dict]
 
@@ -90,6 +96,280 @@ def _step(sid: str, claim: str, method: str, uses: list[str], expr: sp.Basic,
             "check": str(expr), "result": result, "verified": bool(ok)}
 
 
+# ---------------------------------------------------------------- the Coq proof
+
+#: Where the Coq development lives in a source checkout (absent from an installed wheel).
+COQ_DIR = Path(__file__).resolve().parents[2] / "proofs" / "coq"
+#: Its files, in compilation order, under the logical prefix ``SpecProof``; FloatGrid.v needs Flocq.
+COQ_FILES = ("OnePosition.v", "Chain.v", "FloatCoin.v", "FloatGrid.v")
+_FLOCQ_FILES = ("FloatGrid.v",)
+#: The axioms a Flocq theorem may rest on (Coq's standard reals and classical logic), one per line.
+_ALLOWED_AXIOMS_FILE = "FloatGrid.axioms"
+_COQ_FLAGS = ("-w", "-notation-overridden,-ambiguous-paths")
+_CLOSED = "Closed under the global context"
+
+#: The main Coq theorems: name, file, statement (the source text, whitespace-normalized; a
+#: test keeps it equal to the file) and what it says. ``Print Assumptions`` of each must
+#: print "Closed under the global context", except for the theorems of FloatGrid.v (Flocq,
+#: over Coq's standard reals), whose axioms must all be listed in FloatGrid.axioms. In
+#: OnePosition.v and FloatCoin.v, R is any numFieldType and T any finite type (the vocabulary).
+COQ_THEOREMS: tuple[dict[str, str], ...] = (
+    {"name": "verifier_lossless", "file": "OnePosition.v",
+     "statement": "Theorem verifier_lossless p q fallback : is_distribution p -> is_distribution q -> "
+                  "forall y, verifier p q fallback y = p y.",
+     "says": "for distributions p (target) and q (draft) on any finite vocabulary and any fallback law for "
+             "an empty residual, the verifier program (draft x ~ q, accept with min(1, p x / q x), else draw "
+             "from (p - q)+ normalized) emits a token whose law is p"},
+    {"name": "acceptance_is_alpha", "file": "OnePosition.v",
+     "statement": "Theorem acceptance_is_alpha p q : is_distribution p -> is_distribution q -> "
+                  "acceptance_prob p q = \\sum_x Num.min (p x) (q x).",
+     "says": "the probability that the drafted token is accepted is alpha = sum_x min(p x, q x)"},
+    {"name": "alpha_eq_1_minus_TV", "file": "OnePosition.v",
+     "statement": "Theorem alpha_eq_1_minus_TV p q : is_distribution p -> is_distribution q -> "
+                  "alpha p q = 1 - TV p q.",
+     "says": "alpha = 1 - TV(p, q), TV = (1/2) sum_x |p x - q x|"},
+    {"name": "TV_is_residual_mass", "file": "OnePosition.v",
+     "statement": "Theorem TV_is_residual_mass p q : is_distribution p -> is_distribution q -> "
+                  "TV p q = residual_mass p q.",
+     "says": "TV(p, q) is the residual's mass Z = sum_x (p x - q x)+"},
+    {"name": "draft_never_proposes", "file": "OnePosition.v",
+     "statement": "Corollary draft_never_proposes p q fallback y : is_distribution p -> is_distribution q -> "
+                  "q y = 0 -> 0 < p y -> q y * accept_prob p q y = 0 /\\ verifier p q fallback y = p y.",
+     "says": "q y = 0 < p y: y is never accepted as a draft, yet emitted with mass p y"},
+    {"name": "target_never_wants", "file": "OnePosition.v",
+     "statement": "Corollary target_never_wants p q fallback y : is_distribution p -> is_distribution q -> "
+                  "p y = 0 -> 0 < q y -> accept_prob p q y = 0 /\\ verifier p q fallback y = 0.",
+     "says": "p y = 0 < q y: y is drafted but always rejected, and never emitted"},
+    {"name": "identical_draft", "file": "OnePosition.v",
+     "statement": "Corollary identical_draft p fallback : is_distribution p -> residual_mass p p = 0 /\\ "
+                  "rejection_prob p p = 0 /\\ forall y, verifier p p fallback y = p y.",
+     "says": "p == q: the residual is empty, the rejection branch has probability 0, and whatever the "
+             "fallback law the verifier emits p"},
+    {"name": "sum_nonneg_eq0", "file": "OnePosition.v",
+     "statement": "Lemma sum_nonneg_eq0 (F : T -> R) : (forall x, 0 <= F x) -> \\sum_x F x = 0 -> "
+                  "forall x, F x = 0.",
+     "says": "a finite sum of non-negative terms is 0 only if every term is 0 (the lemma the SymPy proof "
+             "uses without checking it)"},
+    {"name": "speculative_lossless", "file": "Chain.v",
+     "statement": "Theorem speculative_lossless (R : numFieldType) (T : finType) "
+                  "(p q fallback : seq T -> T -> R) (gamma n : nat) (c : seq T) : "
+                  "(forall c, is_distribution (p c)) -> (forall c, is_distribution (q c)) -> "
+                  "forall s, speculative_law p q fallback gamma n c s = target_law p n c s.",
+     "says": "with target and draft that depend on the prefix, for every gamma and every n, the first n "
+             "tokens that speculative decoding (gamma drafts per step, verified in order, residual at the "
+             "first rejection, bonus token from the target after gamma acceptances, then the next step) "
+             "emits after any prefix c have the target's joint law"},
+    {"name": "first_block_lossless", "file": "Chain.v",
+     "statement": "Corollary first_block_lossless (R : numFieldType) (T : finType) "
+                  "(p q fallback : seq T -> T -> R) (gamma : nat) (c : seq T) : "
+                  "(forall c, is_distribution (p c)) -> (forall c, is_distribution (q c)) -> "
+                  "forall s, speculative_law p q fallback gamma gamma.+1 c s = target_law p gamma.+1 c s.",
+     "says": "in particular the first gamma + 1 emitted tokens (the bonus token included) have the target's "
+             "joint law"},
+    {"name": "grid_coin_bound", "file": "FloatCoin.v",
+     "statement": "Theorem grid_coin_bound (N : nat) (r : R) : (0 < N)%N -> 0 <= r -> "
+                  "Num.min 1 r <= grid_coin N r < Num.min 1 r + N%:R^-1.",
+     "says": "a coin u uniform on the N points k/N of [0, 1) has u < r with probability at least min(1, r) "
+             "and less than min(1, r) + 1/N, for every r >= 0"},
+    {"name": "float32_coin_bound", "file": "FloatCoin.v",
+     "statement": "Theorem float32_coin_bound (r : R) : 0 <= r -> "
+                  "Num.min 1 r <= float32_coin r < Num.min 1 r + 2 ^- 24.",
+     "says": "the float32 coin (N = 2^24): its acceptance probability exceeds min(1, r) by less than 2^-24"},
+    {"name": "coin_error_TV", "file": "FloatCoin.v",
+     "statement": "Theorem coin_error_TV acc : TV (verifier_with acc p q fallback) p <= "
+                  "\\sum_x q x * `|acc x - accept_prob p q x|.",
+     "says": "for distributions p, q and fallback, a verifier whose accept probabilities are acc x instead "
+             "of min(1, p x / q x) emits a law within total variation sum_x q x |acc x - min(1, p x / q x)| "
+             "of p"},
+    {"name": "float32_verifier_TV", "file": "FloatCoin.v",
+     "statement": "Theorem float32_verifier_TV : TV (float32_verifier p q fallback) p < 2 ^- 24.",
+     "says": "for distributions p, q and fallback, one position verified with the float32 coin (u < p x / q x) "
+             "emits a law within total variation less than 2^-24 of p"},
+    {"name": "float32_grid_exact", "file": "FloatGrid.v",
+     "statement": "Theorem float32_grid_exact (k : Z) : (0 <= k < 2 ^ 24)%Z -> "
+                  "is_finite (grid_float k) = true /\\ B2R (grid_float k) = IZR k * bpow radix2 (-24) /\\ "
+                  "0 <= B2R (grid_float k) < 1.",
+     "says": "(Flocq, over Coq's standard reals) every point k 2^-24, 0 <= k < 2^24, of the float32 coin's grid "
+             "is exactly a finite binary32 float, in [0, 1)"},
+    {"name": "float32_lt_is_real_lt", "file": "FloatGrid.v",
+     "statement": "Theorem float32_lt_is_real_lt (u r : binary32) : is_finite u = true -> "
+                  "is_finite r = true -> (Bcompare u r = Some Lt <-> B2R u < B2R r).",
+     "says": "(Flocq) for finite binary32 floats, u < r in floating point is u < r in the reals"},
+)
+
+
+def formal_proof() -> dict[str, Any]:
+    """Describe the Coq proof of the theorem (what it states, not whether it ran here).
+
+    Returns
+    -------
+    dict
+        JSON-ready: ``prover``, ``sources``, ``files``, ``field``, ``theorems`` (a list of
+        dicts with ``name``, ``file``, ``statement``, ``says``, as in :data:`COQ_THEOREMS`),
+        ``checked_by`` and ``not_proved``. The same dict on every call and every machine
+        (nothing is run), so records that embed it regenerate byte-identically with or
+        without Coq.
+
+    Examples
+    --------
+    >>> [t["name"] for t in formal_proof()["theorems"]][:2]
+    ['verifier_lossless', 'acceptance_is_alpha']
+    """
+    return {
+        "prover": "Coq 8.16.1 with Mathematical Components 1.15 (ssreflect, algebra) and Flocq 4.1",
+        "sources": "proofs/coq",
+        "files": list(COQ_FILES),
+        "field": "any numFieldType R (the rationals, the reals, ...) and any finite vocabulary T",
+        "theorems": [dict(t) for t in COQ_THEOREMS],
+        "checked_by": "coqc compiles the files, and Print Assumptions of each theorem below must print "
+                      "'Closed under the global context' (no axioms, no Admitted), except the two Flocq "
+                      "theorems, which may rest only on the axioms of Coq's standard reals and classical "
+                      "logic (proofs/coq/FloatGrid.axioms): checked by .ci/run (make -C proofs/coq, "
+                      "tests/test_coq.py) and by `specproof prove` when coqc is on PATH.",
+        "not_proved": "that the float32 coin is uniform on its grid (measured on torch.rand); that the Coq "
+                      "programs are any engine's code; the float floor over n positions (n 2^-24, a union "
+                      "bound over the per-position bound float32_verifier_TV).",
+    }
+
+
+def _run(cmd: Sequence[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
+    return subprocess.run(list(cmd), cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def _first_lines(text: str, n: int = 6) -> str:
+    return " | ".join(line.strip() for line in text.strip().splitlines()[:n] if line.strip())
+
+
+def _axioms(printed: str) -> list[str]:
+    """The axiom names in what ``Print Assumptions`` printed ([] if closed)."""
+    if printed.strip() == _CLOSED:
+        return []
+    return [line.split(" :")[0].strip() for line in printed.splitlines()
+            if line.strip() and not line[0].isspace() and line.strip() != "Axioms:"]
+
+
+def _probe(exe: str, flags: Sequence[str], work: Path, line: str, timeout: float) -> subprocess.CompletedProcess:
+    (work / "Probe.v").write_text(line + "\n", encoding="utf-8")
+    return _run([exe, *flags, "Probe.v"], work, timeout)
+
+
+def check_coq(source_dir: str | Path | None = None, coqc: str | None = None, timeout: float = 600.0) -> dict[str, Any]:
+    """Compile the Coq proofs in a scratch directory and check each main theorem's assumptions.
+
+    Parameters
+    ----------
+    source_dir : str or pathlib.Path, optional
+        Directory holding :data:`COQ_FILES` (default :data:`COQ_DIR`). It is only read: the
+        files are copied into a temporary directory and compiled there.
+    coqc : str, optional
+        The ``coqc`` executable (default: ``coqc`` found on ``PATH``).
+    timeout : float
+        Seconds allowed for each ``coqc`` call.
+
+    Returns
+    -------
+    dict
+        ``run`` (bool: False when Coq, MathComp or the sources are missing), ``passed``
+        (True / False, or None when not run), ``coq_version`` (str or None), ``seconds``
+        (float), ``assumptions`` (theorem name -> what ``Print Assumptions`` printed, str),
+        ``skipped`` (theorems not checked because Flocq is missing, list of str), ``summary``
+        (one line for people). Never raises for a missing or failing Coq: a failure is a
+        result.
+
+    Notes
+    -----
+    Takes about 5 s on a 2-core machine (four files and one ``Print Assumptions`` file, each
+    theorem's output redirected to its own file so that no output is attributed to the wrong
+    theorem). ``passed`` is True only if every file compiles, every theorem of
+    :data:`COQ_THEOREMS` outside FloatGrid.v prints exactly "Closed under the global
+    context", and every axiom a FloatGrid.v theorem prints is listed in FloatGrid.axioms.
+    Without Flocq, FloatGrid.v is skipped (``skipped``, and the summary says so).
+
+    Examples
+    --------
+    >>> check_coq(coqc="/nonexistent/coqc")["run"]
+    False
+    """
+    started = time.monotonic()
+    src = Path(source_dir) if source_dir is not None else COQ_DIR
+    exe = shutil.which(coqc or "coqc")
+    result: dict[str, Any] = {"run": False, "passed": None, "coq_version": None, "seconds": 0.0,
+                              "assumptions": {}, "skipped": [], "summary": ""}
+
+    def done(summary: str, **kw: Any) -> dict[str, Any]:
+        result.update(kw, summary=summary, seconds=round(time.monotonic() - started, 2))
+        return result
+
+    if exe is None:
+        return done(f"formal check (Coq) not run: {coqc or 'coqc'} not found on PATH (the Coq proofs in "
+                    "proofs/coq are checked by .ci/run)")
+    missing = [f for f in (*COQ_FILES, _ALLOWED_AXIOMS_FILE) if not (src / f).is_file()]
+    if missing:
+        return done(f"formal check (Coq) not run: {', '.join(missing)} not found in {src} (the Coq sources "
+                    "ship with the repository, not with the installed package)")
+    allowed = set((src / _ALLOWED_AXIOMS_FILE).read_text(encoding="utf-8").split())
+    try:
+        version = _run([exe, "--print-version"], src, timeout).stdout.split()
+        result["coq_version"] = coq = version[0] if version else None
+        with tempfile.TemporaryDirectory(prefix="specproof-coq-") as tmp:
+            work = Path(tmp)
+            flags = [*_COQ_FLAGS, "-Q", ".", "SpecProof"]
+            probe = _probe(exe, flags, work, "From mathcomp Require Import ssreflect ssralg ssrnum.", timeout)
+            if probe.returncode != 0:
+                return done("formal check (Coq) not run: MathComp (ssreflect, algebra) is not installed for "
+                            f"coqc {coq}: {_first_lines(probe.stderr, 2)}")
+            files = list(COQ_FILES)
+            if _probe(exe, flags, work, "From Flocq Require Import Core.", timeout).returncode != 0:
+                files = [f for f in files if f not in _FLOCQ_FILES]
+                result["skipped"] = [t["name"] for t in COQ_THEOREMS if t["file"] in _FLOCQ_FILES]
+            result["run"] = True
+            for name in files:
+                shutil.copyfile(src / name, work / name)
+                out = _run([exe, *flags, name], work, timeout)
+                if out.returncode != 0:
+                    return done(f"formal check (Coq {coq}) FAILED: coqc rejected {name}: "
+                                f"{_first_lines(out.stderr + out.stdout)}", passed=False)
+            checked = [t for t in COQ_THEOREMS if t["file"] in files]
+            lines = ["From SpecProof Require Import " + " ".join(Path(f).stem for f in files) + "."]
+            lines += [f'Redirect "assume_{t["name"]}" Print Assumptions {t["name"]}.' for t in checked]
+            (work / "CheckAssumptions.v").write_text("\n".join(lines) + "\n", encoding="utf-8")
+            out = _run([exe, *flags, "CheckAssumptions.v"], work, timeout)
+            if out.returncode != 0:
+                return done(f"formal check (Coq {coq}) FAILED: Print Assumptions did not run: "
+                            f"{_first_lines(out.stderr + out.stdout)}", passed=False)
+            for t in checked:
+                printed = work / f"assume_{t['name']}.out"
+                text = printed.read_text(encoding="utf-8").strip() if printed.is_file() else "(nothing printed)"
+                result["assumptions"][t["name"]] = text
+    except (OSError, subprocess.SubprocessError) as exc:
+        return done(f"formal check (Coq) FAILED: {type(exc).__name__}: {exc}", passed=False)
+    bad = []
+    for t in checked:
+        text = result["assumptions"][t["name"]]
+        extra = [a for a in _axioms(text) if t["file"] not in _FLOCQ_FILES or a not in allowed]
+        if text != _CLOSED and (extra or not text.startswith("Axioms:")):
+            bad.append(f"{t['name']}: {', '.join(extra) or _first_lines(text, 2)}")
+    if bad:
+        return done(f"formal check (Coq {coq}) FAILED: not closed under the global context: " + "; ".join(bad),
+                    passed=False)
+    closed = [t["name"] for t in checked if t["file"] not in _FLOCQ_FILES]
+    flocq = [t["name"] for t in checked if t["file"] in _FLOCQ_FILES]
+    summary = (f"formal check (Coq {coq}): proofs/coq compiled; Print Assumptions of {', '.join(closed)}: closed "
+               "under the global context")
+    summary += (f"; {', '.join(flocq)} (Flocq): only the standard reals' axioms and classical logic" if flocq else
+                f"; not checked, Flocq is not installed: {', '.join(result['skipped'])}")
+    return done(summary, passed=True)
+
+
+def _coq_paragraph() -> str:
+    info = formal_proof()
+    lines = [f"\n\nMachine-checked in Coq ({info['sources']}; {info['prover']}), over {info['field']}. "
+             f"{info['checked_by']} Generating this transcript does not run Coq. Not proved in Coq: "
+             f"{info['not_proved']} The theorems:"]
+    lines += [f"- `{t['name']}` ({t['file']}): {t['says']}. `{t['statement']}`" for t in info["theorems"]]
+    return "\n".join(lines)
+
+
 def prove_every_v() -> dict:
     """Prove with SymPy that the verification step emits p, for every vocabulary size V.
 
@@ -100,8 +380,10 @@ def prove_every_v() -> dict:
         ``name``, ``statement``, ``assumptions``, ``sympy_version``, ``steps`` (each with
         ``id``, ``claim``, ``method``, ``uses``, ``check`` = ``str`` of the SymPy expression
         checked, ``result`` = ``str`` of what SymPy reduced it to, ``verified``),
-        ``conclusion`` and ``proved`` (True iff every step is verified). The same dict on
-        every call.
+        ``conclusion`` (which also names the Coq theorems and their statements),
+        ``formal_proof`` (:func:`formal_proof`: the Coq theorems that machine-check this
+        statement and the chain) and ``proved`` (True iff every step is verified). The same
+        dict on every call.
 
     Notes
     -----
@@ -111,8 +393,9 @@ def prove_every_v() -> dict:
     the sums, the per-token lemma rewrites the summand, the normalization ``sum p = 1``
     (or ``sum q = 1``) is substituted; sums are never unrolled. Special cases: q(x) = 0
     (step ``accept-mass-zero``), Z = 0 i.e. p == q (step ``emitted-zero-residual``), V = 1
-    (covered: V is any positive integer). Not machine-checked: that a finite sum of
-    non-negative terms is 0 only if every term is (SymPy checks the terms' sign).
+    (covered: V is any positive integer). Not checked by SymPy: that a finite sum of
+    non-negative terms is 0 only if every term is (SymPy checks the terms' sign); it is the
+    Coq lemma ``sum_nonneg_eq0``. Nothing here runs Coq: :func:`check_coq` does.
 
     References
     ----------
@@ -232,13 +515,14 @@ def prove_every_v() -> dict:
             "sum_i p_i = 1 and sum_i q_i = 1 exactly",
             "a token with q_i = 0 is never drafted (its accept mass is 0)",
             "when Z = sum_i (p_i - q_i)+ = 0 the residual is never sampled",
-            "a finite sum of non-negative terms is 0 only if every term is 0 (not checked "
-            "by SymPy)",
+            "a finite sum of non-negative terms is 0 only if every term is 0: not checked by SymPy, "
+            "proved in Coq (lemma sum_nonneg_eq0 in proofs/coq/OnePosition.v, closed under the global context)",
         ],
         "sympy_version": sp.__version__,
         "steps": steps,
         "conclusion": ("Proved: for every V >= 1 the emitted law equals p (steps "
                        "emitted-positive-residual and emitted-zero-residual) and alpha = 1 - TV "
-                       "(step tv)." if done else "Not proved: some step was not verified."),
+                       "(step tv)." if done else "Not proved: some step was not verified.") + _coq_paragraph(),
+        "formal_proof": formal_proof(),
         "proved": done,
     }

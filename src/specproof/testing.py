@@ -27,13 +27,16 @@ Examples
 
 from __future__ import annotations
 
+import itertools
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Mapping
 
-from .errors import SpecProofError
-from .trace import Trace, UnmodelledRandomness, stream_tv, trace
+from .errors import InvalidDistribution, SpecProofError
+from .trace import SamplerRaised, Trace, UnmodelledRandomness, trace
 
-__all__ = ["assert_law", "assert_lossless", "law_difference"]
+__all__ = ["Comparison", "compare", "assert_law", "assert_lossless", "law_difference", "Counterexample",
+           "search_lossy"]
 
 #: How many differing outputs a failure message lists.
 SHOWN = 20
@@ -143,50 +146,293 @@ def assert_law(sampler: Callable[..., Any], expected_law: Any, *, args: tuple = 
     return traced
 
 
-def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, numpy_rng: str | None = None,
-                    key: Callable[[Any], Any] | None = None, max_runs: int = 200_000, statistical: bool = False,
-                    eps: float = 0.05, alpha: float = 1e-6, power: float = 0.95) -> Any:
-    """Assert that the verifier ``sampler(target, draft)`` emits exactly the target's law.
+def _show(x: Fraction) -> str:
+    """A mass for a person: decimals first, then the exact value (never ``0/1`` or ``1/1``)."""
+    if x == 0 or x == 1:
+        return str(int(x))
+    if max(x.numerator.bit_length(), x.denominator.bit_length()) > 256:
+        bits = x.denominator.bit_length()
+        return f"{float(x):.6g} (exact: a fraction with a {bits}-bit denominator)"
+    return f"{float(x):.6g} ({x.numerator}/{x.denominator})"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A traced sampler's exact law, judged against the target and the float-ideal family.
+
+    Attributes
+    ----------
+    verdict : {"lossless", "float-faithful", "lossy"}
+        See :mod:`specproof.faithful`.
+    tv : Fraction
+        Exact TV from the target's law (a block: the stream's first gamma + 1 tokens against the
+        target's joint law).
+    tv_from_float_ideal : Fraction
+        Exact TV from the nearest correct float implementation (0 unless lossy).
+    arithmetic : str
+        The float-ideal member matched, or the nearest one.
+    law : dict
+        The traced law: output -> Fraction.
+    reference : dict
+        The target's law (one position) or its joint law over gamma + 1 tokens.
+    differing, member_differing : list of (output, traced, expected)
+        Outputs whose mass differs from the reference, and from the nearest member.
+    outside_support : Fraction
+        Mass on outputs the target gives probability 0 (or invalid ids): always a fault.
+    gamma : int or None
+    trace : Trace
+        Runs and the modelling assumptions of the trace.
+    caveats : tuple of str
+    equivalents : int
+        How many other float-ideal members give the same law (see :class:`~specproof.faithful.Judgement`).
+    """
+
+    verdict: str
+    tv: Fraction
+    tv_from_float_ideal: Fraction
+    arithmetic: str
+    law: dict
+    reference: dict
+    differing: list
+    member_differing: list
+    outside_support: Fraction
+    gamma: int | None
+    trace: Trace
+    caveats: tuple[str, ...] = ()
+    equivalents: int = 0
+
+    def report(self) -> str:
+        """The comparison in at most about 20 lines: verdict, TVs, the outputs that differ."""
+        lines = [f"verdict: {self.verdict.upper()}; TV from the target's law {_show(self.tv)}"]
+        if self.verdict == "float-faithful":
+            lines.append(f"  equals the textbook verifier with {self.arithmetic} exactly: the TV is its float floor")
+            if self.equivalents:
+                lines.append(f"  ({self.equivalents} other arithmetic(s) of the family give the same law on these rows)")
+        elif self.verdict == "lossy" and self.arithmetic.startswith("no valid law"):
+            lines.append(f"  {self.arithmetic}")
+        elif self.verdict == "lossy":
+            lines.append(f"  TV from the nearest correct float implementation {_show(self.tv_from_float_ideal)}: "
+                         f"{self.arithmetic}")
+        if self.outside_support:
+            lines.append(f"  mass on outputs the target gives probability 0 (or invalid ids): {_show(self.outside_support)}")
+        what, field_name = ("token" if self.gamma is None else f"first {self.gamma + 1} tokens"), "differing"
+        shown = self.differing
+        if self.verdict == "lossy" and self.member_differing and self.gamma is not None:
+            shown, what, field_name = self.member_differing, "block (vs the nearest member)", "member_differing"
+        if shown:
+            lines.append(f"  {len(shown)} output(s) differ; {what}: traced - expected, traced, expected; largest first:")
+            for out, a, b in shown[:SHOWN // 2]:
+                lines.append(f"    {str(out):<12} {float(a - b):+.3g}  {_show(a)}  {_show(b)}")
+            if len(shown) > SHOWN // 2:
+                lines.append(f"    ... and {len(shown) - SHOWN // 2} more (Comparison.{field_name})")
+        lines.append(f"  traced exactly over {self.trace.runs} runs ({len(self.trace.assumptions)} modelling "
+                     "assumptions: Comparison.trace.assumptions)")
+        lines.extend(f"  caveat: {c}" for c in self.caveats)
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.report()
+
+
+def _gamma_of(target: Any, gamma: int | None) -> int | None:
+    if gamma is not None or target is None or callable(target):
+        return gamma
+    rows = target.tolist() if hasattr(target, "tolist") else list(target)
+    if rows and isinstance(rows[0], (list, tuple)):
+        if len(rows) < 2:
+            raise SpecProofError(f"a stack of target rows needs gamma + 1 >= 2 rows, got {len(rows)}")
+        return len(rows) - 1
+    return None
+
+
+def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int | None = None,
+            reference: Any = None, numpy_rng: str | None = None, key: Callable[[Any], Any] | None = None,
+            max_runs: int = 200_000, check_pieces: bool = True, exponential_zeros: bool = False,
+            progress: Callable[[int], Any] | bool | None = None, _count_equivalents: bool = True) -> Comparison:
+    """Trace ``sampler(target, draft)`` and judge its exact law; never raises on a difference.
 
     Parameters
     ----------
     sampler : callable
-        Called as ``sampler(target, draft)`` (plus the NumPy generator as ``numpy_rng`` if given);
-        returns a token id (one position) or a sequence of ids (a block).
-    target : sequence or tensor, shape [V] or [gamma + 1, V]
-        The target's row (one position), or its row at each position of a block (then the
-        sampler's output is a block and losslessness is judged on the first gamma + 1 stream
-        tokens: the block continued by sampling these rows, against their product). Float entries
-        count at their exact binary value, renormalized exactly (as ``torch.multinomial`` is
-        modelled).
-    draft : any
-        Passed to the sampler as is.
-    numpy_rng, key, max_runs
-        As :func:`specproof.trace.trace`.
-    statistical : bool, optional
-        Default False: a sampler that cannot be traced raises
-        :class:`~specproof.trace.UnmodelledRandomness` (the answer would not be exact). True: if the
-        sampler cannot be traced and the target is one row, fall back to
-        :func:`specproof.conformance.conformance_test`: call the sampler N times with its real
-        randomness (no NumPy generator is passed; ``numpy_rng`` must be None) and test the outputs
-        against the target with false-alarm rate ``alpha`` and power ``power`` at TV >= ``eps``
-        (a sampler off by less than ``eps`` may pass).
-    eps, alpha, power : float
-        The statistical test's tolerance, false-alarm rate and power (defaults 0.05, 1e-6, 0.95).
+        Called as ``sampler(target, draft)`` (plus the NumPy generator as ``numpy_rng``); returns
+        a token id (one position) or a sequence of ids (a block of 1 to gamma + 1 tokens).
+    target : tensor, array or sequence [V] or [gamma + 1, V], or callable ``prefix -> row``
+        The target's rows as the sampler gets them; their exact values divided by their exact
+        sum are the target's law. Row i of a stack is the target after i tokens; a callable gives
+        the row after each prefix (a context-dependent target: a position-offset fault then
+        shows). Passed to the sampler as is.
+    draft : the same forms ([gamma, V] for a stack), or None
+        Passed to the sampler as is; the float-ideal family is computed from it (None: not).
+    gamma : int, optional
+        The number of drafts of a block; inferred from a [gamma + 1, V] target, needed with a
+        callable target for a block (None: one position).
+    reference : mapping or callable, optional
+        An expected law to compare with instead of the target's, or the engine's own plain
+        (non-speculative) sampler ``reference(row) -> token id``, traced on the target's row at
+        each prefix: the differential test, whose reference is the law of gamma + 1 tokens that
+        the plain sampler draws one after another. Either way the verdict is ``lossless`` iff the
+        laws are equal (a block: the stream's first gamma + 1 tokens), else ``lossy`` with the
+        exact TV; the float-ideal family is not used (a float floor against a reference sampler
+        is not separated).
+    numpy_rng, key, max_runs, check_pieces, exponential_zeros
+        As :func:`specproof.trace.trace` (``exponential_zeros=True``: PyTorch's CPU
+        ``exponential_`` returning -0.0 is in the law of an exponential race).
+    progress : callable or bool, optional
+        Called with 1 after each run of the sampler; True shows a progress bar on standard error
+        (tqdm, only on a terminal).
 
     Returns
     -------
-    Trace or ConformanceResult
-        The exact trace, or the statistical result when the fallback ran.
+    Comparison
+
+    Raises
+    ------
+    SpecProofError
+        The tracer's errors (unmodelled randomness, too many runs, a sampler that raised) and bad
+        rows; never for a law that differs.
+
+    Notes
+    -----
+    A *degenerate* target row (a NaN or infinite entry, or all zero:
+    :func:`specproof.faithful.degenerate`) is not refused: the sampler is traced on it as given and
+    its law is judged against no valid law, so the verdict is ``lossy`` with TV 1, every emitted
+    output (ids outside [0, V) included) is in ``differing`` and ``outside_support`` is 1, and the
+    report names the row. A sampler that raises on such a row raises
+    :class:`~specproof.trace.SamplerRaised` here, as it would in the engine. With a callable
+    ``reference`` the rows are not checked (they may be logits): the plain sampler is the reference.
+
+    References
+    ----------
+    Leviathan et al. 2023, Algorithm 1 and Appendix A.1; the family: :mod:`specproof.faithful`.
+
+    Examples
+    --------
+    >>> import torch
+    >>> def textbook(p, q):
+    ...     x = int(torch.multinomial(q, 1))
+    ...     if torch.rand(()) < p[x] / q[x]:
+    ...         return x
+    ...     return int(torch.multinomial(torch.clamp(p - q, min=0), 1))
+    >>> c = compare(textbook, torch.tensor([0.6, 0.3, 0.1]), torch.tensor([0.2, 0.5, 0.3]))
+    >>> c.verdict, c.tv_from_float_ideal, float(c.tv) < 1e-8
+    ('float-faithful', Fraction(0, 1), True)
+    >>> c.arithmetic
+    'u < fl32(p/q), residual fl32(max(p - q, 0)) as weights, float32 coin on [0, 1)'
+    """
+    from .faithful import judge
+
+    gamma = _gamma_of(target, gamma)
+    if progress is True:
+        import sys
+
+        from tqdm import tqdm
+
+        with tqdm(unit="run", file=sys.stderr, disable=None, desc="tracing") as bar:
+            traced = trace(sampler, (target, draft), numpy_rng=numpy_rng, key=key, max_runs=max_runs,
+                           check_pieces=check_pieces, exponential_zeros=exponential_zeros, progress=bar.update)
+    else:
+        traced = trace(sampler, (target, draft), numpy_rng=numpy_rng, key=key, max_runs=max_runs,
+                       check_pieces=check_pieces, exponential_zeros=exponential_zeros, progress=progress or None)
+    if callable(reference):
+        return _differential(traced, reference, target, draft, gamma, numpy_rng, max_runs, check_pieces)
+    if reference is not None:
+        want = _expected(reference)
+        tv, diff = law_difference(traced.law, want)
+        return Comparison("lossless" if not diff else "lossy", tv, tv, "not compared: an expected law was given",
+                          traced.law, want, diff, [], Fraction(0), gamma, traced)
+    j = judge(traced.law, target, draft, gamma=gamma, count_equivalents=_count_equivalents)
+    return Comparison(j.verdict, j.tv, j.tv_from_float_ideal, j.arithmetic, traced.law, j.reference, j.differing,
+                      j.member_differing, j.outside_support, gamma, traced, j.caveats, j.equivalents)
+
+
+def _differential(traced: Trace, plain: Callable[..., Any], target: Any, draft: Any, gamma: int | None,
+                  numpy_rng: str | None, max_runs: int, check_pieces: bool) -> Comparison:
+    """A speculative step's law against the plain sampler's, drawn token by token on the same rows."""
+    from .faithful import _model, _outside_support, _stream, _token
+
+    tmodel = _model(target)
+    if not callable(target) and hasattr(target, "shape") and hasattr(target, "__getitem__"):
+        # a tensor or an array: the plain sampler gets its rows as the same kind, not as lists
+        stack = len(target.shape) > 1
+        tmodel = lambda prefix: target[min(len(prefix), target.shape[0] - 1)] if stack else target  # noqa: E731
+    laws: dict[tuple, tuple[Fraction, ...]] = {}
+    runs = traced.runs
+
+    def plain_row(prefix: tuple) -> tuple[Fraction, ...]:
+        nonlocal runs
+        if prefix not in laws:
+            row = tmodel(prefix)
+            size = len(row.tolist() if hasattr(row, "tolist") else row)
+            got = trace(plain, (row,), numpy_rng=numpy_rng, max_runs=max_runs, check_pieces=check_pieces)
+            runs += got.runs
+            law = [Fraction(0)] * size
+            for out, m in got.law.items():
+                t = _token(out)
+                if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < size:
+                    raise SpecProofError(f"the reference sampler emitted {t!r} after {prefix}, not a token id in "
+                                         f"[0, {size})")
+                law[t] += m
+            laws[prefix] = tuple(law)
+        return laws[prefix]
+
+    if gamma is None:
+        got_law: dict[Any, Fraction] = {}
+        for out, m in traced.law.items():
+            got_law[_token(out)] = got_law.get(_token(out), Fraction(0)) + m
+        want = {i: m for i, m in enumerate(plain_row(())) if m}
+        tv, diff = law_difference(got_law, want)
+        outside = sum((m for o, m in got_law.items() if o not in want), Fraction(0))
+    else:
+        blocks = {(b if isinstance(b, tuple) else (b,)): m for b, m in traced.law.items()}
+        v = len(plain_row(()))
+        tv, mine, want = _stream(blocks, plain_row, gamma, v)
+        diff = law_difference(mine, want)[1] if want else []
+        outside = _outside_support(blocks, plain_row, gamma, v)
+    result = Trace(traced.law, runs, traced.assumptions, traced.calls)
+    return Comparison("lossless" if tv == 0 else "lossy", tv, tv,
+                      "differential: against the plain sampler's law (the float-ideal family is not used)",
+                      traced.law, want, diff, [], outside, gamma, result)
+
+
+def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int | None = None,
+                    float_floor: str = "allow", max_tv: Any = None, numpy_rng: str | None = None,
+                    key: Callable[[Any], Any] | None = None, max_runs: int = 200_000, check_pieces: bool = True,
+                    progress: Callable[[int], Any] | bool | None = None, statistical: bool = False, eps: float = 0.05, alpha: float = 1e-6, power: float = 0.95) -> Any:
+    """Assert that the verifier ``sampler(target, draft)`` emits the target's law.
+
+    Parameters
+    ----------
+    sampler, target, draft, gamma, numpy_rng, key, max_runs, check_pieces, progress
+        As :func:`compare`.
+    float_floor : {"allow", "fail"}
+        ``"allow"`` (default): a ``float-faithful`` sampler passes (it is the textbook verifier
+        in float arithmetic, off only by the float floor). ``"fail"``: only exactly lossless
+        passes.
+    max_tv : rational or float, optional
+        Also pass a sampler whose exact TV from the target is at most this (a stated tolerance;
+        an output outside the target's support still fails).
+    statistical : bool, optional
+        Default False: a sampler that cannot be traced raises
+        :class:`~specproof.trace.UnmodelledRandomness`. True: for one position, fall back to
+        :func:`specproof.conformance.conformance_test` (false-alarm rate ``alpha``, power
+        ``power`` at TV >= ``eps``; a sampler off by less than ``eps`` may pass).
+    eps, alpha, power : float
+        The statistical test's tolerance, false-alarm rate and power.
+
+    Returns
+    -------
+    Comparison or ConformanceResult
+        The exact comparison, or the statistical result when the fallback ran.
 
     Raises
     ------
     AssertionError
-        The emitted law is not the target's: the message lists the tokens (or blocks) whose mass
-        differs, an out-of-range id as its own output, and the exact TV (or, for the statistical
-        fallback, the observed TV, p-value and upper confidence bound).
+        The sampler fails: the message (at most about 20 lines) gives the verdict, the TV from
+        the target and from the nearest correct float implementation (decimals first, exact
+        after), mass outside the target's support, and the outputs that differ (for a block:
+        the joint law, not per-position marginals).
     SpecProofError
-        The tracer's errors; a bad target.
+        The tracer's errors; bad rows; a bad ``float_floor``.
 
     Examples
     --------
@@ -196,51 +442,176 @@ def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, num
     >>> assert_lossless(accept_all, torch.tensor([0.5, 0.5]), torch.tensor([0.75, 0.25]))
     Traceback (most recent call last):
     ...
-    AssertionError: the sampler is not lossless: exact TV = 1/4 (~0.25); 2 output(s) differ:
+    AssertionError: the sampler is not lossless: verdict: LOSSY; TV from the target's law 0.25 (1/4)
     ...
     """
-    rows = target.tolist() if hasattr(target, "tolist") else list(target)
-    blocks = bool(rows) and isinstance(rows[0], (list, tuple))
+    __tracebackhide__ = True
+    if float_floor not in ("allow", "fail"):
+        raise SpecProofError(f"float_floor is {float_floor!r}, not 'allow' or 'fail'")
+    bound = None if max_tv is None else _fraction(max_tv, "max_tv")
     try:
-        traced = trace(sampler, (target, draft), numpy_rng=numpy_rng, key=key, max_runs=max_runs)
+        result = compare(sampler, target, draft, gamma=gamma, numpy_rng=numpy_rng, key=key, max_runs=max_runs,
+                         check_pieces=check_pieces, progress=progress)
     except UnmodelledRandomness as exc:
         if not statistical:
             raise UnmodelledRandomness(f"{exc}; pass statistical=True to test it statistically instead (it then "
                                        f"detects only a TV of at least eps = {eps})") from None
-        if blocks or numpy_rng is not None:
+        rows = target.tolist() if hasattr(target, "tolist") else list(target)
+        if _gamma_of(target, gamma) is not None or numpy_rng is not None or callable(target):
             raise
         return _statistical(sampler, target, draft, rows, key, eps, alpha, power, str(exc))
-    if not blocks:
-        want = dict(enumerate(_row(rows, "target")))
-        single: dict[Any, Fraction] = {}  # a one-element output (torch.multinomial's shape [1]) is its token
-        for out, m in traced.law.items():
-            out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
-            single[out] = single.get(out, Fraction(0)) + m
-        tv, diff = law_difference(single, want)
-    else:
-        ref = [_row(r, f"target[{i}]") for i, r in enumerate(rows)]
-        law: dict[tuple[int, ...], Fraction] = {}
-        bad = Fraction(0)
-        for out, m in traced.law.items():
-            ids = out if isinstance(out, tuple) else (out,)
-            if all(isinstance(t, int) and 0 <= t < len(ref[0]) for t in ids) and 1 <= len(ids) <= len(ref):
-                law[ids] = m
-            else:
-                bad += m
-        tv = (2 * stream_tv(law, ref) + bad) / 2  # an invalid block counts fully
-        diff = [(b, m, "not a valid block") for b, m in traced.law.items() if b not in law]
-        for i, row in enumerate(ref):  # the stream's marginal at each position, against the target's row
-            marginal = [Fraction(0)] * len(row)
-            for b, m in law.items():
-                if len(b) > i:
-                    marginal[b[i]] += m
-                else:
-                    for y, r in enumerate(row):
-                        marginal[y] += m * r
-            diff += [(f"pos {i} token {y}", a, w) for y, (a, w) in enumerate(zip(marginal, row)) if a != w]
-    if tv:
-        raise AssertionError(_message("the sampler is not lossless", tv, diff, traced))
-    return traced
+    ok = result.verdict == "lossless" or (result.verdict == "float-faithful" and float_floor == "allow")
+    if not ok and bound is not None:
+        ok = result.tv <= bound and result.outside_support == 0
+    if not ok:
+        why = " (float_floor='fail')" if result.verdict == "float-faithful" else ""
+        raise AssertionError(f"the sampler is not lossless{why}: {result.report()}")
+    return result
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """The smallest input found on which a traced sampler is ``lossy``.
+
+    Attributes
+    ----------
+    p, q : tuple of Fraction
+        The rows as exact rationals (given to the sampler rounded to its dtype).
+    comparison : Comparison or None
+        The judgement on them (its ``tv`` is the exact TV from the target); None when the
+        sampler raised on them.
+    pairs : int
+        How many pairs were tried, this one included.
+    raised : str or None
+        The error the sampler raised on these valid rows (a fault too: a verifier must not fail
+        on a distribution), else None.
+    """
+
+    p: tuple[Fraction, ...]
+    q: tuple[Fraction, ...]
+    comparison: Comparison | None
+    pairs: int
+    raised: str | None = None
+
+
+def _small_rows(max_vocab: int, max_denominator: int):
+    """Distributions with V = 2..max_vocab and entries k/d, by V, then d, then in order (edge rows first:
+    one-hot and zero entries come with the small d)."""
+    seen: set = set()
+    for v in range(2, max_vocab + 1):
+        for d in range(1, max_denominator + 1):
+            for ks in itertools.product(range(d + 1), repeat=v):
+                row = tuple(Fraction(k, d) for k in ks)
+                if sum(ks) == d and row not in seen:
+                    seen.add(row)
+                    yield v, d, row
+
+
+def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_vocab: int = 4,
+                 max_denominator: int = 4, dtype: str = "float32", array: str = "torch",
+                 numpy_rng: str | None = None, max_pairs: int = 5_000, max_runs: int = 200_000,
+                 progress: Callable[[int], Any] | None = None) -> Counterexample | None:
+    """The smallest small rational input on which ``sampler`` is judged ``lossy`` (as
+    :func:`specproof.audit.search_counterexample` does for rules).
+
+    Pairs (p, q) are tried by vocabulary size V = 2..``max_vocab``, then by the larger of their
+    denominators (1..``max_denominator``), then in order; each row is given to the sampler as a
+    tensor (or array) of ``dtype`` (so 1/3 arrives as fl(1/3)), the same row at every position of
+    a block of ``gamma`` drafts. ``float-faithful`` pairs are not counterexamples.
+
+    Parameters
+    ----------
+    sampler : callable
+        As :func:`compare`.
+    gamma : int, optional
+        Drafts per block (None: one position).
+    max_vocab, max_denominator : int
+        The search space (defaults 4 and 4).
+    dtype : str
+        ``float16``, ``bfloat16`` (torch only), ``float32`` or ``float64``.
+    array : {"torch", "numpy"}
+        What the rows are given as.
+    numpy_rng, max_runs
+        As :func:`compare`.
+    max_pairs : int
+        Stop after this many pairs (default 5,000).
+    progress : callable, optional
+        Called with 1 after each pair.
+
+    Returns
+    -------
+    Counterexample or None
+        The first pair on which the sampler is lossy or raises; None if there is none within the
+        limits.
+
+    Raises
+    ------
+    SpecProofError
+        A bad dtype or array kind; the tracer's errors on a pair (a sampler that cannot be traced
+        is not searched around).
+
+    Examples
+    --------
+    >>> import torch
+    >>> def accept_all(p, q):
+    ...     return int(torch.multinomial(q, 1))
+    >>> found = search_lossy(accept_all)
+    >>> found.p, found.q, found.comparison.tv
+    ((Fraction(0, 1), Fraction(1, 1)), (Fraction(1, 1), Fraction(0, 1)), Fraction(1, 1))
+    """
+    make = _row_maker(array, dtype)
+    rows = list(_small_rows(max_vocab, max_denominator))
+    by_v: dict[int, list] = {}
+    for v, d, row in rows:
+        by_v.setdefault(v, []).append((d, row))
+    pairs = 0
+    for v, group in by_v.items():
+        ordered = sorted(((max(dp, dq), a, b) for (dp, a) in group for (dq, b) in group), key=lambda t: t[0])
+        for _, a, b in ordered:
+            if pairs >= max_pairs:
+                return None
+            pairs += 1
+            p_t, q_t = make([a] * (gamma + 1) if gamma else a), make([b] * gamma if gamma else b)
+            try:
+                result = compare(sampler, p_t, q_t, gamma=gamma, numpy_rng=numpy_rng, max_runs=max_runs,
+                                 _count_equivalents=False)
+            except InvalidDistribution:
+                continue  # a row that the dtype rounds to no distribution (all zero)
+            except SamplerRaised as exc:
+                return Counterexample(a, b, None, pairs, str(exc))
+            if progress is not None:
+                progress(1)
+            if result.verdict == "lossy" and not result.arithmetic.startswith("no valid law"):
+                return Counterexample(a, b, result, pairs)
+    return None
+
+
+def _row_maker(array: str, dtype: str) -> Callable[[Any], Any]:
+    """Rows of rationals to tensors or arrays of ``dtype`` (each entry rounded to nearest)."""
+    if array == "torch":
+        import torch
+
+        kinds = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
+                 "float64": torch.float64}
+        if dtype not in kinds:
+            raise SpecProofError(f"dtype {dtype!r} is not one of {', '.join(kinds)}")
+        return lambda rows: torch.tensor(_floats(rows), dtype=torch.float64).to(kinds[dtype])
+    if array == "numpy":
+        import numpy as np
+
+        kinds = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
+        if dtype not in kinds:
+            raise SpecProofError(f"dtype {dtype!r} is not one of {', '.join(kinds)} for NumPy arrays")
+        return lambda rows: np.asarray(_floats(rows), dtype=np.float64).astype(kinds[dtype])
+    raise SpecProofError(f"array is {array!r}, not 'torch' or 'numpy'")
+
+
+def _floats(rows: Any) -> Any:
+    """Rationals to the nearest float64; rounding that once more to float32, bfloat16 or float16 is
+    the nearest value of the narrower format (53 >= 2 * 24 + 2 bits: no double-rounding error)."""
+    if rows and isinstance(rows[0], (list, tuple)):
+        return [[float(x) for x in r] for r in rows]
+    return [float(x) for x in rows]
 
 
 def _statistical(sampler, target, draft, rows, key, eps, alpha, power, why: str):

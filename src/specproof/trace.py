@@ -20,6 +20,18 @@ What is intercepted, and how each call is modelled
                                own kernel (an exponential race in float arithmetic) is NOT
                                traced: its law is not exactly proportional to the weights
 ``torch.randint``              each element uniform over ``[low, high)`` (at most 65,536 values)
+``Tensor.exponential_``        only as an *exponential race* ``argmax(w / E, dim=-1)`` (vLLM,
+                               SGLang, FlashInfer): one race per row of E, an exact categorical
+                               ``Fraction(w_i) / sum_j Fraction(w_j)`` over the positive finite
+                               float weights w that E divides (IDEALIZED: E_i i.i.d. exact
+                               Exp(lambda), the division and argmax exact, ties of probability
+                               0). A row with a NaN or +inf weight or no positive weight is left
+                               to the code's own argmax. E = -0.0 (PyTorch's CPU kernel at u = 0,
+                               probability 2^-53 per element; then ``0 / E`` is NaN and argmax
+                               returns that zero-weight id) is an explicit option,
+                               ``exponential_zeros=True``. Any other use of E or of ``w / E``
+                               (``log E``, ``w * E``, a second race on the same E, ``max`` of the
+                               values, a flattened argmax) is refused, naming it
 NumPy ``Generator.random``     float64 ``k / 2^53`` (``(next_uint64 >> 11) * 2^-53``); float32
                                ``k / 2^24``
 NumPy ``Generator.uniform``    ``low + (high - low) * (k / 2^53)`` in float64
@@ -29,13 +41,17 @@ NumPy ``Generator.choice``     an exact categorical over ``p`` (``Fraction(p_i) 
 ============================== =================================================================
 
 Any other source of randomness is refused with :class:`UnmodelledRandomness`, naming the call:
-``torch.randn``, ``torch.normal``, ``torch.bernoulli``, ``Tensor.exponential_`` and the other
+``torch.randn``, ``torch.normal``, ``torch.bernoulli``, ``Tensor.geometric_`` and the other
 random tensor methods, every other NumPy ``Generator`` method, NumPy's legacy global functions
 (``np.random.rand`` ...), ``np.random.default_rng`` (the sampler must take the generator specproof
 provides), and Python's :mod:`random`. As a catch-all, the states of PyTorch's default generator,
 NumPy's legacy global generator, Python's :mod:`random` and the provided NumPy generator's bit
 generator are compared before and after every run: a sampler that drew from one of them through
 a path that was not intercepted (a C++ kernel, a function bound before tracing) is refused.
+Invalid weights (NaN, inf, negative, all zero) given to ``torch.multinomial`` or ``Generator.choice``
+raise :class:`SamplerRaised`, as the real calls do. torch is imported only if the sampler uses it (a
+NumPy-only sampler leaves ``torch`` out of ``sys.modules``; a sampler that imports torch during a run
+is run again with torch patched).
 Not seen: a private generator the sampler builds itself and draws from through a path that is not
 patched (a ``random.Random`` or NumPy ``RandomState`` instance of its own). A ``generator=``
 argument of the intercepted torch calls is ignored: the value comes from the trace either way.
@@ -59,6 +75,22 @@ every outcome occupies one interval of the grid). A sampler whose outcome takes 
 on two separated intervals of a probed range (not monotone) is refused with
 :class:`NotPiecewiseConstant`; an interval narrower than the probe spacing whose both neighbours
 give the same outcome cannot be seen and is not claimed to be.
+
+Continuous thresholds are named, not bisected forever
+=====================================================
+Bisection finishes only if each uniform meets thresholds computed from the rows. The first
+:data:`MODE_RUNS` runs (and every run of a sampler that draws ``Tensor.exponential_``) go through a
+``torch.overrides.TorchFunctionMode`` that follows which uniforms each tensor's values depend on:
+an ordering (``argmax``, ``sort``, ``topk``, ``max(dim=...)``) of values computed from two or more
+uniforms (Gumbel-max, ``argmax(log w - log(-log u))``) or a comparison of two such values
+(``u2 < f(u1)``) raises :class:`ContinuousThreshold` on the first run, naming the construction and
+what to use instead (``torch.multinomial`` or an exponential race). Comparisons with row
+thresholds through continuous operations (``log u < log p - log q``, ``u * q < p``) stay traced.
+Where values leave torch (``float(u)``, NumPy), the piece search raises
+:class:`ContinuousThreshold` once it finds breakpoints at :data:`MAX_CONSECUTIVE_BREAKS`
+consecutive grid points (the output, or the law of the rest of the run, changes at every grid
+point: a uniform used as a value, or a later threshold that moves with it); measured within 2,000
+runs on float32 coins. :class:`TraceTooLarge` says where the runs went.
 
 Cost
 ====
@@ -98,6 +130,7 @@ import contextlib
 import copy
 import math
 import random as _pyrandom
+import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable, Iterator
@@ -106,8 +139,8 @@ import numpy as np
 
 from .errors import InvalidDistribution, SpecProofError
 
-__all__ = ["UnmodelledRandomness", "NotPiecewiseConstant", "TraceTooLarge", "SamplerRaised", "Trace", "trace",
-           "intercepted", "stream_tv"]
+__all__ = ["UnmodelledRandomness", "NotPiecewiseConstant", "ContinuousThreshold", "TraceTooLarge", "SamplerRaised",
+           "Trace", "trace", "intercepted", "stream_tv", "EXPONENTIAL_ZERO"]
 
 #: Largest number of values a single ``torch.randint`` / uniform ``choice`` element may take.
 MAX_CATEGORIES = 65_536
@@ -117,6 +150,22 @@ MAX_CATEGORIES = 65_536
 #: values never end).
 MAX_VALUES_PER_RUN = 100_000
 
+#: A piece search that finds a breakpoint at this many consecutive grid points of one uniform stops
+#: with :class:`ContinuousThreshold` (an outcome, or the law of the rest of the run, that changes at
+#: every grid point: a continuous dependence, which bisection cannot finish).
+MAX_CONSECUTIVE_BREAKS = 32
+
+#: The first runs of a trace watch every torch call (a TorchFunctionMode) to name Gumbel-max and other
+#: continuous uses of uniforms at once; runs after these are watched only if the sampler draws
+#: ``Tensor.exponential_`` (the races need the mode), to keep the other runs fast.
+MODE_RUNS = 16
+
+#: Probability that one element of PyTorch's CPU ``Tensor.exponential_`` is zero: the kernel computes
+#: ``-(1/lambda) log(1 - u)`` in double with ``u = k / 2^53`` (``aten/src/ATen/core/TransformationHelper.h``,
+#: ``transformation::exponential``), which is ``-0.0`` exactly at ``k = 0`` and at least about 2^-53
+#: otherwise (so float32, bfloat16 and float64 results are zero only there); pytorch issue #22557.
+EXPONENTIAL_ZERO = Fraction(1, 2**53)
+
 
 class UnmodelledRandomness(SpecProofError):
     """The sampler asked for randomness the tracer does not model (the message names the call)."""
@@ -124,6 +173,16 @@ class UnmodelledRandomness(SpecProofError):
 
 class NotPiecewiseConstant(SpecProofError):
     """A uniform's effect is not one outcome per interval (not monotone), or takes too many pieces."""
+
+
+class ContinuousThreshold(NotPiecewiseConstant):
+    """A threshold depends continuously on an earlier uniform, so bisection would never end.
+
+    Raised for Gumbel-max on uniforms (``argmax(log w - log(-log u))``), a comparison between values
+    computed from two different uniforms (``u2 < f(u1)``), a uniform used as a value, and any piece
+    search that finds a breakpoint at each of :data:`MAX_CONSECUTIVE_BREAKS` consecutive grid points.
+    The message names the construction and what to use instead.
+    """
 
 
 class TraceTooLarge(SpecProofError):
@@ -159,10 +218,20 @@ class _Categorical:
 class _Run:
     """One replay: values for the first slots (the prefix), defaults after; records every slot."""
 
-    def __init__(self, prefix: tuple[int, ...]):
+    def __init__(self, prefix: tuple[int, ...], exponential_zeros: bool = False):
         self.prefix = prefix
         self.slots: list[Any] = []
         self.calls: set[str] = set()
+        self.exponential_zeros = exponential_zeros
+        self.mode: Any = None  # the _RaceMode watching this run's torch calls, if any
+        self.keep: list[Any] = []  # tensors whose ids are keys below stay alive for the run
+        self.exp: dict[int, _ExpDraw] = {}  # id(tensor) -> the exponential draw it holds (or a view of)
+        self.quotients: dict[int, int] = {}  # id(w / E) -> E's number of dimensions
+        self.taint: dict[int, frozenset[int]] = {}  # id(tensor) -> the uniform slots its values depend on
+
+    def track(self, table: dict, tensor: Any, value: Any) -> None:
+        self.keep.append(tensor)
+        table[id(tensor)] = value
 
     def take(self, slot: Any) -> int:
         i = len(self.slots)
@@ -173,6 +242,19 @@ class _Run:
         self.slots.append(slot)
         self.calls.add(slot.call)
         return self.prefix[i] if i < len(self.prefix) else slot.default()
+
+
+@dataclass(eq=False)
+class _ExpDraw:
+    """One ``Tensor.exponential_`` draw E, waiting for the division ``w / E`` that decides its races."""
+
+    shape: tuple[int, ...]
+    views: set[int] = field(default_factory=set)  # ids of views of E (only exponential_ may use them)
+    resolved: bool = False
+
+
+class _NeedMode(BaseException):
+    """Internal: a run met Tensor.exponential_ without the torch-function mode; the tracer re-runs it."""
 
 
 _ACTIVE: list[_Run] = []
@@ -188,8 +270,9 @@ def _fraction_weights(values: Any, call: str) -> tuple[Fraction, ...]:
     out = []
     for i, w in enumerate(values):
         w = float(w)
-        if not math.isfinite(w) or w < 0:
-            raise UnmodelledRandomness(f"{call}: weight {i} is {w!r}, not a finite number >= 0")
+        if not math.isfinite(w) or w < 0:  # torch.multinomial and Generator.choice raise on these
+            raise SamplerRaised(f"{call}: weight {i} is {w!r}, not a finite number >= 0, on which the real call "
+                                "raises an error")
         out.append(Fraction(w))
     total = sum(out, Fraction(0))
     if total == 0:
@@ -215,6 +298,13 @@ def _grid_bits(dtype: Any, call: str) -> int:
 def _uniform_values(run: _Run, n: int, bits: int, call: str) -> list[float]:
     scale = 2.0 ** -bits
     return [run.take(_Uniform(bits, call)) * scale for _ in range(n)]
+
+
+def _taint(run: _Run, tensor: Any, first_slot: int) -> None:
+    """Mark ``tensor`` as holding the uniforms drawn from slot ``first_slot`` on (seen by the mode)."""
+    if run.mode is not None and len(run.slots) > first_slot:
+        run.track(run.taint, tensor, run.taint.get(id(tensor), frozenset()) | frozenset(range(first_slot,
+                                                                                              len(run.slots))))
 
 
 # --------------------------------------------------------------------------- the patches
@@ -244,36 +334,70 @@ def _torch_patches() -> dict[str, Callable]:
         shape = _size(size, kw)
         dtype = dtype or (out.dtype if out is not None else torch.get_default_dtype())
         bits = _grid_bits(dtype, "torch.rand")
-        vals = _uniform_values(_run(), math.prod(shape), bits, "torch.rand")
+        run = _run()
+        first = len(run.slots)
+        vals = _uniform_values(run, math.prod(shape), bits, "torch.rand")
         t = torch.tensor(vals, dtype=dtype).reshape(shape)
-        return finish(t if device is None else t.to(device), out, requires_grad)
+        t = finish(t if device is None else t.to(device), out, requires_grad)
+        _taint(run, t, first)
+        return t
 
     def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
         dtype = dtype or input.dtype
         bits = _grid_bits(dtype, "torch.rand_like")
-        vals = _uniform_values(_run(), input.numel(), bits, "torch.rand_like")
+        run = _run()
+        first = len(run.slots)
+        vals = _uniform_values(run, input.numel(), bits, "torch.rand_like")
         t = torch.tensor(vals, dtype=dtype).reshape(input.shape)
-        return finish(t.to(input.device if device is None else device), None, requires_grad)
+        t = finish(t.to(input.device if device is None else device), None, requires_grad)
+        _taint(run, t, first)
+        return t
 
     def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
         if "from" in kw:
             from_ = kw.pop("from")
         bits = _grid_bits(self.dtype, "Tensor.uniform_")
-        vals = _uniform_values(_run(), self.numel(), bits, "Tensor.uniform_")
+        run = _run()
+        first = len(run.slots)
+        vals = _uniform_values(run, self.numel(), bits, "Tensor.uniform_")
         # PyTorch's CPU kernel (measured on seeded draws): the bounds in the tensor's dtype, then
         # u * (b - a) + a in double, then rounded to the tensor's dtype
         lo, hi = (torch.tensor(x, dtype=self.dtype).item() for x in (from_, to))
         u = torch.tensor(vals, dtype=torch.float64).reshape(self.shape) * (hi - lo) + lo
         with torch.no_grad():
             self.copy_(u.to(self.dtype))
+        _taint(run, self, first)
+        return self
+
+    def exponential_(self, lambd=1.0, *, generator=None):
+        run = _run()
+        run.calls.add("Tensor.exponential_")
+        if run.mode is None:
+            raise _NeedMode()
+        if not float(lambd) > 0:
+            raise SamplerRaised(f"Tensor.exponential_: lambd is {lambd!r}, not > 0, on which the real call raises")
+        if not self.is_floating_point():
+            raise SamplerRaised(f"Tensor.exponential_ on a {self.dtype} tensor (the real call raises)")
+        held = run.exp.get(id(self))
+        if held is not None and not held.resolved:  # drawn again (a row redrawn with its own generator): same law
+            return self
+        if self.dim() == 0:
+            raise UnmodelledRandomness("Tensor.exponential_ on a 0-dimensional tensor: only races argmax(w / E) "
+                                       "over a last dimension are modelled")
+        with torch.no_grad():
+            self.fill_(float("nan"))  # no value is decided until the division w / E is seen
+        run.track(run.exp, self, _ExpDraw(tuple(self.shape)))
         return self
 
     def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
         call = "torch.multinomial"
         if input.dim() not in (1, 2):
             raise UnmodelledRandomness(f"{call}: input has {input.dim()} dimensions, not 1 or 2")
-        rows = input.detach().to("cpu", torch.float64).reshape(-1, input.shape[-1]).tolist()
         run = _run()
+        if id(input) in run.quotients or id(input) in run.exp:
+            raise UnmodelledRandomness(f"the quotient w / E of an exponential race (or E itself) is passed to {call}: "
+                                       "only its argmax over the last dimension is modelled")
+        rows = input.detach().to("cpu", torch.float64).reshape(-1, input.shape[-1]).tolist()
         result = []
         for row in rows:
             probs = list(_fraction_weights(row, call))
@@ -317,13 +441,209 @@ def _torch_patches() -> dict[str, Callable]:
         return finish(t if device is None else t.to(device), out)
 
     return {"rand": rand, "rand_like": rand_like, "uniform_": uniform_, "multinomial": multinomial,
-            "tensor_multinomial": tensor_multinomial, "randint": randint}
+            "tensor_multinomial": tensor_multinomial, "randint": randint, "exponential_": exponential_}
+
+
+# ------------------------------------------------------------- exponential races, uniforms' uses
+
+_META = frozenset({"size", "dim", "numel", "__len__", "stride", "is_contiguous", "is_floating_point", "element_size",
+                   "shape", "dtype", "device", "ndim", "requires_grad", "is_cuda", "layout", "names", "grad_fn",
+                   "is_leaf", "data_ptr", "storage_offset", "nelement", "ndimension", "get_device", "__repr__",
+                   "__format__"})
+_DIVISIONS = frozenset({"div", "div_", "divide", "divide_", "true_divide", "true_divide_", "__truediv__",
+                        "__itruediv__", "__idiv__", "__div__"})
+_RDIVISIONS = frozenset({"__rdiv__", "__rtruediv__"})
+_COMPARISONS = frozenset({"lt", "le", "gt", "ge", "eq", "ne", "less", "less_equal", "greater", "greater_equal",
+                          "not_equal", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "searchsorted",
+                          "bucketize", "isclose", "lt_", "le_", "gt_", "ge_", "eq_", "ne_"})
+_DISCRETE = frozenset({"floor", "ceil", "round", "trunc", "long", "int", "bool", "floor_", "ceil_", "round_",
+                       "trunc_", "isnan", "isinf", "isfinite", "signbit", "sign"})
+_ORDERINGS = frozenset({"argmax", "argmin", "sort", "argsort", "topk", "kthvalue", "msort", "max", "min", "median",
+                        "mode", "nanmedian", "unique", "cummax", "cummin"})
+_RACE_HINT = ("use torch.multinomial(w, 1) for a categorical draw, or the exponential race "
+              "argmax(w / torch.empty_like(w).exponential_(), dim=-1), which specproof.trace models exactly")
+
+
+def _fname(func: Any) -> str:
+    """The name of the torch function the mode sees (``shape`` for the ``Tensor.shape`` getter)."""
+    name = getattr(func, "__name__", "") or ""
+    if name == "__get__":
+        return getattr(getattr(func, "__self__", None), "__name__", name)
+    return name
+
+
+def _race_mode(run: _Run) -> Any:
+    """A TorchFunctionMode that decides exponential races and names continuous uses of uniforms."""
+    import torch
+
+    def tensors(args, kwargs):
+        for a in (*args, *kwargs.values()):
+            if isinstance(a, torch.Tensor):
+                yield a
+            elif isinstance(a, (list, tuple)):
+                yield from (b for b in a if isinstance(b, torch.Tensor))
+
+    def refuse_exp(name: str) -> None:
+        hint = {"log": "; -log(E) is a Gumbel variable: write the race as argmax(w / E) instead of "
+                       "argmax(log w - log E)",
+                "reciprocal": "; write w / E rather than w * E.reciprocal()",
+                "mul": "; write w / E rather than w * (1 / E)"}.get(name.rstrip("_"), "")
+        raise UnmodelledRandomness(
+            f"the exponential draw E from Tensor.exponential_ is used by {name}: specproof.trace models only the "
+            "exponential race argmax(w / E, dim=-1) (E divides a weight tensor w once, by w / E, w.div(E), "
+            f"w.div_(E) or torch.div(w, E), and the quotient is used only by argmax over its last dimension){hint}")
+
+    def resolve(draw: _ExpDraw, w: Any, e: Any) -> None:
+        if draw.resolved:
+            raise UnmodelledRandomness(
+                "the exponential draw E from Tensor.exponential_ divides a second weight tensor: two races sharing "
+                "one noise E are correlated, which specproof.trace does not model (the rule race-reuse in "
+                "specproof.policy computes that law); draw a fresh E for each race")
+        if tuple(e.shape) != draw.shape:
+            refuse_exp("a view of E as the divisor")
+        if not isinstance(w, torch.Tensor):
+            w = torch.tensor(w)
+        if torch.broadcast_shapes(tuple(w.shape), draw.shape) != draw.shape:
+            raise UnmodelledRandomness(f"Tensor.exponential_: w / E broadcasts E of shape {list(draw.shape)} to "
+                                       f"{list(torch.broadcast_shapes(tuple(w.shape), draw.shape))}: several races "
+                                       "would share one noise E, which is not modelled")
+        v = draw.shape[-1]
+        rows = torch.broadcast_to(w.detach(), draw.shape).reshape(-1, v).to("cpu", torch.float64).tolist()
+        fill = torch.full((len(rows), v), float("inf"), dtype=torch.float64)
+        for r, row in enumerate(rows):
+            fill[r] = _decide_race(run, row, r, fill[r])
+        draw.resolved = True
+        e.copy_(fill.reshape(draw.shape).to(e.dtype))
+
+    class _RaceMode(torch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if not (run.exp or run.taint or run.quotients):
+                return func(*args, **kwargs)
+            name = _fname(func)
+            ts = list(tensors(args, kwargs))
+            if name in _META:
+                return func(*args, **kwargs)
+            if any(id(t) in run.exp for t in ts):
+                return self.exp_use(func, name, args, kwargs)
+            if any(id(t) in run.quotients for t in ts):
+                return self.quotient_use(func, name, args, kwargs)
+            marks = [run.taint[id(t)] for t in ts if id(t) in run.taint]
+            if not marks:
+                return func(*args, **kwargs)
+            return self.tainted_use(func, name, args, kwargs, ts, marks)
+
+        def exp_use(self, func, name, args, kwargs):
+            if name in _DIVISIONS and len(args) >= 2:
+                w, e = args[0], args[1]
+            elif name in _RDIVISIONS and len(args) >= 2:
+                e, w = args[0], args[1]
+            else:
+                w = e = None
+            first = args[0] if args else None
+            if name == "__getitem__" and isinstance(first, torch.Tensor) and id(first) in run.exp:
+                draw = run.exp[id(first)]
+                if not draw.resolved:  # a row of E, to be drawn again (engines pass a generator per request)
+                    out = func(*args, **kwargs)
+                    draw.views.add(id(out))
+                    run.track(run.exp, out, draw)
+                    return out
+            if e is None or not isinstance(e, torch.Tensor) or id(e) not in run.exp or (
+                    isinstance(w, torch.Tensor) and id(w) in run.exp) or kwargs.get("rounding_mode") is not None:
+                refuse_exp(name)
+            draw = run.exp[id(e)]
+            if id(e) in draw.views:
+                refuse_exp("a view of E as the divisor")
+            resolve(draw, w, e)
+            out = func(*args, **kwargs)
+            if isinstance(out, torch.Tensor):
+                run.track(run.quotients, out, len(draw.shape))
+            return out
+
+        def quotient_use(self, func, name, args, kwargs):
+            if name == "argmax" and args and id(args[0]) in run.quotients:
+                ndim = run.quotients[id(args[0])]
+                dim = kwargs.get("dim", args[1] if len(args) > 1 else None)
+                if (dim is None and ndim == 1) or (dim is not None and int(dim) % ndim == ndim - 1):
+                    return func(*args, **kwargs)
+            raise UnmodelledRandomness(
+                f"the quotient w / E of an exponential race is used by {name}: specproof.trace models only its "
+                "argmax over the last dimension (one race per row); its values are not modelled (the tracer sets E "
+                "to decide the winner)")
+
+        def tainted_use(self, func, name, args, kwargs, ts, marks):
+            joint = frozenset().union(*marks)
+            if name in _COMPARISONS:
+                if len(marks) >= 2 and len(joint) >= 2:
+                    raise ContinuousThreshold(
+                        f"{name} compares two values computed from different uniforms (slots "
+                        f"{_slots(joint)}): the threshold of the later uniform depends continuously on the earlier "
+                        "one (e.g. u2 < f(u1), or a race between uniforms), so the trace's bisection would never "
+                        "end. Compare a uniform with thresholds computed from the rows only")
+                return func(*args, **kwargs)
+            if name in _ORDERINGS and args and id(args[0]) in run.taint and len(run.taint[id(args[0])]) >= 2 and (
+                    name not in ("max", "min", "median", "nanmedian") or len(args) > 1 or "dim" in kwargs):
+                raise ContinuousThreshold(
+                    f"{name} orders values computed from {len(run.taint[id(args[0])])} different uniforms (Gumbel-max "
+                    "on uniforms, argmax(log w - log(-log u)), or another race between uniforms): which one wins "
+                    "depends on every uniform at once, a threshold that moves continuously with each, and the "
+                    f"trace's bisection would never end; {_RACE_HINT}")
+            out = func(*args, **kwargs)
+            if name in _DISCRETE or name in _COMPARISONS or name in _ORDERINGS:
+                return out
+            outs = out if isinstance(out, (tuple, list)) else (out,)
+            for o in outs:
+                if isinstance(o, torch.Tensor):
+                    run.track(run.taint, o, run.taint.get(id(o), frozenset()) | joint)
+            if (name.endswith("_") and not name.startswith("__")) or name in ("__setitem__", "copy_"):
+                if args and isinstance(args[0], torch.Tensor):  # written in place
+                    run.track(run.taint, args[0], run.taint.get(id(args[0]), frozenset()) | joint)
+            return out
+
+    return _RaceMode()
+
+
+def _slots(s: frozenset[int]) -> str:
+    items = sorted(s)
+    return ", ".join(f"#{i}" for i in items[:4]) + (", ..." if len(items) > 4 else "")
+
+
+def _decide_race(run: _Run, row: list[float], r: int, fill: Any) -> Any:
+    """Decide one race ``argmax_i w_i / E_i``; return the E row that makes the code compute that winner."""
+    if any(math.isnan(x) or x == math.inf for x in row) or max(row) <= 0:
+        if max(row) < 0 and not any(math.isnan(x) for x in row):
+            raise UnmodelledRandomness(
+                f"Tensor.exponential_: race row {r} has only negative weights, a race whose law is not w / sum(w); "
+                "not modelled")
+        fill[:] = 1.0  # a NaN, an inf, or no positive weight: the argmax does not depend on E
+        return fill
+    call = "Tensor.exponential_"
+    zeros = [i for i, x in enumerate(row) if x == 0]
+    if run.exponential_zeros and zeros:
+        # PyTorch's kernel gives E_i = -0.0 with probability 2^-53 per element; at a zero weight w_i / E_i is NaN
+        # and argmax returns the first NaN: that zero-weight id wins whatever the other weights are
+        eps = EXPONENTIAL_ZERO
+        probs = [(1 - eps) ** len(zeros)] + [eps * (1 - eps) ** k for k in range(len(zeros))]
+        z = _draw_categorical(run, (None, *zeros), tuple(probs), call)
+        if z is not None:
+            fill[:] = math.inf
+            fill[z] = -0.0
+            return fill
+    weights = [Fraction(x) if x > 0 else Fraction(0) for x in row]
+    total = sum(weights, Fraction(0))
+    j = _draw_categorical(run, tuple(range(len(row))), tuple(x / total for x in weights), call)
+    fill[:] = math.inf
+    fill[j] = 1.0
+    for i, x in enumerate(row):
+        if x == -math.inf:  # -inf / inf would be NaN; -inf / 1 = -inf loses, as it does in the code
+            fill[i] = 1.0
+    return fill
 
 
 _TORCH_REFUSED = ("randn", "randn_like", "randint_like", "randperm", "normal", "bernoulli", "poisson",
                   "binomial", "_standard_gamma", "_sample_dirichlet", "rrelu",
                   "manual_seed", "seed", "set_rng_state")  # a sampler that seeds itself is not random
-_TENSOR_REFUSED = ("normal_", "bernoulli_", "bernoulli", "exponential_", "geometric_", "cauchy_",
+_TENSOR_REFUSED = ("normal_", "bernoulli_", "bernoulli", "geometric_", "cauchy_",
                    "log_normal_", "random_")
 _NUMPY_LEGACY = ("rand", "randn", "random", "random_sample", "ranf", "sample", "choice", "randint",
                  "random_integers", "uniform", "normal", "standard_normal", "exponential", "permutation",
@@ -338,7 +658,8 @@ def _refuser(name: str, hint: str = "") -> Callable:
     def refuse(*args, **kwargs):
         raise UnmodelledRandomness(f"the sampler called {name}, which specproof.trace does not model{hint}; "
                                    "modelled: torch.rand, torch.rand_like, Tensor.uniform_, torch.multinomial, "
-                                   "torch.randint, and the provided NumPy generator's random/uniform/choice")
+                                   "torch.randint, Tensor.exponential_ (as a race argmax(w / E)), and the provided "
+                                   "NumPy generator's random/uniform/choice")
     refuse.__name__ = name.rsplit(".", 1)[-1]
     return refuse
 
@@ -421,26 +742,30 @@ def intercepted() -> Iterator[None]:
             return
         setattr(owner, name, new)
 
+    def patch_torch() -> None:
+        import torch
+
+        # tiny tensors: one intra-op thread (measured: softmax of a [1, 3, 16] tensor took ~13 ms with
+        # the default thread pool on a shared 2-core machine, ~10 us with one thread); restored below
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        undo.append(lambda: torch.set_num_threads(threads))
+        fns = _torch_patches()
+        for name in ("rand", "rand_like", "multinomial", "randint"):
+            patch(torch, name, fns[name])
+        patch(torch.Tensor, "uniform_", fns["uniform_"])
+        patch(torch.Tensor, "multinomial", fns["tensor_multinomial"])
+        for name in _TORCH_REFUSED:
+            patch(torch, name, _refuser(f"torch.{name}"))
+        patch(torch.Tensor, "exponential_", fns["exponential_"])
+        for name in _TENSOR_REFUSED:
+            patch(torch.Tensor, name, _refuser(f"Tensor.{name}"))
+        _TORCH_PATCHED.append(True)
+
     try:
-        try:
-            import torch
-        except ImportError:  # a NumPy-only sampler
-            torch = None
-        if torch is not None:
-            # tiny tensors: one intra-op thread (measured: softmax of a [1, 3, 16] tensor took ~13 ms with
-            # the default thread pool on a shared 2-core machine, ~10 us with one thread); restored below
-            threads = torch.get_num_threads()
-            torch.set_num_threads(1)
-            undo.append(lambda: torch.set_num_threads(threads))
-            fns = _torch_patches()
-            for name in ("rand", "rand_like", "multinomial", "randint"):
-                patch(torch, name, fns[name])
-            patch(torch.Tensor, "uniform_", fns["uniform_"])
-            patch(torch.Tensor, "multinomial", fns["tensor_multinomial"])
-            for name in _TORCH_REFUSED:
-                patch(torch, name, _refuser(f"torch.{name}"))
-            for name in _TENSOR_REFUSED:
-                patch(torch.Tensor, name, _refuser(f"Tensor.{name}"))
+        if "torch" in sys.modules:  # a NumPy-only sampler does not import torch
+            patch_torch()
+        _LATE_TORCH.append(patch_torch)
         for name in _NUMPY_LEGACY:
             hint = ("; take the generator trace() provides (numpy_rng=...)" if name == "default_rng"
                     else " (NumPy's global legacy generator)")
@@ -451,6 +776,15 @@ def intercepted() -> Iterator[None]:
     finally:
         for fn in reversed(undo):
             fn()
+        _TORCH_PATCHED.clear()
+        if _LATE_TORCH:
+            _LATE_TORCH.pop()
+
+
+#: While :func:`intercepted` is active: the function that patches torch (called when a sampler imports
+#: torch during a run), and whether torch is patched.
+_LATE_TORCH: list[Callable[[], None]] = []
+_TORCH_PATCHED: list[bool] = []
 
 
 # --------------------------------------------------------------------------- the trace
@@ -476,12 +810,9 @@ def _states(generator: TracedGenerator | None) -> tuple:
     out: list[Any] = [_pyrandom.getstate()]
     name, keys, pos, has_gauss, cached = np.random.mtrand._rand.get_state(legacy=True)
     out.append((keys.tobytes(), pos, has_gauss, cached))
-    try:
-        import torch
-
+    torch = sys.modules.get("torch")
+    if torch is not None:
         out.append(bytes(torch.default_generator.get_state().numpy()))
-    except ImportError:
-        pass
     if generator is not None:
         out.append(repr(generator.bit_generator.state))
     return tuple(out)
@@ -535,6 +866,15 @@ _CALL_ASSUMPTIONS = {
     "torch.randint": "torch.randint: each element exactly uniform over [low, high); PyTorch's CPU kernel takes a "
                      "random 32- or 64-bit integer modulo the range, off from uniform by at most range / 2^32 "
                      "(not modelled)",
+    "Tensor.exponential_": "Tensor.exponential_, traced only as the race argmax(w / E, dim=-1): IDEALIZED: E_i "
+                           "i.i.d. exact Exp(lambda), the division and the argmax exact, so row r's winner is i with "
+                           "probability w_i / sum_j w_j over its positive finite float weights (ties have probability "
+                           "0; zero and negative weights never win); a row with a NaN or +inf weight or no positive "
+                           "weight is decided by the code's own argmax (it does not depend on E). PyTorch's CPU kernel "
+                           "is not traced: it computes E = -(1/lambda) log(1 - u) in double, u = k/2^53, a discrete "
+                           "E that is -0.0 at k = 0 (probability 2^-53 per element, pytorch issues #22557, #192577), "
+                           "where w_i / E_i is NaN at a zero weight and argmax returns that zero-weight id: with "
+                           "exponential_zeros=False (the default) that edge is NOT in this law",
     "Generator.random": "numpy Generator.random: k/2^53 (float64) or k/2^24 (float32), k uniform on the grid",
     "Generator.uniform": "numpy Generator.uniform(a, b): a + (b - a) * k/2^53 in float64",
     "Generator.choice": "numpy Generator.choice: an exact categorical over p (Fraction(p_i) / sum), uniform "
@@ -542,12 +882,25 @@ _CALL_ASSUMPTIONS = {
 }
 
 
+_EXPONENTIAL_ZEROS = (
+    "exponential_zeros=True: in each race with zero weights, the first zero-weight id (in index order) whose E_i is "
+    "-0.0 wins through the NaN of 0 / -0.0, each E_i being -0.0 independently with probability 2^-53 (PyTorch's CPU "
+    "kernel at u = 0); the code's argmax decides that race with E = -0.0 there and +inf elsewhere. A zero E_i at a "
+    "positive weight (-inf there, so that id loses) is still not modelled: it changes a race with P positive weights "
+    "by at most 1 - (1 - 2^-53)^P")
+
+
 class _Tracer:
-    def __init__(self, sampler, args, kwargs, key, generator, max_runs, check_pieces=True):
+    def __init__(self, sampler, args, kwargs, key, generator, max_runs, check_pieces=True, exponential_zeros=False,
+                 progress=None):
         self.sampler, self.args, self.kwargs, self.key = sampler, args, kwargs, key
+        self.progress = progress
         self.generator, self.max_runs, self.check_pieces = generator, max_runs, check_pieces
         self.runs = 0
         self.calls: set[str] = set()
+        self.exponential_zeros = exponential_zeros
+        self.need_mode = False  # set once a run calls Tensor.exponential_
+        self._where: list[list] = []  # the uniforms being bisected: [slot index, call, breakpoints found, what]
         self._runs: dict[tuple[int, ...], tuple[Any, tuple]] = {}
         self._laws: dict[tuple[int, ...], dict[Any, Fraction]] = {}
 
@@ -556,36 +909,65 @@ class _Tracer:
         if prefix in self._runs:
             return self._runs[prefix]
         if self.runs >= self.max_runs:
-            raise TraceTooLarge(f"the trace needs more than max_runs = {self.max_runs} runs of the sampler")
+            raise TraceTooLarge(self._too_large())
         self.runs += 1
-        r = _Run(prefix)
+        if self.progress is not None:
+            self.progress(1)
+        while True:
+            try:
+                self._runs[prefix] = self._run_once(prefix)
+                return self._runs[prefix]
+            except _NeedMode:  # Tensor.exponential_ needs the torch-function mode: run again with it
+                self.need_mode = True
+
+    def _run_once(self, prefix: tuple[int, ...]) -> tuple[Any, tuple]:
+        r = _Run(prefix, self.exponential_zeros)
+        torch_patched = bool(_TORCH_PATCHED)
         before = _states(self.generator)
+        if torch_patched and (self.need_mode or self.runs <= MODE_RUNS):
+            r.mode = _race_mode(r)
         _ACTIVE.append(r)
         try:
             memo = {} if self.generator is None else {id(self.generator): self.generator}  # the traced generator stays
             args, kwargs = copy.deepcopy((self.args, self.kwargs), memo)  # fresh buffers, as an engine passes each step
-            out = self.sampler(*args, **kwargs)
-        except SpecProofError:
+            with r.mode if r.mode is not None else contextlib.nullcontext():
+                out = self.sampler(*args, **kwargs)
+        except (SpecProofError, _NeedMode):
             raise
         except Exception as exc:
             raise SamplerRaised(f"the sampler raised {type(exc).__name__}: {exc} (on a run with the random values "
                                 f"{self._describe(prefix)})") from exc
         finally:
             _ACTIVE.pop()
+        if not torch_patched and "torch" in sys.modules and _LATE_TORCH:
+            _LATE_TORCH[-1]()  # the sampler imported torch during the run: patch it, then run again
+            return self._run_once(prefix)
         if _states(self.generator) != before:
             raise UnmodelledRandomness(
                 "the sampler drew randomness through a path specproof.trace did not intercept (PyTorch's default "
                 "generator, NumPy's global generator, Python's random module or the provided generator changed "
                 "state during a run): for example torch.nn.functional.dropout, a C++ kernel, or a random function "
                 "bound before tracing")
+        if any(not d.resolved for d in set(r.exp.values())):
+            raise UnmodelledRandomness(
+                "the sampler drew E with Tensor.exponential_ but never divided a weight tensor by it: specproof.trace "
+                "models Tensor.exponential_ only as the exponential race argmax(w / E, dim=-1)")
         if len(r.slots) < len(prefix):
             raise NotPiecewiseConstant(
                 f"the sampler drew {len(r.slots)} random values on a run where an earlier run drew at least "
                 f"{len(prefix)} with the same values: it is not deterministic given its random numbers")
         key = _freeze(out if self.key is None else self.key(out))
         self.calls |= r.calls
-        self._runs[prefix] = (key, tuple(r.slots))
-        return self._runs[prefix]
+        return key, tuple(r.slots)
+
+    def _too_large(self) -> str:
+        msg = f"the trace needs more than max_runs = {self.max_runs} runs of the sampler"
+        if self._where:
+            n, call, breaks, what = self._where[-1]
+            msg += (f" (stopped while bisecting {what} on uniform #{n} from {call}, {breaks} breakpoints found there "
+                    f"so far, {len(self._where)} uniforms deep)")
+        return msg + ("; the number of runs grows exponentially with the number of random draws (see the Cost "
+                      "section of specproof.trace): raise max_runs, or trace fewer positions or a smaller vocabulary")
 
     @staticmethod
     def _describe(prefix: tuple[int, ...]) -> str:
@@ -610,11 +992,14 @@ class _Tracer:
         return out
 
     def _pieces(self, prefix, slot: _Uniform, f: Callable[[int], Any], lo: int, hi: int,
-                probes: tuple[int, ...]) -> list[tuple[int, int, Any]]:
+                probes: tuple[int, ...], what: str = "the output") -> list[tuple[int, int, Any]]:
         """Maximal intervals [a, b] of lo..hi on which f looks constant, by bisection between probes."""
+        where = [len(prefix), slot.call, 0, what]
+        self._where.append(where)
         pts = sorted({lo, hi, *(p for p in probes if lo <= p <= hi)})
         vals = {k: f(k) for k in pts}
         breaks: list[int] = []  # k with f(k - 1) != f(k)
+        found: set[int] = set()
         stack = list(zip(pts, pts[1:]))
         while stack:
             a, b = stack.pop()
@@ -622,10 +1007,14 @@ class _Tracer:
                 continue
             if b == a + 1:
                 breaks.append(b)
+                found.add(b)
+                where[2] = len(breaks)
+                self._check_consecutive(prefix, slot, found, b, what)
                 continue
             m = (a + b) // 2
             vals[m] = f(m)
             stack.extend([(a, m), (m, b)])
+        self._where.pop()
         breaks.sort()
         starts = [lo, *breaks]
         ends = [b - 1 for b in breaks] + [hi]
@@ -642,6 +1031,28 @@ class _Tracer:
                     "with thresholds, e.g. u < p/q or an inverse CDF)")
             seen[hv] = (a, b)
         return pieces
+
+    @staticmethod
+    def _check_consecutive(prefix, slot: _Uniform, found: set[int], b: int, what: str) -> None:
+        """Stop a piece search that finds a breakpoint at every grid point (a continuous dependence)."""
+        left = right = 0
+        while left < MAX_CONSECUTIVE_BREAKS and b - left - 1 in found:
+            left += 1
+        while right < MAX_CONSECUTIVE_BREAKS and b + right + 1 in found:
+            right += 1
+        if left + right + 1 < MAX_CONSECUTIVE_BREAKS:
+            return
+        if what == "the output":
+            cause = ("the uniform is used as a value (returned, or in arithmetic whose result is returned), not only "
+                     "in comparisons with thresholds; return a discrete outcome, or pass key= to map the output to "
+                     "one")
+        else:
+            cause = ("a later random draw's threshold depends continuously on this uniform (e.g. u2 < f(u1), "
+                     "Gumbel-max argmax(log w - log(-log u)) over uniforms, or a weight computed from u); the trace's "
+                     f"bisection cannot finish; {_RACE_HINT}")
+        raise ContinuousThreshold(
+            f"{what} changes at each of {MAX_CONSECUTIVE_BREAKS} consecutive grid points of uniform #{len(prefix)} "
+            f"(from {slot.call}, grid 2^{slot.bits}) near grid index {b}: {cause}")
 
     def _uniform_law(self, prefix, slot: _Uniform) -> dict[Any, Fraction]:
         n_grid = 1 << slot.bits
@@ -662,7 +1073,7 @@ class _Tracer:
             else:  # the rest of the run changes inside the piece: bisect on its law
                 quarter = (b - a) // 4  # the ends and the middle were looked at: bisect from all three
                 parts = self._pieces(prefix, slot, lambda k: self.law(prefix + (k,)), a, b,
-                                     (a + quarter, (a + b) // 2, b - quarter))
+                                     (a + quarter, (a + b) // 2, b - quarter), "the law of the rest of the run")
             for lo, hi, sub in parts:
                 w = Fraction(hi - lo + 1, n_grid)
                 for k, m in sub.items():
@@ -678,7 +1089,8 @@ def _hashable(v: Any) -> Any:
 
 def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = None, *,
           numpy_rng: str | None = None, key: Callable[[Any], Any] | None = None,
-          max_runs: int = 200_000, check_pieces: bool = True) -> Trace:
+          max_runs: int = 200_000, check_pieces: bool = True, exponential_zeros: bool = False,
+          progress: Callable[[int], Any] | None = None) -> Trace:
     """The exact law of ``sampler(*args, **kwargs)`` under the modelled random calls.
 
     Parameters
@@ -704,6 +1116,13 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
         whose later thresholds depend on an earlier uniform (not only its output) is then traced
         wrongly, without an error; the result's assumptions say so. Even with True, a later
         threshold that varies inside an interval yet agrees at its ends and middle is not seen.
+    exponential_zeros : bool, optional
+        Model PyTorch's CPU ``Tensor.exponential_`` returning -0.0 (at ``u = 0``, probability
+        :data:`EXPONENTIAL_ZERO` = 2^-53 per element): in each race with zero weights, the first
+        zero-weight id whose E is -0.0 wins through the NaN of ``0 / -0.0``, as the code's argmax
+        decides. Default False: the race is idealized and the edge is stated, not in the law.
+    progress : callable, optional
+        Called with 1 after each run of the sampler (for a progress bar on a long trace).
 
     Returns
     -------
@@ -718,6 +1137,10 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
     NotPiecewiseConstant
         An outcome appears on two separated intervals of a uniform's grid, or the sampler is not
         deterministic given its random numbers.
+    ContinuousThreshold
+        (A NotPiecewiseConstant.) Gumbel-max on uniforms, a comparison between values of two
+        uniforms, a uniform used as a value, or a piece search finding a breakpoint at each of
+        :data:`MAX_CONSECUTIVE_BREAKS` consecutive grid points.
     TraceTooLarge
         More than ``max_runs`` runs would be needed.
     SamplerRaised
@@ -734,6 +1157,13 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
     ...     return int(rng.choice(3, p=[0.5, 0.25, 0.25]))
     >>> trace(pick, numpy_rng="rng").law
     {0: Fraction(1, 2), 1: Fraction(1, 4), 2: Fraction(1, 4)}
+
+    An exponential race, as vLLM draws a recovered token (idealized; see the assumptions):
+
+    >>> import torch
+    >>> w = torch.tensor([0.5, 0.0, 0.25, 0.25])
+    >>> trace(lambda: int(torch.argmax(w / torch.empty_like(w).exponential_()))).law
+    {0: Fraction(1, 2), 2: Fraction(1, 4), 3: Fraction(1, 4)}
     """
     if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
         raise SpecProofError(f"max_runs is {max_runs!r}, not an integer >= 1")
@@ -744,7 +1174,8 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
     if numpy_rng is not None:
         generator = TracedGenerator(np.random.PCG64(0))
         kwargs[numpy_rng] = generator
-    tracer = _Tracer(sampler, tuple(args), kwargs, key, generator, max_runs, bool(check_pieces))
+    tracer = _Tracer(sampler, tuple(args), kwargs, key, generator, max_runs, bool(check_pieces),
+                     bool(exponential_zeros), progress)
     with intercepted():
         law = tracer.law(())
     try:
@@ -756,6 +1187,8 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
         "check_pieces=False: the law of the rest is computed at the first grid point of each interval only, "
         "assumed the same on the whole interval"), *_GENERAL[2:])
     assumptions = general + tuple(_CALL_ASSUMPTIONS[c] for c in sorted(tracer.calls))
+    if exponential_zeros and "Tensor.exponential_" in tracer.calls:
+        assumptions += (_EXPONENTIAL_ZEROS,)
     return Trace(law, tracer.runs, assumptions, tuple(sorted(tracer.calls)))
 
 

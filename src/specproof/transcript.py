@@ -545,6 +545,10 @@ def _bound_text(bound: Any) -> str:
         text = f"cdf of {args[0]} at {args[1]}"
     elif kind == "masses":
         text = f"sum({args[0]}) / sum({args[1]})"
+    elif kind == "float-ratio":
+        text = f"{args[3]}({args[0]}[{args[2]}] / {args[1]}[{args[2]}])"
+    elif kind == "float-product":
+        text = f"the {args[4]} coins with {args[3]}(u * {args[1]}[{args[2]}]) {args[5]} {args[0]}[{args[2]}]"
     else:
         text = show(args[0])
     return text

@@ -1,0 +1,20 @@
+(** The main theorems rely on no axiom and no [Admitted] proof: each
+    [Print Assumptions] below must print "Closed under the global context".
+    [make check] (and tests/test_coq.py, and [specproof prove] when coqc is on
+    PATH) fail otherwise. *)
+From SpecProof Require Import OnePosition Chain FloatCoin.
+
+Print Assumptions verifier_lossless.
+Print Assumptions acceptance_is_alpha.
+Print Assumptions alpha_eq_1_minus_TV.
+Print Assumptions TV_is_residual_mass.
+Print Assumptions draft_never_proposes.
+Print Assumptions target_never_wants.
+Print Assumptions identical_draft.
+Print Assumptions sum_nonneg_eq0.
+Print Assumptions speculative_lossless.
+Print Assumptions first_block_lossless.
+Print Assumptions grid_coin_bound.
+Print Assumptions float32_coin_bound.
+Print Assumptions coin_error_TV.
+Print Assumptions float32_verifier_TV.

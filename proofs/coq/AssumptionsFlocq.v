@@ -1,0 +1,9 @@
+(** The Flocq theorems rest on Coq's standard real numbers: [Print Assumptions]
+    lists their axioms, and [make check] (and tests/test_coq.py, and
+    [specproof prove]) require each one printed to be in FloatGrid.axioms:
+    the axioms of the standard library's reals (ClassicalDedekindReals),
+    functional extensionality and the excluded middle, and nothing else. *)
+From SpecProof Require Import FloatGrid.
+
+Print Assumptions float32_grid_exact.
+Print Assumptions float32_lt_is_real_lt.

@@ -1,0 +1,176 @@
+"""``specproof trace python MODULE:FUNCTION``: your own sampler from the command line."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+pytest.importorskip("torch")
+
+from specproof.cli import main  # noqa: E402
+
+SAMPLERS = textwrap.dedent('''
+    import numpy as np
+    import torch
+
+    def verify(p, q):
+        x = int(torch.multinomial(q, 1))
+        if torch.rand(()) < p[x] / q[x]:
+            return x
+        return int(torch.multinomial(torch.clamp(p - q, min=0), 1))
+
+    def verify_le(p, q):
+        x = int(torch.multinomial(q, 1))
+        if torch.rand(()) <= p[x] / q[x]:
+            return x
+        return int(torch.multinomial(torch.clamp(p - q, min=0), 1))
+
+    def drafted_only(p, q):  # subtracts q only at the drafted token (rotalabs-accel 1.1.1's fault)
+        x = int(torch.multinomial(q, 1))
+        if torch.rand(()) < p[x] / q[x]:
+            return x
+        r = p.clone()
+        r[x] = torch.clamp(p[x] - q[x], min=0)
+        return int(torch.multinomial(r, 1))
+
+    def chain(p_rows, q_rows):
+        out = []
+        for i in range(len(q_rows)):
+            p, q = p_rows[i], q_rows[i]
+            x = int(torch.multinomial(q, 1))
+            if torch.rand(()) < p[x] / q[x]:
+                out.append(x)
+                continue
+            out.append(int(torch.multinomial(torch.clamp(p - q, min=0), 1)))
+            return tuple(out)
+        return (*out, int(torch.multinomial(p_rows[-1], 1)))
+
+    def plain_min_p(row):  # the engine's plain sampler: min-p 1/2, then a draw
+        return int(torch.multinomial(row * (row >= 0.5 * row.max()), 1))
+
+    def spec_min_p(p_rows, q_rows, drop=False):  # one draft; min-p dropped on the verified token if drop
+        w = p_rows[0] if drop else p_rows[0] * (p_rows[0] >= 0.5 * p_rows[0].max())
+        p, q = w / w.sum(), q_rows[0]
+        x = int(torch.multinomial(q, 1))
+        if torch.rand(()) < p[x] / q[x]:
+            return (x, plain_min_p(p_rows[1]))
+        return (int(torch.multinomial(torch.clamp(p - q, min=0), 1)),)
+
+    def spec_min_p_dropped(p_rows, q_rows):
+        return spec_min_p(p_rows, q_rows, drop=True)
+
+    def numpy_verify(p, q, rng):
+        x = int(rng.choice(len(q), p=q / q.sum()))
+        if rng.random() < p[x] / q[x]:
+            return x
+        w = np.maximum(p - q, 0)
+        return int(rng.choice(len(p), p=w / w.sum()))
+''')
+
+
+@pytest.fixture()
+def files(tmp_path, monkeypatch):
+    (tmp_path / "samplers.py").write_text(SAMPLERS)
+    (tmp_path / "p.json").write_text("[0.6, 0.3, 0.1]")
+    (tmp_path / "q.json").write_text("[0.2, 0.5, 0.3]")
+    (tmp_path / "p0.json").write_text("[0.5, 0.5, 0]")
+    (tmp_path / "q0.json").write_text("[0.25, 0.25, 0.5]")
+    (tmp_path / "P.json").write_text("[[0.5, 0.25, 0.25], [0.5, 0.25, 0.25], [0.5, 0.25, 0.25]]")
+    (tmp_path / "Q.json").write_text("[[0.25, 0.25, 0.5], [0.25, 0.25, 0.5]]")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _json(capsys):
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_float32_textbook_sampler_is_float_faithful(files, capsys):
+    assert main(["trace", "python", "samplers:verify", "--target", "p.json", "--draft", "q.json", "--json"]) == 0
+    out = _json(capsys)
+    assert out["verdict"] == "float-faithful" and out["tv_from_float_ideal"] == "0/1"
+    assert out["arithmetic"].startswith("u < fl32(p/q)") and out["tv"] != "0/1"
+    assert main(["trace", "python", "samplers:verify", "--target", "p.json", "--draft", "q.json", "--strict"]) == 1
+    text = capsys.readouterr().out
+    assert "verdict: FLOAT-FAITHFUL; TV from the target's law 6.70552e-09" in text
+
+
+def test_le_on_a_drafted_p_zero_token_is_lossy(files, capsys):
+    assert main(["trace", "python", "samplers:verify_le", "--target", "p0.json", "--draft", "q0.json", "--json"]) == 1
+    out = _json(capsys)
+    assert out["verdict"] == "lossy" and out["outside_support"] == "1/33554432" and out["tv"] == "1/33554432"
+
+
+def test_a_block_from_its_row_shapes_and_a_file_path(files, capsys):
+    assert main(["trace", "python", str(files / "samplers.py") + ":chain", "--target", "P.json", "--draft", "Q.json",
+                 "--json"]) == 0
+    out = _json(capsys)
+    assert out["verdict"] == "lossless" and out["gamma"] == 2 and out["tv"] == "0/1"
+
+
+def test_numpy_arrays_with_a_generator(files, capsys):
+    assert main(["trace", "python", "samplers:numpy_verify", "--target", "P.json", "--draft", "Q.json",
+                 "--array", "numpy", "--dtype", "float64", "--numpy-rng", "rng", "--gamma", "2"]) == 2  # shapes vs gamma
+    capsys.readouterr()
+    (files / "p1.json").write_text("[0.5, 0.25, 0.25]")
+    (files / "q1.json").write_text("[0.25, 0.25, 0.5]")
+    assert main(["trace", "python", "samplers:numpy_verify", "--target", "p1.json", "--draft", "q1.json",
+                 "--array", "numpy", "--dtype", "float64", "--numpy-rng", "rng", "--json"]) == 0
+    assert _json(capsys)["verdict"] == "lossless"
+
+
+def test_search_finds_the_smallest_lossy_input(files, capsys):
+    assert main(["trace", "python", "samplers:drafted_only", "--search"]) == 1
+    text = capsys.readouterr().out
+    assert "smallest lossy input (pair 72 of the search): p = (0, 1/2, 1/2), q = (1/2, 0, 1/2)" in text
+    assert "verdict: LOSSY; TV from the target's law 0.25 (1/4)" in text
+    assert main(["trace", "python", "samplers:verify", "--search", "--max-vocab", "3", "--max-denominator", "3",
+                 "--json"]) == 0
+    assert _json(capsys)["search"] is None
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["samplers:nope", "--target", "p.json", "--draft", "q.json"], "has no function 'nope'"),
+    (["samplers.verify", "--target", "p.json", "--draft", "q.json"], "is not MODULE:FUNCTION"),
+    (["no_such_module:verify", "--target", "p.json", "--draft", "q.json"], "cannot import 'no_such_module'"),
+    (["samplers:verify", "--draft", "q.json"], "give --target P and --draft Q"),
+    (["samplers:verify", "--search", "--target", "p.json"], "give no --target"),
+    (["samplers:verify", "--target", "p.json", "--draft", "q.json", "--array", "numpy", "--dtype", "bfloat16"],
+     "NumPy has no bfloat16"),
+    (["samplers:verify", "--target", "p.json", "--draft", "missing.json"], "missing.json"),
+])
+def test_usage_errors_exit_2_with_a_message(files, capsys, argv, message):
+    assert main(["trace", "python", *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_search_reports_a_sampler_that_raises_and_an_empty_search(files, capsys):
+    (files / "more.py").write_text(textwrap.dedent('''
+        import torch
+
+        def eager_spare(p, q):  # draws a spare token from (q - p)+ before the test: raises when p == q
+            spare = int(torch.multinomial(torch.clamp(q - p, min=0), 1))
+            x = int(torch.multinomial(q, 1))
+            if torch.rand(()) < p[x] / q[x]:
+                return x
+            return int(torch.multinomial(torch.clamp(p - q, min=0), 1)) + 0 * spare
+    '''))
+    assert main(["trace", "python", "more:eager_spare", "--search", "--max-vocab", "2"]) == 1
+    out = capsys.readouterr().out
+    assert "the sampler raised on valid rows (pair 1 of the search): p = (0, 1), q = (0, 1)" in out
+    assert "weights sum to 0" in out
+    assert main(["trace", "python", "samplers:verify", "--search", "--max-vocab", "2", "--max-denominator", "2"]) == 0
+    assert "no lossy input among 9 pairs (V 2..2, denominators 1..2, float32 rows;" in capsys.readouterr().out
+
+
+def test_the_differential_test_from_the_command_line(files, capsys):
+    (files / "T.json").write_text("[[0.375, 0.375, 0.125, 0.125], [0.125, 0.375, 0.375, 0.125]]")
+    (files / "D.json").write_text("[[0.25, 0.25, 0.25, 0.25]]")
+    args = ["--target", "T.json", "--draft", "D.json", "--reference", "samplers:plain_min_p", "--json"]
+    assert main(["trace", "python", "samplers:spec_min_p", *args]) == 0
+    assert _json(capsys)["verdict"] == "lossless"
+    assert main(["trace", "python", "samplers:spec_min_p_dropped", *args]) == 1
+    out = _json(capsys)
+    assert out["verdict"] == "lossy" and out["tv"] == "1/4" and out["arithmetic"].startswith("differential")

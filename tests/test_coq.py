@@ -1,0 +1,166 @@
+"""The Coq proofs (proofs/coq): they compile, every main theorem is closed under the global
+context, a broken proof is caught, and the Python side names the theorems as the sources state
+them. Compiling needs coqc and MathComp; without them those tests skip, unless
+SPECPROOF_REQUIRE_COQ=1 (set by .ci/run), which makes them fail instead."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from specproof import symbolic_proof as sproof
+from specproof.symbolic_proof import COQ_DIR, COQ_FILES, COQ_THEOREMS, check_coq
+
+CLOSED = "Closed under the global context"
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _require_coq() -> None:
+    if shutil.which("coqc") is None:
+        if os.environ.get("SPECPROOF_REQUIRE_COQ") == "1":
+            pytest.fail("SPECPROOF_REQUIRE_COQ=1 but coqc is not on PATH")
+        pytest.skip("coqc is not on PATH")
+
+
+def _checked(**kwargs) -> dict:
+    result = check_coq(**kwargs)
+    if not result["run"]:
+        if os.environ.get("SPECPROOF_REQUIRE_COQ") == "1":
+            pytest.fail(f"SPECPROOF_REQUIRE_COQ=1 but the Coq check did not run: {result['summary']}")
+        pytest.skip(result["summary"])
+    return result
+
+
+# ---------------------------------------------------------------- without Coq
+
+@pytest.mark.parametrize("theorem", COQ_THEOREMS, ids=[t["name"] for t in COQ_THEOREMS])
+def test_recorded_statements_are_the_sources(theorem):
+    source = _flat((COQ_DIR / theorem["file"]).read_text(encoding="utf-8"))
+    assert _flat(theorem["statement"]) + " Proof." in source, theorem["name"]
+
+
+def test_assumptions_files_list_every_main_theorem():
+    # make check reads these two files; check_coq reads COQ_THEOREMS: the same theorems
+    text = "".join((COQ_DIR / f).read_text(encoding="utf-8") for f in ("Assumptions.v", "AssumptionsFlocq.v"))
+    assert re.findall(r"^Print Assumptions (\w+)\.$", text, re.M) == [t["name"] for t in COQ_THEOREMS]
+    flocq = (COQ_DIR / "AssumptionsFlocq.v").read_text(encoding="utf-8")
+    assert re.findall(r"^Print Assumptions (\w+)\.$", flocq, re.M) == [
+        t["name"] for t in COQ_THEOREMS if t["file"] == "FloatGrid.v"]
+
+
+def test_the_allowed_axioms_are_the_standard_reals_and_classical_logic():
+    allowed = (COQ_DIR / "FloatGrid.axioms").read_text(encoding="utf-8").split()
+    assert allowed == ["ClassicalDedekindReals.sig_not_dec", "ClassicalDedekindReals.sig_forall_dec",
+                       "FunctionalExtensionality.functional_extensionality_dep", "Classical_Prop.classic"]
+
+
+def test_sources_declare_no_axiom_and_admit_nothing():
+    # a cheap guard beside Print Assumptions (which is the real check)
+    for name in COQ_FILES:
+        text = (COQ_DIR / name).read_text(encoding="utf-8")
+        assert not re.search(r"\b(Admitted|admit|Axiom|Axioms|Parameter|Conjecture|Hypothesis\s+\w+\s*:\s*False)\b",
+                             re.sub(r"\(\*.*?\*\)", "", text, flags=re.S)), name
+
+
+def test_not_run_without_coqc():
+    result = check_coq(coqc="/nonexistent/coqc")
+    assert result["run"] is False and result["passed"] is None
+    assert result["summary"].startswith("formal check (Coq) not run:")
+
+
+def test_not_run_without_sources(tmp_path):
+    _require_coq()
+    result = check_coq(source_dir=tmp_path)
+    assert result["run"] is False and result["passed"] is None
+    assert "not found" in result["summary"]
+
+
+def test_prove_says_the_formal_check_was_not_run_without_coq(tmp_path, monkeypatch, capsys):
+    from specproof import cli, theorems
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # no coqc on PATH
+    monkeypatch.setattr(theorems, "THEOREMS", {"symbolic_every_v": theorems.THEOREMS["symbolic_every_v"]})
+    monkeypatch.setattr(cli, "_library_findings", lambda: {"library": "transformers", "skipped": "not traced here"})
+    assert cli.main(["prove", "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "1 of 1 theorems proved" in out
+    assert "lossless for every V (SymPy): formal check (Coq) not run: coqc not found on PATH" in out
+
+
+def test_the_symbolic_record_names_the_coq_theorems_and_the_proved_lemma():
+    doc = sproof.prove_every_v()
+    assert doc["formal_proof"] == sproof.formal_proof()
+    assert [t["name"] for t in doc["formal_proof"]["theorems"]] == [t["name"] for t in COQ_THEOREMS]
+    assert any("proved in Coq (lemma sum_nonneg_eq0" in a for a in doc["assumptions"])
+    committed = (Path(__file__).resolve().parents[1] / "proofs" / "transcripts" / "symbolic_every_v.md").read_text(
+        encoding="utf-8")
+    assert "proved in Coq (lemma sum\\_nonneg\\_eq0" in committed
+    for t in COQ_THEOREMS:
+        assert f"`{t['statement']}`" in committed
+
+
+# ---------------------------------------------------------------- with Coq
+
+def test_coq_proofs_compile_and_every_main_theorem_is_closed():
+    _require_coq()
+    result = _checked()
+    assert result["passed"] is True, result["summary"]
+    if result["skipped"] and os.environ.get("SPECPROOF_REQUIRE_COQ") == "1":
+        pytest.fail(f"SPECPROOF_REQUIRE_COQ=1 but Flocq is missing: {result['summary']}")
+    closed = {t["name"]: CLOSED for t in COQ_THEOREMS if t["file"] != "FloatGrid.v"}
+    assert {k: v for k, v in result["assumptions"].items() if k in closed} == closed
+    allowed = set((COQ_DIR / "FloatGrid.axioms").read_text(encoding="utf-8").split())
+    for name in ("float32_grid_exact", "float32_lt_is_real_lt"):
+        if name not in result["skipped"]:
+            assert set(sproof._axioms(result["assumptions"][name])) <= allowed
+
+
+def _broken_copy(tmp_path: Path, old: str, new: str, file: str = "OnePosition.v") -> Path:
+    for name in (*COQ_FILES, "FloatGrid.axioms"):
+        shutil.copyfile(COQ_DIR / name, tmp_path / name)
+    target = tmp_path / file
+    text = target.read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    target.write_text(text.replace(old, new), encoding="utf-8")
+    return tmp_path
+
+
+def test_a_broken_proof_fails_the_check(tmp_path):
+    _require_coq()
+    # the last step of verifier_lossless, dropped: coqc rejects the file
+    src = _broken_copy(tmp_path, "- by rewrite mulrC divfK // min_plus_residual.\n", "- by rewrite mulrC.\n")
+    result = _checked(source_dir=src)
+    assert result["passed"] is False
+    assert "coqc rejected OnePosition.v" in result["summary"]
+
+
+def test_an_admitted_proof_fails_the_check(tmp_path):
+    _require_coq()
+    # the same step replaced by admit / Admitted: the file compiles, Print Assumptions is not closed
+    src = _broken_copy(tmp_path, "- by rewrite mulrC divfK // min_plus_residual.\nQed.",
+                       "- admit.\nAdmitted.")
+    result = _checked(source_dir=src)
+    assert result["passed"] is False
+    assert "not closed under the global context" in result["summary"]
+    assert result["assumptions"]["verifier_lossless"] != CLOSED
+    assert "verifier_lossless" in result["assumptions"]["speculative_lossless"]  # the chain uses it
+    assert result["assumptions"]["alpha_eq_1_minus_TV"] == CLOSED
+
+
+def test_a_flocq_theorem_with_an_unlisted_axiom_fails_the_check(tmp_path):
+    _require_coq()
+    proof = ("intros fu fr. rewrite Bcompare_correct by assumption.\nsplit.\n"
+             "- intros H. injection H as H. now apply Rcompare_Lt_inv.\n- intros H. now rewrite Rcompare_Lt.\nQed.")
+    src = _broken_copy(tmp_path, proof, "Admitted.", file="FloatGrid.v")
+    result = _checked(source_dir=src)
+    if "float32_lt_is_real_lt" in result["skipped"]:
+        pytest.skip("Flocq is not installed")
+    assert result["passed"] is False
+    assert "float32_lt_is_real_lt: float32_lt_is_real_lt" in result["summary"]  # its own Admitted, an axiom
