@@ -470,6 +470,45 @@ def test_json_output_of_check_and_crosscheck(tmp_path, capsys):
     assert out["mode"] == "blocks" and out["blocks"] == 8 and set(out) >= {"accepted", "joint", "recomputed"}
 
 
+def test_prove_all_in_one_process_and_in_worker_processes_writes_the_committed_files(tmp_path, capsys, monkeypatch):
+    # the theorems run in worker processes (default --jobs 2, test_prove_all_writes_and_summarizes
+    # and the text table) or in this one (--jobs 1, with --json): both write exactly the committed
+    # bytes, keep the summary order, print one progress line per task and a time per theorem
+    from pathlib import Path
+
+    from specproof import theorems
+
+    from specproof import cli
+
+    committed = Path(__file__).resolve().parents[1] / "proofs" / "transcripts"
+    quick = {k: theorems.THEOREMS[k] for k in ("seed_cases", "small_grid", "block_verification")}
+    monkeypatch.setattr(theorems, "THEOREMS", quick)
+    monkeypatch.setattr(cli, "_EXACT_EDGE_CASES", ("disjoint supports",))
+    for jobs in ("1", "2"):
+        argv = ["prove", "--out", str(tmp_path / jobs), "--jobs", jobs] + (["--json"] if jobs == "1" else [])
+        assert main(argv) == 0
+        captured = capsys.readouterr()
+        if jobs == "1":
+            out = json.loads(captured.out)
+            assert [t["theorem"] for t in out["theorems"]] == list(quick)
+            assert all(t["seconds"] >= 0 for t in out["theorems"])
+        else:
+            table = captured.out.splitlines()
+            assert table[0].split() == ["theorem", "instances", "verdict", "seconds", "transcript"]
+            assert [row.split("  ")[0] for row in table[2:2 + len(quick)]] == [t for t, _ in quick.values()]
+        progress = [line for line in captured.err.splitlines() if line.startswith("[")]
+        assert len(progress) == len(quick) + 1 and progress[-1].startswith(f"[{len(quick) + 1}/{len(quick) + 1}]")
+        for key in quick:
+            for suffix in (".json", ".md"):
+                assert (tmp_path / jobs / f"{key}{suffix}").read_bytes() == (committed / f"{key}{suffix}").read_bytes()
+
+
+@pytest.mark.parametrize("argv", [["--jobs", "0"], ["--jobs", "2", "--target", "p.json", "--draft", "q.json"]])
+def test_prove_jobs_usage_errors(argv, capsys):
+    assert main(["prove", *argv]) == 2
+    assert "--jobs" in capsys.readouterr().err
+
+
 def test_json_output_of_prove_all_and_errors(tmp_path, capsys, monkeypatch):
     from specproof import theorems
 

@@ -75,3 +75,24 @@ def test_unknown_theorem():
 def test_distributions():
     assert theorems.distributions(2, 2) == sorted({(0, 1), (1, 0), (theorems.Fraction(1, 2),) * 2})
     assert all(sum(d) == 1 for d in theorems.distributions(3, 6))
+
+
+def _square(x):
+    return x * x
+
+
+def _fail(x):
+    raise SpecProofError(f"task {x} failed")
+
+
+def test_run_parallel_yields_every_result_once_and_raises_a_task_error():
+    tasks = {f"t{i}": (_square, (i,)) for i in range(5)}
+    assert list(theorems.run_parallel(tasks, 1)) == [(f"t{i}", i * i) for i in range(5)]  # in order, here
+    assert sorted(theorems.run_parallel(tasks, 2)) == [(f"t{i}", i * i) for i in range(5)]
+    with pytest.raises(SpecProofError, match="task 3 failed"):
+        list(theorems.run_parallel({**tasks, "bad": (_fail, (3,))}, 2))
+
+
+def test_prove_records_its_time(tmp_path):
+    outcome = theorems.prove("seed_cases", tmp_path)
+    assert outcome.proved and outcome.seconds > 0

@@ -49,6 +49,7 @@ with their ``"count"``.
 from __future__ import annotations
 
 import base64
+import heapq
 import json
 from fractions import Fraction
 from pathlib import Path
@@ -188,7 +189,9 @@ def select_tokens(p: Sequence[Any], q: Sequence[Any], residual: Sequence[Any]) -
     v = len(p)
     picked: set[int] = set()
     for col in (p, q, residual):
-        picked.update(t for t in sorted(range(v), key=lambda t: (-col[t], t))[:TOP_ROWS] if col[t] > 0)
+        # the TOP_ROWS largest, ties to the smaller id: sorted(range(v), key=(-col[t], t))[:TOP_ROWS],
+        # found in one pass (the keys are distinct, so nlargest picks exactly those)
+        picked.update(t for t in heapq.nlargest(TOP_ROWS, range(v), key=lambda t: (col[t], -t)) if col[t] > 0)
     picked.update([t for t in range(v) if p[t] == 0][:ZERO_ROWS])
     picked.update([t for t in range(v) if q[t] == 0][:ZERO_ROWS])
     return sorted(picked)

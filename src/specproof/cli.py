@@ -74,6 +74,9 @@ def _parser() -> argparse.ArgumentParser:
                     help="full: every token's row as exact 'n/d' text; compact: p and q as float64 bit patterns "
                          "and the rows that matter (float inputs only; much smaller and faster at large V); "
                          f"auto (default): compact for float inputs with V > {COMPACT_ABOVE}, else full")
+    pr.add_argument("--jobs", type=int, default=None, metavar="N",
+                    help="with no --target/--draft: prove the theorems in N worker processes (default: 2, or 1 "
+                         "on a one-core machine; 1 runs everything in this process); the files written are the same")
     _json_option(pr)
 
     ck = sub.add_parser("check", help="re-verify a certificate with the trusted checker alone",
@@ -166,9 +169,10 @@ def _bar(**kwargs: Any) -> tqdm:
 
 
 def _table(outcomes: list[theorems.Outcome]) -> str:
-    head = ("theorem", "instances", "verdict", "transcript")
-    rows = [(o.title, str(o.instances), "PROVED" if o.proved else "NOT PROVED", str(o.md_path)) for o in outcomes]
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(4)]
+    head = ("theorem", "instances", "verdict", "seconds", "transcript")
+    rows = [(o.title, str(o.instances), "PROVED" if o.proved else "NOT PROVED", f"{o.seconds:.1f}", str(o.md_path))
+            for o in outcomes]
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
     return "\n".join([line(head), line(tuple("-" * w for w in widths)), *map(line, rows)])
 
@@ -178,9 +182,10 @@ def _table(outcomes: list[theorems.Outcome]) -> str:
 _EXACT_EDGE_CASES = ("p == q (uniform rows)", "target never wants a drafted token (-inf)", "disjoint supports")
 
 
-def _library_findings() -> dict[str, Any]:
+def _library_findings(inputs: Sequence[str] | None = None) -> dict[str, Any]:
     """Measured, not proved: the installed transformers' ``_speculative_sampling`` traced on the
-    edge inputs whose softmax is exact (about 10 s); skipped without torch and transformers."""
+    edge inputs whose softmax is exact (``inputs``, default :data:`_EXACT_EDGE_CASES`; about 2 s,
+    most of it importing torch); skipped without torch and transformers."""
     try:
         import transformers
 
@@ -189,7 +194,7 @@ def _library_findings() -> dict[str, Any]:
         return {"library": "transformers", "skipped": f"not installed ({exc.name}); the 'models' extra has it"}
     cases = edge_cases()
     rows = []
-    for key in _EXACT_EDGE_CASES:
+    for key in _EXACT_EDGE_CASES if inputs is None else inputs:
         law = block_law(*cases[key][:2])
         rows.append({"input": key, "verdict": "lossless" if law.lossless else "lossy", "tv": format_fraction(law.tv)})
     return {"library": "transformers", "version": transformers.__version__,
@@ -207,23 +212,56 @@ def _findings_text(findings: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+_FINDINGS = "findings"  # the task name of the measured finding beside the theorems
+
+
+def _jobs(jobs: int | None) -> int:
+    if jobs is None:
+        return min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    if jobs < 1:
+        raise _Usage(f"--jobs must be at least 1, got {jobs}")
+    return jobs
+
+
+def _prove_theorems(out: Path, jobs: int) -> tuple[list[theorems.Outcome], dict[str, Any]]:
+    """Every theorem and the measured finding, in ``jobs`` processes (theorems.run_parallel); one
+    progress line each on standard error as it finishes; the outcomes in :data:`theorems.THEOREMS`
+    order."""
+    tasks: dict[str, tuple[Callable[..., Any], tuple]] = {key: (theorems.prove, (key, out)) for key in theorems.THEOREMS}
+    tasks[_FINDINGS] = (_timed_findings, (tuple(_EXACT_EDGE_CASES),))
+    print(f"proving {len(theorems.THEOREMS)} theorems and measuring 1 finding in {min(jobs, len(tasks))} "
+          f"process(es); one line each as it finishes:", file=sys.stderr, flush=True)
+    done: dict[str, Any] = {}
+    for i, (name, result) in enumerate(theorems.run_parallel(tasks, jobs), 1):
+        done[name] = result
+        if name == _FINDINGS:
+            line = f"measured finding ({result[0].get('library')}) ... {result[1]:.1f} s"
+        else:
+            verdict = "PROVED" if result.proved else "NOT PROVED"
+            line = f"{theorems.THEOREMS[name][0]} ... {verdict} in {result.seconds:.1f} s"
+        print(f"[{i}/{len(tasks)}] {line}", file=sys.stderr, flush=True)
+    return [done[key] for key in theorems.THEOREMS], done[_FINDINGS][0]
+
+
+def _timed_findings(inputs: Sequence[str]) -> tuple[dict[str, Any], float]:
+    import time
+
+    start = time.perf_counter()
+    findings = _library_findings(inputs)
+    return findings, time.perf_counter() - start
+
+
 def _prove(args: argparse.Namespace) -> int:
     out = Path(args.out)
     _check_atol(args.atol)
     if args.target is None and args.draft is None:
-        outcomes = []
-        for i, key in enumerate(theorems.THEOREMS, 1):
-            # one line per theorem as it finishes (the whole run takes about a minute and a half)
-            print(f"[{i}/{len(theorems.THEOREMS)}] {theorems.THEOREMS[key][0]} ... ", end="", file=sys.stderr, flush=True)
-            outcomes.append(theorems.prove(key, out))
-            print("PROVED" if outcomes[-1].proved else "NOT PROVED", file=sys.stderr, flush=True)
+        outcomes, findings = _prove_theorems(out, _jobs(args.jobs))
         proved = all(o.proved for o in outcomes)
-        findings = _library_findings()
         if args.json:
             _print_json({"command": "prove", "proved": proved, "theorems": [
                 {"theorem": o.theorem, "title": o.title, "instances": o.instances, "proved": o.proved,
                  "certificate": str(o.json_path), "transcript": str(o.md_path), "detail": o.detail,
-                 **({"formal": o.formal} if o.formal else {})}
+                 "seconds": round(o.seconds, 3), **({"formal": o.formal} if o.formal else {})}
                 for o in outcomes], "findings": findings})
         else:
             print(_table(outcomes))
@@ -234,6 +272,8 @@ def _prove(args: argparse.Namespace) -> int:
         return 0 if proved else 1
     if args.target is None or args.draft is None:
         raise _Usage("--target and --draft go together")
+    if args.jobs is not None:
+        raise _Usage("--jobs applies to the embedded theorems (no --target/--draft)")
     _check_name(args.name)
     atol = DEFAULT_FLOAT_ATOL if args.atol is None else args.atol
     target = load_distributions(args.target, "p", atol=atol, atol_name="--atol")

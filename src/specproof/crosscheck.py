@@ -13,7 +13,7 @@ from __future__ import annotations
 import numbers
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -252,14 +252,32 @@ class CrosscheckReport:
 def check_pair(pair: Pair, report: CrosscheckReport) -> None:
     """Compare the float path with the exact law on one pair; update ``report``."""
     law = exact.emitted_law(pair.p, pair.q)
-    want = law.dist()
     dist, alpha = numeric.emitted_distribution(
         np.array([float(x) for x in pair.p]), np.array([float(x) for x in pair.q])
     )
-    errors = [abs(Fraction(float(d)) - w) for d, w in zip(dist.tolist(), want)]
-    token = max(range(len(errors)), key=errors.__getitem__)
-    report.dist.update(errors[token], pair, token)
+    error, token = _worst_error(dist.tolist(), law.emitted.tolist(), law.emitted_denominator)
+    report.dist.update(error, pair, token)
     report.alpha.update(abs(Fraction(float(alpha)) - law.alpha), pair)
+
+
+def _worst_error(values: Sequence[float], numerators: Sequence[int], den: int) -> tuple[Fraction, int]:
+    """``max_i |values[i] - numerators[i] / den|``, exactly, and the first ``i`` where it occurs.
+
+    Every float is m / 2^k: over the common denominator ``2^K * den`` (K the largest k) each error
+    is an integer, so the maximum is found by comparing integers, with one Fraction at the end
+    (V = 49,152: about 20 ms, against 0.2 s for V Fraction differences).
+
+    >>> _worst_error([0.5, 0.25], [1, 1], 3)
+    (Fraction(1, 6), 0)
+    """
+    ratios = [float(v).as_integer_ratio() for v in values]  # (m, 2^k); raises on nan and inf, as Fraction does
+    scale = max(d for _, d in ratios)
+    best, token = -1, 0
+    for i, ((m, d), e) in enumerate(zip(ratios, numerators)):
+        err = abs(m * (scale // d) * den - e * scale)
+        if err > best:
+            best, token = err, i
+    return Fraction(best, scale * den), token
 
 
 def crosscheck(

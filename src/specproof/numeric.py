@@ -148,9 +148,9 @@ def _law(p: Any, q: Any, atol: float, names: tuple[str, str] = ("p", "q")) -> tu
     step = max(1, _BLOCK_ELEMENTS // v)
 
     def rows(start: int, stop: int) -> None:
-        # Scratch buffers reused by every block (fresh 1 MB temporaries would page-fault).
-        buf_q = np.empty((min(step, stop - start), v), dtype=np.float64)
-        buf_m = np.empty_like(buf_q)
+        # One scratch buffer reused by every block (fresh 1 MB temporaries would page-fault); the
+        # residual is built in the block's output rows, so a block touches p, q, m and dist only.
+        buf_m = np.empty((min(step, stop - start), v), dtype=np.float64)
         for r0 in range(start, stop, step):
             r1 = min(stop, r0 + step)
             pb = np.asarray(p2[r0:r1], dtype=np.float64)
@@ -166,13 +166,13 @@ def _law(p: Any, q: Any, atol: float, names: tuple[str, str] = ("p", "q")) -> tu
             if (k == 1.0).all():  # multiplying by exactly 1.0 changes nothing: skip the pass
                 qs = qb
             else:
-                qs = np.multiply(qb, k[:, None], out=buf_q[: r1 - r0])
+                qs = np.multiply(qb, k[:, None], out=buf_m[: r1 - r0])
             m = np.minimum(pb, qs, out=buf_m[: r1 - r0])  # accept mass q min(1, p/q) = min(p, q)
             if not m.min() >= 0:  # min(p, q) < 0 iff p or q has a negative entry
                 _refuse(pb, sp, names[0], r0, lead, atol)
                 _refuse(qb, sq, names[1], r0, lead, atol)
             a = m.sum(axis=1)
-            res = np.subtract(pb, m, out=buf_q[: r1 - r0])  # (p - q)+ = p - min(p, q)
+            res = np.subtract(pb, m, out=dist[r0:r1])  # (p - q)+ = p - min(p, q), in the output rows
             zb = res.sum(axis=1)
             reject = np.maximum(sp - a, 0.0)  # sum(p) - alpha: the rows' rounding does not leak in
             _emit(m, res, reject, zb, 1.0 / sp, dist[r0:r1])
