@@ -285,7 +285,7 @@ def test_the_budget_names_where_the_runs_went():
         trace(draws, (torch.tensor([0.25] * 4),), max_runs=50)
     with pytest.raises(TraceTooLarge, match=r"stopped while bisecting the output on uniform #0 from torch\.rand"):
         trace(lambda: int(torch.rand(()) < 0.3), max_runs=10, read_thresholds=False)
-    assert trace(lambda: int(torch.rand(()) < 0.3), max_runs=10).runs == 3  # read: the first run and one per piece
+    assert trace(lambda: int(torch.rand(()) < 0.3), max_runs=10).runs == 8  # read: a run per piece and the checks
 
 
 def test_sampler_errors_are_wrapped_and_patches_restored():
@@ -424,3 +424,38 @@ def test_read_thresholds_of_a_vector_of_coins_compared_elementwise_and_by_index(
         assert any("read from the comparison itself" in a for a in read.assumptions)
     a, b = F(5033165, 2**24), F(10066330, 2**24)  # P(u < fl32(0.3)), P(u < fl32(0.6)) on the float32 grid
     assert trace(elementwise).law[(True, True)] == a * b
+
+
+def test_uses_the_function_mode_cannot_see_send_a_uniform_to_bisection():
+    """Found by an adversarial review: TorchScript, out= buffers, a returned uniform, formatting."""
+    @torch.jit.script
+    def hidden(u: torch.Tensor) -> bool:
+        return bool(u >= 0.875)
+
+    def jit_fast_path(p, q):
+        x = int(torch.multinomial(q, 1))
+        u = torch.rand(())
+        if hidden(u):  # a use the mode never sees
+            return 0
+        if u < p[x] / q[x]:
+            return x
+        return int(torch.multinomial(torch.clamp(p - q, min=0), 1))
+
+    p, q = torch.tensor([0.5, 0.25, 0.25]), torch.tensor([0.25, 0.25, 0.5])
+    got = trace(jit_fast_path, (p, q))
+    assert got.law == trace(jit_fast_path, (p, q), read_thresholds=False).law
+    assert got.law == {0: F(17, 32), 1: F(7, 32), 2: F(1, 4)}  # by hand: token 0 takes u >= 7/8 of draft 1
+
+    def out_buffer():
+        buf = torch.zeros(3)
+        torch.rand(1, out=buf[1:2])
+        return int(buf[1] < 0.5)
+
+    def formatted():
+        u = torch.rand(())
+        return int(float(f"{u:.6f}") < 0.5)
+
+    for f in (out_buffer, formatted):
+        assert trace(f).law == trace(f, read_thresholds=False).law
+    with pytest.raises(ContinuousThreshold):
+        trace(lambda: (int(torch.rand(()) < 0.5), torch.rand(())), max_runs=5000)

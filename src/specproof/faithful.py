@@ -106,7 +106,15 @@ def _model(rows: Any) -> Callable[[Prefix], Any]:
     """``target(prefix)``: a callable as given; one row for every prefix; or a stack of rows, row i
     after a prefix of i tokens."""
     if callable(rows):
-        return rows
+        def call(prefix: Prefix) -> Any:
+            try:
+                return rows(prefix)
+            except SpecProofError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the user's callable failed: name it, no traceback
+                raise SpecProofError(f"the row callable raised {type(exc).__name__} after the prefix {prefix}: "
+                                     f"{exc}") from None
+        return call
     data = rows.tolist() if hasattr(rows, "tolist") else list(rows)
     if data and isinstance(data[0], (list, tuple)):
         return lambda prefix: data[min(len(prefix), len(data) - 1)]
@@ -289,9 +297,24 @@ def _difference(got: Mapping, want: Mapping) -> tuple[Fraction, list]:
     return sum((abs(a - b) for _, a, b in diff), Fraction(0)) / 2, diff
 
 
+@dataclass(frozen=True)
+class _NotAnId:
+    """An output that is not an integer token id (a float, a bool, a string ...): always a fault, and
+    never equal to the id it may compare equal to (1.0 == 1 in Python)."""
+
+    value: Any
+
+    def __str__(self) -> str:
+        return f"{self.value!r} (not an integer id)"
+
+
+def _as_id(t: Any) -> Any:
+    return t if isinstance(t, int) and not isinstance(t, bool) else _NotAnId(t)
+
+
 def _token(out: Any) -> Any:
     """A one-element output (torch.multinomial's shape [1]) is its token."""
-    return out[0] if isinstance(out, tuple) and len(out) == 1 else out
+    return _as_id(out[0] if isinstance(out, tuple) and len(out) == 1 else out)
 
 
 def _is_id(t: Any, v: int) -> bool:
@@ -436,7 +459,7 @@ def _judge(law: Mapping[Any, Fraction], target: Any, draft: Any, gamma: int | No
         reference = {i: x for i, x in enumerate(target_law(tmodel)) if x}
         tv, differing = _difference(got, reference)
     else:
-        got = {(b if isinstance(b, tuple) else (b,)): m for b, m in law.items()}
+        got = {tuple(map(_as_id, b if isinstance(b, tuple) else (b,))): m for b, m in law.items()}
         tv, mine, reference = _stream(got, tmodel, gamma, v)
         differing = _difference(mine, reference)[1] if reference else []
     outside = _outside_support(got, tmodel, gamma, v)

@@ -235,15 +235,28 @@ class Comparison:
         return self.report()
 
 
-def _gamma_of(target: Any, gamma: int | None) -> int | None:
-    if gamma is not None or target is None or callable(target):
-        return gamma
-    rows = target.tolist() if hasattr(target, "tolist") else list(target)
-    if rows and isinstance(rows[0], (list, tuple)):
-        if len(rows) < 2:
-            raise SpecProofError(f"a stack of target rows needs gamma + 1 >= 2 rows, got {len(rows)}")
-        return len(rows) - 1
-    return None
+def _stack_length(rows: Any) -> int | None:
+    """The number of rows of a [N, V] stack (None for one row or a callable)."""
+    if rows is None or callable(rows):
+        return None
+    data = rows.tolist() if hasattr(rows, "tolist") else list(rows)
+    return len(data) if data and isinstance(data[0], (list, tuple)) else None
+
+
+def _gamma_of(target: Any, gamma: int | None, draft: Any = None) -> int | None:
+    """The block's gamma: as given, or from a [gamma + 1, V] target; the stacks must fit it."""
+    if gamma is not None and (isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1):
+        raise SpecProofError(f"gamma must be an integer >= 1 or None, got {gamma!r}")
+    n_target, n_draft = _stack_length(target), _stack_length(draft)
+    if n_target is not None:
+        if n_target < 2:
+            raise SpecProofError(f"a stack of target rows needs gamma + 1 >= 2 rows, got {n_target}")
+        if gamma is not None and n_target != gamma + 1:
+            raise SpecProofError(f"gamma = {gamma} needs gamma + 1 = {gamma + 1} target rows, got {n_target}")
+        gamma = n_target - 1
+    if n_draft is not None and gamma is not None and n_draft != gamma:
+        raise SpecProofError(f"gamma = {gamma} needs {gamma} draft rows, got {n_draft}")
+    return gamma
 
 
 def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int | None = None,
@@ -324,7 +337,7 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
     """
     from .faithful import judge
 
-    gamma = _gamma_of(target, gamma)
+    gamma = _gamma_of(target, gamma, draft)
     if progress is True:
         import sys
 
@@ -564,6 +577,8 @@ def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_v
     >>> found.p, found.q, found.comparison.tv
     ((Fraction(0, 1), Fraction(1, 1)), (Fraction(1, 1), Fraction(0, 1)), Fraction(1, 1))
     """
+    if gamma is not None and (isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1):
+        raise SpecProofError(f"gamma must be an integer >= 1 or None, got {gamma!r}")
     make = _row_maker(array, dtype)
     rows = list(_small_rows(max_vocab, max_denominator))
     by_v: dict[int, list] = {}

@@ -77,10 +77,12 @@ is evaluated again, by the same torch call, on grid values, and its breakpoint f
 re-running the sampler. The runs at the first grid point of each piece report the comparisons met
 on that path; new breakpoints split the pieces until none appears. Every grid point of a piece then
 takes the same path (each comparison on it has the same result), so its law is the law at the
-piece's first point, with no modelling assumption. A uniform used any other way (arithmetic, ``u *
+piece's first point. As a guard against uses the mode cannot see (TorchScript, C++ kernels, other
+threads), each piece is also run at its last grid point and at the bisection's probes; a run that
+differs there sends the uniform to bisection. A uniform used any other way (arithmetic, ``u *
 q < p``, ``.item()``, NumPy) is bisected as below. Measured on transformers' verifier (random float32
-logits, same laws): V = 16, gamma = 1: 1,257 runs -> 361; V = 8, gamma = 2: 12,777 -> 1,173; V = 4,
-gamma = 3: 29,461 -> 1,029; V = 64, gamma = 1: 16,449 -> 5,269; V = 16, gamma = 2: 69,393 -> 7,105.
+logits, same laws): V = 16, gamma = 1: 1,257 runs -> 433; V = 8, gamma = 2: 12,777 -> 1,950; V = 4,
+gamma = 3: 29,461 -> 2,439; V = 64, gamma = 1: 16,449 -> 5,554; V = 16, gamma = 2: 69,393 -> 10,225.
 
 Modelling assumption (stated in every result that bisected a uniform): on each piece found this way the rest of the run
 behaves the same (the sampler depends on a uniform only through comparisons with thresholds, so
@@ -338,6 +340,23 @@ _ORDER_TESTS = frozenset({"lt", "le", "gt", "ge", "less", "less_equal", "greater
                           "__le__", "__gt__", "__ge__"})
 
 
+def _mark_output_opaque(run: _Run, out: Any, depth: int = 0) -> None:
+    """A tensor holding uniforms returned by the sampler is used as a value: not readable."""
+    if depth > 4:
+        return
+    if isinstance(out, (list, tuple)):
+        for o in out[:1000]:
+            _mark_output_opaque(run, o, depth + 1)
+    elif isinstance(out, dict):
+        for o in list(out.values())[:1000]:
+            _mark_output_opaque(run, o, depth + 1)
+    elif id(out) in run.raw or id(out) in run.taint:
+        if id(out) in run.raw:
+            first, count = run.raw[id(out)]
+            run.opaque.update(range(first, first + count))
+        run.opaque.update(run.taint.get(id(out), ()))
+
+
 def _read_breakpoints(run: _Run, func: Any, args: tuple, kwargs: dict, raw: tuple[int, int], position: int) -> bool:
     """The grid indices where ``func`` (a comparison, the uniforms at ``position`` of ``args``) changes
     its result, found by evaluating the same torch call on grid values (exact, no run of the sampler).
@@ -410,7 +429,8 @@ def _torch_patches() -> dict[str, Callable]:
         t = torch.tensor(vals, dtype=dtype).reshape(shape)
         t = finish(t if device is None else t.to(device), out, requires_grad)
         _taint(run, t, first)
-        _mark_raw(run, t, first)
+        if out is None:  # an out= buffer may be read through views the mode never sees: bisect it
+            _mark_raw(run, t, first)
         return t
 
     def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
@@ -522,6 +542,8 @@ _META = frozenset({"size", "dim", "numel", "__len__", "stride", "is_contiguous",
                    "shape", "dtype", "device", "ndim", "requires_grad", "is_cuda", "layout", "names", "grad_fn",
                    "is_leaf", "data_ptr", "storage_offset", "nelement", "ndimension", "get_device", "__repr__",
                    "__format__"})
+#: Pass-through calls that still reveal a tensor's values outside torch (its uniforms become opaque).
+_REVEALING = frozenset({"__repr__", "__format__", "data_ptr"})
 _DIVISIONS = frozenset({"div", "div_", "divide", "divide_", "true_divide", "true_divide_", "__truediv__",
                         "__itruediv__", "__idiv__", "__div__"})
 _RDIVISIONS = frozenset({"__rdiv__", "__rtruediv__"})
@@ -595,6 +617,9 @@ def _race_mode(run: _Run) -> Any:
             name = _fname(func)
             ts = list(tensors(args, kwargs))
             if name in _META:
+                if name in _REVEALING:  # the values leave torch: the uniforms they hold are not readable
+                    for t in ts:
+                        self.opaque_use(t)
                 return func(*args, **kwargs)
             if any(id(t) in run.exp for t in ts):
                 return self.exp_use(func, name, args, kwargs)
@@ -642,6 +667,13 @@ def _race_mode(run: _Run) -> Any:
                 run.track(run.quotients, out, len(draw.shape))
             return out
 
+        def opaque_use(self, t):
+            if id(t) in run.raw:
+                first, count = run.raw[id(t)]
+                run.opaque.update(range(first, first + count))
+            if id(t) in run.taint:
+                run.opaque.update(run.taint[id(t)])
+
         def raw_use(self, func, name, args, kwargs, ts):
             """Read the breakpoints of a comparison of one raw uniform with a value that depends on no
             uniform; any other use makes the uniforms it touches opaque (found by bisection instead)."""
@@ -653,11 +685,7 @@ def _race_mode(run: _Run) -> Any:
                     _read_breakpoints(run, func, args, kwargs, run.raw[id(args[raws[0]])], raws[0]):
                 return
             for t in ts:
-                if id(t) in run.raw:
-                    first, count = run.raw[id(t)]
-                    run.opaque.update(range(first, first + count))
-                if id(t) in run.taint:
-                    run.opaque.update(run.taint[id(t)])
+                self.opaque_use(t)
 
         def quotient_use(self, func, name, args, kwargs):
             if name == "argmax" and args and id(args[0]) in run.quotients:
@@ -901,7 +929,11 @@ def _freeze(x: Any) -> Any:
         return tuple(_freeze(v) for v in x)
     if isinstance(x, dict):
         return tuple(sorted((k, _freeze(v)) for k, v in x.items()))
-    hash(x)
+    try:
+        hash(x)
+    except TypeError:
+        raise SpecProofError(f"the sampler returned a {type(x).__name__}, which cannot be an outcome (not hashable): "
+                             "return a token id, a tuple of ids or a tensor, or pass key= to map it to one") from None
     return x
 
 
@@ -955,9 +987,11 @@ _GENERAL = (
     "every run, so a sampler may write into them)",
 )
 
-_READ_ALL = ("every uniform was used only in comparisons (<, <=, >, >=) with values computed without any uniform: "
-             "each breakpoint was read from the comparison itself (the same torch call on grid values), so the "
-             "law needs no assumption about intervals between probes")
+_READ_ALL = ("every uniform was used, as far as PyTorch's function mode sees, only in comparisons (<, <=, >, >=) "
+             "with values computed without any uniform: each breakpoint was read from the comparison itself (the same "
+             "torch call on grid values), and each piece's run checked at its last grid point and at 0, N/4, N/2, "
+             "3N/4, N - 1. A use the mode cannot see (TorchScript, C++ kernels, another thread) that changes the "
+             "outcome only between those points would be missed, as it would by bisection")
 
 _CALL_ASSUMPTIONS = {
     "torch.rand": "torch.rand: each element k/2^24 (float32) or k/2^53 (float64), k uniform on the grid",
@@ -1064,6 +1098,8 @@ class _Tracer:
             raise NotPiecewiseConstant(
                 f"the sampler drew {len(r.slots)} random values on a run where an earlier run drew at least "
                 f"{len(prefix)} with the same values: it is not deterministic given its random numbers")
+        if r.mode is not None:
+            _mark_output_opaque(r, out)
         key = _freeze(out if self.key is None else self.key(out))
         self.calls |= r.calls
         self._reads[prefix] = (frozenset(r.readable - r.opaque), {k: frozenset(v) for k, v in r.reads.items()})
@@ -1180,14 +1216,28 @@ class _Tracer:
                 visited.add(a)
                 self.run(prefix + (a,))
                 readable, reads = self._reads[prefix + (a,)]
-                if n not in readable:
+                if n not in readable or n not in reads:  # used otherwise, or not seen at all: bisect
                     return None
-                known |= reads.get(n, frozenset())
+                known |= reads[n]
+        # checked where bisection would probe, and at each piece's last point: a use the mode cannot see
+        # (TorchScript, C++, another thread) that changes the run there sends the uniform to bisection
+        ends = [*starts[1:], n_grid]
+        piece_of = lambda k: max(i for i, a in enumerate(starts) if a <= k)  # noqa: E731
+        checks = {0, n_grid // 4, n_grid // 2, 3 * n_grid // 4, n_grid - 1, *(b - 1 for b in ends)}
+        for k in sorted(checks):
+            a = starts[piece_of(k)]
+            if k != a and self._signature(prefix, k) != self._signature(prefix, a):
+                return None
         out: dict[Any, Fraction] = {}
         for a, b in zip(starts, [*starts[1:], n_grid]):
             for k, m in self.law(prefix + (a,)).items():
                 out[k] = out.get(k, Fraction(0)) + Fraction(b - a, n_grid) * m
         return out
+
+    def _signature(self, prefix, k: int) -> tuple:
+        """The output and the later random requests of the run with ``k`` at slot ``len(prefix)``."""
+        key, slots = self.run(prefix + (k,))
+        return key, slots[len(prefix) + 1:]
 
     def _uniform_law(self, prefix, slot: _Uniform) -> dict[Any, Fraction]:
         if self.read_thresholds:
