@@ -69,6 +69,10 @@ MAX_RACE_BITS = 256
 #: Largest common denominator, in bits, of a row of an outcome certificate (stated or derived),
 #: so that each primitive costs a bounded number of operations on bounded numbers.
 MAX_ROW_BITS = 2 ** 14
+#: Largest denominator, in bits, of a re-derived mass of an outcome or block tree (a reach, a
+#: branch's mass, a sum of them: the law, alpha, TV), so that every sum and product in the walk
+#: is of bounded numbers (a genuine tree's masses are products of a few rows' entries).
+MAX_MASS_BITS = 2 ** 17
 #: The input rows of an outcome certificate: the target's, the draft's, and the law the draft
 #: is really drawn from when it is not q.
 INPUT_ROWS = ("p", "q", "proposal")
@@ -553,19 +557,36 @@ def _product(a, b):
     return Ratio(a.num * b.num, a.den * b.den)
 
 
-def _sum(terms):
-    """The exact sum of many unreduced ratios, added pairwise in a balanced tree (equal
-    denominators are added directly), so the numbers stay as small as the result needs."""
-    terms = list(terms) or [Ratio(0, 1)]
+def _sum(terms, where=None):
+    """The exact sum of many unreduced ratios: the numerators of terms over one denominator are
+    added first (one integer sum each), then the distinct denominators are merged pairwise in a
+    balanced tree, so the numbers stay as small as the result needs.
+
+    With ``where`` (the masses of an outcome or block tree), a partial sum over a denominator of
+    more than :data:`MAX_MASS_BITS` bits is rejected (MALFORMED), so that a sum costs at most one
+    product of bounded numbers per term.
+    """
+    by_den = {}
+    for term in terms:
+        by_den[term.den] = by_den.get(term.den, 0) + term.num
+    terms = [Ratio(num, den) for den, num in by_den.items()] or [Ratio(0, 1)]
     while len(terms) > 1:
-        merged = []
-        for a, b in zip(terms[0::2], terms[1::2]):
-            merged.append(Ratio(a.num + b.num, a.den) if a.den == b.den else
-                          Ratio(a.num * b.den + b.num * a.den, a.den * b.den))
+        merged = [Ratio(a.num * b.den + b.num * a.den, a.den * b.den) for a, b in zip(terms[0::2], terms[1::2])]
+        if where is not None:
+            _bounded_mass(max(merged, key=lambda r: r.den), where)
         if len(terms) % 2:
             merged.append(terms[-1])
         terms = merged
     return terms[0]
+
+
+def _bounded_mass(value, where):
+    """A re-derived mass (a reach, a branch's mass, a sum of them) of an outcome or block tree
+    holds a denominator of at most :data:`MAX_MASS_BITS` bits."""
+    if value.den.bit_length() > MAX_MASS_BITS:
+        raise Rejection(Reason.MALFORMED, f"{where}: a mass over a denominator of {value.den.bit_length()} bits "
+                                          f"(outcome and block trees hold masses up to {MAX_MASS_BITS} bits)")
+    return value
 
 
 def _children(law, stops):
@@ -1122,36 +1143,48 @@ def _walk(nodes, rows, size, where, leaf_key):
     its primitive and the rows, check it against the claim and each node's branches sum to 1,
     and check each node's claimed reach: the root's is 1, any other's is the sum over its
     incoming branches of the parent's reach times the branch's probability, and every node but
-    the root has a parent. Returns (the leaves, each ``leaf_key(child)``, with their masses; the
-    names of the rows the events read)."""
-    inflow = [[] for _ in nodes]  # checked reach x probability of each branch into node i
+    the root has a parent.
+
+    Claims are only compared, never computed with: every sum and product is of re-derived
+    values, so a claim written unreduced (``X/X``, ``j/(300 j)``) costs one comparison. A node's
+    branches are grouped by where they lead (a later node or a leaf); each group's probabilities
+    are summed first and multiplied by the node's reach once. Every mass is bounded by
+    :data:`MAX_MASS_BITS` (:func:`_sum`). Returns (the leaves, each ``leaf_key(child)``, with
+    their re-derived masses; the names of the rows the events read)."""
+    inflow = [[] for _ in nodes]  # re-derived reach x probability of each branch group into node i
     inflow[0].append(Ratio(1, 1))
     leaves, read = {}, set()  # leaf key -> masses; rows the events read
     for i, node in enumerate(nodes):
         here = f"{where}.nodes[{i}]"
         if not inflow[i]:
             raise Rejection(Reason.NODES, f"{here} has no parent: no branch leads to it")
-        reach = _rational(node["reach"], f"{here}.reach")
-        _same(Reason.NODE_MASS, f"{here}.reach", _sum(inflow[i]), reach)
+        reach = _sum(inflow[i], f"{here}.reach")
+        _same(Reason.NODE_MASS, f"{here}.reach", reach, _rational(node["reach"], f"{here}.reach"))
         inflow[i] = None
-        probabilities = []
+        probabilities, groups = [], {}  # groups: ("node", index) or ("leaf", key) -> probabilities
         for j, branch in enumerate(node["branches"]):
             there = f"{here}.branches[{j}]"
             probability = _event_probability(branch["event"], rows, size, f"{there}.event", read)
-            claimed = _rational(branch["probability"], f"{there}.probability")
-            _same(Reason.BRANCH, f"{there}.probability", probability, claimed)
-            probabilities.append(claimed)
-            child, mass = branch["child"], _product(reach, claimed)
+            _same(Reason.BRANCH, f"{there}.probability", probability,
+                  _rational(branch["probability"], f"{there}.probability"))
+            probabilities.append(probability)
+            child = branch["child"]
             if type(child) is int and i < child < len(nodes):
-                inflow[child].append(mass)
+                groups.setdefault(("node", child), []).append(probability)
                 continue
             key = leaf_key(child, f"{there}.child")
             if key is None:
                 raise Rejection(Reason.MALFORMED, f"{there}.child is {_show(child)}: not a later node or a leaf {leaf_key.__doc__}")
-            leaves.setdefault(key, []).append(mass)
-        total = _sum(probabilities)
+            groups.setdefault(("leaf", key), []).append(probability)
+        total = _sum(probabilities, f"{here}.branches")
         if total.num != total.den:
             raise Rejection(Reason.TOTAL, f"{here}: its branches sum to {_show(total)}, not 1")
+        for (kind, target), group in groups.items():
+            mass = _bounded_mass(_product(reach, _sum(group, here)), f"{here}.branches")
+            if kind == "node":
+                inflow[target].append(mass)
+            else:
+                leaves.setdefault(target, []).append(mass)
     return leaves, read
 
 
@@ -1187,18 +1220,19 @@ def _check_outcome(cert, where):
     for (output, _), masses in leaves.items():
         by_output.setdefault(output if 0 <= output < size else -1, []).extend(masses)
     claimed_law = [_rational(v, f"{where}.law[{t}]") for t, v in enumerate(_list(_field(cert, "law", where), size, f"{where}.law"))]
+    law = [_sum(by_output.get(t, []), f"{where}.law[{t}]") for t in range(size)]  # re-derived: the claims are only compared
     for t, claimed in enumerate(claimed_law):
-        _same(Reason.EMITTED, f"{where}.law[{t}]", _sum(by_output.get(t, [])), claimed)
-    outside = _sum(by_output.get(-1, []))
-    alpha = _sum([m for (_, accepted), masses in leaves.items() if accepted for m in masses])
-    gaps = [Ratio(abs(e.num * reference.den - r * e.den), e.den * reference.den) for e, r in zip(claimed_law, reference.nums)]
-    distance = _sum(gaps + [outside])
+        _same(Reason.EMITTED, f"{where}.law[{t}]", law[t], claimed)
+    outside = _sum(by_output.get(-1, []), f"{where}.totals.out_of_range")
+    alpha = _sum([m for (_, accepted), masses in leaves.items() if accepted for m in masses], f"{where}.totals.alpha")
+    gaps = [Ratio(abs(e.num * reference.den - r * e.den), e.den * reference.den) for e, r in zip(law, reference.nums)]
+    distance = _sum(gaps + [outside], f"{where}.totals.tv")
     totals = {"alpha": alpha, "out_of_range": outside, "tv": Ratio(distance.num, 2 * distance.den)}
     claimed_totals = _only_fields(_field(cert, "totals", where), tuple(totals), f"{where}.totals")
     for key, value in totals.items():
         _same(Reason.TOTAL, f"{where}.totals.{key}", value, _rational(claimed_totals[key], f"{where}.totals.{key}"))
     truth = _claims(cert, where, OUTCOME_CLAIMS, {"lossless": distance.num == 0})
-    return {"schema": OUTCOME_SCHEMA, "law": claimed_law, "reference": [Ratio(r, reference.den) for r in reference.nums],
+    return {"schema": OUTCOME_SCHEMA, "law": law, "reference": [Ratio(r, reference.den) for r in reference.nums],
             "reference_source": reference_source, "inputs": {k: [Ratio(x, rows[k].row.den) for x in rows[k].row.nums]
                                                               for k in INPUT_ROWS if k in rows},
             "reads": _reads(recipes, read | {reference_name}), "recipes": recipes, "given": given,
@@ -1306,7 +1340,7 @@ def _check_block(cert, where):
     for (tokens, accepted), masses in leaves.items():
         law.setdefault(tokens, []).extend(masses)
         lengths[accepted].extend(masses)
-    law = {tokens: _sum(masses) for tokens, masses in sorted(law.items())}
+    law = {tokens: _sum(masses, f"{where}.law") for tokens, masses in sorted(law.items())}
     law = {tokens: mass for tokens, mass in law.items() if mass.num}
     claimed = _field(cert, "law", where)
     if not isinstance(claimed, list) or any(not isinstance(e, list) or len(e) != 2 or not isinstance(e[0], list)
@@ -1319,8 +1353,8 @@ def _check_block(cert, where):
                                         f"positive mass, by increasing ids" + (f" (differs at {_show(list(extra[0]))})" if extra else ""))
     for i, (tokens, (_, mass)) in enumerate(zip(listed, claimed)):
         _same(Reason.EMITTED, f"{where}.law[{i}]", law[tokens], _rational(mass, f"{where}.law[{i}]"))
-    accepted_length = [_sum(masses) for masses in lengths]
-    emitted = _sum([Ratio(len(tokens) * m.num, m.den) for tokens, m in law.items()])
+    accepted_length = [_sum(masses, f"{where}.totals.accepted_length") for masses in lengths]
+    emitted = _sum([Ratio(len(tokens) * m.num, m.den) for tokens, m in law.items()], f"{where}.totals.expected_emitted")
     targets = {prefix: rows[name] for (role, prefix), name in inputs.items() if role == "p"}
     streamed = set()  # the prefixes whose target row the stream check reads
     tv = _stream_gap(law, targets, where, streamed)
