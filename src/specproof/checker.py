@@ -73,6 +73,13 @@ MAX_ROW_BITS = 2 ** 14
 #: branch's mass, a sum of them: the law, alpha, TV), so that every sum and product in the walk
 #: is of bounded numbers (a genuine tree's masses are products of a few rows' entries).
 MAX_MASS_BITS = 2 ** 17
+#: Bits that the rows of an outcome or block certificate may hold in all (V x the bits of each
+#: row's common denominator, summed over its rows, stated and derived): this allowance plus
+#: STATED_ROW_BITS_PER_CHAR per character of the rows' stated values (input and given rows), so
+#: that the memory of derived rows is bounded by the document's size (a genuine tree derives a
+#: few rows from each input row, over a denominator of a few times the input rows').
+MAX_TABLE_BITS = 2 ** 25
+STATED_ROW_BITS_PER_CHAR = 32
 #: The input rows of an outcome certificate: the target's, the draft's, and the law the draft
 #: is really drawn from when it is not q.
 INPUT_ROWS = ("p", "q", "proposal")
@@ -786,25 +793,48 @@ def _outcome_rows(cert, where, size, branches, gamma=None):
     if derived > 16 + branches // size + 8 * len(inputs):
         raise Rejection(Reason.MALFORMED, f"{where} derives {derived} rows for {branches} branches and {len(inputs)} "
                                           f"input rows: more than 16 + branches // vocab_size + 8 per input row")
+    budget = [MAX_TABLE_BITS + STATED_ROW_BITS_PER_CHAR * _stated_lengths(spec, recipes, size, where)]
+
+    def room(den, here):  # called before a row over ``den`` is built
+        if den.bit_length() > MAX_ROW_BITS:
+            raise Rejection(Reason.MALFORMED, f"{here}: a row over a common denominator of {den.bit_length()} bits "
+                                              f"(outcome certificates hold rows up to {MAX_ROW_BITS} bits)")
+        budget[0] -= size * max(1, den.bit_length())
+        if budget[0] < 0:
+            raise Rejection(Reason.MALFORMED, f"{here}: the rows hold more than {MAX_TABLE_BITS} + "
+                                              f"{STATED_ROW_BITS_PER_CHAR} x (characters of stated row values) bits")
     rows, given = {}, []
     for name in _dependency_order(recipes, where):
         here, (kind, *args) = f"{where}.rows.{_cut(name)}", recipes[name]
         if kind in ("input", "given"):
             row = _exact_row(spec[name]["values"], f"{here}.values", size)
+            room(row.den, here)
             if kind == "input":
                 _normalized(row, here)
             else:
                 given.append(name)
         else:
-            row = _derive(kind, args, rows, size, here)
-        if row.den.bit_length() > MAX_ROW_BITS:
-            raise Rejection(Reason.MALFORMED, f"{here}: a row over a common denominator of {row.den.bit_length()} bits "
-                                              f"(outcome certificates hold rows up to {MAX_ROW_BITS} bits)")
+            row = _derive(kind, args, rows, size, here, room)
         if max(row.nums) > row.den:  # so numerators are bounded too: every row is a (sub-)probability row
             raise Rejection(Reason.MALFORMED, f"{here}: an entry above 1 (rows hold probabilities, masks and "
                                               f"residual masses, each in [0, 1])")
         rows[name] = _named(row)
     return rows, recipes, given, inputs
+
+
+def _stated_lengths(spec, recipes, size, where):
+    """Every input and given row states exactly V values (checked before any row is derived, so
+    that no recipe, ``uniform`` included, builds a row of a vocabulary its inputs do not have);
+    returns the characters of all stated values (what pays for the rows' memory)."""
+    chars = 0
+    for name, recipe in recipes.items():
+        if recipe[0] in ("input", "given"):
+            values = spec[name]["values"]
+            if not isinstance(values, list) or len(values) != size:
+                raise Rejection(Reason.TOKENS, f"{where}.rows.{_cut(name)}.values is not a list of vocab_size = "
+                                               f"{_show(size)} 'n/d' strings")
+            chars += sum(len(v) if isinstance(v, str) else 1 for v in values)
+    return chars
 
 
 def _input_key(recipe, name, size, gamma, where):
@@ -858,18 +888,23 @@ def _dependency_order(recipes, where):
     return order
 
 
-def _derive(kind, args, rows, size, where):
-    """One recipe step on rows already derived (see :func:`_outcome_rows`), in integers."""
+def _derive(kind, args, rows, size, where, room):
+    """One recipe step on rows already derived (see :func:`_outcome_rows`), in integers;
+    ``room(den, where)`` is called with the new row's denominator before its entries are built."""
     if kind == "uniform":
+        room(size, where)
         return Row([1] * size, size)
     a = _named_row(rows, args[0], where)
     if kind == "copy":
+        room(a.row.den, where)
         return a.row
     if kind == "normalized":  # (n_i / d) / (sum n / d) = n_i / sum n
         if a.cumulative[-1] == 0:
             raise Rejection(Reason.NOT_NORMALIZED, f"{where}: normalizing row {_cut(args[0])}, which has mass 0")
+        room(a.cumulative[-1], where)
         return Row(list(a.row.nums), a.cumulative[-1])
     if kind == "one-hot-argmax":
+        room(1, where)
         return Row([int(i == a.top) for i in range(size)], 1)
     if kind == "times-capped-ratio":  # c * min(1, a[x] / b[x]): block verification's p_i M_b
         r, b = _named_row(rows, args[1], where).row, _named_row(rows, args[2], where).row
@@ -877,23 +912,31 @@ def _derive(kind, args, rows, size, where):
         if b.nums[x] == 0:
             raise Rejection(Reason.MALFORMED, f"{where}.recipe divides by {_cut(args[2])}[{x}] = 0")
         num, den = r.nums[x] * b.den, r.den * b.nums[x]
-        return a.row if num >= den else Row([v * num for v in a.row.nums], a.row.den * den)
+        if num >= den:
+            room(a.row.den, where)
+            return a.row
+        room(a.row.den * den, where)
+        return Row([v * num for v in a.row.nums], a.row.den * den)
     if kind == "scaled":  # a * c, c a rational >= 0
         c = _constant(args[1], f"{where}.recipe factor")
+        room(a.row.den * c.den, where)
         return Row([x * c.num for x in a.row.nums], a.row.den * c.den)
     if kind == "without":
         tokens = args[1]
         if not isinstance(tokens, list) or any(type(t) is not int or not 0 <= t < size for t in tokens):
             raise Rejection(Reason.TOKENS, f"{where}.recipe removes {_show(tokens)}, not token ids in [0, {size})")
         removed = set(tokens)
+        room(a.row.den, where)
         return Row([0 if i in removed else x for i, x in enumerate(a.row.nums)], a.row.den)
     b = _named_row(rows, args[1], where).row
     if kind == "minimum":  # min(a_i, b_i)
         den = lcm(a.row.den, b.den)
+        room(den, where)
         sa, sb = den // a.row.den, den // b.den
         return Row([min(x * sa, y * sb) for x, y in zip(a.row.nums, b.nums)], den)
     floor = Ratio(0, 1) if kind == "positive-part" else _constant(args[2], f"{where}.recipe eps")
     den = lcm(a.row.den, b.den, floor.den)
+    room(den, where)
     low, sa, sb = floor.num * (den // floor.den), den // a.row.den, den // b.den
     return Row([max(x * sa - y * sb, low) for x, y in zip(a.row.nums, b.nums)], den)
 
