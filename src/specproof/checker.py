@@ -226,11 +226,14 @@ class Number:
 
 def _unique_keys(pairs):
     """A JSON object; a repeated key would hold two claims for one value."""
-    keys = [key for key, _ in pairs]
-    if len(set(keys)) != len(keys):
-        repeated = sorted({key for key in keys if keys.count(key) > 1})
+    out = dict(pairs)
+    if len(out) != len(pairs):  # linear: one pass to find the repeated keys
+        seen, repeated = set(), set()
+        for key, _ in pairs:
+            (repeated if key in seen else seen).add(key)
+        repeated = sorted(repeated)
         raise Rejection(Reason.MALFORMED, f"a JSON object repeats the key(s) {_cut(repr(repeated))}")
-    return dict(pairs)
+    return out
 
 
 def _no_lone_surrogates(value):

@@ -519,11 +519,31 @@ _RECORDS = {
 }
 
 
+#: The fields of a symbolic-proof record and of each of its steps, with their JSON types: a
+#: record of any other shape is rejected before the SymPy proof is re-run (seconds of work).
+_RECORD_FIELDS = {"assumptions": list, "conclusion": str, "name": str, "proved": bool, "schema": str,
+                  "statement": str, "steps": list, "sympy_version": str}
+_RECORD_STEP_FIELDS = {"check", "claim", "id", "method", "result", "uses", "verified"}
+
+
+def _record_shape(doc: dict) -> str:
+    """"" if ``doc`` has the fields of a symbolic-proof record (and its steps theirs), else why not."""
+    if set(doc) != set(_RECORD_FIELDS) or any(type(doc[k]) is not t for k, t in _RECORD_FIELDS.items()):
+        return f"a record has exactly the fields {sorted(_RECORD_FIELDS)}, with their types"
+    if not doc["steps"] or any(not isinstance(s, dict) or set(s) != _RECORD_STEP_FIELDS for s in doc["steps"]):
+        return f"a record's steps are objects with exactly the fields {sorted(_RECORD_STEP_FIELDS)}"
+    return ""
+
+
 def _check_record(path: str, doc: dict, as_json: bool = False) -> int:
-    """A record (the symbolic proof) is re-checked by recomputing it, not by the kernel."""
+    """A record (the symbolic proof) is re-checked by recomputing it, not by the kernel; its
+    shape is checked first (:func:`_record_shape`), so a malformed record costs no SymPy run."""
     fresh_fn, what = _RECORDS[doc["schema"]]
-    fresh = fresh_fn()
-    if fresh != doc:
+    shape = _record_shape(doc)
+    fresh = None if shape else fresh_fn()
+    if shape:
+        valid, detail = False, shape
+    elif fresh != doc:
         valid, detail = False, f"the record differs from a fresh run of {what}"
     elif not fresh["proved"]:
         valid, detail = False, f"{what} did not prove everything"
