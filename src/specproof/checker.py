@@ -1437,10 +1437,14 @@ def _check_one(cert, where):
     return _CHECKS[schema](cert, where)
 
 
-def _check_document(doc):
-    """A certificate, or a bundle of them; returns what was recomputed, one dict each."""
+def _check_document(doc, progress=None):
+    """A certificate, or a bundle of them; returns what was recomputed, one dict each.
+    ``progress()`` (optional) is called after each certificate is checked."""
     if _field(doc, "schema", "document") != BUNDLE_SCHEMA:
-        return [_check_one(doc, "certificate")]
+        facts = [_check_one(doc, "certificate")]
+        if progress is not None:
+            progress()
+        return facts
     certs, count = _field(doc, "certificates", "bundle"), _field(doc, "count", "bundle")
     if not isinstance(certs, list) or not certs:
         raise Rejection(Reason.MALFORMED, "bundle.certificates is not a non-empty list")
@@ -1450,7 +1454,12 @@ def _check_document(doc):
     if len(families - {None}) > 1:
         raise Rejection(Reason.SCHEMA, "bundle mixes kinds of certificate (one position, chain, outcome tree, block): "
                                        "a bundle holds one kind")
-    return [_check_one(cert, f"certificates[{i}]") for i, cert in enumerate(certs)]
+    facts = []
+    for i, cert in enumerate(certs):
+        facts.append(_check_one(cert, f"certificates[{i}]"))
+        if progress is not None:
+            progress()
+    return facts
 
 
 #: Kinds of certificate: a bundle holds one kind (a report is about one kind of statement).
@@ -1458,13 +1467,16 @@ _FAMILIES = {CERTIFICATE_SCHEMA: "position", COMPACT_SCHEMA: "position", CHAIN_S
              BLOCK_SCHEMA: "block"}
 
 
-def check(document):
+def check(document, progress=None):
     """Re-verify a certificate or bundle: a parsed JSON value, or its JSON text or bytes.
 
     Parameters
     ----------
     document : dict, list, str, bytes or bytearray
         A certificate or bundle of any schema above, parsed or as JSON text.
+    progress : callable, optional
+        Called with no arguments after each certificate is checked (a progress bar's step); it
+        has no effect on the verdict.
 
     Returns
     -------
@@ -1493,7 +1505,7 @@ def check(document):
             document = parse(document)
         else:
             _no_lone_surrogates(document)
-        facts = _check_document(document)
+        facts = _check_document(document, progress)
     except Rejection as rejection:
         return Verdict(False, rejection.reason, rejection.detail)
     except RecursionError:

@@ -381,33 +381,12 @@ def _ticking(bar: Any, fn: Callable[[], checker.Verdict]) -> checker.Verdict:
 
 
 def _verify(doc: Any, bar: Any = None) -> checker.Verdict:
-    """The trusted checker's verdict on a parsed document (from :func:`_read_once`).
-
-    A bundle of several certificates is checked one certificate at a time, each by
-    :func:`specproof.checker.check` on a one-certificate bundle around it, so that a progress
-    bar can advance; only the bundle's envelope is read here (its schema, a ``count`` equal to
-    the number of certificates), as the checker reads it. Anything else goes to the checker
-    whole. ``tests/test_cli.py`` compares both ways on valid and tampered bundles. ``bar`` (a
-    tqdm bar, optional) advances by one per certificate checked.
-    """
-    members = doc.get("certificates") if isinstance(doc, dict) else None
-    if (not isinstance(doc, dict) or doc.get("schema") != checker.BUNDLE_SCHEMA or not isinstance(members, list)
-            or len(members) < 2 or type(doc.get("count")) is not int or doc["count"] != len(members)):
-        verdict = _ticking(bar, lambda: checker.check(doc))
-        if bar is not None:
-            bar.update(1)
-        return verdict
-    facts = []
-    for i, member in enumerate(members):
-        one = {"schema": checker.BUNDLE_SCHEMA, "count": 1, "certificates": [member]}
-        verdict = _ticking(bar, lambda: checker.check(one))
-        if not verdict.valid:
-            detail = verdict.detail.replace("certificates[0]", f"certificates[{i}]", 1)
-            return checker.Verdict(False, verdict.reason, detail)
-        facts.extend(verdict.facts)
-        if bar is not None:
-            bar.update(1)
-    return checker.Verdict(True, None, f"re-verified {len(members)} certificate(s)", tuple(facts))
+    """The trusted checker's verdict on a parsed document (from :func:`_read_once`): one call of
+    :func:`specproof.checker.check` on the whole document, so that the command and
+    ``checker.check_file`` apply the same document rules. ``bar`` (a tqdm bar, optional)
+    advances by one per certificate checked, through the checker's ``progress`` callback."""
+    step = None if bar is None else (lambda: bar.update(1))
+    return _ticking(bar, lambda: checker.check(doc, progress=step))
 
 
 def _check(args: argparse.Namespace) -> int:
