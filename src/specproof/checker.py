@@ -1152,7 +1152,7 @@ def _reference(recipes, name, where):
                 break
             return " of ".join(path + ["p"])
         if kind == "given":
-            return f"given row {name}"
+            return " of ".join(path + [f"given row {name}"])
         if kind not in ("copy", "one-hot-argmax"):
             break
         if kind == "one-hot-argmax":
@@ -1161,8 +1161,9 @@ def _reference(recipes, name, where):
     raise Rejection(Reason.MALFORMED, f"{where}.reference must be p, a copy or the argmax of p, or a given row")
 
 
-def _reads(recipes, names):
-    """The input rows that the rows ``names`` are derived from (their recipes, transitively)."""
+def _reads(recipes, names, source="input"):
+    """The input rows (or, with ``source="given"``, the given rows) that the rows ``names`` are
+    derived from (their recipes, transitively)."""
     out, stack, seen = set(), list(names), set()
     while stack:
         name = stack.pop()
@@ -1170,7 +1171,7 @@ def _reads(recipes, names):
             continue
         seen.add(name)
         kind, *args = recipes[name]
-        if kind == "input":
+        if kind == source:
             out.add(name)
         stack.extend(args[i] for i in _RECIPE_ROWS[kind])
     return sorted(out)
@@ -1281,7 +1282,8 @@ def _check_outcome(cert, where):
     return {"schema": OUTCOME_SCHEMA, "law": law, "reference": [Ratio(r, reference.den) for r in reference.nums],
             "reference_source": reference_source, "inputs": {k: [Ratio(x, rows[k].row.den) for x in rows[k].row.nums]
                                                               for k in INPUT_ROWS if k in rows},
-            "reads": _reads(recipes, read | {reference_name}), "recipes": recipes, "given": given,
+            "reads": _reads(recipes, read | {reference_name}),
+            "given_reads": _reads(recipes, read | {reference_name}, "given"), "recipes": recipes, "given": given,
             "rows": {k: [Ratio(x, r.row.den) for x in r.row.nums] for k, r in rows.items()},
             "totals": totals, "nodes": len(nodes), "claims": truth}
 
@@ -1419,6 +1421,7 @@ def _check_block(cert, where):
             "expected_emitted": emitted, "stream_tv": tv, "recipes": recipes, "given": given,
             "inputs": {key: [Ratio(x, rows[name].row.den) for x in rows[name].row.nums] for key, name in inputs.items()},
             "reads": sorted(key for key, name in inputs.items() if name in tree_reads or (key[0] == "p" and key[1] in streamed)),
+            "given_reads": _reads(recipes, read, "given"),
             "rows": {k: [Ratio(x, r.row.den) for x in r.row.nums] for k, r in rows.items()},
             "nodes": len(nodes), "claims": truth}
 
