@@ -213,9 +213,9 @@ def test_crosscheck_blocks_ignores_pairs_and_check_survives_odd_schemas(tmp_path
     odd = tmp_path / "odd.json"
     odd.write_text('{"schema": []}')
     assert main(["check", str(odd)]) == 1
-    assert main(["transcript", str(odd)]) == 2
+    assert main(["transcript", str(odd)]) == 1  # a rejection transcript: the reason, none of the values
     out = capsys.readouterr()
-    assert "REJECTED (schema)" in out.out and "Traceback" not in out.err
+    assert "REJECTED (schema)" in out.out and "**Verdict: REJECTED**" in out.out and "Traceback" not in out.err
 
 
 def test_utf16_certificates_check_and_render(tmp_path, capsys):

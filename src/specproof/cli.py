@@ -649,12 +649,6 @@ def _check_record(path: str, doc: dict, as_json: bool = False) -> int:
     return 0 if valid else 1
 
 
-# Rejections after which the certificate is still well formed enough to render.
-_RENDERABLE = {checker.Reason.NEGATIVE, checker.Reason.NOT_NORMALIZED, checker.Reason.ACCEPT,
-               checker.Reason.RESIDUAL, checker.Reason.EMITTED, checker.Reason.TOTAL, checker.Reason.CLAIM,
-               checker.Reason.NODE_MASS}
-
-
 def _transcript(args: argparse.Namespace) -> int:
     doc, verdict = _read_once(args.certificate)
     if verdict is None and _is_record(doc):
@@ -665,8 +659,8 @@ def _transcript(args: argparse.Namespace) -> int:
         if verdict is None:  # (a Verdict is falsy when invalid: an unreadable file keeps its own)
             verdict = checker.check(doc)
         ok = verdict.valid
-        if not ok and verdict.reason not in _RENDERABLE:
-            print(f"{args.certificate}: cannot render ({verdict.reason.value}): {verdict.detail}", file=sys.stderr)
+        if doc is None:  # unreadable, or not JSON: nothing to render
+            print(_terminal(f"{args.certificate}: cannot render ({verdict.reason.value}): {verdict.detail}"), file=sys.stderr)
             return 2
     figures: list[tuple[str, str]] = []
     if args.plots:
@@ -679,8 +673,9 @@ def _transcript(args: argparse.Namespace) -> int:
             raise _Usage(f"--plots needs {exc.name} (pip install 'specproof[report]')") from None
     try:
         text = transcript.render(doc, verdict, json_name=Path(args.certificate).name, figures=figures)
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
-        print(f"{args.certificate}: cannot render: the document lacks or garbles {exc!s:.200}", file=sys.stderr)
+    except (Exception, RecursionError) as exc:  # a last resort: a clean refusal, never a traceback
+        print(_terminal(f"{args.certificate}: cannot render: the document lacks or garbles "
+                        f"{type(exc).__name__}: {exc!s:.200}"), file=sys.stderr)
         return 2
     if args.format == "latex":
         try:

@@ -170,20 +170,47 @@ def _fractions(rows: list[Mapping[str, Any]], key: str) -> list[Fraction]:
     return [Fraction(*_parts(r[key])) for r in rows]
 
 
+#: Provenance is shown to this depth of nesting (deeper values are named, not shown), and as at
+#: most this many fields.
+PROVENANCE_DEPTH = 8
+PROVENANCE_FIELDS = 200
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests lists and objects (without recursion)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        deepest = max(deepest, level)
+        if isinstance(item, Mapping):
+            stack.extend((v, level + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, level + 1) for v in item)
+    return deepest
+
+
 def _provenance(info: Any) -> list[tuple[str, str]]:
-    """Provenance as (field, value) rows: nested objects flattened to dotted field names, lists
-    and scalars written as JSON, everything escaped (it is descriptive, not verified)."""
+    """Provenance as (field, value) rows: nested objects flattened to dotted field names (to
+    :data:`PROVENANCE_DEPTH` levels; deeper values are named, not shown), lists and scalars
+    written as JSON, everything escaped (it is descriptive, not verified). No recursion, so any
+    nesting the parser accepts is shown or named."""
     items: list[tuple[str, str]] = []
-
-    def walk(value: Any, key: str) -> None:
-        if isinstance(value, Mapping) and value:
-            for k in sorted(value, key=str):
-                walk(value[k], f"{key}.{k}" if key else str(k))
+    stack = [(info, "", 0)]
+    while stack and len(items) < PROVENANCE_FIELDS:
+        value, key, level = stack.pop()
+        if isinstance(value, Mapping) and value and level < PROVENANCE_DEPTH:
+            stack.extend((value[k], f"{key}.{k}" if key else str(k), level + 1)
+                         for k in sorted(value, key=str, reverse=True))
+            continue
+        if isinstance(value, str):
+            text = value
+        elif _depth(value) > PROVENANCE_DEPTH:
+            text = f"(nested more than {PROVENANCE_DEPTH} levels deep: not shown)"
         else:
-            text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-            items.append((_plain(key or "provenance"), _plain(text)))
-
-    walk(info, "")
+            text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)[:1000]
+        items.append((_plain(key or "provenance"), _plain(text)))
+    if stack:
+        items.append((_plain("..."), _plain(f"more fields than {PROVENANCE_FIELDS}: not shown")))
     return items
 
 
@@ -368,9 +395,25 @@ def _plain(text: Any, limit: int = 300) -> str:
 STATEMENT_LIMIT = 2000
 
 
+def _code(text: Any) -> str:
+    """``text`` as one CommonMark code span, shown literally: fenced by one more backtick than
+    its longest run of backticks (a backslash does not escape inside a code span), padded with
+    a space where it starts or ends with a backtick, or both starts and ends with a space (one of
+    which CommonMark strips from each end).
+
+    >>> print(_code("a`b"), _code("``x"), _code("<img>"))
+    ``a`b`` ``` ``x ``` `<img>`
+    """
+    text = " ".join(str(text).split()) if "\n" in str(text) or "\r" in str(text) else str(text)
+    fence = "`" * (1 + max((len(run) for run in re.findall("`+", text)), default=0))
+    pad = " " if "`" in (text[:1], text[-1:]) or (text[:1] == text[-1:] == " " and text.strip()) else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def _cell(text: str) -> str:
-    """Token text safe inside a Markdown table cell (visible whitespace, escaped pipes)."""
-    return "`" + json.dumps(text, ensure_ascii=False)[1:-1].replace("|", "\\|").replace("`", "\\`") + "`"
+    """Token text safe inside a Markdown table cell: a code span (:func:`_code`) of its JSON
+    escaping (visible whitespace and control characters), with pipes escaped for the table."""
+    return _code(json.dumps(str(text), ensure_ascii=False)[1:-1]).replace("|", "\\|")
 
 
 _CARRIERS = 3
@@ -444,7 +487,7 @@ def _render_bundle(bundle: Mapping[str, Any], verdict: Verdict, json_name: str) 
         details=[{"index": i, "name": _plain(c["name"]), "note": _plain(c.get("provenance", {}).get("note", "")),
                   "table": _table(c, columns[i])} for i, c in enumerate(detailed)],
         details_note="" if len(detailed) == len(certs) else
-        f"Instance 0 of {len(certs)} in detail (every instance is in `{json_name}`).",
+        f"Instance 0 of {len(certs)} in detail (every instance is in {json_name}).",
         steps=steps, verdict=word, verdict_detail=detail,
     )
 
@@ -726,10 +769,13 @@ def render(document: Mapping[str, Any], verdict: Verdict | None = None, *, json_
         certificate still renders if it is well formed).
     """
     schema = document.get("schema")
+    json_name = _code(json_name)
     if schema == "specproof.symbolic-proof/1":
         return _render_symbolic(document, json_name)
     if verdict is None:
         verdict = checker.check(dict(document))
+    if not verdict.valid:
+        return _with_figures(_render_rejected(document, verdict, json_name), figures)
     chains = [document] if schema == checker.CHAIN_SCHEMA else document.get("certificates", [])
     if chains and all(isinstance(c, Mapping) and c.get("schema") == checker.CHAIN_SCHEMA for c in chains):
         text = _render_chain(document, verdict, json_name)
@@ -744,6 +790,23 @@ def render(document: Mapping[str, Any], verdict: Verdict | None = None, *, json_
     else:
         text = _render_certificate(document, verdict, json_name)
     return _with_figures(text, figures)
+
+
+def _cut_text(text: str, limit: int = STATEMENT_LIMIT) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _render_rejected(document: Mapping[str, Any], verdict: Verdict, json_name: str) -> str:
+    """A rejected document: its name, schema and the checker's reason only (none of its values,
+    which the checker did not re-derive)."""
+    reason = verdict.reason.value if verdict.reason is not None else "unknown"
+    detail = f"Rejected by the checker ({reason}): {_code(_cut_text(verdict.detail))}."
+    schema = document.get("schema")
+    return _ENV.get_template("rejected.md.j2").render(
+        name=_plain(document.get("name", "(unnamed)")) if _depth(document.get("name")) == 0 else "(unnamed)",
+        checker=checker_identity(), json_name=json_name,
+        schema=_code(schema) if isinstance(schema, str) else "(none)", verdict_detail=detail,
+    )
 
 
 def _with_figures(text: str, figures: Sequence[tuple[str, str]]) -> str:
