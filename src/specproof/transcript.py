@@ -11,6 +11,7 @@ from __future__ import annotations
 import decimal
 import hashlib
 import json
+import math
 import re
 from fractions import Fraction
 from pathlib import Path
@@ -44,6 +45,9 @@ NOT_PROVED = (
 #: Per-token tables longer than this are abbreviated.
 FULL_TABLE_ROWS = 40
 _DIGITS = 12
+#: Rationals up to this many bits are reduced before they are shown (a gcd of such numbers is
+#: cheap); larger ones are shown by their leading digits as they are.
+REDUCE_BITS = 20000
 _SHORT = 24
 
 _ENV = jinja2.Environment(
@@ -78,6 +82,11 @@ def show(value: str | Fraction | checker.Ratio) -> str:
     '1 − 1/9007199254740992'
     """
     num, den = _parts(value)
+    if num == 0:
+        return "0"
+    if max(num.bit_length(), den.bit_length()) <= REDUCE_BITS:  # the checker keeps values unreduced
+        common = math.gcd(num, den)
+        num, den = num // common, den // common
     if num != den and abs(num - den) * 10 ** _DIGITS < den:  # would round to 1.00000000000
         return f"1 {'+' if num > den else '−'} {show(checker.Ratio(abs(num - den), den))}"
     if num.bit_length() <= 80 and den.bit_length() <= 80:
