@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -253,7 +254,8 @@ def _block_hostile(kb: int) -> dict[str, bytes]:
 
 #: The third review's generators (issue 18): script, extra arguments after the size and output.
 THIRD_REVIEW = (("gen_dos_outcome_unreduced.py", []), ("gen_dos_outcome_unreduced.py", ["block"]),
-                ("gen_dos_rows_memory.py", []), ("gen_dos_repeated_keys.py", []))
+                ("gen_dos_rows_memory.py", []), ("gen_dos_repeated_keys.py", []),
+                ("gen_dos_position_unreduced.py", []))
 THIRD_REVIEW_FILES = ("uniform_before_p_vocab_100000000.json", "symbolic_record_no_fields.json",
                       "lossy_tv_15000_bits.json", "provenance_850_deep.json", "rejected_missing_total.json",
                       "rejected_total_zero_denominator.json", "backtick_code_span_injection.json",
@@ -280,7 +282,8 @@ def _third_review(tmp: Path) -> None:
     for script, extra in THIRD_REVIEW:
         for kb in (20, 50, 100):
             out = tmp / f"{script}-{'-'.join(extra)}-{kb}.json"
-            subprocess.run([sys.executable, str(CASES / script), str(kb - 1), str(out), *extra], check=True)
+            subprocess.run([sys.executable, str(CASES / script), str(kb - 1), str(out), *extra], check=True,
+                           env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
             cases.append((f"{script} {' '.join(extra)}".strip(), out))
     cases += [(name, CASES / name) for name in THIRD_REVIEW_FILES]
     for name, path in cases:

@@ -534,3 +534,19 @@ def test_no_control_character_reaches_the_terminal(name):
         assert not shown, shown
     code, out, _, _, _ = _costly("check", CASES / "control_chars_row_names.json")
     assert "LOSSY (exact TV 1/2; reference: p)" in out
+
+
+def test_unreduced_position_entries_do_not_inflate_the_law(tmp_path, monkeypatch):
+    """A one-position certificate's p and q written (k n)/(k d): entries are reduced before their
+    common denominator is taken, and V x bits(lcm(p, q)) is bounded before the law is built."""
+    path = tmp_path / "pos.json"
+    subprocess.run([sys.executable, str(CASES / "gen_dos_position_unreduced.py"), "99", str(path)], check=True,
+                   env={**__import__("os").environ, "PYTHONPATH": str(Path(checker.__file__).parents[1])})
+    verdict = check_file(path)
+    assert verdict.valid and verdict.facts[0]["law"].den.bit_length() < 64
+    code, _, err, cpu, memory = _costly("check", path)
+    assert code == 0 and cpu < CPU_LIMIT and memory < MEMORY_LIMIT, (cpu, memory)
+    monkeypatch.setattr(checker, "MAX_TABLE_BITS", 0)
+    monkeypatch.setattr(checker, "STATED_ROW_BITS_PER_CHAR", 0)
+    verdict = check_file(path)
+    assert verdict.reason is Reason.MALFORMED and "p and q over a common denominator of" in verdict.detail

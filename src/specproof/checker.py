@@ -321,6 +321,10 @@ def _exact_row(texts, where, size):
 
 
 def _over_common_denominator(values):
+    """Stated entries as one :class:`Row` over the least common denominator of their reduced
+    forms: each entry is reduced first (one gcd on its own digits), so an entry written
+    unreduced (``k/(k V)``) cannot inflate the row's denominator."""
+    values = [Ratio(v.num // g, v.den // g) for v in values for g in (gcd(v.num, v.den),)]
     den = lcm(*(v.den for v in values))
     return Row([v.num * (den // v.den) for v in values], den)
 
@@ -487,6 +491,25 @@ def _compact_inputs(cert, where, size):
     return p, q, {"p": p_sum, "q": q_sum}
 
 
+def _stated_characters(cert, every_token):
+    """The characters of a one-position certificate's stated p and q (its rows' "n/d" texts, or
+    the compact inputs' base64 texts), which pay for the law's memory."""
+    if every_token:
+        return sum(len(row[k]) for row in cert["rows"] for k in "pq")
+    return sum(len(cert["inputs"][k]) for k in "pq")
+
+
+def _position_budget(p, q, size, chars, where):
+    """The law over D = lcm of p's and q's denominators holds V entries of D's bits in each of
+    its rows: V x bits(D) is bounded by MAX_TABLE_BITS + STATED_ROW_BITS_PER_CHAR per stated
+    character (checked before the law is built), so that its cost is bounded by the size."""
+    bits = size * lcm(p.den, q.den).bit_length()
+    if bits > MAX_TABLE_BITS + STATED_ROW_BITS_PER_CHAR * chars:
+        raise Rejection(Reason.MALFORMED, f"{where}: p and q over a common denominator of "
+                                          f"{lcm(p.den, q.den).bit_length()} bits at V = {size}: more than "
+                                          f"{MAX_TABLE_BITS} + {STATED_ROW_BITS_PER_CHAR} x (characters of p and q) bits")
+
+
 def _check_position(cert, where):
     """A one-position certificate: recompute the law from p and q, compare every claimed value."""
     size = _size(cert, where)
@@ -499,6 +522,7 @@ def _check_position(cert, where):
         p, q, raw_sums = _compact_inputs(cert, where, size)
     _normalized(p, f"{where}: p")
     _normalized(q, f"{where}: q")
+    _position_budget(p, q, size, _stated_characters(cert, every_token), where)
     law = _position_law(p, q)
     emitted_nums, emitted_den = _emitted(law)
     for i, (token, values) in enumerate(claimed):
