@@ -86,7 +86,9 @@ def _parser() -> argparse.ArgumentParser:
                         "(the reason is printed), 2 unreadable.")
     ck.add_argument("certificate", metavar="CERT.json")
     ck.add_argument("--target", metavar="P", help="also confirm that the certificate's p is exactly this file's "
-                    "values made exact (the file formats of prove; a [N, V] file binds a bundle row by row)")
+                    "values made exact (the file formats of prove; a [N, V] file binds a bundle row by row); an "
+                    "outcome or block certificate is compared on the input rows its tree reads, and the output "
+                    "names the rows compared, those not read, and those read but bound to nothing")
     ck.add_argument("--draft", metavar="Q", help="the same for q (give --target and --draft together)")
     ck.add_argument("--atol", type=float, default=None,
                     help=f"tolerance on the float sums of --target/--draft, in (0, 1) (default {DEFAULT_FLOAT_ATOL})")
@@ -640,12 +642,12 @@ def _check_record(path: str, doc: dict, as_json: bool = False) -> int:
     else:
         valid, detail = True, f"re-ran {what}: it proves everything the record says"
     if as_json:
-        _print_json({"command": "check", "file": path, "valid": valid, "reason": None if valid else "record",
-                     "detail": detail, "checker_version": None})
+        _print_check_json({"command": "check", "file": path, "valid": valid, "reason": None if valid else "record",
+                           "detail": detail, "checker_version": None})
     elif valid:
-        print(f"{path}: valid ({detail})")
+        _say(f"{path}: valid ({detail})")
     else:
-        print(f"{path}: REJECTED (record): {detail}")
+        _say(f"{path}: REJECTED (record): {detail}")
     return 0 if valid else 1
 
 
