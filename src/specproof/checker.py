@@ -860,7 +860,7 @@ def _stated_lengths(spec, recipes, size, where):
             if not isinstance(values, list) or len(values) != size:
                 raise Rejection(Reason.TOKENS, f"{where}.rows.{_cut(name)}.values is not a list of vocab_size = "
                                                f"{_show(size)} 'n/d' strings")
-            chars += sum(len(v) if isinstance(v, str) else 1 for v in values)
+            chars += sum(len(v) for v in values if isinstance(v, str))
     return chars
 
 
