@@ -4,6 +4,7 @@ mutated rule and the checker's rule differ. Values are hand-derived; exact ones 
 
 `python benchmarks/mutation.py checker --match ':: FUNCTION ::'` runs one function's mutants."""
 
+import json
 from fractions import Fraction as F
 
 import pytest
@@ -318,7 +319,7 @@ def test_progress_is_called_once_per_certificate():
     calls = []
     assert checker.check(one, progress=lambda: calls.append(1)) and calls == [1]
     calls.clear()
-    bundle = build_bundle([one, one, one], name="b", statement="s")
+    bundle = json.loads(json.dumps(build_bundle([one, one, one], name="b", statement="s")))
     assert checker.check(bundle, progress=lambda: calls.append(1)) and calls == [1, 1, 1]
     calls.clear()
     bundle["certificates"][1]["totals"]["alpha"] = "1/9"
