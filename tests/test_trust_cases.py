@@ -527,8 +527,8 @@ def test_code_spans_cannot_be_broken():
 def test_no_control_character_reaches_the_terminal(name):
     import unicodedata
 
-    for extra in ((), ("--json",)):
-        code, out, err, _, _ = _costly("check", CASES / name, *extra)
+    for command, extra in (("check", ()), ("check", ("--json",)), ("transcript", ())):
+        code, out, err, _, _ = _costly(command, CASES / name, *extra)
         assert code in (0, 1) and "Traceback" not in err
         shown = [c for c in out + err if c != "\n" and (unicodedata.category(c) == "Cc" or c == "\u202e")]
         assert not shown, shown

@@ -13,6 +13,7 @@ import hashlib
 import json
 import math
 import re
+import unicodedata
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -387,7 +388,7 @@ def _plain(text: Any, limit: int = 300) -> str:
     >>> print(_plain("- a"), _plain("12) b"))
     \\- a 12\\) b
     """
-    flat = " ".join(str(text).split())
+    flat = _visible(" ".join(str(text).split()))
     if len(flat) > limit:
         flat = flat[:limit] + "…"
     out = "".join("\\" + c if c in _MARKDOWN_SPECIAL else c for c in flat)
@@ -422,7 +423,23 @@ def _code(text: Any) -> str:
 def _cell(text: str) -> str:
     """Token text safe inside a Markdown table cell: a code span (:func:`_code`) of its JSON
     escaping (visible whitespace and control characters), with pipes escaped for the table."""
-    return _code(json.dumps(str(text), ensure_ascii=False)[1:-1]).replace("|", "\\|")
+    return _code(_visible(json.dumps(str(text), ensure_ascii=False)[1:-1])).replace("|", "\\|")
+
+
+#: Unicode's bidirectional controls (embeddings, overrides, isolates, marks).
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _visible(text: str) -> str:
+    """``text`` with every control character (C0, DEL, C1, line and paragraph separators, bidi
+    controls) written as a visible ``\\xNN`` or ``\\uNNNN``: a transcript printed to a terminal
+    cannot move its cursor, erase a line or reorder what it shows.
+
+    >>> print(_visible("a\x1b[2Kb\u202e"))
+    a\\x1b[2Kb\\u202e
+    """
+    return "".join((f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+                   if c in _BIDI or unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in text)
 
 
 _CARRIERS = 3
