@@ -826,7 +826,7 @@ def _render_rejected(document: Mapping[str, Any], verdict: Verdict, json_name: s
     """A rejected document: its name, schema and the checker's reason only (none of its values,
     which the checker did not re-derive)."""
     reason = verdict.reason.value if verdict.reason is not None else "unknown"
-    detail = f"Rejected by the checker ({reason}): {_code(_cut_text(verdict.detail))}."
+    detail = f"Rejected by the checker ({reason}): {_code(_visible(_cut_text(verdict.detail)))}."
     schema = document.get("schema")
     return _ENV.get_template("rejected.md.j2").render(
         name=_plain(document.get("name", "(unnamed)")) if _depth(document.get("name")) == 0 else "(unnamed)",
