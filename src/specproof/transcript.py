@@ -361,7 +361,15 @@ def _table(cert: Mapping[str, Any], cols: Mapping[str, list[Fraction]]) -> dict[
     }
 
 
+def _rederived(cert: Mapping[str, Any], facts: Mapping[str, Any]) -> dict[str, Any]:
+    """A one-position certificate with its totals and claims replaced by what the checker
+    re-derived (equal in value to the claims of a valid document, but in the checker's own
+    bounded form: a claim written unreduced shows as the value it is)."""
+    return {**cert, "totals": dict(facts["totals"]), "claims": dict(facts["claims"])}
+
+
 def _render_certificate(cert: Mapping[str, Any], verdict: Verdict, json_name: str) -> str:
+    cert = _rederived(cert, verdict.facts[0])  # rendered for a valid verdict only
     word, detail = _verdict_words(verdict)
     cols = _columns(cert, verdict.facts[0] if verdict.valid else None)
     return _ENV.get_template("certificate.md.j2").render(
@@ -470,7 +478,7 @@ BUNDLE_DETAILS = 8
 
 
 def _render_bundle(bundle: Mapping[str, Any], verdict: Verdict, json_name: str) -> str:
-    certs = bundle["certificates"]
+    certs = [_rederived(c, f) for c, f in zip(bundle["certificates"], verdict.facts)]  # a valid verdict only
     columns = [_columns(c, verdict.facts[i] if verdict.valid else None) for i, c in enumerate(certs)]
     claims = [f["claims"] for f in verdict.facts] if verdict.valid else [c["claims"] for c in certs]
     summaries = []
