@@ -268,7 +268,10 @@ def _child_cost(command: str, path: Path) -> tuple[int, float, float]:
               "try:\n    runpy.run_module('specproof', run_name='__main__')\n"
               "except SystemExit as exc:\n    code = exc.code\nelse:\n    code = 0\n"
               "u = resource.getrusage(resource.RUSAGE_SELF)\n"
-              "sys.stderr.write(f'\\nCOST {u.ru_utime + u.ru_stime} {u.ru_maxrss}\\n'); sys.exit(code)\n")
+              "peak = u.ru_maxrss  # VmHWM: this process's own peak (ru_maxrss may count the forking parent's)\n"
+              "try:\n    peak = int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM')).split()[1])\n"
+              "except (OSError, StopIteration):\n    pass\n"
+              "sys.stderr.write(f'\\nCOST {u.ru_utime + u.ru_stime} {peak}\\n'); sys.exit(code)\n")
     done = subprocess.run([sys.executable, "-c", script, command, str(path)], capture_output=True, text=True)
     cpu, rss = done.stderr.rpartition("\nCOST ")[2].split()
     return done.returncode, float(cpu), int(rss) / 1024
