@@ -324,3 +324,24 @@ def test_progress_is_called_once_per_certificate():
     calls.clear()
     bundle["certificates"][1]["totals"]["alpha"] = "1/9"
     assert not checker.check(bundle, progress=lambda: calls.append(1)) and calls == [1]
+
+
+@pytest.mark.parametrize("recipe", [
+    ["uniform"], ["copy", "p"], ["normalized", "p"], ["one-hot-argmax", "p"],
+    ["times-capped-ratio", "p", "q", "p", 0], ["times-capped-ratio", "p", "p", "q", 0], ["scaled", "p", "1/7"],
+    ["without", "p", [0]], ["minimum", "p", "q"], ["positive-part", "p", "q"], ["floor-difference", "p", "q", "1/11"]])
+def test_every_derived_row_is_counted_in_the_rows_budget(recipe, monkeypatch):
+    """Each recipe reports its row's denominator to the budget before the row is built: with the
+    budget exactly the rows' V x bits the document passes, one bit less it is rejected at that row."""
+    p, q = [F(1, 3), F(2, 3)], [F(1, 2), F(1, 2)]
+    doc = _outcome({"p": _input("p", p), "q": _input("q", q), "d": recipe},
+                   [({"draw": {"row": "p", "token": 0}}, F(1, 3), _leaf(0)),
+                    ({"draw": {"row": "p", "token": 1}}, F(2, 3), _leaf(1))],
+                   p, {"alpha": 1, "out_of_range": 0, "tv": 0}, lossless=True)
+    need = _rows_bits(doc)
+    monkeypatch.setattr(checker, "STATED_ROW_BITS_PER_CHAR", 0)
+    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need)
+    assert checker.check(doc).valid
+    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need - 1)
+    verdict = checker.check(doc)
+    assert verdict.reason is R.MALFORMED and "the rows hold more than" in verdict.detail, verdict
