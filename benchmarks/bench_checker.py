@@ -139,7 +139,7 @@ def _coin_doc(kb: int) -> dict:
     v = 64
     bits = checker.MAX_ROW_BITS // v - 8
     rows = {**_inputs(v), "g": {"recipe": ["given"], "values": [
-        f"{rng.getrandbits(bits - 4) + 1}/{rng.getrandbits(bits) | 1}" for _ in range(v)]}}
+        f"{rng.getrandbits(bits - 4) + 1}/{rng.getrandbits(bits) | (1 << (bits - 1)) | 1}" for _ in range(v)]}}
     per_node = min(v, max(1, kb * 1000 // (200 * v)))
 
     def coin(i):
