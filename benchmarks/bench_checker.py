@@ -2,7 +2,10 @@
 5 s), genuine chain certificates at four sizes (goal: time linear in size; the slope is printed),
 and the SmolLM2 bundle (18 compact certificates at V = 49,152; goal: under 10 s).
 
-    python benchmarks/bench_checker.py [--skip-smollm2]
+    python benchmarks/bench_checker.py [--skip-smollm2] [--third-review]
+
+The third review's generators and reproducers (issue 18) are run as ``specproof check`` and
+``specproof transcript`` in child processes, with their CPU time and peak memory.
 
 The hostile generators are the adversarial review's (tests/data/trust/gen_*.py), written in
 today's schemas (no tolerance field). Times are the best of 3 runs of checker.check on the
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -135,7 +139,7 @@ def _coin_doc(kb: int) -> dict:
     v = 64
     bits = checker.MAX_ROW_BITS // v - 8
     rows = {**_inputs(v), "g": {"recipe": ["given"], "values": [
-        f"{rng.getrandbits(bits - 4) + 1}/{rng.getrandbits(bits) | 1}" for _ in range(v)]}}
+        f"{rng.getrandbits(bits - 4) + 1}/{rng.getrandbits(bits) | (1 << (bits - 1)) | 1}" for _ in range(v)]}}
     per_node = min(v, max(1, kb * 1000 // (200 * v)))
 
     def coin(i):
@@ -248,10 +252,59 @@ def _block_hostile(kb: int) -> dict[str, bytes]:
     return out
 
 
+#: The third review's generators (issue 18): script, extra arguments after the size and output.
+THIRD_REVIEW = (("gen_dos_outcome_unreduced.py", []), ("gen_dos_outcome_unreduced.py", ["block"]),
+                ("gen_dos_rows_memory.py", []), ("gen_dos_repeated_keys.py", []),
+                ("gen_dos_position_unreduced.py", []))
+THIRD_REVIEW_FILES = ("uniform_before_p_vocab_100000000.json", "symbolic_record_no_fields.json",
+                      "lossy_tv_15000_bits.json", "provenance_850_deep.json", "rejected_missing_total.json",
+                      "rejected_total_zero_denominator.json", "backtick_code_span_injection.json",
+                      "control_chars_row_names.json", "proposal_unbound_accept_all.json")
+
+
+def _child_cost(command: str, path: Path) -> tuple[int, float, float]:
+    """``specproof COMMAND PATH`` in a child process: (exit status, CPU seconds, peak memory in MB)."""
+    script = ("import resource, runpy, sys; sys.argv = ['specproof'] + sys.argv[1:]\n"
+              "try:\n    runpy.run_module('specproof', run_name='__main__')\n"
+              "except SystemExit as exc:\n    code = exc.code\nelse:\n    code = 0\n"
+              "u = resource.getrusage(resource.RUSAGE_SELF)\n"
+              "peak = u.ru_maxrss  # VmHWM: this process's own peak (ru_maxrss may count the forking parent's)\n"
+              "try:\n    peak = int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM')).split()[1])\n"
+              "except (OSError, StopIteration):\n    pass\n"
+              "sys.stderr.write(f'\\nCOST {u.ru_utime + u.ru_stime} {peak}\\n'); sys.exit(code)\n")
+    done = subprocess.run([sys.executable, "-c", script, command, str(path)], capture_output=True, text=True)
+    cpu, rss = done.stderr.rpartition("\nCOST ")[2].split()
+    return done.returncode, float(cpu), int(rss) / 1024
+
+
+def _third_review(tmp: Path) -> None:
+    """Each generator at 20, 50 and 100 KB and each small reproducer: `check` and `transcript`
+    in a child process, CPU time and peak memory (goal: each < 5 s and < 500 MB)."""
+    print("third review (issue 18): check and transcript, CPU s and peak MB (goal: < 5 s, < 500 MB)")
+    cases = []
+    for script, extra in THIRD_REVIEW:
+        for kb in (20, 50, 100):
+            out = tmp / f"{script}-{'-'.join(extra)}-{kb}.json"
+            subprocess.run([sys.executable, str(CASES / script), str(kb - 1), str(out), *extra], check=True,
+                           env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+            cases.append((f"{script} {' '.join(extra)}".strip(), out))
+    cases += [(name, CASES / name) for name in THIRD_REVIEW_FILES]
+    for name, path in cases:
+        costs = [_child_cost(command, path) for command in ("check", "transcript")]
+        print(f"  {name:40s} {path.stat().st_size / 1000:7.1f} KB  " + "  ".join(
+            f"{command} exit {code} {cpu:5.2f} s {memory:6.1f} MB"
+            for command, (code, cpu, memory) in zip(("check", "transcript"), costs)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--skip-smollm2", action="store_true", help="skip the 19 MB SmolLM2 bundle")
+    parser.add_argument("--third-review", action="store_true", help="only the third review's cases (issue 18)")
     args = parser.parse_args()
+    if args.third_review:
+        with tempfile.TemporaryDirectory() as tmp:
+            _third_review(Path(tmp))
+        return
     print("hostile documents (goal: each < 5 s)")
     with tempfile.TemporaryDirectory() as tmp:
         for script, size_args in (("gen_dos_chain.py", [2000, 6]), ("gen_dos_chain_bignum.py", [50, 20]),
@@ -272,6 +325,8 @@ def main() -> None:
             seconds, verdict = _best(data)
             print(f"  {name:34s} {len(data) / 1000:7.1f} KB  {seconds:7.3f} s  valid={verdict.valid}"
                   f"{'' if verdict.valid else ' (' + verdict.reason.value + ')'}")
+    with tempfile.TemporaryDirectory() as tmp:
+        _third_review(Path(tmp))
     print("genuine chain certificates (goal: linear in size)")
     points = []
     for gamma in (1, 2, 3, 4):

@@ -195,3 +195,62 @@ def test_every_mutant_is_rejected_or_has_the_same_law(kind):
         # the same bytes give the same verdict through the text path
         assert checker.check(json.dumps(mutant)).valid == verdict.valid
     assert outcomes["rejected"] > FUZZ_MUTANTS // 3  # the fuzzer does reach the checks
+
+
+def _resize(doc, rng):
+    """A change of form that keeps every value (issue 18): one rational rewritten unreduced as
+    (k n)/(k d) with k an odd number of up to 2,000 bits, or an outcome or block certificate's
+    rows listed in another order (derivation order must not matter). A tree's stated row values
+    are left as written (a row is held over the common denominator its text states, and races
+    are checked only on rows of small denominators)."""
+    doc = copy.deepcopy(doc)
+    rationals = [path for path in _paths(doc) if isinstance(_get(doc, path), str) and "values" not in path
+                 and checker._RATIONAL.fullmatch(_get(doc, path)) and not _get(doc, path).startswith("-")]
+    trees = [c for c in [doc, *doc.get("certificates", [])] if isinstance(c.get("rows"), dict)]
+    if trees and rng.random() < 0.3:
+        cert = rng.choice(trees)
+        names = list(cert["rows"])
+        rng.shuffle(names)
+        cert["rows"] = {name: cert["rows"][name] for name in names}
+        return doc
+    path = rng.choice(rationals)
+    num, den = (int(x, 0) for x in _get(doc, path).split("/"))
+    k = rng.getrandbits(rng.choice([8, 64, 2000])) | 1
+    return _replace(doc, path, f"{k * num:#x}/{k * den:#x}")
+
+
+@pytest.mark.parametrize("kind", sorted(GENUINE))
+def test_claims_written_unreduced_or_reordered_keep_the_law(kind):
+    """Unreduced claims and reordered rows change no value: each such mutant re-verifies to the
+    same law (the checker computes with re-derived values, whatever form a claim is written in)."""
+    original = checker.check(GENUINE[kind])
+    rng = random.Random(f"resize-{kind}")
+    for _ in range(max(20, FUZZ_MUTANTS // 5)):
+        mutant = _resize(GENUINE[kind], rng)
+        verdict = checker.check(mutant)
+        assert verdict.valid, (verdict, json.dumps(mutant)[:300])
+        assert sorted(map(repr, _law(verdict.facts))) == sorted(map(repr, _law(original.facts)))
+
+
+@pytest.mark.parametrize("kind", sorted(k for k in GENUINE if k.startswith(("outcome", "block"))))
+@pytest.mark.parametrize("limit", ["MAX_MASS_BITS", "MAX_TABLE_BITS"])
+def test_mutants_at_the_size_limits(kind, limit, monkeypatch):
+    """With a size limit just below what the genuine document needs, it is rejected by that limit
+    (a clean MALFORMED), and every mutant is rejected or has the same law: no exception escapes."""
+    original = checker.check(GENUINE[kind])
+    if limit == "MAX_MASS_BITS":
+        monkeypatch.setattr(checker, "MAX_MASS_BITS", 3)
+    else:
+        monkeypatch.setattr(checker, "MAX_TABLE_BITS", 0)
+        monkeypatch.setattr(checker, "STATED_ROW_BITS_PER_CHAR", 0)
+    verdict = checker.check(GENUINE[kind])
+    assert verdict.reason is checker.Reason.MALFORMED and ("a mass over" in verdict.detail
+                                                           or "the rows hold more than" in verdict.detail), verdict
+    rng = random.Random(f"limits-{kind}-{limit}")
+    for _ in range(max(20, FUZZ_MUTANTS // 5)):
+        mutant = _mutate(GENUINE[kind], rng)
+        verdict = checker.check(mutant)
+        if verdict.valid:
+            assert sorted(map(repr, _law(verdict.facts))) == sorted(map(repr, _law(original.facts)))
+        else:
+            assert isinstance(verdict.reason, checker.Reason) and verdict.detail

@@ -4,6 +4,7 @@ mutated rule and the checker's rule differ. Values are hand-derived; exact ones 
 
 `python benchmarks/mutation.py checker --match ':: FUNCTION ::'` runs one function's mutants."""
 
+import json
 from fractions import Fraction as F
 
 import pytest
@@ -208,3 +209,139 @@ def test_the_rows_an_event_reads_are_found_once_each_in_a_diamond_of_recipes():
     doc = _outcome(rows, branches, [1], {"alpha": 1, "out_of_range": 0, "tv": 0}, lossless=True)
     facts = _facts(checker.check(doc))
     assert facts["reads"] == ["p"] and facts["rows"][f"d{depth}"] == [checker.Ratio(0, 1)]
+
+
+# ---------------------------------------------------------------- the third review's limits (issue 18)
+
+
+def _const(value, strict):
+    return {"source": ["const", _ratio(value)], "strict": strict}
+
+
+def _four_coins():
+    """One node, four coins on [0, 1/2), [1/2, 5/6), [5/6, 41/42), [41/42, 1]: probabilities 1/2,
+    1/3, 1/7, 1/42 as the checker re-derives them (1/2, 4/12, 36/252, 1/42 unreduced)."""
+    cuts = [F(1, 2), F(5, 6), F(41, 42)]
+    branches = [(_coin(upper=_const(cuts[0], True)), F(1, 2), _leaf(0)),
+                (_coin(lower=_const(cuts[0], False), upper=_const(cuts[1], True)), F(1, 3), _leaf(1)),
+                (_coin(lower=_const(cuts[1], False), upper=_const(cuts[2], True)), F(1, 7), _leaf(2)),
+                (_coin(lower=_const(cuts[2], False)), F(1, 42), _leaf(3))]
+    law = [F(1, 2), F(1, 3), F(1, 7), F(1, 42)]
+    return _outcome({"p": _input("p", law)}, branches, law, {"alpha": 1, "out_of_range": 0, "tv": 0}, lossless=True)
+
+
+def test_a_node_sum_past_the_mass_limit_is_rejected_inside_the_sum(monkeypatch):
+    """_sum merges [1/2, 4/12] (den 24) and [36/252, 1/42] (den 10584, 14 bits) first: at
+    MAX_MASS_BITS = 10 the larger is rejected there, naming its 14 bits; every single mass (dens up
+    to 252) is within the limit. At 18 bits the node's whole sum (den 254016, 18 bits) is."""
+    doc = _four_coins()
+    assert checker.check(doc).valid
+    monkeypatch.setattr(checker, "MAX_MASS_BITS", 10)
+    verdict = checker.check(doc)
+    assert verdict.reason is R.MALFORMED
+    assert verdict.detail == ("certificate.nodes[0].branches: a mass over a denominator of 14 bits "
+                              "(outcome and block trees hold masses up to 10 bits)")
+    monkeypatch.setattr(checker, "MAX_MASS_BITS", 18)  # the node's sum passes (the TV's sum, 25 bits, does not)
+    assert checker.check(doc).detail.startswith("certificate.totals.tv: a mass over a denominator of 25 bits")
+    monkeypatch.setattr(checker, "MAX_MASS_BITS", 17)
+    assert checker.check(doc).detail.startswith("certificate.nodes[0].branches: a mass over a denominator of 18 bits")
+
+
+def _rows_bits(doc):
+    """What the rows of a checked outcome certificate hold: V x max(1, bits of each row's den)."""
+    facts = checker.check(doc).facts[0]
+    return sum(len(row) * max(1, row[0].den.bit_length()) for row in facts["rows"].values())
+
+
+def test_the_rows_budget_is_exact(monkeypatch):
+    """MAX_TABLE_BITS + STATED_ROW_BITS_PER_CHAR x (characters of stated values): a document
+    needing exactly the budget passes, one bit more is rejected; the stated characters count."""
+    p = [F(1, 3), F(2, 3)]
+    doc = _outcome({"p": _input("p", p), "c": ["copy", "p"], "u": ["uniform"], "g": (["given"], [F(1, 5), F(4, 5)])},
+                   [({"draw": {"row": "c", "token": 0}}, F(1, 3), _leaf(0)),
+                    ({"draw": {"row": "c", "token": 1}}, F(2, 3), _leaf(1))],
+                   p, {"alpha": 1, "out_of_range": 0, "tv": 0}, lossless=True)
+    need = _rows_bits(doc)  # p 2 x 2, c 2 x 2, u 2 x 2, g 2 x 3 bits
+    assert need == 18
+    chars = len("1/3") + len("2/3") + len("1/5") + len("4/5")
+    monkeypatch.setattr(checker, "STATED_ROW_BITS_PER_CHAR", 0)
+    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need)
+    assert checker.check(doc).valid
+    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need - 1)
+    verdict = checker.check(doc)
+    assert verdict.reason is R.MALFORMED and "the rows hold more than" in verdict.detail
+    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need - chars)  # the characters pay the rest
+    monkeypatch.setattr(checker, "STATED_ROW_BITS_PER_CHAR", 1)
+    assert checker.check(doc).valid
+    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need - chars - 1)
+    assert not checker.check(doc).valid
+    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need - 2 * chars)
+    monkeypatch.setattr(checker, "STATED_ROW_BITS_PER_CHAR", 2)
+    assert checker.check(doc).valid
+
+
+def test_the_position_budget_is_exact(monkeypatch):
+    """V x bits(lcm(p, q)) against MAX_TABLE_BITS + STATED_ROW_BITS_PER_CHAR x characters of p, q."""
+    from specproof.certificate import build_certificate
+
+    doc = build_certificate(["1/2", "1/4", "1/4"], ["1/3", "1/3", "1/3"], name="budget")
+    need = 3 * 12 .bit_length()  # V = 3, lcm(4, 3) = 12: 4 bits
+    chars = sum(len(row[k]) for row in doc["rows"] for k in "pq")
+    monkeypatch.setattr(checker, "STATED_ROW_BITS_PER_CHAR", 0)
+    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need)
+    assert checker.check(doc).valid
+    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need - 1)
+    verdict = checker.check(doc)
+    assert verdict.reason is R.MALFORMED and verdict.detail == (
+        "certificate: p and q over a common denominator of 4 bits at V = 3: more than 11 + 0 x (characters of p "
+        "and q) bits")
+    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need - chars)
+    monkeypatch.setattr(checker, "STATED_ROW_BITS_PER_CHAR", 1)
+    assert checker.check(doc).valid
+    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need - chars - 1)
+    assert not checker.check(doc).valid
+    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need - 2 * chars)
+    monkeypatch.setattr(checker, "STATED_ROW_BITS_PER_CHAR", 2)
+    assert checker.check(doc).valid
+
+
+def test_a_mass_at_the_limit_passes():
+    """_bounded_mass: a denominator of exactly MAX_MASS_BITS bits is allowed, one more is not."""
+    assert checker._bounded_mass(checker.Ratio(1, 2 ** (checker.MAX_MASS_BITS - 1)), "w")
+    with pytest.raises(checker.Rejection):
+        checker._bounded_mass(checker.Ratio(1, 2 ** checker.MAX_MASS_BITS), "w")
+
+
+def test_progress_is_called_once_per_certificate():
+    from specproof.certificate import build_bundle, build_certificate
+
+    one = build_certificate(["1/2", "1/2"], ["1/4", "3/4"], name="one")
+    calls = []
+    assert checker.check(one, progress=lambda: calls.append(1)) and calls == [1]
+    calls.clear()
+    bundle = json.loads(json.dumps(build_bundle([one, one, one], name="b", statement="s")))
+    assert checker.check(bundle, progress=lambda: calls.append(1)) and calls == [1, 1, 1]
+    calls.clear()
+    bundle["certificates"][1]["totals"]["alpha"] = "1/9"
+    assert not checker.check(bundle, progress=lambda: calls.append(1)) and calls == [1]
+
+
+@pytest.mark.parametrize("recipe", [
+    ["uniform"], ["copy", "p"], ["normalized", "p"], ["one-hot-argmax", "p"],
+    ["times-capped-ratio", "p", "q", "p", 0], ["times-capped-ratio", "p", "p", "q", 0], ["scaled", "p", "1/7"],
+    ["without", "p", [0]], ["minimum", "p", "q"], ["positive-part", "p", "q"], ["floor-difference", "p", "q", "1/11"]])
+def test_every_derived_row_is_counted_in_the_rows_budget(recipe, monkeypatch):
+    """Each recipe reports its row's denominator to the budget before the row is built: with the
+    budget exactly the rows' V x bits the document passes, one bit less it is rejected at that row."""
+    p, q = [F(1, 3), F(2, 3)], [F(1, 2), F(1, 2)]
+    doc = _outcome({"p": _input("p", p), "q": _input("q", q), "d": recipe},
+                   [({"draw": {"row": "p", "token": 0}}, F(1, 3), _leaf(0)),
+                    ({"draw": {"row": "p", "token": 1}}, F(2, 3), _leaf(1))],
+                   p, {"alpha": 1, "out_of_range": 0, "tv": 0}, lossless=True)
+    need = _rows_bits(doc)
+    monkeypatch.setattr(checker, "STATED_ROW_BITS_PER_CHAR", 0)
+    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need)
+    assert checker.check(doc).valid
+    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need - 1)
+    verdict = checker.check(doc)
+    assert verdict.reason is R.MALFORMED and "the rows hold more than" in verdict.detail, verdict

@@ -213,9 +213,9 @@ def test_crosscheck_blocks_ignores_pairs_and_check_survives_odd_schemas(tmp_path
     odd = tmp_path / "odd.json"
     odd.write_text('{"schema": []}')
     assert main(["check", str(odd)]) == 1
-    assert main(["transcript", str(odd)]) == 2
+    assert main(["transcript", str(odd)]) == 1  # a rejection transcript: the reason, none of the values
     out = capsys.readouterr()
-    assert "REJECTED (schema)" in out.out and "Traceback" not in out.err
+    assert "REJECTED (schema)" in out.out and "**Verdict: REJECTED**" in out.out and "Traceback" not in out.err
 
 
 def test_utf16_certificates_check_and_render(tmp_path, capsys):
@@ -399,7 +399,7 @@ def _bundle_text(certs, **changes):
     return json.dumps(doc)
 
 
-def test_verify_one_member_at_a_time_agrees_with_the_checker():
+def test_verify_is_the_checker_on_the_whole_document():
     good = [build_certificate(["1/2", "1/2"], ["1/4", "3/4"], name=f"g{i}") for i in range(3)]
     compact = build_compact_certificate([0.5, 0.5], [0.25, 0.75], name="c", atol=1e-3)
     tampered = json.loads(json.dumps(good))
@@ -417,6 +417,7 @@ def test_verify_one_member_at_a_time_agrees_with_the_checker():
         _bundle_text(good).replace('"name": "g1"', '"name": "g1", "name": "x"', 1),
         _bundle_text(good).replace('"count": 3', '"count": 3, "count": 3', 1),
         _bundle_text(good)[:-3],
+        (Path(__file__).parent / "data" / "trust" / "mixed_bundle_outcome_plus_position.json").read_text(),
     ]
     class Bar:  # counts the steps _verify reports
         disable, n = True, 0
@@ -426,7 +427,7 @@ def test_verify_one_member_at_a_time_agrees_with_the_checker():
 
     bar = Bar()
 
-    def split_check(text):  # as `specproof check` does: parse once, then check member by member
+    def split_check(text):  # as `specproof check` does: parse once, then check with a progress bar
         try:
             doc = checker.parse(text.encode())
         except checker.Rejection as rejection:
@@ -438,9 +439,11 @@ def test_verify_one_member_at_a_time_agrees_with_the_checker():
         assert split == whole, text[:80]  # one fault in each: the same reason and the same words
     assert checker.check(texts[2]).detail == "certificates[1].claims.dist_equals_p: expected True, claimed False"
     # one step per member passed before the first fault (4 valid; 2 before member 2; 1; 1; 0 before the
-    # float in member 0), one for the document checked whole (count 2); none for the three the parser
-    # refuses (two repeated keys, truncated)
-    assert bar.n == 4 + 2 + 1 + 1 + 0 + 1
+    # float in member 0); none for a wrong count or a mixed bundle (rejected whole, as check_file does),
+    # nor for the three the parser refuses (two repeated keys, truncated)
+    assert bar.n == 4 + 2 + 1 + 1
+    mixed = texts[-1]
+    assert not checker.check(mixed) and checker.check(mixed).reason is checker.Reason.SCHEMA
 
 
 def test_json_output_of_check_and_crosscheck(tmp_path, capsys):

@@ -39,9 +39,10 @@ def test_rejected_certificate_renders_the_reason():
     assert verdict.reason is Reason.EMITTED
     text = transcript.render(cert, verdict)
     assert "**Verdict: REJECTED**" in text
-    assert "Rejected by the checker (emitted): certificate.rows[0].emitted: expected 1/2, claimed 1/3." in text
-    assert "| 0 | 1/2 | 1/4 | 1/4 | 1/4 | 1/3 | NO |" in text
-    assert "does NOT hold" in text
+    assert "Rejected by the checker (emitted): `certificate.rows[0].emitted: expected 1/2, claimed 1/3`." in text
+    # only what the checker re-derived is shown: nothing of a rejected document's claims
+    assert "| 0 | 1/2 | 1/4 | 1/4 | 1/4 | 1/3 | NO |" not in text and "1/3" not in text.replace("claimed 1/3", "")
+    assert "none of its values, claims or provenance are shown" in text
 
 
 def test_long_tables_are_abbreviated_to_the_rows_that_matter():
@@ -72,7 +73,7 @@ def test_bundle_transcript_lists_instances():
 def test_verdict_passed_in_is_used():
     cert = build_certificate([1], [1], name="x")
     text = transcript.render(cert, Verdict(False, Reason.CLAIM, "made up"))
-    assert "Rejected by the checker (claim): made up." in text
+    assert "Rejected by the checker (claim): `made up`." in text
 
 
 def test_compact_certificate_transcript():

@@ -5,6 +5,7 @@ what the checker re-derived (every table cell compared after a real Markdown par
 import json
 import subprocess
 import sys
+import time
 from fractions import Fraction
 from pathlib import Path
 
@@ -342,3 +343,213 @@ def test_statements_cannot_start_markdown_blocks():
     for line in ("- a", "+ b", "1. c", "2) d", "---", "=== e"):
         first = MarkdownIt("commonmark").parse(transcript._plain(line))[0].type
         assert first == "paragraph_open", line
+
+
+# ---------------------------------------------------------------- third review (issue 18)
+
+
+def _costly(*argv):
+    """Run ``python -m specproof ARGV`` and return (exit status, stdout, stderr, CPU s, peak MB)."""
+    import resource
+
+    script = ("import resource, sys, runpy; sys.argv = ['specproof'] + sys.argv[1:]\n"
+              "try:\n    runpy.run_module('specproof', run_name='__main__')\n"
+              "except SystemExit as exc:\n    code = exc.code\nelse:\n    code = 0\n"
+              "u = resource.getrusage(resource.RUSAGE_SELF)\n"
+              "peak = u.ru_maxrss  # VmHWM: this process's own peak (ru_maxrss may count the forking parent's)\n"
+              "try:\n    peak = int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM')).split()[1])\n"
+              "except (OSError, StopIteration):\n    pass\n"
+              "sys.stderr.write(f'\\nCOST {u.ru_utime + u.ru_stime} {peak}\\n')\n"
+              "sys.exit(code)\n")
+    done = subprocess.run([sys.executable, "-c", script, *map(str, argv)], capture_output=True, text=True,
+                          encoding="utf-8", errors="replace")
+    err, _, cost = done.stderr.rpartition("\nCOST ")
+    cpu, rss = cost.split()
+    return done.returncode, done.stdout, err, float(cpu), int(rss) / 1024
+
+
+#: The issue's bounds for any hostile document under 100 KB: CPU seconds and peak memory (MB).
+CPU_LIMIT, MEMORY_LIMIT = 5.0, 500
+
+
+@pytest.mark.parametrize("kind", ["outcome", "block"])
+def test_unreduced_claims_cost_one_comparison(kind, tmp_path):
+    """Claims written X/X and j/(300 j) are only compared; sums are of re-derived values (item 1)."""
+    path = tmp_path / "u.json"
+    subprocess.run([sys.executable, str(CASES / "gen_dos_outcome_unreduced.py"), "99", str(path), kind], check=True)
+    assert 95_000 < path.stat().st_size < 100_000
+    verdict = check_file(path)
+    assert verdict.valid and verdict.facts[0]["claims"]["lossless"]
+    for command in ("check", "transcript"):
+        code, out, err, cpu, memory = _costly(command, path)
+        assert code == 0 and "Traceback" not in err and cpu < CPU_LIMIT and memory < MEMORY_LIMIT, (command, cpu, memory)
+
+
+def test_masses_are_capped(monkeypatch):
+    """A re-derived mass over more than MAX_MASS_BITS bits is rejected, not summed."""
+    path = CASES / "backtick_code_span_injection.json"
+    assert check(path.read_bytes()).valid
+    monkeypatch.setattr(checker, "MAX_MASS_BITS", 2)
+    verdict = check(path.read_bytes())
+    assert verdict.reason is Reason.MALFORMED and "a mass over a denominator of" in verdict.detail
+
+
+def test_rows_memory_is_bounded_by_the_document(tmp_path):
+    """V = 15,000 and 24 derived rows of 16,000-bit entries: rejected before the rows are built (item 2)."""
+    path = tmp_path / "rows.json"
+    subprocess.run([sys.executable, str(CASES / "gen_dos_rows_memory.py"), "99", str(path)], check=True)
+    verdict = check_file(path)
+    assert verdict.reason is Reason.MALFORMED and "the rows hold more than" in verdict.detail
+    for command in ("check", "transcript"):
+        code, _, err, cpu, memory = _costly(command, path)
+        assert code == 1 and "Traceback" not in err and cpu < CPU_LIMIT and memory < MEMORY_LIMIT, (command, cpu, memory)
+
+
+def test_input_lengths_are_checked_before_any_row_is_derived():
+    """A uniform row listed before p cannot be built at the claimed V (item 2)."""
+    verdict = check((CASES / "uniform_before_p_vocab_100000000.json").read_bytes())
+    assert verdict.reason is Reason.TOKENS and "rows.p.values" in verdict.detail
+    code, _, _, cpu, memory = _costly("check", CASES / "uniform_before_p_vocab_100000000.json")
+    assert code == 1 and cpu < 1 and memory < 100
+
+
+def test_repeated_keys_are_found_in_one_pass(tmp_path):
+    path = tmp_path / "keys.json"
+    subprocess.run([sys.executable, str(CASES / "gen_dos_repeated_keys.py"), "99", str(path)], check=True)
+    start = time.process_time()
+    verdict = check_file(path)
+    assert verdict.reason is Reason.MALFORMED and "repeats the key" in verdict.detail
+    assert time.process_time() - start < 0.5
+
+
+def test_a_record_is_checked_for_shape_before_sympy_runs():
+    for command in ("check", "transcript"):
+        code, out, err, cpu, _ = _costly(command, CASES / "symbolic_record_no_fields.json")
+        assert code == 1 and "a record has exactly the fields" in out + err and cpu < 2, (command, cpu)
+
+
+def test_binding_names_the_unbound_proposal(capsys):
+    """A tree drafting from the input row `proposal` is not reported as bound to --draft (item 4)."""
+    path = CASES / "proposal_unbound_accept_all.json"
+    files = ["--target", CASES / "proposal_unbound_p.json", "--draft", CASES / "proposal_unbound_q.json"]
+    assert main(["check", str(path), *map(str, files)]) == 0
+    out = capsys.readouterr().out
+    assert "read by the tree but bound to nothing (the certificate's own values): proposal" in out
+    assert main(["check", str(path), *map(str, files), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["bound_to_inputs"] is False and report["unbound_rows"] == ["proposal"]
+    assert report["bound_rows"] == ["p", "q"]
+    # the same verifier (accept every draft) built from the real q is LOSSY
+    from specproof.audit import position_law
+    from specproof.certificate import build_outcome_certificate
+    from specproof.policy import named_rule
+
+    p, q = (json.loads((CASES / f"proposal_unbound_{k}.json").read_text()) for k in "pq")
+    real = check(build_outcome_certificate(position_law(p, q, named_rule("accept-all")).tree, name="a", statement="s"))
+    assert real.valid and not real.facts[0]["claims"]["lossless"] and real.facts[0]["reads"] == ["p", "q"]
+
+
+def test_a_given_reference_is_named_and_binds_nothing(capsys):
+    path = CASES / "reference_argmax_of_given_row.json"
+    verdict = check(path.read_bytes())
+    assert verdict.facts[0]["reference_source"] == "argmax of given row g"
+    files = ["--target", CASES / "proposal_unbound_p.json", "--draft", CASES / "proposal_unbound_q.json"]
+    assert main(["check", str(path), *map(str, files)]) == 0
+    out = capsys.readouterr().out
+    assert "p is exactly" not in out and "no row of the certificate was compared with --target or --draft" in out
+    assert "LOSSLESS (reference: argmax of given row g)" in out
+    assert main(["check", str(path), *map(str, files), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["bound_rows"] == [] and report["unread_inputs"] == ["p", "q"] and report["bound_to_inputs"] is False
+    assert report["reference"] == ["argmax of given row g"]
+
+
+def test_cli_and_check_file_agree_on_mixed_bundles(capsys):
+    path = CASES / "mixed_bundle_outcome_plus_position.json"
+    assert check_file(path).reason is Reason.SCHEMA
+    assert main(["check", str(path)]) == 1
+    assert "REJECTED (schema)" in capsys.readouterr().out
+
+
+def test_a_huge_tv_is_printed_and_lossy(capsys):
+    """A valid LOSSY certificate with a 15,001-bit TV: the LOSSY line in text, the exact TV in
+    --json (hexadecimal, as the checker reads it), exit 0; exit 1 with --require-lossless (items 6, 8)."""
+    path = CASES / "lossy_tv_15000_bits.json"
+    tv = check_file(path).facts[0]["totals"]["tv"]
+    assert main(["check", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "the certified verifier is LOSSY (exact TV 0.2035" in out and "reference: p)" in out and "sha256" in out
+    assert main(["check", str(path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    num, den = (int(x, 16) for x in report["tv"][0].split("/"))
+    assert Fraction(num, den) == Fraction(tv.num, tv.den) and report["tv_approx"][0].startswith("0.2035")
+    assert main(["check", str(path), "--require-lossless"]) == 1
+    assert "--require-lossless: the certified verifier is not lossless (exit 1)" in capsys.readouterr().out
+    assert main(["check", str(path), "--require-lossless", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["required_lossless"] is False
+    lossless = CASES / "backtick_code_span_injection.json"
+    assert main(["check", str(lossless), "--require-lossless"]) == 0
+    assert "LOSSLESS (reference: p)" in capsys.readouterr().out
+
+
+def test_deep_provenance_renders(tmp_path):
+    verdict = check((CASES / "provenance_850_deep.json").read_bytes())
+    text = transcript.render(_case("provenance_850_deep.json"), verdict)
+    assert "| nest | (nested more than 8 levels deep: not shown) |" in text
+    deep = tmp_path / "deep.json"  # the review's 985 levels (the test runner's stack leaves less room)
+    deep.write_text((CASES / "provenance_850_deep.json").read_text().replace("[" * 850, "[" * 985)
+                    .replace("]" * 850, "]" * 985))
+    code, out, err, cpu, memory = _costly("transcript", deep)
+    assert code == 0 and "Traceback" not in err and "not shown" in out
+
+
+@pytest.mark.parametrize("name", ["rejected_missing_total.json", "rejected_total_zero_denominator.json",
+                                  "control_chars_rejected.json"])
+def test_rejected_documents_render_only_the_reason(name):
+    code, out, err, _, _ = _costly("transcript", CASES / name)
+    assert code == 1 and "Traceback" not in err and "**Verdict: REJECTED**" in out
+    assert "## Per-token law" not in out and "1/4" not in out  # none of the claimed values
+
+
+def test_code_spans_cannot_be_broken():
+    """Names with backtick runs, HTML and a bold link stay inside their code spans (item 7)."""
+    doc = _case("backtick_code_span_injection.json")
+    text = transcript.render(doc, check(doc))
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    inline = [child for tok in tokens if tok.children for child in tok.children]
+    assert not [t for t in inline if t.type in ("html_inline", "link_open", "image")]
+    assert not [t for t in tokens if t.type == "html_block"]
+    spans = [t.content for t in inline if t.type == "code_inline"]
+    assert any("<img src=x onerror=alert(1)>" in s and "**[click]" in s for s in spans)
+    for text in ("a`b", "``x", "x``", "` a `", "<b>"):
+        (tok,) = MarkdownIt("commonmark").parseInline(transcript._code(text))[0].children
+        assert tok.type == "code_inline" and tok.content == text, text
+
+
+@pytest.mark.parametrize("name", ["control_chars_row_names.json", "control_chars_rejected.json"])
+def test_no_control_character_reaches_the_terminal(name):
+    import unicodedata
+
+    for command, extra in (("check", ()), ("check", ("--json",)), ("transcript", ())):
+        code, out, err, _, _ = _costly(command, CASES / name, *extra)
+        assert code in (0, 1) and "Traceback" not in err
+        shown = [c for c in out + err if c != "\n" and (unicodedata.category(c) == "Cc" or c == "\u202e")]
+        assert not shown, shown
+    code, out, _, _, _ = _costly("check", CASES / "control_chars_row_names.json")
+    assert "LOSSY (exact TV 1/2; reference: p)" in out
+
+
+def test_unreduced_position_entries_do_not_inflate_the_law(tmp_path, monkeypatch):
+    """A one-position certificate's p and q written (k n)/(k d): entries are reduced before their
+    common denominator is taken, and V x bits(lcm(p, q)) is bounded before the law is built."""
+    path = tmp_path / "pos.json"
+    subprocess.run([sys.executable, str(CASES / "gen_dos_position_unreduced.py"), "99", str(path)], check=True,
+                   env={**__import__("os").environ, "PYTHONPATH": str(Path(checker.__file__).parents[1])})
+    verdict = check_file(path)
+    assert verdict.valid and verdict.facts[0]["law"].den.bit_length() < 64
+    code, _, err, cpu, memory = _costly("check", path)
+    assert code == 0 and cpu < CPU_LIMIT and memory < MEMORY_LIMIT, (cpu, memory)
+    monkeypatch.setattr(checker, "MAX_TABLE_BITS", 0)
+    monkeypatch.setattr(checker, "STATED_ROW_BITS_PER_CHAR", 0)
+    verdict = check_file(path)
+    assert verdict.reason is Reason.MALFORMED and "p and q over a common denominator of" in verdict.detail

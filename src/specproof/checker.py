@@ -72,6 +72,17 @@ MAX_RACE_BITS = 256
 #: Largest common denominator, in bits, of a row of an outcome certificate (stated or derived),
 #: so that each primitive costs a bounded number of operations on bounded numbers.
 MAX_ROW_BITS = 2 ** 14
+#: Largest denominator, in bits, of a re-derived mass of an outcome or block tree (a reach, a
+#: branch's mass, a sum of them: the law, alpha, TV), so that every sum and product in the walk
+#: is of bounded numbers (a genuine tree's masses are products of a few rows' entries).
+MAX_MASS_BITS = 2 ** 17
+#: Bits that the rows of an outcome or block certificate may hold in all (V x the bits of each
+#: row's common denominator, summed over its rows, stated and derived): this allowance plus
+#: STATED_ROW_BITS_PER_CHAR per character of the rows' stated values (input and given rows), so
+#: that the memory of derived rows is bounded by the document's size (a genuine tree derives a
+#: few rows from each input row, over a denominator of a few times the input rows').
+MAX_TABLE_BITS = 2 ** 25
+STATED_ROW_BITS_PER_CHAR = 32
 #: The input rows of an outcome certificate: the target's, the draft's, and the law the draft
 #: is really drawn from when it is not q.
 INPUT_ROWS = ("p", "q", "proposal")
@@ -218,11 +229,14 @@ class Number:
 
 def _unique_keys(pairs):
     """A JSON object; a repeated key would hold two claims for one value."""
-    keys = [key for key, _ in pairs]
-    if len(set(keys)) != len(keys):
-        repeated = sorted({key for key in keys if keys.count(key) > 1})
+    out = dict(pairs)
+    if len(out) != len(pairs):  # linear: one pass to find the repeated keys
+        seen, repeated = set(), set()
+        for key, _ in pairs:
+            (repeated if key in seen else seen).add(key)
+        repeated = sorted(repeated)
         raise Rejection(Reason.MALFORMED, f"a JSON object repeats the key(s) {_cut(repr(repeated))}")
-    return dict(pairs)
+    return out
 
 
 def _no_lone_surrogates(value):
@@ -310,6 +324,10 @@ def _exact_row(texts, where, size):
 
 
 def _over_common_denominator(values):
+    """Stated entries as one :class:`Row` over the least common denominator of their reduced
+    forms: each entry is reduced first (one gcd on its own digits), so an entry written
+    unreduced (``k/(k V)``) cannot inflate the row's denominator."""
+    values = [Ratio(v.num // g, v.den // g) for v in values for g in (gcd(v.num, v.den),)]
     den = lcm(*(v.den for v in values))
     return Row([v.num * (den // v.den) for v in values], den)
 
@@ -476,6 +494,25 @@ def _compact_inputs(cert, where, size):
     return p, q, {"p": p_sum, "q": q_sum}
 
 
+def _stated_characters(cert, every_token):
+    """The characters of a one-position certificate's stated p and q (its rows' "n/d" texts, or
+    the compact inputs' base64 texts), which pay for the law's memory."""
+    if every_token:
+        return sum(len(row[k]) for row in cert["rows"] for k in "pq")
+    return sum(len(cert["inputs"][k]) for k in "pq")
+
+
+def _position_budget(p, q, size, chars, where):
+    """The law over D = lcm of p's and q's denominators holds V entries of D's bits in each of
+    its rows: V x bits(D) is bounded by MAX_TABLE_BITS + STATED_ROW_BITS_PER_CHAR per stated
+    character (checked before the law is built), so that its cost is bounded by the size."""
+    bits = size * lcm(p.den, q.den).bit_length()
+    if bits > MAX_TABLE_BITS + STATED_ROW_BITS_PER_CHAR * chars:
+        raise Rejection(Reason.MALFORMED, f"{where}: p and q over a common denominator of "
+                                          f"{lcm(p.den, q.den).bit_length()} bits at V = {size}: more than "
+                                          f"{MAX_TABLE_BITS} + {STATED_ROW_BITS_PER_CHAR} x (characters of p and q) bits")
+
+
 def _check_position(cert, where):
     """A one-position certificate: recompute the law from p and q, compare every claimed value."""
     size = _size(cert, where)
@@ -488,6 +525,7 @@ def _check_position(cert, where):
         p, q, raw_sums = _compact_inputs(cert, where, size)
     _normalized(p, f"{where}: p")
     _normalized(q, f"{where}: q")
+    _position_budget(p, q, size, _stated_characters(cert, every_token), where)
     law = _position_law(p, q)
     emitted_nums, emitted_den = _emitted(law)
     for i, (token, values) in enumerate(claimed):
@@ -556,19 +594,36 @@ def _product(a, b):
     return Ratio(a.num * b.num, a.den * b.den)
 
 
-def _sum(terms):
-    """The exact sum of many unreduced ratios, added pairwise in a balanced tree (equal
-    denominators are added directly), so the numbers stay as small as the result needs."""
-    terms = list(terms) or [Ratio(0, 1)]
+def _sum(terms, where=None):
+    """The exact sum of many unreduced ratios: the numerators of terms over one denominator are
+    added first (one integer sum each), then the distinct denominators are merged pairwise in a
+    balanced tree, so the numbers stay as small as the result needs.
+
+    With ``where`` (the masses of an outcome or block tree), a partial sum over a denominator of
+    more than :data:`MAX_MASS_BITS` bits is rejected (MALFORMED), so that a sum costs at most one
+    product of bounded numbers per term.
+    """
+    by_den = {}
+    for term in terms:
+        by_den[term.den] = by_den.get(term.den, 0) + term.num
+    terms = [Ratio(num, den) for den, num in by_den.items()] or [Ratio(0, 1)]
     while len(terms) > 1:
-        merged = []
-        for a, b in zip(terms[0::2], terms[1::2]):
-            merged.append(Ratio(a.num + b.num, a.den) if a.den == b.den else
-                          Ratio(a.num * b.den + b.num * a.den, a.den * b.den))
+        merged = [Ratio(a.num * b.den + b.num * a.den, a.den * b.den) for a, b in zip(terms[0::2], terms[1::2])]
+        if where is not None:
+            _bounded_mass(max(merged, key=lambda r: r.den), where)
         if len(terms) % 2:
             merged.append(terms[-1])
         terms = merged
     return terms[0]
+
+
+def _bounded_mass(value, where):
+    """A re-derived mass (a reach, a branch's mass, a sum of them) of an outcome or block tree
+    holds a denominator of at most :data:`MAX_MASS_BITS` bits."""
+    if value.den.bit_length() > MAX_MASS_BITS:
+        raise Rejection(Reason.MALFORMED, f"{where}: a mass over a denominator of {value.den.bit_length()} bits "
+                                          f"(outcome and block trees hold masses up to {MAX_MASS_BITS} bits)")
+    return value
 
 
 def _children(law, stops):
@@ -768,25 +823,48 @@ def _outcome_rows(cert, where, size, branches, gamma=None):
     if derived > 16 + branches // size + 8 * len(inputs):
         raise Rejection(Reason.MALFORMED, f"{where} derives {derived} rows for {branches} branches and {len(inputs)} "
                                           f"input rows: more than 16 + branches // vocab_size + 8 per input row")
+    budget = [MAX_TABLE_BITS + STATED_ROW_BITS_PER_CHAR * _stated_lengths(spec, recipes, size, where)]
+
+    def room(den, here):  # called before a row over ``den`` is built
+        if den.bit_length() > MAX_ROW_BITS:
+            raise Rejection(Reason.MALFORMED, f"{here}: a row over a common denominator of {den.bit_length()} bits "
+                                              f"(outcome certificates hold rows up to {MAX_ROW_BITS} bits)")
+        budget[0] -= size * max(1, den.bit_length())
+        if budget[0] < 0:
+            raise Rejection(Reason.MALFORMED, f"{here}: the rows hold more than {MAX_TABLE_BITS} + "
+                                              f"{STATED_ROW_BITS_PER_CHAR} x (characters of stated row values) bits")
     rows, given = {}, []
     for name in _dependency_order(recipes, where):
         here, (kind, *args) = f"{where}.rows.{_cut(name)}", recipes[name]
         if kind in ("input", "given"):
             row = _exact_row(spec[name]["values"], f"{here}.values", size)
+            room(row.den, here)
             if kind == "input":
                 _normalized(row, here)
             else:
                 given.append(name)
         else:
-            row = _derive(kind, args, rows, size, here)
-        if row.den.bit_length() > MAX_ROW_BITS:
-            raise Rejection(Reason.MALFORMED, f"{here}: a row over a common denominator of {row.den.bit_length()} bits "
-                                              f"(outcome certificates hold rows up to {MAX_ROW_BITS} bits)")
+            row = _derive(kind, args, rows, size, here, room)
         if max(row.nums) > row.den:  # so numerators are bounded too: every row is a (sub-)probability row
             raise Rejection(Reason.MALFORMED, f"{here}: an entry above 1 (rows hold probabilities, masks and "
                                               f"residual masses, each in [0, 1])")
         rows[name] = _named(row)
     return rows, recipes, given, inputs
+
+
+def _stated_lengths(spec, recipes, size, where):
+    """Every input and given row states exactly V values (checked before any row is derived, so
+    that no recipe, ``uniform`` included, builds a row of a vocabulary its inputs do not have);
+    returns the characters of all stated values (what pays for the rows' memory)."""
+    chars = 0
+    for name, recipe in recipes.items():
+        if recipe[0] in ("input", "given"):
+            values = spec[name]["values"]
+            if not isinstance(values, list) or len(values) != size:
+                raise Rejection(Reason.TOKENS, f"{where}.rows.{_cut(name)}.values is not a list of vocab_size = "
+                                               f"{_show(size)} 'n/d' strings")
+            chars += sum(len(v) for v in values if isinstance(v, str))
+    return chars
 
 
 def _input_key(recipe, name, size, gamma, where):
@@ -892,18 +970,23 @@ def _dependency_order(recipes, where):
     return order
 
 
-def _derive(kind, args, rows, size, where):
-    """One recipe step on rows already derived (see :func:`_outcome_rows`), in integers."""
+def _derive(kind, args, rows, size, where, room):
+    """One recipe step on rows already derived (see :func:`_outcome_rows`), in integers;
+    ``room(den, where)`` is called with the new row's denominator before its entries are built."""
     if kind == "uniform":
+        room(size, where)
         return Row([1] * size, size)
     a = _named_row(rows, args[0], where)
     if kind == "copy":
+        room(a.row.den, where)
         return a.row
     if kind == "normalized":  # (n_i / d) / (sum n / d) = n_i / sum n
         if a.cumulative[-1] == 0:
             raise Rejection(Reason.NOT_NORMALIZED, f"{where}: normalizing row {_cut(args[0])}, which has mass 0")
+        room(a.cumulative[-1], where)
         return Row(list(a.row.nums), a.cumulative[-1])
     if kind == "one-hot-argmax":
+        room(1, where)
         return Row([int(i == a.top) for i in range(size)], 1)
     if kind == "times-capped-ratio":  # c * min(1, a[x] / b[x]): block verification's p_i M_b
         r, b = _named_row(rows, args[1], where).row, _named_row(rows, args[2], where).row
@@ -911,15 +994,21 @@ def _derive(kind, args, rows, size, where):
         if b.nums[x] == 0:
             raise Rejection(Reason.MALFORMED, f"{where}.recipe divides by {_cut(args[2])}[{x}] = 0")
         num, den = r.nums[x] * b.den, r.den * b.nums[x]
-        return a.row if num >= den else Row([v * num for v in a.row.nums], a.row.den * den)
+        if num >= den:
+            room(a.row.den, where)
+            return a.row
+        room(a.row.den * den, where)
+        return Row([v * num for v in a.row.nums], a.row.den * den)
     if kind == "scaled":  # a * c, c a rational >= 0
         c = _constant(args[1], f"{where}.recipe factor")
+        room(a.row.den * c.den, where)
         return Row([x * c.num for x in a.row.nums], a.row.den * c.den)
     if kind == "without":
         tokens = args[1]
         if not isinstance(tokens, list) or any(type(t) is not int or not 0 <= t < size for t in tokens):
             raise Rejection(Reason.TOKENS, f"{where}.recipe removes {_show(tokens)}, not token ids in [0, {size})")
         removed = set(tokens)
+        room(a.row.den, where)
         return Row([0 if i in removed else x for i, x in enumerate(a.row.nums)], a.row.den)
     if kind == "float-rounded":  # fl(a_i): a row as float code holds it
         return _rounded_row(a.row.nums, a.row.den, _float_format(args[1], f"{where}.recipe format"))
@@ -937,10 +1026,12 @@ def _derive(kind, args, rows, size, where):
         return _rounded_row([max(x * sa - y * sb, 0) for x, y in zip(a.row.nums, b.nums)], den, fmt)
     if kind == "minimum":  # min(a_i, b_i)
         den = lcm(a.row.den, b.den)
+        room(den, where)
         sa, sb = den // a.row.den, den // b.den
         return Row([min(x * sa, y * sb) for x, y in zip(a.row.nums, b.nums)], den)
     floor = Ratio(0, 1) if kind == "positive-part" else _constant(args[2], f"{where}.recipe eps")
     den = lcm(a.row.den, b.den, floor.den)
+    room(den, where)
     low, sa, sb = floor.num * (den // floor.den), den // a.row.den, den // b.den
     return Row([max(x * sa - y * sb, low) for x, y in zip(a.row.nums, b.nums)], den)
 
@@ -1199,7 +1290,7 @@ def _reference(recipes, name, where):
                 break
             return " of ".join(path + ["p"])
         if kind == "given":
-            return f"given row {name}"
+            return " of ".join(path + [f"given row {name}"])
         if kind not in ("copy", "one-hot-argmax"):
             break
         if kind == "one-hot-argmax":
@@ -1208,8 +1299,9 @@ def _reference(recipes, name, where):
     raise Rejection(Reason.MALFORMED, f"{where}.reference must be p, a copy or the argmax of p, or a given row")
 
 
-def _reads(recipes, names):
-    """The input rows that the rows ``names`` are derived from (their recipes, transitively)."""
+def _reads(recipes, names, source="input"):
+    """The input rows (or, with ``source="given"``, the given rows) that the rows ``names`` are
+    derived from (their recipes, transitively)."""
     out, stack, seen = set(), list(names), set()
     while stack:
         name = stack.pop()
@@ -1217,7 +1309,7 @@ def _reads(recipes, names):
             continue
         seen.add(name)
         kind, *args = recipes[name]
-        if kind == "input":
+        if kind == source:
             out.add(name)
         stack.extend(args[i] for i in _RECIPE_ROWS[kind])
     return sorted(out)
@@ -1236,36 +1328,48 @@ def _walk(nodes, rows, size, where, leaf_key):
     its primitive and the rows, check it against the claim and each node's branches sum to 1,
     and check each node's claimed reach: the root's is 1, any other's is the sum over its
     incoming branches of the parent's reach times the branch's probability, and every node but
-    the root has a parent. Returns (the leaves, each ``leaf_key(child)``, with their masses; the
-    names of the rows the events read)."""
-    inflow = [[] for _ in nodes]  # checked reach x probability of each branch into node i
+    the root has a parent.
+
+    Claims are only compared, never computed with: every sum and product is of re-derived
+    values, so a claim written unreduced (``X/X``, ``j/(300 j)``) costs one comparison. A node's
+    branches are grouped by where they lead (a later node or a leaf); each group's probabilities
+    are summed first and multiplied by the node's reach once. Every mass is bounded by
+    :data:`MAX_MASS_BITS` (:func:`_sum`). Returns (the leaves, each ``leaf_key(child)``, with
+    their re-derived masses; the names of the rows the events read)."""
+    inflow = [[] for _ in nodes]  # re-derived reach x probability of each branch group into node i
     inflow[0].append(Ratio(1, 1))
     leaves, read = {}, set()  # leaf key -> masses; rows the events read
     for i, node in enumerate(nodes):
         here = f"{where}.nodes[{i}]"
         if not inflow[i]:
             raise Rejection(Reason.NODES, f"{here} has no parent: no branch leads to it")
-        reach = _rational(node["reach"], f"{here}.reach")
-        _same(Reason.NODE_MASS, f"{here}.reach", _sum(inflow[i]), reach)
+        reach = _sum(inflow[i], f"{here}.reach")
+        _same(Reason.NODE_MASS, f"{here}.reach", reach, _rational(node["reach"], f"{here}.reach"))
         inflow[i] = None
-        probabilities = []
+        probabilities, groups = [], {}  # groups: ("node", index) or ("leaf", key) -> probabilities
         for j, branch in enumerate(node["branches"]):
             there = f"{here}.branches[{j}]"
             probability = _event_probability(branch["event"], rows, size, f"{there}.event", read)
-            claimed = _rational(branch["probability"], f"{there}.probability")
-            _same(Reason.BRANCH, f"{there}.probability", probability, claimed)
-            probabilities.append(claimed)
-            child, mass = branch["child"], _product(reach, claimed)
+            _same(Reason.BRANCH, f"{there}.probability", probability,
+                  _rational(branch["probability"], f"{there}.probability"))
+            probabilities.append(probability)
+            child = branch["child"]
             if type(child) is int and i < child < len(nodes):
-                inflow[child].append(mass)
+                groups.setdefault(("node", child), []).append(probability)
                 continue
             key = leaf_key(child, f"{there}.child")
             if key is None:
                 raise Rejection(Reason.MALFORMED, f"{there}.child is {_show(child)}: not a later node or a leaf {leaf_key.__doc__}")
-            leaves.setdefault(key, []).append(mass)
-        total = _sum(probabilities)
+            groups.setdefault(("leaf", key), []).append(probability)
+        total = _sum(probabilities, f"{here}.branches")
         if total.num != total.den:
             raise Rejection(Reason.TOTAL, f"{here}: its branches sum to {_show(total)}, not 1")
+        for (kind, target), group in groups.items():
+            mass = _bounded_mass(_product(reach, _sum(group, here)), f"{here}.branches")
+            if kind == "node":
+                inflow[target].append(mass)
+            else:
+                leaves.setdefault(target, []).append(mass)
     return leaves, read
 
 
@@ -1301,21 +1405,23 @@ def _check_outcome(cert, where):
     for (output, _), masses in leaves.items():
         by_output.setdefault(output if 0 <= output < size else -1, []).extend(masses)
     claimed_law = [_rational(v, f"{where}.law[{t}]") for t, v in enumerate(_list(_field(cert, "law", where), size, f"{where}.law"))]
+    law = [_sum(by_output.get(t, []), f"{where}.law[{t}]") for t in range(size)]  # re-derived: the claims are only compared
     for t, claimed in enumerate(claimed_law):
-        _same(Reason.EMITTED, f"{where}.law[{t}]", _sum(by_output.get(t, [])), claimed)
-    outside = _sum(by_output.get(-1, []))
-    alpha = _sum([m for (_, accepted), masses in leaves.items() if accepted for m in masses])
-    gaps = [Ratio(abs(e.num * reference.den - r * e.den), e.den * reference.den) for e, r in zip(claimed_law, reference.nums)]
-    distance = _sum(gaps + [outside])
+        _same(Reason.EMITTED, f"{where}.law[{t}]", law[t], claimed)
+    outside = _sum(by_output.get(-1, []), f"{where}.totals.out_of_range")
+    alpha = _sum([m for (_, accepted), masses in leaves.items() if accepted for m in masses], f"{where}.totals.alpha")
+    gaps = [Ratio(abs(e.num * reference.den - r * e.den), e.den * reference.den) for e, r in zip(law, reference.nums)]
+    distance = _sum(gaps + [outside], f"{where}.totals.tv")
     totals = {"alpha": alpha, "out_of_range": outside, "tv": Ratio(distance.num, 2 * distance.den)}
     claimed_totals = _only_fields(_field(cert, "totals", where), tuple(totals), f"{where}.totals")
     for key, value in totals.items():
         _same(Reason.TOTAL, f"{where}.totals.{key}", value, _rational(claimed_totals[key], f"{where}.totals.{key}"))
     truth = _claims(cert, where, OUTCOME_CLAIMS, {"lossless": distance.num == 0})
-    return {"schema": OUTCOME_SCHEMA, "law": claimed_law, "reference": [Ratio(r, reference.den) for r in reference.nums],
+    return {"schema": OUTCOME_SCHEMA, "law": law, "reference": [Ratio(r, reference.den) for r in reference.nums],
             "reference_source": reference_source, "inputs": {k: [Ratio(x, rows[k].row.den) for x in rows[k].row.nums]
                                                               for k in INPUT_ROWS if k in rows},
-            "reads": _reads(recipes, read | {reference_name}), "recipes": recipes, "given": given,
+            "reads": _reads(recipes, read | {reference_name}),
+            "given_reads": _reads(recipes, read | {reference_name}, "given"), "recipes": recipes, "given": given,
             "rows": {k: [Ratio(x, r.row.den) for x in r.row.nums] for k, r in rows.items()},
             "totals": totals, "nodes": len(nodes), "claims": truth}
 
@@ -1420,7 +1526,7 @@ def _check_block(cert, where):
     for (tokens, accepted), masses in leaves.items():
         law.setdefault(tokens, []).extend(masses)
         lengths[accepted].extend(masses)
-    law = {tokens: _sum(masses) for tokens, masses in sorted(law.items())}
+    law = {tokens: _sum(masses, f"{where}.law") for tokens, masses in sorted(law.items())}
     law = {tokens: mass for tokens, mass in law.items() if mass.num}
     claimed = _field(cert, "law", where)
     if not isinstance(claimed, list) or any(not isinstance(e, list) or len(e) != 2 or not isinstance(e[0], list)
@@ -1433,8 +1539,8 @@ def _check_block(cert, where):
                                         f"positive mass, by increasing ids" + (f" (differs at {_show(list(extra[0]))})" if extra else ""))
     for i, (tokens, (_, mass)) in enumerate(zip(listed, claimed)):
         _same(Reason.EMITTED, f"{where}.law[{i}]", law[tokens], _rational(mass, f"{where}.law[{i}]"))
-    accepted_length = [_sum(masses) for masses in lengths]
-    emitted = _sum([Ratio(len(tokens) * m.num, m.den) for tokens, m in law.items()])
+    accepted_length = [_sum(masses, f"{where}.totals.accepted_length") for masses in lengths]
+    emitted = _sum([Ratio(len(tokens) * m.num, m.den) for tokens, m in law.items()], f"{where}.totals.expected_emitted")
     targets = {prefix: rows[name] for (role, prefix), name in inputs.items() if role == "p"}
     streamed = set()  # the prefixes whose target row the stream check reads
     tv = _stream_gap(law, targets, where, streamed)
@@ -1453,6 +1559,7 @@ def _check_block(cert, where):
             "expected_emitted": emitted, "stream_tv": tv, "recipes": recipes, "given": given,
             "inputs": {key: [Ratio(x, rows[name].row.den) for x in rows[name].row.nums] for key, name in inputs.items()},
             "reads": sorted(key for key, name in inputs.items() if name in tree_reads or (key[0] == "p" and key[1] in streamed)),
+            "given_reads": _reads(recipes, read, "given"),
             "rows": {k: [Ratio(x, r.row.den) for x in r.row.nums] for k, r in rows.items()},
             "nodes": len(nodes), "claims": truth}
 
@@ -1471,10 +1578,14 @@ def _check_one(cert, where):
     return _CHECKS[schema](cert, where)
 
 
-def _check_document(doc):
-    """A certificate, or a bundle of them; returns what was recomputed, one dict each."""
+def _check_document(doc, progress=None):
+    """A certificate, or a bundle of them; returns what was recomputed, one dict each.
+    ``progress()`` (optional) is called after each certificate is checked."""
     if _field(doc, "schema", "document") != BUNDLE_SCHEMA:
-        return [_check_one(doc, "certificate")]
+        facts = [_check_one(doc, "certificate")]
+        if progress is not None:
+            progress()
+        return facts
     certs, count = _field(doc, "certificates", "bundle"), _field(doc, "count", "bundle")
     if not isinstance(certs, list) or not certs:
         raise Rejection(Reason.MALFORMED, "bundle.certificates is not a non-empty list")
@@ -1484,7 +1595,12 @@ def _check_document(doc):
     if len(families - {None}) > 1:
         raise Rejection(Reason.SCHEMA, "bundle mixes kinds of certificate (one position, chain, outcome tree, block): "
                                        "a bundle holds one kind")
-    return [_check_one(cert, f"certificates[{i}]") for i, cert in enumerate(certs)]
+    facts = []
+    for i, cert in enumerate(certs):
+        facts.append(_check_one(cert, f"certificates[{i}]"))
+        if progress is not None:
+            progress()
+    return facts
 
 
 #: Kinds of certificate: a bundle holds one kind (a report is about one kind of statement).
@@ -1492,13 +1608,16 @@ _FAMILIES = {CERTIFICATE_SCHEMA: "position", COMPACT_SCHEMA: "position", CHAIN_S
              BLOCK_SCHEMA: "block"}
 
 
-def check(document):
+def check(document, progress=None):
     """Re-verify a certificate or bundle: a parsed JSON value, or its JSON text or bytes.
 
     Parameters
     ----------
     document : dict, list, str, bytes or bytearray
         A certificate or bundle of any schema above, parsed or as JSON text.
+    progress : callable, optional
+        Called with no arguments after each certificate is checked (a progress bar's step); it
+        has no effect on the verdict.
 
     Returns
     -------
@@ -1527,7 +1646,7 @@ def check(document):
             document = parse(document)
         else:
             _no_lone_surrogates(document)
-        facts = _check_document(document)
+        facts = _check_document(document, progress)
     except Rejection as rejection:
         return Verdict(False, rejection.reason, rejection.detail)
     except RecursionError:

@@ -13,12 +13,14 @@ progress bars (tqdm) go to standard error when it is a terminal.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import logging
 import math
 import os
 import sys
 import threading
+import unicodedata
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -81,14 +83,21 @@ def _parser() -> argparse.ArgumentParser:
 
     ck = sub.add_parser("check", help="re-verify a certificate with the trusted checker alone",
                         description="Re-verify a certificate or bundle with the trusted checker alone "
-                        "(a symbolic-proof record is re-checked by re-running the SymPy proof). "
-                        "Exit 0 valid, 1 rejected (the reason is printed), 2 unreadable.")
+                        "(a symbolic-proof record is checked for shape, then by re-running the SymPy proof). "
+                        "A valid outcome or block certificate's verdict (LOSSLESS or LOSSY) is printed with its "
+                        "reference law. Exit 0 valid (with --require-lossless: valid and lossless), 1 rejected "
+                        "(the reason is printed), 2 unreadable.")
     ck.add_argument("certificate", metavar="CERT.json")
     ck.add_argument("--target", metavar="P", help="also confirm that the certificate's p is exactly this file's "
-                    "values made exact (the file formats of prove; a [N, V] file binds a bundle row by row)")
+                    "values made exact (the file formats of prove; a [N, V] file binds a bundle row by row); an "
+                    "outcome or block certificate is compared on the input rows its tree reads, and the output "
+                    "names the rows compared, those not read, and those read but bound to nothing")
     ck.add_argument("--draft", metavar="Q", help="the same for q (give --target and --draft together)")
     ck.add_argument("--atol", type=float, default=None,
                     help=f"tolerance on the float sums of --target/--draft, in (0, 1) (default {DEFAULT_FLOAT_ATOL})")
+    ck.add_argument("--require-lossless", action="store_true",
+                    help="exit 1 also for a valid certificate whose verifier is not lossless against its reference "
+                         "(for CI: a valid certificate of a lossy verifier otherwise exits 0)")
     _json_option(ck)
 
     tr = sub.add_parser("transcript", help="render a certificate as a Markdown transcript",
@@ -424,33 +433,53 @@ def _ticking(bar: Any, fn: Callable[[], checker.Verdict]) -> checker.Verdict:
 
 
 def _verify(doc: Any, bar: Any = None) -> checker.Verdict:
-    """The trusted checker's verdict on a parsed document (from :func:`_read_once`).
+    """The trusted checker's verdict on a parsed document (from :func:`_read_once`): one call of
+    :func:`specproof.checker.check` on the whole document, so that the command and
+    ``checker.check_file`` apply the same document rules. ``bar`` (a tqdm bar, optional)
+    advances by one per certificate checked, through the checker's ``progress`` callback."""
+    step = None if bar is None else (lambda: bar.update(1))
+    return _ticking(bar, lambda: checker.check(doc, progress=step))
 
-    A bundle of several certificates is checked one certificate at a time, each by
-    :func:`specproof.checker.check` on a one-certificate bundle around it, so that a progress
-    bar can advance; only the bundle's envelope is read here (its schema, a ``count`` equal to
-    the number of certificates), as the checker reads it. Anything else goes to the checker
-    whole. ``tests/test_cli.py`` compares both ways on valid and tampered bundles. ``bar`` (a
-    tqdm bar, optional) advances by one per certificate checked.
-    """
-    members = doc.get("certificates") if isinstance(doc, dict) else None
-    if (not isinstance(doc, dict) or doc.get("schema") != checker.BUNDLE_SCHEMA or not isinstance(members, list)
-            or len(members) < 2 or type(doc.get("count")) is not int or doc["count"] != len(members)):
-        verdict = _ticking(bar, lambda: checker.check(doc))
-        if bar is not None:
-            bar.update(1)
-        return verdict
-    facts = []
-    for i, member in enumerate(members):
-        one = {"schema": checker.BUNDLE_SCHEMA, "count": 1, "certificates": [member]}
-        verdict = _ticking(bar, lambda: checker.check(one))
-        if not verdict.valid:
-            detail = verdict.detail.replace("certificates[0]", f"certificates[{i}]", 1)
-            return checker.Verdict(False, verdict.reason, detail)
-        facts.extend(verdict.facts)
-        if bar is not None:
-            bar.update(1)
-    return checker.Verdict(True, None, f"re-verified {len(members)} certificate(s)", tuple(facts))
+
+def _terminal(text: str) -> str:
+    """``text`` with every control character (C0, DEL, C1, line and paragraph separators, bidi
+    controls) written as a visible escape, so that no name in a document can move the cursor,
+    erase a line or recolor what the terminal shows."""
+    return "".join(_escaped(c) if c in _BIDI or unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in text)
+
+
+def _escaped(c: str) -> str:
+    return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+
+
+#: Unicode's bidirectional controls (embeddings, overrides, isolates, marks).
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _say(text: str) -> None:
+    """One line of ``check`` output on standard output, control characters escaped."""
+    print(_terminal(text))
+
+
+def _reference_of(facts: dict[str, Any]) -> str:
+    """The law a certificate's verdict is measured against, in words."""
+    if facts["schema"] == checker.OUTCOME_SCHEMA:
+        return facts["reference_source"]
+    if facts["schema"] in (checker.BLOCK_SCHEMA, checker.CHAIN_SCHEMA):
+        return "p (the target's joint law of the stream)"
+    return "p"
+
+
+def _is_lossless(facts: dict[str, Any]) -> bool:
+    """Whether a valid certificate's recomputed law is its reference's (every kind)."""
+    claims = facts["claims"]
+    return claims.get("lossless", claims.get("dist_equals_p", claims.get("stream_equals_target_law")))
+
+
+def _tv_of(facts: dict[str, Any]) -> Fraction:
+    if facts["schema"] == checker.BLOCK_SCHEMA:
+        return facts["stream_tv"]
+    return Fraction(facts["totals"]["tv"].num, facts["totals"]["tv"].den)
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -461,75 +490,137 @@ def _check(args: argparse.Namespace) -> int:
         count = len(doc["certificates"]) if isinstance(doc, dict) and isinstance(doc.get("certificates"), list) else 1
         with _bar(total=count, unit="certificate", desc="checking") as bar:
             verdict = _verify(doc, bar)
-    bound = None
     if (args.target is None) != (args.draft is None):
         raise _Usage("--target and --draft go together")
-    unread: list[str] = []
+    binding: dict[str, Any] = {}
     if args.target is not None and verdict.valid:
-        bound, unread = _bind(verdict, args)
-        if bound:
-            verdict = checker.Verdict(False, checker.Reason.INPUT, bound, verdict.facts)
+        failure, binding = _bind(verdict, args)
+        if failure:
+            verdict = checker.Verdict(False, checker.Reason.INPUT, failure, verdict.facts)
         else:
-            note = ("; p and q are exactly --target's and --draft's values made exact" if not unread else
-                    f"; p is exactly --target's values made exact ({' and '.join(unread)} not read by the "
-                    "certified tree: its drafts are given in the tree)")
-            verdict = checker.Verdict(True, None, verdict.detail + note, verdict.facts)
+            verdict = checker.Verdict(True, None, verdict.detail + _binding_note(binding), verdict.facts)
     code = 0 if verdict.valid else 2 if verdict.reason is checker.Reason.UNREADABLE else 1
-    verdicts = [f for f in verdict.facts if f.get("schema") in (checker.OUTCOME_SCHEMA, checker.BLOCK_SCHEMA)] \
+    trees = [f for f in verdict.facts if f.get("schema") in (checker.OUTCOME_SCHEMA, checker.BLOCK_SCHEMA)] \
         if verdict.valid else []
-    lossless = [f["claims"]["lossless"] for f in verdicts]
-    tvs = [f["stream_tv"] if f["schema"] == checker.BLOCK_SCHEMA else Fraction(f["totals"]["tv"].num, f["totals"]["tv"].den)
-           for f in verdicts]
+    lossless = [bool(f["claims"]["lossless"]) for f in trees]
+    tvs = [_tv_of(f) for f in trees]
+    lossy_any = verdict.valid and not all(_is_lossless(f) for f in verdict.facts)
+    if args.require_lossless and lossy_any:
+        code = 1
+    file = args.certificate
     if args.json:
-        bind = {} if args.target is None else {"bound_to_inputs": verdict.valid and not bound, "unread_inputs": unread}
-        _print_json({"command": "check", "file": args.certificate, **_verdict_json(verdict), **bind,
-                     **({"lossless": lossless, "tv": [format_fraction(x) for x in tvs]} if lossless else {})})
+        bind = {} if args.target is None else {
+            "bound_to_inputs": verdict.valid and not binding.get("unbound", True),
+            "bound_rows": binding.get("bound", []), "unbound_rows": binding.get("unbound", []),
+            "unread_inputs": binding.get("unread", [])}
+        result = {"lossless": lossless, "tv": [transcript.exact_text(x) for x in tvs],
+                  "tv_approx": [transcript.show(x) for x in tvs],
+                  "reference": [_reference_of(f) for f in trees]} if trees else {}
+        required = {"required_lossless": verdict.valid and not lossy_any} if args.require_lossless else {}
+        _print_check_json({"command": "check", "file": file, **_verdict_json(verdict), **bind, **result, **required})
     elif verdict.valid:
-        print(f"{args.certificate}: valid ({verdict.detail})")
-        given = sorted({g for f in verdicts for g in f["given"]})
+        _say(f"{file}: valid ({verdict.detail})")
+        given = sorted({g for f in trees for g in f["given"]})
         if given:
-            print(f"  trusted as stated (given rows, not re-derived): {', '.join(given[:10])}"
-                  + (f" and {len(given) - 10} more" if len(given) > 10 else ""))
-        if lossless:  # what the certified law says (an outcome or block certificate may prove a verifier lossy)
+            _say(f"  trusted as stated (given rows, not re-derived): {', '.join(given[:10])}"
+                 + (f" and {len(given) - 10} more" if len(given) > 10 else ""))
+        if trees:  # what the certified law says (an outcome or block certificate may prove a verifier lossy)
             lossy = [i for i, ok in enumerate(lossless) if not ok]
-            tv = format_fraction(tvs[lossy[0]]) if lossy else ""
-            print("  the certified verifier is " + ("LOSSLESS" if not lossy else
-                  f"LOSSY (exact {'stream ' if verdicts[lossy[0]]['schema'] == checker.BLOCK_SCHEMA else ''}TV "
-                  f"{tv if len(tv) <= 60 else transcript.show(tvs[lossy[0]]) + ' (--json: exact)'}" +
-                  (f", at {len(lossy)} of {len(lossless)} positions)" if len(lossless) > 1 else ")")))
+            refs = sorted({_reference_of(f) for f in trees})
+            against = "reference: " + (", ".join(refs) if len(refs) <= 3 else f"{', '.join(refs[:3])} and {len(refs) - 3} more")
+            if not lossy:
+                _say(f"  the certified verifier is LOSSLESS ({against})")
+            else:
+                first = trees[lossy[0]]
+                stream = "stream " if first["schema"] == checker.BLOCK_SCHEMA else ""
+                at = f", at {len(lossy)} of {len(lossless)} positions" if len(lossless) > 1 else ""
+                _say(f"  the certified verifier is LOSSY (exact {stream}TV {_number_text(tvs[lossy[0]])}{at}; "
+                     f"reference: {_reference_of(first)})")
+        if args.require_lossless and lossy_any:
+            _say("  --require-lossless: the certified verifier is not lossless (exit 1)")
     else:
-        print(f"{args.certificate}: REJECTED ({verdict.reason.value}): {verdict.detail}")
+        _say(f"{file}: REJECTED ({verdict.reason.value}): {verdict.detail}")
     return code
 
 
-def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> tuple[str, list[str]]:
-    """("", unread) if every certificate's p and q (as the checker re-derived them) equal
-    --target's and --draft's rows made exact (row i with row i, a single row with every row;
-    every outcome certificate with a single pair), else (why not, []). An outcome certificate's
-    tree binds only the inputs it reads (a token tree's drafts are given in the tree, so it may
-    not read q): ``unread`` names the others."""
+def _number_text(x: Fraction) -> str:
+    """A rational for the terminal: its decimal approximation first, then the exact digits (or,
+    when long, their length and a digest; ``--json`` holds them in full). Never fails, whatever
+    the size (no decimal conversion of a huge integer)."""
+    approx, exact = transcript.show(x), transcript.exact_text(x)
+    if approx == exact:
+        return exact
+    if len(exact) <= 60:
+        return f"{approx} = {exact}"
+    digest = hashlib.sha256(exact.encode()).hexdigest()[:16]
+    return f"{approx} (exact: {len(exact)} characters, sha256 {digest}...; --json: in full)"
+
+
+def _print_check_json(obj: dict[str, Any]) -> None:
+    """One JSON object on standard output, with DEL, C1 and bidi controls escaped as well (JSON
+    escapes only C0 itself), so that nothing in it is a terminal control."""
+    text = json.dumps(obj, sort_keys=True, ensure_ascii=False)
+    print("".join(f"\\u{ord(c):04x}" if c in _BIDI or "\x7f" <= c <= "\x9f" or c in "\u2028\u2029" else c
+                  for c in text))
+
+
+def _binding_note(binding: dict[str, Any]) -> str:
+    """What --target/--draft were compared with, in words, for the verdict line."""
+    bound = binding["bound"]
+    roles = sorted({name.split()[0] for name in bound})  # "p", "q", or "p after [ids]" in a block
+    if not bound:
+        note = "; no row of the certificate was compared with --target or --draft (the tree reads neither p nor q)"
+    elif roles == ["p", "q"]:
+        note = "; p and q are exactly --target's and --draft's values made exact"
+    elif roles == ["p"]:
+        note = "; p is exactly --target's values made exact"
+    else:
+        note = "; q is exactly --draft's values made exact"
+    if len(bound) > len(roles):  # a block certificate's rows after several prefixes
+        note += f" (at each of the {len(bound)} rows compared: {', '.join(bound[:4])}" + (" ...)" if len(bound) > 4 else ")")
+    if binding["unread"] and bound:
+        note += f" ({' and '.join(binding['unread'])} not read by the certified tree)"
+    if binding["unbound"]:
+        names = binding["unbound"]
+        note += (f"; read by the tree but bound to nothing (the certificate's own values): {', '.join(names[:10])}"
+                 + (f" and {len(names) - 10} more" if len(names) > 10 else ""))
+    return note
+
+
+def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    """("", what was compared) if every row the checker re-derived from an input that the
+    certificate reads equals --target's or --draft's row made exact (row i with row i, a single
+    row with every row; every outcome or block certificate with a single pair), else (why not,
+    {}). What was compared: ``bound`` (the rows compared, "p", "q" or "p after [ids]"),
+    ``unread`` (p or q, never read by a tree, so not compared) and ``unbound`` (rows the tree
+    reads that nothing was compared with: the input row ``proposal`` and given rows)."""
     _check_atol(args.atol)
     atol = DEFAULT_FLOAT_ATOL if args.atol is None else args.atol
     target = load_distributions(args.target, "p", atol=atol, atol_name="--atol")
     draft = load_distributions(args.draft, "q", atol=atol, atol_name="--atol")
     if any("law" not in facts for facts in verdict.facts):
-        return "--target/--draft bind one-position certificates; a chain certificate holds many rows", []
+        return "--target/--draft bind one-position certificates; a chain certificate holds many rows", {}
     pairs = _pairs(target, draft, "full")
     trees = all(facts["schema"] in (checker.OUTCOME_SCHEMA, checker.BLOCK_SCHEMA) for facts in verdict.facts)
     if len(pairs) == 1 and trees:  # the same rows at every position of a tree or block
         pairs = pairs * len(verdict.facts)
     if len(pairs) != len(verdict.facts):
-        return f"the certificate holds {len(verdict.facts)} pair(s), --target and --draft give {len(pairs)}", []
+        return f"the certificate holds {len(verdict.facts)} pair(s), --target and --draft give {len(pairs)}", {}
+    bound: set[str] = set()
     unread: set[str] = set()
+    unbound: set[str] = set()
     for i, (facts, (p, q)) in enumerate(zip(verdict.facts, pairs)):
         if facts["schema"] == checker.BLOCK_SCHEMA:  # the input rows the tree and the stream check read
             read = set(facts["reads"])
             mine = [(f"{role} after {list(prefix)}", role, row) for (role, prefix), row in sorted(facts["inputs"].items())
                     if (role, prefix) in read]
             unread.update(k for k in ("p", "q") if not any(role == k for role, _ in read))
+            unbound.update(f"given row {g}" for g in facts["given_reads"])
         elif facts["schema"] == checker.OUTCOME_SCHEMA:  # the input rows the tree reads
             mine = [(k, k, facts["inputs"][k]) for k in ("p", "q") if k in facts["reads"]]
             unread.update(k for k in ("p", "q") if k not in facts["reads"])
+            unbound.update(k for k in facts["reads"] if k not in ("p", "q"))  # proposal
+            unbound.update(f"given row {g}" for g in facts["given_reads"])
         else:
             law = facts["law"]
             mine = [("p", "p", [checker.Ratio(x, law.den) for x in law.target]),
@@ -538,12 +629,13 @@ def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> tuple[str, list
             option, theirs = ("--target", p) if role == "p" else ("--draft", q)
             values, exact = theirs.fractions(), [Fraction(x.num, x.den) for x in row]
             if len(values) != len(exact):
-                return f"certificate {i}: {name} has {len(exact)} tokens, {option} has {len(values)}", []
+                return f"certificate {i}: {name} has {len(exact)} tokens, {option} has {len(values)}", {}
             for t, (x, y) in enumerate(zip(exact, values)):
                 if x != y:
                     return (f"certificate {i}: {name}({t}) is {transcript.show(x)}, but {option} gives "
-                            f"{transcript.show(y)}"), []
-    return "", sorted(unread)
+                            f"{transcript.show(y)}"), {}
+            bound.add(name)
+    return "", {"bound": sorted(bound), "unread": sorted(unread), "unbound": sorted(unbound)}
 
 
 def _fresh_symbolic() -> dict:
@@ -562,30 +654,44 @@ _RECORDS = {
 }
 
 
+#: The fields of a symbolic-proof record and of each of its steps, with their JSON types: a
+#: record of any other shape is rejected before the SymPy proof is re-run (seconds of work).
+_RECORD_FIELDS = {"assumptions": list, "conclusion": str, "name": str, "proved": bool, "schema": str,
+                  "statement": str, "steps": list, "sympy_version": str}
+_RECORD_STEP_FIELDS = {"check", "claim", "id", "method", "result", "uses", "verified"}
+
+
+def _record_shape(doc: dict) -> str:
+    """"" if ``doc`` has the fields of a symbolic-proof record (and its steps theirs), else why not."""
+    if set(doc) != set(_RECORD_FIELDS) or any(type(doc[k]) is not t for k, t in _RECORD_FIELDS.items()):
+        return f"a record has exactly the fields {sorted(_RECORD_FIELDS)}, with their types"
+    if not doc["steps"] or any(not isinstance(s, dict) or set(s) != _RECORD_STEP_FIELDS for s in doc["steps"]):
+        return f"a record's steps are objects with exactly the fields {sorted(_RECORD_STEP_FIELDS)}"
+    return ""
+
+
 def _check_record(path: str, doc: dict, as_json: bool = False) -> int:
-    """A record (the symbolic proof) is re-checked by recomputing it, not by the kernel."""
+    """A record (the symbolic proof) is re-checked by recomputing it, not by the kernel; its
+    shape is checked first (:func:`_record_shape`), so a malformed record costs no SymPy run."""
     fresh_fn, what = _RECORDS[doc["schema"]]
-    fresh = fresh_fn()
-    if fresh != doc:
+    shape = _record_shape(doc)
+    fresh = None if shape else fresh_fn()
+    if shape:
+        valid, detail = False, shape
+    elif fresh != doc:
         valid, detail = False, f"the record differs from a fresh run of {what}"
     elif not fresh["proved"]:
         valid, detail = False, f"{what} did not prove everything"
     else:
         valid, detail = True, f"re-ran {what}: it proves everything the record says"
     if as_json:
-        _print_json({"command": "check", "file": path, "valid": valid, "reason": None if valid else "record",
-                     "detail": detail, "checker_version": None})
+        _print_check_json({"command": "check", "file": path, "valid": valid, "reason": None if valid else "record",
+                           "detail": detail, "checker_version": None})
     elif valid:
-        print(f"{path}: valid ({detail})")
+        _say(f"{path}: valid ({detail})")
     else:
-        print(f"{path}: REJECTED (record): {detail}")
+        _say(f"{path}: REJECTED (record): {detail}")
     return 0 if valid else 1
-
-
-# Rejections after which the certificate is still well formed enough to render.
-_RENDERABLE = {checker.Reason.NEGATIVE, checker.Reason.NOT_NORMALIZED, checker.Reason.ACCEPT,
-               checker.Reason.RESIDUAL, checker.Reason.EMITTED, checker.Reason.TOTAL, checker.Reason.CLAIM,
-               checker.Reason.NODE_MASS}
 
 
 def _transcript(args: argparse.Namespace) -> int:
@@ -598,8 +704,8 @@ def _transcript(args: argparse.Namespace) -> int:
         if verdict is None:  # (a Verdict is falsy when invalid: an unreadable file keeps its own)
             verdict = checker.check(doc)
         ok = verdict.valid
-        if not ok and verdict.reason not in _RENDERABLE:
-            print(f"{args.certificate}: cannot render ({verdict.reason.value}): {verdict.detail}", file=sys.stderr)
+        if doc is None:  # unreadable, or not JSON: nothing to render
+            print(_terminal(f"{args.certificate}: cannot render ({verdict.reason.value}): {verdict.detail}"), file=sys.stderr)
             return 2
     figures: list[tuple[str, str]] = []
     if args.plots:
@@ -612,8 +718,9 @@ def _transcript(args: argparse.Namespace) -> int:
             raise _Usage(f"--plots needs {exc.name} (pip install 'specproof[report]')") from None
     try:
         text = transcript.render(doc, verdict, json_name=Path(args.certificate).name, figures=figures)
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
-        print(f"{args.certificate}: cannot render: the document lacks or garbles {exc!s:.200}", file=sys.stderr)
+    except (Exception, RecursionError) as exc:  # a last resort: a clean refusal, never a traceback
+        print(_terminal(f"{args.certificate}: cannot render: the document lacks or garbles "
+                        f"{type(exc).__name__}: {exc!s:.200}"), file=sys.stderr)
         return 2
     if args.format == "latex":
         try:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import decimal
 import hashlib
 import json
+import math
 import re
+import unicodedata
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -22,7 +24,7 @@ from . import checker
 from .certificate import COMPACT_ROWS, select_tokens
 from .checker import Verdict
 
-__all__ = ["ASSUMPTIONS", "NOT_PROVED", "checker_identity", "render", "show"]
+__all__ = ["ASSUMPTIONS", "NOT_PROVED", "checker_identity", "exact_text", "render", "show"]
 
 #: What every instance proof assumes.
 ASSUMPTIONS = (
@@ -44,6 +46,9 @@ NOT_PROVED = (
 #: Per-token tables longer than this are abbreviated.
 FULL_TABLE_ROWS = 40
 _DIGITS = 12
+#: Rationals up to this many bits are reduced before they are shown (a gcd of such numbers is
+#: cheap); larger ones are shown by their leading digits as they are.
+REDUCE_BITS = 20000
 _SHORT = 24
 
 _ENV = jinja2.Environment(
@@ -78,6 +83,11 @@ def show(value: str | Fraction | checker.Ratio) -> str:
     '1 − 1/9007199254740992'
     """
     num, den = _parts(value)
+    if num == 0:
+        return "0"
+    if max(num.bit_length(), den.bit_length()) <= REDUCE_BITS:  # the checker keeps values unreduced
+        common = math.gcd(num, den)
+        num, den = num // common, den // common
     if num != den and abs(num - den) * 10 ** _DIGITS < den:  # would round to 1.00000000000
         return f"1 {'+' if num > den else '−'} {show(checker.Ratio(abs(num - den), den))}"
     if num.bit_length() <= 80 and den.bit_length() <= 80:
@@ -88,6 +98,26 @@ def show(value: str | Fraction | checker.Ratio) -> str:
         if len(text) <= _SHORT:
             return text
     return _digits(value) + "…"
+
+
+#: Integers up to this many bits are written in decimal by :func:`exact_text` (well below Python's
+#: limit of 4300 digits on int-to-str conversion), longer ones in hexadecimal.
+EXACT_DECIMAL_BITS = 4000
+
+
+def exact_text(value: str | Fraction | checker.Ratio) -> str:
+    """A rational exactly, as the checker reads it: ``"n/d"`` reduced, in decimal while both
+    numbers have at most :data:`EXACT_DECIMAL_BITS` bits, else ``"0x.../0x..."`` (hexadecimal:
+    linear time, no digit limit). Never fails.
+
+    >>> exact_text(Fraction(2, 4)), exact_text(Fraction(1, 2 ** 5000))[:12]
+    ('1/2', '0x1/0x100000')
+    """
+    x = Fraction(*_parts(value))
+    num, den = x.numerator, x.denominator
+    if max(num.bit_length(), den.bit_length()) <= EXACT_DECIMAL_BITS:
+        return f"{num}/{den}"
+    return f"{num:#x}/{den:#x}"
 
 
 def column_texts(values: list[Any]) -> list[str]:
@@ -150,20 +180,47 @@ def _fractions(rows: list[Mapping[str, Any]], key: str) -> list[Fraction]:
     return [Fraction(*_parts(r[key])) for r in rows]
 
 
+#: Provenance is shown to this depth of nesting (deeper values are named, not shown), and as at
+#: most this many fields.
+PROVENANCE_DEPTH = 8
+PROVENANCE_FIELDS = 200
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests lists and objects (without recursion)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        deepest = max(deepest, level)
+        if isinstance(item, Mapping):
+            stack.extend((v, level + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, level + 1) for v in item)
+    return deepest
+
+
 def _provenance(info: Any) -> list[tuple[str, str]]:
-    """Provenance as (field, value) rows: nested objects flattened to dotted field names, lists
-    and scalars written as JSON, everything escaped (it is descriptive, not verified)."""
+    """Provenance as (field, value) rows: nested objects flattened to dotted field names (to
+    :data:`PROVENANCE_DEPTH` levels; deeper values are named, not shown), lists and scalars
+    written as JSON, everything escaped (it is descriptive, not verified). No recursion, so any
+    nesting the parser accepts is shown or named."""
     items: list[tuple[str, str]] = []
-
-    def walk(value: Any, key: str) -> None:
-        if isinstance(value, Mapping) and value:
-            for k in sorted(value, key=str):
-                walk(value[k], f"{key}.{k}" if key else str(k))
+    stack = [(info, "", 0)]
+    while stack and len(items) < PROVENANCE_FIELDS:
+        value, key, level = stack.pop()
+        if isinstance(value, Mapping) and value and level < PROVENANCE_DEPTH:
+            stack.extend((value[k], f"{key}.{k}" if key else str(k), level + 1)
+                         for k in sorted(value, key=str, reverse=True))
+            continue
+        if isinstance(value, str):
+            text = value
+        elif _depth(value) > PROVENANCE_DEPTH:
+            text = f"(nested more than {PROVENANCE_DEPTH} levels deep: not shown)"
         else:
-            text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-            items.append((_plain(key or "provenance"), _plain(text)))
-
-    walk(info, "")
+            text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)[:1000]
+        items.append((_plain(key or "provenance"), _plain(text)))
+    if stack:
+        items.append((_plain("..."), _plain(f"more fields than {PROVENANCE_FIELDS}: not shown")))
     return items
 
 
@@ -304,7 +361,15 @@ def _table(cert: Mapping[str, Any], cols: Mapping[str, list[Fraction]]) -> dict[
     }
 
 
+def _rederived(cert: Mapping[str, Any], facts: Mapping[str, Any]) -> dict[str, Any]:
+    """A one-position certificate with its totals and claims replaced by what the checker
+    re-derived (equal in value to the claims of a valid document, but in the checker's own
+    bounded form: a claim written unreduced shows as the value it is)."""
+    return {**cert, "totals": dict(facts["totals"]), "claims": dict(facts["claims"])}
+
+
 def _render_certificate(cert: Mapping[str, Any], verdict: Verdict, json_name: str) -> str:
+    cert = _rederived(cert, verdict.facts[0])  # rendered for a valid verdict only
     word, detail = _verdict_words(verdict)
     cols = _columns(cert, verdict.facts[0] if verdict.valid else None)
     return _ENV.get_template("certificate.md.j2").render(
@@ -331,7 +396,7 @@ def _plain(text: Any, limit: int = 300) -> str:
     >>> print(_plain("- a"), _plain("12) b"))
     \\- a 12\\) b
     """
-    flat = " ".join(str(text).split())
+    flat = _visible(" ".join(str(text).split()))
     if len(flat) > limit:
         flat = flat[:limit] + "…"
     out = "".join("\\" + c if c in _MARKDOWN_SPECIAL else c for c in flat)
@@ -348,9 +413,41 @@ def _plain(text: Any, limit: int = 300) -> str:
 STATEMENT_LIMIT = 2000
 
 
+def _code(text: Any) -> str:
+    """``text`` as one CommonMark code span, shown literally: fenced by one more backtick than
+    its longest run of backticks (a backslash does not escape inside a code span), padded with
+    a space where it starts or ends with a backtick, or both starts and ends with a space (one of
+    which CommonMark strips from each end).
+
+    >>> print(_code("a`b"), _code("``x"), _code("<img>"))
+    ``a`b`` ``` ``x ``` `<img>`
+    """
+    text = " ".join(str(text).split()) if "\n" in str(text) or "\r" in str(text) else str(text)
+    fence = "`" * (1 + max((len(run) for run in re.findall("`+", text)), default=0))
+    pad = " " if "`" in (text[:1], text[-1:]) or (text[:1] == text[-1:] == " " and text.strip()) else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def _cell(text: str) -> str:
-    """Token text safe inside a Markdown table cell (visible whitespace, escaped pipes)."""
-    return "`" + json.dumps(text, ensure_ascii=False)[1:-1].replace("|", "\\|").replace("`", "\\`") + "`"
+    """Token text safe inside a Markdown table cell: a code span (:func:`_code`) of its JSON
+    escaping (visible whitespace and control characters), with pipes escaped for the table."""
+    return _code(_visible(json.dumps(str(text), ensure_ascii=False)[1:-1])).replace("|", "\\|")
+
+
+#: Unicode's bidirectional controls (embeddings, overrides, isolates, marks).
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _visible(text: str) -> str:
+    """``text`` with every control character (C0, DEL, C1, line and paragraph separators, bidi
+    controls) written as a visible ``\\xNN`` or ``\\uNNNN``: a transcript printed to a terminal
+    cannot move its cursor, erase a line or reorder what it shows.
+
+    >>> print(_visible("a\x1b[2Kb\u202e"))
+    a\\x1b[2Kb\\u202e
+    """
+    return "".join((f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+                   if c in _BIDI or unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in text)
 
 
 _CARRIERS = 3
@@ -381,7 +478,7 @@ BUNDLE_DETAILS = 8
 
 
 def _render_bundle(bundle: Mapping[str, Any], verdict: Verdict, json_name: str) -> str:
-    certs = bundle["certificates"]
+    certs = [_rederived(c, f) for c, f in zip(bundle["certificates"], verdict.facts)]  # a valid verdict only
     columns = [_columns(c, verdict.facts[i] if verdict.valid else None) for i, c in enumerate(certs)]
     claims = [f["claims"] for f in verdict.facts] if verdict.valid else [c["claims"] for c in certs]
     summaries = []
@@ -424,7 +521,7 @@ def _render_bundle(bundle: Mapping[str, Any], verdict: Verdict, json_name: str) 
         details=[{"index": i, "name": _plain(c["name"]), "note": _plain(c.get("provenance", {}).get("note", "")),
                   "table": _table(c, columns[i])} for i, c in enumerate(detailed)],
         details_note="" if len(detailed) == len(certs) else
-        f"Instance 0 of {len(certs)} in detail (every instance is in `{json_name}`).",
+        f"Instance 0 of {len(certs)} in detail (every instance is in {json_name}).",
         steps=steps, verdict=word, verdict_detail=detail,
     )
 
@@ -710,10 +807,13 @@ def render(document: Mapping[str, Any], verdict: Verdict | None = None, *, json_
         certificate still renders if it is well formed).
     """
     schema = document.get("schema")
+    json_name = _code(json_name)
     if schema == "specproof.symbolic-proof/1":
         return _render_symbolic(document, json_name)
     if verdict is None:
         verdict = checker.check(dict(document))
+    if not verdict.valid:
+        return _with_figures(_render_rejected(document, verdict, json_name), figures)
     chains = [document] if schema == checker.CHAIN_SCHEMA else document.get("certificates", [])
     if chains and all(isinstance(c, Mapping) and c.get("schema") == checker.CHAIN_SCHEMA for c in chains):
         text = _render_chain(document, verdict, json_name)
@@ -728,6 +828,23 @@ def render(document: Mapping[str, Any], verdict: Verdict | None = None, *, json_
     else:
         text = _render_certificate(document, verdict, json_name)
     return _with_figures(text, figures)
+
+
+def _cut_text(text: str, limit: int = STATEMENT_LIMIT) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _render_rejected(document: Mapping[str, Any], verdict: Verdict, json_name: str) -> str:
+    """A rejected document: its name, schema and the checker's reason only (none of its values,
+    which the checker did not re-derive)."""
+    reason = verdict.reason.value if verdict.reason is not None else "unknown"
+    detail = f"Rejected by the checker ({reason}): {_code(_visible(_cut_text(verdict.detail)))}."
+    schema = document.get("schema")
+    return _ENV.get_template("rejected.md.j2").render(
+        name=_plain(document.get("name", "(unnamed)")) if _depth(document.get("name")) == 0 else "(unnamed)",
+        checker=checker_identity(), json_name=json_name,
+        schema=_code(schema) if isinstance(schema, str) else "(none)", verdict_detail=detail,
+    )
 
 
 def _with_figures(text: str, figures: Sequence[tuple[str, str]]) -> str:
