@@ -308,10 +308,12 @@ def test_malformed_branches_do_not_pay_for_derived_rows():
     assert not verdict.valid and verdict.reason is Reason.MALFORMED and "branches[0]" in verdict.detail
 
 
-def test_a_bundle_holds_one_kind_of_certificate(capsys):
+def test_a_bundle_holds_one_kind_of_certificate(capsys, tmp_path):
     path = CASES / "mixed_bundle_outcome_plus_position.json"
     assert check(path.read_bytes()).reason is Reason.SCHEMA
-    assert main(["transcript", str(path), "--out", "-"]) in (0, 1, 2)
+    out = tmp_path / "t.md"
+    assert main(["transcript", str(path), "--out", str(out)]) == 1  # rendered as rejected, with its reason
+    assert "**Verdict: REJECTED**" in out.read_text(encoding="utf-8")
     assert "Traceback" not in capsys.readouterr().err
 
 
