@@ -656,8 +656,8 @@ _RECORDS = {
 
 #: The fields of a symbolic-proof record and of each of its steps, with their JSON types: a
 #: record of any other shape is rejected before the SymPy proof is re-run (seconds of work).
-_RECORD_FIELDS = {"assumptions": list, "conclusion": str, "name": str, "proved": bool, "schema": str,
-                  "statement": str, "steps": list, "sympy_version": str}
+_RECORD_FIELDS = {"assumptions": list, "conclusion": str, "formal_proof": dict, "name": str, "proved": bool,
+                  "schema": str, "statement": str, "steps": list, "sympy_version": str}
 _RECORD_STEP_FIELDS = {"check", "claim", "id", "method", "result", "uses", "verified"}
 
 
