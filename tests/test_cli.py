@@ -567,3 +567,9 @@ def test_check_binds_a_certificate_to_its_input_files(tmp_path, capsys):
                  "--draft", str(tmp_path / "q.json"), "--json"]) == 1
     report = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert report["bound_to_inputs"] is False and "holds 1 pair(s)" in report["detail"]
+
+
+def test_error_messages_escape_terminal_controls(capsys):
+    assert main(["audit", "--target", "/nonexistent\x1b[2K\rLOSSLESS.json", "--draft", "q.json"]) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\r" not in err and "\\x1b" in err

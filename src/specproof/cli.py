@@ -169,7 +169,11 @@ def _json_option(sub: argparse.ArgumentParser) -> None:
 
 
 def _print_json(obj: dict[str, Any]) -> None:
-    print(json.dumps(obj, sort_keys=True, ensure_ascii=False))
+    """One JSON object on standard output, with DEL, C1 and bidi controls escaped as well (JSON
+    escapes only C0 itself), so that nothing in it is a terminal control."""
+    text = json.dumps(obj, sort_keys=True, ensure_ascii=False)
+    print("".join(f"\\u{ord(c):04x}" if c in _BIDI or "\x7f" <= c <= "\x9f" or c in "\u2028\u2029" else c
+                  for c in text))
 
 
 def _bar(**kwargs: Any) -> tqdm:
@@ -556,12 +560,7 @@ def _number_text(x: Fraction) -> str:
     return f"{approx} (exact: {len(exact)} characters, sha256 {digest}...; --json: in full)"
 
 
-def _print_check_json(obj: dict[str, Any]) -> None:
-    """One JSON object on standard output, with DEL, C1 and bidi controls escaped as well (JSON
-    escapes only C0 itself), so that nothing in it is a terminal control."""
-    text = json.dumps(obj, sort_keys=True, ensure_ascii=False)
-    print("".join(f"\\u{ord(c):04x}" if c in _BIDI or "\x7f" <= c <= "\x9f" or c in "\u2028\u2029" else c
-                  for c in text))
+_print_check_json = _print_json  # check's output, like every --json output, escapes terminal controls
 
 
 def _binding_note(binding: dict[str, Any]) -> str:
@@ -1450,7 +1449,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _error(args: argparse.Namespace, message: str) -> int:
     """Report a usage or input error (exit 2); with --json also as the one object on stdout."""
-    print(f"specproof {args.command}: error: {message}", file=sys.stderr)
+    print(f"specproof {args.command}: error: {_terminal(message)}", file=sys.stderr)
     if getattr(args, "json", False):
         try:
             _print_json({"command": args.command, "error": message})
