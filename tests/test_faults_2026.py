@@ -417,7 +417,7 @@ def test_vllm_53029_all_nan_target_row_emits_an_id():
     assert ok.verdict == "lossless" and ok.law == {2: F(1)}
     nan = torch.full((4,), float("nan"))
     before = compare(greedy_verify, nan, q)  # judged against no valid law: reported, not refused
-    assert before.verdict == "lossy" and before.tv == 1 and before.outside_support == 1
+    assert before.verdict == "lossy" and before.tv == 1 and before.outside_support == 1 and before.degenerate
     assert before.law == {4: F(1)} and before.differing == [(4, F(1), F(0))]  # id V: outside [0, V)
     assert before.arithmetic.startswith("no valid law: the target row is degenerate (all 4 entries are NaN)")
     after = compare(lambda p, d: greedy_verify(p, d, nan_fix=True), nan, q)

@@ -274,6 +274,9 @@ class Judgement:
     equivalents : int
         How many other members give the same law on these rows (one position; a block names its
         first match only): the code's arithmetic is one of them, not necessarily the one named.
+    degenerate : bool
+        A target row the judgement needs is degenerate (NaN, inf, all zero): no law is correct
+        there, every emitted output is a fault.
     """
 
     verdict: str
@@ -287,6 +290,7 @@ class Judgement:
     outside_support: Fraction
     caveats: tuple[str, ...] = field(default=())
     equivalents: int = 0
+    degenerate: bool = False
 
 
 def _difference(got: Mapping, want: Mapping) -> tuple[Fraction, list]:
@@ -444,7 +448,8 @@ def _no_valid_law(law: Mapping[Any, Fraction], gamma: int | None, exc: Degenerat
     return Judgement("lossy", Fraction(1), Fraction(1),
                      f"no valid law: {where} is degenerate ({exc.why}); every emitted output is a fault",
                      None, {}, differing, [], sum(got.values(), Fraction(0)),
-                     ("the TV of 1 is against no law at all: the verifier should refuse such a row, not emit",))
+                     ("the TV of 1 is against no law at all: the verifier should refuse such a row, not emit",),
+                     degenerate=True)
 
 
 def _judge(law: Mapping[Any, Fraction], target: Any, draft: Any, gamma: int | None,

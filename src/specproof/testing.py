@@ -186,6 +186,8 @@ class Comparison:
     caveats : tuple of str
     equivalents : int
         How many other float-ideal members give the same law (see :class:`~specproof.faithful.Judgement`).
+    degenerate : bool
+        A target row was degenerate (NaN, inf, all zero): no valid law, every output a fault.
     """
 
     verdict: str
@@ -201,6 +203,7 @@ class Comparison:
     trace: Trace
     caveats: tuple[str, ...] = ()
     equivalents: int = 0
+    degenerate: bool = False
 
     def report(self) -> str:
         """The comparison in at most about 20 lines: verdict, TVs, the outputs that differ."""
@@ -209,7 +212,7 @@ class Comparison:
             lines.append(f"  equals the textbook verifier with {self.arithmetic} exactly: the TV is its float floor")
             if self.equivalents:
                 lines.append(f"  ({self.equivalents} other arithmetic(s) of the family give the same law on these rows)")
-        elif self.verdict == "lossy" and self.arithmetic.startswith("no valid law"):
+        elif self.degenerate:
             lines.append(f"  {self.arithmetic}")
         elif self.verdict == "lossy":
             lines.append(f"  TV from the nearest correct float implementation {_show(self.tv_from_float_ideal)}: "
@@ -360,7 +363,7 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
                           traced.law, want, diff, [], Fraction(0), gamma, traced)
     j = judge(traced.law, target, draft, gamma=gamma, count_equivalents=_count_equivalents)
     return Comparison(j.verdict, j.tv, j.tv_from_float_ideal, j.arithmetic, traced.law, j.reference, j.differing,
-                      j.member_differing, j.outside_support, gamma, traced, j.caveats, j.equivalents)
+                      j.member_differing, j.outside_support, gamma, traced, j.caveats, j.equivalents, j.degenerate)
 
 
 def _differential(traced: Trace, plain: Callable[..., Any], target: Any, draft: Any, gamma: int | None,
@@ -601,7 +604,7 @@ def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_v
                 return Counterexample(a, b, None, pairs, str(exc))
             if progress is not None:
                 progress(1)
-            if result.verdict == "lossy" and not result.arithmetic.startswith("no valid law"):
+            if result.verdict == "lossy" and not result.degenerate:
                 return Counterexample(a, b, result, pairs)
     return None
 

@@ -248,6 +248,13 @@ class _Run:
         self.opaque: set[int] = set()  # slots used other than by a comparison with a value that depends on no uniform
         self.readable: set[int] = set()  # slots drawn as raw torch uniforms while the mode watched
 
+    def make_opaque(self, tensor: Any) -> None:
+        """The uniforms ``tensor`` holds are used as values: their breakpoints are bisected, not read."""
+        if id(tensor) in self.raw:
+            first, count = self.raw[id(tensor)]
+            self.opaque.update(range(first, first + count))
+        self.opaque.update(self.taint.get(id(tensor), ()))
+
     def track(self, table: dict, tensor: Any, value: Any) -> None:
         self.keep.append(tensor)
         table[id(tensor)] = value
@@ -350,11 +357,8 @@ def _mark_output_opaque(run: _Run, out: Any, depth: int = 0) -> None:
     elif isinstance(out, dict):
         for o in list(out.values())[:1000]:
             _mark_output_opaque(run, o, depth + 1)
-    elif id(out) in run.raw or id(out) in run.taint:
-        if id(out) in run.raw:
-            first, count = run.raw[id(out)]
-            run.opaque.update(range(first, first + count))
-        run.opaque.update(run.taint.get(id(out), ()))
+    else:
+        run.make_opaque(out)
 
 
 def _read_breakpoints(run: _Run, func: Any, args: tuple, kwargs: dict, raw: tuple[int, int], position: int) -> bool:
@@ -619,7 +623,7 @@ def _race_mode(run: _Run) -> Any:
             if name in _META:
                 if name in _REVEALING:  # the values leave torch: the uniforms they hold are not readable
                     for t in ts:
-                        self.opaque_use(t)
+                        run.make_opaque(t)
                 return func(*args, **kwargs)
             if any(id(t) in run.exp for t in ts):
                 return self.exp_use(func, name, args, kwargs)
@@ -667,13 +671,6 @@ def _race_mode(run: _Run) -> Any:
                 run.track(run.quotients, out, len(draw.shape))
             return out
 
-        def opaque_use(self, t):
-            if id(t) in run.raw:
-                first, count = run.raw[id(t)]
-                run.opaque.update(range(first, first + count))
-            if id(t) in run.taint:
-                run.opaque.update(run.taint[id(t)])
-
         def raw_use(self, func, name, args, kwargs, ts):
             """Read the breakpoints of a comparison of one raw uniform with a value that depends on no
             uniform; any other use makes the uniforms it touches opaque (found by bisection instead)."""
@@ -685,7 +682,7 @@ def _race_mode(run: _Run) -> Any:
                     _read_breakpoints(run, func, args, kwargs, run.raw[id(args[raws[0]])], raws[0]):
                 return
             for t in ts:
-                self.opaque_use(t)
+                run.make_opaque(t)
 
         def quotient_use(self, func, name, args, kwargs):
             if name == "argmax" and args and id(args[0]) in run.quotients:
