@@ -5,7 +5,7 @@ Submodules: :mod:`specproof.exact` (Fraction), :mod:`specproof.symbolic` (SymPy)
 boundary), :mod:`specproof.crosscheck` (float path against the exact law).
 """
 
-from .errors import (
+from specproof.errors import (
     CrosscheckFailed,
     FloatNotExact,
     InvalidDistribution,

@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from .errors import InvalidDistribution, ResidualUndefined
-from .outcome import Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven, Rows
-from .policy import STANDARD, Rule
-from .floats import FLOAT32
-from .rational import as_distribution
+from specproof.errors import InvalidDistribution, ResidualUndefined
+from specproof.outcome import Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven, Rows
+from specproof.policy import STANDARD, Rule
+from specproof.floats import FLOAT32
+from specproof.rational import as_distribution
 
 __all__ = ["position_tree", "PositionLaw", "position_law", "BlockRuleLaw", "block_law", "GivenBlockRuleLaw",
            "given_block_law", "Counterexample", "SearchResult", "search_counterexample", "acceptance_rate",
@@ -142,7 +142,7 @@ def _float_row(values: Any, name: str) -> tuple[tuple[Fraction, ...], tuple[Frac
                 raise InvalidDistribution(f"{name}[{i}] is {v}, not a finite number")
             raw.append(Fraction(v))
         else:
-            from .rational import to_fraction
+            from specproof.rational import to_fraction
 
             raw.append(to_fraction(v, what=f"{name}[{i}]"))
     if not raw:
@@ -766,7 +766,7 @@ def accepted_prefix_expectation(pass_probabilities: Sequence[Any]) -> tuple[Frac
     >>> accepted_prefix_expectation(["1/2", "9/10", "9/10"])
     (Fraction(271, 200), Fraction(23, 10))
     """
-    from .rational import to_fraction
+    from specproof.rational import to_fraction
 
     a = [to_fraction(x, what=f"pass probability {i}") for i, x in enumerate(pass_probabilities)]
     prefix, run = Fraction(0), Fraction(1)
@@ -805,7 +805,7 @@ def acceptance_rate(accepted: Any, gamma: int, definition: str = "per-draft") ->
     >>> acceptance_rate(1, 3), acceptance_rate(1, 3, "per-emitted")
     (Fraction(1, 3), Fraction(1, 2))
     """
-    from .rational import to_fraction
+    from specproof.rational import to_fraction
 
     a = to_fraction(accepted, what="accepted")
     if definition == "per-draft":

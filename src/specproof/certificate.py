@@ -57,10 +57,10 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from . import checker
-from .errors import InvalidDistribution
-from .exact import EmittedLaw, emitted_law
-from .rational import RationalVector, as_distribution, format_fraction, from_floats
+from specproof import checker
+from specproof.errors import InvalidDistribution
+from specproof.exact import EmittedLaw, emitted_law
+from specproof.rational import RationalVector, as_distribution, format_fraction, from_floats
 
 __all__ = [
     "STATEMENT",
@@ -320,7 +320,7 @@ def build_chain_certificate(
     ----------
     Leviathan et al. 2023, Algorithm 1 and Appendix A.1; Chen et al. 2023, Algorithm 2.
     """
-    from .chain import verification_law  # chain imports nothing from here; kept local for clarity
+    from specproof.chain import verification_law  # chain imports nothing from here; kept local for clarity
 
     law = verification_law(target, draft, gamma, stop_tokens=stop_tokens)
     if labels is not None and len(labels) != law.vocab_size:
@@ -471,7 +471,7 @@ def build_outcome_certificate(
     The checker re-derives each branch's probability from its primitive and the rows, so
     what it trusts is only that the tree is the verifier's program and the ``given`` rows.
     """
-    from .outcome import Branch, Choice, Leaf, Node
+    from specproof.outcome import Branch, Choice, Leaf, Node
 
     if reference not in tree.rows:
         raise InvalidDistribution(f"the reference row {reference!r} is not a row of the tree")
@@ -497,7 +497,7 @@ def build_outcome_certificate(
 def _tree_parts(tree: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """An outcome tree's nodes, each with its reach, and its rows, each with its recipe (values
     for input and given rows only), as a certificate lists them."""
-    from .outcome import Node
+    from specproof.outcome import Node
 
     data = tree.as_dict()
     reach = [m for n, m in tree.reaches() if isinstance(n, Node)]  # as_dict numbers the nodes in this order

@@ -28,9 +28,9 @@ from functools import cached_property
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from .errors import InvalidDistribution
-from .exact import emitted_law
-from .rational import RationalVector, as_distribution, to_fraction
+from specproof.errors import InvalidDistribution
+from specproof.exact import emitted_law
+from specproof.rational import RationalVector, as_distribution, to_fraction
 
 __all__ = ["ChainLaw", "BlockLaw", "verification_law", "stream_law", "target_joint_law", "expected_tokens",
            "walltime_improvement", "operations_factor", "best_gamma", "GivenBlockLaw", "given_block_law"]

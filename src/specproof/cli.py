@@ -27,11 +27,11 @@ from typing import Any, Callable, Sequence
 
 from tqdm import tqdm
 
-from . import __version__, certificate, checker, theorems, transcript
-from .crosscheck import crosscheck, crosscheck_blocks, crosscheck_real, crosscheck_variants
-from .errors import SpecProofError
-from .loaders import Distributions, load_distribution, load_distributions
-from .rational import DEFAULT_FLOAT_ATOL, format_fraction
+from specproof import __version__, certificate, checker, theorems, transcript
+from specproof.crosscheck import crosscheck, crosscheck_blocks, crosscheck_real, crosscheck_variants
+from specproof.errors import SpecProofError
+from specproof.loaders import Distributions, load_distribution, load_distributions
+from specproof.rational import DEFAULT_FLOAT_ATOL, format_fraction
 
 log = logging.getLogger("specproof")
 
@@ -202,7 +202,7 @@ def _library_findings(inputs: Sequence[str] | None = None) -> dict[str, Any]:
     try:
         import transformers
 
-        from .adapters.transformers import block_law, edge_cases
+        from specproof.adapters.transformers import block_law, edge_cases
     except ImportError as exc:
         return {"library": "transformers", "skipped": f"not installed ({exc.name}); the 'models' extra has it"}
     cases = edge_cases()
@@ -638,7 +638,7 @@ def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> tuple[str, dict
 
 
 def _fresh_symbolic() -> dict:
-    from .symbolic_proof import prove_every_v
+    from specproof.symbolic_proof import prove_every_v
 
     return prove_every_v()
 
@@ -711,7 +711,7 @@ def _transcript(args: argparse.Namespace) -> int:
         if not args.out or verdict is None or not verdict.valid:
             raise _Usage("--plots needs --out (the figures are written beside it) and a valid certificate")
         try:
-            from .plots import figures_for
+            from specproof.plots import figures_for
             figures = figures_for(doc, verdict.facts, Path(args.out).with_suffix(""), log=args.log)
         except ModuleNotFoundError as exc:
             raise _Usage(f"--plots needs {exc.name} (pip install 'specproof[report]')") from None
@@ -723,7 +723,7 @@ def _transcript(args: argparse.Namespace) -> int:
         return 2
     if args.format == "latex":
         try:
-            from .latex import to_latex
+            from specproof.latex import to_latex
             text = to_latex(text, f"Proof transcript: {Path(args.certificate).name}")
         except ModuleNotFoundError as exc:
             raise _Usage(f"--format latex needs {exc.name} (pip install 'specproof[report]')") from None
@@ -795,7 +795,7 @@ def _worst(worst: Any) -> dict[str, Any]:
 
 
 def _fixtures(args: argparse.Namespace) -> int:
-    from . import fixtures
+    from specproof import fixtures
 
     if args.regenerate:
         out = Path(args.dir)
@@ -869,7 +869,7 @@ def _add_audit_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _audit_rule(text: str):
-    from .policy import NAMED_RULES, rule_from_dict, named_rule
+    from specproof.policy import NAMED_RULES, rule_from_dict, named_rule
 
     if text.endswith(".json") and text not in NAMED_RULES:
         try:
@@ -882,8 +882,8 @@ def _audit_rule(text: str):
 
 
 def _audit_position(p, q, rule, proposal=None) -> dict:
-    from .audit import position_law
-    from .rational import format_fraction as ff
+    from specproof.audit import position_law
+    from specproof.rational import format_fraction as ff
 
     law = position_law(p, q, rule, proposal=proposal)
     return {
@@ -917,7 +917,7 @@ def _arithmetic_note(rule, vocab_size: int) -> str:
 def _audit_certificate(p, q, name: str, rule, proposal=None, provenance=None, label: str = "") -> dict:
     """The outcome certificate of one audited position (see
     :func:`specproof.certificate.build_outcome_certificate`)."""
-    from .audit import position_law
+    from specproof.audit import position_law
 
     tree = position_law(p, q, rule, proposal=proposal).tree  # the tree the audit reports
     what = f"{label}: " if label else ""
@@ -972,7 +972,7 @@ def _audit_report(name: str, out: dict) -> str:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    from .policy import NAMED_RULES
+    from specproof.policy import NAMED_RULES
 
     if args.list:
         if args.json:
@@ -1004,8 +1004,8 @@ def _audit(args: argparse.Namespace) -> int:
         doc = _audit_certificate(p, q, name, rule, proposal, {"target": args.target, "draft": args.draft})
         out["certificate"] = str(certificate.write(doc, args.certificate))
     if args.gamma is not None:
-        from .audit import block_law
-        from .rational import format_fraction as ff
+        from specproof.audit import block_law
+        from specproof.rational import format_fraction as ff
 
         block = block_law(p, q, args.gamma, rule, stop_tokens=args.stop_token, proposal=proposal)
         out.update({
@@ -1024,8 +1024,8 @@ def _audit(args: argparse.Namespace) -> int:
             doc = _rule_block_certificate(p, q, name, rule, args, block, proposal)
             out["block_certificate"] = str(certificate.write(doc, args.block_certificate))
     if args.drafted is not None:
-        from .audit import given_block_law
-        from .rational import format_fraction as ff
+        from specproof.audit import given_block_law
+        from specproof.rational import format_fraction as ff
 
         n = len(args.drafted)
         given = given_block_law([p] * (n + 1), [q] * n, args.drafted, rule)
@@ -1039,8 +1039,8 @@ def _audit(args: argparse.Namespace) -> int:
             "expected_counted": ff(given.expected_counted),
         }
     if args.search:
-        from .audit import search_counterexample
-        from .rational import format_fraction as ff
+        from specproof.audit import search_counterexample
+        from specproof.rational import format_fraction as ff
 
         with tqdm(unit="pair", file=sys.stderr, disable=None, desc="search V <= 4, d <= 8, then 1000 random") as bar:
             found = search_counterexample(rule, random_pairs=1000, progress=bar.update)
@@ -1080,8 +1080,8 @@ def _audit_size_guard(args: argparse.Namespace, p, q) -> None:
 def _rule_block_certificate(p, q, name: str, rule, args: argparse.Namespace, block, proposal) -> dict:
     """The block certificate of the chain under ``rule``: each accepted prefix's position tree
     (:func:`specproof.audit.position_tree`), composed by :func:`specproof.outcome.block_tree`."""
-    from .audit import position_tree
-    from .outcome import InvalidTree, block_tree
+    from specproof.audit import position_tree
+    from specproof.outcome import InvalidTree, block_tree
 
     if args.stop_token or proposal is not None:
         raise _Usage("--block-certificate: stop tokens and --proposal are not in block certificates yet")
@@ -1104,7 +1104,7 @@ def _rule_block_certificate(p, q, name: str, rule, args: argparse.Namespace, blo
 
 
 def _audit_variant(args: argparse.Namespace, p, q) -> int:
-    from .variants import audit_summary, format_summary
+    from specproof.variants import audit_summary, format_summary
 
     tree = None
     if args.tree is not None:
@@ -1117,7 +1117,7 @@ def _audit_variant(args: argparse.Namespace, p, q) -> int:
     if args.certificate:
         out["certificate"] = str(certificate.write(_variant_certificate(p, q, args, out), args.certificate))
     if args.block_certificate:
-        from . import variants
+        from specproof import variants
 
         provenance = {"verifier": args.verifier, "target": args.target, "draft": args.draft}
         if args.verifier == "block":
@@ -1136,7 +1136,7 @@ def _variant_certificate(p, q, args: argparse.Namespace, out: dict) -> dict:
     """The certificate of a variant: an outcome certificate of its position (multidraft,
     typical), a bundle of one per node of a token tree, or a block certificate (block
     verification over --gamma drafts, the same rows after every prefix)."""
-    from . import variants
+    from specproof import variants
 
     provenance = {"verifier": args.verifier, "target": args.target, "draft": args.draft}
     statement = f"The {args.verifier} verifier at one position on --target/--draft emits the law listed; lossless iff TV = 0."
@@ -1163,7 +1163,7 @@ def _variant_certificate(p, q, args: argparse.Namespace, out: dict) -> dict:
 
 
 def _audit_real(args: argparse.Namespace, name: str, rule) -> int:
-    from . import fixtures
+    from specproof import fixtures
 
     sources = {"phone": [fixtures.phone_lm_pairs], "smollm2": [fixtures.smollm2_pairs],
                "all": [fixtures.phone_lm_pairs, fixtures.smollm2_pairs]}[args.real]
@@ -1277,7 +1277,7 @@ def _load_function(text: str):
 
 
 def _comparison_json(result) -> dict:
-    from .rational import format_fraction as ff
+    from specproof.rational import format_fraction as ff
 
     def key(out) -> str:
         return " ".join(map(str, out)) if isinstance(out, tuple) else str(out)
@@ -1293,7 +1293,7 @@ def _comparison_json(result) -> dict:
 
 
 def _trace_python(args: argparse.Namespace) -> int:
-    from . import testing
+    from specproof import testing
 
     func = _load_function(args.function)
     if args.max_runs < 1:
@@ -1324,7 +1324,7 @@ def _trace_python(args: argparse.Namespace) -> int:
             found = testing.search_lossy(func, gamma=args.gamma, dtype=args.dtype, array=args.array,
                                          max_vocab=args.max_vocab, max_denominator=args.max_denominator,
                                          numpy_rng=args.numpy_rng, max_runs=args.max_runs, progress=step)
-        from .rational import format_fraction as ff
+        from specproof.rational import format_fraction as ff
 
         text = lambda x: str(x.numerator) if x.denominator == 1 else ff(x)  # noqa: E731 - never 0/1 or 1/1
         if found is None:
@@ -1380,7 +1380,7 @@ def _trace(args: argparse.Namespace) -> int:
     if args.library == "python":
         return _trace_python(args)
     try:
-        from .adapters import transformers as hf
+        from specproof.adapters import transformers as hf
     except ImportError as exc:  # pragma: no cover - the models extra is missing
         raise _Usage(f"specproof trace transformers needs torch and transformers (the 'models' extra): {exc}")
     t = hf.read_logits(args.target_logits, "--target-logits")

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Mapping
 
-from .errors import SpecProofError
+from specproof.errors import SpecProofError
 
 __all__ = ["ConformanceResult", "sample_size", "conformance_test", "six_sigma_counts"]
 
@@ -168,7 +168,7 @@ def conformance_test(sample: Callable[[int], Any], law: Mapping[Any, Any], *, ep
     SpecProofError
         A law that does not sum to 1, bad parameters, a sampler that returns the wrong count.
     """
-    from .rational import to_fraction
+    from specproof.rational import to_fraction
 
     exact = {k: to_fraction(v, what=f"mass of {k!r}") if not isinstance(v, Fraction) else v for k, v in law.items()}
     if sum(exact.values(), Fraction(0)) != 1 or any(v < 0 for v in exact.values()):

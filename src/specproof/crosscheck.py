@@ -17,8 +17,8 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from . import exact, numeric
-from .errors import CrosscheckFailed, InvalidDistribution
+from specproof import exact, numeric
+from specproof.errors import CrosscheckFailed, InvalidDistribution
 
 __all__ = ["KINDS", "Pair", "Worst", "CrosscheckReport", "random_pair", "pairs", "crosscheck",
            "crosscheck_real", "check_pair", "require", "Block", "blocks", "BlockCrosscheckReport",
@@ -348,7 +348,7 @@ def crosscheck_real(*, bound: float = numeric.ERROR_BOUND,
     CrosscheckReport
         As :func:`crosscheck`; the worst pairs' ``kind`` is the real pair's name.
     """
-    from .fixtures import real_pairs
+    from specproof.fixtures import real_pairs
 
     real = [Pair(rp.name, rp.p.fractions(), rp.q.fractions()) for rp in real_pairs()]
     report = CrosscheckReport(pairs=len(real), bound=float(bound))
@@ -488,8 +488,8 @@ class BlockCrosscheckReport:
 
 def check_blocks(batch: list[Block], report: BlockCrosscheckReport) -> None:
     """Compare one batched float call with the exact law of each block; update ``report``."""
-    from .chain import given_block_law
-    from .rational import from_floats
+    from specproof.chain import given_block_law
+    from specproof.rational import from_floats
 
     t = np.array([[[float(x) for x in row] for row in b.target] for b in batch])
     d = np.array([[[float(x) for x in row] for row in b.draft] for b in batch])
@@ -602,7 +602,7 @@ def _floats(vec: tuple[Fraction, ...]) -> np.ndarray:
 
 def check_variants(pair: Pair, k: int, report: VariantsCrosscheckReport) -> None:
     """Compare both mirrors with the exact laws on one pair, with ``k`` drafts / children."""
-    from . import variants
+    from specproof import variants
 
     p, q = _floats(pair.p), _floats(pair.q)
 

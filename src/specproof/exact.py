@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidDistribution, ResidualUndefined
-from .rational import as_distribution
+from specproof.errors import InvalidDistribution, ResidualUndefined
+from specproof.rational import as_distribution
 
 __all__ = [
     "EmittedLaw",

@@ -51,10 +51,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
-from .errors import InvalidDistribution, ResidualUndefined, SpecProofError
-from .outcome import FLOAT32 as COIN32
-from .outcome import FLOAT32_OPEN_CLOSED, coin_model
-from .policy import Arithmetic, Rule, UnsupportedRule
+from specproof.errors import InvalidDistribution, ResidualUndefined, SpecProofError
+from specproof.outcome import FLOAT32 as COIN32
+from specproof.outcome import FLOAT32_OPEN_CLOSED, coin_model
+from specproof.policy import Arithmetic, Rule, UnsupportedRule
 
 __all__ = ["Member", "FAMILY", "Judgement", "judge", "member_law", "target_law", "DegenerateRow", "degenerate"]
 
@@ -123,7 +123,7 @@ def _model(rows: Any) -> Callable[[Prefix], Any]:
 
 def _exact_row(values: Any, what: str) -> tuple[Fraction, ...]:
     """The row's entries at their exact values (floats, tensors, arrays or rationals)."""
-    from .audit import _float_row
+    from specproof.audit import _float_row
 
     return _float_row(values, what)[0]
 
@@ -226,7 +226,7 @@ def member_law(member: Member, target: Any, draft: Any, gamma: int | None = None
     ResidualUndefined
         The member rejects with an empty residual (a coin on (0, 1] at ``p == q``).
     """
-    from .audit import block_law, position_law
+    from specproof.audit import block_law, position_law
 
     rule = member.rule
     tmodel, dmodel = _model(target), _model(draft)
@@ -342,7 +342,7 @@ def _outside_support(law: Mapping, tmodel: Callable, gamma: int | None, v: int) 
 def _stream(law: Mapping, tmodel: Callable, gamma: int, v: int) -> tuple[Fraction, dict, dict]:
     """TV of the stream from the target's joint law, and both laws over gamma + 1 tokens when
     V**(gamma + 1) is at most :data:`SEQUENCE_LIMIT` (else two empty dicts)."""
-    from .variants import stream_tv
+    from specproof.variants import stream_tv
 
     valid = {b: m for b, m in law.items()
              if isinstance(b, tuple) and 1 <= len(b) <= gamma + 1 and all(_is_id(t, v) for t in b)}

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Iterable
 
-from .errors import SpecProofError
+from specproof.errors import SpecProofError
 
 __all__ = ["FloatFormat", "FLOAT16", "BFLOAT16", "FLOAT32", "FLOAT64", "FORMATS", "INF", "float_format",
            "UnknownFormat"]

@@ -40,8 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidDistribution
-from .rational import DEFAULT_FLOAT_ATOL, RationalVector, as_distribution, from_floats
+from specproof.errors import InvalidDistribution
+from specproof.rational import DEFAULT_FLOAT_ATOL, RationalVector, as_distribution, from_floats
 
 __all__ = ["Distributions", "load_distributions", "load_distribution", "FORMATS"]
 

@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidDistribution, ResidualUndefined
-from .rational import DEFAULT_FLOAT_ATOL, as_array, check_atol
+from specproof.errors import InvalidDistribution, ResidualUndefined
+from specproof.rational import DEFAULT_FLOAT_ATOL, as_array, check_atol
 
 __all__ = [
     "DEFAULT_ATOL",
@@ -418,8 +418,8 @@ def recomputed_positions(target: Any, draft: Any, accepted: Any) -> np.ndarray:
 def _exact_residual_row(p: np.ndarray, q: np.ndarray, atol: float) -> np.ndarray:
     """The normalized residual of float rows made exact (policy dyadic-renormalize), rounded
     once to float64; all zeros when p == q exactly."""
-    from .exact import emitted_law
-    from .rational import from_floats
+    from specproof.exact import emitted_law
+    from specproof.rational import from_floats
 
     law = emitted_law(from_floats(p, atol=atol, name="target"), from_floats(q, atol=atol, name="draft"))
     z = law.normalizer

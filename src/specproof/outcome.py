@@ -46,8 +46,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable, Iterable, Iterator, Mapping, Union
 
-from .checker import _RECIPE_ROWS
-from .errors import SpecProofError
+from specproof.checker import _RECIPE_ROWS
+from specproof.errors import SpecProofError
 
 __all__ = [
     "CoinModel",
@@ -199,7 +199,7 @@ def coin_model(name: str) -> CoinModel:
     True
     """
     if isinstance(name, str) and name.startswith("fixed:"):
-        from .rational import to_fraction
+        from specproof.rational import to_fraction
 
         v = to_fraction(name[len("fixed:"):], what="fixed coin value")
         if not 0 <= v <= 1:
@@ -309,7 +309,7 @@ class Bound:
 
 def _float_ratio(a: Fraction, b: Fraction, dtype: str) -> Fraction:
     """``fl(a / b)`` in ``dtype``; an overflow (``+inf``) is returned as 2, above every coin."""
-    from .floats import FORMATS
+    from specproof.floats import FORMATS
 
     if b == 0:
         raise InvalidTree(f"float ratio threshold {a}/{b} divides by 0")
@@ -324,7 +324,7 @@ def _float_product_threshold(a: Fraction, b: Fraction, dtype: str, coin: "CoinMo
     24-bit grid, float64 for 53 bits), as PyTorch and NumPy promote; rounding is monotone, so the
     coins that pass are the grid's first K points, found by bisection on exact products.
     """
-    from .floats import FORMATS
+    from specproof.floats import FORMATS
 
     if coin.bits is None:
         raise InvalidTree(f"the product test fl(u * q) {comparison} p needs a float-grid coin, not {coin.name}")

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field, fields
 from fractions import Fraction
 from typing import Any, Sequence
 
-from .errors import SpecProofError
-from .outcome import CONTINUOUS, FLOAT32, FLOAT32_OPEN_CLOSED, CoinModel, coin_model
-from .rational import format_fraction, to_fraction
+from specproof.errors import SpecProofError
+from specproof.outcome import CONTINUOUS, FLOAT32, FLOAT32_OPEN_CLOSED, CoinModel, coin_model
+from specproof.rational import format_fraction, to_fraction
 
 __all__ = ["UnsupportedRule", "Processing", "Arithmetic", "EXACT", "Rule", "STANDARD", "NamedRule", "NAMED_RULES",
            "named_rule", "rule_from_dict"]
@@ -226,7 +226,7 @@ class Arithmetic:
 
     def format(self):
         """The :class:`~specproof.floats.FloatFormat` of ``dtype`` (None when exact)."""
-        from .floats import FORMATS
+        from specproof.floats import FORMATS
 
         return FORMATS.get(self.dtype)
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import FloatNotExact, InvalidDistribution
+from specproof.errors import FloatNotExact, InvalidDistribution
 
 __all__ = [
     "DEFAULT_FLOAT_ATOL",

@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
-from .errors import InvalidDistribution, SpecProofError
-from .rational import as_distribution, to_fraction
+from specproof.errors import InvalidDistribution, SpecProofError
+from specproof.rational import as_distribution, to_fraction
 
 __all__ = [
     "InvalidKnob", "Undecided", "RelaxedLaw", "RelaxedBlockLaw", "argmax_proposal", "exp_bounds",
@@ -617,7 +617,7 @@ def typical_acceptance_law(p: Any, q: Any, eps: Any = Fraction(9, 100), delta: A
     >>> typical_acceptance_law(["1/2", "1/4", "1/4"], ["1/4", "1/4", "1/2"]).tv
     Fraction(1, 4)
     """
-    from .variants import typical_accepts
+    from specproof.variants import typical_accepts
 
     pv, qv = _pair(p, q)
     e, d, o = _knob(eps, "eps"), _knob(delta, "delta"), _knob(offset, "offset")
@@ -646,8 +646,8 @@ def match_law(p: Any, q: Any) -> RelaxedLaw:
     >>> law.alpha, law.lossless
     (Fraction(5, 16), True)
     """
-    from .audit import position_law
-    from .policy import Rule
+    from specproof.audit import position_law
+    from specproof.policy import Rule
 
     pv, qv = _pair(p, q)
     pos = position_law(pv, qv, Rule(acceptance="match"))
@@ -773,7 +773,7 @@ def relaxed_block_law(target: Any, draft: Any, gamma: int, rule: str, **knobs: A
     >>> law.stream_tv, law.expected_accepted
     (Fraction(0, 1), Fraction(105, 256))
     """
-    from .variants import stream_tv
+    from specproof.variants import stream_tv
 
     if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
         raise InvalidKnob(f"gamma must be an int >= 1, got {gamma!r}")

@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from .errors import InvalidDistribution, ResidualUndefined
-from .rational import RationalVector, as_distribution, format_fraction, to_fraction
+from specproof.errors import InvalidDistribution, ResidualUndefined
+from specproof.rational import RationalVector, as_distribution, format_fraction, to_fraction
 
 __all__ = [
     "emitted_distribution",

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Mapping
 
-from .errors import InvalidDistribution, SpecProofError
-from .trace import SamplerRaised, Trace, UnmodelledRandomness, trace
+from specproof.errors import InvalidDistribution, SpecProofError
+from specproof.trace import SamplerRaised, Trace, UnmodelledRandomness, trace
 
 __all__ = ["Comparison", "compare", "assert_law", "assert_lossless", "law_difference", "Counterexample",
            "search_lossy"]
@@ -48,7 +48,7 @@ def _fraction(x: Any, what: str) -> Fraction:
     if isinstance(x, bool):
         raise SpecProofError(f"{what} is {x!r}, not a number")
     if isinstance(x, (int, str)):
-        from .rational import to_fraction
+        from specproof.rational import to_fraction
 
         return to_fraction(x, what=what)
     try:
@@ -338,7 +338,7 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
     >>> c.arithmetic
     'u < fl32(p/q), residual fl32(max(p - q, 0)) as weights, float32 coin on [0, 1)'
     """
-    from .faithful import judge
+    from specproof.faithful import judge
 
     gamma = _gamma_of(target, gamma, draft)
     if progress is True:
@@ -369,7 +369,7 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
 def _differential(traced: Trace, plain: Callable[..., Any], target: Any, draft: Any, gamma: int | None,
                   numpy_rng: str | None, max_runs: int, check_pieces: bool) -> Comparison:
     """A speculative step's law against the plain sampler's, drawn token by token on the same rows."""
-    from .faithful import _model, _outside_support, _stream, _token
+    from specproof.faithful import _model, _outside_support, _stream, _token
 
     tmodel = _model(target)
     if not callable(target) and hasattr(target, "shape") and hasattr(target, "__getitem__"):
@@ -639,7 +639,7 @@ def _floats(rows: Any) -> Any:
 
 def _statistical(sampler, target, draft, rows, key, eps, alpha, power, why: str):
     """The fallback of :func:`assert_lossless` for a sampler that cannot be traced."""
-    from .conformance import conformance_test
+    from specproof.conformance import conformance_test
 
     want = dict(enumerate(_row(rows, "target")))
 

@@ -20,9 +20,9 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from . import certificate, checker, crosscheck, transcript
-from .errors import SpecProofError
-from .rational import from_floats
+from specproof import certificate, checker, crosscheck, transcript
+from specproof.errors import SpecProofError
+from specproof.rational import from_floats
 
 __all__ = ["Outcome", "THEOREMS", "prove", "prove_all", "run_parallel", "distributions", "run_script"]
 
@@ -207,7 +207,7 @@ def _real_bundle(key: str, pairs: list, name: str, statement: str, out_dir: Path
 
 
 def _real_phone_lm(out_dir: Path) -> Outcome:
-    from .fixtures import phone_lm_pairs
+    from specproof.fixtures import phone_lm_pairs
 
     return _real_bundle(
         "real_phone_lm", list(phone_lm_pairs()), "real-pairs-phone-lm",
@@ -217,7 +217,7 @@ def _real_phone_lm(out_dir: Path) -> Outcome:
 
 
 def _real_smollm2(out_dir: Path) -> Outcome:
-    from .fixtures import smollm2_pairs
+    from specproof.fixtures import smollm2_pairs
 
     return _real_bundle(
         "real_smollm2", list(smollm2_pairs()), "real-pairs-smollm2",
@@ -235,7 +235,7 @@ CHAIN_GAMMAS = (1, 2, 3)
 def chain_bundle() -> dict[str, Any]:
     """Chain certificates on the phone model: every context of :data:`CHAIN_CONTEXTS` and
     gamma in :data:`CHAIN_GAMMAS`, target = trigram, draft = bigram; deterministic."""
-    from .fixtures import PHONE_END, phone_lm_chain
+    from specproof.fixtures import PHONE_END, phone_lm_chain
 
     certs = []
     for context in CHAIN_CONTEXTS:
@@ -269,7 +269,7 @@ def _chain(out_dir: Path) -> Outcome:
 # ---------------------------------------------------------------- every V, symbolically
 
 def _symbolic(out_dir: Path) -> Outcome:
-    from .symbolic_proof import check_coq, prove_every_v  # SymPy work only when asked for
+    from specproof.symbolic_proof import check_coq, prove_every_v  # SymPy work only when asked for
 
     outcome = _finish("symbolic_every_v", prove_every_v(), out_dir, 1)
     # The Coq proofs, when coqc is here (about 5 s); without Coq the check is reported as not
@@ -281,7 +281,7 @@ def _symbolic(out_dir: Path) -> Outcome:
 
 #: key -> (title, runner). Keys are the proof scripts' names in ``proofs/``.
 def _variants_positions(out_dir: Path) -> Outcome:
-    from .variants_proof import position_certificates
+    from specproof.variants_proof import position_certificates
 
     bundle = position_certificates()
     return _finish("variants_positions", bundle, out_dir, len(bundle["certificates"]))
@@ -291,8 +291,8 @@ def block_verification_bundle() -> dict[str, Any]:
     """Block certificates of block verification (Sun et al. 2024, Algorithm 2): their binary
     example and the worked pair at gamma 1..3, and edge rows (p == q, zeros in p and q,
     disjoint supports) at gamma 2; each claims lossless, which the checker re-derives."""
-    from .variants import block_verification_certificate
-    from .variants_proof import PAPER_MB, PAPER_MS, WORKED_P, WORKED_Q
+    from specproof.variants import block_verification_certificate
+    from specproof.variants_proof import PAPER_MB, PAPER_MS, WORKED_P, WORKED_Q
 
     cases = [(f"paper example, gamma {g}", PAPER_MB, PAPER_MS, g) for g in (1, 2, 3)]
     cases += [(f"worked pair, gamma {g}", WORKED_P, WORKED_Q, g) for g in (1, 2, 3)]

@@ -152,7 +152,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from .errors import InvalidDistribution, SpecProofError
+from specproof.errors import InvalidDistribution, SpecProofError
 
 __all__ = ["UnmodelledRandomness", "NotPiecewiseConstant", "ContinuousThreshold", "TraceTooLarge", "SamplerRaised",
            "Trace", "trace", "intercepted", "stream_tv", "EXPONENTIAL_ZERO"]

@@ -20,9 +20,9 @@ from typing import Any, Mapping, Sequence
 
 import jinja2
 
-from . import checker
-from .certificate import COMPACT_ROWS, select_tokens
-from .checker import Verdict
+from specproof import checker
+from specproof.certificate import COMPACT_ROWS, select_tokens
+from specproof.checker import Verdict
 
 __all__ = ["ASSUMPTIONS", "NOT_PROVED", "checker_identity", "exact_text", "render", "show"]
 

@@ -50,9 +50,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
-from .errors import InvalidDistribution, SpecProofError
-from .outcome import CONTINUOUS, Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, Rows
-from .rational import as_distribution, to_fraction
+from specproof.errors import InvalidDistribution, SpecProofError
+from specproof.outcome import CONTINUOUS, Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, Rows
+from specproof.rational import as_distribution, to_fraction
 
 __all__ = [
     "InvalidVerifier", "Undecidable", "PROPOSED_RECIPES", "MULTIDRAFT_METHODS",
@@ -1154,7 +1154,7 @@ def block_verification_law(target: Any, draft: Any, gamma: int) -> BlockVerifica
     >>> law.token_expected_accepted, law.expected_accepted, law.upper_bound, law.lossless
     (Fraction(10, 9), Fraction(11, 9), Fraction(4, 3), True)
     """
-    from .chain import verification_law
+    from specproof.chain import verification_law
 
     _positive_int(gamma, "gamma")
     tmodel, dmodel = _model(target), _model(draft)
@@ -1244,7 +1244,7 @@ def block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree:
     >>> sorted((leaf.output, m) for leaf, m in tree.reaches() if isinstance(leaf, Leaf))[:2]
     [((0, 0), Fraction(1, 9)), ((0, 1), Fraction(2, 9))]
     """
-    from .checker import MAX_BLOCK_GAMMA
+    from specproof.checker import MAX_BLOCK_GAMMA
 
     _positive_int(gamma, "gamma")
     if gamma > MAX_BLOCK_GAMMA:
@@ -1362,7 +1362,7 @@ def block_verification_certificate(target: Any, draft: Any, gamma: int, *, name:
     >>> doc["totals"]["accepted_length"], doc["claims"], bool(checker.check(doc))
     (['1/3', '1/9', '5/9'], {'lossless': True}, True)
     """
-    from .certificate import build_block_certificate
+    from specproof.certificate import build_block_certificate
 
     tree = block_verification_tree(target, draft, gamma)
     tmodel = _model(target)
@@ -1735,9 +1735,9 @@ def typical_block_certificate(target: Any, draft: Any, gamma: int, *, eps: Any =
     >>> doc["totals"]["stream_tv"], doc["claims"], bool(checker.check(doc))
     ('1/2', {'lossless': False}, True)
     """
-    from .certificate import build_block_certificate
-    from .checker import MAX_BLOCK_GAMMA
-    from .outcome import block_tree
+    from specproof.certificate import build_block_certificate
+    from specproof.checker import MAX_BLOCK_GAMMA
+    from specproof.outcome import block_tree
 
     _positive_int(gamma, "gamma")
     if gamma > MAX_BLOCK_GAMMA:

@@ -19,9 +19,9 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from . import certificate
-from .outcome import InvalidTree, OutcomeTree
-from .variants import (
+from specproof import certificate
+from specproof.outcome import InvalidTree, OutcomeTree
+from specproof.variants import (
     block_verification_law, deterministic_tree_law, greedy_tree_law, multidraft_law,
     sibling_tree, spectr_rho, stochastic_tree_law, topk_tree, typical_block_law, typical_law, typical_tree,
 )
@@ -166,8 +166,8 @@ def _tree_case(name: str, kind: str, law, params: dict) -> dict[str, Any]:
 def _real_cases(max_pairs: int, max_k: int = 4) -> list[dict[str, Any]]:
     """SmolLM2's rows at one position: exact acceptance per verifier and k, typical TV; the expected
     emitted tokens at depth 1..3 when the same rows serve every position (``1 + a + ... + a^d``)."""
-    from .chain import expected_tokens
-    from .fixtures import smollm2_pairs
+    from specproof.chain import expected_tokens
+    from specproof.fixtures import smollm2_pairs
 
     out = []
     for rp in list(smollm2_pairs())[:max_pairs]:
@@ -399,7 +399,7 @@ def run(out_dir: str | Path, *, real: bool = False) -> tuple[bool, Path, Path]:
     render ``.md`` beside it; without ``real``, also re-verify the outcome certificates of every
     single position with the trusted checker (written by the theorem ``variants_positions``,
     ``python proofs/variants_positions.py``). Return (proved, json_path, md_path)."""
-    from . import checker
+    from specproof import checker
 
     out = Path(out_dir)
     key = "variants_real" if real else "variants"

@@ -49,8 +49,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidDistribution, SpecProofError
-from ..trace import stream_tv, trace
+from specproof.errors import InvalidDistribution, SpecProofError
+from specproof.trace import stream_tv, trace
 
 __all__ = ["TransformersBlockLaw", "block_law", "read_logits", "edge_cases", "stream_tv", "versions"]
 
