@@ -22,7 +22,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from specproof.fixtures import phone_lm_pairs
-from specproof.relaxed import (
+from specproof.laws.relaxed import (
     argmax_proposal, logit_epsilon_law_eps, lossless_baseline, match_law, relaxed_topk_law, sglang_threshold_law,
     standard_law, typical_acceptance_law,
 )

@@ -1,5 +1,5 @@
 """Tests for specproof.audit: laws under rules, the fault catalogue of issue 11, regression
-against the textbook laws of specproof.exact and specproof.chain, counterexample search."""
+against the textbook laws of specproof.laws.exact and specproof.laws.chain, counterexample search."""
 
 import math
 from fractions import Fraction as F
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specproof import chain, exact
+from specproof.laws import chain, exact
 from specproof.audit import (
     acceptance_rate,
     accepted_prefix_expectation,
@@ -21,7 +21,7 @@ from specproof.audit import (
     search_counterexample,
 )
 from specproof.errors import InvalidDistribution, ResidualUndefined
-from specproof.outcome import FLOAT32, FLOAT32_OPEN_CLOSED, coin_model
+from specproof.laws.outcome import FLOAT32, FLOAT32_OPEN_CLOSED, coin_model
 from specproof.policy import Rule, named_rule
 
 from strategies import distribution_pairs
@@ -472,7 +472,7 @@ def test_block_acceptance_rate_definitions():
 @settings(max_examples=40, deadline=None)
 @given(pairs)
 def test_every_named_rule_gives_a_consistent_tree(pair):
-    from specproof.outcome import OutcomeTree
+    from specproof.laws.outcome import OutcomeTree
     from specproof.policy import NAMED_RULES
 
     p, q = pair

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from specproof import checker
 from specproof.certificate import dumps
-from specproof.variants import block_verification_certificate, block_verification_law
+from specproof.laws.variants import block_verification_certificate, block_verification_law
 
 R = checker.Reason
 PAPER = (["1/3", "2/3"], ["2/3", "1/3"])  # Sun et al.'s binary example
@@ -316,7 +316,7 @@ TYPICAL = [(["1/2", "1/2"], ["1/2", "1/2"], 1, F(1, 2)),  # p(x) = 1/2 > 9/100 a
 
 @pytest.mark.parametrize("p,q,gamma,tv", TYPICAL)
 def test_typical_acceptance_blocks_are_certified_lossy(p, q, gamma, tv):
-    from specproof.variants import typical_block_certificate, typical_block_law
+    from specproof.laws.variants import typical_block_certificate, typical_block_law
 
     doc = typical_block_certificate(p, q, gamma)
     verdict = _check(doc)
@@ -336,7 +336,7 @@ def test_composed_rule_positions_give_the_audited_block_law(rule):
     # the chain under an engine rule, composed from its position trees, against audit.block_law
     from specproof.audit import block_law, position_law
     from specproof.certificate import build_block_certificate
-    from specproof.outcome import block_tree
+    from specproof.laws.outcome import block_tree
     from specproof.policy import named_rule
 
     p, q = ["1/6", "1/3", "1/2"], ["1/2", "1/4", "1/4"]
@@ -351,7 +351,7 @@ def test_composed_rule_positions_give_the_audited_block_law(rule):
 
 
 def test_block_tree_reads_only_p_and_q():
-    from specproof.outcome import Branch, Draw, InvalidTree, Leaf, Node, OutcomeTree, block_tree
+    from specproof.laws.outcome import Branch, Draw, InvalidTree, Leaf, Node, OutcomeTree, block_tree
 
     half = (F(1, 2), F(1, 2))
     tree = OutcomeTree({"p": half, "proposal": half}, Node("d", (Branch(Draw("proposal", 0), F(1, 2), Leaf(0, False)),
@@ -405,7 +405,7 @@ def test_audit_block_certificate_usage_errors(tmp_path, capsys, extra, message):
 @settings(max_examples=25, deadline=None)
 @given(st.data(), st.integers(2, 3), st.integers(1, 3))
 def test_stream_tv_by_live_prefixes_equals_the_enumeration(data, v, gamma):
-    from specproof.variants import _dict_tv, extend_by_target, stream_tv, target_joint
+    from specproof.laws.variants import _dict_tv, extend_by_target, stream_tv, target_joint
 
     target, _ = _models(data, v, gamma)
     blocks = data.draw(st.lists(st.lists(st.integers(0, v - 1), min_size=1, max_size=gamma + 1).map(tuple),

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from specproof import crosscheck as cc
-from specproof import numeric
+from specproof.laws import numeric
 from specproof.errors import CrosscheckFailed, InvalidDistribution
 
 

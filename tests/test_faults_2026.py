@@ -322,7 +322,7 @@ def test_vllm_ascend_7807_block_verification_with_the_token_wise_rule():
     assert wrong.verdict == "lossy" and wrong.tv == F(1, 8)
     right = compare(lambda t, d: block_step(t, d, 2), target, draft, gamma=2)
     assert right.verdict == "lossless"
-    from specproof.variants import block_verification_law
+    from specproof.laws.variants import block_verification_law
 
     exact = block_verification_law(lambda s: (F(1, 4), F(3, 4)), lambda s: (F(1, 2), F(1, 2)), 2).emitted
     assert right.law == {b: m for b, m in exact.items() if m}  # the twin is Algorithm 2, as variants computes it

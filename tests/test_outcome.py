@@ -1,4 +1,4 @@
-"""Tests for specproof.outcome: coin models counted against brute force, primitives, trees."""
+"""Tests for specproof.laws.outcome: coin models counted against brute force, primitives, trees."""
 
 from fractions import Fraction as F
 
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specproof.errors import SpecProofError
-from specproof.outcome import (
+from specproof.laws.outcome import (
     CONTINUOUS,
     FLOAT32,
     FLOAT64,

@@ -719,7 +719,7 @@ def test_races_against_an_integral_in_the_clocks(a, b):
 
 
 def test_spectr_rows_derive_from_p_and_q_by_scaled_and_minimum():
-    from specproof.variants import multidraft_tree
+    from specproof.laws.variants import multidraft_tree
 
     p, q = ["1/2", "1/4", "1/4"], ["1/4", "1/4", "1/2"]
     doc = build_outcome_certificate(multidraft_tree(p, q, 2, method="spectr", rho=2), name="spectr", statement="s",

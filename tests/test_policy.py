@@ -5,7 +5,7 @@ from fractions import Fraction as F
 import pytest
 
 from specproof.errors import SpecProofError
-from specproof.outcome import FLOAT32, CONTINUOUS
+from specproof.laws.outcome import FLOAT32, CONTINUOUS
 from specproof.policy import (
     NAMED_RULES,
     Arithmetic,

@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 
 from specproof.audit import position_law  # noqa: E402
 from specproof.errors import SpecProofError  # noqa: E402
-from specproof.outcome import FLOAT32_OPEN_CLOSED  # noqa: E402
+from specproof.laws.outcome import FLOAT32_OPEN_CLOSED  # noqa: E402
 from specproof.policy import Rule, named_rule  # noqa: E402
 from specproof.trace import (  # noqa: E402
     ContinuousThreshold,

@@ -7,7 +7,7 @@ import numpy as np
 from specproof import checker, transcript
 from specproof.certificate import build_bundle, build_certificate
 from specproof.checker import Reason, Verdict, check
-from specproof.rational import from_floats
+from specproof.laws.rational import from_floats
 
 
 def test_show():

@@ -1,7 +1,7 @@
 """specproof: exact laws and proofs for speculative-decoding verifiers.
 
-Submodules: :mod:`specproof.exact` (Fraction), :mod:`specproof.symbolic` (SymPy),
-:mod:`specproof.numeric` (NumPy floats, batched), :mod:`specproof.rational` (the exact
+Submodules: :mod:`specproof.laws.exact` (Fraction), :mod:`specproof.laws.symbolic` (SymPy),
+:mod:`specproof.laws.numeric` (NumPy floats, batched), :mod:`specproof.laws.rational` (the exact
 boundary), :mod:`specproof.crosscheck` (float path against the exact law).
 """
 

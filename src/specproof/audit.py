@@ -1,7 +1,7 @@
 """Exact laws of a verifier under a :class:`~specproof.policy.Rule`, and counterexample search.
 
 :func:`position_tree` writes one verification position as an
-:class:`~specproof.outcome.OutcomeTree` of primitive events (draw the draft, a coin against a
+:class:`~specproof.laws.outcome.OutcomeTree` of primitive events (draw the draft, a coin against a
 threshold, a residual draw, a deterministic choice); :func:`position_law` sums its leaves into the
 emitted law, the acceptance probability and the exact TV from the target's law.
 :func:`block_law` chains positions into a block of gamma drafts (stop tokens, the accepted-length
@@ -9,8 +9,8 @@ law, the expected emitted tokens up to the first stop token); :func:`given_block
 for one given drafted block (padding, per-position flags). :func:`search_counterexample` finds the
 smallest and the worst input on which a rule is lossy.
 
-With the textbook rule these reproduce :func:`specproof.exact.emitted_law` and
-:func:`specproof.chain.verification_law` exactly (tested).
+With the textbook rule these reproduce :func:`specproof.laws.exact.emitted_law` and
+:func:`specproof.laws.chain.verification_law` exactly (tested).
 
 References
 ----------
@@ -28,10 +28,10 @@ from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from specproof.errors import InvalidDistribution, ResidualUndefined
-from specproof.outcome import Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven, Rows
+from specproof.laws.outcome import Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven, Rows
 from specproof.policy import STANDARD, Rule
 from specproof.floats import FLOAT32
-from specproof.rational import as_distribution
+from specproof.laws.rational import as_distribution
 
 __all__ = ["position_tree", "PositionLaw", "position_law", "BlockRuleLaw", "block_law", "GivenBlockRuleLaw",
            "given_block_law", "Counterexample", "SearchResult", "search_counterexample", "acceptance_rate",
@@ -142,7 +142,7 @@ def _float_row(values: Any, name: str) -> tuple[tuple[Fraction, ...], tuple[Frac
                 raise InvalidDistribution(f"{name}[{i}] is {v}, not a finite number")
             raw.append(Fraction(v))
         else:
-            from specproof.rational import to_fraction
+            from specproof.laws.rational import to_fraction
 
             raw.append(to_fraction(v, what=f"{name}[{i}]"))
     if not raw:
@@ -275,7 +275,7 @@ def position_tree(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = None
     Returns
     -------
     OutcomeTree
-        Root ``draft`` (a :class:`~specproof.outcome.Draw` from ``proposal`` per token), then
+        Root ``draft`` (a :class:`~specproof.laws.outcome.Draw` from ``proposal`` per token), then
         the acceptance test and the residual draw as the rule makes them. Branches of
         probability 0 are left out.
 
@@ -472,7 +472,7 @@ def block_law(target: Any, draft: Any, gamma: int, rule: Rule = STANDARD, *, sto
     ----------
     target, draft : callable or sequence
         ``target(prefix)`` gives the target row after the drafted ``prefix`` (as
-        :func:`specproof.chain.verification_law`); a sequence of rationals is used at every
+        :func:`specproof.laws.chain.verification_law`); a sequence of rationals is used at every
         position.
     gamma : int
         Number of drafts, >= 1.
@@ -505,7 +505,7 @@ def block_law(target: Any, draft: Any, gamma: int, rule: Rule = STANDARD, *, sto
     gamma the bonus token is drawn from the (processed) target row. Losslessness is checked
     node by node: the next token's law at s must be the reference row there, which makes the
     stream's first gamma + 1 tokens the target's joint law (as in
-    :func:`specproof.chain.verification_law`).
+    :func:`specproof.laws.chain.verification_law`).
 
     References
     ----------
@@ -766,7 +766,7 @@ def accepted_prefix_expectation(pass_probabilities: Sequence[Any]) -> tuple[Frac
     >>> accepted_prefix_expectation(["1/2", "9/10", "9/10"])
     (Fraction(271, 200), Fraction(23, 10))
     """
-    from specproof.rational import to_fraction
+    from specproof.laws.rational import to_fraction
 
     a = [to_fraction(x, what=f"pass probability {i}") for i, x in enumerate(pass_probabilities)]
     prefix, run = Fraction(0), Fraction(1)
@@ -805,7 +805,7 @@ def acceptance_rate(accepted: Any, gamma: int, definition: str = "per-draft") ->
     >>> acceptance_rate(1, 3), acceptance_rate(1, 3, "per-emitted")
     (Fraction(1, 3), Fraction(1, 2))
     """
-    from specproof.rational import to_fraction
+    from specproof.laws.rational import to_fraction
 
     a = to_fraction(accepted, what="accepted")
     if definition == "per-draft":

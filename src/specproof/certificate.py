@@ -31,7 +31,7 @@ covers one verification step over gamma drafted tokens and the bonus token::
 
 An outcome certificate (schema ``specproof.outcome-certificate/1``,
 :func:`build_outcome_certificate`) covers one position of a verifier under an engine's rule,
-written as an outcome tree (:mod:`specproof.outcome`)::
+written as an outcome tree (:mod:`specproof.laws.outcome`)::
 
     {"schema": ..., "name": ..., "statement": ..., "provenance": {...}, "vocab_size": V,
      "rows": {name: {"recipe": [kind, args...], "values": ["n/d", ...] (input/given rows)}},
@@ -59,8 +59,8 @@ import numpy as np
 
 from specproof import checker
 from specproof.errors import InvalidDistribution
-from specproof.exact import EmittedLaw, emitted_law
-from specproof.rational import RationalVector, as_distribution, format_fraction, from_floats
+from specproof.laws.exact import EmittedLaw, emitted_law
+from specproof.laws.rational import RationalVector, as_distribution, format_fraction, from_floats
 
 __all__ = [
     "STATEMENT",
@@ -101,8 +101,8 @@ def build_certificate(
     Parameters
     ----------
     p, q : RationalVector or sequence of exact rationals, shape [V]
-        Target and draft, as accepted by :func:`specproof.exact.emitted_law` (use
-        :func:`specproof.rational.from_floats` for floats; its policy is recorded).
+        Target and draft, as accepted by :func:`specproof.laws.exact.emitted_law` (use
+        :func:`specproof.laws.rational.from_floats` for floats; its policy is recorded).
     name : str
         A short name of the instance, for example ``"identical-draft"``.
     provenance : mapping, optional
@@ -120,7 +120,7 @@ def build_certificate(
     Raises
     ------
     InvalidDistribution
-        Bad p or q (as :func:`specproof.exact.emitted_law`), or ``labels`` of the wrong length.
+        Bad p or q (as :func:`specproof.laws.exact.emitted_law`), or ``labels`` of the wrong length.
 
     Examples
     --------
@@ -237,7 +237,7 @@ def build_compact_certificate(
     Raises
     ------
     InvalidDistribution
-        As :func:`specproof.rational.from_floats`, or ``labels`` of the wrong length, or a row
+        As :func:`specproof.laws.rational.from_floats`, or ``labels`` of the wrong length, or a row
         whose float sum is off from 1 by more than the checker's tolerance.
     """
     pv = from_floats(p_floats, atol=atol, name="p")  # validates first: dtype, shape, values
@@ -288,8 +288,8 @@ def build_chain_certificate(
     Parameters
     ----------
     target, draft : callable
-        As in :func:`specproof.chain.verification_law`: prefix (tuple of int) -> row over V
-        tokens (exact rationals, or vectors from :func:`specproof.rational.from_floats`).
+        As in :func:`specproof.laws.chain.verification_law`: prefix (tuple of int) -> row over V
+        tokens (exact rationals, or vectors from :func:`specproof.laws.rational.from_floats`).
     gamma : int
         Draft length, >= 1.
     name : str
@@ -300,7 +300,7 @@ def build_chain_certificate(
         Token texts, length V (recorded, not verified).
     stop_tokens : sequence of int, optional
         Stop ids (EOS): the block ends at an accepted stop token, and E[emitted] counts the
-        tokens up to the first one (see :func:`specproof.chain.verification_law`). Written as
+        tokens up to the first one (see :func:`specproof.laws.chain.verification_law`). Written as
         ``"stop_tokens"`` when not empty.
 
     Returns
@@ -314,13 +314,13 @@ def build_chain_certificate(
     Raises
     ------
     InvalidDistribution
-        As :func:`specproof.chain.verification_law`, or ``labels`` of the wrong length.
+        As :func:`specproof.laws.chain.verification_law`, or ``labels`` of the wrong length.
 
     References
     ----------
     Leviathan et al. 2023, Algorithm 1 and Appendix A.1; Chen et al. 2023, Algorithm 2.
     """
-    from specproof.chain import verification_law  # chain imports nothing from here; kept local for clarity
+    from specproof.laws.chain import verification_law  # chain imports nothing from here; kept local for clarity
 
     law = verification_law(target, draft, gamma, stop_tokens=stop_tokens)
     if labels is not None and len(labels) != law.vocab_size:
@@ -444,7 +444,7 @@ def build_outcome_certificate(
 
     Parameters
     ----------
-    tree : specproof.outcome.OutcomeTree
+    tree : specproof.laws.outcome.OutcomeTree
         For example :func:`specproof.audit.position_tree` of a rule. Its rows named in
         ``tree.recipes`` with kind ``input`` or ``given`` (and rows without a recipe, which
         count as given) carry their values; the checker re-derives every other row.
@@ -471,7 +471,7 @@ def build_outcome_certificate(
     The checker re-derives each branch's probability from its primitive and the rows, so
     what it trusts is only that the tree is the verifier's program and the ``given`` rows.
     """
-    from specproof.outcome import Branch, Choice, Leaf, Node
+    from specproof.laws.outcome import Branch, Choice, Leaf, Node
 
     if reference not in tree.rows:
         raise InvalidDistribution(f"the reference row {reference!r} is not a row of the tree")
@@ -497,7 +497,7 @@ def build_outcome_certificate(
 def _tree_parts(tree: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """An outcome tree's nodes, each with its reach, and its rows, each with its recipe (values
     for input and given rows only), as a certificate lists them."""
-    from specproof.outcome import Node
+    from specproof.laws.outcome import Node
 
     data = tree.as_dict()
     reach = [m for n, m in tree.reaches() if isinstance(n, Node)]  # as_dict numbers the nodes in this order
@@ -519,8 +519,8 @@ def build_block_certificate(
 
     Parameters
     ----------
-    tree : specproof.outcome.OutcomeTree
-        For example :func:`specproof.variants.block_verification_tree`.
+    tree : specproof.laws.outcome.OutcomeTree
+        For example :func:`specproof.laws.variants.block_verification_tree`.
     gamma : int
         Drafts per block.
     stream_tv : Fraction

@@ -31,7 +31,7 @@ from specproof import __version__, certificate, checker, theorems, transcript
 from specproof.crosscheck import crosscheck, crosscheck_blocks, crosscheck_real, crosscheck_variants
 from specproof.errors import SpecProofError
 from specproof.loaders import Distributions, load_distribution, load_distributions
-from specproof.rational import DEFAULT_FLOAT_ATOL, format_fraction
+from specproof.laws.rational import DEFAULT_FLOAT_ATOL, format_fraction
 
 log = logging.getLogger("specproof")
 
@@ -126,7 +126,7 @@ def _parser() -> argparse.ArgumentParser:
     cc = sub.add_parser(
         "crosscheck",
         help="check the float path against the exact law on random pairs, the real pairs, or drafted blocks",
-        description="Run specproof.numeric against specproof.exact on random rational pairs "
+        description="Run specproof.laws.numeric against specproof.laws.exact on random rational pairs "
         "(zeros in p and q, p == q, one-hot, disjoint supports, tiny differences, V = 1) and "
         "report the worst absolute error of dist and alpha; or, with --blocks, the batched "
         "given-block law (accepted drafts, and the token emitted at each stop position) on random "
@@ -857,7 +857,7 @@ def _add_audit_parser(sub: argparse._SubParsersAction) -> None:
     au.add_argument("--list", action="store_true", help="list the named rules with their description and source")
     au.add_argument("--verifier", choices=["chain", "block", "multidraft", "tree", "typical"], default="chain",
                     help="the verifier (default chain, under --policy); the others are the textbook variants of "
-                         "specproof.variants (--gamma: block length or tree depth)")
+                         "specproof.laws.variants (--gamma: block length or tree depth)")
     au.add_argument("--drafts", type=int, default=2, metavar="K",
                     help="multidraft: drafts per position; tree without --tree: q's top-K children per node")
     au.add_argument("--method", choices=["with-replacement", "without-replacement", "spectr"],
@@ -883,7 +883,7 @@ def _audit_rule(text: str):
 
 def _audit_position(p, q, rule, proposal=None) -> dict:
     from specproof.audit import position_law
-    from specproof.rational import format_fraction as ff
+    from specproof.laws.rational import format_fraction as ff
 
     law = position_law(p, q, rule, proposal=proposal)
     return {
@@ -1005,7 +1005,7 @@ def _audit(args: argparse.Namespace) -> int:
         out["certificate"] = str(certificate.write(doc, args.certificate))
     if args.gamma is not None:
         from specproof.audit import block_law
-        from specproof.rational import format_fraction as ff
+        from specproof.laws.rational import format_fraction as ff
 
         block = block_law(p, q, args.gamma, rule, stop_tokens=args.stop_token, proposal=proposal)
         out.update({
@@ -1025,7 +1025,7 @@ def _audit(args: argparse.Namespace) -> int:
             out["block_certificate"] = str(certificate.write(doc, args.block_certificate))
     if args.drafted is not None:
         from specproof.audit import given_block_law
-        from specproof.rational import format_fraction as ff
+        from specproof.laws.rational import format_fraction as ff
 
         n = len(args.drafted)
         given = given_block_law([p] * (n + 1), [q] * n, args.drafted, rule)
@@ -1040,7 +1040,7 @@ def _audit(args: argparse.Namespace) -> int:
         }
     if args.search:
         from specproof.audit import search_counterexample
-        from specproof.rational import format_fraction as ff
+        from specproof.laws.rational import format_fraction as ff
 
         with tqdm(unit="pair", file=sys.stderr, disable=None, desc="search V <= 4, d <= 8, then 1000 random") as bar:
             found = search_counterexample(rule, random_pairs=1000, progress=bar.update)
@@ -1071,7 +1071,7 @@ def _audit_size_guard(args: argparse.Namespace, p, q) -> None:
     if prefixes > AUDIT_MAX_PREFIXES:
         raise _Usage(f"--gamma {args.gamma} with {support} draftable tokens enumerates up to {support}^{args.gamma} = "
                      f"{prefixes} drafted blocks, above {AUDIT_MAX_PREFIXES}: use a smaller gamma, or the Python API "
-                     "(specproof.audit.block_law, specproof.variants) with a budget of your own")
+                     "(specproof.audit.block_law, specproof.laws.variants) with a budget of your own")
     if args.block_certificate and prefixes * v > AUDIT_MAX_CERTIFIED:
         raise _Usage(f"--block-certificate at gamma {args.gamma}: about {support}^{args.gamma} x V = {prefixes * v} "
                      f"branches, above {AUDIT_MAX_CERTIFIED} (the certificate would take minutes and many MB)")
@@ -1079,9 +1079,9 @@ def _audit_size_guard(args: argparse.Namespace, p, q) -> None:
 
 def _rule_block_certificate(p, q, name: str, rule, args: argparse.Namespace, block, proposal) -> dict:
     """The block certificate of the chain under ``rule``: each accepted prefix's position tree
-    (:func:`specproof.audit.position_tree`), composed by :func:`specproof.outcome.block_tree`."""
+    (:func:`specproof.audit.position_tree`), composed by :func:`specproof.laws.outcome.block_tree`."""
     from specproof.audit import position_tree
-    from specproof.outcome import InvalidTree, block_tree
+    from specproof.laws.outcome import InvalidTree, block_tree
 
     if args.stop_token or proposal is not None:
         raise _Usage("--block-certificate: stop tokens and --proposal are not in block certificates yet")
@@ -1104,7 +1104,7 @@ def _rule_block_certificate(p, q, name: str, rule, args: argparse.Namespace, blo
 
 
 def _audit_variant(args: argparse.Namespace, p, q) -> int:
-    from specproof.variants import audit_summary, format_summary
+    from specproof.laws.variants import audit_summary, format_summary
 
     tree = None
     if args.tree is not None:
@@ -1117,7 +1117,7 @@ def _audit_variant(args: argparse.Namespace, p, q) -> int:
     if args.certificate:
         out["certificate"] = str(certificate.write(_variant_certificate(p, q, args, out), args.certificate))
     if args.block_certificate:
-        from specproof import variants
+        from specproof.laws import variants
 
         provenance = {"verifier": args.verifier, "target": args.target, "draft": args.draft}
         if args.verifier == "block":
@@ -1136,7 +1136,7 @@ def _variant_certificate(p, q, args: argparse.Namespace, out: dict) -> dict:
     """The certificate of a variant: an outcome certificate of its position (multidraft,
     typical), a bundle of one per node of a token tree, or a block certificate (block
     verification over --gamma drafts, the same rows after every prefix)."""
-    from specproof import variants
+    from specproof.laws import variants
 
     provenance = {"verifier": args.verifier, "target": args.target, "draft": args.draft}
     statement = f"The {args.verifier} verifier at one position on --target/--draft emits the law listed; lossless iff TV = 0."
@@ -1277,7 +1277,7 @@ def _load_function(text: str):
 
 
 def _comparison_json(result) -> dict:
-    from specproof.rational import format_fraction as ff
+    from specproof.laws.rational import format_fraction as ff
 
     def key(out) -> str:
         return " ".join(map(str, out)) if isinstance(out, tuple) else str(out)
@@ -1324,7 +1324,7 @@ def _trace_python(args: argparse.Namespace) -> int:
             found = testing.search_lossy(func, gamma=args.gamma, dtype=args.dtype, array=args.array,
                                          max_vocab=args.max_vocab, max_denominator=args.max_denominator,
                                          numpy_rng=args.numpy_rng, max_runs=args.max_runs, progress=step)
-        from specproof.rational import format_fraction as ff
+        from specproof.laws.rational import format_fraction as ff
 
         text = lambda x: str(x.numerator) if x.denominator == 1 else ff(x)  # noqa: E731 - never 0/1 or 1/1
         if found is None:

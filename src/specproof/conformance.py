@@ -168,7 +168,7 @@ def conformance_test(sample: Callable[[int], Any], law: Mapping[Any, Any], *, ep
     SpecProofError
         A law that does not sum to 1, bad parameters, a sampler that returns the wrong count.
     """
-    from specproof.rational import to_fraction
+    from specproof.laws.rational import to_fraction
 
     exact = {k: to_fraction(v, what=f"mass of {k!r}") if not isinstance(v, Fraction) else v for k, v in law.items()}
     if sum(exact.values(), Fraction(0)) != 1 or any(v < 0 for v in exact.values()):

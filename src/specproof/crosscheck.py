@@ -2,8 +2,8 @@
 
 Each pair (p, q) is drawn as exact rationals, one of several kinds (random weights with random
 denominators, zeros in p, zeros in q, p == q, one-hot target or draft, disjoint supports,
-pairs that differ by a tiny mass, V = 1). The exact law comes from :mod:`specproof.exact`;
-the float law from :mod:`specproof.numeric` on the float64 roundings of p and q. The error
+pairs that differ by a tiny mass, V = 1). The exact law comes from :mod:`specproof.laws.exact`;
+the float law from :mod:`specproof.laws.numeric` on the float64 roundings of p and q. The error
 of each float output is measured exactly (the float's exact value minus the exact law, as a
 Fraction), and the worst is reported with the pair that produced it.
 """
@@ -17,7 +17,7 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from specproof import exact, numeric
+from specproof.laws import exact, numeric
 from specproof.errors import CrosscheckFailed, InvalidDistribution
 
 __all__ = ["KINDS", "Pair", "Worst", "CrosscheckReport", "random_pair", "pairs", "crosscheck",
@@ -217,7 +217,7 @@ class CrosscheckReport:
     pairs : int
         Number of pairs checked.
     bound : float
-        The stated bound (:data:`specproof.numeric.ERROR_BOUND`).
+        The stated bound (:data:`specproof.laws.numeric.ERROR_BOUND`).
     dist, alpha : Worst
         Worst absolute error of the float dist (over all tokens) and of the float alpha,
         each an exact Fraction, with the pair (and token) where it occurred.
@@ -296,7 +296,7 @@ def crosscheck(
     seed : int, optional
         Seed; the same seed gives the same pairs and the same report.
     bound : float, optional
-        The error bound to judge against, default :data:`specproof.numeric.ERROR_BOUND`.
+        The error bound to judge against, default :data:`specproof.laws.numeric.ERROR_BOUND`.
     progress : callable, optional
         Called with the number of pairs done so far, after each pair.
 
@@ -340,7 +340,7 @@ def crosscheck_real(*, bound: float = numeric.ERROR_BOUND,
     """Run the float path against the exact law on every real pair shipped with specproof.
 
     Each real pair's exact p and q (see :mod:`specproof.fixtures`) are rounded to float64,
-    given to :func:`specproof.numeric.emitted_distribution`, and its output compared exactly
+    given to :func:`specproof.laws.numeric.emitted_distribution`, and its output compared exactly
     with the exact law of the exact pair.
 
     Returns
@@ -369,7 +369,7 @@ def require(report: CrosscheckReport) -> None:
 
 @dataclass(frozen=True)
 class Block:
-    """One exact drafted block, the input of :func:`specproof.chain.given_block_law`.
+    """One exact drafted block, the input of :func:`specproof.laws.chain.given_block_law`.
 
     Attributes
     ----------
@@ -431,7 +431,7 @@ class BlockCrosscheckReport:
     blocks : int
         Number of blocks checked.
     bound : float
-        The stated bound (:data:`specproof.numeric.ERROR_BOUND`).
+        The stated bound (:data:`specproof.laws.numeric.ERROR_BOUND`).
     accepted : Worst
         Worst absolute error of P(exactly i drafts accepted), with the block (as ``pair``) and
         i (as ``token``).
@@ -445,7 +445,7 @@ class BlockCrosscheckReport:
         alone can move it.
     recomputed : int
         Positions where the float path judged float64 unable to resolve the replacement token
-        and so computed that residual row exactly (:func:`specproof.numeric.recomputed_positions`).
+        and so computed that residual row exactly (:func:`specproof.laws.numeric.recomputed_positions`).
 
     Notes
     -----
@@ -488,8 +488,8 @@ class BlockCrosscheckReport:
 
 def check_blocks(batch: list[Block], report: BlockCrosscheckReport) -> None:
     """Compare one batched float call with the exact law of each block; update ``report``."""
-    from specproof.chain import given_block_law
-    from specproof.rational import from_floats
+    from specproof.laws.chain import given_block_law
+    from specproof.laws.rational import from_floats
 
     t = np.array([[[float(x) for x in row] for row in b.target] for b in batch])
     d = np.array([[[float(x) for x in row] for row in b.draft] for b in batch])
@@ -515,8 +515,8 @@ def crosscheck_blocks(
 ) -> BlockCrosscheckReport:
     """Run the batched given-block float path against the exact law on ``n`` random blocks.
 
-    :func:`specproof.numeric.given_block_law` gets the float64 roundings of each batch's rows
-    ([B, gamma + 1, V], [B, gamma, V], [B, gamma]); :func:`specproof.chain.given_block_law`
+    :func:`specproof.laws.numeric.given_block_law` gets the float64 roundings of each batch's rows
+    ([B, gamma + 1, V], [B, gamma, V], [B, gamma]); :func:`specproof.laws.chain.given_block_law`
     the same float rows made exact (the bounded comparison), and the exact rows before
     rounding (reported, not bounded); every error is measured exactly.
 
@@ -527,7 +527,7 @@ def crosscheck_blocks(
     seed : int, optional
         Seed; the same seed gives the same blocks and the same report.
     bound : float, optional
-        The error bound, default :data:`specproof.numeric.ERROR_BOUND`.
+        The error bound, default :data:`specproof.laws.numeric.ERROR_BOUND`.
     progress : callable, optional
         Called with the number of blocks done so far, after each batch.
 
@@ -563,8 +563,8 @@ def crosscheck_blocks(
 @dataclass
 class VariantsCrosscheckReport:
     """Result of :func:`crosscheck_variants`: worst absolute errors of the float mirrors
-    (:func:`specproof.numeric.multidraft_law`, :func:`specproof.numeric.sibling_law`) against the
-    exact laws of :mod:`specproof.variants`.
+    (:func:`specproof.laws.numeric.multidraft_law`, :func:`specproof.laws.numeric.sibling_law`) against the
+    exact laws of :mod:`specproof.laws.variants`.
 
     Attributes
     ----------
@@ -602,7 +602,7 @@ def _floats(vec: tuple[Fraction, ...]) -> np.ndarray:
 
 def check_variants(pair: Pair, k: int, report: VariantsCrosscheckReport) -> None:
     """Compare both mirrors with the exact laws on one pair, with ``k`` drafts / children."""
-    from specproof import variants
+    from specproof.laws import variants
 
     p, q = _floats(pair.p), _floats(pair.q)
 
@@ -635,7 +635,7 @@ def crosscheck_variants(n: int, seed: int = 0, *, bound: float = numeric.ERROR_B
         Number of pairs (>= 1).
     seed : int, optional
     bound : float, optional
-        Default :data:`specproof.numeric.ERROR_BOUND`.
+        Default :data:`specproof.laws.numeric.ERROR_BOUND`.
     progress : callable, optional
         Called with the number of pairs done.
 

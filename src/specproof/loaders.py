@@ -19,7 +19,7 @@ Which values are exact. A vector whose entries are all integers or ``"n/d"`` fra
 exact as written (``[0, 1, 0]`` is the one-hot vector, exactly). As soon as one entry is a
 decimal or floating-point number, the vector is a float vector: its integer entries are
 floats too (``[0.5, 0.5, 0]`` is three floats, as every JSON writer prints a float zero), and
-all of them are made exact by :func:`specproof.rational.from_floats` (policy
+all of them are made exact by :func:`specproof.laws.rational.from_floats` (policy
 ``dyadic-renormalize``), which the certificate records. A float vector with an ``"n/d"``
 fraction in it is refused: a fraction cannot be a float without rounding. The decision is made
 once per file, so every row of an [N, V] file is exact or every row is floats.
@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from specproof.errors import InvalidDistribution
-from specproof.rational import DEFAULT_FLOAT_ATOL, RationalVector, as_distribution, from_floats
+from specproof.laws.rational import DEFAULT_FLOAT_ATOL, RationalVector, as_distribution, from_floats
 
 __all__ = ["Distributions", "load_distributions", "load_distribution", "FORMATS"]
 
@@ -283,7 +283,7 @@ def load_distributions(
     name : str, optional
         ``"p"`` or ``"q"``, used in error messages.
     atol : float, optional
-        Tolerance on a float row's sum, as :func:`~specproof.rational.from_floats`.
+        Tolerance on a float row's sum, as :func:`~specproof.laws.rational.from_floats`.
     atol_name : str, optional
         How a message names the tolerance (the command line passes ``"--atol"``).
 
@@ -376,7 +376,7 @@ def load_distribution(path: str | Path, name: str = "p", *, atol: float = DEFAUL
     name : str, optional
         ``"p"`` or ``"q"``, used in error messages.
     atol : float, optional
-        Tolerance passed to :func:`~specproof.rational.from_floats` for float entries.
+        Tolerance passed to :func:`~specproof.laws.rational.from_floats` for float entries.
 
     Returns
     -------

@@ -25,8 +25,8 @@ from fractions import Fraction
 from typing import Any, Sequence
 
 from specproof.errors import SpecProofError
-from specproof.outcome import CONTINUOUS, FLOAT32, FLOAT32_OPEN_CLOSED, CoinModel, coin_model
-from specproof.rational import format_fraction, to_fraction
+from specproof.laws.outcome import CONTINUOUS, FLOAT32, FLOAT32_OPEN_CLOSED, CoinModel, coin_model
+from specproof.laws.rational import format_fraction, to_fraction
 
 __all__ = ["UnsupportedRule", "Processing", "Arithmetic", "EXACT", "Rule", "STANDARD", "NamedRule", "NAMED_RULES",
            "named_rule", "rule_from_dict"]
@@ -197,7 +197,7 @@ class Arithmetic:
     -----
     A division by ``q(x) = 0`` gives ``+inf`` (accepted) for ``p(x) > 0`` and NaN (rejected)
     for ``p(x) = 0``, as IEEE arithmetic does; an overflow of ``p/q`` is ``+inf``. The coin's
-    own law (its grid) is the rule's :class:`~specproof.outcome.CoinModel`.
+    own law (its grid) is the rule's :class:`~specproof.laws.outcome.CoinModel`.
 
     Examples
     --------
@@ -282,7 +282,7 @@ class Rule:
     comparison : {"<", "<="}
         How the coin is compared with the ratio.
     coin : CoinModel
-        The coin's law (:data:`~specproof.outcome.CONTINUOUS`, the float32/float64 grids, the
+        The coin's law (:data:`~specproof.laws.outcome.CONTINUOUS`, the float32/float64 grids, the
         (0, 1] grids, or a fixed value).
     residual : {"positive-part", "target", "floor"}
         What a rejection draws from: ``(p - q)+`` normalized; ``p`` itself ("resample from

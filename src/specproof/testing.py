@@ -48,7 +48,7 @@ def _fraction(x: Any, what: str) -> Fraction:
     if isinstance(x, bool):
         raise SpecProofError(f"{what} is {x!r}, not a number")
     if isinstance(x, (int, str)):
-        from specproof.rational import to_fraction
+        from specproof.laws.rational import to_fraction
 
         return to_fraction(x, what=what)
     try:

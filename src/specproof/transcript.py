@@ -37,7 +37,7 @@ ASSUMPTIONS = (
 
 #: What no transcript claims.
 NOT_PROVED = (
-    "the float path (specproof.numeric) is measured against the exact law, not proved; "
+    "the float path (specproof.laws.numeric) is measured against the exact law, not proved; "
     "a proof about floats made exact is a proof about the exact rationals they were made into; "
     "the wording of names, statements, token texts, notes and provenance is descriptive and "
     "not verified by the checker."

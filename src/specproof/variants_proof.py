@@ -1,11 +1,11 @@
 """The variants proof: multi-draft, token trees, block verification and typical acceptance, exactly.
 
-:func:`variants_document` computes every verifier of :mod:`specproof.variants` on small worked
+:func:`variants_document` computes every verifier of :mod:`specproof.laws.variants` on small worked
 inputs (and, with ``real=True``, on SmolLM2's shipped rows), and writes each single-position
-verifier's :class:`~specproof.outcome.OutcomeTree` (rows, recipes, branches) into one JSON
+verifier's :class:`~specproof.laws.outcome.OutcomeTree` (rows, recipes, branches) into one JSON
 document. :func:`verify_document` re-reads that JSON and believes nothing it did not recompute:
 each row with a recipe is re-derived from the rows it names (:func:`rederive_rows`), each branch
-from its primitive (:meth:`~specproof.outcome.OutcomeTree.rederive`), the law from the leaves, and
+from its primitive (:meth:`~specproof.laws.outcome.OutcomeTree.rederive`), the law from the leaves, and
 each claim (law == p, acceptance, TV) is compared exactly. This re-verification is untrusted code
 (the trusted checker's outcome-tree certificate kind is separate work); the transcript says so.
 
@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from specproof import certificate
-from specproof.outcome import InvalidTree, OutcomeTree
-from specproof.variants import (
+from specproof.laws.outcome import InvalidTree, OutcomeTree
+from specproof.laws.variants import (
     block_verification_law, deterministic_tree_law, greedy_tree_law, multidraft_law,
     sibling_tree, spectr_rho, stochastic_tree_law, topk_tree, typical_block_law, typical_law, typical_tree,
 )
@@ -56,7 +56,7 @@ def _parse(x: str) -> Fraction:
 def rederive_rows(tree: OutcomeTree) -> list[str]:
     """Re-derive every row that has a recipe from the rows it names; return the rows taken as given.
 
-    Recipes (:class:`~specproof.outcome.OutcomeTree`): ``input`` (the certificate's inputs,
+    Recipes (:class:`~specproof.laws.outcome.OutcomeTree`): ``input`` (the certificate's inputs,
     compared with the document's), ``given``, ``copy``, ``positive-part``, ``floor-difference``,
     ``normalized``, ``without``, ``one-hot-argmax``, ``uniform``, ``times-capped-ratio``, ``scaled``, ``minimum``.
 
@@ -166,7 +166,7 @@ def _tree_case(name: str, kind: str, law, params: dict) -> dict[str, Any]:
 def _real_cases(max_pairs: int, max_k: int = 4) -> list[dict[str, Any]]:
     """SmolLM2's rows at one position: exact acceptance per verifier and k, typical TV; the expected
     emitted tokens at depth 1..3 when the same rows serve every position (``1 + a + ... + a^d``)."""
-    from specproof.chain import expected_tokens
+    from specproof.laws.chain import expected_tokens
     from specproof.fixtures import smollm2_pairs
 
     out = []

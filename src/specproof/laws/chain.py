@@ -29,8 +29,8 @@ from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from specproof.errors import InvalidDistribution
-from specproof.exact import emitted_law
-from specproof.rational import RationalVector, as_distribution, to_fraction
+from specproof.laws.exact import emitted_law
+from specproof.laws.rational import RationalVector, as_distribution, to_fraction
 
 __all__ = ["ChainLaw", "BlockLaw", "verification_law", "stream_law", "target_joint_law", "expected_tokens",
            "walltime_improvement", "operations_factor", "best_gamma", "GivenBlockLaw", "given_block_law"]
@@ -164,7 +164,7 @@ class ChainLaw:
 
 
 class _Rows:
-    """:func:`~specproof.rational.as_distribution`, validating each :class:`RationalVector` object once:
+    """:func:`~specproof.laws.rational.as_distribution`, validating each :class:`RationalVector` object once:
     a model returns the same (immutable) row object after many prefixes (41 ** 2 distinct rows after
     65,641 prefixes of a gamma = 3 phone chain). Other rows (lists, arrays) are validated every time."""
 
@@ -195,7 +195,7 @@ def verification_law(target: Model, draft: Model, gamma: int, *, stop_tokens: Se
     target : callable
         ``target(prefix)`` returns the target's next-token distribution after ``prefix`` (a
         tuple of token ids, ``()`` for the start of the block), as exact rationals accepted by
-        :func:`specproof.exact.emitted_law`, length V.
+        :func:`specproof.laws.exact.emitted_law`, length V.
     draft : callable
         ``draft(prefix)``: the draft's next-token distribution, same form.
     gamma : int

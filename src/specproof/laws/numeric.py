@@ -1,9 +1,9 @@
 """The float path: the verifier's emitted law in NumPy, batched over [..., V].
 
-Same function names and argument order as :mod:`specproof.exact`; this path is measured
+Same function names and argument order as :mod:`specproof.laws.exact`; this path is measured
 against the exact law (:mod:`specproof.crosscheck`), never used as the reference.
 
-Input policy (the float twin of :func:`specproof.rational.from_floats`): rows must be finite,
+Input policy (the float twin of :func:`specproof.laws.rational.from_floats`): rows must be finite,
 non-negative and sum to 1 within ``atol`` (default :data:`DEFAULT_ATOL`); such rows are
 divided by their sum, so results are comparable with the exact law of
 ``from_floats(p), from_floats(q)``. Rows further from 1 are refused, never renormalized
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from specproof.errors import InvalidDistribution, ResidualUndefined
-from specproof.rational import DEFAULT_FLOAT_ATOL, as_array, check_atol
+from specproof.laws.rational import DEFAULT_FLOAT_ATOL, as_array, check_atol
 
 __all__ = [
     "DEFAULT_ATOL",
@@ -45,11 +45,11 @@ __all__ = [
 ]
 
 #: Largest ``abs(sum(row) - 1)`` accepted before a row is divided by its sum; the same
-#: default as :data:`specproof.rational.DEFAULT_FLOAT_ATOL` (float16 rows are within ~5e-4).
+#: default as :data:`specproof.laws.rational.DEFAULT_FLOAT_ATOL` (float16 rows are within ~5e-4).
 DEFAULT_ATOL = DEFAULT_FLOAT_ATOL
 
 #: The stated bound on the float path's worst absolute error (dist and alpha): against the
-#: exact law of its inputs made exact by :func:`specproof.rational.from_floats`, and, in
+#: exact law of its inputs made exact by :func:`specproof.laws.rational.from_floats`, and, in
 #: :mod:`specproof.crosscheck`, against the exact law of rational pairs given as their float64
 #: roundings. Measured worst: about 3e-16.
 ERROR_BOUND = 1e-12
@@ -317,7 +317,7 @@ def residual(p: Any, q: Any, *, atol: float = DEFAULT_ATOL) -> np.ndarray:
         Each row sums to 1 within rounding. The residual is ill-conditioned when its mass Z
         is tiny: each entry's absolute error is about ``1e-16 / Z`` (rows one ulp apart have
         Z ~ 1e-17 and a residual that is only roughly right; use
-        :func:`specproof.exact.residual` there).
+        :func:`specproof.laws.exact.residual` there).
 
     Raises
     ------
@@ -345,7 +345,7 @@ def residual(p: Any, q: Any, *, atol: float = DEFAULT_ATOL) -> np.ndarray:
         raise ResidualUndefined(
             f"the residual is undefined{where}: (p - q)+ has mass 0 in float64 (p == q there, "
             "or they differ by less than float64 resolves), so its normalization is 0/0; "
-            "specproof.exact.residual gives the exact residual of rows that differ"
+            "specproof.laws.exact.residual gives the exact residual of rows that differ"
         )
     return res / z
 
@@ -418,8 +418,8 @@ def recomputed_positions(target: Any, draft: Any, accepted: Any) -> np.ndarray:
 def _exact_residual_row(p: np.ndarray, q: np.ndarray, atol: float) -> np.ndarray:
     """The normalized residual of float rows made exact (policy dyadic-renormalize), rounded
     once to float64; all zeros when p == q exactly."""
-    from specproof.exact import emitted_law
-    from specproof.rational import from_floats
+    from specproof.laws.exact import emitted_law
+    from specproof.laws.rational import from_floats
 
     law = emitted_law(from_floats(p, atol=atol, name="target"), from_floats(q, atol=atol, name="draft"))
     z = law.normalizer
@@ -427,7 +427,7 @@ def _exact_residual_row(p: np.ndarray, q: np.ndarray, atol: float) -> np.ndarray
 
 
 def given_block_law(target: Any, draft: Any, tokens: Any, *, atol: float = DEFAULT_ATOL) -> tuple[np.ndarray, np.ndarray]:
-    """Float mirror of :func:`specproof.chain.given_block_law`, batched.
+    """Float mirror of :func:`specproof.laws.chain.given_block_law`, batched.
 
     Parameters
     ----------
@@ -543,7 +543,7 @@ def multidraft_law(p: Any, q: Any, k: int, *, atol: float = DEFAULT_ATOL) -> tup
 
     Notes
     -----
-    The exact law is :func:`specproof.variants.multidraft_law` (``method="with-replacement"``):
+    The exact law is :func:`specproof.laws.variants.multidraft_law` (``method="with-replacement"``):
     draft i is drawn from q and accepted with probability ``min(1, T_i(x)/q(x))``, T_1 = p and
     T_{i+1} the normalized residual ``(T_i - q)+``. Here the target's remaining mass is kept
     unnormalized: with M_1 = p and m_i = sum(M_i) (the probability that the first i - 1
@@ -608,7 +608,7 @@ def sibling_law(p: Any, tokens: Any, *, atol: float = DEFAULT_ATOL) -> tuple[np.
     -----
     A deterministic child is a one-hot draft: recursive rejection accepts it with probability
     ``T_i(t_i)`` and the residual is T_i with t_i removed, renormalized. Unnormalized: child i
-    emits ``M_i(t_i)`` and zeroes it (the exact law is :func:`specproof.variants.sibling_tree`).
+    emits ``M_i(t_i)`` and zeroes it (the exact law is :func:`specproof.laws.variants.sibling_tree`).
 
     References
     ----------

@@ -1,8 +1,8 @@
 """The exact law of one speculative-decoding verification step, over SymPy.
 
-The same law as :mod:`specproof.exact`, with the same function names and argument order,
+The same law as :mod:`specproof.laws.exact`, with the same function names and argument order,
 but computed on SymPy expressions. Entries may be exact rationals (then every result is a
-``sympy.Rational`` equal to :mod:`specproof.exact`'s result) or SymPy symbols and
+``sympy.Rational`` equal to :mod:`specproof.laws.exact`'s result) or SymPy symbols and
 expressions (then results are ``Piecewise``/``Min``/``Max`` expressions in them, so a
 proof can reason about a generic pair).
 
@@ -28,7 +28,7 @@ import numpy as np
 import sympy as sp
 
 from specproof.errors import InvalidDistribution, ResidualUndefined
-from specproof.rational import RationalVector, as_distribution, format_fraction, to_fraction
+from specproof.laws.rational import RationalVector, as_distribution, format_fraction, to_fraction
 
 __all__ = [
     "emitted_distribution",
@@ -89,7 +89,7 @@ def _vector(values: Any, name: str) -> tuple[sp.Expr, ...]:
             _refuse_float_inside(v, f"{name}[{i}]")
     if isinstance(items, list) and any(_is_symbolic(v) for v in items):
         return tuple(_entry(v, f"{name}[{i}]") for i, v in enumerate(items))
-    vec = as_distribution(items, name)  # same checks and messages as specproof.exact
+    vec = as_distribution(items, name)  # same checks and messages as specproof.laws.exact
     return tuple(sp.Rational(n, vec.denominator) for n in vec.numerators)
 
 
@@ -137,7 +137,7 @@ def emitted_distribution(p: Any, q: Any) -> tuple[tuple[sp.Expr, ...], sp.Expr]:
     ----------
     p : sequence, shape [V]
         Target distribution. Entries are exact rationals (int, Fraction, sympy.Rational,
-        ``"n/d"``; or a :class:`~specproof.rational.RationalVector`) or SymPy symbols and
+        ``"n/d"``; or a :class:`~specproof.laws.rational.RationalVector`) or SymPy symbols and
         expressions, for example ``sympy.symbols('p0 p1', nonnegative=True)``.
     q : same as p
         Draft distribution; may be 0 where p is not, and the reverse.
@@ -146,7 +146,7 @@ def emitted_distribution(p: Any, q: Any) -> tuple[tuple[sp.Expr, ...], sp.Expr]:
     -------
     dist : tuple of sympy.Expr, length V
         Probability that the verifier emits each token (accepted draft or residual draw).
-        ``sympy.Rational`` entries equal to :func:`specproof.exact.emitted_distribution`'s
+        ``sympy.Rational`` entries equal to :func:`specproof.laws.exact.emitted_distribution`'s
         when the inputs are rational; ``Piecewise``/``Min``/``Max`` expressions otherwise.
     alpha : sympy.Expr
         Probability that the drafted token is accepted, ``sum_x q(x) Min(1, p(x)/q(x))``.
@@ -155,10 +155,10 @@ def emitted_distribution(p: Any, q: Any) -> tuple[tuple[sp.Expr, ...], sp.Expr]:
     ------
     InvalidDistribution
         Empty or mismatched vectors, negative rational entries; and, for a vector with no
-        free symbols, a sum other than exactly 1 (same messages as :mod:`specproof.exact`).
+        free symbols, a sum other than exactly 1 (same messages as :mod:`specproof.laws.exact`).
     FloatNotExact
         Any float (Python, NumPy or ``sympy.Float``, also inside an expression); convert
-        with :func:`specproof.rational.from_floats`.
+        with :func:`specproof.laws.rational.from_floats`.
 
     Notes
     -----
@@ -212,7 +212,7 @@ def acceptance_probability(p: Any, q: Any) -> sp.Expr:
     -------
     sympy.Expr
         ``sum_x q(x) Min(1, p(x)/q(x))`` (0 for tokens with q(x) = 0); a ``sympy.Rational``
-        equal to :func:`specproof.exact.acceptance_probability` for rational inputs.
+        equal to :func:`specproof.laws.exact.acceptance_probability` for rational inputs.
 
     Raises
     ------
@@ -250,7 +250,7 @@ def tv_distance(p: Any, q: Any) -> sp.Expr:
     Returns
     -------
     sympy.Expr
-        A ``sympy.Rational`` in [0, 1] equal to :func:`specproof.exact.tv_distance` for
+        A ``sympy.Rational`` in [0, 1] equal to :func:`specproof.laws.exact.tv_distance` for
         rational inputs; an expression in ``Abs`` otherwise.
 
     Raises
@@ -289,7 +289,7 @@ def residual(p: Any, q: Any) -> tuple[sp.Expr, ...]:
     -------
     tuple of sympy.Expr, length V
         The distribution the verifier resamples from after a rejection. ``sympy.Rational``
-        entries equal to :func:`specproof.exact.residual` for rational inputs; for symbolic
+        entries equal to :func:`specproof.laws.exact.residual` for rational inputs; for symbolic
         inputs, ``Max(p(x) - q(x), 0) / Z``, meaningful only where ``Z != 0``.
 
     Raises

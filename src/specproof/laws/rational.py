@@ -44,7 +44,7 @@ DEFAULT_FLOAT_ATOL = 1e-3
 
 _RATIO = re.compile(r"\s*([+-]?[0-9]+)\s*(?:/\s*([0-9]+))?\s*")
 _FLOAT_HINT = (
-    "floats are not exact; convert explicitly with specproof.rational.from_floats(values) "
+    "floats are not exact; convert explicitly with specproof.laws.rational.from_floats(values) "
     "(exact dyadic value of each float, then exact renormalization) or pass "
     "fractions.Fraction / 'n/d' strings"
 )

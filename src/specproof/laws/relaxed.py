@@ -20,12 +20,12 @@ Rules and the engine code they were read from (semantics restated, no code copie
 - :func:`logit_epsilon_law`, :func:`logit_epsilon_law_eps` -- Modular MAX's ``RejectionSampler``
   (``max/python/max/nn/sampling/rejection_sampler.py``: reject iff the draft logit exceeds the
   target logit by more than ``eps``; the first rejected position is re-sampled from the target).
-- :func:`typical_acceptance_law` -- Medusa's typical acceptance (:func:`specproof.variants.typical_law`).
+- :func:`typical_acceptance_law` -- Medusa's typical acceptance (:func:`specproof.laws.variants.typical_law`).
 - :func:`match_law` -- sampler-match (:func:`specproof.audit.position_law` with
   ``Rule(acceptance="match")``): lossless, alpha = sum p q.
 
 :func:`relaxed_block_law` gives any of them over a chain of gamma drafts (rows may depend on the
-prefix), with the stream TV of :func:`specproof.variants.stream_tv`.
+prefix), with the stream TV of :func:`specproof.laws.variants.stream_tv`.
 
 References: Leviathan et al. 2023, Thm 3.5 (the lossless baseline); Cai et al. 2024 (Medusa)
 Sec. 2.3.1; NVIDIA, "DeepSeek R1 MTP Implementation and Optimization" (TensorRT-LLM tech blog 2,
@@ -39,7 +39,7 @@ from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
 from specproof.errors import InvalidDistribution, SpecProofError
-from specproof.rational import as_distribution, to_fraction
+from specproof.laws.rational import as_distribution, to_fraction
 
 __all__ = [
     "InvalidKnob", "Undecided", "RelaxedLaw", "RelaxedBlockLaw", "argmax_proposal", "exp_bounds",
@@ -392,7 +392,7 @@ def sglang_threshold_node_law(p: Any, children: Sequence[int], threshold_single:
     Child k (S_k the sum of p over children 1..k) is accepted iff the coin is in
     ``(S_{k-1}/ta, S_k/ta]`` (capped at 1), unless an earlier child was, or, when
     ``p(child_k) >= threshold_single``, for every coin above ``S_{k-1}/ta``. At (1, 1) this is
-    :func:`specproof.variants.sibling_tree` (tested).
+    :func:`specproof.laws.variants.sibling_tree` (tested).
 
     Examples
     --------
@@ -594,7 +594,7 @@ def logit_epsilon_law_eps(p: Any, q: Any, eps: Any = Fraction(1, 100000), *, pro
 
 def typical_acceptance_law(p: Any, q: Any, eps: Any = Fraction(9, 100), delta: Any = Fraction(3, 10),
                            offset: Any = 0) -> RelaxedLaw:
-    """Medusa's typical acceptance (:func:`specproof.variants.typical_law`) as a :class:`RelaxedLaw`.
+    """Medusa's typical acceptance (:func:`specproof.laws.variants.typical_law`) as a :class:`RelaxedLaw`.
 
     Parameters
     ----------
@@ -617,7 +617,7 @@ def typical_acceptance_law(p: Any, q: Any, eps: Any = Fraction(9, 100), delta: A
     >>> typical_acceptance_law(["1/2", "1/4", "1/4"], ["1/4", "1/4", "1/2"]).tv
     Fraction(1, 4)
     """
-    from specproof.variants import typical_accepts
+    from specproof.laws.variants import typical_accepts
 
     pv, qv = _pair(p, q)
     e, d, o = _knob(eps, "eps"), _knob(delta, "delta"), _knob(offset, "offset")
@@ -705,7 +705,7 @@ class RelaxedBlockLaw:
     expected_accepted : Fraction
     stream_tv : Fraction
         TV between the first gamma + 1 tokens (block, then target sampling) and the target's joint
-        law (:func:`specproof.variants.stream_tv`), against p.
+        law (:func:`specproof.laws.variants.stream_tv`), against p.
     """
 
     gamma: int
@@ -773,7 +773,7 @@ def relaxed_block_law(target: Any, draft: Any, gamma: int, rule: str, **knobs: A
     >>> law.stream_tv, law.expected_accepted
     (Fraction(0, 1), Fraction(105, 256))
     """
-    from specproof.variants import stream_tv
+    from specproof.laws.variants import stream_tv
 
     if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
         raise InvalidKnob(f"gamma must be an int >= 1, got {gamma!r}")

@@ -199,7 +199,7 @@ def coin_model(name: str) -> CoinModel:
     True
     """
     if isinstance(name, str) and name.startswith("fixed:"):
-        from specproof.rational import to_fraction
+        from specproof.laws.rational import to_fraction
 
         v = to_fraction(name[len("fixed:"):], what="fixed coin value")
         if not 0 <= v <= 1:
@@ -539,7 +539,7 @@ class Node:
 
 
 class Builder:
-    """Base of the tree builders (:mod:`specproof.audit`, :mod:`specproof.variants`): a branch's
+    """Base of the tree builders (:mod:`specproof.audit`, :mod:`specproof.laws.variants`): a branch's
     probability always comes from its primitive on :attr:`rows`, and a branch of probability 0
     is left out (its child, which may be given as a thunk, is then never built)."""
 
@@ -880,7 +880,7 @@ def block_tree(position: Callable[[tuple], "OutcomeTree"], gamma: int,
     Parameters
     ----------
     position : callable
-        ``position(prefix) -> OutcomeTree`` (for example :func:`specproof.variants.typical_tree`
+        ``position(prefix) -> OutcomeTree`` (for example :func:`specproof.laws.variants.typical_tree`
         on the rows after the prefix).
     gamma : int
         Drafts per block, >= 1.

@@ -1,8 +1,8 @@
 """Exact laws of verifiers beyond one chain: multi-draft, token trees, block verification, typical acceptance.
 
-Every single-position verifier here is written as an :class:`~specproof.outcome.OutcomeTree` in
+Every single-position verifier here is written as an :class:`~specproof.laws.outcome.OutcomeTree` in
 the existing primitives (``Draw``, ``Coin`` with a continuous coin, ``Choice``), every row it reads
-named and given a recipe from :class:`~specproof.outcome.OutcomeTree`'s list, so a checker that
+named and given a recipe from :class:`~specproof.laws.outcome.OutcomeTree`'s list, so a checker that
 re-derives outcome trees re-verifies it without new code. Where a verifier needs a row no recipe
 makes (Medusa's typical-acceptance mask, decided with exp and log), the row's recipe is
 ``("given",)`` and its derivation names the recipe it would need (:data:`PROPOSED_RECIPES`).
@@ -51,8 +51,8 @@ from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
 from specproof.errors import InvalidDistribution, SpecProofError
-from specproof.outcome import CONTINUOUS, Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, Rows
-from specproof.rational import as_distribution, to_fraction
+from specproof.laws.outcome import CONTINUOUS, Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, Rows
+from specproof.laws.rational import as_distribution, to_fraction
 
 __all__ = [
     "InvalidVerifier", "Undecidable", "PROPOSED_RECIPES", "MULTIDRAFT_METHODS",
@@ -77,7 +77,7 @@ _ZERO = Fraction(0)
 MULTIDRAFT_METHODS = ("with-replacement", "without-replacement", "spectr")
 
 #: Recipes a checker would need for rows that are ``("given",)`` here (none exists in
-#: :class:`~specproof.outcome.OutcomeTree`'s list): name -> (form, meaning). (``scaled`` and
+#: :class:`~specproof.laws.outcome.OutcomeTree`'s list): name -> (form, meaning). (``scaled`` and
 #: ``minimum``, proposed for SpecTr, are recipes now.)
 PROPOSED_RECIPES = {
     "typical-mask": ('("typical-mask", p, "eps", "delta")',
@@ -281,8 +281,8 @@ def multidraft_tree(p: Any, q: Any, k: int, *, method: str = "with-replacement",
     Returns
     -------
     OutcomeTree
-        Nodes ``draft i`` (a :class:`~specproof.outcome.Draw` per token), ``test i`` (a continuous
-        :class:`~specproof.outcome.Coin` below / above a ratio threshold), ``residual draw``.
+        Nodes ``draft i`` (a :class:`~specproof.laws.outcome.Draw` per token), ``test i`` (a continuous
+        :class:`~specproof.laws.outcome.Coin` below / above a ratio threshold), ``residual draw``.
         Leaves ``Leaf(x, True)`` for an accepted draft, ``Leaf(y, False)`` for the residual token.
         With replacement and SpecTr, the subtree after a rejection at step i is one shared node.
         Rows (recipes in brackets): ``p``, ``q`` (input); with replacement ``r{i}`` (positive-part
@@ -628,14 +628,14 @@ def greedy_sibling_tree(p: Any, tokens: Sequence[int]) -> OutcomeTree:
     Returns
     -------
     OutcomeTree
-        Deterministic: a chain of :class:`~specproof.outcome.Choice` nodes ``child j`` (argmax is /
+        Deterministic: a chain of :class:`~specproof.laws.outcome.Choice` nodes ``child j`` (argmax is /
         is not t_j) ending in ``Leaf(argmax, True)`` at the first child holding the argmax, or in a
         ``greedy token`` node with ``Leaf(argmax, False)``. Row: ``p`` (input).
 
     Notes
     -----
     Tie rule: the argmax is the smallest id among the tokens of largest probability (as
-    :class:`~specproof.outcome.Choice` and ``Rows.argmax`` compute it); with repeated child
+    :class:`~specproof.laws.outcome.Choice` and ``Rows.argmax`` compute it); with repeated child
     tokens the first child holding the argmax is the one accepted.
 
     Examples
@@ -1154,7 +1154,7 @@ def block_verification_law(target: Any, draft: Any, gamma: int) -> BlockVerifica
     >>> law.token_expected_accepted, law.expected_accepted, law.upper_bound, law.lossless
     (Fraction(10, 9), Fraction(11, 9), Fraction(4, 3), True)
     """
-    from specproof.chain import verification_law
+    from specproof.laws.chain import verification_law
 
     _positive_int(gamma, "gamma")
     tmodel, dmodel = _model(target), _model(draft)
@@ -1228,7 +1228,7 @@ def block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree:
     ------
     InvalidDistribution
         Bad rows, or rows of different lengths; ``FloatNotExact`` (a subclass) for float rows:
-        make them exact first (``specproof.rational.from_floats``).
+        make them exact first (``specproof.laws.rational.from_floats``).
     InvalidVerifier
         gamma out of range.
 
@@ -1705,7 +1705,7 @@ def typical_block_certificate(target: Any, draft: Any, gamma: int, *, eps: Any =
     """A ``specproof.block-certificate/1`` document for typical acceptance over gamma drafts.
 
     The block tree composes :func:`typical_tree` at every accepted prefix
-    (:func:`specproof.outcome.block_tree`): draft from q, keep the draft iff it passes the
+    (:func:`specproof.laws.outcome.block_tree`): draft from q, keep the draft iff it passes the
     typical test (a ``given`` mask row after each prefix, decided exactly by
     :func:`typical_accepts`), else emit the target's argmax there; after gamma accepted drafts,
     the target's argmax. Its stream TV (from the target's joint law over gamma + 1 tokens) is
@@ -1737,7 +1737,7 @@ def typical_block_certificate(target: Any, draft: Any, gamma: int, *, eps: Any =
     """
     from specproof.certificate import build_block_certificate
     from specproof.checker import MAX_BLOCK_GAMMA
-    from specproof.outcome import block_tree
+    from specproof.laws.outcome import block_tree
 
     _positive_int(gamma, "gamma")
     if gamma > MAX_BLOCK_GAMMA:
