@@ -162,9 +162,9 @@ def _outcome_hostile(kb: int) -> dict[str, bytes]:
     thresholds of a row whose denominator is near the row limit; and a genuine standard tree."""
     from fractions import Fraction
 
-    from specproof.audit import position_law
+    from specproof.rules.audit import position_law
     from specproof.certificate import build_outcome_certificate
-    from specproof.policy import named_rule
+    from specproof.rules.policy import named_rule
 
     out = {}
     v = kb * 1000 // 40  # input rows of "1/V" entries, and one draw per token from a derived row

@@ -1,7 +1,7 @@
 """Measure specproof.conformance beside the engines' own statistical tests, on the same faults.
 
 Each fault of the engine-rules issue is a small vectorized NumPy sampler of one verification
-position (V = 10); its exact law comes from specproof.audit.position_law under the named rule.
+position (V = 10); its exact law comes from specproof.rules.audit.position_law under the named rule.
 For each sampler and each of R seeds this runs:
 
 - specproof.conformance (eps, alpha, power as printed; N chosen by the bound);
@@ -24,9 +24,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from specproof.audit import position_law
+from specproof.rules.audit import position_law
 from specproof.conformance import conformance_test, sample_size, six_sigma_counts
-from specproof.policy import named_rule
+from specproof.rules.policy import named_rule
 
 V = 10
 P = [Fraction(k, 55) for k in range(1, V + 1)]          # 1/55 .. 10/55

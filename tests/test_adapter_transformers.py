@@ -19,10 +19,10 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from specproof.adapters.transformers import block_law, edge_cases, read_logits, stream_tv  # noqa: E402
-from specproof.audit import block_law as rule_block_law  # noqa: E402
+from specproof.rules.audit import block_law as rule_block_law  # noqa: E402
 from specproof.cli import main  # noqa: E402
 from specproof.errors import InvalidDistribution, SpecProofError  # noqa: E402
-from specproof.policy import named_rule  # noqa: E402
+from specproof.rules.policy import named_rule  # noqa: E402
 
 NEG = float("-inf")
 

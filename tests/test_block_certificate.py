@@ -334,10 +334,10 @@ def test_typical_acceptance_blocks_are_certified_lossy(p, q, gamma, tv):
 @pytest.mark.parametrize("rule", ["standard", "le-float32-grid", "race-reuse"])
 def test_composed_rule_positions_give_the_audited_block_law(rule):
     # the chain under an engine rule, composed from its position trees, against audit.block_law
-    from specproof.audit import block_law, position_law
+    from specproof.rules.audit import block_law, position_law
     from specproof.certificate import build_block_certificate
     from specproof.laws.outcome import block_tree
-    from specproof.policy import named_rule
+    from specproof.rules.policy import named_rule
 
     p, q = ["1/6", "1/3", "1/2"], ["1/2", "1/4", "1/4"]
     law = block_law(p, q, 2, named_rule(rule))

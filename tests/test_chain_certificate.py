@@ -218,7 +218,7 @@ def _random_model(seed, v=3):
 def test_stop_token_chains_agree_with_the_audit_and_the_checker(seed):
     """Two independent implementations (chain.verification_law, audit.block_law) and the
     checker's own recount agree on random chains with stop tokens."""
-    from specproof.audit import block_law
+    from specproof.rules.audit import block_law
     from specproof.laws.chain import verification_law
 
     target, draft = _random_model(f"t{seed}"), _random_model(f"d{seed}")

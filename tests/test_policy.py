@@ -1,4 +1,4 @@
-"""Tests for specproof.policy: the rule value, processing steps, named rules."""
+"""Tests for specproof.rules.policy: the rule value, processing steps, named rules."""
 
 from fractions import Fraction as F
 
@@ -6,7 +6,7 @@ import pytest
 
 from specproof.errors import SpecProofError
 from specproof.laws.outcome import FLOAT32, CONTINUOUS
-from specproof.policy import (
+from specproof.rules.policy import (
     NAMED_RULES,
     Arithmetic,
     STANDARD,

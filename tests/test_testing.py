@@ -10,8 +10,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from specproof.audit import position_law  # noqa: E402
-from specproof.policy import named_rule  # noqa: E402
+from specproof.rules.audit import position_law  # noqa: E402
+from specproof.rules.policy import named_rule  # noqa: E402
 from specproof.errors import SpecProofError  # noqa: E402
 from specproof.testing import assert_law, assert_lossless, compare, law_difference, search_lossy  # noqa: E402
 from specproof.trace import UnmodelledRandomness  # noqa: E402

@@ -445,7 +445,7 @@ def build_outcome_certificate(
     Parameters
     ----------
     tree : specproof.laws.outcome.OutcomeTree
-        For example :func:`specproof.audit.position_tree` of a rule. Its rows named in
+        For example :func:`specproof.rules.audit.position_tree` of a rule. Its rows named in
         ``tree.recipes`` with kind ``input`` or ``given`` (and rows without a recipe, which
         count as given) carry their values; the checker re-derives every other row.
     name, statement : str

@@ -1388,7 +1388,7 @@ def _check_outcome(cert, where):
     compares the claimed law, the mass of outputs outside [0, V), alpha (the accepted leaves'
     mass), the TV from the reference row, and the claim ``lossless`` (TV = 0).
 
-    What is trusted: that the tree is the verifier's program (built by specproof.audit from the
+    What is trusted: that the tree is the verifier's program (built by specproof.rules.audit from the
     rule, not re-derived here) and the values of ``given`` rows. The facts name the input rows
     the tree reads and how the reference derives from p, so that both can be shown.
     """

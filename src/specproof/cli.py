@@ -869,7 +869,7 @@ def _add_audit_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _audit_rule(text: str):
-    from specproof.policy import NAMED_RULES, rule_from_dict, named_rule
+    from specproof.rules.policy import NAMED_RULES, rule_from_dict, named_rule
 
     if text.endswith(".json") and text not in NAMED_RULES:
         try:
@@ -882,7 +882,7 @@ def _audit_rule(text: str):
 
 
 def _audit_position(p, q, rule, proposal=None) -> dict:
-    from specproof.audit import position_law
+    from specproof.rules.audit import position_law
     from specproof.laws.rational import format_fraction as ff
 
     law = position_law(p, q, rule, proposal=proposal)
@@ -917,7 +917,7 @@ def _arithmetic_note(rule, vocab_size: int) -> str:
 def _audit_certificate(p, q, name: str, rule, proposal=None, provenance=None, label: str = "") -> dict:
     """The outcome certificate of one audited position (see
     :func:`specproof.certificate.build_outcome_certificate`)."""
-    from specproof.audit import position_law
+    from specproof.rules.audit import position_law
 
     tree = position_law(p, q, rule, proposal=proposal).tree  # the tree the audit reports
     what = f"{label}: " if label else ""
@@ -972,7 +972,7 @@ def _audit_report(name: str, out: dict) -> str:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    from specproof.policy import NAMED_RULES
+    from specproof.rules.policy import NAMED_RULES
 
     if args.list:
         if args.json:
@@ -1004,7 +1004,7 @@ def _audit(args: argparse.Namespace) -> int:
         doc = _audit_certificate(p, q, name, rule, proposal, {"target": args.target, "draft": args.draft})
         out["certificate"] = str(certificate.write(doc, args.certificate))
     if args.gamma is not None:
-        from specproof.audit import block_law
+        from specproof.rules.audit import block_law
         from specproof.laws.rational import format_fraction as ff
 
         block = block_law(p, q, args.gamma, rule, stop_tokens=args.stop_token, proposal=proposal)
@@ -1024,7 +1024,7 @@ def _audit(args: argparse.Namespace) -> int:
             doc = _rule_block_certificate(p, q, name, rule, args, block, proposal)
             out["block_certificate"] = str(certificate.write(doc, args.block_certificate))
     if args.drafted is not None:
-        from specproof.audit import given_block_law
+        from specproof.rules.audit import given_block_law
         from specproof.laws.rational import format_fraction as ff
 
         n = len(args.drafted)
@@ -1039,7 +1039,7 @@ def _audit(args: argparse.Namespace) -> int:
             "expected_counted": ff(given.expected_counted),
         }
     if args.search:
-        from specproof.audit import search_counterexample
+        from specproof.rules.audit import search_counterexample
         from specproof.laws.rational import format_fraction as ff
 
         with tqdm(unit="pair", file=sys.stderr, disable=None, desc="search V <= 4, d <= 8, then 1000 random") as bar:
@@ -1071,7 +1071,7 @@ def _audit_size_guard(args: argparse.Namespace, p, q) -> None:
     if prefixes > AUDIT_MAX_PREFIXES:
         raise _Usage(f"--gamma {args.gamma} with {support} draftable tokens enumerates up to {support}^{args.gamma} = "
                      f"{prefixes} drafted blocks, above {AUDIT_MAX_PREFIXES}: use a smaller gamma, or the Python API "
-                     "(specproof.audit.block_law, specproof.laws.variants) with a budget of your own")
+                     "(specproof.rules.audit.block_law, specproof.laws.variants) with a budget of your own")
     if args.block_certificate and prefixes * v > AUDIT_MAX_CERTIFIED:
         raise _Usage(f"--block-certificate at gamma {args.gamma}: about {support}^{args.gamma} x V = {prefixes * v} "
                      f"branches, above {AUDIT_MAX_CERTIFIED} (the certificate would take minutes and many MB)")
@@ -1079,8 +1079,8 @@ def _audit_size_guard(args: argparse.Namespace, p, q) -> None:
 
 def _rule_block_certificate(p, q, name: str, rule, args: argparse.Namespace, block, proposal) -> dict:
     """The block certificate of the chain under ``rule``: each accepted prefix's position tree
-    (:func:`specproof.audit.position_tree`), composed by :func:`specproof.laws.outcome.block_tree`."""
-    from specproof.audit import position_tree
+    (:func:`specproof.rules.audit.position_tree`), composed by :func:`specproof.laws.outcome.block_tree`."""
+    from specproof.rules.audit import position_tree
     from specproof.laws.outcome import InvalidTree, block_tree
 
     if args.stop_token or proposal is not None:

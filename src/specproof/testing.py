@@ -164,7 +164,7 @@ class Comparison:
     Attributes
     ----------
     verdict : {"lossless", "float-faithful", "lossy"}
-        See :mod:`specproof.faithful`.
+        See :mod:`specproof.rules.faithful`.
     tv : Fraction
         Exact TV from the target's law (a block: the stream's first gamma + 1 tokens against the
         target's joint law).
@@ -185,7 +185,7 @@ class Comparison:
         Runs and the modelling assumptions of the trace.
     caveats : tuple of str
     equivalents : int
-        How many other float-ideal members give the same law (see :class:`~specproof.faithful.Judgement`).
+        How many other float-ideal members give the same law (see :class:`~specproof.rules.faithful.Judgement`).
     degenerate : bool
         A target row was degenerate (NaN, inf, all zero): no valid law, every output a fault.
     """
@@ -313,7 +313,7 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
     Notes
     -----
     A *degenerate* target row (a NaN or infinite entry, or all zero:
-    :func:`specproof.faithful.degenerate`) is not refused: the sampler is traced on it as given and
+    :func:`specproof.rules.faithful.degenerate`) is not refused: the sampler is traced on it as given and
     its law is judged against no valid law, so the verdict is ``lossy`` with TV 1, every emitted
     output (ids outside [0, V) included) is in ``differing`` and ``outside_support`` is 1, and the
     report names the row. A sampler that raises on such a row raises
@@ -322,7 +322,7 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
 
     References
     ----------
-    Leviathan et al. 2023, Algorithm 1 and Appendix A.1; the family: :mod:`specproof.faithful`.
+    Leviathan et al. 2023, Algorithm 1 and Appendix A.1; the family: :mod:`specproof.rules.faithful`.
 
     Examples
     --------
@@ -338,7 +338,7 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
     >>> c.arithmetic
     'u < fl32(p/q), residual fl32(max(p - q, 0)) as weights, float32 coin on [0, 1)'
     """
-    from specproof.faithful import judge
+    from specproof.rules.faithful import judge
 
     gamma = _gamma_of(target, gamma, draft)
     if progress is True:
@@ -369,7 +369,7 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
 def _differential(traced: Trace, plain: Callable[..., Any], target: Any, draft: Any, gamma: int | None,
                   numpy_rng: str | None, max_runs: int, check_pieces: bool) -> Comparison:
     """A speculative step's law against the plain sampler's, drawn token by token on the same rows."""
-    from specproof.faithful import _model, _outside_support, _stream, _token
+    from specproof.rules.faithful import _model, _outside_support, _stream, _token
 
     tmodel = _model(target)
     if not callable(target) and hasattr(target, "shape") and hasattr(target, "__getitem__"):
@@ -533,7 +533,7 @@ def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_v
                  numpy_rng: str | None = None, max_pairs: int = 5_000, max_runs: int = 200_000,
                  progress: Callable[[int], Any] | None = None) -> Counterexample | None:
     """The smallest small rational input on which ``sampler`` is judged ``lossy`` (as
-    :func:`specproof.audit.search_counterexample` does for rules).
+    :func:`specproof.rules.audit.search_counterexample` does for rules).
 
     Pairs (p, q) are tried by vocabulary size V = 2..``max_vocab``, then by the larger of their
     denominators (1..``max_denominator``), then in order; each row is given to the sampler as a

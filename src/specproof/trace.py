@@ -118,7 +118,7 @@ transformers' does) is traced over every drafted block, ``V^gamma`` of them, eac
 ``4^gamma`` coin pieces: measured 829 runs at V = 16, gamma = 1; 6,249 at V = 8, gamma = 2;
 13,717 at V = 4, gamma = 3; 37,841 at V = 16, gamma = 2 (0.4 to 10 ms a run on a loaded 2-core
 machine). V = 64 with gamma = 4 is out of reach for a black box (the law alone can have 64^5
-blocks); compute such a rule's law with :func:`specproof.audit.block_law` instead. ``max_runs``
+blocks); compute such a rule's law with :func:`specproof.rules.audit.block_law` instead. ``max_runs``
 bounds the work.
 
 Not thread-safe: the patches are process-wide while a trace runs.
@@ -596,7 +596,7 @@ def _race_mode(run: _Run) -> Any:
             raise UnmodelledRandomness(
                 "the exponential draw E from Tensor.exponential_ divides a second weight tensor: two races sharing "
                 "one noise E are correlated, which specproof.trace does not model (the rule race-reuse in "
-                "specproof.policy computes that law); draw a fresh E for each race")
+                "specproof.rules.policy computes that law); draw a fresh E for each race")
         if tuple(e.shape) != draw.shape:
             refuse_exp("a view of E as the divisor")
         if not isinstance(w, torch.Tensor):

@@ -309,7 +309,7 @@ class Bound:
 
 def _float_ratio(a: Fraction, b: Fraction, dtype: str) -> Fraction:
     """``fl(a / b)`` in ``dtype``; an overflow (``+inf``) is returned as 2, above every coin."""
-    from specproof.floats import FORMATS
+    from specproof.rules.floats import FORMATS
 
     if b == 0:
         raise InvalidTree(f"float ratio threshold {a}/{b} divides by 0")
@@ -324,7 +324,7 @@ def _float_product_threshold(a: Fraction, b: Fraction, dtype: str, coin: "CoinMo
     24-bit grid, float64 for 53 bits), as PyTorch and NumPy promote; rounding is monotone, so the
     coins that pass are the grid's first K points, found by bisection on exact products.
     """
-    from specproof.floats import FORMATS
+    from specproof.rules.floats import FORMATS
 
     if coin.bits is None:
         raise InvalidTree(f"the product test fl(u * q) {comparison} p needs a float-grid coin, not {coin.name}")
@@ -539,7 +539,7 @@ class Node:
 
 
 class Builder:
-    """Base of the tree builders (:mod:`specproof.audit`, :mod:`specproof.laws.variants`): a branch's
+    """Base of the tree builders (:mod:`specproof.rules.audit`, :mod:`specproof.laws.variants`): a branch's
     probability always comes from its primitive on :attr:`rows`, and a branch of probability 0
     is left out (its child, which may be given as a thunk, is then never built)."""
 

@@ -21,7 +21,7 @@ Rules and the engine code they were read from (semantics restated, no code copie
   (``max/python/max/nn/sampling/rejection_sampler.py``: reject iff the draft logit exceeds the
   target logit by more than ``eps``; the first rejected position is re-sampled from the target).
 - :func:`typical_acceptance_law` -- Medusa's typical acceptance (:func:`specproof.laws.variants.typical_law`).
-- :func:`match_law` -- sampler-match (:func:`specproof.audit.position_law` with
+- :func:`match_law` -- sampler-match (:func:`specproof.rules.audit.position_law` with
   ``Rule(acceptance="match")``): lossless, alpha = sum p q.
 
 :func:`relaxed_block_law` gives any of them over a chain of gamma drafts (rows may depend on the
@@ -633,7 +633,7 @@ def typical_acceptance_law(p: Any, q: Any, eps: Any = Fraction(9, 100), delta: A
 def match_law(p: Any, q: Any) -> RelaxedLaw:
     """Sampler-match: accept iff an independent target sample equals the draft; emit that sample.
 
-    Computed by :func:`specproof.audit.position_law` with ``Rule(acceptance="match")``.
+    Computed by :func:`specproof.rules.audit.position_law` with ``Rule(acceptance="match")``.
 
     Returns
     -------
@@ -646,8 +646,8 @@ def match_law(p: Any, q: Any) -> RelaxedLaw:
     >>> law.alpha, law.lossless
     (Fraction(5, 16), True)
     """
-    from specproof.audit import position_law
-    from specproof.policy import Rule
+    from specproof.rules.audit import position_law
+    from specproof.rules.policy import Rule
 
     pv, qv = _pair(p, q)
     pos = position_law(pv, qv, Rule(acceptance="match"))

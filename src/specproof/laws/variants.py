@@ -1764,7 +1764,7 @@ def typical_block_certificate(target: Any, draft: Any, gamma: int, *, eps: Any =
 
 # --------------------------------------------------------------------------- one summary per verifier (CLI)
 
-#: Verifiers of :func:`audit_summary` (``chain`` is :mod:`specproof.audit`'s own path).
+#: Verifiers of :func:`audit_summary` (``chain`` is :mod:`specproof.rules.audit`'s own path).
 VERIFIERS = ("block", "multidraft", "tree", "typical")
 
 

@@ -1,4 +1,4 @@
-"""Exact laws of a verifier under a :class:`~specproof.policy.Rule`, and counterexample search.
+"""Exact laws of a verifier under a :class:`~specproof.rules.policy.Rule`, and counterexample search.
 
 :func:`position_tree` writes one verification position as an
 :class:`~specproof.laws.outcome.OutcomeTree` of primitive events (draw the draft, a coin against a
@@ -29,8 +29,8 @@ from typing import Any, Callable, Sequence
 
 from specproof.errors import InvalidDistribution, ResidualUndefined
 from specproof.laws.outcome import Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven, Rows
-from specproof.policy import STANDARD, Rule
-from specproof.floats import FLOAT32
+from specproof.rules.policy import STANDARD, Rule
+from specproof.rules.floats import FLOAT32
 from specproof.laws.rational import as_distribution
 
 __all__ = ["position_tree", "PositionLaw", "position_law", "BlockRuleLaw", "block_law", "GivenBlockRuleLaw",
@@ -382,7 +382,7 @@ def position_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = None)
 
     Examples
     --------
-    >>> from specproof.policy import named_rule
+    >>> from specproof.rules.policy import named_rule
     >>> law = position_law(["9/10", "1/10"], ["1/10", "9/10"], named_rule("accept-all"))
     >>> law.law, law.tv, law.alpha, law.textbook_alpha
     ((Fraction(1, 10), Fraction(9, 10)), Fraction(4, 5), Fraction(1, 1), Fraction(1, 5))
@@ -915,7 +915,7 @@ def search_counterexample(rule: Rule, *, max_vocab: int = 4, max_denominator: in
 
     Examples
     --------
-    >>> from specproof.policy import named_rule
+    >>> from specproof.rules.policy import named_rule
     >>> found = search_counterexample(named_rule("resample-from-target"), max_vocab=2, max_denominator=2)
     >>> found.smallest.p, found.smallest.q, found.smallest.tv
     ((Fraction(1, 2), Fraction(1, 2)), (Fraction(0, 1), Fraction(1, 1)), Fraction(1, 4))

@@ -8,7 +8,7 @@ replaced or floored, the uniform is reused, the draft was drawn from another law
 the ratio, the block runs past its stop token. :class:`Rule` names each of these choices; its
 default is the textbook rule. :func:`named_rule` gives the rules of the public reports.
 
-The exact law under a rule is computed by :mod:`specproof.audit`; a rule never touches a float.
+The exact law under a rule is computed by :mod:`specproof.rules.audit`; a rule never touches a float.
 
 References
 ----------
@@ -179,7 +179,7 @@ class Arithmetic:
         The format the rows are held and computed in. ``"exact"``: rational arithmetic (the
         papers' verifier). A float format: the target's and the draft's rows are rounded to it
         (a row that is already in the format is unchanged), and every operation below is the
-        exact result rounded to nearest, ties to even (:mod:`specproof.floats`).
+        exact result rounded to nearest, ties to even (:mod:`specproof.rules.floats`).
     test : {"ratio", "product"}
         The form of the accept test, with the rule's comparison ``<`` or ``<=``: ``"ratio"``
         compares the coin with ``fl(p(x) / q(x))``; ``"product"`` compares ``fl(u * q(x))`` with
@@ -225,8 +225,8 @@ class Arithmetic:
         return self.dtype == "exact"
 
     def format(self):
-        """The :class:`~specproof.floats.FloatFormat` of ``dtype`` (None when exact)."""
-        from specproof.floats import FORMATS
+        """The :class:`~specproof.rules.floats.FloatFormat` of ``dtype`` (None when exact)."""
+        from specproof.rules.floats import FORMATS
 
         return FORMATS.get(self.dtype)
 
@@ -328,7 +328,7 @@ class Rule:
         flags (non-causal: counts passes after the first rejection).
     acceptance_rate : {"per-draft", "per-emitted"}
         How the engine reports its acceptance rate: counted drafts over gamma, or over the
-        emitted tokens (a biased stand-in; see :func:`specproof.audit.acceptance_rate`).
+        emitted tokens (a biased stand-in; see :func:`specproof.rules.audit.acceptance_rate`).
     arithmetic : Arithmetic
         The arithmetic of the accept test and the residual (default exact; the named rules of
         real code use that code's float arithmetic).

@@ -20,7 +20,7 @@ Every combination of:
 
 ============== ==================================================================================
 rows and steps float32, float64, bfloat16, float16 (each operation IEEE-rounded, see
-               :class:`~specproof.policy.Arithmetic`), and exact arithmetic on the grid coin
+               :class:`~specproof.rules.policy.Arithmetic`), and exact arithmetic on the grid coin
 accept test    ``u < fl(p/q)``, ``u <= fl(p/q)``, ``fl(u * q) < p``, ``fl(u * q) <= p``
 coin           float32 grid on [0, 1) (``torch.rand``), float64 grid on [0, 1)
                (``Generator.random``), and both grids on (0, 1] (``1 - rand()``)
@@ -54,7 +54,7 @@ from typing import Any, Callable, Mapping, Sequence
 from specproof.errors import InvalidDistribution, ResidualUndefined, SpecProofError
 from specproof.laws.outcome import FLOAT32 as COIN32
 from specproof.laws.outcome import FLOAT32_OPEN_CLOSED, coin_model
-from specproof.policy import Arithmetic, Rule, UnsupportedRule
+from specproof.rules.policy import Arithmetic, Rule, UnsupportedRule
 
 __all__ = ["Member", "FAMILY", "Judgement", "judge", "member_law", "target_law", "DegenerateRow", "degenerate"]
 
@@ -123,7 +123,7 @@ def _model(rows: Any) -> Callable[[Prefix], Any]:
 
 def _exact_row(values: Any, what: str) -> tuple[Fraction, ...]:
     """The row's entries at their exact values (floats, tensors, arrays or rationals)."""
-    from specproof.audit import _float_row
+    from specproof.rules.audit import _float_row
 
     return _float_row(values, what)[0]
 
@@ -226,7 +226,7 @@ def member_law(member: Member, target: Any, draft: Any, gamma: int | None = None
     ResidualUndefined
         The member rejects with an empty residual (a coin on (0, 1] at ``p == q``).
     """
-    from specproof.audit import block_law, position_law
+    from specproof.rules.audit import block_law, position_law
 
     rule = member.rule
     tmodel, dmodel = _model(target), _model(draft)
