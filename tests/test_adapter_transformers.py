@@ -1,4 +1,4 @@
-"""specproof.adapters.transformers and ``specproof trace transformers``: the installed transformers'
+"""specproof.trace.adapters.transformers and ``specproof trace transformers``: the installed transformers'
 ``_speculative_sampling`` traced on edge inputs.
 
 Exact values are asserted only where the float softmax is exact on every CPU (equal logits and
@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from specproof.adapters.transformers import block_law, edge_cases, read_logits, stream_tv  # noqa: E402
+from specproof.trace.adapters.transformers import block_law, edge_cases, read_logits, stream_tv  # noqa: E402
 from specproof.rules.audit import block_law as rule_block_law  # noqa: E402
 from specproof.cli import main  # noqa: E402
 from specproof.errors import InvalidDistribution, SpecProofError  # noqa: E402
@@ -150,7 +150,7 @@ def test_cli_json_verdicts_and_exit_codes(tmp_path, capsys):
 
 
 def test_import_specproof_does_not_import_torch_or_transformers():
-    code = ("import sys, specproof, specproof.trace, specproof.cli; "
+    code = ("import sys, specproof, specproof.trace.tracer, specproof.cli; "
             "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

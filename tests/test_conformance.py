@@ -1,4 +1,4 @@
-"""specproof.conformance: the L1/TV test with a guaranteed false-alarm rate and power (fixed seeds)."""
+"""specproof.trace.conformance: the L1/TV test with a guaranteed false-alarm rate and power (fixed seeds)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from specproof.rules.audit import position_law
-from specproof.conformance import conformance_test, sample_size, six_sigma_counts
+from specproof.trace.conformance import conformance_test, sample_size, six_sigma_counts
 from specproof.errors import SpecProofError
 from specproof.rules.policy import named_rule
 

@@ -2,7 +2,7 @@
 
 Each section writes a small PyTorch sampler that reproduces one public report's *mechanism* (not
 its code), its correct twin, and asserts: the fault's exact TV on a minimal input (found by
-:func:`specproof.testing.search_lossy`, or by hand where the fault needs sampling parameters or
+:func:`specproof.trace.testing.search_lossy`, or by hand where the fault needs sampling parameters or
 prefix-dependent rows, which the search does not vary; each test says which), the verdict that
 catches it, and the twin passing. Faults about sampling parameters are judged differentially,
 against the engine's plain sampler applying the same parameters
@@ -19,8 +19,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from specproof.testing import compare, search_lossy  # noqa: E402
-from specproof.trace import SamplerRaised, trace  # noqa: E402
+from specproof.trace.testing import compare, search_lossy  # noqa: E402
+from specproof.trace.tracer import SamplerRaised, trace  # noqa: E402
 
 T = torch.tensor
 

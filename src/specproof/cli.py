@@ -202,7 +202,7 @@ def _library_findings(inputs: Sequence[str] | None = None) -> dict[str, Any]:
     try:
         import transformers
 
-        from specproof.adapters.transformers import block_law, edge_cases
+        from specproof.trace.adapters.transformers import block_law, edge_cases
     except ImportError as exc:
         return {"library": "transformers", "skipped": f"not installed ({exc.name}); the 'models' extra has it"}
     cases = edge_cases()
@@ -218,7 +218,7 @@ def _library_findings(inputs: Sequence[str] | None = None) -> dict[str, Any]:
 def _findings_text(findings: dict[str, Any]) -> str:
     if "skipped" in findings:
         return f"Measured finding about {findings['library']}: skipped, {findings['skipped']}."
-    lines = [f"Measured (traced by specproof.trace, not a theorem): {findings['library']} {findings['version']} "
+    lines = [f"Measured (traced by specproof.trace.tracer, not a theorem): {findings['library']} {findings['version']} "
              f"{findings['function']}, V = {findings['vocab_size']}, gamma = {findings['gamma']}; exact TV of the "
              "first gamma + 1 output tokens from the target's joint law:"]
     lines += [f"  {c['input']}: {c['verdict']}, TV {c['tv']}" for c in findings["cases"]]
@@ -1196,7 +1196,7 @@ _COMMANDS = {"prove": _prove, "check": _check, "transcript": _transcript, "fixtu
 def _add_trace_parser(sub: argparse._SubParsersAction) -> None:
     tc = sub.add_parser(
         "trace", help="the exact law of a real library's speculative sampler, by controlled re-execution",
-        description="Run a library's verifier under specproof.trace (every random number supplied by specproof) "
+        description="Run a library's verifier under specproof.trace.tracer (every random number supplied by specproof) "
         "and print the exact law of the emitted block, its exact TV from the target's joint law and a verdict. "
         "Exit 0 lossless, 1 lossy, 2 usage or bad input.")
     lib = tc.add_subparsers(dest="library", required=True, metavar="LIBRARY")
@@ -1293,7 +1293,7 @@ def _comparison_json(result) -> dict:
 
 
 def _trace_python(args: argparse.Namespace) -> int:
-    from specproof import testing
+    from specproof.trace import testing
 
     func = _load_function(args.function)
     if args.max_runs < 1:
@@ -1380,7 +1380,7 @@ def _trace(args: argparse.Namespace) -> int:
     if args.library == "python":
         return _trace_python(args)
     try:
-        from specproof.adapters import transformers as hf
+        from specproof.trace.adapters import transformers as hf
     except ImportError as exc:  # pragma: no cover - the models extra is missing
         raise _Usage(f"specproof trace transformers needs torch and transformers (the 'models' extra): {exc}")
     t = hf.read_logits(args.target_logits, "--target-logits")

@@ -559,7 +559,7 @@ _DISCRETE = frozenset({"floor", "ceil", "round", "trunc", "long", "int", "bool",
 _ORDERINGS = frozenset({"argmax", "argmin", "sort", "argsort", "topk", "kthvalue", "msort", "max", "min", "median",
                         "mode", "nanmedian", "unique", "cummax", "cummin"})
 _RACE_HINT = ("use torch.multinomial(w, 1) for a categorical draw, or the exponential race "
-              "argmax(w / torch.empty_like(w).exponential_(), dim=-1), which specproof.trace models exactly")
+              "argmax(w / torch.empty_like(w).exponential_(), dim=-1), which specproof.trace.tracer models exactly")
 
 
 def _fname(func: Any) -> str:
@@ -587,7 +587,7 @@ def _race_mode(run: _Run) -> Any:
                 "reciprocal": "; write w / E rather than w * E.reciprocal()",
                 "mul": "; write w / E rather than w * (1 / E)"}.get(name.rstrip("_"), "")
         raise UnmodelledRandomness(
-            f"the exponential draw E from Tensor.exponential_ is used by {name}: specproof.trace models only the "
+            f"the exponential draw E from Tensor.exponential_ is used by {name}: specproof.trace.tracer models only the "
             "exponential race argmax(w / E, dim=-1) (E divides a weight tensor w once, by w / E, w.div(E), "
             f"w.div_(E) or torch.div(w, E), and the quotient is used only by argmax over its last dimension){hint}")
 
@@ -595,7 +595,7 @@ def _race_mode(run: _Run) -> Any:
         if draw.resolved:
             raise UnmodelledRandomness(
                 "the exponential draw E from Tensor.exponential_ divides a second weight tensor: two races sharing "
-                "one noise E are correlated, which specproof.trace does not model (the rule race-reuse in "
+                "one noise E are correlated, which specproof.trace.tracer does not model (the rule race-reuse in "
                 "specproof.rules.policy computes that law); draw a fresh E for each race")
         if tuple(e.shape) != draw.shape:
             refuse_exp("a view of E as the divisor")
@@ -691,7 +691,7 @@ def _race_mode(run: _Run) -> Any:
                 if (dim is None and ndim == 1) or (dim is not None and int(dim) % ndim == ndim - 1):
                     return func(*args, **kwargs)
             raise UnmodelledRandomness(
-                f"the quotient w / E of an exponential race is used by {name}: specproof.trace models only its "
+                f"the quotient w / E of an exponential race is used by {name}: specproof.trace.tracer models only its "
                 "argmax over the last dimension (one race per row); its values are not modelled (the tracer sets E "
                 "to decide the winner)")
 
@@ -780,7 +780,7 @@ _PY_RANDOM = ("random", "uniform", "randint", "randrange", "choice", "choices", 
 
 def _refuser(name: str, hint: str = "") -> Callable:
     def refuse(*args, **kwargs):
-        raise UnmodelledRandomness(f"the sampler called {name}, which specproof.trace does not model{hint}; "
+        raise UnmodelledRandomness(f"the sampler called {name}, which specproof.trace.tracer does not model{hint}; "
                                    "modelled: torch.rand, torch.rand_like, Tensor.uniform_, torch.multinomial, "
                                    "torch.randint, Tensor.exponential_ (as a race argmax(w / E)), and the provided "
                                    "NumPy generator's random/uniform/choice")
@@ -1083,13 +1083,13 @@ class _Tracer:
             return self._run_once(prefix)
         if _states(self.generator) != before:
             raise UnmodelledRandomness(
-                "the sampler drew randomness through a path specproof.trace did not intercept (PyTorch's default "
+                "the sampler drew randomness through a path specproof.trace.tracer did not intercept (PyTorch's default "
                 "generator, NumPy's global generator, Python's random module or the provided generator changed "
                 "state during a run): for example torch.nn.functional.dropout, a C++ kernel, or a random function "
                 "bound before tracing")
         if any(not d.resolved for d in set(r.exp.values())):
             raise UnmodelledRandomness(
-                "the sampler drew E with Tensor.exponential_ but never divided a weight tensor by it: specproof.trace "
+                "the sampler drew E with Tensor.exponential_ but never divided a weight tensor by it: specproof.trace.tracer "
                 "models Tensor.exponential_ only as the exponential race argmax(w / E, dim=-1)")
         if len(r.slots) < len(prefix):
             raise NotPiecewiseConstant(
@@ -1109,7 +1109,7 @@ class _Tracer:
             msg += (f" (stopped while bisecting {what} on uniform #{n} from {call}, {breaks} breakpoints found there "
                     f"so far, {len(self._where)} uniforms deep)")
         return msg + ("; the number of runs grows exponentially with the number of random draws (see the Cost "
-                      "section of specproof.trace): raise max_runs, or trace fewer positions or a smaller vocabulary")
+                      "section of specproof.trace.tracer): raise max_runs, or trace fewer positions or a smaller vocabulary")
 
     @staticmethod
     def _describe(prefix: tuple[int, ...]) -> str:
@@ -1169,7 +1169,7 @@ class _Tracer:
                 raise NotPiecewiseConstant(
                     f"uniform #{len(prefix)} (from {slot.call}, grid 2^{slot.bits}) is not monotone: the same outcome "
                     f"on grid indices [{a0}, {b0}] and again on [{a}, {b}] with another outcome between; "
-                    "specproof.trace needs every outcome on one interval (a uniform used only in comparisons "
+                    "specproof.trace.tracer needs every outcome on one interval (a uniform used only in comparisons "
                     "with thresholds, e.g. u < p/q or an inverse CDF)")
             seen[hv] = (a, b)
         return pieces

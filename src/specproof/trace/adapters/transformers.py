@@ -14,7 +14,7 @@ ensemble weight ``w`` the ratio is ``1 - w + w p_i / q_i`` (lossy by design). 4.
 ``is_done_candidate`` instead of the ensemble weight; this adapter reads the signature and passes
 the ensemble weight only where it exists.
 
-:func:`block_law` runs that function under :func:`specproof.trace.trace`: the drafts are drawn by
+:func:`block_law` runs that function under :func:`specproof.trace.tracer.trace`: the drafts are drawn by
 ``torch.multinomial`` from the draft's softmax rows, then the function verifies them (batch 1,
 gamma >= 1). The result is the exact law of the emitted block (accepted drafts then one token),
 its exact TV from the target's joint law and a lossless verdict, under the tracer's modelling
@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from specproof.errors import InvalidDistribution, SpecProofError
-from specproof.trace import stream_tv, trace
+from specproof.trace.tracer import stream_tv, trace
 
 __all__ = ["TransformersBlockLaw", "block_law", "read_logits", "edge_cases", "stream_tv", "versions"]
 
@@ -208,12 +208,12 @@ def block_law(target_logits: Any, draft_logits: Any, *, ensemble_weight: float |
     dtype : {"float32", "float64"}
         The dtype of the logits tensors (models emit float32; the coin follows the dtype).
     max_runs : int
-        Budget of re-runs (see :mod:`specproof.trace`).
+        Budget of re-runs (see :mod:`specproof.trace.tracer`).
     check_pieces : bool
-        As :func:`specproof.trace.trace` (False: fewer runs, under a stronger assumption, which
+        As :func:`specproof.trace.tracer.trace` (False: fewer runs, under a stronger assumption, which
         holds for this function: its thresholds are computed before its coins are drawn).
     read_thresholds : bool
-        As :func:`specproof.trace.trace` (default True: the coins' breakpoints read from their comparisons).
+        As :func:`specproof.trace.tracer.trace` (default True: the coins' breakpoints read from their comparisons).
 
     Returns
     -------
@@ -229,7 +229,7 @@ def block_law(target_logits: Any, draft_logits: Any, *, ensemble_weight: float |
     Notes
     -----
     Cost: every drafted block is enumerated, about ``V^gamma * 4^gamma * V`` runs at most
-    (see :mod:`specproof.trace`; measured 517 to 1,413 runs at V = 4, gamma = 2, 11,169 at V = 64,
+    (see :mod:`specproof.trace.tracer`; measured 517 to 1,413 runs at V = 4, gamma = 2, 11,169 at V = 64,
     gamma = 1, 37,841 at V = 16, gamma = 2). V = 64 with gamma = 4 is out of reach. A drafted token with ``q(x) > 0`` and ``p(x) = 0`` is accepted when the coin is 0
     (``0 <= 0``): probability ``q(x) 2^-24`` each time, the reason the default verifier is not
     exactly lossless.
