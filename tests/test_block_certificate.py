@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specproof import checker
-from specproof.certificate import dumps
+from specproof.certify.certificate import dumps
 from specproof.laws.variants import block_verification_certificate, block_verification_law
 
 R = checker.Reason
@@ -262,7 +262,7 @@ def test_masses_threshold_by_hand():
 
 
 def test_bundles_hold_block_certificates_of_one_kind():
-    from specproof.certificate import build_bundle, build_certificate
+    from specproof.certify.certificate import build_bundle, build_certificate
 
     blocks = [block_verification_certificate(*PAPER, g) for g in (1, 2)]
     verdict = _check(build_bundle(blocks, name="b", statement="s"))
@@ -335,7 +335,7 @@ def test_typical_acceptance_blocks_are_certified_lossy(p, q, gamma, tv):
 def test_composed_rule_positions_give_the_audited_block_law(rule):
     # the chain under an engine rule, composed from its position trees, against audit.block_law
     from specproof.rules.audit import block_law, position_law
-    from specproof.certificate import build_block_certificate
+    from specproof.certify.certificate import build_block_certificate
     from specproof.laws.outcome import block_tree
     from specproof.rules.policy import named_rule
 

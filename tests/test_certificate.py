@@ -1,4 +1,4 @@
-"""Tests for specproof.certificate."""
+"""Tests for specproof.certify.certificate."""
 
 from fractions import Fraction
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from specproof.laws import exact
-from specproof.certificate import STATEMENT, build_bundle, build_certificate, dumps, write
+from specproof.certify.certificate import STATEMENT, build_bundle, build_certificate, dumps, write
 from specproof.checker import check
 from specproof.errors import InvalidDistribution
 from specproof.laws.rational import from_floats

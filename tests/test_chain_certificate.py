@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specproof.certificate import build_chain_certificate, dumps, exact_text, parse_exact
+from specproof.certify.certificate import build_chain_certificate, dumps, exact_text, parse_exact
 from specproof.laws.chain import verification_law
 from specproof.checker import Reason, check
 from specproof.errors import InvalidDistribution

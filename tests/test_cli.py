@@ -51,12 +51,12 @@ def test_python_dash_m():
 # ---------------------------------------------------------------- prove / check / transcript
 
 
-from specproof.certificate import build_certificate, write  # noqa: E402
+from specproof.certify.certificate import build_certificate, write  # noqa: E402
 
 
 def test_prove_all_writes_and_summarizes(tmp_path, capsys, monkeypatch):
     # the CLI wiring on two quick theorems; tests/test_theorems.py runs every theorem once
-    from specproof import theorems
+    from specproof.certify import theorems
 
     from specproof import cli
 
@@ -236,7 +236,7 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from specproof import checker  # noqa: E402
-from specproof.certificate import build_bundle, build_compact_certificate  # noqa: E402
+from specproof.certify.certificate import build_bundle, build_compact_certificate  # noqa: E402
 from specproof.cli import COMPACT_ABOVE, _verify  # noqa: E402
 
 
@@ -479,7 +479,7 @@ def test_prove_all_in_one_process_and_in_worker_processes_writes_the_committed_f
     # bytes, keep the summary order, print one progress line per task and a time per theorem
     from pathlib import Path
 
-    from specproof import theorems
+    from specproof.certify import theorems
 
     from specproof import cli
 
@@ -513,7 +513,7 @@ def test_prove_jobs_usage_errors(argv, capsys):
 
 
 def test_json_output_of_prove_all_and_errors(tmp_path, capsys, monkeypatch):
-    from specproof import theorems
+    from specproof.certify import theorems
 
     from specproof import cli
 

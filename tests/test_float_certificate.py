@@ -14,7 +14,7 @@ import pytest
 
 from specproof import checker
 from specproof.rules.audit import position_law
-from specproof.certificate import build_outcome_certificate, dumps
+from specproof.certify.certificate import build_outcome_certificate, dumps
 from specproof.errors import ResidualUndefined
 from specproof.rules.faithful import FAMILY
 from specproof.rules.floats import FORMATS

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from specproof import transcript
-from specproof.certificate import build_certificate
+from specproof.certify.certificate import build_certificate
 from specproof.checker import check
 from specproof.latex import escape, to_latex
 

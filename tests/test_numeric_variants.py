@@ -8,7 +8,7 @@ import pytest
 
 from specproof.laws import numeric, variants
 from specproof.cli import main
-from specproof.crosscheck import crosscheck_variants
+from specproof.certify.crosscheck import crosscheck_variants
 from specproof.errors import InvalidDistribution
 
 

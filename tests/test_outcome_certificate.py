@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from specproof import checker, transcript
 from specproof.rules.audit import position_law
-from specproof.certificate import build_outcome_certificate, dumps
+from specproof.certify.certificate import build_outcome_certificate, dumps
 from specproof.cli import main
 from specproof.errors import ResidualUndefined
 from specproof.rules.policy import NAMED_RULES, named_rule

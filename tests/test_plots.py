@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("matplotlib")
 
 from specproof import checker, plots  # noqa: E402
-from specproof.certificate import build_certificate  # noqa: E402
+from specproof.certify.certificate import build_certificate  # noqa: E402
 from specproof.cli import main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

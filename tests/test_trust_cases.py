@@ -443,7 +443,7 @@ def test_binding_names_the_unbound_proposal(capsys):
     assert report["bound_rows"] == ["p", "q"]
     # the same verifier (accept every draft) built from the real q is LOSSY
     from specproof.rules.audit import position_law
-    from specproof.certificate import build_outcome_certificate
+    from specproof.certify.certificate import build_outcome_certificate
     from specproof.rules.policy import named_rule
 
     p, q = (json.loads((CASES / f"proposal_unbound_{k}.json").read_text()) for k in "pq")

@@ -549,7 +549,7 @@ def test_stochastic_tree_stream_is_the_target(tb, ts, method):
 
 
 def test_variants_proof_runs_and_rejects_tampering(tmp_path):
-    from specproof.variants_proof import rederive_rows, run, verify_document
+    from specproof.certify.variants_proof import rederive_rows, run, verify_document
 
     proved, json_path, md_path = run(tmp_path)
     assert proved and "PROVED" in md_path.read_text(encoding="utf-8")
@@ -558,7 +558,7 @@ def test_variants_proof_runs_and_rejects_tampering(tmp_path):
     assert md_path.read_bytes() == (committed / "variants.md").read_bytes()
     # the trusted checker re-verifies every position, and rejects a changed branch probability
     from specproof import checker
-    from specproof.variants_proof import position_certificates
+    from specproof.certify.variants_proof import position_certificates
 
     bundle = json.loads(json.dumps(position_certificates()))
     verdict = checker.check(bundle)

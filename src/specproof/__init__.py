@@ -2,7 +2,7 @@
 
 Submodules: :mod:`specproof.laws.exact` (Fraction), :mod:`specproof.laws.symbolic` (SymPy),
 :mod:`specproof.laws.numeric` (NumPy floats, batched), :mod:`specproof.laws.rational` (the exact
-boundary), :mod:`specproof.crosscheck` (float path against the exact law).
+boundary), :mod:`specproof.certify.crosscheck` (float path against the exact law).
 """
 
 from specproof.errors import (

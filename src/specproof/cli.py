@@ -27,8 +27,10 @@ from typing import Any, Callable, Sequence
 
 from tqdm import tqdm
 
-from specproof import __version__, certificate, checker, theorems, transcript
-from specproof.crosscheck import crosscheck, crosscheck_blocks, crosscheck_real, crosscheck_variants
+from specproof import __version__, checker, transcript
+
+from specproof.certify import certificate, theorems
+from specproof.certify.crosscheck import crosscheck, crosscheck_blocks, crosscheck_real, crosscheck_variants
 from specproof.errors import SpecProofError
 from specproof.loaders import Distributions, load_distribution, load_distributions
 from specproof.laws.rational import DEFAULT_FLOAT_ATOL, format_fraction
@@ -638,7 +640,7 @@ def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> tuple[str, dict
 
 
 def _fresh_symbolic() -> dict:
-    from specproof.symbolic_proof import prove_every_v
+    from specproof.certify.symbolic_proof import prove_every_v
 
     return prove_every_v()
 
@@ -916,7 +918,7 @@ def _arithmetic_note(rule, vocab_size: int) -> str:
 
 def _audit_certificate(p, q, name: str, rule, proposal=None, provenance=None, label: str = "") -> dict:
     """The outcome certificate of one audited position (see
-    :func:`specproof.certificate.build_outcome_certificate`)."""
+    :func:`specproof.certify.certificate.build_outcome_certificate`)."""
     from specproof.rules.audit import position_law
 
     tree = position_law(p, q, rule, proposal=proposal).tree  # the tree the audit reports

@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 import jinja2
 
 from specproof import checker
-from specproof.certificate import COMPACT_ROWS, select_tokens
+from specproof.certify.certificate import COMPACT_ROWS, select_tokens
 from specproof.checker import Verdict
 
 __all__ = ["ASSUMPTIONS", "NOT_PROVED", "checker_identity", "exact_text", "render", "show"]

@@ -1,7 +1,7 @@
 """The float path: the verifier's emitted law in NumPy, batched over [..., V].
 
 Same function names and argument order as :mod:`specproof.laws.exact`; this path is measured
-against the exact law (:mod:`specproof.crosscheck`), never used as the reference.
+against the exact law (:mod:`specproof.certify.crosscheck`), never used as the reference.
 
 Input policy (the float twin of :func:`specproof.laws.rational.from_floats`): rows must be finite,
 non-negative and sum to 1 within ``atol`` (default :data:`DEFAULT_ATOL`); such rows are
@@ -50,7 +50,7 @@ DEFAULT_ATOL = DEFAULT_FLOAT_ATOL
 
 #: The stated bound on the float path's worst absolute error (dist and alpha): against the
 #: exact law of its inputs made exact by :func:`specproof.laws.rational.from_floats`, and, in
-#: :mod:`specproof.crosscheck`, against the exact law of rational pairs given as their float64
+#: :mod:`specproof.certify.crosscheck`, against the exact law of rational pairs given as their float64
 #: roundings. Measured worst: about 3e-16.
 ERROR_BOUND = 1e-12
 #: :func:`given_block_law` computes a residual row exactly where :func:`drawn_error_estimate`

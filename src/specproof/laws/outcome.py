@@ -875,7 +875,7 @@ def block_tree(position: Callable[[tuple], "OutcomeTree"], gamma: int,
     gamma, ``last(s, p_row, values)`` gives the final node (default: the bonus token drawn from the
     target's row ``p_row``). Rows are renamed ``name[ids]`` after their prefix; the inputs
     become ``("input", "p" or "q", [ids])``, which a block certificate binds to the target's and
-    the draft's rows (:func:`specproof.certificate.build_block_certificate`).
+    the draft's rows (:func:`specproof.certify.certificate.build_block_certificate`).
 
     Parameters
     ----------

@@ -1362,7 +1362,7 @@ def block_verification_certificate(target: Any, draft: Any, gamma: int, *, name:
     >>> doc["totals"]["accepted_length"], doc["claims"], bool(checker.check(doc))
     (['1/3', '1/9', '5/9'], {'lossless': True}, True)
     """
-    from specproof.certificate import build_block_certificate
+    from specproof.certify.certificate import build_block_certificate
 
     tree = block_verification_tree(target, draft, gamma)
     tmodel = _model(target)
@@ -1735,7 +1735,7 @@ def typical_block_certificate(target: Any, draft: Any, gamma: int, *, eps: Any =
     >>> doc["totals"]["stream_tv"], doc["claims"], bool(checker.check(doc))
     ('1/2', {'lossless': False}, True)
     """
-    from specproof.certificate import build_block_certificate
+    from specproof.certify.certificate import build_block_certificate
     from specproof.checker import MAX_BLOCK_GAMMA
     from specproof.laws.outcome import block_tree
 

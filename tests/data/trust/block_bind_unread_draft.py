@@ -20,7 +20,7 @@ import tempfile
 import time
 
 from specproof import checker
-from specproof.certificate import dumps
+from specproof.certify.certificate import dumps
 from specproof.laws.variants import block_verification_certificate
 
 P, Q, Q_USED = ["1/3", "2/3"], ["2/3", "1/3"], ["1/100", "99/100"]

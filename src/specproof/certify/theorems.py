@@ -20,7 +20,9 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from specproof import certificate, checker, crosscheck, transcript
+from specproof.certify import certificate, crosscheck
+
+from specproof import checker, transcript
 from specproof.errors import SpecProofError
 from specproof.laws.rational import from_floats
 
@@ -130,7 +132,7 @@ def _seed_cases(out_dir: Path) -> Outcome:
         certs, name="seed-cases",
         statement="On each of the seed's edge cases, the emitted law equals the target p and "
                   "alpha = 1 - TV(p, q).",
-        provenance={"source": "specproof.theorems (embedded cases)"},
+        provenance={"source": "specproof.certify.theorems (embedded cases)"},
     )
     return _finish("seed_cases", doc, out_dir, len(certs))
 
@@ -150,7 +152,7 @@ def _alpha_tv(out_dir: Path) -> Outcome:
         certs, name="alpha-equals-one-minus-tv",
         statement="alpha = sum_x min(p(x), q(x)) equals 1 - TV(p, q) = 1 - (1/2) sum_x |p(x) - q(x)| "
                   "(and the emitted law equals p) on random rational pairs of every kind.",
-        provenance={"source": "specproof.crosscheck.pairs", "pairs": _RANDOM_PAIRS, "seed": _RANDOM_SEED,
+        provenance={"source": "specproof.certify.crosscheck.pairs", "pairs": _RANDOM_PAIRS, "seed": _RANDOM_SEED,
                     "kinds": list(crosscheck.KINDS)},
     )
     return _finish("alpha_tv", doc, out_dir, len(certs))
@@ -173,7 +175,7 @@ def _small_grid(out_dir: Path) -> Outcome:
         certs, name="exhaustive-small-grid",
         statement=f"For every pair of distributions with V <= {GRID_MAX_V} whose entries have "
                   f"denominators <= {GRID_MAX_DEN}, the emitted law equals p and alpha = 1 - TV.",
-        provenance={"source": "specproof.theorems.distributions", "max_v": GRID_MAX_V,
+        provenance={"source": "specproof.certify.theorems.distributions", "max_v": GRID_MAX_V,
                     "max_denominator": GRID_MAX_DEN},
     )
     return _finish("small_grid", doc, out_dir, len(certs))
@@ -269,7 +271,7 @@ def _chain(out_dir: Path) -> Outcome:
 # ---------------------------------------------------------------- every V, symbolically
 
 def _symbolic(out_dir: Path) -> Outcome:
-    from specproof.symbolic_proof import check_coq, prove_every_v  # SymPy work only when asked for
+    from specproof.certify.symbolic_proof import check_coq, prove_every_v  # SymPy work only when asked for
 
     outcome = _finish("symbolic_every_v", prove_every_v(), out_dir, 1)
     # The Coq proofs, when coqc is here (about 5 s); without Coq the check is reported as not
@@ -281,7 +283,7 @@ def _symbolic(out_dir: Path) -> Outcome:
 
 #: key -> (title, runner). Keys are the proof scripts' names in ``proofs/``.
 def _variants_positions(out_dir: Path) -> Outcome:
-    from specproof.variants_proof import position_certificates
+    from specproof.certify.variants_proof import position_certificates
 
     bundle = position_certificates()
     return _finish("variants_positions", bundle, out_dir, len(bundle["certificates"]))
@@ -292,7 +294,7 @@ def block_verification_bundle() -> dict[str, Any]:
     example and the worked pair at gamma 1..3, and edge rows (p == q, zeros in p and q,
     disjoint supports) at gamma 2; each claims lossless, which the checker re-derives."""
     from specproof.laws.variants import block_verification_certificate
-    from specproof.variants_proof import PAPER_MB, PAPER_MS, WORKED_P, WORKED_Q
+    from specproof.certify.variants_proof import PAPER_MB, PAPER_MS, WORKED_P, WORKED_Q
 
     cases = [(f"paper example, gamma {g}", PAPER_MB, PAPER_MS, g) for g in (1, 2, 3)]
     cases += [(f"worked pair, gamma {g}", WORKED_P, WORKED_Q, g) for g in (1, 2, 3)]

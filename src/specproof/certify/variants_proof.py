@@ -19,7 +19,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from specproof import certificate
+from specproof.certify import certificate
 from specproof.laws.outcome import InvalidTree, OutcomeTree
 from specproof.laws.variants import (
     block_verification_law, deterministic_tree_law, greedy_tree_law, multidraft_law,
@@ -245,7 +245,7 @@ def variants_document(*, real: bool = False, real_pairs: int = 3) -> dict[str, A
         "trust": "Every single position and every token-tree node is also an outcome certificate, "
                  "re-verified by the trusted checker (the theorem variants_positions: "
                  "proofs/transcripts/variants_positions.md). The figures here (tree and block laws, E[emitted]) are re-verified by "
-                 "specproof.variants_proof.verify_document (untrusted): rows from recipes, branches from "
+                 "specproof.certify.variants_proof.verify_document (untrusted): rows from recipes, branches from "
                  "primitives, laws from leaves. Rows with recipe 'given' (the typical-acceptance mask) are "
                  "taken as stated.",
     }
@@ -348,7 +348,7 @@ def render(doc: dict[str, Any], proved: bool, problems: list[str]) -> str:
 
 def position_certificates() -> dict[str, Any]:
     """Every single-position verifier of the worked pair, and every node of the worked token
-    trees, as outcome certificates (:func:`specproof.certificate.build_outcome_certificate`) in
+    trees, as outcome certificates (:func:`specproof.certify.certificate.build_outcome_certificate`) in
     one bundle, which the trusted checker re-verifies: rows from their recipes, branches from
     their primitives, the law, acceptance and TV from the leaves. Rows no recipe makes (the
     typical-acceptance mask) are ``given`` and reported as trusted."""
@@ -363,7 +363,7 @@ def position_certificates() -> dict[str, Any]:
                                                               for i in range(len(tree.rows["p"])))},
                                tree.root, tree.vocab_size, tree.derivations, {**tree.recipes, reference: ("one-hot-argmax", "p")})
         certs.append(certificate.build_outcome_certificate(tree, name=name, statement=statement, reference=reference,
-                                                           provenance={"source": "specproof.variants_proof"}))
+                                                           provenance={"source": "specproof.certify.variants_proof"}))
 
     for case_name, tree in _worked_trees(p, q):
         add(case_name, tree, f"{case_name}: one verification position on the worked pair; lossless iff TV = 0.")
@@ -381,7 +381,7 @@ def position_certificates() -> dict[str, Any]:
         statement="Each single-position verifier variant on the worked pair p = (1/2, 1/4, 1/4), q = (1/4, 1/4, 1/2), "
                   "and each node of the worked token trees, emits the law listed; lossless iff TV = 0 from p (the "
                   "greedy tree's reference is the argmax of p).",
-        provenance={"source": "specproof.variants_proof.position_certificates"})
+        provenance={"source": "specproof.certify.variants_proof.position_certificates"})
 
 
 def _worked_trees(p, q, ks=(1, 2, 3, 4)):
