@@ -169,7 +169,7 @@ def markdown(doc) -> str:
 
 
 def plot(rows, path: Path) -> None:
-    from specproof.plots import _pyplot, _save
+    from specproof.report.plots import _pyplot, _save
 
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=False)

@@ -272,7 +272,7 @@ def test_bundles_hold_block_certificates_of_one_kind():
 
 
 def test_transcript_shows_rederived_values_only():
-    from specproof import transcript
+    from specproof.report import transcript
 
     doc = _genuine()
     text = transcript.render(doc, _check(doc), json_name="b.json")
@@ -286,7 +286,7 @@ def test_transcript_shows_rederived_values_only():
 
 
 def test_transcript_of_a_lossy_block():
-    from specproof import transcript
+    from specproof.report import transcript
 
     rows = {"p[0]": {"recipe": ["input", "p", [0]], "values": ["1/4", "3/4"]},
             "p[1]": {"recipe": ["input", "p", [1]], "values": ["1/1", "0/1"]}}

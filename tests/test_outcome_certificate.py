@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specproof import checker, transcript
+from specproof import checker
+
+from specproof.report import transcript
 from specproof.rules.audit import position_law
 from specproof.certify.certificate import build_outcome_certificate, dumps
 from specproof.cli import main

@@ -1,10 +1,12 @@
-"""Tests for specproof.transcript: rendered from the JSON alone, deterministic, abbreviated."""
+"""Tests for specproof.report.transcript: rendered from the JSON alone, deterministic, abbreviated."""
 
 from fractions import Fraction
 
 import numpy as np
 
-from specproof import checker, transcript
+from specproof import checker
+
+from specproof.report import transcript
 from specproof.certify.certificate import build_bundle, build_certificate
 from specproof.checker import Reason, Verdict, check
 from specproof.laws.rational import from_floats

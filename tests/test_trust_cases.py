@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from specproof import checker, transcript
+from specproof import checker
+
+from specproof.report import transcript
 from specproof.checker import Reason, check, check_file
 from specproof.cli import main
 

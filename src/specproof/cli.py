@@ -27,7 +27,9 @@ from typing import Any, Callable, Sequence
 
 from tqdm import tqdm
 
-from specproof import __version__, checker, transcript
+from specproof import __version__, checker
+
+from specproof.report import transcript
 
 from specproof.certify import certificate, theorems
 from specproof.certify.crosscheck import crosscheck, crosscheck_blocks, crosscheck_real, crosscheck_variants
@@ -713,7 +715,7 @@ def _transcript(args: argparse.Namespace) -> int:
         if not args.out or verdict is None or not verdict.valid:
             raise _Usage("--plots needs --out (the figures are written beside it) and a valid certificate")
         try:
-            from specproof.plots import figures_for
+            from specproof.report.plots import figures_for
             figures = figures_for(doc, verdict.facts, Path(args.out).with_suffix(""), log=args.log)
         except ModuleNotFoundError as exc:
             raise _Usage(f"--plots needs {exc.name} (pip install 'specproof[report]')") from None
@@ -725,7 +727,7 @@ def _transcript(args: argparse.Namespace) -> int:
         return 2
     if args.format == "latex":
         try:
-            from specproof.latex import to_latex
+            from specproof.report.latex import to_latex
             text = to_latex(text, f"Proof transcript: {Path(args.certificate).name}")
         except ModuleNotFoundError as exc:
             raise _Usage(f"--format latex needs {exc.name} (pip install 'specproof[report]')") from None

@@ -22,7 +22,9 @@ import numpy as np
 
 from specproof.certify import certificate, crosscheck
 
-from specproof import checker, transcript
+from specproof import checker
+
+from specproof.report import transcript
 from specproof.errors import SpecProofError
 from specproof.laws.rational import from_floats
 

@@ -1,7 +1,7 @@
 """Proof transcripts: readable Markdown rendered from a certificate and the checker's verdict.
 
 Transcripts are never written by hand: :func:`render` fills a Jinja2 template
-(``specproof/templates/*.md.j2``) from the JSON document alone, so the same document and
+(``specproof/report/templates/*.md.j2``) from the JSON document alone, so the same document and
 verdict always give the same bytes. Long per-token tables are abbreviated to the rows that
 matter (largest masses, zeros of p or q, the residual's support), with the totals.
 """
@@ -52,7 +52,7 @@ REDUCE_BITS = 20000
 _SHORT = 24
 
 _ENV = jinja2.Environment(
-    loader=jinja2.PackageLoader("specproof", "templates"),
+    loader=jinja2.PackageLoader("specproof.report", "templates"),
     undefined=jinja2.StrictUndefined,
     trim_blocks=True,
     lstrip_blocks=True,
@@ -792,7 +792,7 @@ def render(document: Mapping[str, Any], verdict: Verdict | None = None, *, json_
     json_name : str, optional
         How the transcript names the JSON file it was rendered from.
     figures : sequence of (caption, file name), optional
-        Images beside the transcript (from :func:`specproof.plots.figures_for`), linked in a
+        Images beside the transcript (from :func:`specproof.report.plots.figures_for`), linked in a
         "Figures" section before the verdict.
 
     Returns

@@ -1,6 +1,6 @@
 """Proof transcripts as standalone LaTeX documents.
 
-A transcript is rendered once, as Markdown, from a checked certificate (:mod:`specproof.transcript`);
+A transcript is rendered once, as Markdown, from a checked certificate (:mod:`specproof.report.transcript`);
 :func:`to_latex` turns that Markdown into a LaTeX document that compiles on its own with pdflatex
 (packages: geometry, longtable, booktabs, inputenc, fontenc, textcomp, amssymb), so the LaTeX shows
 exactly what the Markdown shows. The Markdown is read with markdown-it-py (CommonMark with GFM tables),
@@ -99,7 +99,7 @@ def to_latex(markdown: str, title: str = "Proof transcript") -> str:
     Parameters
     ----------
     markdown : str
-        A transcript from :func:`specproof.transcript.render` (any CommonMark with GFM tables
+        A transcript from :func:`specproof.report.transcript.render` (any CommonMark with GFM tables
         works: headings, paragraphs, lists, tables, code spans and blocks, bold, emphasis).
     title : str, optional
         The PDF title (escaped).

@@ -216,7 +216,7 @@ def figures_for(document: Mapping[str, Any], facts: Sequence[Mapping[str, Any]],
     Returns
     -------
     list of (caption, file name)
-        For :func:`specproof.transcript.render`'s ``figures``.
+        For :func:`specproof.report.transcript.render`'s ``figures``.
     """
     stem = Path(stem)
     certs = document["certificates"] if "certificates" in document else [document]
