@@ -422,7 +422,7 @@ def test_block_law_counts_out_of_range_ids():
 
 
 def _phone(context):
-    from specproof.fixtures import PHONE_END, phone_lm_chain
+    from specproof.models.fixtures import PHONE_END, phone_lm_chain
 
     target, draft, labels = phone_lm_chain(context)
     return target, draft, labels.index(PHONE_END)

@@ -14,7 +14,7 @@ from specproof.certify.certificate import build_chain_certificate, dumps, exact_
 from specproof.laws.chain import verification_law
 from specproof.checker import Reason, check
 from specproof.errors import InvalidDistribution
-from specproof.fixtures import phone_lm_chain
+from specproof.models.fixtures import phone_lm_chain
 
 # The hand-checked chain of test_chain.py: gamma = 2, V = 2, alpha 3/4 at the root, 1 after
 # token 0 (p == q there), 1/2 after token 1.

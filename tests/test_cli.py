@@ -337,7 +337,7 @@ def test_broken_pipe_exit_status():
 
 def test_fixtures_regenerate_never_writes_into_the_package(tmp_path, capsys, monkeypatch):
     import specproof
-    from specproof import fixtures
+    from specproof.models import fixtures
 
     package = Path(specproof.__file__).resolve().parent
     written = []

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from specproof.laws import exact
-from specproof.fixtures import PHONE_CONTEXTS, fixture_path, phone_lm_pairs, real_pairs
+from specproof.models.fixtures import PHONE_CONTEXTS, fixture_path, phone_lm_pairs, real_pairs
 
 PHONE = json.loads(fixture_path("phone_lm.json").read_text(encoding="utf-8"))
 
@@ -60,7 +60,7 @@ def test_phone_fixture_regenerates():
 
 import numpy as np  # noqa: E402
 
-from specproof.fixtures import SMOLLM2_PROMPTS, _smollm2_fixture, smollm2_pairs  # noqa: E402
+from specproof.models.fixtures import SMOLLM2_PROMPTS, _smollm2_fixture, smollm2_pairs  # noqa: E402
 
 SMOL_META, SMOL_ARRAYS = _smollm2_fixture()
 
@@ -162,7 +162,7 @@ def test_smollm2_fixture_records_the_cpu():
 
 def test_phone_chain_models_and_end_symbol():
     from specproof.laws.chain import verification_law
-    from specproof.fixtures import PHONE_END, phone_lm_chain
+    from specproof.models.fixtures import PHONE_END, phone_lm_chain
 
     target, draft, labels = phone_lm_chain(("HH", "AH"))
     end = labels.index(PHONE_END)

@@ -799,7 +799,7 @@ def _worst(worst: Any) -> dict[str, Any]:
 
 
 def _fixtures(args: argparse.Namespace) -> int:
-    from specproof import fixtures
+    from specproof.models import fixtures
 
     if args.regenerate:
         out = Path(args.dir)
@@ -1167,7 +1167,7 @@ def _variant_certificate(p, q, args: argparse.Namespace, out: dict) -> dict:
 
 
 def _audit_real(args: argparse.Namespace, name: str, rule) -> int:
-    from specproof import fixtures
+    from specproof.models import fixtures
 
     sources = {"phone": [fixtures.phone_lm_pairs], "smollm2": [fixtures.smollm2_pairs],
                "all": [fixtures.phone_lm_pairs, fixtures.smollm2_pairs]}[args.real]

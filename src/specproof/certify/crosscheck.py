@@ -339,7 +339,7 @@ def crosscheck_real(*, bound: float = numeric.ERROR_BOUND,
                     progress: Callable[[int], None] | None = None) -> CrosscheckReport:
     """Run the float path against the exact law on every real pair shipped with specproof.
 
-    Each real pair's exact p and q (see :mod:`specproof.fixtures`) are rounded to float64,
+    Each real pair's exact p and q (see :mod:`specproof.models.fixtures`) are rounded to float64,
     given to :func:`specproof.laws.numeric.emitted_distribution`, and its output compared exactly
     with the exact law of the exact pair.
 
@@ -348,7 +348,7 @@ def crosscheck_real(*, bound: float = numeric.ERROR_BOUND,
     CrosscheckReport
         As :func:`crosscheck`; the worst pairs' ``kind`` is the real pair's name.
     """
-    from specproof.fixtures import real_pairs
+    from specproof.models.fixtures import real_pairs
 
     real = [Pair(rp.name, rp.p.fractions(), rp.q.fractions()) for rp in real_pairs()]
     report = CrosscheckReport(pairs=len(real), bound=float(bound))

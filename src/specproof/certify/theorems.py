@@ -203,7 +203,7 @@ def _real_bundle(key: str, pairs: list, name: str, statement: str, out_dir: Path
     model_info = {k: first.provenance[k] for k in ("package", "version", "model_file", "sha256", "conversion")
                   if k in first.provenance}
     doc = certificate.build_bundle(certs, name=name, statement=statement, provenance={
-        "source": "specproof.fixtures", "model": first.model, **model_info,
+        "source": "specproof.models.fixtures", "model": first.model, **model_info,
         "float_policy": f"dyadic-renormalize, atol {first.atol!r}",
         "certificates": "compact (float64 inputs, claimed rows where they matter)"
         if len(first.p) > COMPACT_ABOVE_V else "full (one row per token)"})
@@ -211,7 +211,7 @@ def _real_bundle(key: str, pairs: list, name: str, statement: str, out_dir: Path
 
 
 def _real_phone_lm(out_dir: Path) -> Outcome:
-    from specproof.fixtures import phone_lm_pairs
+    from specproof.models.fixtures import phone_lm_pairs
 
     return _real_bundle(
         "real_phone_lm", list(phone_lm_pairs()), "real-pairs-phone-lm",
@@ -221,7 +221,7 @@ def _real_phone_lm(out_dir: Path) -> Outcome:
 
 
 def _real_smollm2(out_dir: Path) -> Outcome:
-    from specproof.fixtures import smollm2_pairs
+    from specproof.models.fixtures import smollm2_pairs
 
     return _real_bundle(
         "real_smollm2", list(smollm2_pairs()), "real-pairs-smollm2",
@@ -239,7 +239,7 @@ CHAIN_GAMMAS = (1, 2, 3)
 def chain_bundle() -> dict[str, Any]:
     """Chain certificates on the phone model: every context of :data:`CHAIN_CONTEXTS` and
     gamma in :data:`CHAIN_GAMMAS`, target = trigram, draft = bigram; deterministic."""
-    from specproof.fixtures import PHONE_END, phone_lm_chain
+    from specproof.models.fixtures import PHONE_END, phone_lm_chain
 
     certs = []
     for context in CHAIN_CONTEXTS:
@@ -248,7 +248,7 @@ def chain_bundle() -> dict[str, Any]:
             certs.append(certificate.build_chain_certificate(
                 target, draft, gamma, name=f"phone-{'-'.join(context)}-gamma-{gamma}", labels=labels,
                 stop_tokens=[labels.index(PHONE_END)],
-                provenance={"source": "specproof.fixtures.phone_lm_chain", "context": " ".join(context),
+                provenance={"source": "specproof.models.fixtures.phone_lm_chain", "context": " ".join(context),
                             "target": "trigram", "draft": "bigram"}))
     bundle = certificate.build_bundle(
         certs, name="chain-phone-lm",
@@ -256,7 +256,7 @@ def chain_bundle() -> dict[str, Any]:
                   "after each context, one block verification step with gamma drafted tokens and the bonus "
                   "token, continued by target sampling, gives the first gamma + 1 tokens the target's joint law; "
                   "the block ends at its first </s>, and E[emitted] counts the tokens up to and including it.",
-        provenance={"source": "specproof.fixtures.phone_lm_chain", "contexts": [" ".join(c) for c in CHAIN_CONTEXTS],
+        provenance={"source": "specproof.models.fixtures.phone_lm_chain", "contexts": [" ".join(c) for c in CHAIN_CONTEXTS],
                     "gammas": list(CHAIN_GAMMAS)})
     bundle["assumptions"] = [
         "Exact rows: the model's floats made exact by dyadic-renormalize (atol 1e-3).",

@@ -167,7 +167,7 @@ def _real_cases(max_pairs: int, max_k: int = 4) -> list[dict[str, Any]]:
     """SmolLM2's rows at one position: exact acceptance per verifier and k, typical TV; the expected
     emitted tokens at depth 1..3 when the same rows serve every position (``1 + a + ... + a^d``)."""
     from specproof.laws.chain import expected_tokens
-    from specproof.fixtures import smollm2_pairs
+    from specproof.models.fixtures import smollm2_pairs
 
     out = []
     for rp in list(smollm2_pairs())[:max_pairs]:
