@@ -34,7 +34,7 @@ from specproof.report import transcript
 from specproof.certify import certificate, theorems
 from specproof.certify.crosscheck import crosscheck, crosscheck_blocks, crosscheck_real, crosscheck_variants
 from specproof.errors import SpecProofError
-from specproof.loaders import Distributions, load_distribution, load_distributions
+from specproof.cli.loaders import Distributions, load_distribution, load_distributions
 from specproof.laws.rational import DEFAULT_FLOAT_ATOL, format_fraction
 
 log = logging.getLogger("specproof")
