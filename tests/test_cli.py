@@ -342,7 +342,7 @@ def test_fixtures_regenerate_never_writes_into_the_package(tmp_path, capsys, mon
     package = Path(specproof.__file__).resolve().parent
     written = []
     monkeypatch.setattr(fixtures, "regenerate", lambda out: written.append(out) or [out / "x.json"])
-    for target in (package, package / "fixtures", package / "fixtures" / "sub"):
+    for target in (package, package / "models" / "fixtures", package / "models" / "fixtures" / "sub"):
         assert main(["fixtures", "--regenerate", "--dir", str(target)]) == 2
         assert "inside the installed specproof package" in capsys.readouterr().err
     assert written == []

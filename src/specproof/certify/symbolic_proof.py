@@ -99,7 +99,7 @@ def _step(sid: str, claim: str, method: str, uses: list[str], expr: sp.Basic,
 # ---------------------------------------------------------------- the Coq proof
 
 #: Where the Coq development lives in a source checkout (absent from an installed wheel).
-COQ_DIR = Path(__file__).resolve().parents[2] / "proofs" / "coq"
+COQ_DIR = Path(__file__).resolve().parents[3] / "proofs" / "coq"
 #: Its files, in compilation order, under the logical prefix ``SpecProof``; FloatGrid.v needs Flocq.
 COQ_FILES = ("OnePosition.v", "Chain.v", "FloatCoin.v", "FloatGrid.v")
 _FLOCQ_FILES = ("FloatGrid.v",)

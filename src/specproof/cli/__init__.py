@@ -27,6 +27,7 @@ from typing import Any, Callable, Sequence
 
 from tqdm import tqdm
 
+import specproof
 from specproof import __version__, checker
 
 from specproof.report import transcript
@@ -803,7 +804,7 @@ def _fixtures(args: argparse.Namespace) -> int:
 
     if args.regenerate:
         out = Path(args.dir)
-        package = Path(fixtures.__file__).resolve().parent.parent
+        package = Path(specproof.__file__).resolve().parent
         where = out.resolve()
         if where == package or package in where.parents:
             raise _Usage(f"--dir {out} lies inside the installed specproof package ({package}); regenerate into "
