@@ -3,7 +3,7 @@
 The draft proposes ``x ~ q``; the verifier accepts it with probability ``min(1, p(x)/q(x))``
 and otherwise emits a fresh token from the residual ``(p - q)+ / sum((p - q)+)``. This module
 computes the *law* of the emitted token from those steps (not a sample of it) and checks,
-exactly, that it equals the target ``p`` and that ``alpha = 1 - TV(p, q)``.
+exactly, that it equals the target ``p`` and that ``alpha = 1 - TV(p, q)`` [1]_ [2]_.
 
 Everything is computed on Python integers over one common denominator ``D``: ``p = P/D``,
 ``q = Q/D``. No float is ever touched and nothing is divided until a

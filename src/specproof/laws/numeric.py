@@ -453,6 +453,7 @@ def given_block_law(target: Any, draft: Any, tokens: Any, *, atol: float = DEFAU
     InvalidDistribution
         Shapes that do not fit, bad rows (as :func:`emitted_distribution`), token ids that
         are not integers in [0, V), or a token the draft gives probability 0.
+
     Notes
     -----
     Where :func:`drawn_error_estimate` (above :data:`RECOMPUTE_ABOVE`) says float64 cannot

@@ -8,7 +8,7 @@ proof can reason about a generic pair).
 
 The law is built from the sampler's steps, never by returning p: draw ``x ~ q``; accept
 with probability ``min(1, p(x)/q(x))``; otherwise emit a token from the residual
-``(p - q)+ / Z`` with ``Z = sum((p - q)+)``.
+``(p - q)+ / Z`` with ``Z = sum((p - q)+)`` [1]_ [2]_.
 
 References
 ----------

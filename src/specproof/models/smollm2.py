@@ -42,7 +42,7 @@ GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SKIP_LAYERS = range(13, 17)
 QUANT_BITS, QUANT_GROUP = 3, 32
 DRAFT_TEMPERATURE = 0.7
-#: Largest |difference| allowed between logits regenerated on a CPU whose features differ from the
+#: Largest absolute difference allowed between logits regenerated on a CPU whose features differ from the
 #: fixture's and the stored ones: about 7x the largest difference measured across kernels (7.2e-5,
 #: AVX2 vs AVX-512, 3-bit draft), and about 250 float32 ulps at the logits' magnitude (16..32).
 LOGIT_TOLERANCE = 5e-4
