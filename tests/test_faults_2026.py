@@ -7,7 +7,7 @@ prefix-dependent rows, which the search does not vary; each test says which), th
 catches it, and the twin passing. Faults about sampling parameters are judged differentially,
 against the engine's plain sampler applying the same parameters
 (``compare(..., reference=plain_sampler)``). Rows are dyadic wherever the mechanism allows, so the
-float32 arithmetic of the samplers is exact and the laws are short. README: "The faults of 2026,
+float32 arithmetic of the samplers is exact and the laws are short. docs/tracing.md: "The faults of 2026,
 reproduced".
 """
 

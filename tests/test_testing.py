@@ -127,7 +127,7 @@ def test_law_difference():
 
 
 def test_the_readme_example_values():
-    # README, "Trace your own sampler": the textbook code with a float32 coin, p/q = 1/3 at token 3
+    # docs/tracing.md: the textbook code with a float32 coin, p/q = 1/3 at token 3
     traced = assert_law(textbook, {0: "167772157/268435456", 2: "67108863/268435456", 3: "8388609/67108864"},
                         args=(P_OFF, Q_OFF))
     assert traced.runs == 31  # the coin's thresholds read from its comparisons (64 runs by bisection)

@@ -95,13 +95,13 @@ def test_compact_certificate_transcript():
     assert f"the residual's support has {support} token(s)" in text
 
 
-def test_readme_excerpt_is_the_committed_transcript():
+def test_docs_excerpt_is_the_committed_transcript():
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    readme = (root / "README.md").read_text(encoding="utf-8")
-    start = readme.index("An excerpt of `proofs/transcripts/seed_cases.md`:")
-    block = readme[readme.index("```\n", start) + 4:readme.index("```", readme.index("```\n", start) + 4)]
+    page = (root / "docs" / "trust.md").read_text(encoding="utf-8")
+    start = page.index("An excerpt of `proofs/transcripts/seed_cases.md`:")
+    block = page[page.index("```\n", start) + 4:page.index("```", page.index("```\n", start) + 4)]
     committed = (root / "proofs" / "transcripts" / "seed_cases.md").read_text(encoding="utf-8")
     for line in block.splitlines():
         assert line in committed.splitlines(), line

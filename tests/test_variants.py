@@ -23,7 +23,7 @@ from specproof.laws.variants import (
 
 from strategies import distribution_pairs, normalize_fractions
 
-# the small worked pair of the README: p = (1/2, 1/4, 1/4), q = (1/4, 1/4, 1/2)
+# the small worked pair of docs/variants.md: p = (1/2, 1/4, 1/4), q = (1/4, 1/4, 1/2)
 P = (F(1, 2), F(1, 4), F(1, 4))
 Q = (F(1, 4), F(1, 4), F(1, 2))
 

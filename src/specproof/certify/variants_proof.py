@@ -28,7 +28,7 @@ from specproof.laws.variants import (
 
 __all__ = ["WORKED_P", "WORKED_Q", "rederive_rows", "variants_document", "verify_document", "render", "run"]
 
-#: The small worked pair of the README table.
+#: The small worked pair of the table in docs/variants.md.
 WORKED_P = (Fraction(1, 2), Fraction(1, 4), Fraction(1, 4))
 WORKED_Q = (Fraction(1, 4), Fraction(1, 4), Fraction(1, 2))
 

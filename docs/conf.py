@@ -1,0 +1,35 @@
+"""Sphinx configuration of specproof's documentation (``sphinx-build -W -b html docs docs/_build/html``)."""
+
+import specproof
+
+project = "specproof"
+author = "the specproof developers"
+copyright = "2026, the specproof developers"
+release = version = specproof.__version__
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.doctest",
+    "numpydoc",
+    "myst_parser",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+exclude_patterns = ["_build"]
+root_doc = "index"
+
+# API reference: one page per module, generated from the numpydoc docstrings.
+autosummary_generate = True
+autosummary_imported_members = False
+autodoc_default_options = {"members": True, "show-inheritance": True}
+autodoc_member_order = "bysource"
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+
+myst_enable_extensions = ["colon_fence"]
+myst_heading_anchors = 3
+
+html_theme = "pydata_sphinx_theme"
+html_title = f"specproof {release}"
+html_theme_options = {"navigation_with_keys": False}
