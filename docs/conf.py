@@ -1,5 +1,8 @@
 """Sphinx configuration of specproof's documentation (``sphinx-build -W -b html docs docs/_build/html``)."""
 
+import shutil
+from pathlib import Path
+
 import specproof
 
 project = "specproof"
@@ -19,7 +22,9 @@ source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build"]
 root_doc = "index"
 
-# API reference: one page per module, generated from the numpydoc docstrings.
+# API reference: one page per module, generated from the numpydoc docstrings into generated/,
+# emptied first so that a module renamed or removed leaves no stale page behind.
+shutil.rmtree(Path(__file__).parent / "generated", ignore_errors=True)
 autosummary_generate = True
 autosummary_imported_members = False
 autodoc_default_options = {"members": True, "show-inheritance": True}
