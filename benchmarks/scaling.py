@@ -4,7 +4,9 @@ drawn as figures, with the fitted growth and the machine they were measured on.
     python benchmarks/scaling.py --out docs/figures/ [--quick] [--parts law chain trace checker main_job]
 
 Writes into the output folder ``scaling.json`` (every measurement, the machine, the load
-average at the start and end of each part, the fitted exponents) and one SVG per figure:
+average at the start and end of each part, the fitted growth: exponents fitted on log-log over
+the three largest sizes of each curve, bases of b^gamma over the three largest gamma) and one
+SVG per figure:
 
 - ``law_vs_v.svg``: one position's exact law (floats made exact, the law, the exact checks)
   and the float path (one row, and np.copy of it) vs V = 10^3 .. 10^6;
@@ -12,12 +14,13 @@ average at the start and end of each part, the fitted exponents) and one SVG per
   verifier can accept, O(V^gamma) prefixes) vs gamma = 1..5 for several V, and the given-block
   law (one drafted block, O(gamma V)) vs gamma;
 - ``trace_runs.svg``: the tracer's runs of transformers' verifier vs V (gamma 1) and vs gamma
-  (V = 4), reading thresholds (the default) and bisecting (the old way) where that is cheap;
+  (V = 4), reading thresholds (the default) and bisecting (the old way) where that is cheap
+  (V * gamma^2 <= 16; benchmarks/bench_trace_runs.py has larger cases);
 - ``checker_vs_size.svg``: the trusted checker's time vs document size for each kind of
   document, genuine and hostile (the adversarial review's builders in bench_checker.py);
 - ``main_job.svg``: the seconds of each theorem of ``specproof prove --jobs 2``.
 
-About two minutes on the 2-core machine (``--quick``: tiny sizes, a few seconds, for the
+About two minutes on the 2-core machine (half of it the main job) (``--quick``: tiny sizes, a few seconds, for the
 test that the script runs). The machine is shared: every figure is one run's, beside whatever
 else was running (the load average is in the JSON and in each figure's title).
 """
@@ -52,21 +55,21 @@ def _seconds(fn: Callable[[], Any], budget: float = 0.3, most: int = 7) -> float
     return statistics.median(times)
 
 
-def fit_power(xs: list[float], ys: list[float]) -> float | None:
-    """The exponent k of y ~ c x^k, least squares on log-log over the points with y > 1 ms
-    (timer noise and fixed costs dominate below); None with fewer than two such points."""
-    pts = [(math.log(x), math.log(y)) for x, y in zip(xs, ys) if y > 1e-3 and x > 0]
+def fit_power(xs: list[float], ys: list[float], last: int = 3) -> float | None:
+    """The exponent k of y ~ c x^k: least squares on log-log over the ``last`` largest x (the
+    growth, not the fixed costs that dominate small sizes); None with fewer than two points."""
+    pts = sorted((x, y) for x, y in zip(xs, ys) if x > 0 and y > 0)[-last:]
     if len(pts) < 2:
         return None
-    return float(np.polyfit([a for a, _ in pts], [b for _, b in pts], 1)[0])
+    return float(np.polyfit([math.log(x) for x, _ in pts], [math.log(y) for _, y in pts], 1)[0])
 
 
-def fit_base(xs: list[float], ys: list[float]) -> float | None:
-    """The base b of y ~ c b^x (x = gamma), least squares on log y over the points with y > 1 ms."""
-    pts = [(x, math.log(y)) for x, y in zip(xs, ys) if y > 1e-3]
+def fit_base(xs: list[float], ys: list[float], last: int = 3) -> float | None:
+    """The base b of y ~ c b^x (x = gamma): least squares on log y over the ``last`` largest x."""
+    pts = sorted((x, y) for x, y in zip(xs, ys) if y > 0)[-last:]
     if len(pts) < 2:
         return None
-    return float(math.exp(np.polyfit([a for a, _ in pts], [b for _, b in pts], 1)[0]))
+    return float(math.exp(np.polyfit([x for x, _ in pts], [math.log(y) for _, y in pts], 1)[0]))
 
 
 def _softmax(v: int, seed: int) -> np.ndarray:
@@ -146,9 +149,11 @@ def chain_vs_gamma(vocabs: list[int], gammas: list[int], block_v: int, limit: fl
 
 def trace_runs(by_v: list[int], by_gamma: list[int], gamma_v: int, bisect_up_to: int) -> dict[str, Any]:
     """Runs and CPU seconds of the tracer on transformers' verifier (random float32 logits):
-    reading thresholds (default) for every case, and bisecting for cases with at most
-    ``bisect_up_to`` (V * gamma) entries; the two laws must be equal."""
+    reading thresholds (default) for every case, and bisecting where V * gamma^2 is at most
+    ``bisect_up_to`` (bisection's runs grow fast with gamma); the two laws must be equal."""
     from specproof.trace.adapters.transformers import block_law
+
+    block_law([[0.0, 1.0], [0.0, 0.0]], [[1.0, 0.0]])  # warm up (torch's first calls), not timed
 
     def case(v: int, gamma: int) -> dict[str, Any]:
         rng = np.random.default_rng(v * 10 + gamma)
@@ -157,7 +162,7 @@ def trace_runs(by_v: list[int], by_gamma: list[int], gamma_v: int, bisect_up_to:
         row: dict[str, Any] = {"v": v, "gamma": gamma}
         laws = {}
         for read in (True, False):
-            if not read and v * gamma > bisect_up_to:
+            if not read and v * gamma ** 2 > bisect_up_to:
                 continue
             start = time.process_time()
             got = block_law(target, draft, read_thresholds=read)

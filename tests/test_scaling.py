@@ -19,11 +19,13 @@ def test_fit_power_and_base_recover_the_growth():
     xs = [10, 100, 1000, 10_000]
     assert scaling.fit_power(xs, [3e-6 * x ** 2 for x in xs]) == pytest.approx(2.0)
     assert scaling.fit_power(xs, [0.5 * x for x in xs]) == pytest.approx(1.0)
-    # points under 1 ms are timer noise and fixed costs: left out; fewer than two points: no fit
-    assert scaling.fit_power(xs, [1e-4, 1e-4, 0.01, 0.1]) == pytest.approx(1.0)
-    assert scaling.fit_power(xs, [1e-5, 1e-5, 1e-5, 1.0]) is None
+    # fitted over the three largest sizes (a fixed cost dominates the small ones), in any order
+    assert scaling.fit_power(xs[::-1], [5.0, 0.01 * 100, 0.01 * 1000, 0.01 * 10_000][::-1]) == pytest.approx(1.0)
+    assert scaling.fit_power(xs, [5.0, 0.01 * 100, 0.01 * 1000, 0.01 * 10_000], last=4) < 0.9
+    assert scaling.fit_power([10], [1.0]) is None
     gammas = [1, 2, 3, 4, 5]
     assert scaling.fit_base(gammas, [0.01 * 4 ** g for g in gammas]) == pytest.approx(4.0)
+    assert scaling.fit_base(gammas, [5.0, 5.0, 0.01 * 3 ** 3, 0.01 * 3 ** 4, 0.01 * 3 ** 5]) == pytest.approx(3.0)
 
 
 def _run(tmp_path, *parts):
