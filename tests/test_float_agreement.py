@@ -26,6 +26,8 @@ from specproof.trace.tracer import SamplerRaised, trace  # noqa: E402
 TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
                 "float64": torch.float64}
 FLOAT_MEMBERS = [m for m in FAMILY if not m.rule.arithmetic.is_exact]
+TORCH_MEMBERS = [m for m in FLOAT_MEMBERS if m.rule.arithmetic.library in (None, "torch")]
+NUMPY_LOG_MEMBERS = [m for m in FLOAT_MEMBERS if m.rule.arithmetic.library == "numpy"]
 
 
 def torch_verifier(rule):
@@ -41,6 +43,10 @@ def torch_verifier(rule):
         if arith.test == "ratio":
             t = p[x] / q[x]
             accept = bool(u < t) if rule.comparison == "<" else bool(u <= t)
+        elif arith.test in ("log", "exp"):  # log space: torch's own log and exp
+            d = torch.log(p)[x] - torch.log(q)[x]
+            a, b = (torch.log(u), d) if arith.test == "log" else (u, torch.exp(d))
+            accept = bool(a < b) if rule.comparison == "<" else bool(a <= b)
         else:
             prod = u * q[x]  # promoted to the wider format
             accept = bool(prod < p[x]) if rule.comparison == "<" else bool(prod <= p[x])
@@ -54,12 +60,23 @@ def torch_verifier(rule):
 
 
 def numpy_verifier(rule):
-    """A float64 NumPy verifier (float64 coin on [0, 1), residual divided by its sum for choice)."""
+    """A NumPy verifier (Generator.random's float64 coin, on (0, 1] as ``1 - u`` if the rule's coin is;
+    the residual divided by its sum, as choice needs). Log space: NumPy's own log and exp in the rows' dtype."""
+    test = rule.arithmetic.test
+
     def run(p, q, rng):
-        x = int(rng.choice(len(q), p=q / q.sum()))
+        # the draft's law is q's values over their exact sum, as the family models it (q / q.sum() would round)
+        x = int(rng.choice(len(q), p=q / q.sum() if test in ("ratio", "product") else q.astype(np.float64)))
         u = rng.random()
-        t = p[x] / q[x] if rule.arithmetic.test == "ratio" else None
-        if t is not None:
+        if rule.coin.open_closed:
+            u = 1 - u
+        if test in ("log", "exp"):
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                d = np.log(p)[x] - np.log(q)[x]
+                a, b = (np.log(u), d) if test == "log" else (u, np.exp(d))
+            accept = a < b if rule.comparison == "<" else a <= b
+        elif test == "ratio":
+            t = p[x] / q[x]
             accept = u < t if rule.comparison == "<" else u <= t
         else:
             accept = u * q[x] < p[x] if rule.comparison == "<" else u * q[x] <= p[x]
@@ -107,7 +124,7 @@ def _agree(code, rule, p, q, **kw):
     assert got == {i: m for i, m in enumerate(want.law) if m}, (rule.describe(), p, q)
 
 
-@pytest.mark.parametrize("member", FLOAT_MEMBERS, ids=[m.name for m in FLOAT_MEMBERS])
+@pytest.mark.parametrize("member", TORCH_MEMBERS, ids=[m.name for m in TORCH_MEMBERS])
 def test_every_float_member_is_computed_by_torch_code(member):
     dtype = member.rule.arithmetic.dtype
     for p, q in _edge_rows(dtype) + _rows(dtype, 0, 1):
@@ -176,3 +193,30 @@ def test_transformers_speculative_sampling_is_the_le_float32_rule():
 @pytest.mark.slow
 def test_transformers_speculative_sampling_is_the_le_float32_rule_on_1000_rows():
     _transformers_agreement(1000, 6)
+
+
+def _numpy_rows(dtype, seed, n):
+    rng = np.random.default_rng(seed)
+    rows = [(np.array(p, dtype=dtype), np.array(q, dtype=dtype)) for p, q in EDGES.values() if p != q]
+    for _ in range(n):
+        w = rng.random((2, 3)) ** 2
+        w = (w / w.sum(axis=1, keepdims=True)).astype(dtype)
+        rows.append((w[0], w[1]))
+    return rows
+
+
+@pytest.mark.parametrize("member", NUMPY_LOG_MEMBERS, ids=[m.name for m in NUMPY_LOG_MEMBERS])
+def test_numpy_log_space_members_are_computed_by_numpy_code(member):
+    for p, q in _numpy_rows(member.rule.arithmetic.dtype, 7, 2):
+        _agree(numpy_verifier(member.rule), member.rule, p, q, numpy_rng="rng")
+
+
+LOG_MEMBERS = [m for m in TORCH_MEMBERS if m.rule.arithmetic.test in ("log", "exp") and m.rule.coin.bits == 24]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("member", LOG_MEMBERS, ids=[m.name for m in LOG_MEMBERS])
+def test_torch_log_space_members_agree_on_1000_float32_rows(member):
+    code = torch_verifier(member.rule)
+    for p, q in _rows("float32", 8, 1000):
+        _agree(code, member.rule, p, q)

@@ -44,8 +44,8 @@ def test_named_rules_from_the_issue_exist_with_description_and_source():
 def test_bad_arithmetic_is_refused_with_the_field_named():
     with pytest.raises(UnsupportedRule, match="dtype is 'float8'"):
         Arithmetic("float8")
-    with pytest.raises(UnsupportedRule, match="test is 'log'"):
-        Arithmetic("float32", test="log")
+    with pytest.raises(UnsupportedRule, match="test is 'logit'"):
+        Arithmetic("float32", test="logit")
     with pytest.raises(UnsupportedRule, match="exact arithmetic"):
         Arithmetic("exact", normalization="divide")
     with pytest.raises(UnsupportedRule, match="float-grid coin"):

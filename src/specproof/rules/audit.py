@@ -30,6 +30,7 @@ from typing import Any, Callable, Sequence
 from specproof.errors import InvalidDistribution, ResidualUndefined
 from specproof.laws.outcome import Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven, Rows
 from specproof.rules.policy import STANDARD, Rule
+from specproof.rules import libm
 from specproof.rules.floats import FLOAT32
 from specproof.laws.rational import as_distribution
 
@@ -166,6 +167,50 @@ _DERIVATIONS = {
 }
 
 
+def _library_threshold(rows: Rows, x: int, rule: Rule) -> Fraction:
+    """The threshold t of the log-space accept tests at drafted token ``x`` (q(x) > 0), with the
+    library's own log and exp (:mod:`specproof.rules.libm`) and the IEEE-rounded difference
+    ``d = fl(log p(x) - log q(x))``.
+
+    ``"exp"``: t = exp(d), compared with the coin as the rule says (an overflow is 2, above every
+    coin); NumPy >= 2 in float32 compares ``fl32(u)`` (a Python-float coin meeting a float32, NEP 50),
+    so t is then the grid point after the last coin whose float32 rounding passes (strict). ``"log"``: the coins that pass ``log(u) cmp d`` are counted on the grid (K of them) and
+    t is the grid point after the K-th, so that ``u < t`` (strict) has probability K / 2^bits: the
+    accept probability exactly (the event itself is the first K coins when the library's log is
+    monotone on the grid, which PyTorch's float32 log is, measured).
+    """
+    arith, coin = rule.arithmetic, rule.coin
+    fmt = arith.format()
+    lp = libm.log_row(arith.library, arith.dtype, rows["target"])[x]
+    lq = libm.log_row(arith.library, arith.dtype, rows["draft"])[x]
+    if lp == -math.inf:  # p(x) = 0 (q(x) > 0 here): -inf - finite
+        d: Any = -math.inf
+    else:
+        d = fmt.sub(lp, lq)
+    n = 1 << (coin.bits or 0)
+    if arith.test == "exp":
+        e = libm.exp_value(arith.library, arith.dtype, d)
+        if isinstance(e, float) and math.isnan(e):  # not reached for q(x) > 0; NaN passes no coin
+            return Fraction(-1)
+        e = Fraction(2) if e == math.inf else e
+        if coin.bits is None or not libm.rounds_python_coin(arith.library, arith.dtype):
+            return e
+        # NumPy >= 2 (NEP 50): Generator.random() is a Python float, and u < np.float32(e) rounds u to
+        # float32 before comparing; rounding is monotone, so the passing coins are the grid's first ones
+        lo, hi = (1, n) if coin.open_closed else (0, n - 1)
+        first, last = lo, hi + 1
+        while first < last:
+            mid = (first + last) // 2
+            u = FLOAT32.round(Fraction(mid, n))
+            if u < e if rule.comparison == "<" else u <= e:
+                first = mid + 1
+            else:
+                last = mid
+        return Fraction(first, n)
+    count = libm.log_coin_count(arith.library, coin.bits, coin.open_closed, d, rule.comparison)
+    return Fraction(int(coin.open_closed) + count, n)
+
+
 class _Builder(Builder):
     """Builds one position's outcome tree; every branch's probability comes from its primitive."""
 
@@ -200,6 +245,9 @@ class _Builder(Builder):
             source: tuple = ("ratio", "target", "draft", x)
         elif arith.test == "ratio":
             source = ("float-ratio", "target", "draft", x, arith.dtype)
+        elif arith.test in ("log", "exp"):  # the library's own log and exp, as data: a constant threshold
+            source = ("const", _library_threshold(rows, x, rule))
+            strict = strict if arith.test == "exp" and not libm.rounds_python_coin(arith.library, arith.dtype) else True
         else:  # fl(u * q) < p: a threshold on the grid, compared strictly
             source, strict = ("float-product", "target", "draft", x, arith.dtype, rule.coin.name, rule.comparison), True
         accept = self.branch(Coin(rule.coin, upper=Bound(source, strict)), Leaf(x, True))

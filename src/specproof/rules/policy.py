@@ -165,7 +165,8 @@ class Processing:
 
 
 _DTYPES = ("exact", "float16", "bfloat16", "float32", "float64")
-_TESTS = ("ratio", "product")
+_TESTS = ("ratio", "product", "log", "exp")
+_LIBRARIES = ("torch", "numpy")
 _NORMALIZATIONS = ("none", "divide")
 
 
@@ -180,11 +181,17 @@ class Arithmetic:
         papers' verifier). A float format: the target's and the draft's rows are rounded to it
         (a row that is already in the format is unchanged), and every operation below is the
         exact result rounded to nearest, ties to even (:mod:`specproof.rules.floats`).
-    test : {"ratio", "product"}
+    test : {"ratio", "product", "log", "exp"}
         The form of the accept test, with the rule's comparison ``<`` or ``<=``: ``"ratio"``
         compares the coin with ``fl(p(x) / q(x))``; ``"product"`` compares ``fl(u * q(x))`` with
         ``p(x)``, the product computed in the wider of the coin's format and ``dtype`` (as
-        PyTorch and NumPy promote), so it needs a float-grid coin.
+        PyTorch and NumPy promote), so it needs a float-grid coin. ``"log"`` compares
+        ``log(u)`` (in the coin's own format) with ``fl(log p(x) - log q(x))``; ``"exp"``
+        compares ``u`` with ``exp(fl(log p(x) - log q(x)))``. Their ``log`` and ``exp`` are not
+        IEEE basic operations and are not modelled: they are the named :attr:`library`'s own
+        results on this machine, evaluated at the values the law needs
+        (:mod:`specproof.rules.libm`); the subtraction is IEEE-rounded as usual. ``"log"`` needs
+        a float32 or float64 grid coin.
     normalization : {"none", "divide"}
         How the residual ``fl(max(p - q, 0))`` is handed to the draw: as weights (the draw
         normalizes them exactly, as ``torch.multinomial`` is modelled), or divided first by its
@@ -192,6 +199,9 @@ class Arithmetic:
         and float64 and in float32 (then rounded once) for float16 and bfloat16, as NumPy does for
         rows of fewer than 8 entries and PyTorch for rows of at most 4 (measured); for longer rows
         their block order is not modelled, which :meth:`caveats` states.
+    library : {"torch", "numpy"} or None
+        Whose ``log`` and ``exp`` a ``"log"`` or ``"exp"`` test uses (required for them, None
+        for the other tests); ``dtype`` float32 or float64.
 
     Notes
     -----
@@ -205,11 +215,14 @@ class Arithmetic:
     'u <= fl32(p/q), residual fl32(max(p - q, 0)) as weights'
     >>> EXACT.describe("<")
     'u < p/q, exact'
+    >>> Arithmetic("float32", "log", library="torch").describe("<")
+    'torch log(u) < fl32(log p - log q), residual fl32(max(p - q, 0)) as weights'
     """
 
     dtype: str = "exact"
     test: str = "ratio"
     normalization: str = "none"
+    library: str | None = None
 
     def __post_init__(self) -> None:
         for name, allowed in (("dtype", _DTYPES), ("test", _TESTS), ("normalization", _NORMALIZATIONS)):
@@ -218,6 +231,15 @@ class Arithmetic:
         if self.dtype == "exact" and (self.test, self.normalization) != ("ratio", "none"):
             raise UnsupportedRule("exact arithmetic has test 'ratio' and normalization 'none' (the other forms "
                                   "compute the same exact values)")
+        if self.test in ("log", "exp"):
+            if self.library not in _LIBRARIES:
+                raise UnsupportedRule(f"the {self.test} test uses a library's own log and exp: library must be one of "
+                                      f"{', '.join(_LIBRARIES)}, not {self.library!r}")
+            if self.dtype not in ("float32", "float64"):
+                raise UnsupportedRule(f"the {self.test} test is evaluated in float32 or float64, not {self.dtype} "
+                                      "(log and exp of half formats are not evaluated)")
+        elif self.library is not None:
+            raise UnsupportedRule(f"library {self.library!r} is only for the log and exp tests, not {self.test!r}")
 
     @property
     def is_exact(self) -> bool:
@@ -235,20 +257,37 @@ class Arithmetic:
         if self.is_exact:
             return f"u {comparison} p/q, exact"
         fl = {"float16": "fl16", "bfloat16": "flbf16", "float32": "fl32", "float64": "fl64"}[self.dtype]
-        test = f"u {comparison} {fl}(p/q)" if self.test == "ratio" else f"{fl}(u * q) {comparison} p"
+        test = {"ratio": f"u {comparison} {fl}(p/q)", "product": f"{fl}(u * q) {comparison} p",
+                "log": f"{self.library} log(u) {comparison} {fl}(log p - log q)",
+                "exp": f"u {comparison} {self.library} exp({fl}(log p - log q))"}[self.test]
         norm = "as weights" if self.normalization == "none" else f"divided by its {fl} sum"
         return f"{test}, residual {fl}(max(p - q, 0)) {norm}"
 
-    def caveats(self, vocab_size: int) -> list[str]:
-        """What this model does not capture exactly at vocabulary size ``vocab_size``."""
+    def caveats(self, vocab_size: int, coin: CoinModel | None = None) -> list[str]:
+        """What this model does not capture exactly at vocabulary size ``vocab_size`` (with ``coin``,
+        also what the log test assumes of that coin's grid)."""
+        out = []
         if not self.is_exact and self.normalization == "divide" and vocab_size >= 5:
-            return [f"the residual's {self.dtype} sum is modelled left to right; at V = {vocab_size} PyTorch (V >= 5) "
-                    "and NumPy (V >= 8) sum in blocks, whose rounding may differ by an ulp"]
-        return []
+            out.append(f"the residual's {self.dtype} sum is modelled left to right; at V = {vocab_size} PyTorch (V >= 5) "
+                       "and NumPy (V >= 8) sum in blocks, whose rounding may differ by an ulp")
+        if self.library is not None:
+            import sys
+
+            mod = sys.modules.get(self.library)
+            version = f" {mod.__version__}" if mod is not None and hasattr(mod, "__version__") else ""
+            out.append(f"log and exp are not modelled: they are {self.library}{version}'s own {self.dtype} results on "
+                       "this machine (CPU), evaluated at the rows' values and the coin's grid points and used as data")
+            if self.test == "log" and coin is not None and coin.bits == 53:
+                out.append(f"{self.library}'s float64 log is assumed monotone on the float64 coin grid (the passing "
+                           "coins are counted by bisection)")
+        return out
 
     def as_dict(self) -> dict[str, str]:
         """JSON-ready data."""
-        return {"dtype": self.dtype, "test": self.test, "normalization": self.normalization}
+        out = {"dtype": self.dtype, "test": self.test, "normalization": self.normalization}
+        if self.library is not None:
+            out["library"] = self.library
+        return out
 
 
 EXACT = Arithmetic()
@@ -378,6 +417,9 @@ class Rule:
         if not self.arithmetic.is_exact:
             if self.arithmetic.test == "product" and self.coin.bits is None:
                 raise UnsupportedRule(f"the accept test fl(u * q) < p needs a float-grid coin, not {self.coin.name}")
+            if self.arithmetic.test == "log" and self.coin.bits not in (24, 53):
+                raise UnsupportedRule(f"the accept test log(u) < log p - log q needs a float32 or float64 grid coin, "
+                                      f"not {self.coin.name}")
             if not (self.target_processing.identity and self.draft_processing.identity):
                 raise UnsupportedRule("float arithmetic is modelled on the rows as given; processing steps "
                                       "(temperature, top-k, top-p, min-p) are exact only")
@@ -496,8 +538,9 @@ def rule_from_dict(data: Any) -> Rule:
         arith = kw["arithmetic"]
         if isinstance(arith, str):
             arith = {"dtype": arith}
-        if not isinstance(arith, dict) or set(arith) - {"dtype", "test", "normalization"}:
-            raise UnsupportedRule("arithmetic must be a dtype name or an object with keys dtype, test, normalization")
+        if not isinstance(arith, dict) or set(arith) - {"dtype", "test", "normalization", "library"}:
+            raise UnsupportedRule("arithmetic must be a dtype name or an object with keys dtype, test, normalization, "
+                                  "library")
         kw["arithmetic"] = Arithmetic(**arith)
     return Rule(**kw)
 
