@@ -220,3 +220,91 @@ def test_torch_log_space_members_agree_on_1000_float32_rows(member):
     code = torch_verifier(member.rule)
     for p, q in _rows("float32", 8, 1000):
         _agree(code, member.rule, p, q)
+
+
+# ------------------------------------------------------------------ processing steps under float arithmetic
+
+from specproof.laws.outcome import FLOAT32 as COIN32  # noqa: E402
+from specproof.rules.policy import Arithmetic, Processing, Rule  # noqa: E402
+
+
+def torch_process(row, proc):
+    """Float code on a probability row: mask by float comparisons, divide by the float sum after each
+    active step (the model of Processing.apply_float)."""
+    r = row.clone()
+    renorm = lambda t: t / t.sum()  # noqa: E731
+    if proc.logit_bias:
+        for i, _ in proc.logit_bias:
+            r[i] = 0
+        r = renorm(r)
+    ranked = lambda t: sorted(range(len(t)), key=lambda i: (-float(t[i]), i))  # noqa: E731
+    for step in proc.order:
+        if step == "temperature" and proc.temperature == 0:
+            r = torch.nn.functional.one_hot(torch.tensor(ranked(r)[0]), len(r)).to(r.dtype)
+        elif step == "top_k" and proc.top_k is not None and proc.top_k < len(r):
+            mask = torch.zeros_like(r)
+            mask[ranked(r)[: proc.top_k]] = 1
+            r = renorm(r * mask)
+        elif step == "top_p" and proc.top_p not in (None, 1):
+            bar, mass, keep = torch.tensor(float(proc.top_p), dtype=r.dtype), torch.zeros((), dtype=r.dtype), []
+            for i in ranked(r):
+                keep.append(i)
+                mass = mass + r[i]
+                if bool(mass >= bar):
+                    break
+            mask = torch.zeros_like(r)
+            mask[keep] = 1
+            r = renorm(r * mask)
+        elif step == "min_p" and proc.min_p not in (None, 0):
+            cut = torch.tensor(float(proc.min_p), dtype=r.dtype) * r.max()
+            r = renorm(torch.where(r >= cut, r, torch.zeros_like(r)))
+    return r
+
+
+def processed_verifier(rule):
+    """The textbook float verifier (u < fl(p/q), float32 coin, residual as weights) on processed rows; the draft
+    drawn from the proposal's processing when the rule has one (the q of the ratio is then another row)."""
+    def run(p, q):
+        pt, qt = torch_process(p, rule.target_processing), torch_process(q, rule.draft_processing)
+        prop = qt if rule.proposal_processing is None else torch_process(q, rule.proposal_processing)
+        x = int(torch.multinomial(prop.double(), 1))
+        u = torch.rand(())
+        if bool(u < pt[x] / qt[x]):
+            return x
+        return int(torch.multinomial(torch.clamp(pt - qt, min=0).double(), 1))
+    return run
+
+
+PROCESSINGS = {
+    "top-k 2": Processing(top_k=2),
+    "top-p 1/2": Processing(top_p=F(1, 2)),
+    "min-p 1/3": Processing(min_p=F(1, 3)),
+    "ban id 0, then top-p 9/10": Processing(top_p=F(9, 10), logit_bias=((0, -float("inf")),)),
+    "top-p 7/10 before top-k 3": Processing(top_k=3, top_p=F(7, 10), order=("top_p", "top_k", "temperature", "min_p")),
+    "greedy": Processing(temperature=F(0)),
+}
+
+
+@pytest.mark.parametrize("name", list(PROCESSINGS))
+def test_float_processing_is_computed_by_torch_code(name):
+    proc = PROCESSINGS[name]
+    rule = Rule(coin=COIN32, arithmetic=Arithmetic("float32"), target_processing=proc, draft_processing=proc)
+    rng = np.random.default_rng(11)
+    for _ in range(4):
+        w = rng.random((2, 4)) ** 2
+        p, q = torch.tensor(w / w.sum(axis=1, keepdims=True), dtype=torch.float32)
+        _agree(processed_verifier(rule), rule, p, q)
+
+
+def test_a_proposal_other_than_the_ratios_q_is_computed_exactly():
+    # transformers #47932's mechanism: the draft sampled from a top-k processed q, the ratio and residual use raw q
+    wrong = Rule(coin=COIN32, arithmetic=Arithmetic("float32"), proposal_processing=Processing(top_k=1))
+    p, q = torch.tensor([0.5, 0.25, 0.25]), torch.tensor([0.25, 0.5, 0.25])
+    _agree(processed_verifier(wrong), wrong, p, q)
+    law = position_law(p, q, wrong)
+    # q's top-1 is id 1: drafted always; accepted w.p. fl32(0.25/0.5) = 1/2, else the residual (1/4, 0, 0)+ -> id 0
+    assert law.law == (F(1, 2), F(1, 2), F(0)) and law.tv == F(1, 4)
+    right = Rule(coin=COIN32, arithmetic=Arithmetic("float32"), proposal_processing=Processing(top_k=1),
+                 draft_processing=Processing(top_k=1))
+    _agree(processed_verifier(right), right, p, q)
+    assert position_law(p, q, right).law == (F(1, 2), F(1, 4), F(1, 4))

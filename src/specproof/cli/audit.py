@@ -92,7 +92,7 @@ def _audit_position(p, q, rule, proposal=None) -> dict:
         "reference": [ff(x) for x in law.reference],
         "reference_is": ("the target's law p" if rule.reference.identity else
                          "the argmax of p (greedy)" if rule.acceptance == "greedy" else
-                         "p after the rule's processing (temperature, top-k, top-p, min-p)"),
+                         "p after the rule's processing (logit bias, temperature, top-k, top-p, min-p)"),
         "differing": law.differing(),
         "out_of_range": {str(k): ff(v) for k, v in sorted(law.out_of_range.items())},
         "arithmetic": _arithmetic_note(rule, len(law.law)),
@@ -107,8 +107,12 @@ def _arithmetic_note(rule, vocab_size: int) -> str:
     else:
         text = (f"{arith.describe(rule.comparison)}; rows rounded to {arith.dtype}; each operation modelled as IEEE "
                 "round-to-nearest-even of its exact result")
+        procs = [rule.target_processing, rule.draft_processing, rule.proposal_processing]
+        if any(pr is not None and not pr.identity for pr in procs):
+            text += ("; processing steps masked by float comparisons and renormalized by the float sum after each "
+                     "step (Processing.apply_float)")
     text += f"; coin {rule.coin.name}"
-    return "; ".join([text, *arith.caveats(vocab_size)])
+    return "; ".join([text, *arith.caveats(vocab_size, rule.coin)])
 
 
 def _audit_certificate(p, q, name: str, rule, proposal=None, provenance=None, label: str = "") -> dict:

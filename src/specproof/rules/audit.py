@@ -64,6 +64,8 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
         raise InvalidDistribution(f"p has V={len(pv)} entries but q has V={len(qv)}")
 
     def processed(proc, row, raw, name):
+        if fmt is not None and not proc.identity:  # float code's own processing steps, IEEE-rounded
+            return proc.apply_float(tuple(fmt.round(x) for x in raw), fmt), ("given",)
         if fmt is not None:  # the row as the code holds it, in its format (a float row is unchanged)
             rounded = tuple(fmt.round(x) for x in raw)
             if rounded == row:
@@ -75,14 +77,20 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
 
     target, r_target = processed(rule.target_processing, pv, raw_p, "p")
     draft, r_draft = processed(rule.draft_processing, qv, raw_q, "q")
-    reference, r_reference = (pv, ("copy", "p")) if rule.reference.identity else (rule.reference.apply(pv), ("given",))
+    if rule.reference.identity:
+        reference, r_reference = pv, ("copy", "p")
+    elif fmt is not None and rule.reference.float_refusal() is None:  # what a plain float sampler draws from
+        reference, r_reference = _normalized(rule.reference.apply_float(tuple(fmt.round(x) for x in raw_p), fmt)), ("given",)
+    else:
+        reference, r_reference = rule.reference.apply(pv), ("given",)
     if proposal is not None:
         prop = as_distribution(proposal, "proposal").fractions()
         if len(prop) != len(pv):
             raise InvalidDistribution(f"the proposal has V={len(prop)} entries but p has V={len(pv)}")
         r_prop: tuple = ("input", "proposal")
-    elif rule.proposal_processing is not None:
-        prop = rule.proposal_processing.apply(qv)
+    elif rule.proposal_processing is not None:  # the draft was drawn from another processed row than the ratio's q
+        prop = (rule.proposal_processing.apply(qv) if fmt is None
+                else rule.proposal_processing.apply_float(tuple(fmt.round(x) for x in raw_q), fmt))
         r_prop = ("given",)
         if rule.proposal == "argmax":
             top = _argmax(prop)

@@ -65,11 +65,18 @@ class Processing:
     order : tuple of str
         The order of the steps (names from ``temperature, top_k, top_p, min_p``); the order
         changes the law (top-p before temperature is not top-p after it).
+    logit_bias : tuple of (int, float) or None
+        ``(id, bias)`` pairs added to the logits before every other step (as engines apply a
+        logit bias). Only bans, ``bias = -inf`` (the token's probability set to 0, the row
+        renormalized), are exact: a finite bias multiplies ``p(id)`` by ``exp(bias)``, which is
+        not rational, and is refused (give the biased rows, or trace the code).
 
     Notes
     -----
     Engines apply these to the target and to the draft separately; a rule carries one
-    :class:`Processing` for each. Every step is exact on rationals.
+    :class:`Processing` for each. Every step is exact on rationals. Under a rule's float
+    arithmetic, :meth:`apply_float` models the steps the way float code on probability rows does
+    them (see there); temperatures other than 0 and 1 are refused there, naming the step.
 
     Examples
     --------
@@ -84,8 +91,19 @@ class Processing:
     top_p: Fraction | None = None
     min_p: Fraction | None = None
     order: tuple[str, ...] = _STEPS
+    logit_bias: tuple[tuple[int, float], ...] | None = None
 
     def __post_init__(self) -> None:
+        if self.logit_bias is not None:
+            for pair in self.logit_bias:
+                if (not isinstance(pair, tuple) or len(pair) != 2 or isinstance(pair[0], bool)
+                        or not isinstance(pair[0], int) or pair[0] < 0):
+                    raise UnsupportedRule(f"logit_bias entry {pair!r} is not an (id >= 0, bias) pair")
+                if pair[1] != -float("inf"):
+                    raise UnsupportedRule(
+                        f"logit_bias {pair[1]!r} at id {pair[0]}: a finite bias multiplies p({pair[0]}) by "
+                        f"exp({pair[1]}), which is not rational; only bans (-inf) are exact (give the biased rows, "
+                        "or trace the code with specproof.testing.compare)")
         if set(self.order) != set(_STEPS) or len(self.order) != len(_STEPS):
             raise UnsupportedRule(f"processing order {self.order!r} must list each of {', '.join(_STEPS)} once")
         t = self.temperature
@@ -104,13 +122,102 @@ class Processing:
     def identity(self) -> bool:
         """True when no step changes a row."""
         return (self.temperature in (None, 1) and self.top_k is None and self.top_p in (None, 1)
-                and self.min_p in (None, 0))
+                and self.min_p in (None, 0) and not self.logit_bias)
+
+    def _ban(self, row: tuple[Fraction, ...], renormalize) -> tuple[Fraction, ...]:
+        if not self.logit_bias:
+            return row
+        banned = {i for i, _ in self.logit_bias}
+        if max(banned) >= len(row):
+            raise UnsupportedRule(f"logit_bias bans id {max(banned)}, outside [0, {len(row)})")
+        out = tuple(Fraction(0) if i in banned else x for i, x in enumerate(row))
+        if not any(out):
+            raise UnsupportedRule("logit_bias bans every token that has probability > 0: no row is left")
+        return renormalize(out)
 
     def apply(self, row: Sequence[Fraction]) -> tuple[Fraction, ...]:
         """Return the processed row (a probability vector of the same length)."""
-        out = tuple(row)
+        out = self._ban(tuple(row), self._normalized)
         for step in self.order:
             out = getattr(self, "_" + step)(out)
+        return out
+
+    def float_refusal(self) -> str | None:
+        """Why :meth:`apply_float` cannot model these steps (a message naming the step), or None."""
+        if self.temperature not in (None, 0, 1):
+            return (f"temperature {self.temperature} under float arithmetic: code computes softmax(logits / T) with "
+                    "its library's exp, which a rule on probability rows does not model; give the rows the code "
+                    "samples from, or trace the code against its plain sampler (compare(..., reference=plain))")
+        return None
+
+    def apply_float(self, row: Sequence[Fraction], fmt) -> tuple[Fraction, ...]:
+        """The processed row as float code on probability rows computes it, every operation rounded
+        in ``fmt`` (a :class:`~specproof.rules.floats.FloatFormat`).
+
+        Parameters
+        ----------
+        row : sequence of Fraction
+            Floats of ``fmt`` (the row as the code holds it).
+        fmt : FloatFormat
+
+        Returns
+        -------
+        tuple of Fraction
+            Floats of ``fmt``.
+
+        Raises
+        ------
+        UnsupportedRule
+            A step that is not modelled (:meth:`float_refusal`).
+
+        Notes
+        -----
+        The model, step by step (each step when it is active: a ban given, ``top_k < V``,
+        ``top_p < 1``, ``min_p > 0``): a logit-bias ban, top-k (ties at the boundary by the smallest id) and min-p (keep
+        ``x >= fl(fl(min_p) * max)``) mask entries by exact comparisons of their float values;
+        top-p ranks the entries in decreasing order (ties by id) and keeps them up to and
+        including the first at which the float running sum, left to right, reaches ``fl(top_p)``;
+        temperature 0 is the one-hot argmax. After each active masking step (whether or not it
+        zeroed an entry) the row is renormalized as
+        ``fl(x_i / s)``, ``s`` its float sum left to right (float16 and bfloat16 accumulated in
+        float32, then rounded), as code that writes ``row / row.sum()`` does for rows of at most 4
+        entries (PyTorch) or 7 (NumPy); longer rows are summed in blocks, which the rule's
+        caveats state. Engines that mask logits and take a softmax instead round differently:
+        trace them.
+
+        Examples
+        --------
+        >>> from specproof.rules.floats import FLOAT32
+        >>> Processing(top_k=1).apply_float((Fraction(1, 4), Fraction(3, 4)), FLOAT32)
+        (Fraction(0, 1), Fraction(1, 1))
+        """
+        why = self.float_refusal()
+        if why is not None:
+            raise UnsupportedRule(why)
+        from specproof.rules.floats import FLOAT32
+
+        def renormalize(r):
+            total = fmt.round(FLOAT32.sum(r)) if fmt.precision < 24 else fmt.sum(r)
+            return tuple(fmt.div(x, total) for x in r)
+
+        out = self._ban(tuple(row), renormalize)
+        for step in self.order:
+            if step == "temperature":
+                out = self._temperature(out)  # None, 1 or 0: exact
+            elif step == "top_k" and self.top_k is not None and self.top_k < len(out):
+                keep = set(self._ranked(out)[: self.top_k])
+                out = renormalize(tuple(x if i in keep else Fraction(0) for i, x in enumerate(out)))
+            elif step == "top_p" and self.top_p not in (None, 1):
+                bar, keep, mass = fmt.round(self.top_p), set(), Fraction(0)
+                for i in self._ranked(out):
+                    keep.add(i)
+                    mass = fmt.add(mass, out[i])
+                    if mass >= bar:
+                        break
+                out = renormalize(tuple(x if i in keep else Fraction(0) for i, x in enumerate(out)))
+            elif step == "min_p" and self.min_p not in (None, 0):
+                cut = fmt.mul(fmt.round(self.min_p), max(out))
+                out = renormalize(tuple(x if x >= cut else Fraction(0) for x in out))
         return out
 
     @staticmethod
@@ -161,6 +268,8 @@ class Processing:
             v = getattr(self, name)
             if v is not None:
                 out[name] = v if isinstance(v, int) and not isinstance(v, Fraction) else format_fraction(Fraction(v))
+        if self.logit_bias:
+            out["logit_bias"] = {str(i): "-inf" for i, _ in self.logit_bias}
         return out
 
 
@@ -420,9 +529,11 @@ class Rule:
             if self.arithmetic.test == "log" and self.coin.bits not in (24, 53):
                 raise UnsupportedRule(f"the accept test log(u) < log p - log q needs a float32 or float64 grid coin, "
                                       f"not {self.coin.name}")
-            if not (self.target_processing.identity and self.draft_processing.identity):
-                raise UnsupportedRule("float arithmetic is modelled on the rows as given; processing steps "
-                                      "(temperature, top-k, top-p, min-p) are exact only")
+            for name in ("target_processing", "draft_processing", "proposal_processing"):
+                proc = getattr(self, name)
+                why = None if proc is None else proc.float_refusal()
+                if why is not None:
+                    raise UnsupportedRule(f"{name}: {why}")
             if self.residual == "floor" or self.residual_draw != "independent":
                 raise UnsupportedRule("float arithmetic is modelled for the positive-part residual with an "
                                       "independent draw; this rule's residual is exact only")
@@ -480,10 +591,23 @@ STANDARD = Rule()
 def _processing_from(data: Any, where: str) -> Processing:
     if not isinstance(data, dict):
         raise UnsupportedRule(f"{where} must be an object, got {type(data).__name__}")
-    unknown = set(data) - {*_STEPS, "order"}
+    unknown = set(data) - {*_STEPS, "order", "logit_bias"}
     if unknown:
         raise UnsupportedRule(f"{where} has unknown keys {sorted(unknown)}")
     kw: dict[str, Any] = {}
+    if data.get("logit_bias"):
+        bias = data["logit_bias"]
+        if not isinstance(bias, dict):
+            raise UnsupportedRule(f"{where}.logit_bias must be an object id -> bias, got {type(bias).__name__}")
+        pairs = []
+        for key, value in bias.items():
+            if not str(key).isdigit():
+                raise UnsupportedRule(f"{where}.logit_bias key {key!r} is not a token id")
+            if value not in ("-inf", -float("inf")):
+                raise UnsupportedRule(f"{where}.logit_bias[{key}] is {value!r}: a finite bias multiplies p by exp(bias), "
+                                      "which is not rational; only bans (\"-inf\") are exact")
+            pairs.append((int(key), -float("inf")))
+        kw["logit_bias"] = tuple(sorted(pairs))
     for name in ("temperature", "top_p", "min_p"):
         if data.get(name) is not None:
             kw[name] = to_fraction(data[name], what=f"{where}.{name}")
