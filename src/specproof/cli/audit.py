@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from tqdm import tqdm
 
 from specproof.certify import certificate
-from specproof.cli.loaders import load_distribution
-from specproof.cli._common import _Usage
+from specproof.cli.loaders import load_distribution, load_distributions
+from specproof.cli._common import _Usage, _print_json
 
 
 # --------------------------------------------------------------------------- audit (issue 11)
@@ -97,6 +98,36 @@ def _audit_position(p, q, rule, proposal=None) -> dict:
         "out_of_range": {str(k): ff(v) for k, v in sorted(law.out_of_range.items())},
         "arithmetic": _arithmetic_note(rule, len(law.law)),
     }
+
+
+def _degenerate_rows(args: argparse.Namespace) -> list[str]:
+    """The degenerate rows (NaN, +/-inf, all zero) among the audit's inputs, each named with why."""
+    found = []
+    for path, what in ((args.target, "p"), (args.draft, "q"), (args.proposal, "proposal")):
+        if path is None:
+            continue
+        dist = load_distributions(path, what, keep_degenerate=True)
+        found += [f"{what}{f'[{i}]' if dist.batched else ''} ({Path(path).name}): {why}"
+                  for i, why in enumerate(dist.degenerate) if why is not None]
+    return found
+
+
+def _report_degenerate(args: argparse.Namespace, name: str, found: list[str]) -> int:
+    """A degenerate input is a finding, not an error: it has no valid law, so no rule's output can be
+    right on it, and what a rule emits there is not modelled (rules are laws of distributions). Exit 1."""
+    note = ("a degenerate row has no valid law: every output a verifier emits on it is a fault (TV 1 against no "
+            "law), and a correct verifier refuses it; the rules model verifiers on distributions, so what this rule "
+            "emits on the row is not modelled: trace the code (specproof trace python MODULE:FUNCTION --target P "
+            "--draft Q) to see what it emits, as for vLLM #53029's all-NaN row")
+    if args.json:
+        _print_json({"command": "audit", "rule": name, "verdict": "degenerate", "degenerate": found, "law": None,
+                     "tv": None, "modelled": False, "note": note})
+    else:
+        print(f"rule {name}: DEGENERATE INPUT (no valid law; not lossless)")
+        for d in found:
+            print(f"  degenerate row {d}")
+        print(f"  {note}")
+    return 1
 
 
 def _arithmetic_note(rule, vocab_size: int) -> str:
@@ -189,6 +220,9 @@ def run(args: argparse.Namespace) -> int:
         return _audit_real(args, name, rule)
     if args.target is None or args.draft is None:
         raise _Usage("give --target and --draft (or --real, or --list)")
+    found = _degenerate_rows(args)
+    if found:
+        return _report_degenerate(args, name, found)
     p, _ = load_distribution(args.target, "p")
     q, _ = load_distribution(args.draft, "q")
     proposal = None if args.proposal is None else load_distribution(args.proposal, "proposal")[0]
