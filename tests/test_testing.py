@@ -362,18 +362,18 @@ def test_bad_outputs_and_shapes_are_named():
     assert as_bool.verdict == "lossy" and as_bool.outside_support == 1 and as_bool.tv == 1
 
 
-def _min_p(row):
+def _half_max_cut(row):
     kept = row * (row >= 0.5 * row.max())
     return kept / kept.sum()
 
 
 def _plain_min_p(row):
-    return int(torch.multinomial(_min_p(row), 1))
+    return int(torch.multinomial(_half_max_cut(row), 1))
 
 
 def _step_min_p(p, q, drop):
     """One speculative position with min_p = 1/2; ``drop`` verifies against the raw row (vLLM PR #42802)."""
-    t = p if drop else _min_p(p)
+    t = p if drop else _half_max_cut(p)
     x = int(torch.multinomial(q, 1))
     if torch.rand(()) < t[x] / q[x]:
         return x
