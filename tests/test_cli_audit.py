@@ -123,3 +123,17 @@ def test_a_degenerate_row_is_a_finding_not_a_usage_error(tmp_path, capsys):
     assert main(["audit", "--target", _write(tmp_path, "p2.json", [0.5, 0.5]), "--draft", str(zero)]) == 1
     text = capsys.readouterr().out
     assert "DEGENERATE INPUT" in text and "q (zero.json): all 2 entries are zero" in text
+
+
+def test_a_log_space_rule_says_its_thresholds_are_library_results(tmp_path, capsys):
+    rule = tmp_path / "rule.json"
+    rule.write_text(json.dumps({"coin": "float32", "arithmetic": {"dtype": "float32", "test": "exp",
+                                                                 "library": "numpy"}}))
+    cert = tmp_path / "c.json"
+    code, out = _audit(tmp_path, capsys, [0.5, 0.25, 0.25], [0.5, 0.25, 0.25], "--policy", str(rule),
+                       "--certificate", str(cert))
+    # p == q: fl32(log p - log q) = 0 and NumPy's exp(0) = 1, so every coin in [0, 1) accepts: lossless
+    assert code == 0 and out["tv"] == "0/1" and out["alpha"] == "1/1"
+    assert "u < numpy exp(fl32(log p - log q))" in out["arithmetic"] and "not modelled" in out["arithmetic"]
+    assert "takes them as given" in json.loads(cert.read_text())["statement"]
+    assert main(["check", str(cert)]) == 0

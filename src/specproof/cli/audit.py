@@ -156,6 +156,10 @@ def _audit_certificate(p, q, name: str, rule, proposal=None, provenance=None, la
     statement = (f"{what}Under the verifier rule {name!r} ({rule.describe()}), the token emitted at one position "
                  "has the law listed, its acceptance probability is alpha and its exact TV from the reference "
                  "(the target's law) is TV; lossless iff TV = 0.")
+    if rule.arithmetic.library is not None:  # the checker re-derives the tree, not the library's log and exp
+        statement += (f" The accept thresholds are constants computed from {rule.arithmetic.library}'s own log and exp "
+                      "on the machine that wrote this certificate (library results, not modelled); the checker "
+                      "takes them as given.")
     return certificate.build_outcome_certificate(
         tree, name=f"{label or 'audit'}, rule {name}", statement=statement,
         provenance={"rule": name, "rule_fields": rule.as_dict(), **(provenance or {})})
