@@ -175,6 +175,34 @@ _DERIVATIONS = {
 }
 
 
+def _first_failing(rule: Rule, passes: Callable[[Fraction], bool]) -> Fraction:
+    """The grid point after the last coin u of the rule's grid with ``passes(u)`` (monotone: the passing coins are
+    the grid's first ones), so that ``u < t`` (strict) holds exactly for them."""
+    n = 1 << rule.coin.bits
+    lo, hi = (1, n) if rule.coin.open_closed else (0, n - 1)
+    first, last = lo, hi + 1
+    while first < last:
+        mid = (first + last) // 2
+        if passes(Fraction(mid, n)):
+            first = mid + 1
+        else:
+            last = mid
+    return Fraction(first, n)
+
+
+def _rounded_coin_threshold(rows: Rows, x: int, rule: Rule) -> Fraction:
+    """The threshold of ``fl(u) cmp fl(p/q)`` or ``fl(fl(u) * q) cmp p``, the coin rounded to the row's format
+    first (NumPy >= 2 meeting a Python-float coin with a float32 value, NEP 50). Rounding is monotone, so the
+    passing coins are the grid's first ones (q(x) > 0 here)."""
+    fmt, cmp = rule.arithmetic.format(), rule.comparison
+    a, b = rows["target"][x], rows["draft"][x]
+    if rule.arithmetic.test == "ratio":
+        t = fmt.div(a, b)
+        t = Fraction(2) if t == math.inf else t
+        return _first_failing(rule, lambda u: fmt.round(u) < t if cmp == "<" else fmt.round(u) <= t)
+    return _first_failing(rule, lambda u: fmt.mul(fmt.round(u), b) < a if cmp == "<" else fmt.mul(fmt.round(u), b) <= a)
+
+
 def _library_threshold(rows: Rows, x: int, rule: Rule) -> Fraction:
     """The threshold t of the log-space accept tests at drafted token ``x`` (q(x) > 0), with the
     library's own log and exp (:mod:`specproof.rules.libm`) and the IEEE-rounded difference
@@ -205,16 +233,7 @@ def _library_threshold(rows: Rows, x: int, rule: Rule) -> Fraction:
             return e
         # NumPy >= 2 (NEP 50): Generator.random() is a Python float, and u < np.float32(e) rounds u to
         # float32 before comparing; rounding is monotone, so the passing coins are the grid's first ones
-        lo, hi = (1, n) if coin.open_closed else (0, n - 1)
-        first, last = lo, hi + 1
-        while first < last:
-            mid = (first + last) // 2
-            u = FLOAT32.round(Fraction(mid, n))
-            if u < e if rule.comparison == "<" else u <= e:
-                first = mid + 1
-            else:
-                last = mid
-        return Fraction(first, n)
+        return _first_failing(rule, lambda u: FLOAT32.round(u) < e if rule.comparison == "<" else FLOAT32.round(u) <= e)
     count = libm.log_coin_count(arith.library, coin.bits, coin.open_closed, d, rule.comparison)
     return Fraction(int(coin.open_closed) + count, n)
 
@@ -251,6 +270,8 @@ class _Builder(Builder):
         strict = rule.comparison == "<"
         if arith.is_exact:
             source: tuple = ("ratio", "target", "draft", x)
+        elif arith.library is not None and arith.test in ("ratio", "product"):  # NumPy: fl32(u) meets the test
+            source, strict = ("const", _rounded_coin_threshold(rows, x, rule)), True
         elif arith.test == "ratio":
             source = ("float-ratio", "target", "draft", x, arith.dtype)
         elif arith.test in ("log", "exp"):  # the library's own log and exp, as data: a constant threshold

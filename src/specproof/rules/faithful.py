@@ -27,7 +27,9 @@ accept test    ``u < fl(p/q)``, ``u <= fl(p/q)``, ``fl(u * q) < p``, ``fl(u * q)
                NumPy's own log and exp (their results on this machine, evaluated as data by
                :mod:`specproof.rules.libm`, not modelled; a library's members are used only
                when the sampler's process has imported it; NumPy's with the residual divided
-               by its sum, as ``Generator.choice`` needs)
+               by its sum, as ``Generator.choice`` needs); and NumPy >= 2's ``fl32(u) < fl32(p/q)``
+               and ``fl32(fl32(u) * q) < p`` on float32 rows (``Generator.random()`` is a Python
+               float, rounded to float32 when it meets one: NEP 50)
 coin           float32 grid on [0, 1) (``torch.rand``), float64 grid on [0, 1)
                (``Generator.random``), and both grids on (0, 1] (``1 - rand()``); the NumPy
                log-space members use the float64 grids only
@@ -108,6 +110,10 @@ def _members() -> tuple[Member, ...]:
             arith = Arithmetic(dtype, test, norm, library)
             rule = Rule(comparison=cmp, coin=coin, arithmetic=arith)
             out.append(Member(rule, f"{arith.describe(cmp)}, {_COIN_TEXT[coin.name]}"))
+    # NumPy >= 2 on float32 rows with Generator.random()'s Python-float coin: the coin is rounded to float32 (NEP 50)
+    for test, cmp, coin in itertools.product(("ratio", "product"), ("<", "<="), _COINS[1::2]):
+        arith = Arithmetic("float32", test, "divide", "numpy")
+        out.append(Member(Rule(comparison=cmp, coin=coin, arithmetic=arith), f"{arith.describe(cmp)}, {_COIN_TEXT[coin.name]}"))
     for cmp, coin in itertools.product(("<", "<="), _COINS):
         out.append(Member(Rule(comparison=cmp, coin=coin),
                           f"u {cmp} p/q exact, residual (p - q)+ exact, {_COIN_TEXT[coin.name]}"))

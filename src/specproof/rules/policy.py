@@ -309,8 +309,11 @@ class Arithmetic:
         rows of fewer than 8 entries and PyTorch for rows of at most 4 (measured); for longer rows
         their block order is not modelled, which :meth:`caveats` states.
     library : {"torch", "numpy"} or None
-        Whose ``log`` and ``exp`` a ``"log"`` or ``"exp"`` test uses (required for them, None
-        for the other tests); ``dtype`` float32 or float64.
+        Whose ``log`` and ``exp`` a ``"log"`` or ``"exp"`` test uses (required for them; ``dtype``
+        float32 or float64). With ``"ratio"`` or ``"product"``, ``"numpy"`` (float32 only) means
+        NumPy >= 2's scalar semantics (NEP 50): a Python-float coin (``Generator.random()``) met
+        with a float32 value is rounded to float32 first, so the test is ``fl32(u) < fl32(p/q)`` or
+        ``fl32(fl32(u) * q) < p``; None is PyTorch's (and NumPy's array) promotion, exact.
 
     Notes
     -----
@@ -347,8 +350,9 @@ class Arithmetic:
             if self.dtype not in ("float32", "float64"):
                 raise UnsupportedRule(f"the {self.test} test is evaluated in float32 or float64, not {self.dtype} "
                                       "(log and exp of half formats are not evaluated)")
-        elif self.library is not None:
-            raise UnsupportedRule(f"library {self.library!r} is only for the log and exp tests, not {self.test!r}")
+        elif self.library is not None and (self.library, self.dtype) != ("numpy", "float32"):
+            raise UnsupportedRule(f"library {self.library!r} with the {self.test} test: only 'numpy' with float32 "
+                                  "(a Python-float coin rounded to float32, NEP 50); torch's promotion is the default")
 
     @property
     def is_exact(self) -> bool:
@@ -366,6 +370,11 @@ class Arithmetic:
         if self.is_exact:
             return f"u {comparison} p/q, exact"
         fl = {"float16": "fl16", "bfloat16": "flbf16", "float32": "fl32", "float64": "fl64"}[self.dtype]
+        if self.library == "numpy" and self.test in ("ratio", "product"):  # NEP 50: u is rounded to the row's dtype
+            test = (f"{fl}(u) {comparison} {fl}(p/q)" if self.test == "ratio"
+                    else f"{fl}({fl}(u) * q) {comparison} p") + " (numpy: a Python-float coin)"
+            norm = "as weights" if self.normalization == "none" else f"divided by its {fl} sum"
+            return f"{test}, residual {fl}(max(p - q, 0)) {norm}"
         test = {"ratio": f"u {comparison} {fl}(p/q)", "product": f"{fl}(u * q) {comparison} p",
                 "log": f"{self.library} log(u) {comparison} {fl}(log p - log q)",
                 "exp": f"u {comparison} {self.library} exp({fl}(log p - log q))"}[self.test]
