@@ -175,5 +175,6 @@ def test_a_numpy_float32_textbook_sampler_is_float_faithful():
     result = compare(run, p, q, numpy_rng="rng")
     assert result.verdict == "float-faithful" and result.tv_from_float_ideal == 0
     assert result.arithmetic.startswith("fl32(u) < fl32(p/q) (numpy: a Python-float coin)")
+    assert any("NEP 50" in c for c in result.caveats) and not any("log and exp" in c for c in result.caveats)
     plain = [m for m in FAMILY if m.rule.arithmetic.library is None]
     assert judge(result.law, p, q, family=plain).verdict == "lossy"
