@@ -51,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"specproof {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    from .corpus import cli as corpus_cli
+
+    corpus_cli.add_parser(sub)
 
     pr = sub.add_parser(
         "prove",
@@ -1416,6 +1419,15 @@ def _trace(args: argparse.Namespace) -> int:
 
 
 _COMMANDS["trace"] = _trace
+
+
+def _corpus(args: argparse.Namespace) -> int:
+    from .corpus import cli as corpus_cli
+
+    return corpus_cli.run(args)
+
+
+_COMMANDS["corpus"] = _corpus
 
 
 def main(argv: Sequence[str] | None = None) -> int:
