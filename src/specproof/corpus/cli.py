@@ -29,27 +29,34 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     co.add_argument("--pair", action="append", dest="pairs", metavar="PAIR",
                     help="a model pair: phone, smollm2, or TARGET,DRAFT (two HF causal LMs, names or paths); "
                     "repeat for several (default: phone and smollm2)")
-    co.add_argument("--gamma-max", type=int, default=4, help="largest gamma (default 4)")
+    co.add_argument("--gamma-max", type=int, default=6, help="largest gamma (default 6)")
     co.add_argument("--mass-bound", type=float, default=0.05,
                     help="explore off-text children until their unexplored accept mass times (gamma_max - 1) is at most this")
-    co.add_argument("--max-explore", type=int, default=2, help="at most this many off-text children per position (default 2)")
+    co.add_argument("--max-explore", type=int, default=8, help="at most this many off-text children per position (default 8)")
     co.add_argument("--cost-ratio", default="1/20", help="c of Leviathan et al. Thm 3.8, exact (default 1/20)")
     co.add_argument("--out", type=Path, default=Path("specproof-corpus"), help="output directory (default specproof-corpus)")
     co.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                     help="run on Ray Data: a local cluster (num_cpus=2) or join ADDRESS")
     co.add_argument("--workers", type=int, default=2, help="model actors on Ray (default 2)")
     co.add_argument("--log", type=Path, help="an engine log (Parquet) to check against the exact law")
-    co.add_argument("--alpha-level", default="1/1000", help="false-alarm rate of the counter test (default 1/1000)")
+    co.add_argument("--level", default="1/1000", help="false-alarm rate of the counter test (default 1/1000)")
+    co.add_argument("--bias", default="1/20", help="bias (tokens per step) at which the test's power is stated (default 1/20)")
     co.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     return co
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``specproof corpus``; 0 on success (log check: 0 passed, 1 flagged)."""
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        from ..errors import SpecProofError
+
+        raise SpecProofError("specproof corpus needs pyarrow: pip install 'specproof[corpus]'") from None
     if args.log is not None:
         from .log import check_log, render_check
 
-        report = check_log(args.log, level=args.alpha_level)
+        report = check_log(args.log, level=args.level, bias=args.bias)
         if args.json:
             print(json.dumps(report, sort_keys=True))
         else:

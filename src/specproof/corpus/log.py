@@ -193,8 +193,12 @@ def check_log(path: str | Path, *, level: Any = "1/1000", bias: Any = "1/20") ->
     -----
     The total's deviation S = sum (K_s - E[K_s]) is a martingale (each step's law is fixed by what
     came before and its drafts), with predictable variance v = the sum of the steps' exact
-    variances. The decision is the z test |S| / sqrt(v) > z_{level/2} (false-alarm rate ``level`` by
-    the martingale central limit theorem, an approximation). Beside it, Freedman's inequality
+    variances. Two z tests, each two-sided at level ``level / 2`` (together at most ``level``, by the
+    martingale central limit theorem, an approximation): the total, |S| / sqrt(v) > z; and the
+    likelihood, the summed surprisal -log P(K_s = observed) against the summed entropies and the
+    summed variances of the surprisal (in floats: logarithms are not rational). The total test is the
+    engines' own counter; the likelihood test is the stronger one against a count moved to an
+    unlikely value (a counting bug). Beside it, Freedman's inequality
     ``P(|S| >= x) <= 2 exp(-x^2 / (2 (v + b x / 3)))`` (b = gamma_max) gives a rigorous, more
     conservative threshold, at the realized v. An observed count of probability 0 is impossible under
     the law (false-alarm rate 0) and flags the log alone.
@@ -208,6 +212,7 @@ def check_log(path: str | Path, *, level: Any = "1/1000", bias: Any = "1/20") ->
         raise InvalidLog(f"{path}: no steps")
     gmax = max(len(r["drafted"]) for r in rows)
     mean_lo = mean_hi = var_lo = var_hi = 0
+    surprisal = entropy = surprisal_var = 0.0  # the likelihood test, in floats (logarithms)
     observed = 0
     impossible = []
     smallest = None
@@ -224,6 +229,12 @@ def check_log(path: str | Path, *, level: Any = "1/1000", bias: Any = "1/20") ->
         var_lo, var_hi = var_lo + _floor(v), var_hi + _ceil(v)
         observed += obs
         prob = law[obs] if obs <= k else Fraction(0)
+        floats = [float(x) for x in law if x]
+        h = -sum(x * math.log(x) for x in floats)
+        entropy += h
+        surprisal_var += sum(x * math.log(x) ** 2 for x in floats) - h * h
+        if prob:
+            surprisal -= math.log(prob)
         if prob == 0:
             impossible.append({"request": r["request"], "step": r["step"], "observed": obs, "gamma": k,
                                "expected": float(m), "law": [format_fraction(x) for x in law]})
@@ -243,12 +254,14 @@ def check_log(path: str | Path, *, level: Any = "1/1000", bias: Any = "1/20") ->
     freedman = (gmax * ln / 3) + math.sqrt((gmax * ln / 3) ** 2 + 2 * float(v_hi) * ln)
     dev = max(observed - e_hi, e_lo - observed, Fraction(0))  # the deviation from the nearest end
     sigma = math.sqrt(float(v_hi)) or 1.0
-    z_crit = NormalDist().inv_cdf(1 - float(lvl) / 2)
+    z_crit = NormalDist().inv_cdf(1 - float(lvl) / 4)  # two tests, each two-sided at level / 2
     z = float(dev) / sigma * (1 if observed >= e_lo else -1)
     shift = float(delta) * len(rows)
     power = _phi((shift - z_crit * sigma) / sigma) + _phi((-shift - z_crit * sigma) / sigma)
     flagged_total = abs(z) > z_crit
-    passed = not impossible and not flagged_total
+    z_surprisal = (surprisal - entropy) / (math.sqrt(surprisal_var) or 1.0)
+    flagged_surprisal = abs(z_surprisal) > z_crit
+    passed = not impossible and not flagged_total and not flagged_surprisal
     return {
         "schema": "specproof.counter-check/1", "log": str(path), "log_meta": meta, "steps": len(rows),
         "requests": len({r["request"] for r in rows}), "gamma_max": gmax, "passed": passed,
@@ -259,6 +272,10 @@ def check_log(path: str | Path, *, level: Any = "1/1000", bias: Any = "1/20") ->
                   "variance_float": float(v_hi), "deviation": float(observed - (e_lo + e_hi) / 2),
                   "z": z, "z_critical": z_crit, "threshold": z_crit * sigma, "flagged": flagged_total,
                   "freedman_threshold": freedman, "freedman_flagged": float(dev) > freedman},
+        "likelihood": {"surprisal": surprisal, "expected": entropy, "variance": surprisal_var, "z": z_surprisal,
+                       "flagged": flagged_surprisal,
+                       "method": "sum of -log P(K_s = observed) against its mean (the steps' entropies) and variance "
+                                 "under the exact laws, in floats; martingale CLT"},
         "impossible": impossible[:20], "impossible_steps": len(impossible),
         "smallest_possible_probability": None if smallest is None else
         {"probability": float(smallest[0]), "request": smallest[1], "step": smallest[2]},
@@ -284,6 +301,9 @@ def render_check(report: dict[str, Any]) -> str:
     for s in report["impossible"][:5]:
         lines.append(f"  request {s['request']} step {s['step']}: observed {s['observed']} of gamma {s['gamma']}, "
                      f"exact expectation {s['expected']:.6f}, law {['%.4g' % float(Fraction(x)) for x in s['law']]}")
+    lk = report["likelihood"]
+    lines.append(f"likelihood: surprisal {lk['surprisal']:.2f}, expected {lk['expected']:.2f} (variance {lk['variance']:.2f}), "
+                 f"z = {lk['z']:+.2f} against +-{t['z_critical']:.2f}: " + ("FLAGGED" if lk["flagged"] else "ok"))
     lines.append("per draft position: " + "; ".join(
         f"{p['position']}: observed {p['observed']} / expected {p['expected']:.2f}" for p in report["positions"]))
     pw = report["power"]

@@ -38,9 +38,9 @@ class Config:
     """What a corpus job computes (the same in process and on Ray)."""
 
     pairs: tuple[str, ...] = ("phone", "smollm2")
-    gamma_max: int = 4
+    gamma_max: int = 6
     mass_bound: float = 0.05
-    max_explore: int = 2
+    max_explore: int = 8
     bits: int = GRID_BITS
     cost_ratio: str = "1/20"
     extra: dict = field(default_factory=dict)

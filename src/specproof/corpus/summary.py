@@ -131,7 +131,10 @@ def write_summary(summary: dict[str, Any], rows: list[dict[str, Any]], cfg: Any,
         ax1.set_ylim(0, 1)
         ax1.legend(loc="lower right")
         gam = [e["gamma"] for e in s["per_gamma"]]
-        ax2.plot(gam, [e["exact"]["lo_float"] for e in s["per_gamma"]], "o-", label="exact (per-position law)")
+        lo = [e["exact"]["lo_float"] for e in s["per_gamma"]]
+        hi = [e["exact"]["hi_float"] for e in s["per_gamma"]]
+        ax2.fill_between(gam, lo, hi, alpha=0.3, label="exact bounds (unexplored mass)")
+        ax2.plot(gam, lo, "o-", label="exact, lower bound")
         ax2.plot(gam, [e["eq1_at_mean_alpha"]["lo_float"] for e in s["per_gamma"]], "s--", label="Eq. 1 at mean alpha")
         ax2.set_xlabel("gamma")
         ax2.set_ylabel("E[emitted tokens per step]")
