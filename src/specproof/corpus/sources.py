@@ -151,6 +151,27 @@ class TransformersSource:
 
         self.atol = SMOLLM2_ATOL
         self._loaded: tuple[Any, Any, Any] | None = None
+        self._tokenizer: Any = None
+
+    def tokenizer(self) -> Any:
+        """The target's tokenizer alone (the driver of a Ray run needs no model)."""
+        if self._loaded is not None:
+            return self._loaded[0]
+        if self._tokenizer is None:
+            import os
+
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            from transformers import AutoTokenizer
+
+            if self.target_name == "smollm2":
+                from ..models import smollm2
+
+                path = smollm2.gguf_path()
+                self._tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=smollm2.GGUF_NAME)
+            else:
+                self._tokenizer = AutoTokenizer.from_pretrained(self.target_name)
+        return self._tokenizer
 
     def load(self) -> tuple[Any, Any, Any]:
         """(tokenizer, target model, draft model), loaded once; CPU, float32, one thread."""
@@ -178,7 +199,7 @@ class TransformersSource:
         return int(self.load()[1].config.vocab_size)
 
     def documents(self, text: str) -> list[list[int]]:
-        tok = self.load()[0]
+        tok = self.tokenizer()
         docs = []
         for para in [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]:
             ids = tok(para, add_special_tokens=False).input_ids
