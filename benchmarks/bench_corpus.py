@@ -115,7 +115,7 @@ def kernels() -> list[dict]:
     from specproof import numeric
     from specproof.corpus.job import node_law
     from specproof.corpus.sources import PhoneSource
-    from specproof.fixtures import _smollm2_fixture
+    from specproof.models.fixtures import _smollm2_fixture
     from specproof.models.smollm2 import softmax
 
     out = []

@@ -99,8 +99,8 @@ MODULES = {
                               "tests/test_chain_certificate.py"),
                              (r"_check_block|_stream_gap|_block_leaf|_walk|_input_key|_position_leaf",
                               "tests/test_block_certificate.py"))),
-    "exact": Target("src/specproof/exact.py", ("tests/test_exact.py",)),
-    "chain": Target("src/specproof/chain.py",
+    "exact": Target("src/specproof/laws/exact.py", ("tests/test_exact.py",)),
+    "chain": Target("src/specproof/laws/chain.py",
                     ("tests/test_chain.py", "tests/test_chain_certificate.py", "tests/test_paper_tables.py")),
 }
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from specproof import checker
-from specproof.certificate import build_bundle, build_certificate, dumps
+from specproof.certify.certificate import build_bundle, build_certificate, dumps
 from specproof.checker import Reason, check, check_file
 
 SAMPLES = {
@@ -190,7 +190,7 @@ import base64  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from specproof.certificate import build_compact_certificate  # noqa: E402
+from specproof.certify.certificate import build_compact_certificate  # noqa: E402
 
 
 def _compact(v=300, seed=0):

@@ -10,7 +10,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from specproof.chain import verification_law
+from specproof.laws.chain import verification_law
 from specproof.corpus.job import GRID_BITS, Node, accepted_bounds, emitted_bounds, node_from_record, node_law, node_record
 from specproof.errors import InvalidDistribution
 
@@ -79,7 +79,7 @@ def test_bounds_are_rounded_outward_on_the_grid():
 
 def test_phone_source_bounds_match_the_chain_law_of_the_phone_model():
     from specproof.corpus.sources import PhoneSource
-    from specproof.fixtures import phone_lm_chain
+    from specproof.models.fixtures import phone_lm_chain
 
     pytest.importorskip("pocketsphinx")
     src = PhoneSource()

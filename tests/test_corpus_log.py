@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pytest
 
-from specproof.chain import given_block_law
+from specproof.laws.chain import given_block_law
 from specproof.corpus.log import InvalidLog, accepted_law, check_log, inject_counting_bug, read_log, write_log
 
 pytest.importorskip("pyarrow")

@@ -1,4 +1,4 @@
-"""specproof.testing: assert_lossless / assert_law on traced samplers, with exact failure messages."""
+"""specproof.trace.testing: assert_lossless / assert_law on traced samplers, with exact failure messages."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from specproof.audit import position_law  # noqa: E402
-from specproof.policy import named_rule  # noqa: E402
+from specproof.rules.audit import position_law  # noqa: E402
+from specproof.rules.policy import named_rule  # noqa: E402
 from specproof.errors import SpecProofError  # noqa: E402
-from specproof.testing import assert_law, assert_lossless, compare, law_difference, search_lossy  # noqa: E402
-from specproof.trace import UnmodelledRandomness  # noqa: E402
+from specproof.trace.testing import assert_law, assert_lossless, compare, law_difference, search_lossy  # noqa: E402
+from specproof.trace.tracer import UnmodelledRandomness  # noqa: E402
 
 P = torch.tensor([0.5, 0.25, 0.25, 0.0])
 Q = torch.tensor([0.25, 0.0, 0.5, 0.25])

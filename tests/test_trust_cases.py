@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from specproof import checker, transcript
+from specproof import checker
+
+from specproof.report import transcript
 from specproof.checker import Reason, check, check_file
 from specproof.cli import main
 
@@ -442,9 +444,9 @@ def test_binding_names_the_unbound_proposal(capsys):
     assert report["bound_to_inputs"] is False and report["unbound_rows"] == ["proposal"]
     assert report["bound_rows"] == ["p", "q"]
     # the same verifier (accept every draft) built from the real q is LOSSY
-    from specproof.audit import position_law
-    from specproof.certificate import build_outcome_certificate
-    from specproof.policy import named_rule
+    from specproof.rules.audit import position_law
+    from specproof.certify.certificate import build_outcome_certificate
+    from specproof.rules.policy import named_rule
 
     p, q = (json.loads((CASES / f"proposal_unbound_{k}.json").read_text()) for k in "pq")
     real = check(build_outcome_certificate(position_law(p, q, named_rule("accept-all")).tree, name="a", statement="s"))

@@ -7,7 +7,7 @@ p_t and the draft's row q_t give the exact acceptance probability alpha_t = sum_
     E[emitted] = 1 + sum over drafted prefixes s, 1 <= |s| <= gamma, of reach(s),
 
 where reach(s) = prod_i min(p, q)(s_i | context, s_<i) is the probability that the verifier
-accepts every draft of s (Leviathan et al. 2023, Sec. 3.4; :mod:`specproof.chain` computes the
+accepts every draft of s (Leviathan et al. 2023, Sec. 3.4; :mod:`specproof.laws.chain` computes the
 same law by enumeration). The tree below the context needs rows after drafted prefixes: along the
 text they are the next positions' rows (free); other prefixes are *explored* (their rows computed
 by the models) or not. A prefix whose rows are unknown contributes its own reach exactly and a
@@ -30,8 +30,8 @@ from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..errors import InvalidDistribution
-from ..exact import emitted_law
-from ..rational import format_fraction, from_floats
+from ..laws.exact import emitted_law
+from ..laws.rational import format_fraction, from_floats
 
 __all__ = ["GRID_BITS", "Node", "node_law", "node_from_record", "node_record", "accepted_bounds",
            "emitted_bounds", "context_hash"]
@@ -96,7 +96,7 @@ def node_law(p: Any, q: Any, children: Iterable[int] | None, *, atol: float) -> 
     ----------
     Leviathan et al. 2023, Theorem 3.5 (alpha = 1 - TV = sum min(p, q)).
     """
-    from .. import numeric
+    from ..laws import numeric
 
     law = emitted_law(from_floats(p, atol=atol, name="p"), from_floats(q, atol=atol, name="q"))
     accept = law.accept.tolist()

@@ -41,7 +41,7 @@ from statistics import NormalDist
 from typing import Any, Sequence
 
 from ..errors import SpecProofError
-from ..rational import format_fraction, to_fraction
+from ..laws.rational import format_fraction, to_fraction
 
 __all__ = ["InvalidLog", "LOG_SCHEMA", "accepted_law", "read_log", "write_log", "check_log", "render_check",
            "inject_counting_bug", "record_transformers", "GRID"]
@@ -408,7 +408,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--gamma", type=int, default=4)
     ap.add_argument("--coin-bits", type=int, default=3)
     a = ap.parse_args(argv)
-    from ..fixtures import SMOLLM2_PROMPTS
+    from ..models.fixtures import SMOLLM2_PROMPTS
 
     a.out.mkdir(parents=True, exist_ok=True)
     prompts = list(SMOLLM2_PROMPTS.values())

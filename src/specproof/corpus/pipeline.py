@@ -24,7 +24,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from ..rational import format_fraction
+from ..laws.rational import format_fraction
 from .job import GRID_BITS, context_hash, emitted_bounds, node_from_record, node_law, node_record
 
 __all__ = ["Config", "plan", "infer_unit", "exact_records", "combine_unit", "write_shard", "shard_path",

@@ -45,8 +45,8 @@ class PhoneSource:
     Text becomes phones through pocketsphinx's CMU dictionary (first pronunciation; a word not
     in it is dropped and counted), with ``SIL`` at every sentence end. Each paragraph is one
     document that starts after ``SIL SIL``. Rows are the shipped fixture's tables
-    (:mod:`specproof.fixtures`), float64 ``1.0001 ** log``, made exact by ``from_floats``;
-    after ``</s>`` both models emit ``</s>`` with probability 1 (as :func:`specproof.fixtures.phone_lm_chain`).
+    (:mod:`specproof.models.fixtures`), float64 ``1.0001 ** log``, made exact by ``from_floats``;
+    after ``</s>`` both models emit ``</s>`` with probability 1 (as :func:`specproof.models.fixtures.phone_lm_chain`).
     The model is Markov in its last two symbols, so every prefix is explored: the bounds are exact
     up to the grid's rounding.
     """
@@ -55,7 +55,7 @@ class PhoneSource:
     start = 2  # positions before this are the start context
 
     def __init__(self) -> None:
-        from ..fixtures import PHONE_ATOL, _phone_fixture
+        from ..models.fixtures import PHONE_ATOL, _phone_fixture
 
         fx = _phone_fixture()
         self.atol = PHONE_ATOL
@@ -89,7 +89,7 @@ class PhoneSource:
     @lru_cache(maxsize=None)
     def rows(self, state: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
         """Float64 target (trigram) and draft (bigram) rows after the last two symbols ``state``."""
-        from ..fixtures import _phone_fixture, _probabilities
+        from ..models.fixtures import _phone_fixture, _probabilities
 
         if self.end in state:
             e = np.zeros(self.vocab_size)
@@ -147,7 +147,7 @@ class TransformersSource:
         self.target_name, self.draft_name = target, draft
         self.name = f"{target}/{draft}"
         from ..models.smollm2 import LOGIT_TOLERANCE  # noqa: F401  (the module has no heavy imports at top)
-        from ..fixtures import SMOLLM2_ATOL
+        from ..models.fixtures import SMOLLM2_ATOL
 
         self.atol = SMOLLM2_ATOL
         self._loaded: tuple[Any, Any, Any] | None = None

@@ -13,8 +13,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..chain import expected_tokens
-from ..rational import format_fraction, to_fraction
+from ..laws.chain import expected_tokens
+from ..laws.rational import format_fraction, to_fraction
 
 __all__ = ["summarize", "write_summary", "render_markdown"]
 
@@ -113,7 +113,7 @@ def write_summary(summary: dict[str, Any], rows: list[dict[str, Any]], cfg: Any,
     paths[0].write_text(json.dumps(summary, sort_keys=True, indent=1) + "\n", encoding="utf-8")
     paths[1].write_text(render_markdown(summary) + "\n", encoding="utf-8")
     try:
-        from ..plots import _pyplot, _save
+        from ..report.plots import _pyplot, _save
 
         plt = _pyplot()
     except ImportError:
