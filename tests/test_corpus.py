@@ -136,3 +136,54 @@ def test_cli_corpus_runs_the_phone_pair(tmp_path):
     assert main(["corpus", "--pair", "phone", "--text", str(text), "--gamma-max", "2", "--out", str(tmp_path / "o")]) == 0
     assert (tmp_path / "o" / "corpus.parquet").exists()
     assert main(["corpus", "--pair", "nonsense", "--text", str(text), "--out", str(tmp_path / "o2")]) == 2
+
+
+def test_a_transformers_pair_fully_explored_at_depth_one_gives_the_chain_law_at_gamma_two():
+    """Two tiny random Llama models (V = 50): every off-text child explored, so at gamma = 2 the bounds
+    meet (up to the grid) and equal the chain law computed from full forward passes."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from specproof.corpus import pipeline
+    from specproof.corpus.sources import TransformersSource
+    from specproof.laws.rational import from_floats
+    from specproof.models.smollm2 import softmax
+
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(vocab_size=50, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+    target, draft = transformers.LlamaForCausalLM(cfg).eval(), transformers.LlamaForCausalLM(cfg).eval()
+    with torch.no_grad():
+        for p in target.parameters():
+            p.mul_(3)  # a sharper target: alpha well below 1
+    src = TransformersSource("tiny-target", "tiny-draft")
+    src._loaded = (None, target, draft)
+    pipeline._SOURCES["tiny"] = src
+    try:
+        ids = [3, 7, 11, 2, 9]
+        unit = {"pair": "tiny", "doc": 0, "ids": ids}
+        cfg_job = pipeline.Config(pairs=("tiny",), gamma_max=2, mass_bound=0.0, max_explore=50)
+        records = pipeline.infer_unit(unit, cfg_job)
+        rows = pipeline.combine_unit(unit, pipeline.exact_records(records), cfg_job)
+    finally:
+        del pipeline._SOURCES["tiny"]
+
+    def row(model, context):
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([list(context)])).logits[0, -1].numpy()
+        return from_floats(softmax(logits), atol=1e-9)
+
+    from specproof.laws.exact import emitted_law
+
+    assert [r["position"] for r in rows] == [1, 2, 3, 4]
+    for r in rows[:2]:
+        t = r["position"]
+        root = emitted_law(row(target, ids[:t]), row(draft, ids[:t]))
+        # E[emitted] at gamma = 2: 1 + alpha + sum_y min(p, q)(y) * alpha after y (Leviathan et al. Sec. 3.4)
+        exact = 1 + root.alpha + sum(Fraction(a, root.denominator) * emitted_law(row(target, ids[:t] + [y]),
+                                                                              row(draft, ids[:t] + [y])).alpha
+                                     for y, a in enumerate(root.accept.tolist()) if a)
+        lo, hi = Fraction(r["e_lo"][1]), Fraction(r["e_hi"][1])
+        assert hi - lo <= Fraction(2, 1 << GRID_BITS)
+        # teacher-forced and cached rows vs separate full forwards: float rounding only
+        assert abs(float(lo - exact)) < 1e-5 and abs(float(Fraction(r["alpha"]) - root.alpha)) < 1e-6
+        assert r["explored"] == 49 and 0.05 < float(root.alpha) < 0.95
