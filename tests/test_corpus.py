@@ -187,3 +187,36 @@ def test_a_transformers_pair_fully_explored_at_depth_one_gives_the_chain_law_at_
         # teacher-forced and cached rows vs separate full forwards: float rounding only
         assert abs(float(lo - exact)) < 1e-5 and abs(float(Fraction(r["alpha"]) - root.alpha)) < 1e-6
         assert r["explored"] == 49 and 0.05 < float(root.alpha) < 0.95
+
+
+def test_cli_corpus_on_any_hf_pair_by_path(tmp_path):
+    """--pair TARGET,DRAFT loads two causal LMs and the target's tokenizer from directories."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    tokenizers = pytest.importorskip("tokenizers")
+    from specproof.cli import main
+
+    words = ["[UNK]"] + "the a boat left harbour before dawn wind was cold and sea quiet".split()
+    tok = tokenizers.Tokenizer(tokenizers.models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]")
+    torch.manual_seed(1)
+    cfg = transformers.LlamaConfig(vocab_size=len(words), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                   num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=32)
+    for name in ("t", "d"):
+        transformers.LlamaForCausalLM(cfg).save_pretrained(tmp_path / name)
+        fast.save_pretrained(tmp_path / name)
+    text = tmp_path / "text.txt"
+    text.write_text("the boat left the harbour before dawn\n\nthe wind was cold and the sea was quiet\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["corpus", "--pair", f"{tmp_path / 't'},{tmp_path / 'd'}", "--text", str(text), "--gamma-max", "3",
+                 "--max-explore", "2", "--out", str(out)]) == 0
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(out / "corpus.parquet").to_pylist()
+    assert [r["doc"] for r in rows] == [0] * 6 + [1] * 8  # positions 1..n-1 of each paragraph
+    assert all(r["explored"] == 2 for r in rows)
+    for r in rows:
+        lo, hi = [Fraction(x) for x in r["e_lo"]], [Fraction(x) for x in r["e_hi"]]
+        assert lo[0] == hi[0] == 1 + Fraction(r["alpha"])
+        assert all(a <= b for a, b in zip(lo, hi)) and lo == sorted(lo) and hi[2] - lo[2] > 0
