@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import InvalidDistribution
 from ..laws.exact import emitted_law
-from ..laws.rational import format_fraction, from_floats
+from ..laws.rational import from_floats
 
 __all__ = ["GRID_BITS", "Node", "node_law", "node_from_record", "node_record", "accepted_bounds",
            "emitted_bounds", "context_hash"]
@@ -211,7 +211,3 @@ def context_hash(pair: str, ids: Sequence[int]) -> str:
     text = pair + ":" + ",".join(str(int(i)) for i in ids)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
-
-def fraction_text(x: Fraction) -> str:
-    """``"n/d"`` (``"n/1"`` for integers), as :func:`specproof.rational.format_fraction`."""
-    return format_fraction(x)

@@ -146,7 +146,6 @@ class TransformersSource:
     def __init__(self, target: str = "smollm2", draft: str = "q3") -> None:
         self.target_name, self.draft_name = target, draft
         self.name = f"{target}/{draft}"
-        from ..models.smollm2 import LOGIT_TOLERANCE  # noqa: F401  (the module has no heavy imports at top)
         from ..models.fixtures import SMOLLM2_ATOL
 
         self.atol = SMOLLM2_ATOL
