@@ -30,6 +30,7 @@ from typing import Any, Callable, Sequence
 from specproof.errors import InvalidDistribution, ResidualUndefined
 from specproof.laws.outcome import Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven, Rows
 from specproof.rules.policy import STANDARD, Rule
+from specproof.rules import libm
 from specproof.rules.floats import FLOAT32
 from specproof.laws.rational import as_distribution
 
@@ -63,6 +64,8 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
         raise InvalidDistribution(f"p has V={len(pv)} entries but q has V={len(qv)}")
 
     def processed(proc, row, raw, name):
+        if fmt is not None and not proc.identity:  # float code's own processing steps, IEEE-rounded
+            return proc.apply_float(tuple(fmt.round(x) for x in raw), fmt), ("given",)
         if fmt is not None:  # the row as the code holds it, in its format (a float row is unchanged)
             rounded = tuple(fmt.round(x) for x in raw)
             if rounded == row:
@@ -74,14 +77,20 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
 
     target, r_target = processed(rule.target_processing, pv, raw_p, "p")
     draft, r_draft = processed(rule.draft_processing, qv, raw_q, "q")
-    reference, r_reference = (pv, ("copy", "p")) if rule.reference.identity else (rule.reference.apply(pv), ("given",))
+    if rule.reference.identity:
+        reference, r_reference = pv, ("copy", "p")
+    elif fmt is not None and rule.reference.float_refusal() is None:  # what a plain float sampler draws from
+        reference, r_reference = _normalized(rule.reference.apply_float(tuple(fmt.round(x) for x in raw_p), fmt)), ("given",)
+    else:
+        reference, r_reference = rule.reference.apply(pv), ("given",)
     if proposal is not None:
         prop = as_distribution(proposal, "proposal").fractions()
         if len(prop) != len(pv):
             raise InvalidDistribution(f"the proposal has V={len(prop)} entries but p has V={len(pv)}")
         r_prop: tuple = ("input", "proposal")
-    elif rule.proposal_processing is not None:
-        prop = rule.proposal_processing.apply(qv)
+    elif rule.proposal_processing is not None:  # the draft was drawn from another processed row than the ratio's q
+        prop = (rule.proposal_processing.apply(qv) if fmt is None
+                else rule.proposal_processing.apply_float(tuple(fmt.round(x) for x in raw_q), fmt))
         r_prop = ("given",)
         if rule.proposal == "argmax":
             top = _argmax(prop)
@@ -166,6 +175,69 @@ _DERIVATIONS = {
 }
 
 
+def _first_failing(rule: Rule, passes: Callable[[Fraction], bool]) -> Fraction:
+    """The grid point after the last coin u of the rule's grid with ``passes(u)`` (monotone: the passing coins are
+    the grid's first ones), so that ``u < t`` (strict) holds exactly for them."""
+    n = 1 << rule.coin.bits
+    lo, hi = (1, n) if rule.coin.open_closed else (0, n - 1)
+    first, last = lo, hi + 1
+    while first < last:
+        mid = (first + last) // 2
+        if passes(Fraction(mid, n)):
+            first = mid + 1
+        else:
+            last = mid
+    return Fraction(first, n)
+
+
+def _rounded_coin_threshold(rows: Rows, x: int, rule: Rule) -> Fraction:
+    """The threshold of ``fl(u) cmp fl(p/q)`` or ``fl(fl(u) * q) cmp p``, the coin rounded to the row's format
+    first (NumPy >= 2 meeting a Python-float coin with a float32 value, NEP 50). Rounding is monotone, so the
+    passing coins are the grid's first ones (q(x) > 0 here)."""
+    fmt, cmp = rule.arithmetic.format(), rule.comparison
+    a, b = rows["target"][x], rows["draft"][x]
+    if rule.arithmetic.test == "ratio":
+        t = fmt.div(a, b)
+        t = Fraction(2) if t == math.inf else t
+        return _first_failing(rule, lambda u: fmt.round(u) < t if cmp == "<" else fmt.round(u) <= t)
+    return _first_failing(rule, lambda u: fmt.mul(fmt.round(u), b) < a if cmp == "<" else fmt.mul(fmt.round(u), b) <= a)
+
+
+def _library_threshold(rows: Rows, x: int, rule: Rule) -> Fraction:
+    """The threshold t of the log-space accept tests at drafted token ``x`` (q(x) > 0), with the
+    library's own log and exp (:mod:`specproof.rules.libm`) and the IEEE-rounded difference
+    ``d = fl(log p(x) - log q(x))``.
+
+    ``"exp"``: t = exp(d), compared with the coin as the rule says (an overflow is 2, above every
+    coin); NumPy >= 2 in float32 compares ``fl32(u)`` (a Python-float coin meeting a float32, NEP 50),
+    so t is then the grid point after the last coin whose float32 rounding passes (strict). ``"log"``: the coins that pass ``log(u) cmp d`` are counted on the grid (K of them) and
+    t is the grid point after the K-th, so that ``u < t`` (strict) has probability K / 2^bits: the
+    accept probability exactly (the event itself is the first K coins when the library's log is
+    monotone on the grid, which PyTorch's float32 log is, measured).
+    """
+    arith, coin = rule.arithmetic, rule.coin
+    fmt = arith.format()
+    lp = libm.log_row(arith.library, arith.dtype, rows["target"])[x]
+    lq = libm.log_row(arith.library, arith.dtype, rows["draft"])[x]
+    if lp == -math.inf:  # p(x) = 0 (q(x) > 0 here): -inf - finite
+        d: Any = -math.inf
+    else:
+        d = fmt.sub(lp, lq)
+    n = 1 << (coin.bits or 0)
+    if arith.test == "exp":
+        e = libm.exp_value(arith.library, arith.dtype, d)
+        if isinstance(e, float) and math.isnan(e):  # not reached for q(x) > 0; NaN passes no coin
+            return Fraction(-1)
+        e = Fraction(2) if e == math.inf else e
+        if coin.bits is None or not libm.rounds_python_coin(arith.library, arith.dtype):
+            return e
+        # NumPy >= 2 (NEP 50): Generator.random() is a Python float, and u < np.float32(e) rounds u to
+        # float32 before comparing; rounding is monotone, so the passing coins are the grid's first ones
+        return _first_failing(rule, lambda u: FLOAT32.round(u) < e if rule.comparison == "<" else FLOAT32.round(u) <= e)
+    count = libm.log_coin_count(arith.library, coin.bits, coin.open_closed, d, rule.comparison)
+    return Fraction(int(coin.open_closed) + count, n)
+
+
 class _Builder(Builder):
     """Builds one position's outcome tree; every branch's probability comes from its primitive."""
 
@@ -198,8 +270,13 @@ class _Builder(Builder):
         strict = rule.comparison == "<"
         if arith.is_exact:
             source: tuple = ("ratio", "target", "draft", x)
+        elif arith.library is not None and arith.test in ("ratio", "product"):  # NumPy: fl32(u) meets the test
+            source, strict = ("const", _rounded_coin_threshold(rows, x, rule)), True
         elif arith.test == "ratio":
             source = ("float-ratio", "target", "draft", x, arith.dtype)
+        elif arith.test in ("log", "exp"):  # the library's own log and exp, as data: a constant threshold
+            source = ("const", _library_threshold(rows, x, rule))
+            strict = strict if arith.test == "exp" and not libm.rounds_python_coin(arith.library, arith.dtype) else True
         else:  # fl(u * q) < p: a threshold on the grid, compared strictly
             source, strict = ("float-product", "target", "draft", x, arith.dtype, rule.coin.name, rule.comparison), True
         accept = self.branch(Coin(rule.coin, upper=Bound(source, strict)), Leaf(x, True))
