@@ -51,6 +51,7 @@ from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
 from specproof.errors import InvalidDistribution, SpecProofError
+from specproof.laws.block import Position, compose, extend_by_target, stream_tv, target_joint, tree_position
 from specproof.laws.outcome import CONTINUOUS, Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, Rows
 from specproof.laws.rational import as_distribution, to_fraction
 
@@ -72,6 +73,7 @@ Model = Callable[[Prefix], Any]
 TokenTree = tuple[tuple[int, "TokenTree"], ...]
 
 _ZERO = Fraction(0)
+_ONE = Fraction(1)
 
 #: Methods of :func:`multidraft_tree`.
 MULTIDRAFT_METHODS = ("with-replacement", "without-replacement", "spectr")
@@ -142,10 +144,6 @@ def _argmax(row: Sequence[Fraction]) -> int:
 
 def _tv(a: Sequence[Fraction], b: Sequence[Fraction]) -> Fraction:
     return sum((abs(x - y) for x, y in zip(a, b)), _ZERO) / 2
-
-
-def _dict_tv(a: Mapping, b: Mapping) -> Fraction:
-    return sum((abs(a.get(k, _ZERO) - b.get(k, _ZERO)) for k in set(a) | set(b)), _ZERO) / 2
 
 
 def _fr(x: Fraction) -> str:
@@ -736,41 +734,38 @@ class TokenTreeLaw:
 
 def _walk_tree(target: Model, depth: int, position: Callable[[Prefix, Any, Row], OutcomeTree | None],
                child_state: Callable[[Any, int], Any], root_state: Any, greedy: bool) -> TokenTreeLaw:
-    """Walk accepted tree nodes: ``position(path, state, p)`` gives the node's outcome tree (None at
-    a node without children: the bonus token), ``child_state(state, token)`` the accepted child's."""
-    emitted: dict[Prefix, Fraction] = {}
-    lengths = [_ZERO] * (depth + 1)
+    """Walk accepted tree nodes (:func:`specproof.laws.block.compose`): ``position(path, state, p)`` gives the
+    node's outcome tree (None at a node without children: the bonus token), ``child_state(state, token)``
+    the accepted child's."""
+    states: dict[Prefix, Any] = {(): root_state}
+    rows: dict[Prefix, tuple[Row, Row]] = {}
     positions: dict[Prefix, OutcomeTree] = {}
-    node_tv: dict[Prefix, Fraction] = {}
-    stack: list[tuple[Prefix, Fraction, Any]] = [((), Fraction(1), root_state)]
-    while stack:
-        path, reach, state = stack.pop()
-        try:
+
+    def row(path: Prefix) -> tuple[Row, Row]:
+        if path not in rows:
             pv = _dist(target(path), "p")
-        except InvalidDistribution as exc:
-            raise type(exc)(f"after the path {path}: {exc}") from None
-        top = _argmax(pv)
-        ref = tuple(Fraction(int(i == top)) for i in range(len(pv))) if greedy else pv
-        tree = position(path, state, pv)
-        if tree is None:  # no children: the bonus token (greedy: the argmax)
-            lengths[len(path)] += reach
-            for y, m in enumerate(ref):
-                if m:
-                    emitted[path + (y,)] = emitted.get(path + (y,), _ZERO) + reach * m
-            node_tv[path] = _ZERO
-            continue
+            top = _argmax(pv)
+            rows[path] = pv, tuple(Fraction(int(i == top)) for i in range(len(pv))) if greedy else pv
+        return rows[path]
+
+    def node(path: Prefix) -> Position | None:
+        pv, ref = row(path)
+        tree = position(path, states[path], pv)
+        if tree is None:
+            return None
         positions[path] = tree
-        law, _ = tree.law()
-        node_tv[path] = _tv(law, ref)
-        for (y, accepted), m in tree.outcomes().items():
+        for (y, accepted) in tree.outcomes():
             if accepted:
-                stack.append((path + (y,), reach * m, child_state(state, y)))
-            else:
-                lengths[len(path)] += reach * m
-                emitted[path + (y,)] = emitted.get(path + (y,), _ZERO) + reach * m
-    expected = sum((i * m for i, m in enumerate(lengths)), _ZERO)
-    return TokenTreeLaw(depth, emitted, tuple(lengths), expected, expected + 1, positions, node_tv,
-                        "greedy target" if greedy else "target")
+                states[path + (y,)] = child_state(states[path], y)
+        return tree_position(tree, ref)
+
+    def bonus(path: Prefix) -> tuple[Row, Fraction, Row]:  # no children: the bonus token (greedy: the argmax)
+        ref = row(path)[1]
+        return ref, _ONE, ref
+
+    law = compose(node, depth, bonus, where="after the path")
+    return TokenTreeLaw(depth, dict(law.emitted), law.accepted_length, law.expected_accepted,
+                        law.expected_accepted + 1, positions, dict(law.node_tv), "greedy target" if greedy else "target")
 
 
 def _first_child(tree: TokenTree, token: int) -> TokenTree:
@@ -907,100 +902,12 @@ def stochastic_tree_law(target: Any, draft: Any, branching: Sequence[int], *,
     def position(path: Prefix, depth: int, pv: Row) -> OutcomeTree | None:
         if depth == len(widths):
             return None
-        try:
-            qv = _dist(dmodel(path), "q")
-        except InvalidDistribution as exc:
-            raise type(exc)(f"after the path {path}: {exc}") from None
-        return multidraft_tree(pv, qv, widths[depth], method=method)
+        return multidraft_tree(pv, _dist(dmodel(path), "q"), widths[depth], method=method)
 
     return _walk_tree(_model(target), len(widths), position, lambda depth, y: depth + 1, 0, greedy=False)
 
 
 # --------------------------------------------------------------------------- block verification
-
-
-def extend_by_target(starts: Mapping[Prefix, Fraction], target: Model, length: int) -> dict[Prefix, Fraction]:
-    """Continue each sequence by plain target sampling to ``length`` tokens; sum the masses.
-
-    Parameters
-    ----------
-    starts : mapping of tuple of int -> Fraction
-        Sequences (at most ``length`` long) and their probabilities.
-    target : callable
-        ``target(prefix)``: the target row after ``prefix``.
-    length : int
-
-    Returns
-    -------
-    dict of tuple of int -> Fraction
-        The law of the first ``length`` tokens.
-    """
-    out: dict[Prefix, Fraction] = {}
-    frontier = [(s, m) for s, m in starts.items() if m]
-    while frontier:
-        seq, m = frontier.pop()
-        if len(seq) >= length:
-            out[seq[:length]] = out.get(seq[:length], _ZERO) + m
-            continue
-        for y, py in enumerate(_dist(target(seq), "p")):
-            if py:
-                frontier.append((seq + (y,), m * py))
-    return out
-
-
-def target_joint(target: Any, length: int) -> dict[Prefix, Fraction]:
-    """The target's joint law of its first ``length`` tokens (by enumeration)."""
-    return extend_by_target({(): Fraction(1)}, _model(target), length)
-
-
-def stream_tv(emitted: Mapping[Prefix, Fraction], target: Any, gamma: int) -> Fraction:
-    """TV between the stream (an emitted block, continued by target sampling) and the target's
-    joint law over gamma + 1 tokens, reading the target only where blocks pass.
-
-    The gap ``F = T - E`` (target minus stream probability of a prefix) obeys ``F(()) = 1`` and
-    ``F(s + (t,)) = F(s) p_s(t) - emitted(s + (t,))``; below a prefix that no emitted block
-    passes through, F is ``F(s)`` times the target's conditional probabilities, so that subtree
-    adds ``|F(s)|``. The TV is half the sum. Equal to the enumeration
-    ``TV(extend_by_target(emitted, target, gamma + 1), target_joint(target, gamma + 1))``
-    (tested), but it queries the target only after live prefixes: usable at V = 49,152.
-
-    Parameters
-    ----------
-    emitted : mapping of tuple of int -> Fraction
-        The law of the emitted block (blocks of 1 to gamma + 1 ids).
-    target : callable or sequence
-        ``target(prefix)``.
-    gamma : int
-
-    Returns
-    -------
-    Fraction
-
-    Examples
-    --------
-    >>> stream_tv({(0,): Fraction(1)}, ["1/2", "1/2"], 1)
-    Fraction(1, 2)
-    """
-    tmodel = _model(target)
-    live = {b[:i] for b in emitted for i in range(len(b))}
-    level, total = {(): Fraction(1)}, _ZERO
-    for depth in range(1, gamma + 2):
-        nxt: dict[Prefix, Fraction] = {}
-        for prefix, gap in level.items():
-            if gap:
-                for t, pt in enumerate(_dist(tmodel(prefix), "p")):
-                    if pt:
-                        nxt[prefix + (t,)] = gap * pt
-        for b, m in emitted.items():
-            if len(b) == depth:
-                nxt[b] = nxt.get(b, _ZERO) - m
-        level = {}
-        for prefix, gap in nxt.items():
-            if prefix in live:
-                level[prefix] = gap
-            else:
-                total += abs(gap)
-    return total / 2
 
 
 def full_information_bound(target: Any, draft: Any, gamma: int) -> Fraction:
@@ -1081,32 +988,6 @@ class BlockVerificationLaw:
         return self.stream_tv == 0
 
 
-def _block_weights(tmodel: Model, dmodel: Model, block: Prefix, gamma: int):
-    """Algorithm 2's p_i and h_i (i = 0..gamma) and the residual weights at each i < gamma."""
-    ps = [Fraction(1)]
-    hs: list[Fraction] = [_ZERO]
-    res: list[Row | None] = []
-    for i in range(gamma + 1):
-        prefix = block[:i]
-        if i > 0:
-            pv, qv = _pair(tmodel(block[:i - 1]), dmodel(block[:i - 1]))
-            x = block[i - 1]
-            ps.append(min(ps[-1] * pv[x] / qv[x], Fraction(1)))
-        if i == gamma:
-            res.append(None)
-            if i > 0:
-                hs.append(ps[gamma])
-            break
-        pv, qv = _pair(tmodel(prefix), dmodel(prefix))
-        r = tuple(max(ps[i] * a - c, _ZERO) for a, c in zip(pv, qv))
-        res.append(r)
-        if i > 0:
-            s = sum(r, _ZERO)
-            den = s + 1 - ps[i]
-            hs.append(s / den if den else _ZERO)
-    return ps, hs, res
-
-
 def block_verification_law(target: Any, draft: Any, gamma: int) -> BlockVerificationLaw:
     """The exact joint law of block verification (Sun et al. 2024, Algorithm 2).
 
@@ -1135,8 +1016,10 @@ def block_verification_law(target: Any, draft: Any, gamma: int) -> BlockVerifica
 
     Notes
     -----
-    Enumerates the V**gamma drafted blocks of positive probability. ``P(tau = i) = h_i
-    prod_{j > i} (1 - h_j)``. Where ``S_i + 1 - p_i = 0`` (p_i = 1 and M_b = M_s after X^i) h_i is
+    The law is the leaves of :func:`block_verification_tree` summed by block (the tree drafts the
+    V**gamma blocks of positive probability, then decides tau from the top: ``P(tau = i) = h_i
+    prod_{j > i} (1 - h_j)``); the stream TV is :func:`specproof.laws.block.stream_tv`. Where
+    ``S_i + 1 - p_i = 0`` (p_i = 1 and M_b = M_s after X^i) h_i is
     0/0; it is taken as 0, and it never matters: then p_{i+1} = 1, and the first j > i with
     ``S_j > 0`` (or j = gamma) has ``h_j = 1``, so tau > i whatever h_i is. Lossless is checked as the stream statement (Theorem 1): the emitted block
     continued by target sampling has the target's joint law over gamma + 1 tokens.
@@ -1156,37 +1039,16 @@ def block_verification_law(target: Any, draft: Any, gamma: int) -> BlockVerifica
     """
     from specproof.laws.chain import verification_law
 
-    _positive_int(gamma, "gamma")
-    tmodel, dmodel = _model(target), _model(draft)
-    emitted: dict[Prefix, Fraction] = {}
+    tree = _block_verification_tree(target, draft, gamma)
+    emitted = _emitted_blocks(tree)
     lengths = [_ZERO] * (gamma + 1)
-    level = [((), Fraction(1))]
-    for _ in range(gamma):  # the drafted blocks and their probabilities
-        nxt = []
-        for prefix, m in level:
-            qv = _dist(dmodel(prefix), "q")
-            nxt.extend((prefix + (x,), m * c) for x, c in enumerate(qv) if c)
-        level = nxt
-    for block, mass in level:
-        ps, hs, res = _block_weights(tmodel, dmodel, block, gamma)
-        for tau in range(gamma + 1):
-            pt = Fraction(1) if tau == 0 else hs[tau]
-            for j in range(tau + 1, gamma + 1):
-                pt *= 1 - hs[j]
-            if not pt:
-                continue
-            lengths[tau] += mass * pt
-            row = _dist(tmodel(block), "p") if tau == gamma else _normalized(res[tau])
-            for y, r in enumerate(row):
-                if r:
-                    key = block[:tau] + (y,)
-                    emitted[key] = emitted.get(key, _ZERO) + mass * pt * r
+    for (_, tau), mass in tree.outcomes().items():
+        lengths[tau] += mass
     expected = sum((i * m for i, m in enumerate(lengths)), _ZERO)
+    tmodel, dmodel = _model(target), _model(draft)
     token = verification_law(tmodel, dmodel, gamma).expected_accepted
-    stream = extend_by_target(emitted, tmodel, gamma + 1)
-    tv = _dict_tv(stream, target_joint(tmodel, gamma + 1))
     return BlockVerificationLaw(gamma, emitted, tuple(lengths), expected, expected + 1, token,
-                                full_information_bound(tmodel, dmodel, gamma), tv)
+                                full_information_bound(tmodel, dmodel, gamma), stream_tv(emitted, tmodel, gamma))
 
 
 def _prefix_name(kind: str, prefix: Prefix) -> str:
@@ -1249,6 +1111,12 @@ def block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree:
     _positive_int(gamma, "gamma")
     if gamma > MAX_BLOCK_GAMMA:
         raise InvalidVerifier(f"gamma = {gamma}; block certificates hold blocks of at most {MAX_BLOCK_GAMMA} drafts")
+    return _block_verification_tree(target, draft, gamma)
+
+
+def _block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree:
+    """:func:`block_verification_tree` for any gamma >= 1 (no certificate limit)."""
+    _positive_int(gamma, "gamma")
     tmodel, dmodel = _model(target), _model(draft)
     v = len(_dist(tmodel(()), "p"))
     b = _Builder(v)
@@ -1333,9 +1201,9 @@ def block_verification_certificate(target: Any, draft: Any, gamma: int, *, name:
     """A ``specproof.block-certificate/1`` document for block verification on these rows.
 
     The tree is :func:`block_verification_tree`; its law, accepted-length law and expected
-    emitted tokens are summed from the tree's leaves, and the stream TV is computed by
-    enumeration (:func:`extend_by_target` against :func:`target_joint`), independently of the
-    checker's prefix recursion. :func:`specproof.checker.check` re-verifies it.
+    emitted tokens are summed from the tree's leaves, and the stream TV is the block engine's
+    :func:`specproof.laws.block.stream_tv` (the checker recomputes it with its own code).
+    :func:`specproof.checker.check` re-verifies it.
 
     Parameters
     ----------
@@ -1365,8 +1233,7 @@ def block_verification_certificate(target: Any, draft: Any, gamma: int, *, name:
     from specproof.certify.certificate import build_block_certificate
 
     tree = block_verification_tree(target, draft, gamma)
-    tmodel = _model(target)
-    tv = _dict_tv(extend_by_target(_emitted_blocks(tree), tmodel, gamma + 1), target_joint(tmodel, gamma + 1))
+    tv = stream_tv(_emitted_blocks(tree), _model(target), gamma)
     return build_block_certificate(
         tree, gamma=gamma, stream_tv=tv, name=name or f"block verification, gamma = {gamma}",
         statement=statement or (f"Block verification (Sun et al. 2024, Algorithm 2) with gamma = {gamma}: the "
@@ -1673,30 +1540,20 @@ def typical_block_law(target: Any, draft: Any, gamma: int, *, eps: Any = MEDUSA_
     """
     _positive_int(gamma, "gamma")
     tmodel, dmodel = _model(target), _model(draft)
-    emitted: dict[Prefix, Fraction] = {}
-    lengths = [_ZERO] * (gamma + 1)
-    node_tv: dict[Prefix, Fraction] = {}
-    stack = [((), Fraction(1))]
-    while stack:
-        prefix, reach = stack.pop()
+
+    def position(prefix: Prefix) -> Position:
         pv = _dist(tmodel(prefix), "p")
-        if len(prefix) == gamma:
-            top = _argmax(pv)
-            lengths[gamma] += reach
-            emitted[prefix + (top,)] = emitted.get(prefix + (top,), _ZERO) + reach
-            node_tv[prefix] = 1 - pv[top]
-            continue
-        law = typical_law(pv, dmodel(prefix), eps=eps, delta=delta, offset=offset)
-        node_tv[prefix] = law.tv
-        for (y, accepted), m in law.tree.outcomes().items():
-            if accepted:
-                stack.append((prefix + (y,), reach * m))
-            else:
-                lengths[len(prefix)] += reach * m
-                emitted[prefix + (y,)] = emitted.get(prefix + (y,), _ZERO) + reach * m
-    expected = sum((i * m for i, m in enumerate(lengths)), _ZERO)
-    return TypicalBlockLaw(gamma, emitted, tuple(lengths), expected, expected + 1, node_tv,
-                           stream_tv(emitted, tmodel, gamma))
+        return tree_position(typical_tree(pv, dmodel(prefix), eps=eps, delta=delta, offset=offset), pv)
+
+    def greedy(prefix: Prefix) -> tuple[Row, Fraction, Row]:  # after gamma accepted drafts: the target's argmax
+        pv = _dist(tmodel(prefix), "p")
+        top = _argmax(pv)
+        return pv, _ONE, tuple(Fraction(int(i == top)) for i in range(len(pv)))
+
+    law = compose(position, gamma, greedy)
+    emitted = dict(law.emitted)
+    return TypicalBlockLaw(gamma, emitted, law.accepted_length, law.expected_accepted, law.expected_accepted + 1,
+                           dict(law.node_tv), stream_tv(emitted, tmodel, gamma))
 
 
 def typical_block_certificate(target: Any, draft: Any, gamma: int, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUSA_DELTA,

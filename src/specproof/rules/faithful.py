@@ -342,7 +342,7 @@ def _outside_support(law: Mapping, tmodel: Callable, gamma: int | None, v: int) 
 def _stream(law: Mapping, tmodel: Callable, gamma: int, v: int) -> tuple[Fraction, dict, dict]:
     """TV of the stream from the target's joint law, and both laws over gamma + 1 tokens when
     V**(gamma + 1) is at most :data:`SEQUENCE_LIMIT` (else two empty dicts)."""
-    from specproof.laws.variants import stream_tv
+    from specproof.laws.block import stream_tv
 
     valid = {b: m for b, m in law.items()
              if isinstance(b, tuple) and 1 <= len(b) <= gamma + 1 and all(_is_id(t, v) for t in b)}
