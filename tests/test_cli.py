@@ -62,7 +62,7 @@ def test_prove_all_writes_and_summarizes(tmp_path, capsys, monkeypatch):
 
     quick = {k: theorems.THEOREMS[k] for k in ("seed_cases", "real_phone_lm")}
     monkeypatch.setattr(theorems, "THEOREMS", quick)
-    monkeypatch.setattr(cli, "_EXACT_EDGE_CASES", ("disjoint supports",))  # the quickest traced input
+    monkeypatch.setattr(cli.prove, "_EXACT_EDGE_CASES", ("disjoint supports",))  # the quickest traced input
     assert main(["prove", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "2 of 2 theorems proved" in out
@@ -237,7 +237,8 @@ import numpy as np  # noqa: E402
 
 from specproof import checker  # noqa: E402
 from specproof.certify.certificate import build_bundle, build_compact_certificate  # noqa: E402
-from specproof.cli import COMPACT_ABOVE, _verify  # noqa: E402
+from specproof.cli.check import _verify
+from specproof.cli.prove import COMPACT_ABOVE  # noqa: E402
 
 
 def _prove(tmp_path, target, draft, *extra):
@@ -486,7 +487,7 @@ def test_prove_all_in_one_process_and_in_worker_processes_writes_the_committed_f
     committed = Path(__file__).resolve().parents[1] / "proofs" / "transcripts"
     quick = {k: theorems.THEOREMS[k] for k in ("seed_cases", "small_grid", "block_verification")}
     monkeypatch.setattr(theorems, "THEOREMS", quick)
-    monkeypatch.setattr(cli, "_EXACT_EDGE_CASES", ("disjoint supports",))
+    monkeypatch.setattr(cli.prove, "_EXACT_EDGE_CASES", ("disjoint supports",))
     for jobs in ("1", "2"):
         argv = ["prove", "--out", str(tmp_path / jobs), "--jobs", jobs] + (["--json"] if jobs == "1" else [])
         assert main(argv) == 0
@@ -518,7 +519,7 @@ def test_json_output_of_prove_all_and_errors(tmp_path, capsys, monkeypatch):
     from specproof import cli
 
     monkeypatch.setattr(theorems, "THEOREMS", {"seed_cases": theorems.THEOREMS["seed_cases"]})
-    monkeypatch.setattr(cli, "_EXACT_EDGE_CASES", ("disjoint supports",))
+    monkeypatch.setattr(cli.prove, "_EXACT_EDGE_CASES", ("disjoint supports",))
     assert main(["prove", "--out", str(tmp_path), "--json"]) == 0
     captured = capsys.readouterr()
     out = json.loads(captured.out)  # exactly one object: json.loads refuses anything after it

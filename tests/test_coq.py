@@ -88,7 +88,7 @@ def test_prove_says_the_formal_check_was_not_run_without_coq(tmp_path, monkeypat
 
     monkeypatch.setenv("PATH", str(tmp_path))  # no coqc on PATH
     monkeypatch.setattr(theorems, "THEOREMS", {"symbolic_every_v": theorems.THEOREMS["symbolic_every_v"]})
-    monkeypatch.setattr(cli, "_library_findings", lambda: {"library": "transformers", "skipped": "not traced here"})
+    monkeypatch.setattr(cli.prove, "_library_findings", lambda: {"library": "transformers", "skipped": "not traced here"})
     assert cli.main(["prove", "--out", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
     assert "1 of 1 theorems proved" in out

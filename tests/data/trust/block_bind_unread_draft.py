@@ -1,7 +1,7 @@
 """`specproof check FILE --target p.json --draft q.json` binds a block certificate to a --draft
 whose rows its tree never reads.
 
-For a block certificate, cli._bind compares every *input* row with --target/--draft, but does
+For a block certificate, cli.check._bind compares every *input* row with --target/--draft, but does
 not ask which input rows the tree reads (the outcome-certificate path does, through
 facts["reads"], and reports unread inputs; see unused_draft_accept_all.json). Here the tree is
 block verification drafting from given rows q' = (1/100, 99/100) (trusted, named "q[...]"),
