@@ -13,6 +13,7 @@ positions composed:
                    :func:`tree_position`; the textbook rule in integers: ``chain``)
 :func:`compose`    the walk over accepted prefixes: a :class:`ChainLaw` (emitted blocks, the
                    accepted-length law, reaches, the reference row at every prefix)
+:func:`tree_law`   the same law read off a block's outcome tree (leaves ``(block, accepted)``)
 :func:`stream_tv`  the one stream judge: TV between the first gamma + 1 output tokens (the block,
                    then sampling the reference) and the reference's own joint law
 :func:`target_joint`, :func:`extend_by_target`  the target's joint law, and a law continued by it
@@ -45,7 +46,7 @@ from typing import Any, Callable, Iterable, Sequence
 from specproof.errors import InvalidDistribution, ResidualUndefined
 from specproof.laws.rational import RationalVector, as_distribution
 
-__all__ = ["Position", "tree_position", "compose", "ChainLaw", "BlockLaw", "stream_tv", "target_joint",
+__all__ = ["Position", "tree_position", "compose", "ChainLaw", "BlockLaw", "tree_law", "stream_tv", "target_joint",
            "extend_by_target", "given_block"]
 
 Prefix = tuple[int, ...]
@@ -465,6 +466,40 @@ def compose(position: Callable[[Prefix], "Position | None"], gamma: int,
     return ChainLaw(gamma=gamma, vocab_size=vocab[0] if vocab else 0, emitted=blocks, accepted_length=lengths,
                     alphas=alphas, reach=reaches, target_rows=rows, stop_tokens=stop_tokens, ended=ended,
                     out_of_range=outside)
+
+
+def tree_law(tree: Any, gamma: int) -> tuple[dict[Prefix, Fraction], tuple[Fraction, ...]]:
+    """The law of a block's outcome tree: its leaves ``(block, accepted drafts)`` summed by block.
+
+    Parameters
+    ----------
+    tree : OutcomeTree
+        A block tree (:func:`specproof.laws.outcome.block_tree`,
+        :func:`specproof.laws.variants.block_verification_tree`): each leaf's output is the emitted
+        block (a tuple of ids) and its ``accepted`` the number of accepted drafts, 0 to gamma.
+    gamma : int
+
+    Returns
+    -------
+    emitted : dict of tuple of int -> Fraction
+        The blocks of positive mass.
+    accepted_length : tuple of Fraction, length gamma + 1
+
+    Examples
+    --------
+    >>> from specproof.laws.outcome import block_tree
+    >>> from specproof.rules.audit import position_tree
+    >>> emitted, lengths = tree_law(block_tree(lambda s: position_tree(["1/2", "1/2"], ["1/2", "1/2"]), 1), 1)
+    >>> emitted[(0, 1)], lengths
+    (Fraction(1, 4), (Fraction(0, 1), Fraction(1, 1)))
+    """
+    emitted: dict[Prefix, Fraction] = {}
+    lengths = [_ZERO] * (gamma + 1)
+    for (block, accepted), mass in tree.outcomes().items():
+        if mass:
+            emitted[block] = emitted.get(block, _ZERO) + mass
+            lengths[accepted] += mass
+    return emitted, tuple(lengths)
 
 
 def _fsum(terms: Sequence[Fraction]) -> Fraction:

@@ -8,7 +8,7 @@ from fractions import Fraction
 from typing import Any, Callable, Mapping
 
 from specproof.errors import InvalidDistribution
-from specproof.laws.block import stream_tv
+from specproof.laws.block import stream_tv, tree_law
 from specproof.laws.outcome import CONTINUOUS, Bound, Coin, Draw, Leaf, Node, OutcomeTree
 from specproof.laws._verifiers import (Row, Prefix, Model, _ZERO, InvalidVerifier, _dist, _pair, _model, _positive_int,
                                        _positive_part, _Builder)
@@ -145,15 +145,11 @@ def block_verification_law(target: Any, draft: Any, gamma: int) -> BlockVerifica
     """
     from specproof.laws.chain import verification_law
 
-    tree = _block_verification_tree(target, draft, gamma)
-    emitted = _emitted_blocks(tree)
-    lengths = [_ZERO] * (gamma + 1)
-    for (_, tau), mass in tree.outcomes().items():
-        lengths[tau] += mass
+    emitted, lengths = tree_law(_block_verification_tree(target, draft, gamma), gamma)
     expected = sum((i * m for i, m in enumerate(lengths)), _ZERO)
     tmodel, dmodel = _model(target), _model(draft)
     token = verification_law(tmodel, dmodel, gamma).expected_accepted
-    return BlockVerificationLaw(gamma, emitted, tuple(lengths), expected, expected + 1, token,
+    return BlockVerificationLaw(gamma, emitted, lengths, expected, expected + 1, token,
                                 full_information_bound(tmodel, dmodel, gamma), stream_tv(emitted, tmodel, gamma))
 
 
@@ -294,14 +290,6 @@ def _block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree
     return b.tree(drafts(()))
 
 
-def _emitted_blocks(tree: OutcomeTree) -> dict[Prefix, Fraction]:
-    """The law of the emitted block of a block tree: its leaves' masses summed by block."""
-    emitted: dict[Prefix, Fraction] = {}
-    for (block, _), mass in tree.outcomes().items():
-        emitted[block] = emitted.get(block, _ZERO) + mass
-    return emitted
-
-
 def block_verification_certificate(target: Any, draft: Any, gamma: int, *, name: str | None = None,
                                    statement: str | None = None, provenance: Mapping[str, Any] | None = None) -> dict:
     """A ``specproof.block-certificate/1`` document for block verification on these rows.
@@ -339,7 +327,7 @@ def block_verification_certificate(target: Any, draft: Any, gamma: int, *, name:
     from specproof.certify.certificate import build_block_certificate
 
     tree = block_verification_tree(target, draft, gamma)
-    tv = stream_tv(_emitted_blocks(tree), _model(target), gamma)
+    tv = stream_tv(tree_law(tree, gamma)[0], _model(target), gamma)
     return build_block_certificate(
         tree, gamma=gamma, stream_tv=tv, name=name or f"block verification, gamma = {gamma}",
         statement=statement or (f"Block verification (Sun et al. 2024, Algorithm 2) with gamma = {gamma}: the "

@@ -9,12 +9,11 @@ from fractions import Fraction
 from typing import Any, Mapping, Sequence
 
 from specproof.errors import SpecProofError
-from specproof.laws.block import Position, compose, stream_tv, tree_position
+from specproof.laws.block import Position, compose, stream_tv, tree_law, tree_position
 from specproof.laws.outcome import Branch, Choice, Draw, Leaf, Node, OutcomeTree
 from specproof.laws.rational import to_fraction
 from specproof.laws._verifiers import (Row, Prefix, _ONE, InvalidVerifier, _dist, _pair, _model, _positive_int,
                                        _argmax, _tv, _fr, _Builder)
-from specproof.laws.block_verification import _emitted_blocks
 
 #: Recipes a checker would need for rows that are ``("given",)`` here (none exists in
 #: :class:`~specproof.laws.outcome.OutcomeTree`'s list): name -> (form, meaning). (``scaled`` and
@@ -398,7 +397,7 @@ def typical_block_certificate(target: Any, draft: Any, gamma: int, *, eps: Any =
                                                                   Fraction(1), Leaf(prefix + (top,), gamma)),))
 
     tree = block_tree(position, gamma, greedy)
-    tv = stream_tv(_emitted_blocks(tree), tmodel, gamma)
+    tv = stream_tv(tree_law(tree, gamma)[0], tmodel, gamma)
     return build_block_certificate(
         tree, gamma=gamma, stream_tv=tv, name=name or f"typical acceptance, gamma = {gamma}",
         statement=statement or (f"Typical acceptance (Medusa) over {gamma} drafts: the emitted block, continued by "
