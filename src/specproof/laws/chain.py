@@ -6,9 +6,10 @@ every position; the verifier accepts the longest prefix that passes the per-posi
 normalized residual (p - q)+ at the first rejected position, or, when all gamma drafts were
 accepted, the bonus token drawn from the target's next row p(. | x_1..x_gamma).
 
-:func:`verification_law` computes the law of the emitted block by enumerating the draft's
-tokens and the verifier's steps position by position (a tree of accepted prefixes), over
-exact rationals, and checks losslessness node by node: at every accepted prefix s, the block's
+:func:`verification_law` computes the law of the emitted block with the block engine
+(:func:`specproof.laws.block.compose`) and the textbook position in integers
+(:func:`textbook_position`), over exact rationals, and checks losslessness node by node
+(:attr:`ChainLaw.lossless`): at every accepted prefix s, the block's
 next token has law exactly p(. | s) (by acceptance, by the residual draw, or as the bonus
 token). With plain target sampling continuing after the block, this is exactly the statement
 that the stream's first gamma + 1 tokens have the target's joint law.
