@@ -141,3 +141,14 @@ def test_given_block_by_hand():
     lengths, rows = given_block([(F(1, 2), (F(1), F(0))), (F(1, 3), (F(0), F(1)))], HALF)
     assert lengths == (F(1, 2), F(1, 3), F(1, 6)) and rows == ((F(1), F(0)), (F(0), F(1)), HALF)
     assert given_block([], HALF) == ((F(1),), (HALF,))
+
+
+def test_a_leaf_of_a_token_tree_draws_the_bonus_below_gamma():
+    # position None at (0,): the drafts ran out there (a leaf of a token tree), the bonus is drawn at depth 1
+    root = Position(HALF, (F(1, 2), F(1, 2)), F(1), (), F(0), F(0))
+    after_1 = Position(HALF, (F(1, 2), F(0)), F(1), (F(0), F(1, 2)), F(1), F(1, 2))
+    positions = {(): root, (0,): None, (1,): after_1}
+    law = compose(positions.get, 2, lambda s: (HALF, F(1, 2), (1, 1)))
+    assert law.accepted_length == (0, F(3, 4), F(1, 4))
+    assert dict(law.emitted) == {(0, 0): F(1, 4), (0, 1): F(1, 4), (1, 1): F(1, 4), (1, 0, 0): F(1, 8), (1, 0, 1): F(1, 8)}
+    assert law.lossless and law.expected_accepted == F(5, 4)
