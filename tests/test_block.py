@@ -49,7 +49,7 @@ def _position(p, q, name, prefix):
 def test_compose_by_hand_gamma_1():
     # p = (1/2, 1/2), q = (1/4, 3/4): accept 0 w.p. 1/4, 1 w.p. 1/2, stop w.p. 1/4 emitting 0
     pos = Position(HALF, (F(1, 4), F(1, 2)), F(1), (F(1, 4), F(0)), F(1), F(1, 4))
-    law = compose(lambda s: pos, 1, lambda s: (HALF, F(1, 2), (1, 1)))
+    law = compose(lambda s: pos, 1, lambda s: (HALF, F(1, 2), (1, 1)), node_tv=True)
     assert dict(law.emitted) == {(0,): F(1, 4), (0, 0): F(1, 8), (0, 1): F(1, 8), (1, 0): F(1, 4), (1, 1): F(1, 4)}
     assert law.accepted_length == law.accepted_length_law == (F(1, 4), F(3, 4))
     assert law.reach == {(): 1, (0,): F(1, 4), (1,): F(1, 2)} and law.alphas == {(): F(3, 4)}
@@ -59,11 +59,11 @@ def test_compose_by_hand_gamma_1():
 def test_node_tv_and_lossless_see_a_wrong_stop_row_and_an_out_of_range_id():
     # the stop emits token 1 instead of 0: the root's next token is (1/4, 3/4), TV 1/4 from p
     wrong = Position(HALF, (F(1, 4), F(1, 2)), F(1), (F(0), F(1, 4)), F(1), F(1, 4))
-    law = compose(lambda s: wrong, 1, lambda s: (HALF, F(1, 2), (1, 1)))
+    law = compose(lambda s: wrong, 1, lambda s: (HALF, F(1, 2), (1, 1)), node_tv=True)
     assert not law.lossless and law.node_tv[()] == F(1, 4) and law.out_of_range == 0
     # the stop emits id 7 (outside [0, 2)): its block is listed, its mass counts in full
     outside = Position(HALF, (F(1, 4), F(1, 2)), F(1), (F(0), F(0)), F(1), F(1, 4), {7: F(1, 4)})
-    law = compose(lambda s: outside, 1, lambda s: (HALF, F(1, 2), (1, 1)))
+    law = compose(lambda s: outside, 1, lambda s: (HALF, F(1, 2), (1, 1)), node_tv=True)
     assert law.emitted[(7,)] == F(1, 4) and (7,) in set(law.emitted) and law.out_of_range == F(1, 4)
     assert not law.lossless and law.node_tv[()] == F(1, 4)
     assert sum(law.emitted.values()) == 1
@@ -148,7 +148,7 @@ def test_a_leaf_of_a_token_tree_draws_the_bonus_below_gamma():
     root = Position(HALF, (F(1, 2), F(1, 2)), F(1), (), F(0), F(0))
     after_1 = Position(HALF, (F(1, 2), F(0)), F(1), (F(0), F(1, 2)), F(1), F(1, 2))
     positions = {(): root, (0,): None, (1,): after_1}
-    law = compose(positions.get, 2, lambda s: (HALF, F(1, 2), (1, 1)))
+    law = compose(positions.get, 2, lambda s: (HALF, F(1, 2), (1, 1)), node_tv=True)
     assert law.accepted_length == (0, F(3, 4), F(1, 4))
     assert dict(law.emitted) == {(0, 0): F(1, 4), (0, 1): F(1, 4), (1, 1): F(1, 4), (1, 0, 0): F(1, 8), (1, 0, 1): F(1, 8)}
-    assert law.lossless and law.expected_accepted == F(5, 4)
+    assert law.lossless and law.expected_accepted == F(5, 4) and set(law.node_tv.values()) == {0}

@@ -98,6 +98,27 @@ class Position:
         """P(the drafted token is accepted): ``go_scale * sum(go)``."""
         return self.go_scale * sum(self.go, _ZERO)
 
+    def tv(self) -> Fraction:
+        """TV between the law of the position's next token (accepted or emitted) and its
+        reference; an id outside [0, V) counts in full."""
+        law = list(self.go) if self.go_scale == 1 else [self.go_scale * g for g in self.go]
+        law = law or [_ZERO] * len(self.reference)
+        for y, m in enumerate(self.stop):
+            if m:
+                law[y] += m if self.stop_scale == 1 else self.stop_scale * m
+        return _row_tv(_ONE, law, self.reference, sum(self.out_of_range.values(), _ZERO))
+
+
+def _row_tv(scale: Fraction, masses: Sequence[Any], reference: Any, outside: Fraction = _ZERO) -> Fraction:
+    """``(sum_y |scale * masses[y] - reference[y]| + outside) / 2``; masses past V count as outside."""
+    ref = reference.fractions() if isinstance(reference, RationalVector) else reference
+    total = outside + sum((abs(scale * m) for m in masses[len(ref):]), _ZERO)
+    for y, r in enumerate(ref):
+        m = masses[y] if y < len(masses) else 0
+        if m or r:
+            total += abs((m if scale == 1 else scale * m) - r)
+    return total / 2
+
 
 def tree_position(tree: Any, reference: Any) -> Position:
     """A position from its outcome tree: the leaves summed by (output, accepted).
@@ -192,6 +213,10 @@ class ChainLaw:
         their ends count in :attr:`accepted_length` (t is an accepted draft).
     out_of_range : Fraction, optional
         The mass of blocks that end in an id outside [0, V) (a faulty rule); 0 for a sound one.
+    node_tv : Mapping of tuple of int -> Fraction, optional
+        At every accepted prefix s, the TV between the law of the block's next token there and
+        ``target_rows[s]`` (an id outside [0, V) counts in full): 0 everywhere iff every position
+        follows its reference. Filled by :func:`compose` when asked (``node_tv=True``).
 
     Notes
     -----
@@ -212,6 +237,7 @@ class ChainLaw:
     stop_tokens: frozenset = frozenset()
     ended: Mapping[Prefix, Fraction] = field(default_factory=dict)
     out_of_range: Fraction = _ZERO
+    node_tv: Mapping[Prefix, Fraction] | None = None
 
     @property
     def accepted_length_law(self) -> tuple[Fraction, ...]:
@@ -276,28 +302,6 @@ class ChainLaw:
                     return False
         return True
 
-    @cached_property
-    def node_tv(self) -> dict[Prefix, Fraction]:
-        """At every reachable accepted prefix s, the TV between the law of the block's next token
-        there and :attr:`target_rows` ``[s]`` (0 everywhere iff :attr:`lossless`, for a law built by
-        :func:`compose`); an id outside [0, V) counts in full."""
-        table = self.emitted
-        outside: dict[Prefix, Fraction] = {}
-        for block, m in getattr(table, "_outside", {}).items():
-            outside[block[:-1]] = outside.get(block[:-1], _ZERO) + m
-        out: dict[Prefix, Fraction] = {}
-        for s, reach in self.reach.items():
-            row = as_distribution(self.target_rows[s], "p").fractions()
-            below = len(s) < self.gamma
-            total = outside.get(s, _ZERO) / reach
-            for y, py in enumerate(row):
-                through = table.get(s + (y,), _ZERO)
-                if below:
-                    through += self.reach.get(s + (y,), _ZERO)
-                total += abs(through / reach - py)
-            out[s] = total / 2
-        return out
-
     def stop(self, prefix: Sequence[int]) -> Fraction:
         """P(the verifier accepts exactly the drafts ``prefix`` and then stops): the mass of the
         blocks ``prefix + (t,)`` for all t (residual draws, or the bonus token at depth gamma);
@@ -361,11 +365,25 @@ class BlockLaw(Mapping):
     def __len__(self) -> int:
         return sum(1 for _ in self)
 
+    def to_dict(self) -> dict[Prefix, Fraction]:
+        """The same law as a plain dict, built in one pass over the stored rows (``dict(law)``
+        reads it block by block through :meth:`__getitem__`)."""
+        out: dict[Prefix, Fraction] = {}
+        for prefix, (scale, masses) in self._parts():
+            for y, mass in enumerate(masses):
+                if mass:
+                    block = prefix + (y,)
+                    out[block] = out.get(block, _ZERO) + scale * mass
+        for listed in (self._ended, self._outside):
+            for block, mass in listed.items():
+                out[block] = out.get(block, _ZERO) + mass
+        return out
+
 
 def compose(position: Callable[[Prefix], "Position | None"], gamma: int,
             bonus: Callable[[Prefix], tuple[Any, Fraction, Sequence[Any]]], *,
             stop_tokens: frozenset = frozenset(), stop_at_stop_token: bool = True,
-            where: str = "after the drafted prefix") -> ChainLaw:
+            where: str = "after the drafted prefix", node_tv: bool = False) -> ChainLaw:
     """The law of one verification step: the positions composed along accepted prefixes.
 
     At every accepted prefix s of depth below gamma the step runs ``position(s)``: an accepted
@@ -388,6 +406,9 @@ def compose(position: Callable[[Prefix], "Position | None"], gamma: int,
         True (the textbook rule): an accepted stop token ends the block.
     where : str, optional
         How an error names the prefix (``"after the drafted prefix"``, ``"after the path"``).
+    node_tv : bool, optional
+        Also the TV of every position's next token from its reference (:attr:`ChainLaw.node_tv`):
+        :meth:`Position.tv`, and at a bonus draw the TV of its row.
 
     Returns
     -------
@@ -413,6 +434,7 @@ def compose(position: Callable[[Prefix], "Position | None"], gamma: int,
     rows: dict[Prefix, Any] = {}
     vocab: list[int] = []
     outside = _ZERO
+    tvs: dict[Prefix, Fraction] | None = {} if node_tv else None
     stack: list[tuple[Prefix, Fraction]] = [((), _ONE)]
 
     def same_size(prefix: Prefix, size: int) -> None:
@@ -435,12 +457,16 @@ def compose(position: Callable[[Prefix], "Position | None"], gamma: int,
             rows[prefix] = reference
             reaches[prefix] = reach  # its mass is in stopping[depth] already (added by its parent, below)
             blocks._bonus[prefix] = (reach * scale, masses)
+            if tvs is not None:  # a bonus drawn from the reference row itself is at TV 0
+                tvs[prefix] = _ZERO if scale == 1 and masses is reference else _row_tv(scale, masses, reference)
             if depth < gamma:
                 stopping[depth].append(reach)
             continue
         same_size(prefix, len(pos.reference))
         rows[prefix] = pos.reference
         reaches[prefix] = reach
+        if tvs is not None:
+            tvs[prefix] = pos.tv()
         alphas[prefix] = 1 - pos.stop_mass
         if pos.stop_mass:
             stopping[depth].append(reach * pos.stop_mass)
@@ -465,7 +491,7 @@ def compose(position: Callable[[Prefix], "Position | None"], gamma: int,
     lengths = tuple(_fsum(masses) for masses in stopping)
     return ChainLaw(gamma=gamma, vocab_size=vocab[0] if vocab else 0, emitted=blocks, accepted_length=lengths,
                     alphas=alphas, reach=reaches, target_rows=rows, stop_tokens=stop_tokens, ended=ended,
-                    out_of_range=outside)
+                    out_of_range=outside, node_tv=tvs)
 
 
 def tree_law(tree: Any, gamma: int) -> tuple[dict[Prefix, Fraction], tuple[Fraction, ...]]:

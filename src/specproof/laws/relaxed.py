@@ -799,7 +799,7 @@ def relaxed_block_law(target: Any, draft: Any, gamma: int, rule: str, **knobs: A
         return pv, _ONE, _kernel_for(rule, pv, pv, knobs).bonus
 
     law = compose(position, gamma, bonus)
-    emitted = dict(law.emitted)
+    emitted = law.emitted.to_dict()
     return RelaxedBlockLaw(gamma, emitted, law.accepted_length, law.expected_accepted, stream_tv(emitted, tmodel, gamma))
 
 

@@ -264,8 +264,8 @@ def _walk_tree(target: Model, depth: int, position: Callable[[Prefix, Any, Row],
         ref = row(path)[1]
         return ref, _ONE, ref
 
-    law = compose(node, depth, bonus, where="after the path")
-    return TokenTreeLaw(depth, dict(law.emitted), law.accepted_length, law.expected_accepted,
+    law = compose(node, depth, bonus, where="after the path", node_tv=True)
+    return TokenTreeLaw(depth, law.emitted.to_dict(), law.accepted_length, law.expected_accepted,
                         law.expected_accepted + 1, positions, dict(law.node_tv), "greedy target" if greedy else "target")
 
 

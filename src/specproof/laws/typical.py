@@ -337,8 +337,8 @@ def typical_block_law(target: Any, draft: Any, gamma: int, *, eps: Any = MEDUSA_
         top = _argmax(pv)
         return pv, _ONE, tuple(Fraction(int(i == top)) for i in range(len(pv)))
 
-    law = compose(position, gamma, greedy)
-    emitted = dict(law.emitted)
+    law = compose(position, gamma, greedy, node_tv=True)
+    emitted = law.emitted.to_dict()
     return TypicalBlockLaw(gamma, emitted, law.accepted_length, law.expected_accepted, law.expected_accepted + 1,
                            dict(law.node_tv), stream_tv(emitted, tmodel, gamma))
 

@@ -536,8 +536,8 @@ def block_law(target: Any, draft: Any, gamma: int, rule: Rule = STANDARD, *, sto
         rows = _rows(tmodel(prefix), dmodel(prefix), rule, None)[0]
         return rows["reference"], Fraction(1), _normalized(rows["target"])
 
-    law = compose(position, gamma, bonus, stop_tokens=stops, stop_at_stop_token=rule.stop_at_stop_token)
-    blocks = dict(law.emitted)
+    law = compose(position, gamma, bonus, stop_tokens=stops, stop_at_stop_token=rule.stop_at_stop_token, node_tv=True)
+    blocks = law.emitted.to_dict()
     expected = law.expected_accepted
     emitted = sum((len(b) * m for b, m in blocks.items()), Fraction(0))
     to_stop = sum((_to_stop(b, stops) * m for b, m in blocks.items()), Fraction(0))
