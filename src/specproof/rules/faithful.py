@@ -364,7 +364,7 @@ def _outside_support(law: Mapping, tmodel: Callable, gamma: int | None, v: int) 
 def _stream(law: Mapping, tmodel: Callable, gamma: int, v: int) -> tuple[Fraction, dict, dict]:
     """TV of the stream from the target's joint law, and both laws over gamma + 1 tokens when
     V**(gamma + 1) is at most :data:`SEQUENCE_LIMIT` (else two empty dicts)."""
-    from specproof.laws.variants import stream_tv
+    from specproof.laws.block import extend_by_target, stream_tv, target_joint
 
     valid = {b: m for b, m in law.items()
              if isinstance(b, tuple) and 1 <= len(b) <= gamma + 1 and all(_is_id(t, v) for t in b)}
@@ -373,24 +373,14 @@ def _stream(law: Mapping, tmodel: Callable, gamma: int, v: int) -> tuple[Fractio
     if v ** (gamma + 1) > SEQUENCE_LIMIT:
         return tv, {}, {}
 
-    def extend(starts: Mapping) -> dict:
-        out: dict[Prefix, Fraction] = {}
-        frontier = list(starts.items())
-        while frontier:
-            seq, m = frontier.pop()
-            if len(seq) == gamma + 1:
-                out[seq] = out.get(seq, Fraction(0)) + m
-                continue
-            for y, py in enumerate(target_law(tmodel, seq)):
-                if py:
-                    frontier.append((seq + (y,), m * py))
-        return out
+    def target(prefix: Prefix) -> tuple[Fraction, ...]:
+        return target_law(tmodel, prefix)
 
-    mine = extend(valid)
+    mine = extend_by_target(valid, target, gamma + 1)
     for b, m in law.items():
         if b not in valid:
             mine[b] = mine.get(b, Fraction(0)) + m
-    return tv, mine, extend({(): Fraction(1)})
+    return tv, mine, target_joint(target, gamma + 1)
 
 
 def _row_dtype(rows: Any) -> str | None:

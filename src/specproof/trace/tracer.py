@@ -154,6 +154,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from specproof.errors import InvalidDistribution, SpecProofError
+from specproof.laws.block import stream_tv as _stream_tv
 
 __all__ = ["UnmodelledRandomness", "NotPiecewiseConstant", "ContinuousThreshold", "TraceTooLarge", "SamplerRaised",
            "Trace", "trace", "intercepted", "stream_tv", "EXPONENTIAL_ZERO"]
@@ -1423,8 +1424,13 @@ def stream_tv(law: dict[tuple[int, ...], Fraction], rows: Any) -> Fraction:
     -------
     Fraction
         ``(1/2) sum_s |M(s) - R(s)|`` over sequences s of n ids, where M continues each block by
-        sampling ``rows`` and R is their product; computed on the trie of the blocks, in
-        O(blocks * n * V), never by enumerating V^n sequences.
+        sampling ``rows`` and R is their product: :func:`specproof.laws.block.stream_tv` with the
+        row ``rows[i]`` after every prefix of i ids (O(blocks * n * V), never V^n sequences).
+
+    Raises
+    ------
+    InvalidDistribution
+        A block of no ids or of more than ``len(rows)``.
 
     Examples
     --------
@@ -1433,26 +1439,7 @@ def stream_tv(law: dict[tuple[int, ...], Fraction], rows: Any) -> Fraction:
     Fraction(1, 4)
     """
     n = len(rows)
-    ends: dict[tuple[int, ...], Fraction] = {}
-    inner: dict[tuple[int, ...], set[int]] = {}
-    for b, m in law.items():
+    for b in law:
         if not 1 <= len(b) <= n:
             raise InvalidDistribution(f"block {b} has {len(b)} ids, not 1 to {n}")
-        ends[b] = ends.get(b, Fraction(0)) + m
-        for k in range(len(b)):
-            inner.setdefault(b[:k], set()).add(b[k])
-    total = Fraction(0)
-    stack: list[tuple[tuple[int, ...], Fraction, Fraction]] = [((), Fraction(0), Fraction(1))]
-    while stack:
-        a, mine, ref = stack.pop()  # mine: blocks ended within a, continued to a; ref: R(a)
-        mine += ends.get(a, Fraction(0))
-        kids = inner.get(a)
-        if not kids or len(a) == n:
-            total += abs(mine - ref)
-            continue
-        row = rows[len(a)]
-        rest = Fraction(1) - sum((row[y] for y in kids), Fraction(0))
-        total += abs(mine - ref) * rest
-        for y in kids:
-            stack.append((a + (y,), mine * row[y], ref * row[y]))
-    return total / 2
+    return _stream_tv(law, lambda prefix: rows[len(prefix)], n - 1)
