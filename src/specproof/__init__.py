@@ -12,6 +12,8 @@ The package, by role (read in this order):
 - :mod:`specproof.checker` (trusted, standard library only): re-verifies every certificate.
 - :mod:`specproof.report`: transcripts, plots, LaTeX, rendered from what the checker re-derived.
 - :mod:`specproof.models`: the real language models and the pairs they give (fixtures).
+- :mod:`specproof.corpus`: exact acceptance along a text, and an engine's counters checked, in
+  process or on Ray Data.
 - :mod:`specproof.cli`: the ``specproof`` command, one module per subcommand.
 
 ``specproof.exact``, ``specproof.testing``, ``specproof.trace`` and ``specproof.checker`` are the
