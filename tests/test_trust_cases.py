@@ -555,3 +555,32 @@ def test_unreduced_position_entries_do_not_inflate_the_law(tmp_path, monkeypatch
     monkeypatch.setattr(checker, "STATED_ROW_BITS_PER_CHAR", 0)
     verdict = check_file(path)
     assert verdict.reason is Reason.MALFORMED and "p and q over a common denominator of" in verdict.detail
+
+
+def test_a_tampered_record_is_rejected_without_running_the_proof(monkeypatch, capsys):
+    """A well-formed record with one result altered (the last step's) is compared with the record
+    a proving run writes, built without running a check: rejected, SymPy never reduces anything."""
+    from specproof import symbolic_proof
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("the SymPy proof ran")
+
+    monkeypatch.setattr(symbolic_proof, "check_identity", no_run)
+    monkeypatch.setattr(symbolic_proof, "check_sum_identity", no_run)
+    path = CASES / "symbolic_record_tampered_result.json"
+    assert main(["check", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "REJECTED (record)" in out and "the proof was not re-run" in out
+    assert main(["transcript", str(path)]) == 1
+    genuine = json.loads(path.read_text())
+    genuine["steps"][-2]["result"] = "b = a + t: 0"
+    assert genuine == symbolic_proof.prove_every_v(checks=False)
+    for command in ("check", "transcript"):
+        code, out, err, cpu, _ = _costly(command, path)
+        assert code == 1 and "the proof was not re-run" in out + err and cpu < CPU_LIMIT, (command, cpu)
+
+
+def test_the_record_a_proving_run_writes_is_the_run():
+    from specproof.symbolic_proof import prove_every_v
+
+    assert prove_every_v(checks=False) == prove_every_v()

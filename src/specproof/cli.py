@@ -637,10 +637,10 @@ def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> tuple[str, dict
     return "", {"bound": sorted(bound), "unread": sorted(unread), "unbound": sorted(unbound)}
 
 
-def _fresh_symbolic() -> dict:
+def _fresh_symbolic(checks: bool = True) -> dict:
     from .symbolic_proof import prove_every_v
 
-    return prove_every_v()
+    return prove_every_v(checks)
 
 
 def _is_record(doc: object) -> bool:
@@ -670,13 +670,19 @@ def _record_shape(doc: dict) -> str:
 
 
 def _check_record(path: str, doc: dict, as_json: bool = False) -> int:
-    """A record (the symbolic proof) is re-checked by recomputing it, not by the kernel; its
-    shape is checked first (:func:`_record_shape`), so a malformed record costs no SymPy run."""
+    """A record (the symbolic proof) is re-checked by recomputing it, not by the kernel. The cheap
+    checks come first: its shape (:func:`_record_shape`), then equality with the record a run that
+    proves everything writes, built without running a check (``fresh_fn(False)``); only a record
+    equal to that one costs a run of the proof, so a malformed or tampered record costs none."""
     fresh_fn, what = _RECORDS[doc["schema"]]
     shape = _record_shape(doc)
-    fresh = None if shape else fresh_fn()
+    expected = None if shape else fresh_fn(False)
+    fresh = fresh_fn() if expected == doc else None
     if shape:
         valid, detail = False, shape
+    elif expected != doc:
+        valid, detail = False, (f"the record differs from a fresh run of {what} (from the record a run that "
+                                f"proves everything writes; the proof was not re-run)")
     elif fresh != doc:
         valid, detail = False, f"the record differs from a fresh run of {what}"
     elif not fresh["proved"]:
