@@ -584,3 +584,21 @@ def test_the_record_a_proving_run_writes_is_the_run():
     from specproof.symbolic_proof import prove_every_v
 
     assert prove_every_v(checks=False) == prove_every_v()
+
+
+@pytest.mark.parametrize("kind", ["outcome", "block"])
+def test_masses_at_the_limit_stay_cheap(kind, tmp_path):
+    """Masses re-derived over denominators up to MAX_MASS_BITS while every claim is small (a row
+    whose draw is 1/2 written M/(2M)): 99 KB checked or rejected within the bounds."""
+    path = tmp_path / "m.json"
+    subprocess.run([sys.executable, str(CASES / "gen_dos_mass_bits.py"), "99", str(path), str(checker.MAX_MASS_BITS),
+                    kind], check=True)
+    assert 85_000 < path.stat().st_size < 100_000
+    verdict = check_file(path)
+    if kind == "outcome":  # the law sums masses of different depths: over the limit
+        assert verdict.reason is Reason.MALFORMED and "a mass over a denominator of" in verdict.detail
+    else:  # walked and summed at the limit; the stream TV is not the claimed 0
+        assert verdict.reason is Reason.TOTAL and "stream_tv" in verdict.detail
+    for command in ("check", "transcript"):
+        code, _, err, cpu, memory = _costly(command, path)
+        assert code == 1 and "Traceback" not in err and cpu < CPU_LIMIT and memory < MEMORY_LIMIT, (command, cpu, memory)
