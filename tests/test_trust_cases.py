@@ -538,7 +538,7 @@ def test_no_control_character_reaches_the_terminal(name):
         shown = [c for c in out + err if c != "\n" and (unicodedata.category(c) == "Cc" or c == "\u202e")]
         assert not shown, shown
     code, out, _, _, _ = _costly("check", CASES / "control_chars_row_names.json")
-    assert "LOSSY (exact TV 1/2; reference: p)" in out
+    assert "LOSSY (exact TV 0.5 (1/2); reference: p)" in out
 
 
 def test_unreduced_position_entries_do_not_inflate_the_law(tmp_path, monkeypatch):

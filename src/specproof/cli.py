@@ -538,26 +538,13 @@ def _check(args: argparse.Namespace) -> int:
                 first = trees[lossy[0]]
                 stream = "stream " if first["schema"] == checker.BLOCK_SCHEMA else ""
                 at = f", at {len(lossy)} of {len(lossless)} positions" if len(lossless) > 1 else ""
-                _say(f"  the certified verifier is LOSSY (exact {stream}TV {_number_text(tvs[lossy[0]])}{at}; "
+                _say(f"  the certified verifier is LOSSY (exact {stream}TV {transcript.number_text(tvs[lossy[0]])}{at}; "
                      f"reference: {_reference_of(first)})")
         if args.require_lossless and lossy_any:
             _say("  --require-lossless: the certified verifier is not lossless (exit 1)")
     else:
         _say(f"{file}: REJECTED ({verdict.reason.value}): {verdict.detail}")
     return code
-
-
-def _number_text(x: Fraction) -> str:
-    """A rational for the terminal: its decimal approximation first, then the exact digits (or,
-    when long, their length and a digest; ``--json`` holds them in full). Never fails, whatever
-    the size (no decimal conversion of a huge integer)."""
-    approx, exact = transcript.show(x), transcript.exact_text(x)
-    if approx == exact:
-        return exact
-    if len(exact) <= 60:
-        return f"{approx} = {exact}"
-    digest = hashlib.sha256(exact.encode()).hexdigest()[:16]
-    return f"{approx} (exact: {len(exact)} characters, sha256 {digest}...; --json: in full)"
 
 
 _print_check_json = _print_json  # check's output, like every --json output, escapes terminal controls
