@@ -602,3 +602,24 @@ def test_masses_at_the_limit_stay_cheap(kind, tmp_path):
     for command in ("check", "transcript"):
         code, _, err, cpu, memory = _costly(command, path)
         assert code == 1 and "Traceback" not in err and cpu < CPU_LIMIT and memory < MEMORY_LIMIT, (command, cpu, memory)
+
+
+@pytest.mark.parametrize("name, detail", [
+    ("float_product_unhashable_coin.json", "counts the coins of its own grid"),  # was a TypeError
+    ("float_product_other_coin_model.json", "counts the coins of its own grid"),  # was accepted
+    ("float_product_upper_not_strict.json", "counts the coins of its own grid"),  # was accepted
+])
+def test_a_float_product_threshold_is_used_only_as_the_float_test(name, detail):
+    """fl(u * q) < p counts the passing coins of its own grid: an upper end u < t (strict), or the
+    failing ones as a lower end u >= t; another coin model or strictness is another event."""
+    verdict = check((CASES / name).read_bytes())
+    assert verdict.reason is Reason.MALFORMED and detail in verdict.detail
+
+
+def test_derived_float_rows_are_charged_to_the_rows_budget(tmp_path):
+    path = tmp_path / "f.json"
+    subprocess.run([sys.executable, str(CASES / "gen_dos_float_rows.py"), "99", str(path)], check=True)
+    verdict = check_file(path)
+    assert verdict.reason is Reason.MALFORMED and "the rows hold more than" in verdict.detail
+    code, _, err, cpu, memory = _costly("check", path)
+    assert code == 1 and "Traceback" not in err and cpu < CPU_LIMIT and memory < MEMORY_LIMIT, (cpu, memory)

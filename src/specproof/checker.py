@@ -1012,20 +1012,25 @@ def _derive(kind, args, rows, size, where, room):
         removed = set(tokens)
         room(a.row.den, where)
         return Row([0 if i in removed else x for i, x in enumerate(a.row.nums)], a.row.den)
+    # A float row is over a power of two of at most precision - 1 - emin bits (1074 for float64):
+    # it is built, then charged (so one row of V such entries is built before the charge).
     if kind == "float-rounded":  # fl(a_i): a row as float code holds it
-        return _rounded_row(a.row.nums, a.row.den, _float_format(args[1], f"{where}.recipe format"))
+        return _charged(_rounded_row(a.row.nums, a.row.den, _float_format(args[1], f"{where}.recipe format")),
+                        where, room)
     if kind == "float-normalized":  # fl(a_i / s), s = the row's float sum; a row of mass 0 is kept
         fmt = _float_format(args[1], f"{where}.recipe format")
         total = _float_sum(a.row, fmt)
         if total.num == 0:
+            room(a.row.den, where)
             return a.row
-        return _rounded_row([n * total.den for n in a.row.nums], a.row.den * total.num, fmt)
+        return _charged(_rounded_row([n * total.den for n in a.row.nums], a.row.den * total.num, fmt), where, room)
     b = _named_row(rows, args[1], where).row
     if kind == "float-positive-part":  # max(fl(a_i - b_i), 0): the residual as float code forms it
         fmt = _float_format(args[2], f"{where}.recipe format")
         den = lcm(a.row.den, b.den)
         sa, sb = den // a.row.den, den // b.den
-        return _rounded_row([max(x * sa - y * sb, 0) for x, y in zip(a.row.nums, b.nums)], den, fmt)
+        return _charged(_rounded_row([max(x * sa - y * sb, 0) for x, y in zip(a.row.nums, b.nums)], den, fmt),
+                        where, room)
     if kind == "minimum":  # min(a_i, b_i)
         den = lcm(a.row.den, b.den)
         room(den, where)
@@ -1036,6 +1041,11 @@ def _derive(kind, args, rows, size, where, room):
     room(den, where)
     low, sa, sb = floor.num * (den // floor.den), den // a.row.den, den // b.den
     return Row([max(x * sa - y * sb, low) for x, y in zip(a.row.nums, b.nums)], den)
+
+
+def _charged(row, where, room):
+    room(row.den, where)
+    return row
 
 
 def _constant(value, where):
@@ -1095,8 +1105,9 @@ def _coin_below(model, t, strict):
     return Ratio(max(0, min(high, top) - low + 1), n)
 
 
-def _threshold(bound, rows, size, where, read):
-    """A coin interval's end: ``{"source": [...], "strict": bool}``, its value re-derived."""
+def _threshold(bound, rows, size, where, read, model, upper):
+    """A coin interval's end: ``{"source": [...], "strict": bool}``, its value re-derived; ``model``
+    is the coin's, ``upper`` whether this is the upper end."""
     bound = _only_fields(bound, ("source", "strict"), where)
     source, strict = bound["source"], bound["strict"]
     if type(strict) is not bool or not isinstance(source, list) or not source:
@@ -1132,7 +1143,12 @@ def _threshold(bound, rows, size, where, read):
         read.update(source[1:3])
         value = _round_float(Ratio(a.nums[x] * b.den, a.den * b.nums[x]), fmt)
         return (Ratio(2, 1) if value is None else value), strict
-    if kind == "float-product" and len(source) == 7:
+    if kind == "float-product" and len(source) == 7:  # the passing coins are u < t: the upper end, strict
+        if source[5] != model or strict != upper:  # or the failing ones, u >= t: the lower end, not strict
+            raise Rejection(Reason.MALFORMED, f"{where}: a float-product threshold counts the coins of its own grid "
+                                              f"{_show(source[5])} that pass (u < t, an upper end, strict) or fail "
+                                              f"(u >= t, a lower end, not strict); here the coin is {_show(model)}, "
+                                              f"an {'upper' if upper else 'lower'} end, strict {strict}")
         return _float_product(source, rows, size, where, read), strict
     raise Rejection(Reason.MALFORMED, f"{where} has source {_show(source)}, not ratio/cdf/masses/const/"
                                       "float-ratio/float-product")
@@ -1148,7 +1164,7 @@ def _float_product(source, rows, size, where, read):
     a, b = _named_row(rows, a_name, where).row, _named_row(rows, b_name, where).row
     x = _token(x, size, f"{where} token")
     fmt = _float_format(fmt_name, where)
-    if coin not in _COIN_GRIDS or cmp not in ("<", "<="):
+    if not isinstance(coin, str) or coin not in _COIN_GRIDS or cmp not in ("<", "<="):
         raise Rejection(Reason.MALFORMED, f"{where}: the product test needs a grid coin and < or <=, not "
                                           f"{_show(coin)} and {_show(cmp)}")
     bits, open_closed = _COIN_GRIDS[coin]
@@ -1195,10 +1211,10 @@ def _event_probability(event, rows, size, where, read):
             raise Rejection(Reason.MALFORMED, f"{where} has coin model {_show(model)}")
         top = Ratio(1, 1)
         if body["upper"] is not None:
-            top = _coin_below(model, *_threshold(body["upper"], rows, size, f"{where}.upper", read))
+            top = _coin_below(model, *_threshold(body["upper"], rows, size, f"{where}.upper", read, model, True))
         if body["lower"] is None:
             return top
-        value, strict = _threshold(body["lower"], rows, size, f"{where}.lower", read)
+        value, strict = _threshold(body["lower"], rows, size, f"{where}.lower", read, model, False)
         under = _coin_below(model, value, not strict)  # P(u at or below the lower end)
         gap = top.num * under.den - under.num * top.den
         return Ratio(gap, top.den * under.den) if gap > 0 else Ratio(0, 1)
