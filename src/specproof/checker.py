@@ -442,8 +442,9 @@ def _textbook_position(p, q, where):
     nodes[0] = Node(None, root)
     leaves, spread, _ = _walk(nodes, rows, size, where, _position_leaf, bounded=False)
     law, _, accepted = _token_law(leaves, spread, rows, size, None)
-    den = lcm(*{e.den for e in law})
-    emitted = ([e.num * (den // e.den) for e in law], den)
+    dens = {e.den for e in law}  # one: the spread leaves are summed over one denominator
+    den = lcm(*dens)
+    emitted = ([e.num for e in law] if len(dens) == 1 else [e.num * (den // e.den) for e in law], den)
     alpha = _sum(accepted)
     accept, residual = rows["accept"], rows["residual"]
     common = accept.row.den  # = lcm(p.den, q.den), the den of min(p, q) and of (p - q)+
@@ -780,18 +781,24 @@ def _check_chain(cert, where):
 # the chain check; only the exponential race (V <= MAX_RACE_VOCAB) uses fractions.
 
 
-class _Named(NamedTuple):
-    """A row of an outcome certificate: the :class:`Row`, its running sums of numerators, and
-    its argmax (ties to the smallest id), each computed once."""
+class _Named:
+    """A row of a tree: the :class:`Row`, its running sums of numerators, and its argmax (ties to
+    the smallest id), each computed once (the argmax when first asked for)."""
 
-    row: Row
-    cumulative: list
-    top: int
+    __slots__ = ("row", "cumulative", "_top")
+
+    def __init__(self, row):
+        self.row, self.cumulative, self._top = row, list(accumulate(row.nums)), None
+
+    @property
+    def top(self):
+        if self._top is None:
+            nums = self.row.nums
+            self._top = max(range(len(nums)), key=lambda i: (nums[i], -i))
+        return self._top
 
 
-def _named(row):
-    cumulative = list(accumulate(row.nums))
-    return _Named(row, cumulative, max(range(len(row.nums)), key=lambda i: (row.nums[i], -i)))
+_named = _Named
 
 
 def _outcome_rows(cert, where, size, branches, gamma=None):
@@ -1456,13 +1463,15 @@ def _token_law(leaves, spread, rows, size, where):
     for (output, _), masses in leaves.items():
         by_output.setdefault(output if 0 <= output < size else -1, []).extend(masses)
     accepted = [m for (_, flag), masses in leaves.items() if flag for m in masses]
+    vector, den = [0] * size, 1  # the spread leaves' masses by token, over one denominator
     for scale, name, flag in spread:
-        nums = rows[name].row.nums
-        for t in range(size):
-            by_output.setdefault(t, []).append(Ratio(scale.num * nums[t], scale.den))
+        common = lcm(den, scale.den)
+        old, new = common // den, scale.num * (common // scale.den)
+        vector, den = [x * old + new * n for x, n in zip(vector, rows[name].row.nums)], common
         if flag:
             accepted.append(Ratio(scale.num * rows[name].cumulative[-1], scale.den))
-    law = [_sum(by_output.get(t, []), where and f"{where}.law[{t}]") for t in range(size)]
+    law = [_sum(by_output[t] + [Ratio(x, den)] * bool(spread), where and f"{where}.law[{t}]")
+           if t in by_output else Ratio(x, den) for t, x in enumerate(vector)]
     return law, by_output.get(-1, []), accepted
 
 
@@ -1472,7 +1481,12 @@ def _law_tv(law, reference, outside=Ratio(0, 1), where=None):
     outside). The verdict of every position (one-position, compact and chain certificates' row
     pairs, outcome trees) is this TV against its reference being 0; a block's stream TV
     (:func:`_stream_gap`) is the same comparison over token sequences. ``where`` bounds the sum."""
-    gaps = [Ratio(abs(e.num * reference.den - r * e.den), e.den * reference.den) for e, r in zip(law, reference.nums)]
+    dens = {e.den for e in law}
+    if len(dens) == 1:  # a law over one denominator (a position's): the gaps are added as integers
+        den, = dens
+        gaps = [Ratio(sum(abs(e.num * reference.den - r * den) for e, r in zip(law, reference.nums)), den * reference.den)]
+    else:
+        gaps = [Ratio(abs(e.num * reference.den - r * e.den), e.den * reference.den) for e, r in zip(law, reference.nums)]
     distance = _sum(gaps + [outside], where and f"{where}.totals.tv")
     return Ratio(distance.num, 2 * distance.den)
 
