@@ -1,40 +1,73 @@
 """TRUSTED: re-verify a specproof certificate from the target's and the draft's rows alone.
 
 This is the small trusted kernel. It uses the standard library only, never a float, and
-believes nothing it did not recompute. From p and q it re-derives the verifier's law by the
-sampler's steps (draw x from q; accept x with probability min(1, p(x)/q(x)); otherwise draw
-from the residual (p - q)+ normalized) and accepts a document only if every claimed value
-equals the recomputed one exactly.
+believes nothing it did not recompute. It knows few concepts: rows, row recipes, events,
+trees, one walk and one law comparison. Every document kind is a front end that builds those
+objects; none has its own arithmetic of the verifier.
 
-Every row of probabilities is held as integers over one common denominator, so no step
-reduces a fraction (no gcd of huge numbers) and every sum is an integer sum. Claimed values
-are compared with recomputed ones by cross-multiplication.
+Objects
+-------
+- A **row** (:class:`Row`) is a probability row held as integers over one denominator, so no
+  step reduces a fraction and every sum is an integer sum. A row is stated (``"n/d"`` strings,
+  or float64 bit patterns divided by their exact sum) or derived by a **recipe**, one step on
+  other rows (:func:`_derive`): ``copy``, ``positive-part`` max(a - b, 0), ``floor-difference``
+  max(a - b, eps), ``normalized`` a / sum(a), ``without`` (tokens set to 0), ``one-hot-argmax``,
+  ``uniform``, ``times-capped-ratio`` c min(1, a[x]/b[x]), ``scaled`` c a, ``minimum``
+  min(a, b), and the float steps (:data:`FLOAT_FORMATS`, each the exact IEEE rounding,
+  :func:`_round_float`): ``float-rounded`` fl(a), ``float-positive-part`` max(fl(a - b), 0),
+  ``float-normalized`` fl(a / fl-sum(a)).
+- An **event** (:func:`_event_probability`) is a branch's primitive, its probability
+  re-derived from the rows: ``draw`` (a token from a row), ``coin`` (a uniform between two
+  thresholds, :func:`_threshold`: ``ratio`` a[x]/b[x], ``cdf``, ``masses`` sum(a)/sum(b),
+  ``const``, ``float-ratio`` fl(a[x]/b[x]), ``float-product`` the grid coins with
+  fl(u b[x]) < a[x]; under a coin model: continuous, a float grid, or fixed), ``choice`` (a
+  condition on the rows: argmax, zero, positive, always) and ``race`` (an exponential race
+  sharing its noise with an earlier one, :func:`_race_given`). Trees the kernel builds itself
+  also draw every token of a row at once (``every``).
+- A **tree** is a list of :class:`Node` values, parents first; each branch is an event, its
+  claimed probability (if the document states one) and a child (a later node, or a leaf).
 
-Documents (schemas):
+One walk, one comparison
+------------------------
+- **The walk** (:func:`_walk`) re-derives every branch's probability, checks that each node's
+  branches sum to 1 and each claimed reach (the parent's reach times the branch, summed over
+  incoming branches), and returns the leaves with their re-derived masses. Claims are only
+  compared, never computed with.
+- **The law comparison** (:func:`_law_tv`) is the total variation between the leaves' law by
+  token (:func:`_token_law`) and a reference row; a verifier is lossless at a position iff it
+  is 0. Over a block, :func:`_stream_gap` makes the same comparison over token sequences: the
+  emitted block continued by the target against the target's joint law.
 
-- ``specproof.certificate/1``: one position; one row per token with p, q, accept, residual and
-  emitted masses as ``"n/d"`` strings, and the totals alpha, TV, normalizer, rejection.
-- ``specproof.compact-certificate/2``: one position; p and q as float64 bit patterns, each
-  divided by its exact sum (which must lie within :data:`FLOAT_ROW_TOLERANCE` of 1); claimed
-  rows at some tokens only.
-- ``specproof.chain-certificate/2``: one verification step over gamma drafted tokens and the
-  bonus token; the target's and draft's rows at every prefix the verifier can accept.
-- ``specproof.outcome-certificate/1``: one position of a verifier under an engine's rule, as an
-  outcome tree of primitive events (draw from a row, a coin against thresholds, a deterministic
-  choice, an exponential race), its rows each re-derived from a one-step recipe. Float code is
-  described by float steps (:data:`FLOAT_FORMATS`): rows rounded to a format, the residual
-  ``max(fl(p - q), 0)`` and its division by its float sum, and the thresholds ``fl(p/q)`` and
-  ``fl(u * q) < p``, each the exact IEEE rounding (:func:`_round_float`).
-- ``specproof.block-certificate/1``: one step of a verifier over a block of gamma drafts (block
-  verification, a chain under an engine's rule), as an outcome tree whose leaves are token
-  sequences, its rows re-derived by recipes from the target's and draft's rows at each prefix;
-  lossless is the stream statement (the block, continued by target sampling, has the target's
-  joint law over gamma + 1 tokens).
-- ``specproof.bundle/1``: a list of the above.
+Front ends (document kinds)
+---------------------------
+- ``specproof.certificate/1`` (every token's p, q, accept, residual and emitted masses as
+  ``"n/d"`` strings, and the totals alpha, TV, normalizer, rejection) and
+  ``specproof.compact-certificate/2`` (p and q as float64 bit patterns, each divided by its
+  exact sum, which must lie within :data:`FLOAT_ROW_TOLERANCE` of 1; claimed rows at some tokens
+  only): :func:`_check_position` reads p and q and :func:`_textbook_position` writes the
+  sampler's steps (draw x from q, keep it with probability min(1, p(x)/q(x)), else draw from the
+  residual (p - q)+ normalized) as a tree on the rows p, q, ``minimum p q`` and
+  ``positive-part p q``; every claim is compared with what the walk and the comparison give.
+- ``specproof.chain-certificate/2`` (one step over gamma drafts and the bonus token; rows at
+  every prefix the verifier can accept): :func:`_check_chain` builds the textbook position of
+  each distinct pair of rows once and composes them along the prefixes (reaches, the
+  accepted-length law, E[emitted], mean alpha); the stream is the target's iff every pair's
+  position is lossless.
+- ``specproof.outcome-certificate/1`` (one position under an engine's rule): the document's
+  own tree on rows re-derived from recipes (:func:`_outcome_rows`), walked, its law compared
+  with the reference row (p, argmax of p, or a given row): :func:`_check_outcome`.
+- ``specproof.block-certificate/1`` (one step over a block of gamma drafts): the same, with
+  input rows after each prefix and leaves that are token sequences, compared by the stream
+  gap: :func:`_check_block`.
+- ``specproof.bundle/1``: a list of certificates of one kind: :func:`_check_document`.
 
-Reading order for a reviewer: :func:`check` -> :func:`parse` -> :func:`_check_document` ->
-:func:`_check_position` / :func:`_check_chain`, which call the sampler-step functions
-:func:`_position_law` and :func:`_is_lossless`.
+Reading order for a reviewer: :func:`check` -> :func:`parse` -> :func:`_check_document` -> a
+front end (:func:`_check_position`, :func:`_check_chain`, :func:`_check_outcome`,
+:func:`_check_block`) -> the rows (:func:`_exact_row`, :func:`_float_row`, :func:`_outcome_rows`,
+:func:`_derive`) -> :func:`_walk` and :func:`_event_probability` -> :func:`_token_law`,
+:func:`_law_tv` and :func:`_stream_gap`. Sizes are bounded so that the cost of a document is
+bounded by its length (MAX_ROW_BITS, MAX_MASS_BITS, MAX_TABLE_BITS, MAX_RACE_VOCAB and the
+others below).
 
 References: Leviathan et al. 2023 (Algorithm 1, Theorem 3.5, Appendix A.1); Chen et al. 2023
 (Algorithm 2, Theorem 1).
