@@ -475,9 +475,8 @@ def _textbook_position(p, q, where):
     nodes[0] = Node(None, root)
     leaves, spread, _ = _walk(nodes, rows, size, where, _position_leaf, bounded=False)
     law, _, accepted = _token_law(leaves, spread, rows, size, None)
-    dens = {e.den for e in law}  # one: the spread leaves are summed over one denominator
-    den = lcm(*dens)
-    emitted = ([e.num for e in law] if len(dens) == 1 else [e.num * (den // e.den) for e in law], den)
+    den = lcm(*{e.den for e in law})  # one denominator: the spread leaves are summed over one
+    emitted = ([e.num * (den // e.den) for e in law], den)
     alpha = _sum(accepted)
     accept, residual = rows["accept"], rows["residual"]
     common = accept.row.den  # = lcm(p.den, q.den), the den of min(p, q) and of (p - q)+
