@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from specproof import checker
-from specproof.certificate import build_chain_certificate, dumps
+from specproof.certify.certificate import build_chain_certificate, dumps
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "data" / "trust"
@@ -72,7 +72,7 @@ def _valid(doc: dict) -> dict:
     an adversary would (with the checker's own primitives), so that the whole document is checked."""
     from fractions import Fraction
 
-    from specproof.certificate import exact_text
+    from specproof.certify.certificate import exact_text
 
     size = doc["vocab_size"]
     for node in doc["nodes"]:
@@ -162,9 +162,9 @@ def _outcome_hostile(kb: int) -> dict[str, bytes]:
     thresholds of a row whose denominator is near the row limit; and a genuine standard tree."""
     from fractions import Fraction
 
-    from specproof.audit import position_law
-    from specproof.certificate import build_outcome_certificate
-    from specproof.policy import named_rule
+    from specproof.rules.audit import position_law
+    from specproof.certify.certificate import build_outcome_certificate
+    from specproof.rules.policy import named_rule
 
     out = {}
     v = kb * 1000 // 40  # input rows of "1/V" entries, and one draw per token from a derived row
@@ -195,7 +195,7 @@ def _block_hostile(kb: int) -> dict[str, bytes]:
     import random
     from fractions import Fraction
 
-    from specproof.certificate import exact_text
+    from specproof.certify.certificate import exact_text
 
     def finish(doc):
         size, gamma = doc["vocab_size"], doc["gamma"]
@@ -339,7 +339,7 @@ def main() -> None:
     (x0, y0), (x1, y1) = points[0], points[-1]
     print(f"  slope from the smallest to the largest: {(y1 - y0) / (x1 - x0) * 1e6:.3f} s per MB")
     if not args.skip_smollm2:
-        from specproof.theorems import prove
+        from specproof.certify.theorems import prove
 
         with tempfile.TemporaryDirectory() as tmp:
             prove("real_smollm2", tmp)

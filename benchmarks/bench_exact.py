@@ -16,8 +16,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from specproof import exact
-from specproof.rational import from_floats
+from specproof.laws import exact
+from specproof.laws.rational import from_floats
 
 
 def softmax_rows(v: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

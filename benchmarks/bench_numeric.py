@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from specproof import numeric
+from specproof.laws import numeric
 
 
 def rows(batch: int, v: int, seed: int = 0) -> np.ndarray:

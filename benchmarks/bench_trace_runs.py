@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from specproof.adapters.transformers import block_law
+from specproof.trace.adapters.transformers import block_law
 
 
 def main() -> None:

@@ -1,10 +1,10 @@
-"""Measure specproof.conformance beside the engines' own statistical tests, on the same faults.
+"""Measure specproof.trace.conformance beside the engines' own statistical tests, on the same faults.
 
 Each fault of the engine-rules issue is a small vectorized NumPy sampler of one verification
-position (V = 10); its exact law comes from specproof.audit.position_law under the named rule.
+position (V = 10); its exact law comes from specproof.rules.audit.position_law under the named rule.
 For each sampler and each of R seeds this runs:
 
-- specproof.conformance (eps, alpha, power as printed; N chosen by the bound);
+- specproof.trace.conformance (eps, alpha, power as printed; N chosen by the bound);
 - the 6-sigma count test of the strongest public engine test (each count within
   6 sqrt(n p (1 - p)) + 5 of n p, n = 65,536);
 - vLLM's ratio-of-L2 test (tests/v1/sample/test_rejection_sampler.py,
@@ -24,9 +24,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from specproof.audit import position_law
-from specproof.conformance import conformance_test, sample_size, six_sigma_counts
-from specproof.policy import named_rule
+from specproof.rules.audit import position_law
+from specproof.trace.conformance import conformance_test, sample_size, six_sigma_counts
+from specproof.rules.policy import named_rule
 
 V = 10
 P = [Fraction(k, 55) for k in range(1, V + 1)]          # 1/55 .. 10/55
@@ -98,7 +98,7 @@ def vllm_l2_ratio(sample, rng) -> bool:
 
 def main(reps: int = 200, eps: float = 0.02, alpha: float = 1e-6, power: float = 0.95) -> None:
     n, t = sample_size(V, eps, alpha, power)
-    print(f"specproof.conformance: eps = {eps}, alpha = {alpha}, power = {power}: N = {n}, reject at TV >= {t:.4f}; "
+    print(f"specproof.trace.conformance: eps = {eps}, alpha = {alpha}, power = {power}: N = {n}, reject at TV >= {t:.4f}; "
           f"{reps} seeds per sampler")
     print(f"| q | sampler | exact TV from p | specproof (N = {n}) | 6-sigma counts (n = 65,536) | vLLM L2 ratio (n up to 100,000) |")
     print("|---|---|---|---|---|---|")
@@ -122,7 +122,7 @@ def run_pair(name, reps, eps, alpha, power, ref):
 
 
 def false_alarms(reps: int = 1000, eps: float = 0.02) -> None:
-    """Observed false-alarm rate of specproof.conformance on the correct samplers at larger alphas."""
+    """Observed false-alarm rate of specproof.trace.conformance on the correct samplers at larger alphas."""
     use(NEAR)
     ref = {i: x for i, x in enumerate(P)}
     print(f"false alarms over {reps} seeds (q near), eps = {eps}:")

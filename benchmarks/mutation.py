@@ -101,8 +101,8 @@ MODULES = {
                               "tests/test_block_certificate.py"),
                              (r"_textbook_position|_token_law|_law_tv|_check_position|_free|Position|Node|Branch",
                               "tests/test_checker.py"))),
-    "exact": Target("src/specproof/exact.py", ("tests/test_exact.py",)),
-    "chain": Target("src/specproof/chain.py",
+    "exact": Target("src/specproof/laws/exact.py", ("tests/test_exact.py",)),
+    "chain": Target("src/specproof/laws/chain.py",
                     ("tests/test_chain.py", "tests/test_chain_certificate.py", "tests/test_paper_tables.py")),
 }
 

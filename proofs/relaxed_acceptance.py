@@ -3,7 +3,7 @@
 Run as `python proofs/relaxed_acceptance.py`; writes proofs/transcripts/relaxed_acceptance.json,
 .md and .svg (the plot of TV against acceptance gain). Inputs: the worked pair
 p = (1/2, 1/4, 1/4), q = (1/4, 1/4, 1/2) and the 20 real phone-model pairs shipped in
-`specproof.fixtures` (trigram target; bigram and unigram drafts), each with the drafted token
+`specproof.models.fixtures` (trigram target; bigram and unigram drafts), each with the drafted token
 sampled from q ("sampled") and with q's argmax drafted ("argmax", as TensorRT-LLM MTP, EAGLE
 chains and MAX's relaxed rule do). Gain = alpha minus the best lossless verifier's acceptance for
 the same proposal and reference (sum min(p, q), or q(argmax p) against a greedy reference).
@@ -21,8 +21,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from specproof.fixtures import phone_lm_pairs
-from specproof.relaxed import (
+from specproof.models.fixtures import phone_lm_pairs
+from specproof.laws.relaxed import (
     argmax_proposal, logit_epsilon_law_eps, lossless_baseline, match_law, relaxed_topk_law, sglang_threshold_law,
     standard_law, typical_acceptance_law,
 )
@@ -169,7 +169,7 @@ def markdown(doc) -> str:
 
 
 def plot(rows, path: Path) -> None:
-    from specproof.plots import _pyplot, _save
+    from specproof.report.plots import _pyplot, _save
 
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=False)

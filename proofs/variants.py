@@ -9,7 +9,7 @@ exit 0 iff proved.
 import sys
 from pathlib import Path
 
-from specproof.variants_proof import run
+from specproof.certify.variants_proof import run
 
 if __name__ == "__main__":
     proved, json_path, md_path = run(Path(__file__).resolve().parent / "transcripts" / "variants", real="--real" in sys.argv[1:])

@@ -1,5 +1,5 @@
-"""Tests for specproof.audit: laws under rules, the fault catalogue of issue 11, regression
-against the textbook laws of specproof.exact and specproof.chain, counterexample search."""
+"""Tests for specproof.rules.audit: laws under rules, the fault catalogue of issue 11, regression
+against the textbook laws of specproof.laws.exact and specproof.laws.chain, counterexample search."""
 
 import math
 from fractions import Fraction as F
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specproof import chain, exact
-from specproof.audit import (
+from specproof.laws import chain, exact
+from specproof.rules.audit import (
     acceptance_rate,
     accepted_prefix_expectation,
     block_law,
@@ -21,8 +21,8 @@ from specproof.audit import (
     search_counterexample,
 )
 from specproof.errors import InvalidDistribution, ResidualUndefined
-from specproof.outcome import FLOAT32, FLOAT32_OPEN_CLOSED, coin_model
-from specproof.policy import Rule, named_rule
+from specproof.laws.outcome import FLOAT32, FLOAT32_OPEN_CLOSED, coin_model
+from specproof.rules.policy import Rule, named_rule
 
 from strategies import distribution_pairs
 
@@ -402,7 +402,7 @@ def test_proposal_differs_from_the_ratio_q():
 def test_top_k_on_the_draft_only_is_lossy_by_hand():
     # q = [1/2, 1/4, 1/4] top-1 -> [1, 0, 0]; p = [1/2, 1/4, 1/4]: accept 0 w.p. 1/2, else residual
     # (p - [1, 0, 0])+ = [0, 1/4, 1/4] -> tokens 1, 2 equally: law = p, lossless despite the processing
-    from specproof.policy import Processing
+    from specproof.rules.policy import Processing
 
     row = ["1/2", "1/4", "1/4"]
     law = position_law(row, row, Rule(draft_processing=Processing(top_k=1)))
@@ -422,7 +422,7 @@ def test_block_law_counts_out_of_range_ids():
 
 
 def _phone(context):
-    from specproof.fixtures import PHONE_END, phone_lm_chain
+    from specproof.models.fixtures import PHONE_END, phone_lm_chain
 
     target, draft, labels = phone_lm_chain(context)
     return target, draft, labels.index(PHONE_END)
@@ -449,7 +449,7 @@ def test_phone_chain_up_to_end_of_sentence_gamma_2_issue_figures():
 
 
 def test_proposal_processed_while_the_ratio_uses_raw_q():
-    from specproof.policy import Processing
+    from specproof.rules.policy import Processing
 
     # the draft is drawn from top-1(q) = [1, 0, 0] but the ratio uses q itself: p = q, so t = 1 and
     # every draft is accepted: the output is token 0 always, TV 1/2
@@ -472,8 +472,8 @@ def test_block_acceptance_rate_definitions():
 @settings(max_examples=40, deadline=None)
 @given(pairs)
 def test_every_named_rule_gives_a_consistent_tree(pair):
-    from specproof.outcome import OutcomeTree
-    from specproof.policy import NAMED_RULES
+    from specproof.laws.outcome import OutcomeTree
+    from specproof.rules.policy import NAMED_RULES
 
     p, q = pair
     for name, entry in NAMED_RULES.items():
@@ -499,8 +499,8 @@ def test_le_float32_coin_rounds_the_ratio_as_the_code_does():
 
 
 def test_rows_are_rounded_to_the_dtype_and_the_law_is_of_the_rounded_rows():
-    from specproof.floats import FLOAT16
-    from specproof.policy import Arithmetic
+    from specproof.rules.floats import FLOAT16
+    from specproof.rules.policy import Arithmetic
 
     p, q = ["1/3", "2/3"], ["1/2", "1/2"]
     law = position_law(p, q, Rule(coin=FLOAT32, arithmetic=Arithmetic("float16")))
@@ -511,7 +511,7 @@ def test_rows_are_rounded_to_the_dtype_and_the_law_is_of_the_rounded_rows():
 
 
 def test_float_rows_enter_at_their_exact_values_and_a_float16_ratio_can_overflow():
-    from specproof.policy import Arithmetic
+    from specproof.rules.policy import Arithmetic
 
     # q(0) = 2^-24 is a float16 subnormal: p/q = 2^23 overflows float16 (max 65504) to +inf: accepted
     p, q = [0.5, 0.5], [2.0 ** -24, 1 - 2.0 ** -24]
@@ -531,7 +531,7 @@ def test_float_rows_enter_at_their_exact_values_and_a_float16_ratio_can_overflow
 @pytest.mark.parametrize("cmp", ["<", "<="])
 def test_product_form_equals_numpy_on_every_grid_point(cmp):
     """fl32(u * q) < p, counted by NumPy over all 2^24 float32 coins, equals the rule's law."""
-    from specproof.policy import Arithmetic
+    from specproof.rules.policy import Arithmetic
 
     rng = np.random.default_rng(5)
     grid = np.arange(2**24, dtype=np.float32) / np.float32(2**24)
@@ -546,7 +546,7 @@ def test_product_form_equals_numpy_on_every_grid_point(cmp):
 
 
 def test_ratio_form_equals_numpy_on_every_grid_point():
-    from specproof.policy import Arithmetic
+    from specproof.rules.policy import Arithmetic
 
     rng = np.random.default_rng(6)
     grid = np.arange(2**24, dtype=np.float32) / np.float32(2**24)

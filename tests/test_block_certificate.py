@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specproof import checker
-from specproof.certificate import dumps
-from specproof.variants import block_verification_certificate, block_verification_law
+from specproof.certify.certificate import dumps
+from specproof.laws.variants import block_verification_certificate, block_verification_law
 
 R = checker.Reason
 PAPER = (["1/3", "2/3"], ["2/3", "1/3"])  # Sun et al.'s binary example
@@ -262,7 +262,7 @@ def test_masses_threshold_by_hand():
 
 
 def test_bundles_hold_block_certificates_of_one_kind():
-    from specproof.certificate import build_bundle, build_certificate
+    from specproof.certify.certificate import build_bundle, build_certificate
 
     blocks = [block_verification_certificate(*PAPER, g) for g in (1, 2)]
     verdict = _check(build_bundle(blocks, name="b", statement="s"))
@@ -272,7 +272,7 @@ def test_bundles_hold_block_certificates_of_one_kind():
 
 
 def test_transcript_shows_rederived_values_only():
-    from specproof import transcript
+    from specproof.report import transcript
 
     doc = _genuine()
     text = transcript.render(doc, _check(doc), json_name="b.json")
@@ -286,7 +286,7 @@ def test_transcript_shows_rederived_values_only():
 
 
 def test_transcript_of_a_lossy_block():
-    from specproof import transcript
+    from specproof.report import transcript
 
     rows = {"p[0]": {"recipe": ["input", "p", [0]], "values": ["1/4", "3/4"]},
             "p[1]": {"recipe": ["input", "p", [1]], "values": ["1/1", "0/1"]}}
@@ -316,7 +316,7 @@ TYPICAL = [(["1/2", "1/2"], ["1/2", "1/2"], 1, F(1, 2)),  # p(x) = 1/2 > 9/100 a
 
 @pytest.mark.parametrize("p,q,gamma,tv", TYPICAL)
 def test_typical_acceptance_blocks_are_certified_lossy(p, q, gamma, tv):
-    from specproof.variants import typical_block_certificate, typical_block_law
+    from specproof.laws.variants import typical_block_certificate, typical_block_law
 
     doc = typical_block_certificate(p, q, gamma)
     verdict = _check(doc)
@@ -334,10 +334,10 @@ def test_typical_acceptance_blocks_are_certified_lossy(p, q, gamma, tv):
 @pytest.mark.parametrize("rule", ["standard", "le-float32-grid", "race-reuse"])
 def test_composed_rule_positions_give_the_audited_block_law(rule):
     # the chain under an engine rule, composed from its position trees, against audit.block_law
-    from specproof.audit import block_law, position_law
-    from specproof.certificate import build_block_certificate
-    from specproof.outcome import block_tree
-    from specproof.policy import named_rule
+    from specproof.rules.audit import block_law, position_law
+    from specproof.certify.certificate import build_block_certificate
+    from specproof.laws.outcome import block_tree
+    from specproof.rules.policy import named_rule
 
     p, q = ["1/6", "1/3", "1/2"], ["1/2", "1/4", "1/4"]
     law = block_law(p, q, 2, named_rule(rule))
@@ -351,7 +351,7 @@ def test_composed_rule_positions_give_the_audited_block_law(rule):
 
 
 def test_block_tree_reads_only_p_and_q():
-    from specproof.outcome import Branch, Draw, InvalidTree, Leaf, Node, OutcomeTree, block_tree
+    from specproof.laws.outcome import Branch, Draw, InvalidTree, Leaf, Node, OutcomeTree, block_tree
 
     half = (F(1, 2), F(1, 2))
     tree = OutcomeTree({"p": half, "proposal": half}, Node("d", (Branch(Draw("proposal", 0), F(1, 2), Leaf(0, False)),
@@ -405,7 +405,7 @@ def test_audit_block_certificate_usage_errors(tmp_path, capsys, extra, message):
 @settings(max_examples=25, deadline=None)
 @given(st.data(), st.integers(2, 3), st.integers(1, 3))
 def test_stream_tv_by_live_prefixes_equals_the_enumeration(data, v, gamma):
-    from specproof.variants import _dict_tv, extend_by_target, stream_tv, target_joint
+    from specproof.laws.variants import _dict_tv, extend_by_target, stream_tv, target_joint
 
     target, _ = _models(data, v, gamma)
     blocks = data.draw(st.lists(st.lists(st.integers(0, v - 1), min_size=1, max_size=gamma + 1).map(tuple),

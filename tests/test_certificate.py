@@ -1,15 +1,15 @@
-"""Tests for specproof.certificate."""
+"""Tests for specproof.certify.certificate."""
 
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
-from specproof import exact
-from specproof.certificate import STATEMENT, build_bundle, build_certificate, dumps, write
+from specproof.laws import exact
+from specproof.certify.certificate import STATEMENT, build_bundle, build_certificate, dumps, write
 from specproof.checker import check
 from specproof.errors import InvalidDistribution
-from specproof.rational import from_floats
+from specproof.laws.rational import from_floats
 
 
 def test_rows_and_totals_are_the_exact_law():

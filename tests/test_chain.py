@@ -1,11 +1,11 @@
-"""Tests for specproof.chain: exact block-verification laws checked by hand."""
+"""Tests for specproof.laws.chain: exact block-verification laws checked by hand."""
 
 from dataclasses import FrozenInstanceError, replace
 from fractions import Fraction as F
 
 import pytest
 
-from specproof.chain import (
+from specproof.laws.chain import (
     BlockLaw,
     best_gamma,
     expected_tokens,
@@ -220,9 +220,9 @@ def test_iid_formula_against_the_exact_law_on_varying_alpha():
 
 import numpy as np  # noqa: E402
 
-from specproof import numeric  # noqa: E402
-from specproof.chain import given_block_law  # noqa: E402
-from specproof.rational import from_floats  # noqa: E402
+from specproof.laws import numeric  # noqa: E402
+from specproof.laws.chain import given_block_law  # noqa: E402
+from specproof.laws.rational import from_floats  # noqa: E402
 
 
 def test_given_block_accepts_numpy_integer_tokens_and_names_bad_positions():

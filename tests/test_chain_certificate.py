@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specproof.certificate import build_chain_certificate, dumps, exact_text, parse_exact
-from specproof.chain import verification_law
+from specproof.certify.certificate import build_chain_certificate, dumps, exact_text, parse_exact
+from specproof.laws.chain import verification_law
 from specproof.checker import Reason, check
 from specproof.errors import InvalidDistribution
-from specproof.fixtures import phone_lm_chain
+from specproof.models.fixtures import phone_lm_chain
 
 # The hand-checked chain of test_chain.py: gamma = 2, V = 2, alpha 3/4 at the root, 1 after
 # token 0 (p == q there), 1/2 after token 1.
@@ -189,7 +189,7 @@ def test_stop_token_chain_by_hand():
     """V = 2, token 0 = EOS, p = q = [1/2, 1/2], gamma = 2 (the engine-rules issue's table):
     the block is 0 (1/2), 1 0 (1/4), 1 1 then the bonus token (1/8 each): E[emitted] = 1/2 + 2/4
     + 3/4 = 7/4, where counting past EOS gives 3."""
-    from specproof.chain import verification_law
+    from specproof.laws.chain import verification_law
 
     half = lambda s: ["1/2", "1/2"]  # noqa: E731
     law = verification_law(half, half, 2, stop_tokens=[0])
@@ -218,8 +218,8 @@ def _random_model(seed, v=3):
 def test_stop_token_chains_agree_with_the_audit_and_the_checker(seed):
     """Two independent implementations (chain.verification_law, audit.block_law) and the
     checker's own recount agree on random chains with stop tokens."""
-    from specproof.audit import block_law
-    from specproof.chain import verification_law
+    from specproof.rules.audit import block_law
+    from specproof.laws.chain import verification_law
 
     target, draft = _random_model(f"t{seed}"), _random_model(f"d{seed}")
     gamma, stops = 1 + seed % 3, [seed % 3] if seed % 2 else [0, 2]
@@ -234,7 +234,7 @@ def test_stop_token_chains_agree_with_the_audit_and_the_checker(seed):
 
 
 def test_stop_tokens_cannot_be_dropped_added_or_malformed():
-    from specproof.chain import verification_law
+    from specproof.laws.chain import verification_law
 
     target, draft = _random_model("t-eos"), _random_model("d-eos")
     assert sum(verification_law(target, draft, 2, stop_tokens=[1]).ended.values()) > 0
@@ -260,7 +260,7 @@ def test_a_float_chain_reports_each_row_raw_sum():
 
     import numpy as np
 
-    from specproof.rational import from_floats
+    from specproof.laws.rational import from_floats
 
     rows = {0: [0.5, 0.25, 0.25], 1: [0.2, 0.3, 0.5000001]}
     doc = build_chain_certificate(lambda s: from_floats(rows[0], atol=1e-3, name="p"),

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from specproof import checker
-from specproof.certificate import build_bundle, build_certificate, dumps
+from specproof.certify.certificate import build_bundle, build_certificate, dumps
 from specproof.checker import Reason, check, check_file
 
 SAMPLES = {
@@ -190,7 +190,7 @@ import base64  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from specproof.certificate import build_compact_certificate  # noqa: E402
+from specproof.certify.certificate import build_compact_certificate  # noqa: E402
 
 
 def _compact(v=300, seed=0):
@@ -462,7 +462,7 @@ def test_a_position_over_a_wide_denominator_is_not_bound_by_the_trees_mass_limit
     """The textbook position's tree is the kernel's own: its masses (products of a few of p's and
     q's numbers: alpha's coin is sum(accept) q.den / (D sum(q)), here over 300,000 bits) are
     bounded by the rows' budget, not by MAX_MASS_BITS."""
-    from specproof.transcript import exact_text
+    from specproof.report.transcript import exact_text
 
     a, b = 3 ** 63000, 5 ** 43000  # about 100,000 bits each: D = a b, and the coin's den a b b
     p, q = [Fraction(1, a), Fraction(a - 1, a)], [Fraction(1, b), Fraction(b - 1, b)]

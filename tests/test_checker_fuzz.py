@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 
 from specproof import checker
-from specproof.audit import position_law
-from specproof.variants import block_verification_certificate
-from specproof.certificate import (build_bundle, build_certificate, build_chain_certificate,
+from specproof.rules.audit import position_law
+from specproof.laws.variants import block_verification_certificate
+from specproof.certify.certificate import (build_bundle, build_certificate, build_chain_certificate,
                                    build_compact_certificate, build_outcome_certificate)
-from specproof.policy import named_rule
-from specproof.rational import from_floats
+from specproof.rules.policy import named_rule
+from specproof.laws.rational import from_floats
 
 FUZZ_MUTANTS = int(os.environ.get("SPECPROOF_FUZZ_MUTANTS", "250"))
 

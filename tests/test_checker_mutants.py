@@ -282,7 +282,7 @@ def test_the_rows_budget_is_exact(monkeypatch):
 
 def test_the_position_budget_is_exact(monkeypatch):
     """V x bits(lcm(p, q)) against MAX_TABLE_BITS + STATED_ROW_BITS_PER_CHAR x characters of p, q."""
-    from specproof.certificate import build_certificate
+    from specproof.certify.certificate import build_certificate
 
     doc = build_certificate(["1/2", "1/4", "1/4"], ["1/3", "1/3", "1/3"], name="budget")
     need = 3 * 12 .bit_length()  # V = 3, lcm(4, 3) = 12: 4 bits
@@ -313,7 +313,7 @@ def test_a_mass_at_the_limit_passes():
 
 
 def test_progress_is_called_once_per_certificate():
-    from specproof.certificate import build_bundle, build_certificate
+    from specproof.certify.certificate import build_bundle, build_certificate
 
     one = build_certificate(["1/2", "1/2"], ["1/4", "3/4"], name="one")
     calls = []

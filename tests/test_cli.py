@@ -51,18 +51,18 @@ def test_python_dash_m():
 # ---------------------------------------------------------------- prove / check / transcript
 
 
-from specproof.certificate import build_certificate, write  # noqa: E402
+from specproof.certify.certificate import build_certificate, write  # noqa: E402
 
 
 def test_prove_all_writes_and_summarizes(tmp_path, capsys, monkeypatch):
     # the CLI wiring on two quick theorems; tests/test_theorems.py runs every theorem once
-    from specproof import theorems
+    from specproof.certify import theorems
 
     from specproof import cli
 
     quick = {k: theorems.THEOREMS[k] for k in ("seed_cases", "real_phone_lm")}
     monkeypatch.setattr(theorems, "THEOREMS", quick)
-    monkeypatch.setattr(cli, "_EXACT_EDGE_CASES", ("disjoint supports",))  # the quickest traced input
+    monkeypatch.setattr(cli.prove, "_EXACT_EDGE_CASES", ("disjoint supports",))  # the quickest traced input
     assert main(["prove", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "2 of 2 theorems proved" in out
@@ -236,8 +236,9 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from specproof import checker  # noqa: E402
-from specproof.certificate import build_bundle, build_compact_certificate  # noqa: E402
-from specproof.cli import COMPACT_ABOVE, _verify  # noqa: E402
+from specproof.certify.certificate import build_bundle, build_compact_certificate  # noqa: E402
+from specproof.cli.check import _verify
+from specproof.cli.prove import COMPACT_ABOVE  # noqa: E402
 
 
 def _prove(tmp_path, target, draft, *extra):
@@ -337,12 +338,12 @@ def test_broken_pipe_exit_status():
 
 def test_fixtures_regenerate_never_writes_into_the_package(tmp_path, capsys, monkeypatch):
     import specproof
-    from specproof import fixtures
+    from specproof.models import fixtures
 
     package = Path(specproof.__file__).resolve().parent
     written = []
     monkeypatch.setattr(fixtures, "regenerate", lambda out: written.append(out) or [out / "x.json"])
-    for target in (package, package / "fixtures", package / "fixtures" / "sub"):
+    for target in (package, package / "models" / "fixtures", package / "models" / "fixtures" / "sub"):
         assert main(["fixtures", "--regenerate", "--dir", str(target)]) == 2
         assert "inside the installed specproof package" in capsys.readouterr().err
     assert written == []
@@ -479,14 +480,14 @@ def test_prove_all_in_one_process_and_in_worker_processes_writes_the_committed_f
     # bytes, keep the summary order, print one progress line per task and a time per theorem
     from pathlib import Path
 
-    from specproof import theorems
+    from specproof.certify import theorems
 
     from specproof import cli
 
     committed = Path(__file__).resolve().parents[1] / "proofs" / "transcripts"
     quick = {k: theorems.THEOREMS[k] for k in ("seed_cases", "small_grid", "block_verification")}
     monkeypatch.setattr(theorems, "THEOREMS", quick)
-    monkeypatch.setattr(cli, "_EXACT_EDGE_CASES", ("disjoint supports",))
+    monkeypatch.setattr(cli.prove, "_EXACT_EDGE_CASES", ("disjoint supports",))
     for jobs in ("1", "2"):
         argv = ["prove", "--out", str(tmp_path / jobs), "--jobs", jobs] + (["--json"] if jobs == "1" else [])
         assert main(argv) == 0
@@ -513,12 +514,12 @@ def test_prove_jobs_usage_errors(argv, capsys):
 
 
 def test_json_output_of_prove_all_and_errors(tmp_path, capsys, monkeypatch):
-    from specproof import theorems
+    from specproof.certify import theorems
 
     from specproof import cli
 
     monkeypatch.setattr(theorems, "THEOREMS", {"seed_cases": theorems.THEOREMS["seed_cases"]})
-    monkeypatch.setattr(cli, "_EXACT_EDGE_CASES", ("disjoint supports",))
+    monkeypatch.setattr(cli.prove, "_EXACT_EDGE_CASES", ("disjoint supports",))
     assert main(["prove", "--out", str(tmp_path), "--json"]) == 0
     captured = capsys.readouterr()
     out = json.loads(captured.out)  # exactly one object: json.loads refuses anything after it

@@ -1,4 +1,4 @@
-"""specproof.conformance: the L1/TV test with a guaranteed false-alarm rate and power (fixed seeds)."""
+"""specproof.trace.conformance: the L1/TV test with a guaranteed false-alarm rate and power (fixed seeds)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from specproof.audit import position_law
-from specproof.conformance import conformance_test, sample_size, six_sigma_counts
+from specproof.rules.audit import position_law
+from specproof.trace.conformance import conformance_test, sample_size, six_sigma_counts
 from specproof.errors import SpecProofError
-from specproof.policy import named_rule
+from specproof.rules.policy import named_rule
 
 P = [F(1, 2), F(1, 4), F(1, 8), F(1, 8)]
 Q = [F(1, 8), F(1, 8), F(1, 4), F(1, 2)]

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from specproof import symbolic_proof as sproof
-from specproof.symbolic_proof import COQ_DIR, COQ_FILES, COQ_THEOREMS, check_coq
+from specproof.certify import symbolic_proof as sproof
+from specproof.certify.symbolic_proof import COQ_DIR, COQ_FILES, COQ_THEOREMS, check_coq
 
 CLOSED = "Closed under the global context"
 
@@ -83,11 +83,12 @@ def test_not_run_without_sources(tmp_path):
 
 
 def test_prove_says_the_formal_check_was_not_run_without_coq(tmp_path, monkeypatch, capsys):
-    from specproof import cli, theorems
+    from specproof import cli
+    from specproof.certify import theorems
 
     monkeypatch.setenv("PATH", str(tmp_path))  # no coqc on PATH
     monkeypatch.setattr(theorems, "THEOREMS", {"symbolic_every_v": theorems.THEOREMS["symbolic_every_v"]})
-    monkeypatch.setattr(cli, "_library_findings", lambda: {"library": "transformers", "skipped": "not traced here"})
+    monkeypatch.setattr(cli.prove, "_library_findings", lambda: {"library": "transformers", "skipped": "not traced here"})
     assert cli.main(["prove", "--out", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
     assert "1 of 1 theorems proved" in out

@@ -1,12 +1,12 @@
-"""Tests for specproof.crosscheck."""
+"""Tests for specproof.certify.crosscheck."""
 
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
-from specproof import crosscheck as cc
-from specproof import numeric
+from specproof.certify import crosscheck as cc
+from specproof.laws import numeric
 from specproof.errors import CrosscheckFailed, InvalidDistribution
 
 

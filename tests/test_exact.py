@@ -1,4 +1,4 @@
-"""Tests for specproof.exact: exact equality (==) everywhere."""
+"""Tests for specproof.laws.exact: exact equality (==) everywhere."""
 
 from dataclasses import FrozenInstanceError, replace
 from fractions import Fraction
@@ -8,10 +8,10 @@ import pytest
 import sympy
 from hypothesis import given, settings
 
-from specproof import exact
+from specproof.laws import exact
 from specproof.errors import FloatNotExact, InvalidDistribution, ResidualUndefined
-from specproof.rational import from_floats
-from specproof.theorems import distributions
+from specproof.laws.rational import from_floats
+from specproof.certify.theorems import distributions
 
 from strategies import normalize_fractions, weight_pairs
 

@@ -2,7 +2,7 @@
 
 Each section writes a small PyTorch sampler that reproduces one public report's *mechanism* (not
 its code), its correct twin, and asserts: the fault's exact TV on a minimal input (found by
-:func:`specproof.testing.search_lossy`, or by hand where the fault needs sampling parameters or
+:func:`specproof.trace.testing.search_lossy`, or by hand where the fault needs sampling parameters or
 prefix-dependent rows, which the search does not vary; each test says which), the verdict that
 catches it, and the twin passing. Faults about sampling parameters are judged differentially,
 against the engine's plain sampler applying the same parameters
@@ -19,8 +19,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from specproof.testing import compare, search_lossy  # noqa: E402
-from specproof.trace import SamplerRaised, trace  # noqa: E402
+from specproof.trace.testing import compare, search_lossy  # noqa: E402
+from specproof.trace.tracer import SamplerRaised, trace  # noqa: E402
 
 T = torch.tensor
 
@@ -322,7 +322,7 @@ def test_vllm_ascend_7807_block_verification_with_the_token_wise_rule():
     assert wrong.verdict == "lossy" and wrong.tv == F(1, 8)
     right = compare(lambda t, d: block_step(t, d, 2), target, draft, gamma=2)
     assert right.verdict == "lossless"
-    from specproof.variants import block_verification_law
+    from specproof.laws.variants import block_verification_law
 
     exact = block_verification_law(lambda s: (F(1, 4), F(3, 4)), lambda s: (F(1, 2), F(1, 2)), 2).emitted
     assert right.law == {b: m for b, m in exact.items() if m}  # the twin is Algorithm 2, as variants computes it

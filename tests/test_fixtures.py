@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from specproof import exact
-from specproof.fixtures import PHONE_CONTEXTS, fixture_path, phone_lm_pairs, real_pairs
+from specproof.laws import exact
+from specproof.models.fixtures import PHONE_CONTEXTS, fixture_path, phone_lm_pairs, real_pairs
 
 PHONE = json.loads(fixture_path("phone_lm.json").read_text(encoding="utf-8"))
 
@@ -60,7 +60,7 @@ def test_phone_fixture_regenerates():
 
 import numpy as np  # noqa: E402
 
-from specproof.fixtures import SMOLLM2_PROMPTS, _smollm2_fixture, smollm2_pairs  # noqa: E402
+from specproof.models.fixtures import SMOLLM2_PROMPTS, _smollm2_fixture, smollm2_pairs  # noqa: E402
 
 SMOL_META, SMOL_ARRAYS = _smollm2_fixture()
 
@@ -111,7 +111,7 @@ def _alpha_bound(epsilon: float, temperature_p: float, temperature_q: float) -> 
 def test_alpha_bound_by_hand():
     # logits [0, 0] -> [eps, -eps]: p = [1/2, 1/2] -> p'_0 = 1/2 + tanh(eps)/2, so TV = tanh(eps)/2,
     # inside the bound (e^(2 eps) - 1)/2 ~ eps; alpha(p, p) = 1 and alpha(p', p) = 1 - tanh(eps)/2
-    from specproof import numeric
+    from specproof.laws import numeric
 
     eps = 1e-3
     moved = np.exp([eps, -eps]) / np.exp([eps, -eps]).sum()
@@ -124,7 +124,7 @@ def test_alpha_bound_by_hand():
 def test_smollm2_fixture_regenerates():
     """Bitwise on a CPU with the fixture's features; elsewhere within LOGIT_TOLERANCE, and the
     alphas within the bound that tolerance implies (about 1e-3: two decimal digits)."""
-    from specproof import numeric
+    from specproof.laws import numeric
     from specproof.models import smollm2
 
     prov = SMOL_META["provenance"]
@@ -161,8 +161,8 @@ def test_smollm2_fixture_records_the_cpu():
 
 
 def test_phone_chain_models_and_end_symbol():
-    from specproof.chain import verification_law
-    from specproof.fixtures import PHONE_END, phone_lm_chain
+    from specproof.laws.chain import verification_law
+    from specproof.models.fixtures import PHONE_END, phone_lm_chain
 
     target, draft, labels = phone_lm_chain(("HH", "AH"))
     end = labels.index(PHONE_END)

@@ -1,4 +1,4 @@
-"""Agreement, no tolerance: the law a rule's float arithmetic gives (specproof.audit) equals the traced
+"""Agreement, no tolerance: the law a rule's float arithmetic gives (specproof.rules.audit) equals the traced
 law of code that computes it, for every member of the float-ideal family and the named float rules.
 
 Each member is written below as a small PyTorch verifier (and the float64 ones also in NumPy); the
@@ -17,11 +17,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from specproof.audit import block_law, position_law  # noqa: E402
+from specproof.rules.audit import block_law, position_law  # noqa: E402
 from specproof.errors import ResidualUndefined  # noqa: E402
-from specproof.faithful import FAMILY, member_law  # noqa: E402
-from specproof.policy import named_rule  # noqa: E402
-from specproof.trace import SamplerRaised, trace  # noqa: E402
+from specproof.rules.faithful import FAMILY, member_law  # noqa: E402
+from specproof.rules.policy import named_rule  # noqa: E402
+from specproof.trace.tracer import SamplerRaised, trace  # noqa: E402
 
 TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
                 "float64": torch.float64}
@@ -154,7 +154,7 @@ def test_named_float32_rules_agree_with_their_code_on_1000_rows():
 
 def _transformers_agreement(n, seed):
     pytest.importorskip("transformers")
-    from specproof.adapters.transformers import block_law as traced_block
+    from specproof.trace.adapters.transformers import block_law as traced_block
 
     rng = np.random.default_rng(seed)
     rule = named_rule("le-float32-coin")

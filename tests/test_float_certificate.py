@@ -13,12 +13,12 @@ from fractions import Fraction as F
 import pytest
 
 from specproof import checker
-from specproof.audit import position_law
-from specproof.certificate import build_outcome_certificate, dumps
+from specproof.rules.audit import position_law
+from specproof.certify.certificate import build_outcome_certificate, dumps
 from specproof.errors import ResidualUndefined
-from specproof.faithful import FAMILY
-from specproof.floats import FORMATS
-from specproof.policy import named_rule
+from specproof.rules.faithful import FAMILY
+from specproof.rules.floats import FORMATS
+from specproof.rules.policy import named_rule
 
 PAIRS = [(["1/2", "1/4", "1/4"], ["3/8", "3/8", "1/4"]), (["1/3", "1/3", "1/3"], ["1/2", "1/4", "1/4"]),
          (["1/7", "0", "6/7"], ["1/5", "2/5", "2/5"])]

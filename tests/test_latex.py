@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from specproof import transcript
-from specproof.certificate import build_certificate
+from specproof.report import transcript
+from specproof.certify.certificate import build_certificate
 from specproof.checker import check
-from specproof.latex import escape, to_latex
+from specproof.report.latex import escape, to_latex
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,4 +1,4 @@
-"""Tests for specproof.loaders: reading p or q from .json, .npy and text files."""
+"""Tests for specproof.cli.loaders: reading p or q from .json, .npy and text files."""
 
 import json
 from fractions import Fraction
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from specproof.errors import InvalidDistribution
-from specproof.loaders import load_distribution
+from specproof.cli.loaders import load_distribution
 
 
 def test_json_exact(tmp_path):
@@ -68,7 +68,7 @@ def test_missing_file(tmp_path):
 import codecs  # noqa: E402
 import sys  # noqa: E402
 
-from specproof.loaders import load_distributions  # noqa: E402
+from specproof.cli.loaders import load_distributions  # noqa: E402
 
 HALF_HALF_ZERO = (Fraction(1, 2), Fraction(1, 2), Fraction(0))
 

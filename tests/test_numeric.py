@@ -1,7 +1,7 @@
-"""Tests for specproof.numeric: the float path, measured against the exact law.
+"""Tests for specproof.laws.numeric: the float path, measured against the exact law.
 
-The reference is always :func:`specproof.exact.emitted_law` of the same floats made exact by
-:func:`specproof.rational.from_floats` (exact dyadic values, then exact renormalization), and
+The reference is always :func:`specproof.laws.exact.emitted_law` of the same floats made exact by
+:func:`specproof.laws.rational.from_floats` (exact dyadic values, then exact renormalization), and
 errors are measured exactly: ``abs(Fraction(float_value) - exact_value)``.
 """
 
@@ -15,9 +15,9 @@ import pytest
 from hypothesis import example, given, settings
 from strategies import normalize_fractions, weight_pairs
 
-from specproof import exact, numeric
+from specproof.laws import exact, numeric
 from specproof.errors import InvalidDistribution, ResidualUndefined, SpecProofError
-from specproof.rational import from_floats
+from specproof.laws.rational import from_floats
 
 #: The bound every float result must meet against the exact law (dist and alpha).
 BOUND = Fraction(1, 10**12)
@@ -582,7 +582,7 @@ def test_residual_rows_equal_after_rounding_are_refused_with_the_reason():
     p, q = _near_identical(6)
     assert (p != q).sum() == 2
     assert exact_law(p, q).normalizer > 0  # exactly, the rows differ
-    with pytest.raises(ResidualUndefined, match="mass 0 in float64.*specproof.exact.residual"):
+    with pytest.raises(ResidualUndefined, match="mass 0 in float64.*specproof.laws.exact.residual"):
         numeric.residual(p, q)
 
 
@@ -653,7 +653,7 @@ def test_atol_must_be_a_real_number_in_0_1(atol):
 
 def _exact_joint_stop0(t, d, tokens):
     """Exact P(stop after 0 drafts, emit y) of the float rows (made exact by from_floats)."""
-    from specproof.chain import given_block_law as exact_given_block_law
+    from specproof.laws.chain import given_block_law as exact_given_block_law
 
     law = exact_given_block_law([from_floats(r) for r in t], [from_floats(r) for r in d], list(tokens))
     return [law.accepted_length[0] * e for e in law.emitted[0]]

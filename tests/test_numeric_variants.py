@@ -6,9 +6,9 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from specproof import numeric, variants
+from specproof.laws import numeric, variants
 from specproof.cli import main
-from specproof.crosscheck import crosscheck_variants
+from specproof.certify.crosscheck import crosscheck_variants
 from specproof.errors import InvalidDistribution
 
 

@@ -1,4 +1,4 @@
-"""Tests for specproof.outcome: coin models counted against brute force, primitives, trees."""
+"""Tests for specproof.laws.outcome: coin models counted against brute force, primitives, trees."""
 
 from fractions import Fraction as F
 
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specproof.errors import SpecProofError
-from specproof.outcome import (
+from specproof.laws.outcome import (
     CONTINUOUS,
     FLOAT32,
     FLOAT64,
@@ -153,8 +153,8 @@ def test_race_given_is_a_law_with_the_right_marginal(pair):
 def test_tree_round_trips_through_json_and_tampering_is_caught():
     import json
 
-    from specproof.audit import position_tree
-    from specproof.policy import named_rule
+    from specproof.rules.audit import position_tree
+    from specproof.rules.policy import named_rule
 
     for name in ("standard", "coin-reuse-inverse-cdf", "race-reuse", "le-float32-grid", "greedy", "match-rule"):
         tree = position_tree(["1/3", "1/2", "1/6"], ["2/3", "1/3", 0], named_rule(name))

@@ -9,12 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specproof import checker, transcript
-from specproof.audit import position_law
-from specproof.certificate import build_outcome_certificate, dumps
+from specproof import checker
+
+from specproof.report import transcript
+from specproof.rules.audit import position_law
+from specproof.certify.certificate import build_outcome_certificate, dumps
 from specproof.cli import main
 from specproof.errors import ResidualUndefined
-from specproof.policy import NAMED_RULES, named_rule
+from specproof.rules.policy import NAMED_RULES, named_rule
 
 R = checker.Reason
 
@@ -86,7 +88,7 @@ def test_race_reuse_lossy_case_by_hand():
 
 @pytest.mark.parametrize("rule", sorted(NAMED_RULES))
 def test_every_named_rule_agrees_with_the_audit(rule):
-    """The checker's re-derivation (its own code) equals specproof.audit's law on several pairs."""
+    """The checker's re-derivation (its own code) equals specproof.rules.audit's law on several pairs."""
     name = "residual-floor:1/1000" if rule == "residual-floor:EPS" else rule
     pairs = [(["1/2", "1/3", "1/6"], ["1/6", "1/2", "1/3"]), (["0", "1/4", "3/4"], ["1/2", "1/2", "0"]),
              (["1/3", "1/3", "1/3"], ["1/3", "1/3", "1/3"]), (["1/7", "0", "6/7"], ["0", "1", "0"])]
@@ -719,7 +721,7 @@ def test_races_against_an_integral_in_the_clocks(a, b):
 
 
 def test_spectr_rows_derive_from_p_and_q_by_scaled_and_minimum():
-    from specproof.variants import multidraft_tree
+    from specproof.laws.variants import multidraft_tree
 
     p, q = ["1/2", "1/4", "1/4"], ["1/4", "1/4", "1/2"]
     doc = build_outcome_certificate(multidraft_tree(p, q, 2, method="spectr", rho=2), name="spectr", statement="s",

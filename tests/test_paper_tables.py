@@ -11,7 +11,7 @@ from fractions import Fraction as F
 
 import pytest
 
-from specproof.chain import best_gamma, operations_factor, walltime_improvement
+from specproof.laws.chain import best_gamma, operations_factor, walltime_improvement
 
 # Table 1: alpha, gamma -> operations factor and speed factor, assuming c = c_hat = 0.
 TABLE_1 = [

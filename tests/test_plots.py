@@ -10,15 +10,17 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from specproof import checker, plots  # noqa: E402
-from specproof.certificate import build_certificate  # noqa: E402
+from specproof import checker  # noqa: E402
+
+from specproof.report import plots
+from specproof.certify.certificate import build_certificate  # noqa: E402
 from specproof.cli import main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _bars(svg_path):
-    """The ids of the bars in an SVG written by specproof.plots (groups with an id "bar-...")."""
+    """The ids of the bars in an SVG written by specproof.report.plots (groups with an id "bar-...")."""
     root = ET.parse(svg_path).getroot()
     return sorted(g.get("id") for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("id", "").startswith("bar-"))
 

@@ -1,12 +1,12 @@
-"""Tests for specproof.policy: the rule value, processing steps, named rules."""
+"""Tests for specproof.rules.policy: the rule value, processing steps, named rules."""
 
 from fractions import Fraction as F
 
 import pytest
 
 from specproof.errors import SpecProofError
-from specproof.outcome import FLOAT32, CONTINUOUS
-from specproof.policy import (
+from specproof.laws.outcome import FLOAT32, CONTINUOUS
+from specproof.rules.policy import (
     NAMED_RULES,
     Arithmetic,
     STANDARD,

@@ -1,4 +1,4 @@
-"""Tests for specproof.rational: the exact boundary."""
+"""Tests for specproof.laws.rational: the exact boundary."""
 
 from decimal import Decimal
 from fractions import Fraction
@@ -8,7 +8,7 @@ import pytest
 import sympy
 
 from specproof.errors import FloatNotExact, InvalidDistribution, SpecProofError
-from specproof.rational import (
+from specproof.laws.rational import (
     RationalVector,
     as_distribution,
     format_fraction,

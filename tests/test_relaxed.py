@@ -1,4 +1,4 @@
-"""Tests for specproof.relaxed: hand-derived laws (== on Fractions), the knobs' limits (textbook /
+"""Tests for specproof.laws.relaxed: hand-derived laws (== on Fractions), the knobs' limits (textbook /
 lossless, greedy, accept-all), monotonicity of acceptance in each knob, and block laws against the
 existing typical and match laws."""
 
@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 
 from specproof.errors import InvalidDistribution, SpecProofError
-from specproof.relaxed import (
+from specproof.laws.relaxed import (
     InvalidKnob, Undecided, argmax_proposal, exp_bounds, logit_epsilon_law, logit_epsilon_law_eps, lossless_baseline,
     match_law, relaxed_block_law, relaxed_topk_law, sglang_threshold_law, sglang_threshold_node_law, standard_law,
     typical_acceptance_law,
 )
-from specproof.variants import sibling_tree, typical_block_law, typical_law
+from specproof.laws.variants import sibling_tree, typical_block_law, typical_law
 
 from strategies import distribution_pairs
 

@@ -1,15 +1,15 @@
 """The seed drill's two visible tests (shared/seed/rejection-sampler-drill.txt), run on
-specproof.numeric.emitted_distribution."""
+specproof.laws.numeric.emitted_distribution."""
 
 import numpy as np
 import pytest
 
-import specproof.numeric
+import specproof.laws.numeric
 
 
 @pytest.fixture
 def ns():
-    return {"emitted_distribution": specproof.numeric.emitted_distribution}
+    return {"emitted_distribution": specproof.laws.numeric.emitted_distribution}
 
 
 def _pairs(seed, n):

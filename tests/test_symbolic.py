@@ -1,4 +1,4 @@
-"""Tests for specproof.symbolic: the SymPy law agrees exactly with specproof.exact."""
+"""Tests for specproof.laws.symbolic: the SymPy law agrees exactly with specproof.laws.exact."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from specproof import exact, symbolic
+from specproof.laws import exact, symbolic
 from specproof.errors import FloatNotExact, InvalidDistribution, ResidualUndefined
-from specproof.rational import as_distribution, from_floats
+from specproof.laws.rational import as_distribution, from_floats
 
 # ---------------------------------------------------------------- the exhaustive grid
 
@@ -284,9 +284,9 @@ def test_floats_refused(p):
         symbolic.tv_distance,
         symbolic.residual,
     ):
-        with pytest.raises(FloatNotExact, match=r"specproof\.rational\.from_floats"):
+        with pytest.raises(FloatNotExact, match=r"specproof\.laws\.rational\.from_floats"):
             fn(p, ["1/2", "1/2"])
-        with pytest.raises(FloatNotExact, match=r"specproof\.rational\.from_floats"):
+        with pytest.raises(FloatNotExact, match=r"specproof\.laws\.rational\.from_floats"):
             fn(["1/2", "1/2"], p)
 
 
@@ -313,7 +313,7 @@ def test_non_real_unordered_and_scalar_inputs_are_refused():
     import numpy as np
     import sympy as sp
 
-    from specproof import symbolic
+    from specproof.laws import symbolic
     from specproof.errors import InvalidDistribution
 
     a = sp.Symbol("a", nonnegative=True)

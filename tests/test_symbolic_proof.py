@@ -1,4 +1,4 @@
-"""Tests for specproof.symbolic_proof: the SymPy proof of losslessness for every V."""
+"""Tests for specproof.certify.symbolic_proof: the SymPy proof of losslessness for every V."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import sys
 import pytest
 import sympy as sp
 
-from specproof import symbolic_proof as sproof
-from specproof.symbolic_proof import check_identity, check_sum_identity, prove_every_v
+from specproof.certify import symbolic_proof as sproof
+from specproof.certify.symbolic_proof import check_identity, check_sum_identity, prove_every_v
 
 EXPECTED_IDS = [
     "per-token-lemma",
@@ -87,7 +87,7 @@ def test_deterministic(doc):
 
 def test_deterministic_across_hash_seeds():
     code = (
-        "import json; from specproof.symbolic_proof import prove_every_v; "
+        "import json; from specproof.certify.symbolic_proof import prove_every_v; "
         "print(json.dumps(prove_every_v(), sort_keys=True))"
     )
     outs = []

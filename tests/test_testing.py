@@ -1,4 +1,4 @@
-"""specproof.testing: assert_lossless / assert_law on traced samplers, with exact failure messages."""
+"""specproof.trace.testing: assert_lossless / assert_law on traced samplers, with exact failure messages."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from specproof.audit import position_law  # noqa: E402
-from specproof.policy import named_rule  # noqa: E402
+from specproof.rules.audit import position_law  # noqa: E402
+from specproof.rules.policy import named_rule  # noqa: E402
 from specproof.errors import SpecProofError  # noqa: E402
-from specproof.testing import assert_law, assert_lossless, compare, law_difference, search_lossy  # noqa: E402
-from specproof.trace import UnmodelledRandomness  # noqa: E402
+from specproof.trace.testing import assert_law, assert_lossless, compare, law_difference, search_lossy  # noqa: E402
+from specproof.trace.tracer import UnmodelledRandomness  # noqa: E402
 
 P = torch.tensor([0.5, 0.25, 0.25, 0.0])
 Q = torch.tensor([0.25, 0.0, 0.5, 0.25])
@@ -365,7 +365,7 @@ def test_bad_outputs_and_shapes_are_named():
 def test_messages_print_huge_masses_through_the_one_formatter():
     """A law over 14,000-digit denominators: the message gives decimals and a digest, never fails
     on Python's int-to-str limit (the formatter is specproof.transcript.number_text)."""
-    from specproof.transcript import number_text
+    from specproof.report.transcript import number_text
 
     from fractions import Fraction
 

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from specproof import checker, theorems
+from specproof import checker
+
+from specproof.certify import theorems
 from specproof.errors import SpecProofError
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,7 +1,7 @@
-"""specproof.trace: the exact law of real samplers by controlled re-execution.
+"""specproof.trace.tracer: the exact law of real samplers by controlled re-execution.
 
 Each named rule of the engine-rules issue is written here as a small PyTorch (or NumPy) sampler;
-its traced law must equal, as exact Fractions, the law specproof.audit computes from the rule.
+its traced law must equal, as exact Fractions, the law specproof.rules.audit computes from the rule.
 p and q are dyadic, so the float weights the samplers see are exactly the rationals.
 """
 
@@ -15,11 +15,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from specproof.audit import position_law  # noqa: E402
+from specproof.rules.audit import position_law  # noqa: E402
 from specproof.errors import SpecProofError  # noqa: E402
-from specproof.outcome import FLOAT32_OPEN_CLOSED  # noqa: E402
-from specproof.policy import Rule, named_rule  # noqa: E402
-from specproof.trace import (  # noqa: E402
+from specproof.laws.outcome import FLOAT32_OPEN_CLOSED  # noqa: E402
+from specproof.rules.policy import Rule, named_rule  # noqa: E402
+from specproof.trace.tracer import (  # noqa: E402
     ContinuousThreshold,
     NotPiecewiseConstant,
     SamplerRaised,

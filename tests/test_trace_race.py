@@ -1,4 +1,4 @@
-"""specproof.trace on exponential races, Gumbel-max, and the small fixes of issue 19 (item 8).
+"""specproof.trace.tracer on exponential races, Gumbel-max, and the small fixes of issue 19 (item 8).
 
 The samplers are written here, in the shapes engines use: vLLM, SGLang and FlashInfer draw a
 recovered token as ``argmax(w / E)`` with ``E = torch.empty_like(w).exponential_()``. Every law
@@ -17,7 +17,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from specproof.trace import (  # noqa: E402
+from specproof.trace.tracer import (  # noqa: E402
     EXPONENTIAL_ZERO,
     ContinuousThreshold,
     NotPiecewiseConstant,
@@ -274,7 +274,7 @@ def test_invalid_multinomial_weights_raise_like_torch(bad):
 def test_a_numpy_sampler_does_not_import_torch():
     code = textwrap.dedent("""
         import sys
-        from specproof.trace import trace
+        from specproof.trace.tracer import trace
         def coin(rng):
             return int(rng.random() < 0.25)
         law = trace(coin, numpy_rng="rng").law
@@ -288,7 +288,7 @@ def test_a_numpy_sampler_does_not_import_torch():
 def test_a_sampler_that_imports_torch_during_the_run_is_still_intercepted():
     code = textwrap.dedent("""
         import sys
-        from specproof.trace import trace
+        from specproof.trace.tracer import trace
         def coin():
             import torch
             return int(torch.rand(()) < 0.25)

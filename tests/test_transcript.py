@@ -1,13 +1,15 @@
-"""Tests for specproof.transcript: rendered from the JSON alone, deterministic, abbreviated."""
+"""Tests for specproof.report.transcript: rendered from the JSON alone, deterministic, abbreviated."""
 
 from fractions import Fraction
 
 import numpy as np
 
-from specproof import checker, transcript
-from specproof.certificate import build_bundle, build_certificate
+from specproof import checker
+
+from specproof.report import transcript
+from specproof.certify.certificate import build_bundle, build_certificate
 from specproof.checker import Reason, Verdict, check
-from specproof.rational import from_floats
+from specproof.laws.rational import from_floats
 
 
 def test_show():
@@ -77,7 +79,7 @@ def test_verdict_passed_in_is_used():
 
 
 def test_compact_certificate_transcript():
-    from specproof.certificate import build_compact_certificate
+    from specproof.certify.certificate import build_compact_certificate
 
     rng = np.random.default_rng(1)
     p = rng.dirichlet(np.ones(500) * 0.3)

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from specproof import checker, transcript
+from specproof import checker
+
+from specproof.report import transcript
 from specproof.checker import Reason, check, check_file
 from specproof.cli import main
 
@@ -442,9 +444,9 @@ def test_binding_names_the_unbound_proposal(capsys):
     assert report["bound_to_inputs"] is False and report["unbound_rows"] == ["proposal"]
     assert report["bound_rows"] == ["p", "q"]
     # the same verifier (accept every draft) built from the real q is LOSSY
-    from specproof.audit import position_law
-    from specproof.certificate import build_outcome_certificate
-    from specproof.policy import named_rule
+    from specproof.rules.audit import position_law
+    from specproof.certify.certificate import build_outcome_certificate
+    from specproof.rules.policy import named_rule
 
     p, q = (json.loads((CASES / f"proposal_unbound_{k}.json").read_text()) for k in "pq")
     real = check(build_outcome_certificate(position_law(p, q, named_rule("accept-all")).tree, name="a", statement="s"))
@@ -560,7 +562,7 @@ def test_unreduced_position_entries_do_not_inflate_the_law(tmp_path, monkeypatch
 def test_a_tampered_record_is_rejected_without_running_the_proof(monkeypatch, capsys):
     """A well-formed record with one result altered (the last step's) is compared with the record
     a proving run writes, built without running a check: rejected, SymPy never reduces anything."""
-    from specproof import symbolic_proof
+    from specproof.certify import symbolic_proof
 
     def no_run(*args, **kwargs):
         raise AssertionError("the SymPy proof ran")
@@ -581,7 +583,7 @@ def test_a_tampered_record_is_rejected_without_running_the_proof(monkeypatch, ca
 
 
 def test_the_record_a_proving_run_writes_is_the_run():
-    from specproof.symbolic_proof import prove_every_v
+    from specproof.certify.symbolic_proof import prove_every_v
 
     assert prove_every_v(checks=False) == prove_every_v()
 

@@ -1,4 +1,4 @@
-"""Tests for specproof.variants: hand-derived laws (== on Fractions), independent brute-force
+"""Tests for specproof.laws.variants: hand-derived laws (== on Fractions), independent brute-force
 oracles, and property tests that the lossless verifiers are lossless."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specproof.errors import InvalidDistribution, SpecProofError
-from specproof.outcome import InvalidTree, Node, OutcomeTree
-from specproof.variants import (
+from specproof.laws.outcome import InvalidTree, Node, OutcomeTree
+from specproof.laws.variants import (
     InvalidVerifier, Undecidable, acceptance_by_k, block_verification_law, deterministic_tree_law,
     full_information_bound, greedy_sibling_tree, greedy_tree_law, multidraft_law, multidraft_tree, sibling_tree,
     spectr_rho, stochastic_tree_law, topk_tree, typical_accepts, typical_block_law, typical_law, typical_tree,
@@ -418,7 +418,7 @@ def test_typical_threshold_decided_exactly():
 
 
 def test_typical_interval_route_agrees_and_refuses_at_the_cap():
-    from specproof.variants import _typical_interval
+    from specproof.laws.variants import _typical_interval
 
     p = (F(1, 2),) + (F(1, 16),) * 8
     assert _typical_interval(p, [1, 2], F(3, 10), F(0), 1 << 10) == {1: True, 2: True}
@@ -549,7 +549,7 @@ def test_stochastic_tree_stream_is_the_target(tb, ts, method):
 
 
 def test_variants_proof_runs_and_rejects_tampering(tmp_path):
-    from specproof.variants_proof import rederive_rows, run, verify_document
+    from specproof.certify.variants_proof import rederive_rows, run, verify_document
 
     proved, json_path, md_path = run(tmp_path)
     assert proved and "PROVED" in md_path.read_text(encoding="utf-8")
@@ -558,7 +558,7 @@ def test_variants_proof_runs_and_rejects_tampering(tmp_path):
     assert md_path.read_bytes() == (committed / "variants.md").read_bytes()
     # the trusted checker re-verifies every position, and rejects a changed branch probability
     from specproof import checker
-    from specproof.variants_proof import position_certificates
+    from specproof.certify.variants_proof import position_certificates
 
     bundle = json.loads(json.dumps(position_certificates()))
     verdict = checker.check(bundle)

@@ -1538,7 +1538,7 @@ def _check_outcome(cert, where):
     compares the claimed law, the mass of outputs outside [0, V), alpha (the accepted leaves'
     mass), the TV from the reference row, and the claim ``lossless`` (TV = 0).
 
-    What is trusted: that the tree is the verifier's program (built by specproof.audit from the
+    What is trusted: that the tree is the verifier's program (built by specproof.rules.audit from the
     rule, not re-derived here) and the values of ``given`` rows. The facts name the input rows
     the tree reads and how the reference derives from p, so that both can be shown.
     """
@@ -1779,7 +1779,7 @@ def check(document, progress=None):
 
     Examples
     --------
-    >>> from specproof.variants import block_verification_certificate, typical_block_certificate
+    >>> from specproof.laws.variants import block_verification_certificate, typical_block_certificate
     >>> verdict = check(block_verification_certificate(["1/3", "2/3"], ["2/3", "1/3"], 2))
     >>> bool(verdict), verdict.facts[0]["claims"]["lossless"], verdict.facts[0]["stream_tv"]
     (True, True, Fraction(0, 1))

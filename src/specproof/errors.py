@@ -33,7 +33,7 @@ class FloatNotExact(InvalidDistribution):
     """A float was given where an exact rational is required.
 
     The exact paths never guess how a float should become a rational. Convert explicitly
-    with :func:`specproof.rational.from_floats` (exact dyadic value of each float, then an
+    with :func:`specproof.laws.rational.from_floats` (exact dyadic value of each float, then an
     exact renormalization) or pass ``fractions.Fraction``/``"n/d"`` strings.
     """
 
@@ -42,7 +42,7 @@ class ResidualUndefined(SpecProofError):
     """The residual (p - q)+ has no mass (p == q), so its normalization is 0/0.
 
     The verifier never samples from the residual in that case (it accepts with
-    probability 1), so :func:`specproof.exact.emitted_distribution` still returns the
+    probability 1), so :func:`specproof.laws.exact.emitted_distribution` still returns the
     finite, correct law; only asking for the normalized residual itself raises this.
     """
 

@@ -2,5 +2,5 @@
 
 Heavy imports (pocketsphinx, torch, transformers) happen only inside the adapters' functions,
 never in ``import specproof``. The pairs they produce are stored as package fixtures
-(:mod:`specproof.fixtures`), so proving them needs none of these packages.
+(:mod:`specproof.models.fixtures`), so proving them needs none of these packages.
 """

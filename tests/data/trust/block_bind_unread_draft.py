@@ -1,7 +1,7 @@
 """`specproof check FILE --target p.json --draft q.json` binds a block certificate to a --draft
 whose rows its tree never reads.
 
-For a block certificate, cli._bind compares every *input* row with --target/--draft, but does
+For a block certificate, cli.check._bind compares every *input* row with --target/--draft, but does
 not ask which input rows the tree reads (the outcome-certificate path does, through
 facts["reads"], and reports unread inputs; see unused_draft_accept_all.json). Here the tree is
 block verification drafting from given rows q' = (1/100, 99/100) (trusted, named "q[...]"),
@@ -20,8 +20,8 @@ import tempfile
 import time
 
 from specproof import checker
-from specproof.certificate import dumps
-from specproof.variants import block_verification_certificate
+from specproof.certify.certificate import dumps
+from specproof.laws.variants import block_verification_certificate
 
 P, Q, Q_USED = ["1/3", "2/3"], ["2/3", "1/3"], ["1/100", "99/100"]
 doc = block_verification_certificate(P, Q_USED, 2)

@@ -18,7 +18,7 @@ from fractions import Fraction
 
 
 def document(v, rng):
-    from specproof.certificate import build_certificate
+    from specproof.certify.certificate import build_certificate
 
     weights = [1 + i % 3 for i in range(v)]
     cert = build_certificate([Fraction(1, v)] * v, [Fraction(w, sum(weights)) for w in weights], name="unreduced")

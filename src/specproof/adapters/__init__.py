@@ -1,5 +1,0 @@
-"""Adapters that point specproof at real libraries' samplers (each imports its library lazily).
-
-:mod:`specproof.adapters.transformers` traces Hugging Face transformers' speculative verifier.
-Importing :mod:`specproof` never imports an adapter.
-"""

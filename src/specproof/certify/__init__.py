@@ -1,0 +1,9 @@
+"""Certify (untrusted): build the documents the trusted checker re-verifies.
+
+:mod:`~specproof.certify.certificate` (certificates of every kind),
+:mod:`~specproof.certify.crosscheck` (the float path against the exact law),
+:mod:`~specproof.certify.symbolic_proof` (the SymPy proof for every V),
+:mod:`~specproof.certify.variants_proof` (outcome-tree and block documents),
+:mod:`~specproof.certify.theorems` (the main job: every theorem on the embedded inputs).
+The trusted checker itself is :mod:`specproof.checker`.
+"""

@@ -1,0 +1,136 @@
+"""What every subcommand shares: argparse that raises, JSON and terminal output, errors."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import unicodedata
+from fractions import Fraction
+from typing import Any
+
+from tqdm import tqdm
+
+from specproof.report import transcript
+from specproof.cli.loaders import Distributions
+
+
+log = logging.getLogger("specproof")
+#: Exit status when the reader of standard output went away (as for a process killed by SIGPIPE).
+EXIT_BROKEN_PIPE = 141
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse, but a usage error is raised (so that ``--json`` can report it) instead of exiting."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        raise _ParseError(f"{self.prog}: error: {message}")
+
+
+class _ParseError(Exception):
+    """A usage error found by argparse (exit 2)."""
+
+
+def _json_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--json", action="store_true",
+                     help="print exactly one JSON object on standard output instead of text (rationals as "
+                          "'n/d' strings; progress and errors still go to standard error); exit status unchanged")
+
+
+def _print_json(obj: dict[str, Any]) -> None:
+    """One JSON object on standard output, with DEL, C1 and bidi controls escaped as well (JSON
+    escapes only C0 itself), so that nothing in it is a terminal control."""
+    text = json.dumps(obj, sort_keys=True, ensure_ascii=False)
+    print("".join(f"\\u{ord(c):04x}" if c in _BIDI or "\x7f" <= c <= "\x9f" or c in "\u2028\u2029" else c
+                  for c in text))
+
+
+def _bar(**kwargs: Any) -> tqdm:
+    """A progress bar on standard error, shown only when it is a terminal."""
+    return tqdm(file=sys.stderr, disable=None, leave=False, **kwargs)
+
+
+def _check_atol(atol: float | None) -> None:
+    if atol is not None and not 0 < atol < 1:  # NaN fails both comparisons
+        raise _Usage(f"--atol must lie in (0, 1), got {atol!r}")
+
+
+def _pairs(target: Distributions, draft: Distributions, form: str) -> list[tuple[Any, Any]]:
+    """(p, q) for each pair: row i with row i, or a single row with every row; for a compact
+    certificate each as float64 rows, else as exact vectors."""
+    n, m = len(target.vectors), len(draft.vectors)
+    if n != m and 1 not in (n, m):
+        raise _Usage(f"--target holds {n} rows and --draft {m}; give the same number of rows, or one row for all")
+    if target.vocab_size != draft.vocab_size:
+        raise _Usage(f"--target has V = {target.vocab_size} tokens and --draft V = {draft.vocab_size}; they must match")
+    rows = [_float_rows(d) if form == "compact" else list(d.vectors) for d in (target, draft)]
+    return [(rows[0][min(i, n - 1)], rows[1][min(i, m - 1)]) for i in range(max(n, m))]
+
+
+def _exact_float64(vec: Any) -> Any:
+    """The exact vector as float64s if every value is one exactly (a one-hot row is), else None."""
+    import numpy as np
+
+    values = vec.fractions()
+    floats = np.array([float(x) for x in values], dtype=np.float64)
+    return floats if all(Fraction(f) == x for f, x in zip(floats.tolist(), values)) else None
+
+
+def _float_rows(loaded: Distributions) -> list[Any]:
+    """The float rows of a float file; an exact file's rows as float64 where exact (else None)."""
+    if loaded.floats is not None:
+        return list(loaded.floats)
+    return [_exact_float64(v) for v in loaded.vectors]
+
+
+def _terminal(text: str) -> str:
+    """``text`` with every control character (C0, DEL, C1, line and paragraph separators, bidi
+    controls) written as a visible escape, so that no name in a document can move the cursor,
+    erase a line or recolor what the terminal shows."""
+    return "".join(_escaped(c) if c in _BIDI or unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in text)
+
+
+def _escaped(c: str) -> str:
+    return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+
+
+#: Unicode's bidirectional controls (embeddings, overrides, isolates, marks).
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _say(text: str) -> None:
+    """One line of ``check`` output on standard output, control characters escaped."""
+    print(_terminal(text))
+
+
+class _Usage(Exception):
+    """A usage error found after parsing (exit 2)."""
+
+
+def _error(args: argparse.Namespace, message: str) -> int:
+    """Report a usage or input error (exit 2); with --json also as the one object on stdout."""
+    print(f"specproof {args.command}: error: {_terminal(message)}", file=sys.stderr)
+    if getattr(args, "json", False):
+        try:
+            _print_json({"command": args.command, "error": message})
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return _broken_pipe()
+    return 2
+
+
+def _broken_pipe() -> int:
+    """The reader of standard output went away (``specproof fixtures | head``): stop quietly.
+
+    Python's documented recipe: point standard output at ``os.devnull`` so that the flush at
+    interpreter exit does not fail again, and exit with a status that says so.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout without a file descriptor (captured)
+        pass
+    return EXIT_BROKEN_PIPE

@@ -1,0 +1,383 @@
+"""``specproof audit``: the exact law of a rule, a variant or a real pair, and its certificate."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from tqdm import tqdm
+
+from specproof.certify import certificate
+from specproof.cli.loaders import load_distribution
+from specproof.cli._common import _Usage
+
+
+# --------------------------------------------------------------------------- audit (issue 11)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    au = sub.add_parser(
+        "audit",
+        help="the exact law of a verifier rule (coin model, comparison, residual, ...) on one pair",
+        description="Compute the exact emitted law of the verifier under a rule (a name from --list, or a "
+        "JSON file of rule fields) on the pair --target/--draft, or with --real on the real pairs shipped "
+        "with specproof. With --gamma G the same rows serve every position of a block of G drafts. Exit 0 if "
+        "the emitted law equals the target's (lossless on this input), 1 if not, 2 for usage or bad input.",
+    )
+    au.add_argument("--target", metavar="P", help="file with the target distribution p (as for prove)")
+    au.add_argument("--draft", metavar="Q", help="file with the draft distribution q")
+    au.add_argument("--proposal", metavar="R",
+                    help="file with the law the draft token is really drawn from, when it is not the q of the "
+                         "ratio (a bf16 or processed q)")
+    au.add_argument("--policy", metavar="NAME|FILE.json", default="standard",
+                    help="the rule: a name from --list (default standard) or a JSON file of Rule fields")
+    au.add_argument("--gamma", type=int, metavar="G", help="a block of G drafts, the same rows at every position")
+    au.add_argument("--stop-token", type=int, action="append", default=[], metavar="T",
+                    help="a stop token id (repeatable); with --gamma the block ends at the first one")
+    au.add_argument("--drafted", type=int, nargs="+", metavar="T",
+                    help="a given drafted block (ids, padding sentinels -1 at the end): the accepted-length law, "
+                         "pass probabilities and flag count for these drafts, the same rows at every position")
+    au.add_argument("--search", action="store_true",
+                    help="also search the minimal counterexample (exhaustive V <= 4, denominators <= 8, then "
+                         "1000 random pairs)")
+    au.add_argument("--json", action="store_true", help="print one JSON object (rationals as 'n/d' strings)")
+    au.add_argument("--certificate", metavar="FILE.json",
+                    help="write the position's outcome tree as a certificate that `specproof check` re-verifies "
+                         "(with --real: a bundle, one per pair; --verifier block: the block certificate); the "
+                         "block figures of --gamma/--drafted are not in it (see --block-certificate)")
+    au.add_argument("--block-certificate", metavar="FILE.json",
+                    help="with --gamma: write the whole step over a block of G drafts (the chain under the rule, "
+                         "typical acceptance, or block verification) as a block certificate that `specproof check` "
+                         "re-verifies: its law, accepted-length law, expected emitted tokens and stream TV from the "
+                         "target's joint law (no stop tokens or --proposal)")
+    au.add_argument("--list", action="store_true", help="list the named rules with their description and source")
+    au.add_argument("--verifier", choices=["chain", "block", "multidraft", "tree", "typical"], default="chain",
+                    help="the verifier (default chain, under --policy); the others are the textbook variants of "
+                         "specproof.laws.variants (--gamma: block length or tree depth)")
+    au.add_argument("--drafts", type=int, default=2, metavar="K",
+                    help="multidraft: drafts per position; tree without --tree: q's top-K children per node")
+    au.add_argument("--method", choices=["with-replacement", "without-replacement", "spectr"],
+                    default="with-replacement", help="multidraft: how the K drafts are drawn and verified")
+    au.add_argument("--tree", metavar="FILE.json", help="tree: a token tree [[token, [children...]], ...]")
+    au.add_argument("--real", choices=["phone", "smollm2", "all"],
+                    help="audit the real pairs shipped with specproof instead of --target/--draft "
+                         "(phone: 20 pairs, V = 41, under a second; smollm2: 18 pairs, V = 49,152, about 10-25 s each)")
+
+
+def _audit_rule(text: str):
+    from specproof.rules.policy import NAMED_RULES, rule_from_dict, named_rule
+
+    if text.endswith(".json") and text not in NAMED_RULES:
+        try:
+            with open(text, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except json.JSONDecodeError as exc:
+            raise _Usage(f"--policy {text}: not valid JSON ({exc.msg})") from None
+        return text, rule_from_dict(data)
+    return text, named_rule(text)
+
+
+def _audit_position(p, q, rule, proposal=None) -> dict:
+    from specproof.rules.audit import position_law
+    from specproof.laws.rational import format_fraction as ff
+
+    law = position_law(p, q, rule, proposal=proposal)
+    return {
+        "verdict": "lossless" if law.lossless else "lossy",
+        "tv": ff(law.tv),
+        "alpha": ff(law.alpha),
+        "textbook_alpha": ff(law.textbook_alpha),
+        "law": [ff(x) for x in law.law],
+        "reference": [ff(x) for x in law.reference],
+        "reference_is": ("the target's law p" if rule.reference.identity else
+                         "the argmax of p (greedy)" if rule.acceptance == "greedy" else
+                         "p after the rule's processing (temperature, top-k, top-p, min-p)"),
+        "differing": law.differing(),
+        "out_of_range": {str(k): ff(v) for k, v in sorted(law.out_of_range.items())},
+        "arithmetic": _arithmetic_note(rule, len(law.law)),
+    }
+
+
+def _arithmetic_note(rule, vocab_size: int) -> str:
+    """What the audit modelled of the code's arithmetic, and what it did not."""
+    arith = rule.arithmetic
+    if arith.is_exact:
+        text = "exact rational arithmetic (the ratio p/q and the residual are not rounded)"
+    else:
+        text = (f"{arith.describe(rule.comparison)}; rows rounded to {arith.dtype}; each operation modelled as IEEE "
+                "round-to-nearest-even of its exact result")
+    text += f"; coin {rule.coin.name}"
+    return "; ".join([text, *arith.caveats(vocab_size)])
+
+
+def _audit_certificate(p, q, name: str, rule, proposal=None, provenance=None, label: str = "") -> dict:
+    """The outcome certificate of one audited position (see
+    :func:`specproof.certify.certificate.build_outcome_certificate`)."""
+    from specproof.rules.audit import position_law
+
+    tree = position_law(p, q, rule, proposal=proposal).tree  # the tree the audit reports
+    what = f"{label}: " if label else ""
+    statement = (f"{what}Under the verifier rule {name!r} ({rule.describe()}), the token emitted at one position "
+                 "has the law listed, its acceptance probability is alpha and its exact TV from the reference "
+                 "(the target's law) is TV; lossless iff TV = 0.")
+    return certificate.build_outcome_certificate(
+        tree, name=f"{label or 'audit'}, rule {name}", statement=statement,
+        provenance={"rule": name, "rule_fields": rule.as_dict(), **(provenance or {})})
+
+
+def _audit_report(name: str, out: dict) -> str:
+    from fractions import Fraction
+
+    def show(text: str) -> str:
+        x = Fraction(text)
+        return text if len(text) <= 100 else f"{float(x):.6g} (exact: {len(text)} characters; see --json)"
+
+    lines = [f"rule {name}: {out['verdict'].upper()}",
+             f"  TV from the reference law ({out.get('reference_is', 'the target law p')}): {show(out['tv'])}",
+             f"  alpha (P accepted under the rule): {show(out['alpha'])}; textbook sum min(p, q): {show(out['textbook_alpha'])}"]
+    if "arithmetic" in out:
+        lines.append(f"  arithmetic modelled: {out['arithmetic']}")
+    if out["differing"]:
+        shown = ", ".join(map(str, out["differing"][:20])) + (" ..." if len(out["differing"]) > 20 else "")
+        lines.append(f"  tokens whose emitted mass differs: {shown} ({len(out['differing'])} of {len(out['law'])})")
+    if out["out_of_range"]:
+        lines.append(f"  mass on ids outside [0, V): {out['out_of_range']}")
+    if "gamma" in out:
+        lines.append(f"  gamma {out['gamma']}: accepted-length law {out['accepted_length']}")
+        lines.append(f"  E[accepted] {show(out['expected_accepted'])}; E[emitted] {show(out['expected_emitted'])}; "
+                     f"E[emitted up to the first stop] {show(out['expected_emitted_to_stop'])}")
+        if out.get("stream_tv") is not None:
+            lines.append(f"  TV of the first gamma + 1 output tokens: {show(out['stream_tv'])}")
+    if "drafted" in out:
+        d = out["drafted"]
+        lines.append(f"  drafted {d['tokens']}: {d['real_drafts']} verified; accepted-length law {d['accepted_length']}")
+        lines.append(f"  E[accepted prefix] {d['expected_accepted']}; E[sum of pass flags] {d['expected_flags']}; "
+                     f"counted by the rule {d['expected_counted']}")
+    if "search" in out:
+        srch = out["search"]
+        if srch["smallest"] is None:
+            lines.append(f"  search: no lossy pair among {srch['pairs']}")
+        else:
+            for key in ("smallest", "largest"):
+                c = srch[key]
+                lines.append(f"  search, {key}: p = [{', '.join(c['p'])}], q = [{', '.join(c['q'])}], TV {c['tv']}")
+    for key in ("certificate", "block_certificate"):
+        if key in out:
+            lines.append(f"  {key.replace('_', ' ')} written: {out[key]}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from specproof.rules.policy import NAMED_RULES
+
+    if args.list:
+        if args.json:
+            print(json.dumps([{"name": r.name, "description": r.description, "source": r.source}
+                              for r in NAMED_RULES.values()], indent=2))
+        else:
+            width = max(len(n) for n in NAMED_RULES)
+            for r in NAMED_RULES.values():
+                print(f"{r.name.ljust(width)}  {r.description}\n{'':{width}}  source: {r.source}")
+        return 0
+    name, rule = _audit_rule(args.policy)
+    if args.real:
+        return _audit_real(args, name, rule)
+    if args.target is None or args.draft is None:
+        raise _Usage("give --target and --draft (or --real, or --list)")
+    p, _ = load_distribution(args.target, "p")
+    q, _ = load_distribution(args.draft, "q")
+    proposal = None if args.proposal is None else load_distribution(args.proposal, "proposal")[0]
+    if args.block_certificate and args.gamma is None:
+        raise _Usage("--block-certificate needs --gamma (the block's drafts)")
+    _audit_size_guard(args, p, q)
+    if args.verifier != "chain":
+        if args.stop_token or args.policy != "standard" or args.proposal is not None or args.drafted is not None:
+            raise _Usage(f"--stop-token, --policy, --proposal and --drafted apply to the chain verifier; "
+                         f"--verifier {args.verifier} is the textbook variant")
+        return _audit_variant(args, p, q)
+    out = {"rule": name, "rule_fields": rule.as_dict(), **_audit_position(p, q, rule, proposal)}
+    if args.certificate:
+        doc = _audit_certificate(p, q, name, rule, proposal, {"target": args.target, "draft": args.draft})
+        out["certificate"] = str(certificate.write(doc, args.certificate))
+    if args.gamma is not None:
+        from specproof.rules.audit import block_law
+        from specproof.laws.rational import format_fraction as ff
+
+        block = block_law(p, q, args.gamma, rule, stop_tokens=args.stop_token, proposal=proposal)
+        out.update({
+            "verdict": "lossless" if block.lossless and out["verdict"] == "lossless" else "lossy",
+            "gamma": args.gamma,
+            "accepted_length": [ff(x) for x in block.accepted_length],
+            "expected_accepted": ff(block.expected_accepted),
+            "expected_counted": ff(block.expected_counted),
+            "acceptance_rate": ff(block.acceptance_rate),
+            "expected_emitted": ff(block.expected_emitted),
+            "expected_emitted_to_stop": ff(block.expected_emitted_to_stop),
+            "stream_tv": None if block.stream_tv is None else ff(block.stream_tv),
+            "stop_tokens": args.stop_token,
+        })
+        if args.block_certificate:
+            doc = _rule_block_certificate(p, q, name, rule, args, block, proposal)
+            out["block_certificate"] = str(certificate.write(doc, args.block_certificate))
+    if args.drafted is not None:
+        from specproof.rules.audit import given_block_law
+        from specproof.laws.rational import format_fraction as ff
+
+        n = len(args.drafted)
+        given = given_block_law([p] * (n + 1), [q] * n, args.drafted, rule)
+        out["drafted"] = {
+            "tokens": args.drafted,
+            "real_drafts": given.real_drafts,
+            "pass_probabilities": [ff(x) for x in given.pass_probabilities],
+            "accepted_length": [ff(x) for x in given.accepted_length],
+            "expected_accepted": ff(given.expected_accepted),
+            "expected_flags": ff(given.expected_flags),
+            "expected_counted": ff(given.expected_counted),
+        }
+    if args.search:
+        from specproof.rules.audit import search_counterexample
+        from specproof.laws.rational import format_fraction as ff
+
+        with tqdm(unit="pair", file=sys.stderr, disable=None, desc="search V <= 4, d <= 8, then 1000 random") as bar:
+            found = search_counterexample(rule, random_pairs=1000, progress=bar.update)
+        pack = lambda c: None if c is None else {  # noqa: E731
+            "p": [ff(x) for x in c.p], "q": [ff(x) for x in c.q], "tv": ff(c.tv)}
+        out["search"] = {"smallest": pack(found.smallest), "largest": pack(found.largest), "pairs": found.pairs}
+    print(json.dumps(out, indent=2, sort_keys=True) if args.json else _audit_report(name, out))
+    return 0 if out["verdict"] == "lossless" else 1
+
+
+#: Largest number of drafted prefixes (D^gamma, D = the draft's support) `audit --gamma` enumerates,
+#: and of branches (D^gamma * V) a block certificate may hold; the Python API has no such limit.
+AUDIT_MAX_PREFIXES = 20_000
+AUDIT_MAX_CERTIFIED = 20_000
+
+
+def _audit_size_guard(args: argparse.Namespace, p, q) -> None:
+    """Refuse, before any work, a --gamma whose blocks are too many to enumerate here, and stop
+    tokens outside [0, V)."""
+    v = len(p)
+    bad = [t for t in args.stop_token or () if not 0 <= t < v]
+    if bad:
+        raise _Usage(f"--stop-token {bad[0]} is not a token id in [0, {v})")
+    if args.gamma is None or args.verifier == "tree" or args.gamma < 1:
+        return
+    support = sum(1 for x in q.fractions() if x)
+    prefixes = support ** args.gamma
+    if prefixes > AUDIT_MAX_PREFIXES:
+        raise _Usage(f"--gamma {args.gamma} with {support} draftable tokens enumerates up to {support}^{args.gamma} = "
+                     f"{prefixes} drafted blocks, above {AUDIT_MAX_PREFIXES}: use a smaller gamma, or the Python API "
+                     "(specproof.rules.audit.block_law, specproof.laws.variants) with a budget of your own")
+    if args.block_certificate and prefixes * v > AUDIT_MAX_CERTIFIED:
+        raise _Usage(f"--block-certificate at gamma {args.gamma}: about {support}^{args.gamma} x V = {prefixes * v} "
+                     f"branches, above {AUDIT_MAX_CERTIFIED} (the certificate would take minutes and many MB)")
+
+
+def _rule_block_certificate(p, q, name: str, rule, args: argparse.Namespace, block, proposal) -> dict:
+    """The block certificate of the chain under ``rule``: each accepted prefix's position tree
+    (:func:`specproof.rules.audit.position_tree`), composed by :func:`specproof.laws.outcome.block_tree`."""
+    from specproof.rules.audit import position_tree
+    from specproof.laws.outcome import InvalidTree, block_tree
+
+    if args.stop_token or proposal is not None:
+        raise _Usage("--block-certificate: stop tokens and --proposal are not in block certificates yet")
+    if position_tree(p, q, rule).recipes.get("reference") != ("copy", "p"):
+        raise _Usage(f"--block-certificate: the rule {name!r} processes the target (its reference is not p: greedy or processed rows); a "
+                     "block certificate states the stream against p itself")
+    if block.stream_tv is None:
+        raise _Usage("--block-certificate: V**(gamma + 1) is above the enumeration limit of the stream TV")
+    try:
+        tree = block_tree(lambda prefix: position_tree(p, q, rule, unchecked=len(prefix) < rule.unchecked_drafts),
+                          args.gamma)
+    except InvalidTree as exc:
+        raise _Usage(f"--block-certificate: {exc}") from None
+    return certificate.build_block_certificate(
+        tree, gamma=args.gamma, stream_tv=block.stream_tv, name=f"chain under {name}, gamma = {args.gamma}",
+        provenance={"rule": name, "target": args.target, "draft": args.draft},
+        statement=f"Under the verifier rule {name!r} ({rule.describe()}), one step over {args.gamma} drafts on "
+                  f"--target's and --draft's rows after every prefix: the emitted block, continued by sampling the "
+                  f"target, is at the stated exact TV from the target's joint law over gamma + 1 tokens (lossless iff 0).")
+
+
+def _audit_variant(args: argparse.Namespace, p, q) -> int:
+    from specproof.laws.variants import audit_summary, format_summary
+
+    tree = None
+    if args.tree is not None:
+        try:
+            with open(args.tree, encoding="utf-8") as fh:
+                tree = json.load(fh)
+        except (OSError, json.JSONDecodeError) as exc:
+            raise _Usage(f"--tree {args.tree}: {exc}") from None
+    out = audit_summary(p, q, args.verifier, drafts=args.drafts, method=args.method, tree=tree, gamma=args.gamma)
+    if args.certificate:
+        out["certificate"] = str(certificate.write(_variant_certificate(p, q, args, out), args.certificate))
+    if args.block_certificate:
+        from specproof.laws import variants
+
+        provenance = {"verifier": args.verifier, "target": args.target, "draft": args.draft}
+        if args.verifier == "block":
+            doc = variants.block_verification_certificate(p, q, args.gamma, provenance=provenance)
+        elif args.verifier == "typical":
+            doc = variants.typical_block_certificate(p, q, args.gamma, provenance=provenance)
+        else:
+            raise _Usage(f"--block-certificate: the {args.verifier} verifier has no block certificate (its "
+                         "positions are certified by --certificate)")
+        out["block_certificate"] = str(certificate.write(doc, args.block_certificate))
+    print(json.dumps(out, indent=2, sort_keys=True) if args.json else format_summary(out))
+    return 0 if out["verdict"] == "lossless" else 1
+
+
+def _variant_certificate(p, q, args: argparse.Namespace, out: dict) -> dict:
+    """The certificate of a variant: an outcome certificate of its position (multidraft,
+    typical), a bundle of one per node of a token tree, or a block certificate (block
+    verification over --gamma drafts, the same rows after every prefix)."""
+    from specproof.laws import variants
+
+    provenance = {"verifier": args.verifier, "target": args.target, "draft": args.draft}
+    statement = f"The {args.verifier} verifier at one position on --target/--draft emits the law listed; lossless iff TV = 0."
+    if args.verifier == "multidraft":
+        tree = variants.multidraft_law(p, q, args.drafts, method=args.method).tree
+    elif args.verifier == "typical":
+        tree = variants.typical_law(p, q).tree
+    elif args.verifier == "tree":
+        law = variants.deterministic_tree_law(p, out["tree"])
+        certs = [certificate.build_outcome_certificate(
+            t, name=f"tree node [{','.join(map(str, path)) or 'root'}]", reference="p", provenance=provenance,
+            statement=f"The token tree's node after the accepted path {list(path)} emits the law listed.")
+            for path, t in sorted(law.positions.items())]
+        return certificate.build_bundle(certs, name="token tree", statement="Each node of the token tree emits its law.",
+                                        provenance=provenance)
+    else:
+        return variants.block_verification_certificate(
+            p, q, out["gamma"], provenance=provenance,
+            statement=f"Block verification (Sun et al. 2024, Algorithm 2) over {out['gamma']} drafts, --target's and "
+                      f"--draft's rows after every prefix: the emitted block, continued by sampling the target, has "
+                      f"the target's joint law over gamma + 1 tokens (lossless iff the stream TV is 0).")
+    return certificate.build_outcome_certificate(tree, name=f"{args.verifier} verifier", statement=statement,
+                                                 reference="p", provenance=provenance)
+
+
+def _audit_real(args: argparse.Namespace, name: str, rule) -> int:
+    from specproof.models import fixtures
+
+    sources = {"phone": [fixtures.phone_lm_pairs], "smollm2": [fixtures.smollm2_pairs],
+               "all": [fixtures.phone_lm_pairs, fixtures.smollm2_pairs]}[args.real]
+    results, certs = [], []
+    for source in sources:
+        for rp in tqdm(list(source()), unit="pair", file=sys.stderr, disable=None, desc=name):
+            results.append({"pair": rp.name, "rule": name, **_audit_position(rp.p, rp.q, rule)})
+            if args.certificate:
+                certs.append(_audit_certificate(rp.p, rp.q, name, rule, label=rp.name,
+                                                provenance={"pair": rp.name, **dict(rp.provenance)}))
+    if args.certificate:
+        certificate.write(certificate.build_bundle(
+            certs, name=f"real pairs, rule {name}", statement=f"Each position's law under the verifier rule {name!r}."),
+            args.certificate)
+    if args.json:
+        print(json.dumps(results, indent=2, sort_keys=True))
+    else:
+        for r in results:
+            print(_audit_report(name, r).replace(f"rule {name}:", f"{r['pair']}, rule {name}:", 1))
+    return 0 if all(r["verdict"] == "lossless" for r in results) else 1

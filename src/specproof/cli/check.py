@@ -1,0 +1,305 @@
+"""``specproof check``: re-verify a certificate with the trusted checker alone, and bind it to inputs."""
+
+from __future__ import annotations
+
+import argparse
+import threading
+from fractions import Fraction
+from typing import Any, Callable
+
+
+from specproof import checker
+from specproof.report import transcript
+from specproof.cli.loaders import load_distributions
+from specproof.laws.rational import DEFAULT_FLOAT_ATOL
+from specproof.cli._common import _Usage, _bar, _check_atol, _json_option, _pairs, _print_json, _say
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add the ``check`` subcommand to ``sub``."""
+    ck = sub.add_parser("check", help="re-verify a certificate with the trusted checker alone",
+                        description="Re-verify a certificate or bundle with the trusted checker alone "
+                        "(a symbolic-proof record is checked for shape, then by re-running the SymPy proof). "
+                        "A valid outcome or block certificate's verdict (LOSSLESS or LOSSY) is printed with its "
+                        "reference law. Exit 0 valid (with --require-lossless: valid and lossless), 1 rejected "
+                        "(the reason is printed), 2 unreadable.")
+    ck.add_argument("certificate", metavar="CERT.json")
+    ck.add_argument("--target", metavar="P", help="also confirm that the certificate's p is exactly this file's "
+                    "values made exact (the file formats of prove; a [N, V] file binds a bundle row by row); an "
+                    "outcome or block certificate is compared on the input rows its tree reads, and the output "
+                    "names the rows compared, those not read, and those read but bound to nothing")
+    ck.add_argument("--draft", metavar="Q", help="the same for q (give --target and --draft together)")
+    ck.add_argument("--atol", type=float, default=None,
+                    help=f"tolerance on the float sums of --target/--draft, in (0, 1) (default {DEFAULT_FLOAT_ATOL})")
+    ck.add_argument("--require-lossless", action="store_true",
+                    help="exit 1 also for a valid certificate whose verifier is not lossless against its reference "
+                         "(for CI: a valid certificate of a lossy verifier otherwise exits 0)")
+    _json_option(ck)
+
+
+def _read_once(path: str) -> tuple[object, checker.Verdict | None]:
+    """Read ``path`` once and parse it the checker's way: (document, None), or (None, the
+    rejection) when it cannot be read or is not valid JSON. Everything after works on these
+    bytes only, so what is checked is what is rendered."""
+    try:
+        return checker.parse(checker.read(path)), None
+    except checker.Rejection as rejection:
+        return None, checker.Verdict(False, rejection.reason, rejection.detail)
+
+
+def _verdict_json(verdict: checker.Verdict) -> dict[str, Any]:
+    return {"valid": verdict.valid, "reason": None if verdict.reason is None else verdict.reason.value,
+            "detail": verdict.detail, "checker_version": checker.VERSION}
+
+
+def _ticking(bar: Any, fn: Callable[[], checker.Verdict]) -> checker.Verdict:
+    """``fn()``, with ``bar``'s elapsed time refreshed every half second while it runs (in a
+    worker thread), so that a long single check does not look stuck."""
+    if bar is None or bar.disable:
+        return fn()
+    result: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            result["verdict"] = fn()
+        except BaseException as exc:  # re-raised below, in the caller's thread
+            result["error"] = exc
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.5)
+        bar.refresh()
+    if "error" in result:
+        raise result["error"]
+    return result["verdict"]
+
+
+def _verify(doc: Any, bar: Any = None) -> checker.Verdict:
+    """The trusted checker's verdict on a parsed document (from :func:`_read_once`): one call of
+    :func:`specproof.checker.check` on the whole document, so that the command and
+    ``checker.check_file`` apply the same document rules. ``bar`` (a tqdm bar, optional)
+    advances by one per certificate checked, through the checker's ``progress`` callback."""
+    step = None if bar is None else (lambda: bar.update(1))
+    return _ticking(bar, lambda: checker.check(doc, progress=step))
+
+
+def _reference_of(facts: dict[str, Any]) -> str:
+    """The law a certificate's verdict is measured against, in words."""
+    if facts["schema"] == checker.OUTCOME_SCHEMA:
+        return facts["reference_source"]
+    if facts["schema"] in (checker.BLOCK_SCHEMA, checker.CHAIN_SCHEMA):
+        return "p (the target's joint law of the stream)"
+    return "p"
+
+
+def _is_lossless(facts: dict[str, Any]) -> bool:
+    """Whether a valid certificate's recomputed law is its reference's (every kind)."""
+    claims = facts["claims"]
+    return claims.get("lossless", claims.get("dist_equals_p", claims.get("stream_equals_target_law")))
+
+
+def _tv_of(facts: dict[str, Any]) -> Fraction:
+    if facts["schema"] == checker.BLOCK_SCHEMA:
+        return facts["stream_tv"]
+    return Fraction(facts["totals"]["tv"].num, facts["totals"]["tv"].den)
+
+
+def run(args: argparse.Namespace) -> int:
+    doc, verdict = _read_once(args.certificate)
+    if verdict is None and _is_record(doc):
+        return _check_record(args.certificate, doc, as_json=args.json)
+    if verdict is None:
+        count = len(doc["certificates"]) if isinstance(doc, dict) and isinstance(doc.get("certificates"), list) else 1
+        with _bar(total=count, unit="certificate", desc="checking") as bar:
+            verdict = _verify(doc, bar)
+    if (args.target is None) != (args.draft is None):
+        raise _Usage("--target and --draft go together")
+    binding: dict[str, Any] = {}
+    if args.target is not None and verdict.valid:
+        failure, binding = _bind(verdict, args)
+        if failure:
+            verdict = checker.Verdict(False, checker.Reason.INPUT, failure, verdict.facts)
+        else:
+            verdict = checker.Verdict(True, None, verdict.detail + _binding_note(binding), verdict.facts)
+    code = 0 if verdict.valid else 2 if verdict.reason is checker.Reason.UNREADABLE else 1
+    trees = [f for f in verdict.facts if f.get("schema") in (checker.OUTCOME_SCHEMA, checker.BLOCK_SCHEMA)] \
+        if verdict.valid else []
+    lossless = [bool(f["claims"]["lossless"]) for f in trees]
+    tvs = [_tv_of(f) for f in trees]
+    lossy_any = verdict.valid and not all(_is_lossless(f) for f in verdict.facts)
+    if args.require_lossless and lossy_any:
+        code = 1
+    file = args.certificate
+    if args.json:
+        bind = {} if args.target is None else {
+            "bound_to_inputs": verdict.valid and not binding.get("unbound", True),
+            "bound_rows": binding.get("bound", []), "unbound_rows": binding.get("unbound", []),
+            "unread_inputs": binding.get("unread", [])}
+        result = {"lossless": lossless, "tv": [transcript.exact_text(x) for x in tvs],
+                  "tv_approx": [transcript.show(x) for x in tvs],
+                  "reference": [_reference_of(f) for f in trees]} if trees else {}
+        required = {"required_lossless": verdict.valid and not lossy_any} if args.require_lossless else {}
+        _print_check_json({"command": "check", "file": file, **_verdict_json(verdict), **bind, **result, **required})
+    elif verdict.valid:
+        _say(f"{file}: valid ({verdict.detail})")
+        given = sorted({g for f in trees for g in f["given"]})
+        if given:
+            _say(f"  trusted as stated (given rows, not re-derived): {', '.join(given[:10])}"
+                 + (f" and {len(given) - 10} more" if len(given) > 10 else ""))
+        if trees:  # what the certified law says (an outcome or block certificate may prove a verifier lossy)
+            lossy = [i for i, ok in enumerate(lossless) if not ok]
+            refs = sorted({_reference_of(f) for f in trees})
+            against = "reference: " + (", ".join(refs) if len(refs) <= 3 else f"{', '.join(refs[:3])} and {len(refs) - 3} more")
+            if not lossy:
+                _say(f"  the certified verifier is LOSSLESS ({against})")
+            else:
+                first = trees[lossy[0]]
+                stream = "stream " if first["schema"] == checker.BLOCK_SCHEMA else ""
+                at = f", at {len(lossy)} of {len(lossless)} positions" if len(lossless) > 1 else ""
+                _say(f"  the certified verifier is LOSSY (exact {stream}TV {transcript.number_text(tvs[lossy[0]])}{at}; "
+                     f"reference: {_reference_of(first)})")
+        if args.require_lossless and lossy_any:
+            _say("  --require-lossless: the certified verifier is not lossless (exit 1)")
+    else:
+        _say(f"{file}: REJECTED ({verdict.reason.value}): {verdict.detail}")
+    return code
+
+
+_print_check_json = _print_json  # check's output, like every --json output, escapes terminal controls
+
+
+def _binding_note(binding: dict[str, Any]) -> str:
+    """What --target/--draft were compared with, in words, for the verdict line."""
+    bound = binding["bound"]
+    roles = sorted({name.split()[0] for name in bound})  # "p", "q", or "p after [ids]" in a block
+    if not bound:
+        note = "; no row of the certificate was compared with --target or --draft (the tree reads neither p nor q)"
+    elif roles == ["p", "q"]:
+        note = "; p and q are exactly --target's and --draft's values made exact"
+    elif roles == ["p"]:
+        note = "; p is exactly --target's values made exact"
+    else:
+        note = "; q is exactly --draft's values made exact"
+    if len(bound) > len(roles):  # a block certificate's rows after several prefixes
+        note += f" (at each of the {len(bound)} rows compared: {', '.join(bound[:4])}" + (" ...)" if len(bound) > 4 else ")")
+    if binding["unread"] and bound:
+        note += f" ({' and '.join(binding['unread'])} not read by the certified tree)"
+    if binding["unbound"]:
+        names = binding["unbound"]
+        note += (f"; read by the tree but bound to nothing (the certificate's own values): {', '.join(names[:10])}"
+                 + (f" and {len(names) - 10} more" if len(names) > 10 else ""))
+    return note
+
+
+def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    """("", what was compared) if every row the checker re-derived from an input that the
+    certificate reads equals --target's or --draft's row made exact (row i with row i, a single
+    row with every row; every outcome or block certificate with a single pair), else (why not,
+    {}). What was compared: ``bound`` (the rows compared, "p", "q" or "p after [ids]"),
+    ``unread`` (p or q, never read by a tree, so not compared) and ``unbound`` (rows the tree
+    reads that nothing was compared with: the input row ``proposal`` and given rows)."""
+    _check_atol(args.atol)
+    atol = DEFAULT_FLOAT_ATOL if args.atol is None else args.atol
+    target = load_distributions(args.target, "p", atol=atol, atol_name="--atol")
+    draft = load_distributions(args.draft, "q", atol=atol, atol_name="--atol")
+    if any("law" not in facts for facts in verdict.facts):
+        return "--target/--draft bind one-position certificates; a chain certificate holds many rows", {}
+    pairs = _pairs(target, draft, "full")
+    trees = all(facts["schema"] in (checker.OUTCOME_SCHEMA, checker.BLOCK_SCHEMA) for facts in verdict.facts)
+    if len(pairs) == 1 and trees:  # the same rows at every position of a tree or block
+        pairs = pairs * len(verdict.facts)
+    if len(pairs) != len(verdict.facts):
+        return f"the certificate holds {len(verdict.facts)} pair(s), --target and --draft give {len(pairs)}", {}
+    bound: set[str] = set()
+    unread: set[str] = set()
+    unbound: set[str] = set()
+    for i, (facts, (p, q)) in enumerate(zip(verdict.facts, pairs)):
+        if facts["schema"] == checker.BLOCK_SCHEMA:  # the input rows the tree and the stream check read
+            read = set(facts["reads"])
+            mine = [(f"{role} after {list(prefix)}", role, row) for (role, prefix), row in sorted(facts["inputs"].items())
+                    if (role, prefix) in read]
+            unread.update(k for k in ("p", "q") if not any(role == k for role, _ in read))
+            unbound.update(f"given row {g}" for g in facts["given_reads"])
+        elif facts["schema"] == checker.OUTCOME_SCHEMA:  # the input rows the tree reads
+            mine = [(k, k, facts["inputs"][k]) for k in ("p", "q") if k in facts["reads"]]
+            unread.update(k for k in ("p", "q") if k not in facts["reads"])
+            unbound.update(k for k in facts["reads"] if k not in ("p", "q"))  # proposal
+            unbound.update(f"given row {g}" for g in facts["given_reads"])
+        else:
+            law = facts["law"]
+            mine = [("p", "p", [checker.Ratio(x, law.den) for x in law.target]),
+                    ("q", "q", [checker.Ratio(x, law.den) for x in law.draft])]
+        for name, role, row in mine:
+            option, theirs = ("--target", p) if role == "p" else ("--draft", q)
+            values, exact = theirs.fractions(), [Fraction(x.num, x.den) for x in row]
+            if len(values) != len(exact):
+                return f"certificate {i}: {name} has {len(exact)} tokens, {option} has {len(values)}", {}
+            for t, (x, y) in enumerate(zip(exact, values)):
+                if x != y:
+                    return (f"certificate {i}: {name}({t}) is {transcript.show(x)}, but {option} gives "
+                            f"{transcript.show(y)}"), {}
+            bound.add(name)
+    return "", {"bound": sorted(bound), "unread": sorted(unread), "unbound": sorted(unbound)}
+
+
+def _fresh_symbolic(checks: bool = True) -> dict:
+    from specproof.certify.symbolic_proof import prove_every_v
+
+    return prove_every_v(checks)
+
+
+def _is_record(doc: object) -> bool:
+    return isinstance(doc, dict) and isinstance(doc.get("schema"), str) and doc["schema"] in _RECORDS
+
+
+#: Records that are not certificates: schema -> (what recomputes them, what it is called).
+_RECORDS = {
+    "specproof.symbolic-proof/1": (_fresh_symbolic, "the SymPy proof"),
+}
+
+
+#: The fields of a symbolic-proof record and of each of its steps, with their JSON types: a
+#: record of any other shape is rejected before the SymPy proof is re-run (seconds of work).
+_RECORD_FIELDS = {"assumptions": list, "conclusion": str, "formal_proof": dict, "name": str, "proved": bool,
+                  "schema": str, "statement": str, "steps": list, "sympy_version": str}
+_RECORD_STEP_FIELDS = {"check", "claim", "id", "method", "result", "uses", "verified"}
+
+
+def _record_shape(doc: dict) -> str:
+    """"" if ``doc`` has the fields of a symbolic-proof record (and its steps theirs), else why not."""
+    if set(doc) != set(_RECORD_FIELDS) or any(type(doc[k]) is not t for k, t in _RECORD_FIELDS.items()):
+        return f"a record has exactly the fields {sorted(_RECORD_FIELDS)}, with their types"
+    if not doc["steps"] or any(not isinstance(s, dict) or set(s) != _RECORD_STEP_FIELDS for s in doc["steps"]):
+        return f"a record's steps are objects with exactly the fields {sorted(_RECORD_STEP_FIELDS)}"
+    return ""
+
+
+def _check_record(path: str, doc: dict, as_json: bool = False) -> int:
+    """A record (the symbolic proof) is re-checked by recomputing it, not by the kernel. The cheap
+    checks come first: its shape (:func:`_record_shape`), then equality with the record a run that
+    proves everything writes, built without running a check (``fresh_fn(False)``); only a record
+    equal to that one costs a run of the proof, so a malformed or tampered record costs none."""
+    fresh_fn, what = _RECORDS[doc["schema"]]
+    shape = _record_shape(doc)
+    expected = None if shape else fresh_fn(False)
+    fresh = fresh_fn() if expected == doc else None
+    if shape:
+        valid, detail = False, shape
+    elif expected != doc:
+        valid, detail = False, (f"the record differs from a fresh run of {what} (from the record a run that "
+                                f"proves everything writes; the proof was not re-run)")
+    elif fresh != doc:
+        valid, detail = False, f"the record differs from a fresh run of {what}"
+    elif not fresh["proved"]:
+        valid, detail = False, f"{what} did not prove everything"
+    else:
+        valid, detail = True, f"re-ran {what}: it proves everything the record says"
+    if as_json:
+        _print_check_json({"command": "check", "file": path, "valid": valid, "reason": None if valid else "record",
+                           "detail": detail, "checker_version": None})
+    elif valid:
+        _say(f"{path}: valid ({detail})")
+    else:
+        _say(f"{path}: REJECTED (record): {detail}")
+    return 0 if valid else 1

@@ -1,0 +1,240 @@
+"""``specproof trace``: the exact law of a library's verifier or of your own sampler, traced."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+from specproof.cli.loaders import load_distributions
+from specproof.laws.rational import format_fraction
+from specproof.cli._common import _Usage, _print_json
+
+
+# --------------------------------------------------------------------------- trace (issue 12)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    tc = sub.add_parser(
+        "trace", help="the exact law of a real library's speculative sampler, by controlled re-execution",
+        description="Run a library's verifier under specproof.trace.tracer (every random number supplied by specproof) "
+        "and print the exact law of the emitted block, its exact TV from the target's joint law and a verdict. "
+        "Exit 0 lossless, 1 lossy, 2 usage or bad input.")
+    lib = tc.add_subparsers(dest="library", required=True, metavar="LIBRARY")
+    hf = lib.add_parser(
+        "transformers", help="transformers.generation.utils._speculative_sampling (needs torch and transformers)",
+        description="Trace Hugging Face transformers' _speculative_sampling: gamma drafts drawn from the draft "
+        "logits, then verified by the function (batch 1). T: [gamma + 1, V] target logits, D: [gamma, V] draft "
+        "logits, .json (rows of numbers, -Infinity or \"-inf\" allowed) or .npy. Exit 0 lossless, 1 lossy, 2 usage.")
+    hf.add_argument("--target-logits", metavar="T", required=True, help="target logits [gamma + 1, V]")
+    hf.add_argument("--draft-logits", metavar="D", required=True, help="draft logits [gamma, V]")
+    hf.add_argument("--gamma", type=int, metavar="G", help="drafts per block (default: the rows of D); must fit T and D")
+    hf.add_argument("--ensemble-weight", type=float, metavar="W",
+                    help="transformers' assistant_ensemble_weight in (0, 1] (default: none, the standard verifier)")
+    hf.add_argument("--dtype", choices=("float32", "float64"), default="float32",
+                    help="dtype of the logits tensors (default float32, as models emit)")
+    hf.add_argument("--json", action="store_true", help="print one JSON object: verdict, tv ('n/d'), law, ...")
+    py = lib.add_parser(
+        "python", help="your own sampler: MODULE:FUNCTION, called as FUNCTION(target, draft)",
+        description="Trace your own verifier, FUNCTION(target, draft) from MODULE (an importable module, or a "
+        "path to a .py file), on the rows of P and Q (the formats of `prove`; [V] for one position, [gamma + 1, V] "
+        "and [gamma, V] for a block) given as tensors (or arrays) of --dtype. Prints the verdict: lossless (the "
+        "target's law exactly), float-faithful (exactly a correct float implementation: its TV from p is the float "
+        "floor) or lossy, the exact TVs and the arithmetic matched. Exit 0 lossless or float-faithful (--strict: "
+        "lossless only), 1 lossy, 2 usage or bad input.")
+    py.add_argument("function", metavar="MODULE:FUNCTION", help="e.g. mysampler:verify or path/to/file.py:verify")
+    py.add_argument("--target", metavar="P", help="target rows: [V] or [gamma + 1, V]")
+    py.add_argument("--draft", metavar="Q", help="draft rows: [V] or [gamma, V]")
+    py.add_argument("--gamma", type=int, metavar="G", help="drafts per block (default: from the rows' shapes)")
+    py.add_argument("--dtype", choices=("float16", "bfloat16", "float32", "float64"), default="float32",
+                    help="dtype of the rows given to the sampler (default float32); entries rounded to nearest")
+    py.add_argument("--array", choices=("torch", "numpy"), default="torch",
+                    help="give the rows as torch tensors (default) or NumPy arrays")
+    py.add_argument("--numpy-rng", metavar="NAME",
+                    help="also pass a traced numpy.random.Generator as the keyword argument NAME")
+    py.add_argument("--max-runs", type=int, default=200_000, metavar="N", help="most runs of the sampler (default 200,000)")
+    py.add_argument("--search", action="store_true",
+                    help="instead of --target/--draft, search small rational rows (V 2..--max-vocab, denominators up "
+                         "to --max-denominator) for the smallest input on which the sampler is lossy")
+    py.add_argument("--reference", metavar="MODULE:FUNCTION",
+                    help="the differential test: your plain (non-speculative) sampler, called as FUNCTION(row) on "
+                         "the target's row at each position; the speculative step is judged against its law of "
+                         "gamma + 1 tokens instead of the target's rows")
+    py.add_argument("--max-vocab", type=int, default=4, metavar="V", help="--search: largest V (default 4)")
+    py.add_argument("--max-denominator", type=int, default=4, metavar="D",
+                    help="--search: largest denominator of an entry (default 4)")
+    py.add_argument("--strict", action="store_true", help="float-faithful exits 1 too")
+    py.add_argument("--json", action="store_true",
+                    help="print one JSON object: verdict, tv, tv_from_float_ideal, arithmetic, law ('n/d')")
+
+
+def _load_function(text: str):
+    """MODULE:FUNCTION, MODULE importable (the current directory first) or a path to a .py file."""
+    import importlib
+    import importlib.util
+
+    module_name, sep, func_name = text.rpartition(":")
+    if not sep or not module_name or not func_name:
+        raise _Usage(f"{text!r} is not MODULE:FUNCTION")
+    try:
+        if module_name.endswith(".py") or os.sep in module_name:
+            spec = importlib.util.spec_from_file_location(Path(module_name).stem, module_name)
+            if spec is None or spec.loader is None or not Path(module_name).is_file():
+                raise _Usage(f"cannot load {module_name!r}: not a Python file")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        else:
+            if os.getcwd() not in sys.path:
+                sys.path.insert(0, os.getcwd())
+            module = importlib.import_module(module_name)
+    except _Usage:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the user's module failed to import: report, exit 2
+        raise _Usage(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}") from None
+    func = getattr(module, func_name, None)
+    if not callable(func):
+        raise _Usage(f"{module_name!r} has no function {func_name!r}")
+    return func
+
+
+def _comparison_json(result) -> dict:
+    from specproof.laws.rational import format_fraction as ff
+
+    def key(out) -> str:
+        return " ".join(map(str, out)) if isinstance(out, tuple) else str(out)
+
+    def rows(items) -> list:
+        return [{"output": key(o), "traced": ff(a), "expected": ff(b)} for o, a, b in items[:50]]
+
+    return {"verdict": result.verdict, "tv": ff(result.tv), "tv_from_float_ideal": ff(result.tv_from_float_ideal),
+            "arithmetic": result.arithmetic, "gamma": result.gamma, "outside_support": ff(result.outside_support),
+            "law": {key(o): ff(m) for o, m in result.law.items()}, "differing": rows(result.differing),
+            "member_differing": rows(result.member_differing), "runs": result.trace.runs,
+            "assumptions": list(result.trace.assumptions), "caveats": list(result.caveats)}
+
+
+def _trace_python(args: argparse.Namespace) -> int:
+    from specproof.trace import testing
+
+    func = _load_function(args.function)
+    if args.max_runs < 1:
+        raise _Usage("--max-runs must be >= 1")
+    if args.array == "numpy" and args.dtype == "bfloat16":
+        raise _Usage("NumPy has no bfloat16: use --array torch")
+    if args.array == "torch":
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            raise _Usage("--array torch needs torch (the 'models' extra); or pass --array numpy") from None
+    name = f"{args.function} on {args.dtype} {'tensors' if args.array == 'torch' else 'arrays'}"
+    if args.search:
+        if args.target or args.draft or args.reference:
+            raise _Usage("--search tries its own rows against the target: give no --target, --draft or --reference")
+        if args.max_vocab < 2 or args.max_denominator < 1:
+            raise _Usage("--max-vocab must be >= 2 and --max-denominator >= 1")
+        import time
+
+        desc = f"V 2..{args.max_vocab}, denominators 1..{args.max_denominator}"
+        started, tried = time.monotonic(), [0]
+
+        def step(n: int) -> None:
+            tried[0] += n
+            bar.update(n)
+
+        with tqdm(unit="pair", file=sys.stderr, disable=None, desc=f"search {desc}") as bar:
+            found = testing.search_lossy(func, gamma=args.gamma, dtype=args.dtype, array=args.array,
+                                         max_vocab=args.max_vocab, max_denominator=args.max_denominator,
+                                         numpy_rng=args.numpy_rng, max_runs=args.max_runs, progress=step)
+        from specproof.laws.rational import format_fraction as ff
+
+        text = lambda x: str(x.numerator) if x.denominator == 1 else ff(x)  # noqa: E731 - never 0/1 or 1/1
+        if found is None:
+            out = {"command": "trace", "function": args.function, "search": None, "pairs": tried[0],
+                   "max_vocab": args.max_vocab, "max_denominator": args.max_denominator}
+            print(json.dumps(out, indent=2) if args.json else
+                  f"{name}: no lossy input among {tried[0]} pairs ({desc}, {args.dtype} rows"
+                  + (f", gamma {args.gamma}" if args.gamma else "") + f"; {time.monotonic() - started:.1f} s)")
+            return 0
+        if found.comparison is None:
+            where = f"p = ({', '.join(map(text, found.p))}), q = ({', '.join(map(text, found.q))})"
+            if args.json:
+                _print_json({"command": "trace", "function": args.function, "search": {
+                    "p": [ff(x) for x in found.p], "q": [ff(x) for x in found.q], "pairs": found.pairs,
+                    "raised": found.raised}})
+            else:
+                print(f"{name}: the sampler raised on valid rows (pair {found.pairs} of the search): {where}\n"
+                      f"  {found.raised}")
+            return 1
+        if args.json:
+            _print_json({"command": "trace", "function": args.function, "search": {
+                "p": [ff(x) for x in found.p], "q": [ff(x) for x in found.q], "pairs": found.pairs,
+                **_comparison_json(found.comparison)}})
+        else:
+            print(f"{name}: smallest lossy input (pair {found.pairs} of the search): p = ({', '.join(map(text, found.p))}), "
+                  f"q = ({', '.join(map(text, found.q))})")
+            print(found.comparison.report())
+        return 1
+    if not args.target or not args.draft:
+        raise _Usage("give --target P and --draft Q (or --search)")
+    make = testing._row_maker(args.array, args.dtype)
+    rows = []
+    for path, what in ((args.target, "p"), (args.draft, "q")):
+        dist = load_distributions(path, what)
+        vals = [[float(x) for x in v.fractions()] for v in dist.vectors] if dist.floats is None else \
+            [[float(x) for x in f] for f in dist.floats]
+        rows.append(make(vals if dist.batched else vals[0]))
+    target, draft = rows
+    plain = None if args.reference is None else _load_function(args.reference)
+    result = testing.compare(func, target, draft, gamma=args.gamma, numpy_rng=args.numpy_rng, max_runs=args.max_runs,
+                             progress=True, reference=plain)
+    if args.json:
+        _print_json({"command": "trace", "function": args.function, "dtype": args.dtype, **_comparison_json(result)})
+    else:
+        print(f"{name}, V {target.shape[-1]}" + (f", gamma {result.gamma}" if result.gamma else ", one position"))
+        print(result.report())
+    if result.verdict == "lossless" or (result.verdict == "float-faithful" and not args.strict):
+        return 0
+    return 1
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.library == "python":
+        return _trace_python(args)
+    try:
+        from specproof.trace.adapters import transformers as hf
+    except ImportError as exc:  # pragma: no cover - the models extra is missing
+        raise _Usage(f"specproof trace transformers needs torch and transformers (the 'models' extra): {exc}")
+    t = hf.read_logits(args.target_logits, "--target-logits")
+    d = hf.read_logits(args.draft_logits, "--draft-logits")
+    if args.gamma is not None and (args.gamma < 1 or d.shape[0] != args.gamma or t.shape[0] != args.gamma + 1):
+        raise _Usage(f"--gamma {args.gamma} needs [gamma + 1, V] target and [gamma, V] draft logits; got "
+                     f"{list(t.shape)} and {list(d.shape)}")
+    try:
+        result = hf.block_law(t, d, ensemble_weight=args.ensemble_weight, dtype=args.dtype)
+    except ImportError as exc:  # pragma: no cover
+        raise _Usage(f"specproof trace transformers needs torch and transformers: {exc}")
+    out = result.as_dict()
+    if args.json:
+        _print_json({"command": "trace", "library": "transformers", **out})
+    else:
+        ver = result.versions
+        print(f"transformers {ver['transformers']} (torch {ver['torch']}) _speculative_sampling, gamma "
+              f"{result.gamma}, V {result.vocab_size}" + (f", ensemble weight {result.ensemble_weight}"
+                                                         if result.ensemble_weight is not None else "")
+              + f": {out['verdict'].upper()}")
+        print(f"  TV of the first gamma + 1 tokens from the target's joint law: {out['tv']} (~{float(result.tv):.3g})")
+        print(f"  accepted-length law: {', '.join(out['accepted_length'])}")
+        print(f"  {len(result.law)} possible blocks; {result.runs} runs of the sampler")
+        top = sorted(result.law.items(), key=lambda kv: -kv[1])[:10]
+        for block, mass in top:
+            print(f"    {' '.join(map(str, block)):<20} {format_fraction(mass)}")
+        if len(result.law) > 10:
+            print("    ... (see --json for the whole law)")
+        print("  assumptions:")
+        for a in result.assumptions:
+            print(f"    - {a}")
+    return 0 if result.lossless else 1

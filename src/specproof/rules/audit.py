@@ -1,0 +1,960 @@
+"""Exact laws of a verifier under a :class:`~specproof.rules.policy.Rule`, and counterexample search.
+
+:func:`position_tree` writes one verification position as an
+:class:`~specproof.laws.outcome.OutcomeTree` of primitive events (draw the draft, a coin against a
+threshold, a residual draw, a deterministic choice); :func:`position_law` sums its leaves into the
+emitted law, the acceptance probability and the exact TV from the target's law.
+:func:`block_law` chains positions into a block of gamma drafts (stop tokens, the accepted-length
+law, the expected emitted tokens up to the first stop token); :func:`given_block_law` does the same
+for one given drafted block (padding, per-position flags). :func:`search_counterexample` finds the
+smallest and the worst input on which a rule is lossy.
+
+With the textbook rule these reproduce :func:`specproof.laws.exact.emitted_law` and
+:func:`specproof.laws.chain.verification_law` exactly (tested).
+
+References
+----------
+Leviathan et al. 2023, Algorithm 1, Theorem 3.5, Appendix A.1 and Section 3.4; Chen et al. 2023,
+Algorithm 2 and Theorem 1.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Callable, Sequence
+
+from specproof.errors import InvalidDistribution, ResidualUndefined
+from specproof.laws.outcome import Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven, Rows
+from specproof.rules.policy import STANDARD, Rule
+from specproof.rules.floats import FLOAT32
+from specproof.laws.rational import as_distribution
+
+__all__ = ["position_tree", "PositionLaw", "position_law", "BlockRuleLaw", "block_law", "GivenBlockRuleLaw",
+           "given_block_law", "Counterexample", "SearchResult", "search_counterexample", "acceptance_rate",
+           "greedy_margin", "accepted_prefix_expectation"]
+
+Row = tuple[Fraction, ...]
+Prefix = tuple[int, ...]
+
+
+def _argmax(row: Sequence[Fraction]) -> int:
+    return max(range(len(row)), key=lambda i: (row[i], -i))
+
+
+def _tv(a: Sequence[Fraction], b: Sequence[Fraction], extra: Fraction = Fraction(0)) -> Fraction:
+    return (sum((abs(x - y) for x, y in zip(a, b)), Fraction(0)) + extra) / 2
+
+
+def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tuple]]:
+    """The rows a position tree reads, and each row's recipe (see :class:`OutcomeTree`)."""
+    fmt = rule.arithmetic.format()
+    if fmt is None:
+        pv = as_distribution(p, "p").fractions()
+        qv = as_distribution(q, "q").fractions()
+        raw_p, raw_q = pv, qv
+    else:
+        raw_p, pv = _float_row(p, "p")
+        raw_q, qv = _float_row(q, "q")
+    if len(pv) != len(qv):
+        raise InvalidDistribution(f"p has V={len(pv)} entries but q has V={len(qv)}")
+
+    def processed(proc, row, raw, name):
+        if fmt is not None:  # the row as the code holds it, in its format (a float row is unchanged)
+            rounded = tuple(fmt.round(x) for x in raw)
+            if rounded == row:
+                return rounded, ("copy", name)
+            if rounded == tuple(fmt.round(x) for x in row):  # rationals rounded to the format: a checker step
+                return rounded, ("float-rounded", name, rule.arithmetic.dtype)
+            return rounded, ("given",)  # float rows off from 1: their values, as given
+        return (row, ("copy", name)) if proc.identity else (proc.apply(row), ("given",))
+
+    target, r_target = processed(rule.target_processing, pv, raw_p, "p")
+    draft, r_draft = processed(rule.draft_processing, qv, raw_q, "q")
+    reference, r_reference = (pv, ("copy", "p")) if rule.reference.identity else (rule.reference.apply(pv), ("given",))
+    if proposal is not None:
+        prop = as_distribution(proposal, "proposal").fractions()
+        if len(prop) != len(pv):
+            raise InvalidDistribution(f"the proposal has V={len(prop)} entries but p has V={len(pv)}")
+        r_prop: tuple = ("input", "proposal")
+    elif rule.proposal_processing is not None:
+        prop = rule.proposal_processing.apply(qv)
+        r_prop = ("given",)
+        if rule.proposal == "argmax":
+            top = _argmax(prop)
+            prop = tuple(Fraction(int(i == top)) for i in range(len(prop)))
+    elif rule.proposal == "argmax":
+        top = _argmax(draft)
+        prop = tuple(Fraction(int(i == top)) for i in range(len(draft)))
+        r_prop = ("one-hot-argmax", "draft")
+    else:
+        prop, r_prop = draft, ("copy", "draft")
+    extra_rows: dict[str, tuple] = {}
+    extra_recipes: dict[str, tuple] = {}
+    if fmt is not None and rule.residual == "positive-part":
+        dtype = rule.arithmetic.dtype
+        resid = tuple(max(fmt.sub(a, b), Fraction(0)) for a, b in zip(target, draft))
+        r_resid: tuple = ("float-positive-part", "target", "draft", dtype)
+        if rule.arithmetic.normalization == "divide":
+            extra_rows["residual-weights"], extra_recipes["residual-weights"] = resid, r_resid
+            total = fmt.round(FLOAT32.sum(resid)) if fmt.precision < 24 else fmt.sum(resid)  # half: float accumulator
+            resid = tuple(fmt.div(r, total) for r in resid) if total else resid
+            r_resid = ("float-normalized", "residual-weights", dtype)
+    elif rule.residual == "positive-part":
+        resid = tuple(max(a - b, Fraction(0)) for a, b in zip(target, draft))
+        r_resid = ("positive-part", "target", "draft")
+    elif rule.residual == "target":
+        resid, r_resid = target, ("copy", "target")
+    else:
+        resid = tuple(max(a - b, rule.floor) for a, b in zip(target, draft))
+        r_resid = ("floor-difference", "target", "draft", f"{rule.floor.numerator}/{rule.floor.denominator}")
+    v = len(pv)
+    rows = Rows(p=pv, q=qv, target=target, draft=draft, proposal=prop, residual=resid,
+                reference=reference, uniform=tuple(Fraction(1, v) for _ in range(v)), **extra_rows)
+    recipes = {"p": ("input", "p"), "q": ("input", "q"), "target": r_target, "draft": r_draft,
+               "proposal": r_prop, "residual": r_resid, "reference": r_reference, "uniform": ("uniform",),
+               **extra_recipes}
+    return rows, recipes
+
+
+def _normalized(row: Sequence[Fraction]) -> tuple[Fraction, ...]:
+    """The row divided by its sum (a float row's law; an exact row is returned as it is)."""
+    total = sum(row, Fraction(0))
+    return tuple(row) if total in (0, 1) else tuple(x / total for x in row)
+
+
+def _float_row(values: Any, name: str) -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]]:
+    """A row as float code receives it: each entry's exact value (floats, NumPy or torch arrays,
+    or rationals), and the same row divided by its exact sum (the law it stands for)."""
+    if hasattr(values, "detach"):
+        values = values.detach().cpu().double()
+    if hasattr(values, "tolist"):
+        values = values.tolist()
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise InvalidDistribution(f"{name} must be a sequence of numbers, got {type(values).__name__}")
+    raw = []
+    for i, v in enumerate(values):
+        if isinstance(v, float):
+            if not math.isfinite(v):
+                raise InvalidDistribution(f"{name}[{i}] is {v}, not a finite number")
+            raw.append(Fraction(v))
+        else:
+            from specproof.laws.rational import to_fraction
+
+            raw.append(to_fraction(v, what=f"{name}[{i}]"))
+    if not raw:
+        raise InvalidDistribution(f"{name} is empty")
+    for i, v in enumerate(raw):
+        if v < 0:
+            raise InvalidDistribution(f"{name}[{i}] is {v}, negative")
+    total = sum(raw, Fraction(0))
+    if total == 0:
+        raise InvalidDistribution(f"{name} sums to 0")
+    return tuple(raw), tuple(v / total for v in raw)
+
+
+_DERIVATIONS = {
+    "p": "the target row as given", "q": "the draft row as given",
+    "target": "p after the rule's target processing", "draft": "q after the rule's draft processing",
+    "proposal": "the law the draft token is drawn from", "residual": "the rule's residual weights (unnormalized)",
+    "reference": "p after the rule's reference processing: the law the output should have",
+    "uniform": "1/V for every token",
+    "residual-weights": "fl(max(p - q, 0)) in the rule's float format, before it is divided by its float sum",
+}
+
+
+class _Builder(Builder):
+    """Builds one position's outcome tree; every branch's probability comes from its primitive."""
+
+    def __init__(self, rows: Rows, rule: Rule):
+        self.rows, self.rule, self.v = rows, rule, len(rows["p"])
+        self.shared: Node | None = None  # a residual subtree that does not depend on the draft
+
+    def after_draft(self, x: int, unchecked: bool) -> Node:
+        rule, rows = self.rule, self.rows
+        if unchecked or rule.acceptance == "all":
+            why = "committed without a test" if unchecked else "every draft accepted"
+            return self.node("commit", [self.branch(Choice(("always",), why), Leaf(x, True))])
+        if rule.acceptance == "greedy":
+            top = rows.argmax("target")
+            if x == top:
+                return self.node("greedy test", [self.branch(Choice(("argmax-is", "target", x)), Leaf(x, True))])
+            return self.node("greedy test", [self.branch(Choice(("argmax-is-not", "target", x)), Leaf(top, False))])
+        if rule.acceptance == "match":
+            return self.node("target sample", [self.branch(Draw("target", y), Leaf(y, y == x)) for y in range(self.v)])
+        # ratio test: u < p(x)/q(x) (or <=); the product test u * q < p needs no case for q(x) = 0
+        if rows["draft"][x] == 0 and not (rule.arithmetic.test == "product" and not rule.arithmetic.is_exact):
+            if rows["target"][x] > 0:
+                inner = self.node("p(x) > 0", [self.branch(
+                    Choice(("positive", "target", x), "p/q = +inf: every coin passes"), Leaf(x, True))])
+            else:
+                inner = self.node("p(x) = 0", [self.branch(
+                    Choice(("zero", "target", x), "p/q = 0/0 = NaN: no coin passes"), lambda: self.residual(x, None))])
+            return self.node("q(x) = 0", [self.branch(Choice(("zero", "draft", x)), inner)])
+        arith = rule.arithmetic
+        strict = rule.comparison == "<"
+        if arith.is_exact:
+            source: tuple = ("ratio", "target", "draft", x)
+        elif arith.test == "ratio":
+            source = ("float-ratio", "target", "draft", x, arith.dtype)
+        else:  # fl(u * q) < p: a threshold on the grid, compared strictly
+            source, strict = ("float-product", "target", "draft", x, arith.dtype, rule.coin.name, rule.comparison), True
+        accept = self.branch(Coin(rule.coin, upper=Bound(source, strict)), Leaf(x, True))
+        reject = Bound(source, not strict)  # the complement: u >= t for "<", u > t for "<="
+        if rule.residual_draw == "inverse-cdf-reuse" and rows.cumulative("residual")[-1] > 0:
+            return self.node("accept test and inverse-CDF residual (one coin)", [accept, *self._cdf(reject)])
+        return self.node("accept test", [accept, self.branch(Coin(rule.coin, lower=reject), lambda: self.residual(x, reject))])
+
+    def _cdf(self, lower: Bound | None) -> list[Branch | None]:
+        """The residual token as the smallest i with u < C_i, u restricted to ``lower``'s side."""
+        out = []
+        prev = Bound(("const", 0), False)
+        bounds = [*(Bound(("cdf", "residual", i), True) for i in range(self.v)), None]
+        for i, upper in enumerate(bounds):
+            low = prev
+            if lower is not None:
+                a, b = lower.value(self.rows), prev.value(self.rows)
+                if a > b or (a == b and lower.strict):
+                    low = lower
+            output = i if upper is not None else (self.v - 1 if self.rule.fallthrough == "last" else self.v)
+            out.append(self.branch(Coin(self.rule.coin, lower=low, upper=upper), Leaf(output, False)))
+            if upper is not None:
+                prev = Bound(upper.source, False)
+        return out
+
+    def residual(self, x: int, reject: Bound | None) -> Node:
+        """The rejection's subtree; one shared node for every x when it does not depend on x."""
+        if self.shared is not None:
+            return self.shared
+        node = self._residual(x)
+        if self.rule.residual_draw == "independent" or self.rows.cumulative("residual")[-1] == 0:
+            self.shared = node
+        return node
+
+    def _residual(self, x: int) -> Node:
+        rule, rows = self.rule, self.rows
+        if rows.cumulative("residual")[-1] == 0:
+            fb = rule.fallback
+            if fb == "error":
+                raise ResidualUndefined(
+                    f"a rejection of drafted token {x} is possible but the residual has mass 0 "
+                    "(p == q after processing); the rule's fallback is 'error'")
+            if fb in ("target", "uniform"):
+                return self.node(f"fallback: draw from {fb}", [self.branch(Draw(fb, y), Leaf(y, False)) for y in range(self.v)])
+            top = rows.argmax("target") if fb == "argmax" else self.v - 1
+            cond = ("argmax-is", "target", top) if fb == "argmax" else ("always",)
+            return self.node(f"fallback: {fb}", [self.branch(Choice(cond), Leaf(top, False))])
+        if rule.residual_draw == "inverse-cdf-reuse":  # reached only through a q(x) = 0 branch: a fresh coin
+            return self.node("inverse-CDF residual", self._cdf(None))
+        if rule.residual_draw == "race-reuse":
+            return self.node("residual race (shared noise)",
+                             [self.branch(RaceGiven("proposal", x, "residual", y), Leaf(y, False)) for y in range(self.v)])
+        return self.node("residual draw", [self.branch(Draw("residual", y), Leaf(y, False)) for y in range(self.v)])
+
+
+def position_tree(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = None, drafted: int | None = None,
+                  unchecked: bool = False) -> OutcomeTree:
+    """The outcome tree of one verification position under ``rule``.
+
+    Parameters
+    ----------
+    p, q : sequences of exact rationals, shape [V]
+        Target and draft rows (before the rule's processing), each summing to 1.
+    rule : Rule, optional
+        The verifier's choices (default: the textbook rule).
+    proposal : sequence of exact rationals, shape [V], optional
+        The law the draft token is really drawn from, if not the (processed) q of the ratio.
+    drafted : int, optional
+        A given drafted token: the tree starts after the draft (the law given x).
+    unchecked : bool, optional
+        Commit the draft without a test (a position the rule leaves unchecked).
+
+    Returns
+    -------
+    OutcomeTree
+        Root ``draft`` (a :class:`~specproof.laws.outcome.Draw` from ``proposal`` per token), then
+        the acceptance test and the residual draw as the rule makes them. Branches of
+        probability 0 are left out.
+
+    Raises
+    ------
+    InvalidDistribution
+        Bad rows.
+    ResidualUndefined
+        A rejection has positive probability, the residual has mass 0 and the rule's fallback
+        is ``"error"``.
+
+    Notes
+    -----
+    ``q(x) = 0`` under the ratio test (possible when the proposal is not q): ``p(x) > 0`` gives
+    ``p/q = +inf`` (accepted, as IEEE division does); ``p(x) = 0`` gives ``0/0 = NaN``, which
+    every comparison fails (rejected). With ``inverse-cdf-reuse`` the coin's intervals are
+    intersected with the rejection region: one coin node with the accept interval and one
+    interval per residual token.
+
+    Examples
+    --------
+    >>> tree = position_tree(["1/2", "1/2"], ["1/4", "3/4"])
+    >>> tree.law()
+    ((Fraction(1, 2), Fraction(1, 2)), {})
+    >>> [br.probability for br in tree.root.branches]
+    [Fraction(1, 4), Fraction(3, 4)]
+    """
+    rows, recipes = _rows(p, q, rule, proposal)
+    b = _Builder(rows, rule)
+    if drafted is not None:
+        if isinstance(drafted, bool) or not isinstance(drafted, int) or not 0 <= drafted < b.v:
+            raise InvalidDistribution(f"drafted token is {drafted!r}, not an integer token id in [0, {b.v})")
+        root: Node = b.after_draft(drafted, unchecked)
+    else:
+        root = b.node("draft", [Branch(Draw("proposal", x), Draw("proposal", x).probability(rows),
+                                       b.after_draft(x, unchecked))
+                                for x in range(b.v) if rows["proposal"][x]])
+    return OutcomeTree(rows, root, b.v, dict(_DERIVATIONS), recipes)
+
+
+@dataclass(frozen=True)
+class PositionLaw:
+    """The exact law of one verification position under a rule.
+
+    Attributes
+    ----------
+    tree : OutcomeTree
+        The outcomes, each branch with its primitive and exact probability.
+    law : tuple of Fraction, length V
+        P(the verifier emits each token).
+    out_of_range : dict of int -> Fraction
+        Mass on ids outside [0, V) (a faulty rule); empty for a sound one.
+    reference : tuple of Fraction, length V
+        The law the output should have (p after the rule's reference processing).
+    alpha : Fraction
+        P(the drafted token is accepted) under the rule.
+    textbook_alpha : Fraction
+        ``sum_x min(p(x), q(x))`` on the processed rows: the textbook acceptance.
+    tv : Fraction
+        Exact total variation between the emitted law and the reference (out-of-range mass
+        counts fully).
+    """
+
+    tree: OutcomeTree
+    law: tuple[Fraction, ...]
+    out_of_range: dict[int, Fraction]
+    reference: tuple[Fraction, ...]
+    alpha: Fraction
+    textbook_alpha: Fraction
+    tv: Fraction
+
+    @property
+    def lossless(self) -> bool:
+        """True iff the emitted law equals the reference exactly (and no invalid id)."""
+        return self.tv == 0
+
+    def differing(self) -> list[int]:
+        """The token ids whose emitted mass differs from the reference."""
+        return [i for i, (a, b) in enumerate(zip(self.law, self.reference)) if a != b]
+
+
+def position_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = None) -> PositionLaw:
+    """The exact emitted law, acceptance and TV of one verification position under ``rule``.
+
+    Parameters
+    ----------
+    p, q, rule, proposal
+        As :func:`position_tree`. The position is the first of a block: a rule that leaves its
+        first drafts unchecked commits the draft here.
+
+    Returns
+    -------
+    PositionLaw
+
+    Raises
+    ------
+    InvalidDistribution, ResidualUndefined
+        As :func:`position_tree`.
+
+    References
+    ----------
+    Leviathan et al. 2023, Theorem 3.5 and Appendix A.1 (the textbook rule is lossless and
+    accepts with probability ``sum min(p, q)``); Chen et al. 2023, Theorem 1.
+
+    Examples
+    --------
+    >>> from specproof.rules.policy import named_rule
+    >>> law = position_law(["9/10", "1/10"], ["1/10", "9/10"], named_rule("accept-all"))
+    >>> law.law, law.tv, law.alpha, law.textbook_alpha
+    ((Fraction(1, 10), Fraction(9, 10)), Fraction(4, 5), Fraction(1, 1), Fraction(1, 5))
+    """
+    tree = position_tree(p, q, rule, proposal=proposal, unchecked=rule.unchecked_drafts > 0)
+    law, bad = tree.law()
+    ref = tree.rows["reference"]
+    textbook = sum((min(a, b) for a, b in zip(_normalized(tree.rows["target"]), _normalized(tree.rows["draft"]))),
+                   Fraction(0))
+    return PositionLaw(tree, law, bad, ref, tree.accept_probability(), textbook,
+                       _tv(law, ref, sum(bad.values(), Fraction(0))))
+
+
+# --------------------------------------------------------------------------- blocks
+
+
+def _as_model(rows: Any) -> Callable[[Prefix], Any]:
+    if callable(rows):
+        return rows
+    return lambda prefix: rows
+
+
+@dataclass(frozen=True)
+class BlockRuleLaw:
+    """The exact law of one block verification step under a rule.
+
+    Attributes
+    ----------
+    gamma : int
+    emitted : dict of tuple of int -> Fraction
+        The law of the committed block (1 to gamma + 1 ids; with stop tokens and the textbook
+        rule a block ends at its first stop token).
+    accepted_length : tuple of Fraction, length gamma + 1
+        P(exactly i drafts are accepted), i the accepted prefix.
+    expected_accepted : Fraction
+        E[accepted prefix length].
+    expected_counted : Fraction
+        E[the rule's accepted count]: the prefix, or the sum of per-position pass flags.
+    expected_emitted : Fraction
+        E[committed tokens] (past a stop token too, if the rule commits past it).
+    expected_emitted_to_stop : Fraction
+        E[committed tokens up to and including the first stop token].
+    node_tv : dict of tuple of int -> Fraction
+        At every reachable accepted prefix s, the TV between the law of the block's next token
+        and the reference row after s.
+    stream_tv : Fraction or None
+        Exact TV between the first gamma + 1 output tokens (block, then reference sampling;
+        cut at the first stop token) and the reference's own law; None when V**(gamma + 1) is
+        above the enumeration limit.
+    out_of_range : Fraction
+        Mass of blocks ending in an id outside [0, V).
+    acceptance_rate : Fraction
+        The rate the rule reports: ``expected_counted / gamma`` (per-draft) or
+        ``expected_counted / expected_emitted`` (per-emitted).
+    """
+
+    gamma: int
+    emitted: dict[Prefix, Fraction]
+    accepted_length: tuple[Fraction, ...]
+    expected_accepted: Fraction
+    expected_counted: Fraction
+    expected_emitted: Fraction
+    expected_emitted_to_stop: Fraction
+    node_tv: dict[Prefix, Fraction]
+    stream_tv: Fraction | None
+    out_of_range: Fraction = Fraction(0)
+    acceptance_rate: Fraction = Fraction(0)
+
+    @property
+    def lossless(self) -> bool:
+        """True iff at every reachable accepted prefix the next token has the reference law."""
+        return all(v == 0 for v in self.node_tv.values()) and self.out_of_range == 0
+
+
+def _to_stop(block: Prefix, stops: frozenset[int]) -> int:
+    for i, t in enumerate(block):
+        if t in stops:
+            return i + 1
+    return len(block)
+
+
+def block_law(target: Any, draft: Any, gamma: int, rule: Rule = STANDARD, *, stop_tokens: Sequence[int] = (),
+              proposal: Any = None, enumeration_limit: int = 200_000) -> BlockRuleLaw:
+    """The exact law of one verification step with ``gamma`` drafts under ``rule``.
+
+    Parameters
+    ----------
+    target, draft : callable or sequence
+        ``target(prefix)`` gives the target row after the drafted ``prefix`` (as
+        :func:`specproof.laws.chain.verification_law`); a sequence of rationals is used at every
+        position.
+    gamma : int
+        Number of drafts, >= 1.
+    rule : Rule, optional
+        Default: the textbook rule.
+    stop_tokens : sequence of int, optional
+        Stop ids (EOS). With ``rule.stop_at_stop_token`` the block ends at the first one.
+    proposal : callable or sequence, optional
+        The draft's real proposal law at each prefix, if it is not the q of the ratio.
+    enumeration_limit : int, optional
+        Largest V**(gamma + 1) for which :attr:`BlockRuleLaw.stream_tv` is computed (and the
+        flag count when ``rule.accepted_count == "flags"``).
+
+    Returns
+    -------
+    BlockRuleLaw
+
+    Raises
+    ------
+    InvalidDistribution
+        Bad rows or gamma; ``accepted_count="flags"`` above the enumeration limit.
+    ResidualUndefined
+        As :func:`position_tree`.
+
+    Notes
+    -----
+    The block is a walk down accepted prefixes: at prefix s (depth < gamma) the position's
+    outcome tree gives, per leaf, either an accepted draft x (go on at s + (x,), or stop there
+    if x is a stop token) or a rejection emitting y (the block ends with s + (y,)). At depth
+    gamma the bonus token is drawn from the (processed) target row. Losslessness is checked
+    node by node: the next token's law at s must be the reference row there, which makes the
+    stream's first gamma + 1 tokens the target's joint law (as in
+    :func:`specproof.laws.chain.verification_law`).
+
+    References
+    ----------
+    Leviathan et al. 2023, Algorithm 1 and Section 3.4 (expected generated tokens).
+
+    Examples
+    --------
+    >>> law = block_law(["1/2", "1/2"], ["1/2", "1/2"], 2, stop_tokens=[0])
+    >>> law.expected_emitted_to_stop, law.expected_emitted
+    (Fraction(7, 4), Fraction(7, 4))
+    """
+    if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
+        raise InvalidDistribution(f"gamma must be an integer >= 1, got {gamma!r}")
+    tmodel, dmodel = _as_model(target), _as_model(draft)
+    pmodel = None if proposal is None else _as_model(proposal)
+    stops = frozenset(int(t) for t in stop_tokens)
+    cut = rule.stop_at_stop_token
+    blocks: dict[Prefix, Fraction] = {}
+    lengths = [Fraction(0)] * (gamma + 1)
+    node_tv: dict[Prefix, Fraction] = {}
+    bad = Fraction(0)
+    vocab = None
+    stack: list[tuple[Prefix, Fraction]] = [((), Fraction(1))]
+    trees: dict[Prefix, OutcomeTree] = {}
+    while stack:
+        prefix, reach = stack.pop()
+        try:
+            if len(prefix) == gamma:
+                rows = _rows(tmodel(prefix), dmodel(prefix), rule, None)[0]
+                row, ref = _normalized(rows["target"]), rows["reference"]
+                node_tv[prefix] = _tv(row, ref)
+                lengths[gamma] += reach
+                for y, m in enumerate(row):
+                    if m:
+                        blocks[prefix + (y,)] = blocks.get(prefix + (y,), Fraction(0)) + reach * m
+                continue
+            tree = position_tree(tmodel(prefix), dmodel(prefix), rule,
+                                 proposal=None if pmodel is None else pmodel(prefix),
+                                 unchecked=len(prefix) < rule.unchecked_drafts)
+        except (InvalidDistribution, ResidualUndefined) as exc:
+            raise type(exc)(f"after the drafted prefix {prefix}: {exc}") from None
+        if vocab is not None and tree.vocab_size != vocab:
+            raise InvalidDistribution(f"rows have different vocabulary sizes: {vocab} and {tree.vocab_size}")
+        vocab = tree.vocab_size
+        trees[prefix] = tree
+        law, out = tree.law()
+        node_tv[prefix] = _tv(law, tree.rows["reference"], sum(out.values(), Fraction(0)))
+        bad += reach * sum(out.values(), Fraction(0))
+        for (output, accepted), m in tree.outcomes().items():
+            mass = reach * m
+            nxt = prefix + (output,)
+            if accepted and not (cut and output in stops):
+                stack.append((nxt, mass))
+            else:
+                lengths[len(prefix) + int(accepted)] += mass
+                blocks[nxt] = blocks.get(nxt, Fraction(0)) + mass
+    expected = sum((i * m for i, m in enumerate(lengths)), Fraction(0))
+    emitted = sum((len(b) * m for b, m in blocks.items()), Fraction(0))
+    to_stop = sum((_to_stop(b, stops) * m for b, m in blocks.items()), Fraction(0))
+    size = (vocab or 1) ** (gamma + 1)
+    counted = expected
+    if rule.accepted_count == "flags":
+        if size > enumeration_limit:
+            raise InvalidDistribution(f"the flag count enumerates V**(gamma+1) = {size} sequences, above the limit {enumeration_limit}")
+        counted = _flag_expectation(tmodel, dmodel, pmodel, gamma, rule)
+    stream = None
+    if size <= enumeration_limit:
+        stream = _stream_tv(blocks, tmodel, dmodel, rule, gamma, stops)
+    rate = counted / gamma if rule.acceptance_rate == "per-draft" else counted / emitted
+    return BlockRuleLaw(gamma, blocks, tuple(lengths), expected, counted, emitted, to_stop, node_tv, stream, bad, rate)
+
+
+def _flag_expectation(tmodel, dmodel, pmodel, gamma: int, rule: Rule) -> Fraction:
+    """E[sum of per-position pass flags] over every drafted prefix (drafts go on after a rejection)."""
+    total = Fraction(0)
+    stack: list[tuple[Prefix, Fraction]] = [((), Fraction(1))]
+    while stack:
+        prefix, reach = stack.pop()
+        if len(prefix) == gamma:
+            continue
+        tree = position_tree(tmodel(prefix), dmodel(prefix), rule,
+                             proposal=None if pmodel is None else pmodel(prefix),
+                             unchecked=len(prefix) < rule.unchecked_drafts)
+        total += reach * tree.accept_probability()
+        for x, px in enumerate(_normalized(tree.rows["proposal"])):
+            if px:
+                stack.append((prefix + (x,), reach * px))
+    return total
+
+
+def _stream_tv(blocks, tmodel, dmodel, rule: Rule, gamma: int, stops: frozenset[int]) -> Fraction:
+    """TV between (block, then reference sampling) and the reference, over gamma + 1 tokens cut at a stop."""
+    def ref_row(prefix):
+        return _rows(tmodel(prefix), dmodel(prefix), rule, None)[0]["reference"]
+
+    def extend(starts):
+        out: dict[Prefix, Fraction] = {}
+        frontier = list(starts)
+        while frontier:
+            seq, m = frontier.pop()
+            if len(seq) >= gamma + 1 or (seq and seq[-1] in stops):
+                out[seq] = out.get(seq, Fraction(0)) + m
+                continue
+            for y, py in enumerate(ref_row(seq)):
+                if py:
+                    frontier.append((seq + (y,), m * py))
+        return out
+
+    cut = []
+    for b, m in blocks.items():
+        n = _to_stop(b, stops)
+        cut.append((b[:n], m))
+    mine = extend(cut)
+    ref = extend([((), Fraction(1))])
+    return sum((abs(mine.get(k, Fraction(0)) - ref.get(k, Fraction(0))) for k in set(mine) | set(ref)), Fraction(0)) / 2
+
+
+@dataclass(frozen=True)
+class GivenBlockRuleLaw:
+    """What a rule does with one given drafted block.
+
+    Attributes
+    ----------
+    real_drafts : int
+        The drafts verified (before the first padding sentinel, unless the rule reads it as an id).
+    pass_probabilities : tuple of Fraction
+        Per verified position i, P(the draft passes its test), as if reached.
+    accepted_length : tuple of Fraction, length real_drafts + 1
+        P(exactly i drafts accepted), i the accepted prefix.
+    expected_accepted : Fraction
+        E[accepted prefix].
+    expected_flags : Fraction
+        E[sum of the pass flags]: ``sum(pass_probabilities)``.
+    expected_counted : Fraction
+        What the rule counts (the prefix or the flags).
+    emitted : tuple of tuple of Fraction
+        ``emitted[i]``: the law of the token emitted when the verifier stops after i accepted
+        drafts (the rejection's token law at i < real_drafts, the bonus row at real_drafts);
+        all zeros where the stop has probability 0 and nothing is defined.
+    """
+
+    real_drafts: int
+    pass_probabilities: tuple[Fraction, ...]
+    accepted_length: tuple[Fraction, ...]
+    expected_accepted: Fraction
+    expected_flags: Fraction
+    expected_counted: Fraction
+    emitted: tuple[tuple[Fraction, ...], ...]
+
+
+def given_block_law(target_rows: Sequence[Any], draft_rows: Sequence[Any], tokens: Sequence[int],
+                    rule: Rule = STANDARD, *, pad_id: int = -1) -> GivenBlockRuleLaw:
+    """Exact law of the verifier's outcome for one given drafted block under ``rule``.
+
+    Parameters
+    ----------
+    target_rows : sequence of len(tokens) + 1 rows
+        The target's row at each drafted position, then the bonus row.
+    draft_rows : sequence of len(tokens) rows
+    tokens : sequence of int
+        Drafted ids, possibly ending in padding sentinels ``pad_id`` (fewer real drafts).
+    rule : Rule, optional
+    pad_id : int, optional
+        The padding sentinel (default -1).
+
+    Returns
+    -------
+    GivenBlockRuleLaw
+
+    Raises
+    ------
+    InvalidDistribution
+        Row counts that do not fit, an id outside [0, V) that is not a trailing sentinel, a real
+        draft after a sentinel.
+
+    Notes
+    -----
+    With ``rule.padding == "stop"`` the verifier treats the drafts before the first sentinel as
+    the block and draws the bonus token from the row after the last real draft; with
+    ``"wraparound"`` a sentinel s is read as id ``V + s`` and verified like a draft.
+
+    Examples
+    --------
+    >>> half = ["1/2", "1/2"]
+    >>> law = given_block_law([half, half, half], [half, half], [0, -1])
+    >>> law.real_drafts, law.accepted_length
+    (1, (Fraction(0, 1), Fraction(1, 1)))
+    """
+    n = len(tokens)
+    if n < 1 or len(target_rows) != n + 1 or len(draft_rows) != n:
+        raise InvalidDistribution(
+            f"need >= 1 tokens, len(tokens) + 1 target rows and len(tokens) draft rows; got {n} tokens, "
+            f"{len(target_rows)} target rows, {len(draft_rows)} draft rows")
+    vocab = len(as_distribution(target_rows[0], "p"))
+    ids: list[int] = []
+    padded = False
+    for i, t in enumerate(tokens):
+        if isinstance(t, bool) or not isinstance(t, int):
+            raise InvalidDistribution(f"drafted token {i} is {t!r}, not an integer")
+        if t == pad_id:
+            padded = True
+            if rule.padding == "wraparound" and -vocab <= t < 0:
+                ids.append(vocab + t)
+            continue
+        if padded and rule.padding == "stop":
+            raise InvalidDistribution(f"drafted token {i} ({t}) follows a padding sentinel {pad_id}")
+        if not 0 <= t < vocab:
+            raise InvalidDistribution(f"drafted token {i} is {t}, not a token id in [0, {vocab})")
+        ids.append(t)
+    real = len(ids)
+    passes, lengths, rows_out = [], [], []
+    alive = Fraction(1)
+    for i, x in enumerate(ids):
+        try:
+            tree = position_tree(target_rows[i], draft_rows[i], rule, drafted=x, unchecked=i < rule.unchecked_drafts)
+        except (InvalidDistribution, ResidualUndefined) as exc:
+            raise type(exc)(f"position {i}: {exc}") from None
+        if tree.vocab_size != vocab:
+            raise InvalidDistribution(f"position {i}: V = {tree.vocab_size}, not {vocab}")
+        keep = tree.accept_probability()
+        passes.append(keep)
+        lengths.append(alive * (1 - keep))
+        alive *= keep
+        rejected = [Fraction(0)] * vocab
+        for (output, accepted), m in tree.outcomes().items():
+            if not accepted and 0 <= output < vocab:
+                rejected[output] += m
+        rows_out.append(tuple(r / (1 - keep) for r in rejected) if keep != 1 else tuple(Fraction(0) for _ in rejected))
+    bonus = _normalized(_rows(target_rows[real], target_rows[real], rule, None)[0]["target"])
+    lengths.append(alive)
+    rows_out.append(bonus)
+    expected = sum((i * m for i, m in enumerate(lengths)), Fraction(0))
+    flags = sum(passes, Fraction(0))
+    return GivenBlockRuleLaw(real, tuple(passes), tuple(lengths), expected, flags,
+                             flags if rule.accepted_count == "flags" else expected, tuple(rows_out))
+
+
+def accepted_prefix_expectation(pass_probabilities: Sequence[Any]) -> tuple[Fraction, Fraction]:
+    """E[accepted prefix] and E[sum of flags] for independent per-position pass probabilities.
+
+    ``E[prefix] = sum_k prod_{i <= k} a_i`` (the k-th draft counts only if all before it passed);
+    the non-causal flag sum is ``sum_i a_i``.
+
+    Parameters
+    ----------
+    pass_probabilities : sequence of exact rationals
+        P(the draft at position i passes its test), independent across positions.
+
+    Returns
+    -------
+    prefix : Fraction
+        E[length of the accepted prefix].
+    flags : Fraction
+        E[number of positions that pass], counting passes after the first rejection.
+
+    Examples
+    --------
+    >>> accepted_prefix_expectation(["1/2", "9/10", "9/10"])
+    (Fraction(271, 200), Fraction(23, 10))
+    """
+    from specproof.laws.rational import to_fraction
+
+    a = [to_fraction(x, what=f"pass probability {i}") for i, x in enumerate(pass_probabilities)]
+    prefix, run = Fraction(0), Fraction(1)
+    for x in a:
+        run *= x
+        prefix += run
+    return prefix, sum(a, Fraction(0))
+
+
+def acceptance_rate(accepted: Any, gamma: int, definition: str = "per-draft") -> Fraction:
+    """The acceptance rate of a block with ``accepted`` of ``gamma`` drafts accepted.
+
+    ``per-draft``: accepted / gamma (the fraction of drafts accepted, the rate alpha estimates);
+    ``per-emitted``: accepted / (accepted + 1), the fraction of emitted tokens that were drafts
+    (a biased stand-in for the same quantity).
+
+    Parameters
+    ----------
+    accepted : exact rational
+        Accepted drafts (or their expectation).
+    gamma : int
+        Drafts in the block.
+    definition : {"per-draft", "per-emitted"}
+
+    Returns
+    -------
+    Fraction
+
+    Raises
+    ------
+    InvalidDistribution
+        An unknown definition or an inexact ``accepted``.
+
+    Examples
+    --------
+    >>> acceptance_rate(1, 3), acceptance_rate(1, 3, "per-emitted")
+    (Fraction(1, 3), Fraction(1, 2))
+    """
+    from specproof.laws.rational import to_fraction
+
+    a = to_fraction(accepted, what="accepted")
+    if definition == "per-draft":
+        return a / gamma
+    if definition == "per-emitted":
+        return a / (a + 1)
+    raise InvalidDistribution(f"unknown acceptance-rate definition {definition!r}: per-draft or per-emitted")
+
+
+def greedy_margin(row: Any) -> tuple[int, Fraction]:
+    """The argmax of a row (ties to the smallest id) and its margin over the runner-up.
+
+    A greedy verifier's output flips when two rows (a float32 and a bf16 target, say) disagree
+    by more than this margin.
+
+    Parameters
+    ----------
+    row : sequence of exact rationals, shape [V]
+        A distribution.
+
+    Returns
+    -------
+    argmax : int
+    margin : Fraction
+        ``row[argmax]`` minus the second largest entry (the entry itself when V = 1).
+
+    Examples
+    --------
+    >>> greedy_margin(["5001/10000", "4999/10000"])
+    (0, Fraction(1, 5000))
+    """
+    r = as_distribution(row, "row").fractions()
+    order = sorted(range(len(r)), key=lambda i: (-r[i], i))
+    if len(r) == 1:
+        return 0, r[0]
+    return order[0], r[order[0]] - r[order[1]]
+
+
+# --------------------------------------------------------------------------- counterexamples
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """A pair (p, q) on which a rule is lossy, with its exact TV."""
+
+    p: tuple[Fraction, ...]
+    q: tuple[Fraction, ...]
+    tv: Fraction
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The outcome of :func:`search_counterexample`.
+
+    Attributes
+    ----------
+    smallest : Counterexample or None
+        The first lossy pair in the order (V, common denominator, p, q): the smallest
+        vocabulary, then the smallest denominator.
+    largest : Counterexample or None
+        The pair with the largest exact TV found (the first one found on ties).
+    pairs : int
+        How many pairs were evaluated.
+    """
+
+    smallest: Counterexample | None
+    largest: Counterexample | None
+    pairs: int
+
+
+def _compositions(total: int, parts: int):
+    for cut in itertools.combinations(range(total + parts - 1), parts - 1):
+        prev, out = -1, []
+        for c in cut:
+            out.append(c - prev - 1)
+            prev = c
+        out.append(total + parts - 1 - prev - 1)
+        yield out
+
+
+def search_counterexample(rule: Rule, *, max_vocab: int = 4, max_denominator: int = 8, random_pairs: int = 0,
+                          random_vocab: int = 6, random_denominator: int = 64, seed: int = 0,
+                          progress: Callable[[int], Any] | None = None) -> SearchResult:
+    """Search for inputs on which ``rule`` is lossy: exhaustive over small pairs, then random.
+
+    Parameters
+    ----------
+    rule : Rule
+    max_vocab : int
+        Exhaustive phase: every V in 1..max_vocab ...
+    max_denominator : int
+        ... and every common denominator d in 1..max_denominator, every pair of distributions
+        with entries k/d (pairs already seen at a smaller d skipped).
+    random_pairs : int
+        Random phase: this many pairs, V in 2..random_vocab, entries k/d with d up to
+        ``random_denominator``, from ``random.Random(seed)``.
+    progress : callable, optional
+        Called with 1 after each pair (for a progress bar).
+
+    Returns
+    -------
+    SearchResult
+
+    Notes
+    -----
+    Pairs on which the rule raises (an empty residual under fallback ``"error"``) are skipped.
+
+    Examples
+    --------
+    >>> from specproof.rules.policy import named_rule
+    >>> found = search_counterexample(named_rule("resample-from-target"), max_vocab=2, max_denominator=2)
+    >>> found.smallest.p, found.smallest.q, found.smallest.tv
+    ((Fraction(1, 2), Fraction(1, 2)), (Fraction(0, 1), Fraction(1, 1)), Fraction(1, 4))
+    """
+    smallest = largest = None
+    count = 0
+
+    def consider(p, q):
+        nonlocal smallest, largest, count
+        count += 1
+        if progress is not None:
+            progress(1)
+        try:
+            tv = position_law(p, q, rule).tv
+        except ResidualUndefined:
+            return
+        if tv > 0:
+            found = Counterexample(tuple(p), tuple(q), tv)
+            if smallest is None:
+                smallest = found
+            if largest is None or tv > largest.tv:
+                largest = found
+
+    for v in range(1, max_vocab + 1):
+        for d in range(1, max_denominator + 1):
+            comps = list(_compositions(d, v))
+            for a in comps:
+                for b in comps:
+                    if math.gcd(d, *a, *b) != 1:
+                        continue
+                    consider(tuple(Fraction(x, d) for x in a), tuple(Fraction(x, d) for x in b))
+    rng = random.Random(seed)
+    for _ in range(random_pairs):
+        v = rng.randint(2, max(2, random_vocab))
+        d = rng.randint(1, random_denominator)
+        pair = []
+        for _ in range(2):
+            cuts = sorted(rng.randint(0, d) for _ in range(v - 1))
+            parts = [b - a for a, b in zip([0, *cuts], [*cuts, d])]
+            pair.append(tuple(Fraction(x, d) for x in parts))
+        consider(*pair)
+    return SearchResult(smallest, largest, count)

@@ -1,0 +1,652 @@
+"""pytest helpers for engine developers: is MY sampler lossless, and if not, by exactly how much.
+
+:func:`assert_law` traces a sampler (:func:`specproof.trace.tracer.trace`) and compares its exact law with
+an expected one; :func:`assert_lossless` compares it with the target's law (one position: the
+sampler returns a token id; a block: it returns a tuple of ids and the target is given row by row).
+On a difference both raise :class:`AssertionError` with the outputs whose mass differs and the
+exact TV, so a failing test says by exactly how much the sampler is off.
+
+The exact path needs a traceable sampler (the random calls :mod:`specproof.trace.tracer` models). A
+one-position sampler that asks for other randomness is tested statistically by
+:func:`assert_lossless` instead (:func:`specproof.trace.conformance.conformance_test`: false-alarm rate
+alpha, power at TV >= eps, both guaranteed); :func:`assert_law`, a block sampler, or
+``statistical=False`` re-raise :class:`~specproof.trace.tracer.UnmodelledRandomness`, naming the call.
+
+Examples
+--------
+>>> import torch
+>>> def textbook(p, q):
+...     x = int(torch.multinomial(q, 1))
+...     if torch.rand(()) < p[x] / q[x]:
+...         return x
+...     return int(torch.multinomial(torch.clamp(p - q, min=0), 1))
+>>> p, q = torch.tensor([0.5, 0.25, 0.25]), torch.tensor([0.25, 0.5, 0.25])
+>>> assert_lossless(textbook, p, q).law
+{0: Fraction(1, 2), 1: Fraction(1, 4), 2: Fraction(1, 4)}
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Callable, Mapping
+
+from specproof.errors import InvalidDistribution, SpecProofError
+from specproof.report.transcript import number_text
+from specproof.trace.tracer import SamplerRaised, Trace, UnmodelledRandomness, trace
+
+__all__ = ["Comparison", "compare", "assert_law", "assert_lossless", "law_difference", "Counterexample",
+           "search_lossy"]
+
+#: How many differing outputs a failure message lists.
+SHOWN = 20
+
+
+def _fraction(x: Any, what: str) -> Fraction:
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, bool):
+        raise SpecProofError(f"{what} is {x!r}, not a number")
+    if isinstance(x, (int, str)):
+        from specproof.laws.rational import to_fraction
+
+        return to_fraction(x, what=what)
+    try:
+        return Fraction(float(x))  # a float, a NumPy or 0-d torch scalar: its exact binary value
+    except (TypeError, ValueError):
+        raise SpecProofError(f"{what} is {x!r}, not a number") from None
+
+
+def _row(values: Any, what: str) -> tuple[Fraction, ...]:
+    """A row made exact: each entry's exact value, renormalized exactly (as torch.multinomial is modelled)."""
+    if hasattr(values, "tolist"):
+        values = values.tolist()
+    row = [_fraction(x, f"{what}[{i}]") for i, x in enumerate(values)]
+    total = sum(row, Fraction(0))
+    if not row or total <= 0 or any(x < 0 for x in row):
+        raise SpecProofError(f"{what} is not a nonnegative row with positive mass")
+    return tuple(x / total for x in row)
+
+
+def _expected(expected: Any) -> dict[Any, Fraction]:
+    if isinstance(expected, Mapping):
+        return {k: _fraction(v, f"expected mass of {k!r}") for k, v in expected.items()}
+    if hasattr(expected, "tolist"):
+        expected = expected.tolist()
+    return {i: _fraction(v, f"expected mass of token {i}") for i, v in enumerate(expected)}
+
+
+def law_difference(got: Mapping[Any, Fraction], want: Mapping[Any, Fraction]) -> tuple[Fraction, list]:
+    """The exact TV between two laws and the outputs whose mass differs.
+
+    Returns
+    -------
+    tv : Fraction
+        ``(1/2) sum_o |got(o) - want(o)|`` over every output of either law.
+    differing : list of (output, got mass, expected mass)
+        Largest difference first.
+    """
+    keys = list(dict.fromkeys([*want, *got]))
+    diff = [(k, got.get(k, Fraction(0)), want.get(k, Fraction(0))) for k in keys]
+    diff = [d for d in diff if d[1] != d[2]]
+    diff.sort(key=lambda d: -abs(d[1] - d[2]))
+    return sum((abs(a - b) for _, a, b in diff), Fraction(0)) / 2, diff
+
+
+def _message(title: str, tv: Fraction, diff: list, traced: Trace) -> str:
+    lines = [f"{title}: exact TV = {number_text(tv)}; "
+             f"{len(diff)} output(s) differ:", f"  {'output':<16} {'traced':<28} expected"]
+    for out, a, b in diff[:SHOWN]:
+        lines.append(f"  {str(out):<16} {number_text(a):<28} {number_text(b)}")
+    if len(diff) > SHOWN:
+        lines.append(f"  ... and {len(diff) - SHOWN} more")
+    lines.append(f"(traced exactly over {traced.runs} runs; assumptions: " + "; ".join(traced.assumptions) + ")")
+    return "\n".join(lines)
+
+
+def assert_law(sampler: Callable[..., Any], expected_law: Any, *, args: tuple = (), kwargs: dict | None = None,
+               numpy_rng: str | None = None, key: Callable[[Any], Any] | None = None,
+               max_runs: int = 200_000, read_thresholds: bool = True) -> Trace:
+    """Assert that ``sampler(*args, **kwargs)`` has exactly ``expected_law``.
+
+    Parameters
+    ----------
+    sampler : callable
+        Traceable by :func:`specproof.trace.tracer.trace`.
+    expected_law : mapping of output -> rational, or a sequence of length V
+        The law the outputs should have (a sequence gives token id i the mass at i); rationals as
+        Fraction, int, ``"n/d"`` or a float (its exact binary value).
+    args, kwargs, numpy_rng, key, max_runs, read_thresholds
+        As :func:`specproof.trace.tracer.trace`.
+
+    Returns
+    -------
+    Trace
+        The traced law (for further checks).
+
+    Raises
+    ------
+    AssertionError
+        The laws differ: the message lists the outputs whose mass differs (largest first) and the
+        exact TV.
+    SpecProofError
+        The tracer's errors (unmodelled randomness, a non-monotone sampler ...), a bad expected law.
+
+    Examples
+    --------
+    >>> import torch
+    >>> assert_law(lambda: int(torch.rand(()) < 0.5), {0: "1/2", 1: "1/2"}).runs <= 31
+    True
+    """
+    want = _expected(expected_law)
+    traced = trace(sampler, args, kwargs, numpy_rng=numpy_rng, key=key, max_runs=max_runs,
+                   read_thresholds=read_thresholds)
+    tv, diff = law_difference(traced.law, want)
+    if diff:
+        raise AssertionError(_message("the sampler's law differs from the expected law", tv, diff, traced))
+    return traced
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A traced sampler's exact law, judged against the target and the float-ideal family.
+
+    Attributes
+    ----------
+    verdict : {"lossless", "float-faithful", "lossy"}
+        See :mod:`specproof.rules.faithful`.
+    tv : Fraction
+        Exact TV from the target's law (a block: the stream's first gamma + 1 tokens against the
+        target's joint law).
+    tv_from_float_ideal : Fraction
+        Exact TV from the nearest correct float implementation (0 unless lossy).
+    arithmetic : str
+        The float-ideal member matched, or the nearest one.
+    law : dict
+        The traced law: output -> Fraction.
+    reference : dict
+        The target's law (one position) or its joint law over gamma + 1 tokens.
+    differing, member_differing : list of (output, traced, expected)
+        Outputs whose mass differs from the reference, and from the nearest member.
+    outside_support : Fraction
+        Mass on outputs the target gives probability 0 (or invalid ids): always a fault.
+    gamma : int or None
+    trace : Trace
+        Runs and the modelling assumptions of the trace.
+    caveats : tuple of str
+    equivalents : int
+        How many other float-ideal members give the same law (see :class:`~specproof.rules.faithful.Judgement`).
+    degenerate : bool
+        A target row was degenerate (NaN, inf, all zero): no valid law, every output a fault.
+    """
+
+    verdict: str
+    tv: Fraction
+    tv_from_float_ideal: Fraction
+    arithmetic: str
+    law: dict
+    reference: dict
+    differing: list
+    member_differing: list
+    outside_support: Fraction
+    gamma: int | None
+    trace: Trace
+    caveats: tuple[str, ...] = ()
+    equivalents: int = 0
+    degenerate: bool = False
+
+    def report(self) -> str:
+        """The comparison in at most about 20 lines: verdict, TVs, the outputs that differ."""
+        lines = [f"verdict: {self.verdict.upper()}; TV from the target's law {number_text(self.tv)}"]
+        if self.verdict == "float-faithful":
+            lines.append(f"  equals the textbook verifier with {self.arithmetic} exactly: the TV is its float floor")
+            if self.equivalents:
+                lines.append(f"  ({self.equivalents} other arithmetic(s) of the family give the same law on these rows)")
+        elif self.degenerate:
+            lines.append(f"  {self.arithmetic}")
+        elif self.verdict == "lossy":
+            lines.append(f"  TV from the nearest correct float implementation {number_text(self.tv_from_float_ideal)}: "
+                         f"{self.arithmetic}")
+        if self.outside_support:
+            lines.append(f"  mass on outputs the target gives probability 0 (or invalid ids): {number_text(self.outside_support)}")
+        what, field_name = ("token" if self.gamma is None else f"first {self.gamma + 1} tokens"), "differing"
+        shown = self.differing
+        if self.verdict == "lossy" and self.member_differing and self.gamma is not None:
+            shown, what, field_name = self.member_differing, "block (vs the nearest member)", "member_differing"
+        if shown:
+            lines.append(f"  {len(shown)} output(s) differ; {what}: traced - expected, traced, expected; largest first:")
+            for out, a, b in shown[:SHOWN // 2]:
+                lines.append(f"    {str(out):<12} {float(a - b):+.3g}  {number_text(a)}  {number_text(b)}")
+            if len(shown) > SHOWN // 2:
+                lines.append(f"    ... and {len(shown) - SHOWN // 2} more (Comparison.{field_name})")
+        lines.append(f"  traced exactly over {self.trace.runs} runs ({len(self.trace.assumptions)} modelling "
+                     "assumptions: Comparison.trace.assumptions)")
+        lines.extend(f"  caveat: {c}" for c in self.caveats)
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.report()
+
+
+def _stack_length(rows: Any) -> int | None:
+    """The number of rows of a [N, V] stack (None for one row or a callable)."""
+    if rows is None or callable(rows):
+        return None
+    data = rows.tolist() if hasattr(rows, "tolist") else list(rows)
+    return len(data) if data and isinstance(data[0], (list, tuple)) else None
+
+
+def _gamma_of(target: Any, gamma: int | None, draft: Any = None) -> int | None:
+    """The block's gamma: as given, or from a [gamma + 1, V] target; the stacks must fit it."""
+    if gamma is not None and (isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1):
+        raise SpecProofError(f"gamma must be an integer >= 1 or None, got {gamma!r}")
+    n_target, n_draft = _stack_length(target), _stack_length(draft)
+    if n_target is not None:
+        if n_target < 2:
+            raise SpecProofError(f"a stack of target rows needs gamma + 1 >= 2 rows, got {n_target}")
+        if gamma is not None and n_target != gamma + 1:
+            raise SpecProofError(f"gamma = {gamma} needs gamma + 1 = {gamma + 1} target rows, got {n_target}")
+        gamma = n_target - 1
+    if n_draft is not None and gamma is not None and n_draft != gamma:
+        raise SpecProofError(f"gamma = {gamma} needs {gamma} draft rows, got {n_draft}")
+    return gamma
+
+
+def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int | None = None,
+            reference: Any = None, numpy_rng: str | None = None, key: Callable[[Any], Any] | None = None,
+            max_runs: int = 200_000, check_pieces: bool = True, exponential_zeros: bool = False,
+            progress: Callable[[int], Any] | bool | None = None, read_thresholds: bool = True,
+            _count_equivalents: bool = True) -> Comparison:
+    """Trace ``sampler(target, draft)`` and judge its exact law; never raises on a difference.
+
+    Parameters
+    ----------
+    sampler : callable
+        Called as ``sampler(target, draft)`` (plus the NumPy generator as ``numpy_rng``); returns
+        a token id (one position) or a sequence of ids (a block of 1 to gamma + 1 tokens).
+    target : tensor, array or sequence [V] or [gamma + 1, V], or callable ``prefix -> row``
+        The target's rows as the sampler gets them; their exact values divided by their exact
+        sum are the target's law. Row i of a stack is the target after i tokens; a callable gives
+        the row after each prefix (a context-dependent target: a position-offset fault then
+        shows). Passed to the sampler as is.
+    draft : the same forms ([gamma, V] for a stack), or None
+        Passed to the sampler as is; the float-ideal family is computed from it (None: not).
+    gamma : int, optional
+        The number of drafts of a block; inferred from a [gamma + 1, V] target, needed with a
+        callable target for a block (None: one position).
+    reference : mapping or callable, optional
+        An expected law to compare with instead of the target's, or the engine's own plain
+        (non-speculative) sampler ``reference(row) -> token id``, traced on the target's row at
+        each prefix: the differential test, whose reference is the law of gamma + 1 tokens that
+        the plain sampler draws one after another. Either way the verdict is ``lossless`` iff the
+        laws are equal (a block: the stream's first gamma + 1 tokens), else ``lossy`` with the
+        exact TV; the float-ideal family is not used (a float floor against a reference sampler
+        is not separated).
+    numpy_rng, key, max_runs, check_pieces, exponential_zeros, read_thresholds
+        As :func:`specproof.trace.tracer.trace` (``exponential_zeros=True``: PyTorch's CPU
+        ``exponential_`` returning -0.0 is in the law of an exponential race; ``read_thresholds``
+        reads a coin's breakpoints from its comparisons, default True).
+    progress : callable or bool, optional
+        Called with 1 after each run of the sampler; True shows a progress bar on standard error
+        (tqdm, only on a terminal).
+
+    Returns
+    -------
+    Comparison
+
+    Raises
+    ------
+    SpecProofError
+        The tracer's errors (unmodelled randomness, too many runs, a sampler that raised) and bad
+        rows; never for a law that differs.
+
+    Notes
+    -----
+    A *degenerate* target row (a NaN or infinite entry, or all zero:
+    :func:`specproof.rules.faithful.degenerate`) is not refused: the sampler is traced on it as given and
+    its law is judged against no valid law, so the verdict is ``lossy`` with TV 1, every emitted
+    output (ids outside [0, V) included) is in ``differing`` and ``outside_support`` is 1, and the
+    report names the row. A sampler that raises on such a row raises
+    :class:`~specproof.trace.tracer.SamplerRaised` here, as it would in the engine. With a callable
+    ``reference`` the rows are not checked (they may be logits): the plain sampler is the reference.
+
+    References
+    ----------
+    Leviathan et al. 2023, Algorithm 1 and Appendix A.1; the family: :mod:`specproof.rules.faithful`.
+
+    Examples
+    --------
+    >>> import torch
+    >>> def textbook(p, q):
+    ...     x = int(torch.multinomial(q, 1))
+    ...     if torch.rand(()) < p[x] / q[x]:
+    ...         return x
+    ...     return int(torch.multinomial(torch.clamp(p - q, min=0), 1))
+    >>> c = compare(textbook, torch.tensor([0.6, 0.3, 0.1]), torch.tensor([0.2, 0.5, 0.3]))
+    >>> c.verdict, c.tv_from_float_ideal, float(c.tv) < 1e-8
+    ('float-faithful', Fraction(0, 1), True)
+    >>> c.arithmetic
+    'u < fl32(p/q), residual fl32(max(p - q, 0)) as weights, float32 coin on [0, 1)'
+    """
+    from specproof.rules.faithful import judge
+
+    gamma = _gamma_of(target, gamma, draft)
+    if progress is True:
+        import sys
+
+        from tqdm import tqdm
+
+        with tqdm(unit="run", file=sys.stderr, disable=None, desc="tracing") as bar:
+            traced = trace(sampler, (target, draft), numpy_rng=numpy_rng, key=key, max_runs=max_runs,
+                           check_pieces=check_pieces, exponential_zeros=exponential_zeros, progress=bar.update,
+                           read_thresholds=read_thresholds)
+    else:
+        traced = trace(sampler, (target, draft), numpy_rng=numpy_rng, key=key, max_runs=max_runs,
+                       check_pieces=check_pieces, exponential_zeros=exponential_zeros, progress=progress or None,
+                       read_thresholds=read_thresholds)
+    if callable(reference):
+        return _differential(traced, reference, target, draft, gamma, numpy_rng, max_runs, check_pieces)
+    if reference is not None:
+        want = _expected(reference)
+        tv, diff = law_difference(traced.law, want)
+        return Comparison("lossless" if not diff else "lossy", tv, tv, "not compared: an expected law was given",
+                          traced.law, want, diff, [], Fraction(0), gamma, traced)
+    j = judge(traced.law, target, draft, gamma=gamma, count_equivalents=_count_equivalents)
+    return Comparison(j.verdict, j.tv, j.tv_from_float_ideal, j.arithmetic, traced.law, j.reference, j.differing,
+                      j.member_differing, j.outside_support, gamma, traced, j.caveats, j.equivalents, j.degenerate)
+
+
+def _differential(traced: Trace, plain: Callable[..., Any], target: Any, draft: Any, gamma: int | None,
+                  numpy_rng: str | None, max_runs: int, check_pieces: bool) -> Comparison:
+    """A speculative step's law against the plain sampler's, drawn token by token on the same rows."""
+    from specproof.rules.faithful import _model, _outside_support, _stream, _token
+
+    tmodel = _model(target)
+    if not callable(target) and hasattr(target, "shape") and hasattr(target, "__getitem__"):
+        # a tensor or an array: the plain sampler gets its rows as the same kind, not as lists
+        stack = len(target.shape) > 1
+        tmodel = lambda prefix: target[min(len(prefix), target.shape[0] - 1)] if stack else target  # noqa: E731
+    laws: dict[tuple, tuple[Fraction, ...]] = {}
+    runs = traced.runs
+
+    def plain_row(prefix: tuple) -> tuple[Fraction, ...]:
+        nonlocal runs
+        if prefix not in laws:
+            row = tmodel(prefix)
+            size = len(row.tolist() if hasattr(row, "tolist") else row)
+            got = trace(plain, (row,), numpy_rng=numpy_rng, max_runs=max_runs, check_pieces=check_pieces)
+            runs += got.runs
+            law = [Fraction(0)] * size
+            for out, m in got.law.items():
+                t = _token(out)
+                if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < size:
+                    raise SpecProofError(f"the reference sampler emitted {t!r} after {prefix}, not a token id in "
+                                         f"[0, {size})")
+                law[t] += m
+            laws[prefix] = tuple(law)
+        return laws[prefix]
+
+    if gamma is None:
+        got_law: dict[Any, Fraction] = {}
+        for out, m in traced.law.items():
+            got_law[_token(out)] = got_law.get(_token(out), Fraction(0)) + m
+        want = {i: m for i, m in enumerate(plain_row(())) if m}
+        tv, diff = law_difference(got_law, want)
+        outside = sum((m for o, m in got_law.items() if o not in want), Fraction(0))
+    else:
+        blocks = {(b if isinstance(b, tuple) else (b,)): m for b, m in traced.law.items()}
+        v = len(plain_row(()))
+        tv, mine, want = _stream(blocks, plain_row, gamma, v)
+        diff = law_difference(mine, want)[1] if want else []
+        outside = _outside_support(blocks, plain_row, gamma, v)
+    result = Trace(traced.law, runs, traced.assumptions, traced.calls)
+    return Comparison("lossless" if tv == 0 else "lossy", tv, tv,
+                      "differential: against the plain sampler's law (the float-ideal family is not used)",
+                      traced.law, want, diff, [], outside, gamma, result)
+
+
+def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int | None = None,
+                    float_floor: str = "allow", max_tv: Any = None, numpy_rng: str | None = None,
+                    key: Callable[[Any], Any] | None = None, max_runs: int = 200_000, check_pieces: bool = True,
+                    progress: Callable[[int], Any] | bool | None = None, statistical: bool = False, eps: float = 0.05, alpha: float = 1e-6, power: float = 0.95) -> Any:
+    """Assert that the verifier ``sampler(target, draft)`` emits the target's law.
+
+    Parameters
+    ----------
+    sampler, target, draft, gamma, numpy_rng, key, max_runs, check_pieces, progress
+        As :func:`compare`.
+    float_floor : {"allow", "fail"}
+        ``"allow"`` (default): a ``float-faithful`` sampler passes (it is the textbook verifier
+        in float arithmetic, off only by the float floor). ``"fail"``: only exactly lossless
+        passes.
+    max_tv : rational or float, optional
+        Also pass a sampler whose exact TV from the target is at most this (a stated tolerance;
+        an output outside the target's support still fails).
+    statistical : bool, optional
+        Default False: a sampler that cannot be traced raises
+        :class:`~specproof.trace.tracer.UnmodelledRandomness`. True: for one position, fall back to
+        :func:`specproof.trace.conformance.conformance_test` (false-alarm rate ``alpha``, power
+        ``power`` at TV >= ``eps``; a sampler off by less than ``eps`` may pass).
+    eps, alpha, power : float
+        The statistical test's tolerance, false-alarm rate and power.
+
+    Returns
+    -------
+    Comparison or ConformanceResult
+        The exact comparison, or the statistical result when the fallback ran.
+
+    Raises
+    ------
+    AssertionError
+        The sampler fails: the message (at most about 20 lines) gives the verdict, the TV from
+        the target and from the nearest correct float implementation (decimals first, exact
+        after), mass outside the target's support, and the outputs that differ (for a block:
+        the joint law, not per-position marginals).
+    SpecProofError
+        The tracer's errors; bad rows; a bad ``float_floor``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> def accept_all(p, q):
+    ...     return int(torch.multinomial(q, 1))
+    >>> assert_lossless(accept_all, torch.tensor([0.5, 0.5]), torch.tensor([0.75, 0.25]))
+    Traceback (most recent call last):
+    ...
+    AssertionError: the sampler is not lossless: verdict: LOSSY; TV from the target's law 0.25 (1/4)
+    ...
+    """
+    __tracebackhide__ = True
+    if float_floor not in ("allow", "fail"):
+        raise SpecProofError(f"float_floor is {float_floor!r}, not 'allow' or 'fail'")
+    bound = None if max_tv is None else _fraction(max_tv, "max_tv")
+    try:
+        result = compare(sampler, target, draft, gamma=gamma, numpy_rng=numpy_rng, key=key, max_runs=max_runs,
+                         check_pieces=check_pieces, progress=progress)
+    except UnmodelledRandomness as exc:
+        if not statistical:
+            raise UnmodelledRandomness(f"{exc}; pass statistical=True to test it statistically instead (it then "
+                                       f"detects only a TV of at least eps = {eps})") from None
+        rows = target.tolist() if hasattr(target, "tolist") else list(target)
+        if _gamma_of(target, gamma) is not None or numpy_rng is not None or callable(target):
+            raise
+        return _statistical(sampler, target, draft, rows, key, eps, alpha, power, str(exc))
+    ok = result.verdict == "lossless" or (result.verdict == "float-faithful" and float_floor == "allow")
+    if not ok and bound is not None:
+        ok = result.tv <= bound and result.outside_support == 0
+    if not ok:
+        why = " (float_floor='fail')" if result.verdict == "float-faithful" else ""
+        raise AssertionError(f"the sampler is not lossless{why}: {result.report()}")
+    return result
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """The smallest input found on which a traced sampler is ``lossy``.
+
+    Attributes
+    ----------
+    p, q : tuple of Fraction
+        The rows as exact rationals (given to the sampler rounded to its dtype).
+    comparison : Comparison or None
+        The judgement on them (its ``tv`` is the exact TV from the target); None when the
+        sampler raised on them.
+    pairs : int
+        How many pairs were tried, this one included.
+    raised : str or None
+        The error the sampler raised on these valid rows (a fault too: a verifier must not fail
+        on a distribution), else None.
+    """
+
+    p: tuple[Fraction, ...]
+    q: tuple[Fraction, ...]
+    comparison: Comparison | None
+    pairs: int
+    raised: str | None = None
+
+
+def _small_rows(max_vocab: int, max_denominator: int):
+    """Distributions with V = 2..max_vocab and entries k/d, by V, then d, then in order (edge rows first:
+    one-hot and zero entries come with the small d)."""
+    seen: set = set()
+    for v in range(2, max_vocab + 1):
+        for d in range(1, max_denominator + 1):
+            for ks in itertools.product(range(d + 1), repeat=v):
+                row = tuple(Fraction(k, d) for k in ks)
+                if sum(ks) == d and row not in seen:
+                    seen.add(row)
+                    yield v, d, row
+
+
+def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_vocab: int = 4,
+                 max_denominator: int = 4, dtype: str = "float32", array: str = "torch",
+                 numpy_rng: str | None = None, max_pairs: int = 5_000, max_runs: int = 200_000,
+                 progress: Callable[[int], Any] | None = None) -> Counterexample | None:
+    """The smallest small rational input on which ``sampler`` is judged ``lossy`` (as
+    :func:`specproof.rules.audit.search_counterexample` does for rules).
+
+    Pairs (p, q) are tried by vocabulary size V = 2..``max_vocab``, then by the larger of their
+    denominators (1..``max_denominator``), then in order; each row is given to the sampler as a
+    tensor (or array) of ``dtype`` (so 1/3 arrives as fl(1/3)), the same row at every position of
+    a block of ``gamma`` drafts. ``float-faithful`` pairs are not counterexamples.
+
+    Parameters
+    ----------
+    sampler : callable
+        As :func:`compare`.
+    gamma : int, optional
+        Drafts per block (None: one position).
+    max_vocab, max_denominator : int
+        The search space (defaults 4 and 4).
+    dtype : str
+        ``float16``, ``bfloat16`` (torch only), ``float32`` or ``float64``.
+    array : {"torch", "numpy"}
+        What the rows are given as.
+    numpy_rng, max_runs
+        As :func:`compare`.
+    max_pairs : int
+        Stop after this many pairs (default 5,000).
+    progress : callable, optional
+        Called with 1 after each pair.
+
+    Returns
+    -------
+    Counterexample or None
+        The first pair on which the sampler is lossy or raises; None if there is none within the
+        limits.
+
+    Raises
+    ------
+    SpecProofError
+        A bad dtype or array kind; the tracer's errors on a pair (a sampler that cannot be traced
+        is not searched around).
+
+    Examples
+    --------
+    >>> import torch
+    >>> def accept_all(p, q):
+    ...     return int(torch.multinomial(q, 1))
+    >>> found = search_lossy(accept_all)
+    >>> found.p, found.q, found.comparison.tv
+    ((Fraction(0, 1), Fraction(1, 1)), (Fraction(1, 1), Fraction(0, 1)), Fraction(1, 1))
+    """
+    if gamma is not None and (isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1):
+        raise SpecProofError(f"gamma must be an integer >= 1 or None, got {gamma!r}")
+    make = _row_maker(array, dtype)
+    rows = list(_small_rows(max_vocab, max_denominator))
+    by_v: dict[int, list] = {}
+    for v, d, row in rows:
+        by_v.setdefault(v, []).append((d, row))
+    pairs = 0
+    for v, group in by_v.items():
+        ordered = sorted(((max(dp, dq), a, b) for (dp, a) in group for (dq, b) in group), key=lambda t: t[0])
+        for _, a, b in ordered:
+            if pairs >= max_pairs:
+                return None
+            pairs += 1
+            p_t, q_t = make([a] * (gamma + 1) if gamma else a), make([b] * gamma if gamma else b)
+            try:
+                result = compare(sampler, p_t, q_t, gamma=gamma, numpy_rng=numpy_rng, max_runs=max_runs,
+                                 _count_equivalents=False)
+            except InvalidDistribution:
+                continue  # a row that the dtype rounds to no distribution (all zero)
+            except SamplerRaised as exc:
+                return Counterexample(a, b, None, pairs, str(exc))
+            if progress is not None:
+                progress(1)
+            if result.verdict == "lossy" and not result.degenerate:
+                return Counterexample(a, b, result, pairs)
+    return None
+
+
+def _row_maker(array: str, dtype: str) -> Callable[[Any], Any]:
+    """Rows of rationals to tensors or arrays of ``dtype`` (each entry rounded to nearest)."""
+    if array == "torch":
+        import torch
+
+        kinds = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
+                 "float64": torch.float64}
+        if dtype not in kinds:
+            raise SpecProofError(f"dtype {dtype!r} is not one of {', '.join(kinds)}")
+        return lambda rows: torch.tensor(_floats(rows), dtype=torch.float64).to(kinds[dtype])
+    if array == "numpy":
+        import numpy as np
+
+        kinds = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
+        if dtype not in kinds:
+            raise SpecProofError(f"dtype {dtype!r} is not one of {', '.join(kinds)} for NumPy arrays")
+        return lambda rows: np.asarray(_floats(rows), dtype=np.float64).astype(kinds[dtype])
+    raise SpecProofError(f"array is {array!r}, not 'torch' or 'numpy'")
+
+
+def _floats(rows: Any) -> Any:
+    """Rationals to the nearest float64; rounding that once more to float32, bfloat16 or float16 is
+    the nearest value of the narrower format (53 >= 2 * 24 + 2 bits: no double-rounding error)."""
+    if rows and isinstance(rows[0], (list, tuple)):
+        return [[float(x) for x in r] for r in rows]
+    return [float(x) for x in rows]
+
+
+def _statistical(sampler, target, draft, rows, key, eps, alpha, power, why: str):
+    """The fallback of :func:`assert_lossless` for a sampler that cannot be traced."""
+    from specproof.trace.conformance import conformance_test
+
+    want = dict(enumerate(_row(rows, "target")))
+
+    def sample(n: int) -> list:
+        out = []
+        for _ in range(n):
+            x = sampler(target, draft)
+            x = key(x) if key is not None else x
+            out.append(int(x) if hasattr(x, "__index__") or hasattr(x, "item") else x)
+        return out
+
+    result = conformance_test(sample, want, eps=eps, alpha=alpha, power=power)
+    if not result.conforms:
+        raise AssertionError(
+            f"the sampler is not lossless (statistical test, the sampler could not be traced: {why}): observed TV "
+            f"{result.observed_tv:.4g} >= threshold {result.threshold:.4g} over N = {result.n} draws; p-value "
+            f"{result.p_value:.3g}; TV upper bound {result.tv_upper_bound:.4g} at level 1 - {alpha}"
+            + (f"; outputs outside the target's support: {result.outside_support}" if result.outside_support else ""))
+    return result

@@ -1,0 +1,37 @@
+"""The layout by role: public import paths keep working, the top level is a dozen roles."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import specproof
+
+PACKAGE = Path(specproof.__file__).resolve().parent
+
+
+def test_public_paths_are_the_modules_they_name():
+    from specproof import checker, exact, testing, trace
+    from specproof.laws import exact as laws_exact
+    from specproof.trace import testing as trace_testing
+    from specproof.trace import tracer
+
+    assert exact.residual is laws_exact.residual and sorted(exact.__all__) == sorted(laws_exact.__all__)
+    assert testing.assert_lossless is trace_testing.assert_lossless
+    assert testing.compare is trace_testing.compare and testing.__all__ == trace_testing.__all__
+    assert trace.trace is tracer.trace and trace.stream_tv is tracer.stream_tv
+    assert all(getattr(trace, name) is getattr(tracer, name) for name in tracer.__all__)
+    assert Path(checker.__file__).parent == PACKAGE  # the trusted kernel: one file at the top
+
+
+def test_top_level_is_roles():
+    entries = sorted(p.name for p in PACKAGE.iterdir() if not p.name.startswith((".", "__pycache__")))
+    packages = [e for e in entries if (PACKAGE / e).is_dir()]
+    assert all((PACKAGE / e / "__init__.py").is_file() for e in packages)
+    assert len(entries) <= 14, entries
+
+
+def test_import_specproof_imports_no_heavy_dependency():
+    code = ("import sys, specproof, specproof.exact, specproof.testing, specproof.trace, specproof.checker, specproof.cli; "
+            "print(sorted(m for m in ('torch', 'transformers', 'ray', 'pyarrow', 'matplotlib') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
