@@ -90,7 +90,7 @@ MODULES = {
     "checker": Target("src/specproof/checker.py", ("tests/test_checker.py", "tests/test_chain_certificate.py",
                                                    "tests/test_outcome_certificate.py", "tests/test_trust_cases.py",
                                                    "tests/test_checker_fuzz.py", "tests/test_checker_mutants.py",
-                                                   "tests/test_block_certificate.py"),
+                                                   "tests/test_block_certificate.py", "tests/test_float_certificate.py"),
                       first=((r"_outcome_rows|_dependency_order|_Named|_named|_list|_fraction|_derive|_named_row|_token"
                               r"|_coin_below|_threshold|_event_probability|_race_given|_check_outcome|_less|_branch_shapes"
                               r"|_reference|_reads",
@@ -100,7 +100,9 @@ MODULES = {
                              (r"_check_block|_stream_gap|_block_leaf|_walk|_input_key|_position_leaf|_document_nodes",
                               "tests/test_block_certificate.py"),
                              (r"_textbook_position|_token_law|_law_tv|_check_position|_free|Position|Node|Branch",
-                              "tests/test_checker.py"))),
+                              "tests/test_checker.py"),
+                             (r"_float_format|_round_float|_rounded_row|_float_sum|_float_product|_charged",
+                              "tests/test_float_certificate.py"))),
     "exact": Target("src/specproof/laws/exact.py", ("tests/test_exact.py",)),
     "chain": Target("src/specproof/laws/chain.py",
                     ("tests/test_chain.py", "tests/test_chain_certificate.py", "tests/test_paper_tables.py")),
