@@ -625,3 +625,19 @@ def test_derived_float_rows_are_charged_to_the_rows_budget(tmp_path):
     assert verdict.reason is Reason.MALFORMED and "the rows hold more than" in verdict.detail
     code, _, err, cpu, memory = _costly("check", path)
     assert code == 1 and "Traceback" not in err and cpu < CPU_LIMIT and memory < MEMORY_LIMIT, (cpu, memory)
+
+
+def test_no_document_can_name_the_kernels_every_token_draw():
+    """``{"every": row}`` is a draw the kernel's own position trees use; in a document it is no
+    known event, alone or beside a draw."""
+    from specproof.certify.certificate import build_outcome_certificate, dumps
+    from specproof.rules.audit import position_law
+
+    cert = json.loads(dumps(build_outcome_certificate(position_law(["1/2", "1/2"], ["1/4", "3/4"]).tree,
+                                                      name="e", statement="s")))
+    assert check(cert).valid
+    for event in ({"every": "p"}, {"every": "p", "draw": {"row": "p", "token": 0}}):
+        forged = json.loads(json.dumps(cert))
+        forged["nodes"][0]["branches"][0]["event"] = event
+        verdict = check(forged)
+        assert verdict.reason is Reason.MALFORMED and "not one known event" in verdict.detail
