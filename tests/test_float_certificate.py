@@ -172,3 +172,13 @@ def test_zero_entries_do_not_widen_a_float_row():
            "claims": {"lossless": True}}
     verdict = checker.check(doc)
     assert verdict.valid, verdict
+
+
+def test_a_float_product_threshold_reads_both_its_rows():
+    """The rows a threshold reads are named in the facts (what binding compares): fl(u * b[x]) < a[x]
+    reads a and b."""
+    rows = {"a": checker._named(checker.Row([1, 3], 4)), "b": checker._named(checker.Row([1, 1], 2))}
+    read = set()
+    bound = {"source": ["float-product", "a", "b", 0, "float32", "float32", "<"], "strict": True}
+    value, strict = checker._threshold(bound, rows, 2, "t", read, "float32", True)
+    assert read == {"a", "b"} and strict and value == checker.Ratio(2 ** 23, 2 ** 24)  # u * 1/2 < 1/4: u < 1/2
