@@ -641,3 +641,33 @@ def test_no_document_can_name_the_kernels_every_token_draw():
         forged["nodes"][0]["branches"][0]["event"] = event
         verdict = check(forged)
         assert verdict.reason is Reason.MALFORMED and "not one known event" in verdict.detail
+
+
+def test_a_reach_over_the_mass_limit_is_named_at_its_node(monkeypatch):
+    """Node 3 has two parents, whose masses 1/6 and 2/3 sum over 6 x 3 = 18 (5 bits): with
+    MAX_MASS_BITS = 4 the reach of node 3 is rejected, and the message names that reach."""
+    def coin(lower, upper):
+        bound = lambda strict: {"source": ["const", "1/3"], "strict": strict}  # noqa: E731
+        return {"coin": {"model": "continuous", "lower": bound(False) if lower else None,
+                         "upper": bound(True) if upper else None}}
+
+    def draw(t):
+        return {"draw": {"row": "p", "token": t}}
+
+    def node(label, reach, branches):
+        return {"label": label, "reach": reach,
+                "branches": [{"event": e, "probability": pr, "child": c} for e, pr, c in branches]}
+
+    leaf = lambda t: {"leaf": [t, True]}  # noqa: E731
+    doc = {"schema": checker.OUTCOME_SCHEMA, "vocab_size": 2, "reference": "p",
+           "rows": {"p": {"recipe": ["input", "p"], "values": ["1/2", "1/2"]}},
+           "nodes": [node("root", "1/1", [(coin(False, True), "1/3", 1), (coin(True, False), "2/3", 2)]),
+                     node("a", "1/3", [(draw(0), "1/2", 3), (draw(1), "1/2", leaf(1))]),
+                     node("b", "2/3", [({"choice": {"condition": ["always"]}}, "1/1", 3)]),
+                     node("c", "5/6", [(draw(0), "1/2", leaf(0)), (draw(1), "1/2", leaf(1))])],
+           "law": ["5/12", "7/12"], "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "1/12"},
+           "claims": {"lossless": False}}
+    assert check(doc).valid
+    monkeypatch.setattr(checker, "MAX_MASS_BITS", 4)
+    verdict = check(doc)
+    assert verdict.reason is Reason.MALFORMED and verdict.detail.startswith("certificate.nodes[3].reach: a mass over")
