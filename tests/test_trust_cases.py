@@ -671,3 +671,21 @@ def test_a_reach_over_the_mass_limit_is_named_at_its_node(monkeypatch):
     monkeypatch.setattr(checker, "MAX_MASS_BITS", 4)
     verdict = check(doc)
     assert verdict.reason is Reason.MALFORMED and verdict.detail.startswith("certificate.nodes[3].reach: a mass over")
+
+
+def test_a_branch_sum_over_the_mass_limit_is_named_at_the_branches(monkeypatch):
+    """A draw of 1/2 (over 2) and a coin u >= 2/4 (over 4) sum over 8 (4 bits): with MAX_MASS_BITS
+    = 3 the root's branches are rejected, and the message names them."""
+    doc = {"schema": checker.OUTCOME_SCHEMA, "vocab_size": 2, "reference": "p",
+           "rows": {"p": {"recipe": ["input", "p"], "values": ["1/2", "1/2"]}},
+           "nodes": [{"label": "root", "reach": "1/1", "branches": [
+               {"event": {"draw": {"row": "p", "token": 0}}, "probability": "1/2", "child": {"leaf": [0, True]}},
+               {"event": {"coin": {"model": "continuous", "upper": None,
+                                   "lower": {"source": ["const", "2/4"], "strict": False}}},
+                "probability": "1/2", "child": {"leaf": [1, True]}}]}],
+           "law": ["1/2", "1/2"], "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"},
+           "claims": {"lossless": True}}
+    assert check(doc).valid
+    monkeypatch.setattr(checker, "MAX_MASS_BITS", 3)
+    verdict = check(doc)
+    assert verdict.reason is Reason.MALFORMED and verdict.detail.startswith("certificate.nodes[0].branches: a mass over")
