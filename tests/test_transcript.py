@@ -105,3 +105,16 @@ def test_readme_excerpt_is_the_committed_transcript():
     committed = (root / "proofs" / "transcripts" / "seed_cases.md").read_text(encoding="utf-8")
     for line in block.splitlines():
         assert line in committed.splitlines(), line
+
+
+def test_residual_carriers_same_from_integer_and_fraction_columns():
+    # ties (tokens 1 and 3) go to the smaller id; a share rounds from its exact value (5/8 -> 62%:
+    # 62.5 rounds half to even, as round() of a Fraction does)
+    cert = {"rows": [{"token": 3, "label": "C"}]}
+    nums, den = [0, 5, 2, 5, 0, 1], 7
+    fracs = [Fraction(n, den) for n in nums]
+    tokens = list(range(len(nums)))
+    by_ints = transcript._residual_carriers(cert, nums, range(len(nums)))
+    assert by_ints == transcript._residual_carriers(cert, fracs, tokens) == "1 38%, `C` 38%, 2 15%"
+    assert transcript._residual_carriers(cert, [0, 5, 3], range(3)) == "1 62%, 2 38%"
+    assert transcript._residual_carriers(cert, [0, 0], range(2)) == "none (p == q)"

@@ -389,11 +389,18 @@ def _float64_text(vec: RationalVector) -> str | None:
     scale = vec.policy.float_sum if vec.policy is not None else Fraction(1)
     if not _within_checker_tolerance(scale):
         return None
-    values = [Fraction(n, vec.denominator) * scale for n in vec.numerators]
-    floats = np.array([float(x) for x in values], dtype="<f8")
-    if any(Fraction(f) != x for f, x in zip(floats.tolist(), values)):
-        return None
-    return base64.b64encode(floats.tobytes()).decode("ascii")
+    # value i is n_i * sn / (den * sd); int / int is correctly rounded (as float(Fraction) is), and
+    # the float is exact iff its own ratio a/b equals it: a * d == num * b (no Fraction, no gcd)
+    sn, d = scale.numerator, vec.denominator * scale.denominator
+    floats = []
+    for n in vec.numerators:
+        num = n * sn
+        f = num / d
+        a, b = f.as_integer_ratio()
+        if a * d != num * b:
+            return None
+        floats.append(f)
+    return base64.b64encode(np.array(floats, dtype="<f8").tobytes()).decode("ascii")
 
 
 def _within_checker_tolerance(float_sum: Fraction) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import decimal
 import hashlib
+import heapq
 import json
 import math
 import re
@@ -336,6 +337,15 @@ def _columns(cert: Mapping[str, Any], facts: Mapping[str, Any] | None = None) ->
     return out
 
 
+def _residual_column(cert: Mapping[str, Any], facts: Mapping[str, Any] | None) -> tuple[Sequence[Any], Sequence[int]]:
+    """The residual column and its token ids, as :func:`_columns` has them but without making
+    Fractions: the checker's integer numerators (over the law's one denominator) when there
+    are facts, else the claimed rows' Fractions."""
+    if facts is None:
+        return _fractions(cert["rows"], "residual"), [r["token"] for r in cert["rows"]]
+    return facts["law"].residual, range(len(facts["law"].residual))
+
+
 def _selection(cert: Mapping[str, Any], cols: Mapping[str, list[Fraction]]) -> tuple[list[int], str]:
     """Tokens to show, and how they were chosen (from the whole recomputed law, not the claims)."""
     v = len(cols["p"])
@@ -499,22 +509,27 @@ def _visible(text: str) -> str:
 _CARRIERS = 3
 
 
-def _residual_carriers(cert: Mapping[str, Any], cols: Mapping[str, list[Any]]) -> str:
+def _residual_carriers(cert: Mapping[str, Any], res: Sequence[Any], tokens: Sequence[int]) -> str:
     """The tokens carrying the most residual mass, with their share of it: ``AH 52%, N 20%``
-    (from the recomputed law of a valid document, over every token)."""
+    (from the recomputed law of a valid document, over every token).
+
+    ``res`` is the residual column: integers over one denominator (the checker's law) or
+    Fractions (the rows a rejected document claims); ``tokens`` their token ids. The largest
+    :data:`_CARRIERS`, ties to the smaller id, are found in one pass (``heapq.nsmallest`` with
+    the key of a full sort: the same tokens), and each share is rounded from its exact value.
+    """
     labels = {r["token"]: r["label"] for r in cert["rows"] if isinstance(r, Mapping) and "label" in r}
-    res, tokens = cols["residual"], cols["token"]
-    total = sum(res, Fraction(0))
+    total = sum(res)
     if total == 0:
         return "none (p == q)"
-    top = sorted(range(len(res)), key=lambda i: (-res[i], tokens[i]))[:_CARRIERS]
+    top = heapq.nsmallest(_CARRIERS, range(len(res)), key=lambda i: (-res[i], tokens[i]))
     parts = []
     for i in top:
         if res[i] == 0:
             break
         t = tokens[i]
         name = _cell(labels[t]) if t in labels else str(t)
-        parts.append(f"{name} {round(100 * res[i] / total)}%")
+        parts.append(f"{name} {round(Fraction(res[i]) * 100 / total)}%")
     return ", ".join(parts)
 
 
@@ -525,7 +540,10 @@ BUNDLE_DETAILS = 8
 
 def _render_bundle(bundle: Mapping[str, Any], verdict: Verdict, json_name: str) -> str:
     certs = [_rederived(c, f) for c, f in zip(bundle["certificates"], verdict.facts)]  # a valid verdict only
-    columns = [_columns(c, verdict.facts[i] if verdict.valid else None) for i, c in enumerate(certs)]
+    detailed = certs if len(certs) <= BUNDLE_DETAILS else certs[:1]
+    # Fraction columns only for the instances shown in detail; the summary rows read the
+    # checker's integer columns (one denominator per instance) directly.
+    columns = [_columns(c, verdict.facts[i] if verdict.valid else None) for i, c in enumerate(detailed)]
     claims = [f["claims"] for f in verdict.facts] if verdict.valid else [c["claims"] for c in certs]
     summaries = []
     for i, c in enumerate(certs):
@@ -533,12 +551,11 @@ def _render_bundle(bundle: Mapping[str, Any], verdict: Verdict, json_name: str) 
         summaries.append({
             "index": i, "name": _plain(c["name"]), "vocab_size": c["vocab_size"],
             "alpha": show(tot["alpha"]), "tv": show(tot["tv"]), "normalizer": show(tot["normalizer"]),
-            "residual": _residual_carriers(c, columns[i]),
+            "residual": _residual_carriers(c, *_residual_column(c, verdict.facts[i] if verdict.valid else None)),
             "dist": "yes" if claims[i]["dist_equals_p"] else "NO",
             "alpha_tv": "yes" if claims[i]["alpha_equals_one_minus_tv"] else "NO",
         })
     shown = summaries  # every instance gets its summary row
-    detailed = certs if len(certs) <= BUNDLE_DETAILS else certs[:1]
     alphas = [Fraction(*_parts(c["totals"]["alpha"])) for c in certs]
     sizes = sorted({c["vocab_size"] for c in certs})
     equal_pairs = sum(1 for a in alphas if a == 1)
