@@ -689,3 +689,22 @@ def test_a_branch_sum_over_the_mass_limit_is_named_at_the_branches(monkeypatch):
     monkeypatch.setattr(checker, "MAX_MASS_BITS", 3)
     verdict = check(doc)
     assert verdict.reason is Reason.MALFORMED and verdict.detail.startswith("certificate.nodes[0].branches: a mass over")
+
+
+def test_a_single_mass_over_the_limit_is_rejected_where_it_is_made(monkeypatch):
+    """Each token's law is one mass over 4 (3 bits), so no later sum merges anything: with
+    MAX_MASS_BITS = 2 the mass is rejected where the walk multiplies it, at node 1's branches."""
+    def draws(child):
+        return [{"event": {"draw": {"row": "p", "token": t}}, "probability": "1/2", "child": child(t)} for t in (0, 1)]
+
+    doc = {"schema": checker.OUTCOME_SCHEMA, "vocab_size": 2, "reference": "p",
+           "rows": {"p": {"recipe": ["input", "p"], "values": ["1/2", "1/2"]}},
+           "nodes": [{"label": "root", "reach": "1/1", "branches": draws(lambda t: 1 + t)},
+                     {"label": "a", "reach": "1/2", "branches": draws(lambda t: {"leaf": [0, True]})},
+                     {"label": "b", "reach": "1/2", "branches": draws(lambda t: {"leaf": [1, True]})}],
+           "law": ["1/2", "1/2"], "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"},
+           "claims": {"lossless": True}}
+    assert check(doc).valid
+    monkeypatch.setattr(checker, "MAX_MASS_BITS", 2)
+    verdict = check(doc)
+    assert verdict.reason is Reason.MALFORMED and verdict.detail.startswith("certificate.nodes[1].branches: a mass over")
