@@ -597,8 +597,8 @@ def test_masses_at_the_limit_stay_cheap(kind, tmp_path):
                     kind], check=True)
     assert 85_000 < path.stat().st_size < 100_000
     verdict = check_file(path)
-    if kind == "outcome":  # the law sums masses of different depths: over the limit
-        assert verdict.reason is Reason.MALFORMED and "a mass over a denominator of" in verdict.detail
+    if kind == "outcome":  # the law sums masses of different depths: over the limit, at token 0
+        assert verdict.reason is Reason.MALFORMED and verdict.detail.startswith("certificate.law[0]: a mass over")
     else:  # walked and summed at the limit; the stream TV is not the claimed 0
         assert verdict.reason is Reason.TOTAL and "stream_tv" in verdict.detail
     for command in ("check", "transcript"):
@@ -708,3 +708,23 @@ def test_a_single_mass_over_the_limit_is_rejected_where_it_is_made(monkeypatch):
     monkeypatch.setattr(checker, "MAX_MASS_BITS", 2)
     verdict = check(doc)
     assert verdict.reason is Reason.MALFORMED and verdict.detail.startswith("certificate.nodes[1].branches: a mass over")
+
+
+def test_a_token_no_leaf_reaches_costs_no_bit_of_the_mass_limit(monkeypatch):
+    """Token 2 has no leaf (its law is 0 over 1): the TV's sum is accepted at the smallest limit
+    that holds its denominators, and rejected one bit below."""
+    def draws(child):
+        return [{"event": {"draw": {"row": "p", "token": t}}, "probability": "1/2", "child": child(t)} for t in (0, 1)]
+
+    doc = {"schema": checker.OUTCOME_SCHEMA, "vocab_size": 3, "reference": "q",
+           "rows": {"p": {"recipe": ["input", "p"], "values": ["1/2", "1/2", "0/1"]},
+                    "q": {"recipe": ["given"], "values": ["1/3", "1/3", "1/3"]}},
+           "nodes": [{"label": "root", "reach": "1/1", "branches": draws(lambda t: {"leaf": [t, True]})}],
+           "law": ["1/2", "1/2", "0/1"], "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "1/3"},
+           "claims": {"lossless": False}}
+    assert check(doc).valid
+    limit = next(b for b in range(1, 64) if monkeypatch.setattr(checker, "MAX_MASS_BITS", b) or check(doc).valid)
+    monkeypatch.setattr(checker, "MAX_MASS_BITS", limit - 1)
+    verdict = check(doc)
+    assert verdict.reason is Reason.MALFORMED and verdict.detail.startswith("certificate.totals.tv: a mass over")
+    assert limit == 5  # gaps over 2 x 3 and 1 x 3: their sum over 18 (5 bits)
