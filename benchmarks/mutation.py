@@ -106,6 +106,8 @@ MODULES = {
     "exact": Target("src/specproof/laws/exact.py", ("tests/test_exact.py",)),
     "chain": Target("src/specproof/laws/chain.py",
                     ("tests/test_chain.py", "tests/test_chain_certificate.py", "tests/test_paper_tables.py")),
+    "block": Target("src/specproof/laws/block.py",
+                    ("tests/test_block.py", "tests/test_chain.py", "tests/test_chain_certificate.py")),
 }
 
 

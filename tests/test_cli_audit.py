@@ -109,3 +109,31 @@ def test_proposal_file(tmp_path, capsys):
     prop = _write(tmp_path, "r.json", [1, 0])
     code, out = _audit(tmp_path, capsys, ["1/2", "1/2"], ["3/4", "1/4"], "--proposal", prop)
     assert code == 1 and _fr(out["law"]) == [F(2, 3), F(1, 3)] and F(out["tv"]) == F(1, 6)
+
+
+def test_a_degenerate_row_is_a_finding_not_a_usage_error(tmp_path, capsys):
+    nan = tmp_path / "nan.json"
+    nan.write_text("[NaN, NaN, NaN]")
+    code = main(["audit", "--target", str(nan), "--draft", _write(tmp_path, "q.json", [0.25, 0.5, 0.25]), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["verdict"] == "degenerate" and out["modelled"] is False and out["law"] is None
+    assert out["degenerate"] == ["p (nan.json): all 3 entries are NaN"] and "trace python" in out["note"]
+    zero = tmp_path / "zero.json"
+    zero.write_text("[0.0, 0.0]")
+    assert main(["audit", "--target", _write(tmp_path, "p2.json", [0.5, 0.5]), "--draft", str(zero)]) == 1
+    text = capsys.readouterr().out
+    assert "DEGENERATE INPUT" in text and "q (zero.json): all 2 entries are zero" in text
+
+
+def test_a_log_space_rule_says_its_thresholds_are_library_results(tmp_path, capsys):
+    rule = tmp_path / "rule.json"
+    rule.write_text(json.dumps({"coin": "float32", "arithmetic": {"dtype": "float32", "test": "exp",
+                                                                 "library": "numpy"}}))
+    cert = tmp_path / "c.json"
+    code, out = _audit(tmp_path, capsys, [0.5, 0.25, 0.25], [0.5, 0.25, 0.25], "--policy", str(rule),
+                       "--certificate", str(cert))
+    # p == q: fl32(log p - log q) = 0 and NumPy's exp(0) = 1, so every coin in [0, 1) accepts: lossless
+    assert code == 0 and out["tv"] == "0/1" and out["alpha"] == "1/1"
+    assert "u < numpy exp(fl32(log p - log q))" in out["arithmetic"] and "not modelled" in out["arithmetic"]
+    assert "takes them as given" in json.loads(cert.read_text())["statement"]
+    assert main(["check", str(cert)]) == 0

@@ -61,6 +61,15 @@ SAMPLERS = textwrap.dedent('''
     def spec_min_p_dropped(p_rows, q_rows):
         return spec_min_p(p_rows, q_rows, drop=True)
 
+    def nan_last_id(p, q):  # on a NaN row every ratio test fails and the guard emits id 8191 (vLLM #53029's class)
+        x = int(torch.multinomial(q, 1))
+        if torch.rand(()) < p[x] / q[x]:
+            return x
+        r = torch.clamp(p - q, min=0)
+        if not bool(r.sum() > 0):
+            return 8191
+        return int(torch.multinomial(r, 1))
+
     def numpy_verify(p, q, rng):
         x = int(rng.choice(len(q), p=q / q.sum()))
         if rng.random() < p[x] / q[x]:
@@ -174,3 +183,24 @@ def test_the_differential_test_from_the_command_line(files, capsys):
     assert main(["trace", "python", "samplers:spec_min_p_dropped", *args]) == 1
     out = _json(capsys)
     assert out["verdict"] == "lossy" and out["tv"] == "1/4" and out["arithmetic"].startswith("differential")
+
+
+def test_a_degenerate_target_row_is_audited_not_refused(files, capsys):
+    (files / "nan.json").write_text("[NaN, NaN, NaN]")
+    # what the engine emits on an all-NaN row is the finding: id 8191, outside [0, V), with all the mass
+    assert main(["trace", "python", "samplers:nan_last_id", "--target", "nan.json", "--draft", "q.json", "--json"]) == 1
+    out = _json(capsys)
+    assert out["verdict"] == "lossy" and out["law"] == {"8191": "1/1"} and out["outside_support"] == "1/1"
+    assert out["degenerate"] == ["p (nan.json): all 3 entries are NaN"] and out["tv"] == "1/1"
+    # the textbook sampler refuses it (torch.multinomial raises on NaN weights): reported, exit 0, no traceback
+    assert main(["trace", "python", "samplers:verify", "--target", "nan.json", "--draft", "q.json"]) == 0
+    text = capsys.readouterr().out
+    assert "REFUSED a degenerate row" in text and "all 3 entries are NaN" in text and "weight 0 is nan" in text
+
+
+def test_a_degenerate_draft_row_is_reported(files, capsys):
+    (files / "qinf.json").write_text("[0.5, Infinity, 0.5]")
+    assert main(["trace", "python", "samplers:verify", "--target", "p.json", "--draft", "qinf.json", "--json"]) == 0
+    out = _json(capsys)
+    assert out["verdict"] == "refused" and out["degenerate"] == ["q (qinf.json): +inf at id 1"]
+    assert "torch.multinomial" in out["raised"]

@@ -26,6 +26,8 @@ from specproof.trace.tracer import SamplerRaised, trace  # noqa: E402
 TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
                 "float64": torch.float64}
 FLOAT_MEMBERS = [m for m in FAMILY if not m.rule.arithmetic.is_exact]
+TORCH_MEMBERS = [m for m in FLOAT_MEMBERS if m.rule.arithmetic.library in (None, "torch")]
+NUMPY_MEMBERS = [m for m in FLOAT_MEMBERS if m.rule.arithmetic.library == "numpy"]
 
 
 def torch_verifier(rule):
@@ -41,6 +43,10 @@ def torch_verifier(rule):
         if arith.test == "ratio":
             t = p[x] / q[x]
             accept = bool(u < t) if rule.comparison == "<" else bool(u <= t)
+        elif arith.test in ("log", "exp"):  # log space: torch's own log and exp
+            d = torch.log(p)[x] - torch.log(q)[x]
+            a, b = (torch.log(u), d) if arith.test == "log" else (u, torch.exp(d))
+            accept = bool(a < b) if rule.comparison == "<" else bool(a <= b)
         else:
             prod = u * q[x]  # promoted to the wider format
             accept = bool(prod < p[x]) if rule.comparison == "<" else bool(prod <= p[x])
@@ -54,12 +60,24 @@ def torch_verifier(rule):
 
 
 def numpy_verifier(rule):
-    """A float64 NumPy verifier (float64 coin on [0, 1), residual divided by its sum for choice)."""
+    """A NumPy verifier (Generator.random's float64 coin, on (0, 1] as ``1 - u`` if the rule's coin is;
+    the residual divided by its sum, as choice needs). Log space: NumPy's own log and exp in the rows' dtype."""
+    test = rule.arithmetic.test
+
     def run(p, q, rng):
-        x = int(rng.choice(len(q), p=q / q.sum()))
+        # the draft's law is q's values over their exact sum, as the family models it (q / q.sum() would round)
+        x = int(rng.choice(len(q), p=q.astype(np.float64)))
         u = rng.random()
-        t = p[x] / q[x] if rule.arithmetic.test == "ratio" else None
-        if t is not None:
+        if rule.coin.open_closed:
+            u = 1 - u
+        if test in ("log", "exp"):
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                d = np.log(p)[x] - np.log(q)[x]
+                a, b = (np.log(u), d) if test == "log" else (u, np.exp(d))
+            accept = a < b if rule.comparison == "<" else a <= b
+        elif test == "ratio":
+            with np.errstate(over="ignore"):  # a subnormal q overflows the ratio to inf, as the code does
+                t = p[x] / q[x]
             accept = u < t if rule.comparison == "<" else u <= t
         else:
             accept = u * q[x] < p[x] if rule.comparison == "<" else u * q[x] <= p[x]
@@ -107,7 +125,7 @@ def _agree(code, rule, p, q, **kw):
     assert got == {i: m for i, m in enumerate(want.law) if m}, (rule.describe(), p, q)
 
 
-@pytest.mark.parametrize("member", FLOAT_MEMBERS, ids=[m.name for m in FLOAT_MEMBERS])
+@pytest.mark.parametrize("member", TORCH_MEMBERS, ids=[m.name for m in TORCH_MEMBERS])
 def test_every_float_member_is_computed_by_torch_code(member):
     dtype = member.rule.arithmetic.dtype
     for p, q in _edge_rows(dtype) + _rows(dtype, 0, 1):
@@ -176,3 +194,119 @@ def test_transformers_speculative_sampling_is_the_le_float32_rule():
 @pytest.mark.slow
 def test_transformers_speculative_sampling_is_the_le_float32_rule_on_1000_rows():
     _transformers_agreement(1000, 6)
+
+
+def _numpy_rows(dtype, seed, n):
+    rng = np.random.default_rng(seed)
+    rows = [(np.array(p, dtype=dtype), np.array(q, dtype=dtype)) for p, q in EDGES.values() if p != q]
+    for _ in range(n):
+        w = rng.random((2, 3)) ** 2
+        w = (w / w.sum(axis=1, keepdims=True)).astype(dtype)
+        rows.append((w[0], w[1]))
+    return rows
+
+
+@pytest.mark.parametrize("member", NUMPY_MEMBERS, ids=[m.name for m in NUMPY_MEMBERS])
+def test_numpy_members_are_computed_by_numpy_code(member):
+    # log space with NumPy's own log and exp; float32 ratio and product tests with a Python-float coin (NEP 50)
+    for p, q in _numpy_rows(member.rule.arithmetic.dtype, 7, 2):
+        _agree(numpy_verifier(member.rule), member.rule, p, q, numpy_rng="rng")
+
+
+LOG_MEMBERS = [m for m in TORCH_MEMBERS if m.rule.arithmetic.test in ("log", "exp") and m.rule.coin.bits == 24]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("member", LOG_MEMBERS, ids=[m.name for m in LOG_MEMBERS])
+def test_torch_log_space_members_agree_on_1000_float32_rows(member):
+    code = torch_verifier(member.rule)
+    for p, q in _rows("float32", 8, 1000):
+        _agree(code, member.rule, p, q)
+
+
+# ------------------------------------------------------------------ processing steps under float arithmetic
+
+from specproof.laws.outcome import FLOAT32 as COIN32  # noqa: E402
+from specproof.rules.policy import Arithmetic, Processing, Rule  # noqa: E402
+
+
+def torch_process(row, proc):
+    """Float code on a probability row: mask by float comparisons, divide by the float sum after each
+    active step (the model of Processing.apply_float)."""
+    r = row.clone()
+    renorm = lambda t: t / t.sum()  # noqa: E731
+    if proc.logit_bias:
+        for i, _ in proc.logit_bias:
+            r[i] = 0
+        r = renorm(r)
+    ranked = lambda t: sorted(range(len(t)), key=lambda i: (-float(t[i]), i))  # noqa: E731
+    for step in proc.order:
+        if step == "temperature" and proc.temperature == 0:
+            r = torch.nn.functional.one_hot(torch.tensor(ranked(r)[0]), len(r)).to(r.dtype)
+        elif step == "top_k" and proc.top_k is not None and proc.top_k < len(r):
+            mask = torch.zeros_like(r)
+            mask[ranked(r)[: proc.top_k]] = 1
+            r = renorm(r * mask)
+        elif step == "top_p" and proc.top_p not in (None, 1):
+            bar, mass, keep = torch.tensor(float(proc.top_p), dtype=r.dtype), torch.zeros((), dtype=r.dtype), []
+            for i in ranked(r):
+                keep.append(i)
+                mass = mass + r[i]
+                if bool(mass >= bar):
+                    break
+            mask = torch.zeros_like(r)
+            mask[keep] = 1
+            r = renorm(r * mask)
+        elif step == "min_p" and proc.min_p not in (None, 0):
+            cut = torch.tensor(float(proc.min_p), dtype=r.dtype) * r.max()
+            r = renorm(torch.where(r >= cut, r, torch.zeros_like(r)))
+    return r
+
+
+def processed_verifier(rule):
+    """The textbook float verifier (u < fl(p/q), float32 coin, residual as weights) on processed rows; the draft
+    drawn from the proposal's processing when the rule has one (the q of the ratio is then another row)."""
+    def run(p, q):
+        pt, qt = torch_process(p, rule.target_processing), torch_process(q, rule.draft_processing)
+        prop = qt if rule.proposal_processing is None else torch_process(q, rule.proposal_processing)
+        x = int(torch.multinomial(prop.double(), 1))
+        u = torch.rand(())
+        if bool(u < pt[x] / qt[x]):
+            return x
+        return int(torch.multinomial(torch.clamp(pt - qt, min=0).double(), 1))
+    return run
+
+
+PROCESSINGS = {
+    "top-k 2": Processing(top_k=2),
+    "top-p 1/2": Processing(top_p=F(1, 2)),
+    "min-p 1/3": Processing(min_p=F(1, 3)),
+    "ban id 0, then top-p 9/10": Processing(top_p=F(9, 10), logit_bias=((0, -float("inf")),)),
+    "top-p 7/10 before top-k 3": Processing(top_k=3, top_p=F(7, 10), order=("top_p", "top_k", "temperature", "min_p")),
+    "greedy": Processing(temperature=F(0)),
+}
+
+
+@pytest.mark.parametrize("name", list(PROCESSINGS))
+def test_float_processing_is_computed_by_torch_code(name):
+    proc = PROCESSINGS[name]
+    rule = Rule(coin=COIN32, arithmetic=Arithmetic("float32"), target_processing=proc, draft_processing=proc)
+    rng = np.random.default_rng(11)
+    for _ in range(4):
+        w = rng.random((2, 4)) ** 2
+        p, q = torch.tensor(w / w.sum(axis=1, keepdims=True), dtype=torch.float32)
+        _agree(processed_verifier(rule), rule, p, q)
+
+
+def test_a_proposal_other_than_the_ratios_q_is_computed_exactly():
+    # transformers #47932's mechanism: the draft sampled from a top-k processed q, the ratio and residual use raw q
+    wrong = Rule(coin=COIN32, arithmetic=Arithmetic("float32"), proposal_processing=Processing(top_k=1))
+    p, q = torch.tensor([0.5, 0.25, 0.25]), torch.tensor([0.25, 0.5, 0.25])
+    _agree(processed_verifier(wrong), wrong, p, q)
+    law = position_law(p, q, wrong)
+    # q's top-1 is id 1: drafted always; accepted w.p. fl32(0.25/0.5) = 1/2, else the residual (1/4, 0, 0)+ -> id 0
+    assert law.law == (F(1, 2), F(1, 2), F(0)) and law.tv == F(1, 4)
+    right = Rule(coin=COIN32, arithmetic=Arithmetic("float32"), proposal_processing=Processing(top_k=1),
+                 draft_processing=Processing(top_k=1))
+    _agree(processed_verifier(right), right, p, q)
+    assert position_law(p, q, right).law == (F(1, 2), F(1, 4), F(1, 4))

@@ -63,14 +63,14 @@ def test_generator_makes_each_operator_once_per_site_and_skips_strings():
 
 
 def test_generated_mutants_apply_to_the_real_modules():
-    for module in ("checker", "exact", "chain"):
+    for module in ("checker", "exact", "chain", "block"):
         mutants = mutation.generate(module)
         assert len({m.key for m in mutants}) == len(mutants), module  # keys are unique
         for m in mutants[:: max(1, len(mutants) // 25)]:
             compile(mutation.mutated_source(m), m.where, "exec")
 
 
-@pytest.mark.parametrize("module", ["exact", "chain"])
+@pytest.mark.parametrize("module", ["exact", "chain", "block"])
 def test_every_listed_equivalent_mutant_is_still_generated(module):
     listed = {k for k in mutation.equivalent_keys() if k.startswith(module + " ::")}
     assert listed <= {m.key for m in mutation.generate(module)}

@@ -44,14 +44,14 @@ def test_named_rules_from_the_issue_exist_with_description_and_source():
 def test_bad_arithmetic_is_refused_with_the_field_named():
     with pytest.raises(UnsupportedRule, match="dtype is 'float8'"):
         Arithmetic("float8")
-    with pytest.raises(UnsupportedRule, match="test is 'log'"):
-        Arithmetic("float32", test="log")
+    with pytest.raises(UnsupportedRule, match="test is 'logit'"):
+        Arithmetic("float32", test="logit")
     with pytest.raises(UnsupportedRule, match="exact arithmetic"):
         Arithmetic("exact", normalization="divide")
     with pytest.raises(UnsupportedRule, match="float-grid coin"):
         Rule(arithmetic=Arithmetic("float32", test="product"))
-    with pytest.raises(UnsupportedRule, match="processing"):
-        Rule(arithmetic=Arithmetic("float32"), target_processing=Processing(top_k=1))
+    with pytest.raises(UnsupportedRule, match=r"draft_processing: temperature 1/2 under float arithmetic"):
+        Rule(arithmetic=Arithmetic("float32"), draft_processing=Processing(temperature=F(1, 2)))
     with pytest.raises(UnsupportedRule, match="arithmetic must be"):
         rule_from_dict({"arithmetic": {"dtype": "float32", "colour": "red"}})
     assert Rule(coin=FLOAT32, arithmetic=Arithmetic("float16", "product")).describe() == \
@@ -103,3 +103,29 @@ def test_processing_order_changes_the_law():
     first_temp = Processing(temperature=F(1, 2), top_p=F(3, 5))
     assert first_top_p.apply(row) == (F(25, 34), F(9, 34), 0)
     assert first_temp.apply(row) == (F(1), 0, 0)
+
+
+def test_logit_bias_bans_are_exact_and_finite_biases_are_refused():
+    ban = Processing(logit_bias=((1, -float("inf")),))
+    assert ban.apply((F(1, 2), F(1, 4), F(1, 4))) == (F(2, 3), F(0), F(1, 3))
+    assert not ban.identity
+    with pytest.raises(UnsupportedRule, match=r"finite bias multiplies p\(1\) by exp\(2.0\)"):
+        Processing(logit_bias=((1, 2.0),))
+    with pytest.raises(UnsupportedRule, match=r"outside \[0, 2\)"):
+        Processing(logit_bias=((5, -float("inf")),)).apply((F(1), F(0)))
+    rule = rule_from_dict({"target_processing": {"logit_bias": {"1": "-inf"}, "top_k": 2}})
+    assert rule.target_processing == Processing(top_k=2, logit_bias=((1, -float("inf")),))
+    assert rule_from_dict(rule.as_dict()) == rule
+    with pytest.raises(UnsupportedRule, match="only bans"):
+        rule_from_dict({"target_processing": {"logit_bias": {"1": "2"}}})
+
+
+def test_float_processing_rounds_each_renormalization():
+    from specproof.rules.floats import FLOAT32
+
+    # top-k 2 of (0.5, 0.3, 0.2) in float32: kept (fl(0.5), fl(0.3)), each divided by their float32 sum
+    row = tuple(FLOAT32.round(F(x)) for x in ("1/2", "3/10", "1/5"))
+    got = Processing(top_k=2).apply_float(row, FLOAT32)
+    s = FLOAT32.add(row[0], row[1])
+    assert got == (FLOAT32.div(row[0], s), FLOAT32.div(row[1], s), F(0))
+    assert got != Processing(top_k=2).apply(row)  # the exact renormalization differs

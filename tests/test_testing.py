@@ -374,3 +374,46 @@ def test_messages_print_huge_masses_through_the_one_formatter():
         assert_law(lambda: 0, {0: 1 - tiny, 1: tiny})
     text = str(info.value)
     assert f"exact TV = {number_text(tiny)};" in text and "sha256" in text and "e-14314" in text
+
+
+def _half_max_cut(row):
+    kept = row * (row >= 0.5 * row.max())
+    return kept / kept.sum()
+
+
+def _plain_min_p(row):
+    return int(torch.multinomial(_half_max_cut(row), 1))
+
+
+def _step_min_p(p, q, drop):
+    """One speculative position with min_p = 1/2; ``drop`` verifies against the raw row (vLLM PR #42802)."""
+    t = p if drop else _half_max_cut(p)
+    x = int(torch.multinomial(q, 1))
+    if torch.rand(()) < t[x] / q[x]:
+        return x
+    return int(torch.multinomial(torch.clamp(t - q, min=0), 1))
+
+
+def test_search_lossy_with_a_reference_finds_the_smallest_differential_difference():
+    found = search_lossy(lambda p, q: _step_min_p(p, q, drop=True), max_vocab=2, max_denominator=4,
+                         reference=_plain_min_p)
+    assert found is not None and "differential" in found.comparison.arithmetic
+    # the first difference is a float floor, which the differential test does not separate: on p = fl32(1/3, 2/3),
+    # q = (0, 1) min_p keeps both tokens (fl32(2/3) = 2 fl32(1/3)); the step accepts id 1 w.p. fl32(2/3) (a grid
+    # point), the plain sampler draws it w.p. fl32(2/3) / (1 + 2^-25) (the row's exact sum): TV 1 / (3 2^24)
+    assert (found.p, found.q) == ((F(1, 3), F(2, 3)), (F(0), F(1)))
+    assert found.comparison.tv == F(1, 3 * 2 ** 24) and found.pairs == 16
+    # without the reference the same pair is float-faithful (the plain sampler is what differs)
+    alone = compare(lambda p, q: _step_min_p(p, q, drop=True), torch.tensor([1 / 3, 2 / 3]), torch.tensor([0.0, 1.0]))
+    assert alone.verdict == "float-faithful"
+    # the fault itself, on a dyadic row: min_p removes id 0 (1/4 < 3/8), which the step still emits
+    p, q = torch.tensor([0.25, 0.75]), torch.tensor([0.5, 0.5])
+    wrong = compare(lambda a, b: _step_min_p(a, b, drop=True), p, q, reference=_plain_min_p)
+    assert wrong.verdict == "lossy" and wrong.tv == F(1, 4)
+    right = compare(lambda a, b: _step_min_p(a, b, drop=False), p, q, reference=_plain_min_p)
+    assert right.verdict == "lossless"
+
+
+def test_search_lossy_refuses_a_fixed_reference_law():
+    with pytest.raises(SpecProofError, match="reference must be the plain sampler"):
+        search_lossy(lambda p, q: 0, reference={0: F(1)})

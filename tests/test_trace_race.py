@@ -297,3 +297,21 @@ def test_a_sampler_that_imports_torch_during_the_run_is_still_intercepted():
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "{0: Fraction(3, 4), 1: Fraction(1, 4)}"
+
+
+def test_a_minus_inf_weight_wins_when_its_e_is_negative_zero():
+    # -inf / -0.0 = +inf: with exponential_zeros, a -inf-weight id wins w.p. 2^-53 (pytorch #192577's edge at a
+    # masked weight); a NaN (0 / -0.0) still beats it, as torch.argmax returns the first NaN before any +inf
+    eps, inf = EXPONENTIAL_ZERO, float("inf")
+
+    def race(w):
+        return int(torch.argmax(w / torch.empty_like(w).exponential_()))
+
+    w = torch.tensor([0.5, -inf, 0.5])
+    assert trace(race, (w,)).law == {0: F(1, 2), 2: F(1, 2)}  # idealized: -inf loses
+    assert trace(race, (w,), exponential_zeros=True).law == {1: eps, 0: (1 - eps) / 2, 2: (1 - eps) / 2}
+    w = torch.tensor([0.0, -inf, 1.0])
+    assert trace(race, (w,), exponential_zeros=True).law == {0: eps, 1: (1 - eps) * eps, 2: (1 - eps) ** 2}
+    w = torch.tensor([0.0, -inf])  # no positive weight: without a -0.0, 0 / E = 0 wins
+    assert trace(race, (w,), exponential_zeros=True).law == {0: 1 - (1 - eps) * eps, 1: (1 - eps) * eps}
+    assert trace(race, (w,)).law == {0: F(1)}

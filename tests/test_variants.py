@@ -418,7 +418,7 @@ def test_typical_threshold_decided_exactly():
 
 
 def test_typical_interval_route_agrees_and_refuses_at_the_cap():
-    from specproof.laws.variants import _typical_interval
+    from specproof.laws.typical import _typical_interval
 
     p = (F(1, 2),) + (F(1, 16),) * 8
     assert _typical_interval(p, [1, 2], F(3, 10), F(0), 1 << 10) == {1: True, 2: True}

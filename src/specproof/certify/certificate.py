@@ -59,6 +59,7 @@ import numpy as np
 
 from specproof import checker
 from specproof.errors import InvalidDistribution
+from specproof.laws.block import tree_law
 from specproof.laws.exact import EmittedLaw, emitted_law
 from specproof.laws.rational import RationalVector, as_distribution, format_fraction, from_floats
 
@@ -551,12 +552,7 @@ def build_block_certificate(
             if isinstance(branch["child"], dict):
                 block, accepted = branch["child"]["leaf"]
                 branch["child"] = {"leaf": [list(block), accepted]}
-    law: dict[tuple, Fraction] = {}
-    lengths = [Fraction(0)] * (gamma + 1)
-    for (block, accepted), mass in tree.outcomes().items():
-        if mass:
-            law[block] = law.get(block, Fraction(0)) + mass
-            lengths[accepted] += mass
+    law, lengths = tree_law(tree, gamma)
     expected = sum((len(b) * m for b, m in law.items()), Fraction(0))
     return {
         "schema": checker.BLOCK_SCHEMA, "name": name, "statement": statement,

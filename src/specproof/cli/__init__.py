@@ -8,7 +8,8 @@ One module per subcommand, each with ``add_parser(sub)`` and ``run(args)``:
 :mod:`~specproof.cli.crosscheck` (float path vs exact law), :mod:`~specproof.cli.audit` (the
 exact law of a rule, a variant or a real pair) and :mod:`~specproof.cli.trace` (a library's
 verifier or one's own sampler, traced); :mod:`~specproof.cli.loaders` reads p and q from files
-and :mod:`~specproof.cli._common` holds what they share.
+and :mod:`~specproof.cli._common` holds what they share; ``corpus`` is wired from
+:mod:`specproof.corpus.cli` (exact acceptance along a text, an engine log's counters checked).
 Exit status: 0 proved / valid / within bound; 1 not proved / rejected / bound exceeded;
 2 usage error or unreadable input; 141 when standard output is a pipe its reader closed.
 ``--json`` prints one JSON object on standard output instead of text; progress bars (tqdm) go
@@ -24,13 +25,14 @@ from typing import Sequence
 
 from specproof import __version__
 from specproof.cli import audit, check, crosscheck, fixtures, prove, trace, transcript
+from specproof.corpus import cli as corpus
 from specproof.errors import SpecProofError
 from specproof.cli._common import _ArgumentParser, _ParseError, _Usage, _broken_pipe, _error, _print_json
 
 
 #: The subcommands: each module has ``add_parser(sub)`` and ``run(args) -> exit status``.
 COMMANDS = {"prove": prove.run, "check": check.run, "transcript": transcript.run, "fixtures": fixtures.run,
-            "crosscheck": crosscheck.run, "audit": audit.run, "trace": trace.run}
+            "crosscheck": crosscheck.run, "audit": audit.run, "trace": trace.run, "corpus": corpus.run}
 
 
 
@@ -42,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"specproof {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    for command in (prove, check, transcript, fixtures, crosscheck, audit, trace):
+    for command in (prove, check, transcript, fixtures, crosscheck, audit, trace, corpus):
         command.add_parser(sub)
     return parser
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from tqdm import tqdm
 
 from specproof.certify import certificate
-from specproof.cli.loaders import load_distribution
-from specproof.cli._common import _Usage
+from specproof.cli.loaders import load_distribution, load_distributions
+from specproof.cli._common import _Usage, _print_json
 
 
 # --------------------------------------------------------------------------- audit (issue 11)
@@ -92,11 +93,41 @@ def _audit_position(p, q, rule, proposal=None) -> dict:
         "reference": [ff(x) for x in law.reference],
         "reference_is": ("the target's law p" if rule.reference.identity else
                          "the argmax of p (greedy)" if rule.acceptance == "greedy" else
-                         "p after the rule's processing (temperature, top-k, top-p, min-p)"),
+                         "p after the rule's processing (logit bias, temperature, top-k, top-p, min-p)"),
         "differing": law.differing(),
         "out_of_range": {str(k): ff(v) for k, v in sorted(law.out_of_range.items())},
         "arithmetic": _arithmetic_note(rule, len(law.law)),
     }
+
+
+def _degenerate_rows(args: argparse.Namespace) -> list[str]:
+    """The degenerate rows (NaN, +/-inf, all zero) among the audit's inputs, each named with why."""
+    found = []
+    for path, what in ((args.target, "p"), (args.draft, "q"), (args.proposal, "proposal")):
+        if path is None:
+            continue
+        dist = load_distributions(path, what, keep_degenerate=True)
+        found += [f"{what}{f'[{i}]' if dist.batched else ''} ({Path(path).name}): {why}"
+                  for i, why in enumerate(dist.degenerate) if why is not None]
+    return found
+
+
+def _report_degenerate(args: argparse.Namespace, name: str, found: list[str]) -> int:
+    """A degenerate input is a finding, not an error: it has no valid law, so no rule's output can be
+    right on it, and what a rule emits there is not modelled (rules are laws of distributions). Exit 1."""
+    note = ("a degenerate row has no valid law: every output a verifier emits on it is a fault (TV 1 against no "
+            "law), and a correct verifier refuses it; the rules model verifiers on distributions, so what this rule "
+            "emits on the row is not modelled: trace the code (specproof trace python MODULE:FUNCTION --target P "
+            "--draft Q) to see what it emits, as for vLLM #53029's all-NaN row")
+    if args.json:
+        _print_json({"command": "audit", "rule": name, "verdict": "degenerate", "degenerate": found, "law": None,
+                     "tv": None, "modelled": False, "note": note})
+    else:
+        print(f"rule {name}: DEGENERATE INPUT (no valid law; not lossless)")
+        for d in found:
+            print(f"  degenerate row {d}")
+        print(f"  {note}")
+    return 1
 
 
 def _arithmetic_note(rule, vocab_size: int) -> str:
@@ -107,8 +138,12 @@ def _arithmetic_note(rule, vocab_size: int) -> str:
     else:
         text = (f"{arith.describe(rule.comparison)}; rows rounded to {arith.dtype}; each operation modelled as IEEE "
                 "round-to-nearest-even of its exact result")
+        procs = [rule.target_processing, rule.draft_processing, rule.proposal_processing]
+        if any(pr is not None and not pr.identity for pr in procs):
+            text += ("; processing steps masked by float comparisons and renormalized by the float sum after each "
+                     "step (Processing.apply_float)")
     text += f"; coin {rule.coin.name}"
-    return "; ".join([text, *arith.caveats(vocab_size)])
+    return "; ".join([text, *arith.caveats(vocab_size, rule.coin)])
 
 
 def _audit_certificate(p, q, name: str, rule, proposal=None, provenance=None, label: str = "") -> dict:
@@ -121,6 +156,10 @@ def _audit_certificate(p, q, name: str, rule, proposal=None, provenance=None, la
     statement = (f"{what}Under the verifier rule {name!r} ({rule.describe()}), the token emitted at one position "
                  "has the law listed, its acceptance probability is alpha and its exact TV from the reference "
                  "(the target's law) is TV; lossless iff TV = 0.")
+    if rule.arithmetic.library is not None:  # the checker re-derives the tree, not the library's log and exp
+        statement += (f" The accept thresholds are constants computed from {rule.arithmetic.library}'s own log and exp "
+                      "on the machine that wrote this certificate (library results, not modelled); the checker "
+                      "takes them as given.")
     return certificate.build_outcome_certificate(
         tree, name=f"{label or 'audit'}, rule {name}", statement=statement,
         provenance={"rule": name, "rule_fields": rule.as_dict(), **(provenance or {})})
@@ -185,6 +224,9 @@ def run(args: argparse.Namespace) -> int:
         return _audit_real(args, name, rule)
     if args.target is None or args.draft is None:
         raise _Usage("give --target and --draft (or --real, or --list)")
+    found = _degenerate_rows(args)
+    if found:
+        return _report_degenerate(args, name, found)
     p, _ = load_distribution(args.target, "p")
     q, _ = load_distribution(args.draft, "q")
     proposal = None if args.proposal is None else load_distribution(args.proposal, "proposal")[0]

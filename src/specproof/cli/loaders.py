@@ -71,17 +71,22 @@ class Distributions:
     provenance : dict
         ``{"file": name, "format": ..., "sha256": hex digest}``, plus ``"shape"`` ([N, V]) for a
         2-D file and ``"tensor"`` for a named tensor of a ``.safetensors`` or ``.pt`` file.
+    degenerate : tuple of (str or None)
+        With ``keep_degenerate``: for each row, why it is degenerate (NaN, +/-inf, all zero; see
+        :func:`specproof.rules.faithful.degenerate`) or None; such a row's entry of ``vectors``
+        is None (it has no law) and its floats are kept as read. Empty otherwise.
     """
 
-    vectors: tuple[RationalVector, ...]
+    vectors: tuple[RationalVector | None, ...]
     floats: tuple[np.ndarray, ...] | None
     batched: bool
     provenance: dict[str, Any]
+    degenerate: tuple[str | None, ...] = ()
 
     @property
     def vocab_size(self) -> int:
         """V, the length of every row."""
-        return len(self.vectors[0])
+        return len(self.floats[0]) if self.floats is not None else len(self.vectors[0])
 
 
 def _decode(data: bytes, what: str) -> str:
@@ -273,6 +278,7 @@ def _torch_array(file: Path, what: str) -> tuple[np.ndarray, str | None]:
 
 def load_distributions(
     path: str | Path, name: str = "p", *, atol: float = DEFAULT_FLOAT_ATOL, atol_name: str = "atol",
+    keep_degenerate: bool = False,
 ) -> Distributions:
     """Read one distribution, or an [N, V] stack of them, from ``path``.
 
@@ -286,6 +292,10 @@ def load_distributions(
         Tolerance on a float row's sum, as :func:`~specproof.laws.rational.from_floats`.
     atol_name : str, optional
         How a message names the tolerance (the command line passes ``"--atol"``).
+    keep_degenerate : bool, optional
+        Keep a float row with a NaN or infinite entry, or all zero, instead of refusing it: its
+        entry of ``vectors`` is None and ``degenerate`` says why (for commands that report what a
+        verifier emits on such a row, as vLLM #53029's all-NaN row). Default False.
 
     Returns
     -------
@@ -352,9 +362,17 @@ def load_distributions(
             rows = [np.array(row, dtype=np.float64) for row in rows]
     if batched:
         info["shape"] = [len(rows), len(rows[0])]
-    vectors = []
+    vectors: list[RationalVector | None] = []
+    why_degenerate: list[str | None] = []
     for i, row in enumerate(rows):
         label = f"{name}[{i}]" if batched else name
+        if keep_degenerate and is_float:
+            from specproof.rules.faithful import degenerate
+
+            why_degenerate.append(degenerate(row))
+            if why_degenerate[-1] is not None:
+                vectors.append(None)
+                continue
         try:
             vectors.append(from_floats(row, atol=atol, name=label) if is_float else as_distribution(row, label))
         except InvalidDistribution as exc:  # name the file, and the tolerance as the caller knows it
@@ -363,7 +381,7 @@ def load_distributions(
                 message = message.replace(f"atol={atol!r}", f"{atol_name} {atol!r}") + f" (a larger {atol_name} accepts it)"
             raise type(exc)(f"{file.name}: {message}") from None
     floats = tuple(np.asarray(r) for r in rows) if is_float else None
-    return Distributions(tuple(vectors), floats, batched, info)
+    return Distributions(tuple(vectors), floats, batched, info, tuple(why_degenerate) if keep_degenerate else ())
 
 
 def load_distribution(path: str | Path, name: str = "p", *, atol: float = DEFAULT_FLOAT_ATOL) -> tuple[RationalVector, dict[str, Any]]:

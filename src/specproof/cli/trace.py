@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -119,6 +120,7 @@ def _comparison_json(result) -> dict:
 
 def _trace_python(args: argparse.Namespace) -> int:
     from specproof.trace import testing
+    from specproof.trace.tracer import SamplerRaised
 
     func = _load_function(args.function)
     if args.max_runs < 1:
@@ -181,18 +183,37 @@ def _trace_python(args: argparse.Namespace) -> int:
     if not args.target or not args.draft:
         raise _Usage("give --target P and --draft Q (or --search)")
     make = testing._row_maker(args.array, args.dtype)
-    rows = []
+    rows, degenerate = [], []
     for path, what in ((args.target, "p"), (args.draft, "q")):
-        dist = load_distributions(path, what)
+        dist = load_distributions(path, what, keep_degenerate=True)  # a degenerate row is audited, not refused
         vals = [[float(x) for x in v.fractions()] for v in dist.vectors] if dist.floats is None else \
             [[float(x) for x in f] for f in dist.floats]
         rows.append(make(vals if dist.batched else vals[0]))
+        degenerate += [f"{what}{f'[{i}]' if dist.batched else ''} ({Path(path).name}): {why}"
+                       for i, why in enumerate(dist.degenerate) if why is not None]
     target, draft = rows
     plain = None if args.reference is None else _load_function(args.reference)
-    result = testing.compare(func, target, draft, gamma=args.gamma, numpy_rng=args.numpy_rng, max_runs=args.max_runs,
-                             progress=True, reference=plain)
+    try:
+        result = testing.compare(func, target, draft, gamma=args.gamma, numpy_rng=args.numpy_rng,
+                                 max_runs=args.max_runs, progress=True, reference=plain)
+    except SamplerRaised as exc:
+        if not degenerate:
+            raise
+        # the sampler refuses a row that is no distribution: the right answer, and the finding
+        if args.json:
+            _print_json({"command": "trace", "function": args.function, "dtype": args.dtype, "verdict": "refused",
+                         "degenerate": degenerate, "raised": str(exc)})
+        else:
+            print(f"{name}: REFUSED a degenerate row (no token emitted)")
+            for d in degenerate:
+                print(f"  degenerate row {d}")
+            print(f"  the sampler raised: {exc}")
+        return 0
+    if degenerate and result.verdict != "lossy":  # a degenerate draft row alone, on which the sampler emits p's law
+        result = dataclasses.replace(result, caveats=(*result.caveats, *(f"degenerate row {d}" for d in degenerate)))
     if args.json:
-        _print_json({"command": "trace", "function": args.function, "dtype": args.dtype, **_comparison_json(result)})
+        _print_json({"command": "trace", "function": args.function, "dtype": args.dtype, **_comparison_json(result),
+                     **({"degenerate": degenerate} if degenerate else {})})
     else:
         print(f"{name}, V {target.shape[-1]}" + (f", gamma {result.gamma}" if result.gamma else ", one position"))
         print(result.report())

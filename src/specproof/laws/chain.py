@@ -6,9 +6,10 @@ every position; the verifier accepts the longest prefix that passes the per-posi
 normalized residual (p - q)+ at the first rejected position, or, when all gamma drafts were
 accepted, the bonus token drawn from the target's next row p(. | x_1..x_gamma).
 
-:func:`verification_law` computes the law of the emitted block by enumerating the draft's
-tokens and the verifier's steps position by position (a tree of accepted prefixes), over
-exact rationals, and checks losslessness node by node: at every accepted prefix s, the block's
+:func:`verification_law` computes the law of the emitted block with the block engine
+(:func:`specproof.laws.block.compose`) and the textbook position in integers
+(:func:`textbook_position`), over exact rationals, and checks losslessness node by node
+(:attr:`ChainLaw.lossless`): at every accepted prefix s, the block's
 next token has law exactly p(. | s) (by acceptance, by the residual draw, or as the bonus
 token). With plain target sampling continuing after the block, this is exactly the statement
 that the stream's first gamma + 1 tokens have the target's joint law.
@@ -22,162 +23,21 @@ Chen et al. 2023, Algorithm 2 (modified rejection sampling with a bonus token).
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from specproof.errors import InvalidDistribution
+from specproof.laws.block import (BlockLaw, ChainLaw, Position, _Rows, compose, extend_by_target,
+                                  given_block, target_joint)
 from specproof.laws.exact import emitted_law
-from specproof.laws.rational import RationalVector, as_distribution, to_fraction
+from specproof.laws.rational import as_distribution, to_fraction
 
-__all__ = ["ChainLaw", "BlockLaw", "verification_law", "stream_law", "target_joint_law", "expected_tokens",
+__all__ = ["ChainLaw", "BlockLaw", "textbook_position", "verification_law", "stream_law", "target_joint_law", "expected_tokens",
            "walltime_improvement", "operations_factor", "best_gamma", "GivenBlockLaw", "given_block_law"]
 
 Prefix = tuple[int, ...]
 Model = Callable[[Prefix], Sequence[Any]]
-
-
-@dataclass(frozen=True, kw_only=True)
-class ChainLaw:
-    """The exact law of one block verification step.
-
-    Attributes
-    ----------
-    gamma : int
-        Number of drafted tokens per step.
-    vocab_size : int
-        V, the same at every position.
-    emitted : Mapping of tuple of int -> Fraction
-        Probability of each emitted block (1 to gamma + 1 token ids); only blocks of positive
-        probability are keys. The values sum to 1. A :class:`BlockLaw` (values computed on
-        access), which compares equal to the dict of the same items.
-    accepted_length : tuple of Fraction, length gamma + 1
-        ``accepted_length[i]`` = P(exactly i drafted tokens are accepted).
-    alphas : Mapping of tuple of int -> Fraction
-        The acceptance probability alpha(s) at every accepted prefix s of depth < gamma.
-    reach : Mapping of tuple of int -> Fraction
-        The probability that the verifier reaches each accepted prefix s (all its drafts
-        accepted), for every depth 0..gamma: the product of the accept masses min(p, q) along
-        it. The block stops at s with probability ``reach[s] * (1 - alphas[s])`` below depth
-        gamma and ``reach[s]`` at depth gamma (then the bonus token is drawn).
-    target_rows : Mapping of tuple of int -> RationalVector
-        The target's row p(. | s) at every accepted prefix s (the keys of ``reach``): what
-        :attr:`lossless` compares the block's next token with.
-    stop_tokens : frozenset of int, optional
-        Stop ids (EOS): a block ends at an accepted stop token (no bonus token after it, no
-        further draft). Empty by default.
-    ended : Mapping of tuple of int -> Fraction, optional
-        The blocks that end at an accepted stop token (s + (t,), t a stop id) and their mass;
-        their ends count in :attr:`accepted_length` (t is an accepted draft).
-
-    Notes
-    -----
-    Build it with :func:`verification_law`, or, for another verifier, from that verifier's own
-    steps: :attr:`lossless` does not trust how the law was made. ``expected_accepted``,
-    ``expected_emitted`` and ``mean_alpha`` (the reach-weighted mean of alpha over the
-    positions visited, the alpha to compare with Leviathan et al.'s Eq. 1) are computed.
-    """
-
-    gamma: int
-    vocab_size: int
-    emitted: Mapping[Prefix, Fraction]
-    accepted_length: tuple[Fraction, ...]
-    alphas: Mapping[Prefix, Fraction]
-    reach: Mapping[Prefix, Fraction]
-    target_rows: Mapping[Prefix, Any]
-    stop_tokens: frozenset = frozenset()
-    ended: Mapping[Prefix, Fraction] = field(default_factory=dict)
-
-    @property
-    def expected_accepted(self) -> Fraction:
-        """E[number of accepted drafts] = sum_i i * accepted_length[i]."""
-        return sum((i * s for i, s in enumerate(self.accepted_length)), Fraction(0))
-
-    @property
-    def expected_emitted(self) -> Fraction:
-        """E[number of emitted tokens] = 1 + expected_accepted (the residual draw or the bonus
-        token) - P(the block ends at an accepted stop token) (then nothing follows it): the
-        tokens up to and including the first stop token."""
-        return 1 + self.expected_accepted - _fsum(list(self.ended.values()))
-
-    @cached_property
-    def lossless(self) -> bool:
-        """True iff the first gamma + 1 output tokens have the target's joint law.
-
-        Decided node by node from :attr:`emitted`, :attr:`reach` and :attr:`target_rows` alone:
-        the verifier starts at the empty prefix (``reach[()] == 1``); every emitted block ends
-        one token after an accepted prefix; and at every accepted prefix s, for every token y,
-        the probability that the block goes through s and its next token is y, ``reach[s + (y,)]``
-        (y drafted and accepted, below depth gamma) plus ``emitted[s + (y,)]`` (y drawn from the
-        residual, or as the bonus token at depth gamma), equals ``reach[s] * p(y | s)``. With plain
-        target sampling after the block, this is the statement that the output stream's first
-        gamma + 1 tokens have the target's joint law (by induction on the depth).
-        """
-        if self.reach.get((), None) != 1 or set(self.target_rows) != set(self.reach):
-            return False
-        table = self.emitted
-        stops = (set(table._residual) | set(table._bonus)) if isinstance(table, BlockLaw) else {b[:-1] for b in table}
-        if not stops <= set(self.reach):
-            return False
-        exact = _Rows("p")
-        for s, reach in self.reach.items():
-            row = exact(self.target_rows[s])
-            if len(row) != self.vocab_size:
-                return False
-            if len(s) == self.gamma and isinstance(table, BlockLaw) and s not in table._residual:
-                # the bonus token, read from the stored row: scale * m_y == reach * n_y / den for every y,
-                # in integers (tens of thousands of these rows at gamma = 3)
-                scale, masses = table._bonus.get(s, (Fraction(0), ()))
-                a, b = scale * row.denominator, Fraction(reach)
-                big_a, big_b = a.numerator * b.denominator, b.numerator * a.denominator
-                if len(masses) != len(row):
-                    return False
-                if a == b and (big_a == 0 or tuple(masses) == row.numerators):
-                    continue  # the same identity, all at once: big_a == big_b, so m_y == n_y for every y suffices
-                if any(m * big_a != n * big_b for m, n in zip(masses, row.numerators)):
-                    return False
-                continue
-            below = len(s) < self.gamma
-            for y, num in enumerate(row.numerators):
-                through = table.get(s + (y,), Fraction(0))
-                if below:
-                    through += self.reach.get(s + (y,), Fraction(0))
-                if through * row.denominator != reach * num:
-                    return False
-        return True
-
-    def stop(self, prefix: Sequence[int]) -> Fraction:
-        """P(the verifier accepts exactly the drafts ``prefix`` and then stops): the mass of the
-        blocks ``prefix + (t,)`` for all t (residual draws, or the bonus token at depth gamma);
-        0 for a prefix it never accepts."""
-        key = tuple(prefix)
-        if key not in self.reach:
-            return Fraction(0)
-        return self.reach[key] * (1 - self.alphas[key]) if key in self.alphas else self.reach[key]
-
-    @property
-    def mean_alpha(self) -> Fraction:
-        """sum_s reach(s) alpha(s) / sum_s reach(s) over the accepted prefixes of depth < gamma."""
-        return _fsum([self.reach[s] * a for s, a in self.alphas.items()]) / _fsum([self.reach[s] for s in self.alphas])
-
-
-class _Rows:
-    """:func:`~specproof.laws.rational.as_distribution`, validating each :class:`RationalVector` object once:
-    a model returns the same (immutable) row object after many prefixes (41 ** 2 distinct rows after
-    65,641 prefixes of a gamma = 3 phone chain). Other rows (lists, arrays) are validated every time."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.seen: dict[int, RationalVector] = {}  # id -> the object itself (kept alive, so ids stay unique)
-
-    def __call__(self, row: Any) -> Any:
-        if not isinstance(row, RationalVector):
-            return as_distribution(row, self.name)
-        if self.seen.get(id(row)) is not row:
-            self.seen[id(row)] = as_distribution(row, self.name)
-        return row
 
 
 def _row(model: Model, prefix: Prefix, name: str) -> Any:
@@ -185,6 +45,33 @@ def _row(model: Model, prefix: Prefix, name: str) -> Any:
         return model(prefix)
     except (KeyError, IndexError) as exc:
         raise InvalidDistribution(f"{name} has no distribution after prefix {prefix}: {exc!r}") from None
+
+
+def textbook_position(p_row: Any, q_row: Any) -> Position:
+    """The textbook position (accept x ~ q with probability min(1, p(x)/q(x)), else draw from the
+    residual) as the block composes it, in integers: the accept masses over D and the residual
+    masses over Z (:func:`specproof.laws.exact.emitted_law`).
+
+    Parameters
+    ----------
+    p_row, q_row : exact distributions over V tokens
+        The target's and the draft's rows (``p_row`` is also the reference).
+
+    Returns
+    -------
+    Position
+
+    Examples
+    --------
+    >>> pos = textbook_position(["1/2", "1/2"], ["1/4", "3/4"])
+    >>> pos.go, pos.go_scale, pos.stop, pos.stop_mass
+    ([1, 2], Fraction(1, 4), [1, 0], Fraction(1, 4))
+    """
+    law = emitted_law(p_row, q_row)
+    d, z = law.denominator, law.normalizer
+    reject = Fraction(law.rejected, d)
+    return Position(p_row, law.accept.tolist(), Fraction(1, d), law.residual_mass.tolist(),
+                    reject / z if z else Fraction(0), reject)
 
 
 def verification_law(target: Model, draft: Model, gamma: int, *, stop_tokens: Sequence[int] = ()) -> ChainLaw:
@@ -219,10 +106,12 @@ def verification_law(target: Model, draft: Model, gamma: int, *, stop_tokens: Se
 
     Notes
     -----
-    Only prefixes the verifier can accept (all accept masses min(p, q) > 0 along them) are
-    expanded; the work is at most the number of such prefixes times V. Special cases: p == q
-    at a position (alpha = 1, no residual draw there); disjoint supports (alpha = 0, the block
-    stops there); q = 0 where p > 0 (reachable only through the residual).
+    The block engine (:func:`specproof.laws.block.compose`) with :func:`textbook_position` at
+    every accepted prefix and the bonus token drawn from the target's row. Only prefixes the
+    verifier can accept (all accept masses min(p, q) > 0 along them) are expanded; the work is at
+    most the number of such prefixes times V. Special cases: p == q at a position (alpha = 1, no
+    residual draw there); disjoint supports (alpha = 0, the block stops there); q = 0 where p > 0
+    (reachable only through the residual).
 
     Examples
     --------
@@ -238,149 +127,34 @@ def verification_law(target: Model, draft: Model, gamma: int, *, stop_tokens: Se
     stop_set = frozenset(stop_tokens)
     if any(isinstance(t, bool) or not isinstance(t, numbers.Integral) or t < 0 for t in stop_set):
         raise InvalidDistribution(f"stop_tokens are {sorted(stop_tokens)!r}, not token ids >= 0")
-    ended: dict[Prefix, Fraction] = {}
-    blocks = BlockLaw(ended)
-    stopping: list[list[Fraction]] = [[] for _ in range(gamma + 1)]  # the stop masses at each depth
-    alphas: dict[Prefix, Fraction] = {}
-    reaches: dict[Prefix, Fraction] = {}
-    rows: dict[Prefix, Any] = {}
-    vocab: int | None = None
-    stack: list[tuple[Prefix, Fraction]] = [((), Fraction(1))]
-    prefix: Prefix = ()
     exact = _Rows("p")
-    try:
-        while stack:
-            prefix, reach = stack.pop()
-            p_row = _row(target, prefix, "target")
-            if len(prefix) == gamma:  # every draft accepted: the bonus token from the target's row
-                row = exact(p_row)
-                vocab = _same_size(vocab, len(row))
-                rows[prefix] = row
-                reaches[prefix] = reach  # its mass is in stops[gamma] already (added by its parent, below)
-                blocks._bonus[prefix] = (reach / row.denominator, row.numerators)
-                continue
-            p_vec = exact(p_row)
-            law = emitted_law(p_vec, _row(draft, prefix, "draft"))
-            vocab = _same_size(vocab, len(law))
-            rows[prefix] = p_vec
-            d, z = law.denominator, law.normalizer
-            reject = Fraction(law.rejected, d)
-            alphas[prefix] = law.alpha
-            reaches[prefix] = reach
-            stopping[len(prefix)].append(reach * reject)
-            residual = law.residual_mass.tolist()
-            if z:
-                blocks._residual[prefix] = (reach * reject / z, residual)
-            # the block's next token: accepted draft y (mass min(p, q)), or a residual draw
-            going = 0  # the accept masses of the children that go on (not stop tokens), over d
-            for y, acc in enumerate(law.accept.tolist()):
-                if acc and y in stop_set:  # an accepted stop token ends the block
-                    ended[prefix + (y,)] = reach * Fraction(acc, d)
-                    stopping[len(prefix) + 1].append(ended[prefix + (y,)])
-                elif acc:
-                    going += acc
-                    stack.append((prefix + (y,), reach * Fraction(acc, d)))
-            if len(prefix) + 1 == gamma and going:
-                # the children at depth gamma all stop (the bonus token): their reaches summed in
-                # one step, reach * (sum of their accept masses) / d, not one Fraction at a time
-                stopping[gamma].append(reach * Fraction(going, d))
-    except InvalidDistribution as exc:  # say where in the chain the bad row is
-        raise type(exc)(f"after the drafted prefix {prefix}: {exc}") from None
-    if any(t >= (vocab or 0) for t in stop_set):
-        raise InvalidDistribution(f"stop_tokens {sorted(stop_set)} are not all ids below V = {vocab}")
-    stops = tuple(_fsum(masses) for masses in stopping)
-    return ChainLaw(gamma=gamma, vocab_size=vocab or 0, emitted=blocks, accepted_length=stops,
-                    alphas=alphas, reach=reaches, target_rows=rows, stop_tokens=stop_set, ended=ended)
 
+    def position(prefix: Prefix) -> Position:
+        return textbook_position(exact(_row(target, prefix, "target")), _row(draft, prefix, "draft"))
 
-class BlockLaw(Mapping):
-    """The law of the emitted block, as a read-only mapping block -> Fraction (computed on access).
+    def bonus(prefix: Prefix) -> tuple[Any, Fraction, Sequence[int]]:  # every draft accepted: the target's row
+        row = exact(_row(target, prefix, "target"))
+        return row, Fraction(1, row.denominator), row.numerators
 
-    Blocks ending in a residual draw are stored per rejecting prefix (its scale and the residual
-    masses), blocks ending in the bonus token per fully accepted prefix (its reach and the
-    target's row), so a gamma = 3 chain over 41 tokens (2.6 million blocks) costs a few
-    thousand stored rows, not millions of Fractions.
-    """
-
-    def __init__(self, ended: Mapping[Prefix, Fraction] | None = None) -> None:
-        self._residual: dict[Prefix, tuple[Fraction, list[int]]] = {}
-        self._bonus: dict[Prefix, tuple[Fraction, tuple[int, ...]]] = {}
-        self._ended = {} if ended is None else ended  # blocks ending at an accepted stop token
-
-    def _parts(self):
-        yield from self._residual.items()
-        yield from self._bonus.items()
-
-    def __getitem__(self, block: Prefix) -> Fraction:
-        """The block's mass: a residual draw or bonus token at its end, plus (same block) an
-        accepted stop token there."""
-        prefix, y = tuple(block[:-1]), block[-1] if block else None
-        total = self._ended.get(tuple(block), Fraction(0))
-        for table in (self._residual, self._bonus):
-            if prefix in table:
-                scale, masses = table[prefix]
-                if isinstance(y, numbers.Integral) and not isinstance(y, bool) and 0 <= y < len(masses) and masses[y]:
-                    total += scale * masses[y]
-        if not total:
-            raise KeyError(block)
-        return total
-
-    def __iter__(self):
-        for prefix, (_, masses) in self._parts():
-            for y, mass in enumerate(masses):
-                if mass:
-                    yield prefix + (y,)
-        drawn = set(self._residual)
-        for block in self._ended:  # those not already listed as residual draws
-            if not (block[:-1] in drawn and self._residual[block[:-1]][1][block[-1]]):
-                yield block
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
+    law = compose(position, gamma, bonus, stop_tokens=stop_set)
+    if any(t >= law.vocab_size for t in stop_set):
+        raise InvalidDistribution(f"stop_tokens {sorted(stop_set)} are not all ids below V = {law.vocab_size}")
+    return law
 
 
 def stream_law(law: ChainLaw, target: Model) -> dict[Prefix, Fraction]:
     """Law of the first gamma + 1 output tokens: the block, then plain target sampling.
 
     ``P(z) = sum_k P(block == z[:k]) * prod_{j >= k} p(z_j | z_<j)`` over every sequence z of
-    gamma + 1 tokens (V ** (gamma + 1) of them: small vocabularies only). Lossless means this
-    equals :func:`target_joint_law`.
+    gamma + 1 tokens (V ** (gamma + 1) of them: small vocabularies only):
+    :func:`specproof.laws.block.extend_by_target`. Lossless means this equals
+    :func:`target_joint_law`.
     """
-    return _continue(law.emitted.items(), target, law.gamma + 1)
+    return extend_by_target(law.emitted, target, law.gamma + 1)
 
 
-def target_joint_law(target: Model, length: int) -> dict[Prefix, Fraction]:
-    """The target's own joint law of ``length`` tokens, ``prod_i p(z_i | z_<i)`` (small V only)."""
-    return _continue([((), Fraction(1))], target, length)
-
-
-def _continue(starts: Any, target: Model, length: int) -> dict[Prefix, Fraction]:
-    """Extend each (sequence, mass) by plain target sampling to ``length`` tokens; sum the masses."""
-    out: dict[Prefix, Fraction] = {}
-    frontier = list(starts)
-    while frontier:
-        seq, m = frontier.pop()
-        if len(seq) == length:
-            out[seq] = out.get(seq, Fraction(0)) + m
-            continue
-        for y, py in enumerate(as_distribution(target(seq), "p").fractions()):
-            if py:
-                frontier.append((seq + (y,), m * py))
-    return out
-
-
-def _fsum(terms: Sequence[Fraction]) -> Fraction:
-    """The exact sum of ``terms``, added in pairs (a balanced tree): the same value as adding them
-    one by one, but each addition works on numbers of about the size of its two halves instead of
-    the whole running sum (thousands of terms of different denominators at gamma = 3).
-
-    >>> _fsum([Fraction(1, 3), Fraction(1, 6), Fraction(1, 2)]), _fsum([])
-    (Fraction(1, 1), Fraction(0, 1))
-    """
-    level = list(terms) or [Fraction(0)]
-    while len(level) > 1:
-        level = [level[i] + level[i + 1] if i + 1 < len(level) else level[i] for i in range(0, len(level), 2)]
-    return Fraction(level[0])
+#: The target's own joint law of ``length`` tokens (:func:`specproof.laws.block.target_joint`).
+target_joint_law = target_joint
 
 
 def _same_size(vocab: int | None, size: int) -> int:
@@ -576,8 +350,7 @@ def given_block_law(target_rows: Sequence[Any], draft_rows: Sequence[Any], token
             f"need gamma >= 1 tokens, gamma + 1 target rows and gamma draft rows; got {gamma} tokens, "
             f"{n_target} target rows, {n_draft} draft rows"
         )
-    stops, rows, alive = [], [], Fraction(1)
-    vocab = None
+    steps, vocab = [], None
     for i, x in enumerate(tokens):
         try:
             law = emitted_law(target_rows[i], draft_rows[i])
@@ -590,12 +363,8 @@ def given_block_law(target_rows: Sequence[Any], draft_rows: Sequence[Any], token
         if law.draft[x] == 0:
             raise InvalidDistribution(f"drafted token {i} ({x}) has draft probability 0: it cannot have been drafted")
         keep = min(Fraction(1), Fraction(law.target[x], law.draft[x]))  # min(1, p(x)/q(x))
-        stops.append(alive * (1 - keep))
-        alive *= keep
         z = law.normalizer
-        rows.append(tuple(Fraction(r, z) if z else Fraction(0) for r in law.residual_mass.tolist()))
+        steps.append((keep, tuple(Fraction(r, z) if z else Fraction(0) for r in law.residual_mass.tolist())))
     bonus = as_distribution(target_rows[gamma], "p")
     _same_size(vocab, len(bonus))
-    stops.append(alive)
-    rows.append(bonus.fractions())
-    return GivenBlockLaw(tuple(stops), tuple(rows))
+    return GivenBlockLaw(*given_block(steps, bonus.fractions()))

@@ -25,7 +25,7 @@ Rules and the engine code they were read from (semantics restated, no code copie
   ``Rule(acceptance="match")``): lossless, alpha = sum p q.
 
 :func:`relaxed_block_law` gives any of them over a chain of gamma drafts (rows may depend on the
-prefix), with the stream TV of :func:`specproof.laws.variants.stream_tv`.
+prefix), composed by :func:`specproof.laws.block.compose` and judged by :func:`specproof.laws.block.stream_tv`.
 
 References: Leviathan et al. 2023, Thm 3.5 (the lossless baseline); Cai et al. 2024 (Medusa)
 Sec. 2.3.1; NVIDIA, "DeepSeek R1 MTP Implementation and Optimization" (TensorRT-LLM tech blog 2,
@@ -705,7 +705,7 @@ class RelaxedBlockLaw:
     expected_accepted : Fraction
     stream_tv : Fraction
         TV between the first gamma + 1 tokens (block, then target sampling) and the target's joint
-        law (:func:`specproof.laws.variants.stream_tv`), against p.
+        law (:func:`specproof.laws.block.stream_tv`), against p.
     """
 
     gamma: int
@@ -773,40 +773,34 @@ def relaxed_block_law(target: Any, draft: Any, gamma: int, rule: str, **knobs: A
     >>> law.stream_tv, law.expected_accepted
     (Fraction(0, 1), Fraction(105, 256))
     """
-    from specproof.laws.variants import stream_tv
+    from specproof.laws.block import Position, compose, stream_tv
 
     if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
         raise InvalidKnob(f"gamma must be an int >= 1, got {gamma!r}")
     tmodel = target if callable(target) else (lambda prefix: target)
     dmodel = draft if callable(draft) else (lambda prefix: draft)
-    emitted: dict[tuple[int, ...], Fraction] = {}
-    lengths = [_ZERO] * (gamma + 1)
-    stack: list[tuple[tuple[int, ...], Fraction]] = [((), _ONE)]
-    while stack:
-        prefix, reach = stack.pop()
-        pv = _row(tmodel(prefix), "p")
-        qv = _row(dmodel(prefix), "q") if len(prefix) < gamma else pv
+
+    def position(prefix: tuple[int, ...]) -> Position:
+        pv, qv = _row(tmodel(prefix), "p"), _row(dmodel(prefix), "q")
         kernel = _kernel_for(rule, pv, qv, knobs)
-        if len(prefix) == gamma:
-            lengths[gamma] += reach
-            for y, b in enumerate(kernel.bonus):
-                if b:
-                    emitted[prefix + (y,)] = emitted.get(prefix + (y,), _ZERO) + reach * b
-            continue
+        stop, stopping = [_ZERO] * len(pv), _ZERO
         for x, qx in enumerate(qv):
-            if not qx:
-                continue
             a = kernel.accept[x]
-            if a:
-                stack.append((prefix + (x,), reach * qx * a))
-            if a != 1:
-                m = reach * qx * (1 - a)
-                lengths[len(prefix)] += m
+            if qx and a != 1:  # x drafted and rejected: the rule's rejection token
+                m = qx * (1 - a)
+                stopping += m
                 for y, r in enumerate(kernel.reject(x)):
                     if r:
-                        emitted[prefix + (y,)] = emitted.get(prefix + (y,), _ZERO) + m * r
-    expected = sum((i * m for i, m in enumerate(lengths)), _ZERO)
-    return RelaxedBlockLaw(gamma, emitted, tuple(lengths), expected, stream_tv(emitted, tmodel, gamma))
+                        stop[y] += m * r
+        return Position(pv, [qx * kernel.accept[x] for x, qx in enumerate(qv)], _ONE, stop, _ONE, stopping)
+
+    def bonus(prefix: tuple[int, ...]) -> tuple[Row, Fraction, Row]:
+        pv = _row(tmodel(prefix), "p")
+        return pv, _ONE, _kernel_for(rule, pv, pv, knobs).bonus
+
+    law = compose(position, gamma, bonus)
+    emitted = law.emitted.to_dict()
+    return RelaxedBlockLaw(gamma, emitted, law.accepted_length, law.expected_accepted, stream_tv(emitted, tmodel, gamma))
 
 
 #: One-position functions by rule name.

@@ -4,7 +4,7 @@
 :class:`~specproof.laws.outcome.OutcomeTree` of primitive events (draw the draft, a coin against a
 threshold, a residual draw, a deterministic choice); :func:`position_law` sums its leaves into the
 emitted law, the acceptance probability and the exact TV from the target's law.
-:func:`block_law` chains positions into a block of gamma drafts (stop tokens, the accepted-length
+:func:`block_law` composes positions into a block of gamma drafts (:func:`specproof.laws.block.compose`: stop tokens, the accepted-length
 law, the expected emitted tokens up to the first stop token); :func:`given_block_law` does the same
 for one given drafted block (padding, per-position flags). :func:`search_counterexample` finds the
 smallest and the worst input on which a rule is lossy.
@@ -28,8 +28,10 @@ from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from specproof.errors import InvalidDistribution, ResidualUndefined
+from specproof.laws.block import Position, compose, given_block, stream_tv, tree_position
 from specproof.laws.outcome import Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven, Rows
 from specproof.rules.policy import STANDARD, Rule
+from specproof.rules import libm
 from specproof.rules.floats import FLOAT32
 from specproof.laws.rational import as_distribution
 
@@ -63,6 +65,8 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
         raise InvalidDistribution(f"p has V={len(pv)} entries but q has V={len(qv)}")
 
     def processed(proc, row, raw, name):
+        if fmt is not None and not proc.identity:  # float code's own processing steps, IEEE-rounded
+            return proc.apply_float(tuple(fmt.round(x) for x in raw), fmt), ("given",)
         if fmt is not None:  # the row as the code holds it, in its format (a float row is unchanged)
             rounded = tuple(fmt.round(x) for x in raw)
             if rounded == row:
@@ -74,14 +78,20 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
 
     target, r_target = processed(rule.target_processing, pv, raw_p, "p")
     draft, r_draft = processed(rule.draft_processing, qv, raw_q, "q")
-    reference, r_reference = (pv, ("copy", "p")) if rule.reference.identity else (rule.reference.apply(pv), ("given",))
+    if rule.reference.identity:
+        reference, r_reference = pv, ("copy", "p")
+    elif fmt is not None and rule.reference.float_refusal() is None:  # what a plain float sampler draws from
+        reference, r_reference = _normalized(rule.reference.apply_float(tuple(fmt.round(x) for x in raw_p), fmt)), ("given",)
+    else:
+        reference, r_reference = rule.reference.apply(pv), ("given",)
     if proposal is not None:
         prop = as_distribution(proposal, "proposal").fractions()
         if len(prop) != len(pv):
             raise InvalidDistribution(f"the proposal has V={len(prop)} entries but p has V={len(pv)}")
         r_prop: tuple = ("input", "proposal")
-    elif rule.proposal_processing is not None:
-        prop = rule.proposal_processing.apply(qv)
+    elif rule.proposal_processing is not None:  # the draft was drawn from another processed row than the ratio's q
+        prop = (rule.proposal_processing.apply(qv) if fmt is None
+                else rule.proposal_processing.apply_float(tuple(fmt.round(x) for x in raw_q), fmt))
         r_prop = ("given",)
         if rule.proposal == "argmax":
             top = _argmax(prop)
@@ -166,6 +176,69 @@ _DERIVATIONS = {
 }
 
 
+def _first_failing(rule: Rule, passes: Callable[[Fraction], bool]) -> Fraction:
+    """The grid point after the last coin u of the rule's grid with ``passes(u)`` (monotone: the passing coins are
+    the grid's first ones), so that ``u < t`` (strict) holds exactly for them."""
+    n = 1 << rule.coin.bits
+    lo, hi = (1, n) if rule.coin.open_closed else (0, n - 1)
+    first, last = lo, hi + 1
+    while first < last:
+        mid = (first + last) // 2
+        if passes(Fraction(mid, n)):
+            first = mid + 1
+        else:
+            last = mid
+    return Fraction(first, n)
+
+
+def _rounded_coin_threshold(rows: Rows, x: int, rule: Rule) -> Fraction:
+    """The threshold of ``fl(u) cmp fl(p/q)`` or ``fl(fl(u) * q) cmp p``, the coin rounded to the row's format
+    first (NumPy >= 2 meeting a Python-float coin with a float32 value, NEP 50). Rounding is monotone, so the
+    passing coins are the grid's first ones (q(x) > 0 here)."""
+    fmt, cmp = rule.arithmetic.format(), rule.comparison
+    a, b = rows["target"][x], rows["draft"][x]
+    if rule.arithmetic.test == "ratio":
+        t = fmt.div(a, b)
+        t = Fraction(2) if t == math.inf else t
+        return _first_failing(rule, lambda u: fmt.round(u) < t if cmp == "<" else fmt.round(u) <= t)
+    return _first_failing(rule, lambda u: fmt.mul(fmt.round(u), b) < a if cmp == "<" else fmt.mul(fmt.round(u), b) <= a)
+
+
+def _library_threshold(rows: Rows, x: int, rule: Rule) -> Fraction:
+    """The threshold t of the log-space accept tests at drafted token ``x`` (q(x) > 0), with the
+    library's own log and exp (:mod:`specproof.rules.libm`) and the IEEE-rounded difference
+    ``d = fl(log p(x) - log q(x))``.
+
+    ``"exp"``: t = exp(d), compared with the coin as the rule says (an overflow is 2, above every
+    coin); NumPy >= 2 in float32 compares ``fl32(u)`` (a Python-float coin meeting a float32, NEP 50),
+    so t is then the grid point after the last coin whose float32 rounding passes (strict). ``"log"``: the coins that pass ``log(u) cmp d`` are counted on the grid (K of them) and
+    t is the grid point after the K-th, so that ``u < t`` (strict) has probability K / 2^bits: the
+    accept probability exactly (the event itself is the first K coins when the library's log is
+    monotone on the grid, which PyTorch's float32 log is, measured).
+    """
+    arith, coin = rule.arithmetic, rule.coin
+    fmt = arith.format()
+    lp = libm.log_row(arith.library, arith.dtype, rows["target"])[x]
+    lq = libm.log_row(arith.library, arith.dtype, rows["draft"])[x]
+    if lp == -math.inf:  # p(x) = 0 (q(x) > 0 here): -inf - finite
+        d: Any = -math.inf
+    else:
+        d = fmt.sub(lp, lq)
+    n = 1 << (coin.bits or 0)
+    if arith.test == "exp":
+        e = libm.exp_value(arith.library, arith.dtype, d)
+        if isinstance(e, float) and math.isnan(e):  # not reached for q(x) > 0; NaN passes no coin
+            return Fraction(-1)
+        e = Fraction(2) if e == math.inf else e
+        if coin.bits is None or not libm.rounds_python_coin(arith.library, arith.dtype):
+            return e
+        # NumPy >= 2 (NEP 50): Generator.random() is a Python float, and u < np.float32(e) rounds u to
+        # float32 before comparing; rounding is monotone, so the passing coins are the grid's first ones
+        return _first_failing(rule, lambda u: FLOAT32.round(u) < e if rule.comparison == "<" else FLOAT32.round(u) <= e)
+    count = libm.log_coin_count(arith.library, coin.bits, coin.open_closed, d, rule.comparison)
+    return Fraction(int(coin.open_closed) + count, n)
+
+
 class _Builder(Builder):
     """Builds one position's outcome tree; every branch's probability comes from its primitive."""
 
@@ -198,8 +271,13 @@ class _Builder(Builder):
         strict = rule.comparison == "<"
         if arith.is_exact:
             source: tuple = ("ratio", "target", "draft", x)
+        elif arith.library is not None and arith.test in ("ratio", "product"):  # NumPy: fl32(u) meets the test
+            source, strict = ("const", _rounded_coin_threshold(rows, x, rule)), True
         elif arith.test == "ratio":
             source = ("float-ratio", "target", "draft", x, arith.dtype)
+        elif arith.test in ("log", "exp"):  # the library's own log and exp, as data: a constant threshold
+            source = ("const", _library_threshold(rows, x, rule))
+            strict = strict if arith.test == "exp" and not libm.rounds_python_coin(arith.library, arith.dtype) else True
         else:  # fl(u * q) < p: a threshold on the grid, compared strictly
             source, strict = ("float-product", "target", "draft", x, arith.dtype, rule.coin.name, rule.comparison), True
         accept = self.branch(Coin(rule.coin, upper=Bound(source, strict)), Leaf(x, True))
@@ -522,50 +600,25 @@ def block_law(target: Any, draft: Any, gamma: int, rule: Rule = STANDARD, *, sto
     tmodel, dmodel = _as_model(target), _as_model(draft)
     pmodel = None if proposal is None else _as_model(proposal)
     stops = frozenset(int(t) for t in stop_tokens)
-    cut = rule.stop_at_stop_token
-    blocks: dict[Prefix, Fraction] = {}
-    lengths = [Fraction(0)] * (gamma + 1)
-    node_tv: dict[Prefix, Fraction] = {}
-    bad = Fraction(0)
-    vocab = None
-    stack: list[tuple[Prefix, Fraction]] = [((), Fraction(1))]
-    trees: dict[Prefix, OutcomeTree] = {}
-    while stack:
-        prefix, reach = stack.pop()
-        try:
-            if len(prefix) == gamma:
-                rows = _rows(tmodel(prefix), dmodel(prefix), rule, None)[0]
-                row, ref = _normalized(rows["target"]), rows["reference"]
-                node_tv[prefix] = _tv(row, ref)
-                lengths[gamma] += reach
-                for y, m in enumerate(row):
-                    if m:
-                        blocks[prefix + (y,)] = blocks.get(prefix + (y,), Fraction(0)) + reach * m
-                continue
-            tree = position_tree(tmodel(prefix), dmodel(prefix), rule,
-                                 proposal=None if pmodel is None else pmodel(prefix),
-                                 unchecked=len(prefix) < rule.unchecked_drafts)
-        except (InvalidDistribution, ResidualUndefined) as exc:
-            raise type(exc)(f"after the drafted prefix {prefix}: {exc}") from None
-        if vocab is not None and tree.vocab_size != vocab:
-            raise InvalidDistribution(f"rows have different vocabulary sizes: {vocab} and {tree.vocab_size}")
-        vocab = tree.vocab_size
-        trees[prefix] = tree
-        law, out = tree.law()
-        node_tv[prefix] = _tv(law, tree.rows["reference"], sum(out.values(), Fraction(0)))
-        bad += reach * sum(out.values(), Fraction(0))
-        for (output, accepted), m in tree.outcomes().items():
-            mass = reach * m
-            nxt = prefix + (output,)
-            if accepted and not (cut and output in stops):
-                stack.append((nxt, mass))
-            else:
-                lengths[len(prefix) + int(accepted)] += mass
-                blocks[nxt] = blocks.get(nxt, Fraction(0)) + mass
-    expected = sum((i * m for i, m in enumerate(lengths)), Fraction(0))
+
+    def reference(prefix: Prefix) -> tuple[Fraction, ...]:
+        return _rows(tmodel(prefix), dmodel(prefix), rule, None)[0]["reference"]
+
+    def position(prefix: Prefix) -> Position:
+        tree = position_tree(tmodel(prefix), dmodel(prefix), rule, proposal=None if pmodel is None else pmodel(prefix),
+                             unchecked=len(prefix) < rule.unchecked_drafts)
+        return tree_position(tree, tree.rows["reference"])
+
+    def bonus(prefix: Prefix) -> tuple[Any, Fraction, tuple[Fraction, ...]]:
+        rows = _rows(tmodel(prefix), dmodel(prefix), rule, None)[0]
+        return rows["reference"], Fraction(1), _normalized(rows["target"])
+
+    law = compose(position, gamma, bonus, stop_tokens=stops, stop_at_stop_token=rule.stop_at_stop_token, node_tv=True)
+    blocks = law.emitted.to_dict()
+    expected = law.expected_accepted
     emitted = sum((len(b) * m for b, m in blocks.items()), Fraction(0))
     to_stop = sum((_to_stop(b, stops) * m for b, m in blocks.items()), Fraction(0))
-    size = (vocab or 1) ** (gamma + 1)
+    size = (law.vocab_size or 1) ** (gamma + 1)
     counted = expected
     if rule.accepted_count == "flags":
         if size > enumeration_limit:
@@ -573,9 +626,10 @@ def block_law(target: Any, draft: Any, gamma: int, rule: Rule = STANDARD, *, sto
         counted = _flag_expectation(tmodel, dmodel, pmodel, gamma, rule)
     stream = None
     if size <= enumeration_limit:
-        stream = _stream_tv(blocks, tmodel, dmodel, rule, gamma, stops)
+        stream = stream_tv(blocks, reference, gamma, stop_tokens=stops)
     rate = counted / gamma if rule.acceptance_rate == "per-draft" else counted / emitted
-    return BlockRuleLaw(gamma, blocks, tuple(lengths), expected, counted, emitted, to_stop, node_tv, stream, bad, rate)
+    return BlockRuleLaw(gamma, blocks, law.accepted_length, expected, counted, emitted, to_stop, dict(law.node_tv), stream,
+                        law.out_of_range, rate)
 
 
 def _flag_expectation(tmodel, dmodel, pmodel, gamma: int, rule: Rule) -> Fraction:
@@ -594,33 +648,6 @@ def _flag_expectation(tmodel, dmodel, pmodel, gamma: int, rule: Rule) -> Fractio
             if px:
                 stack.append((prefix + (x,), reach * px))
     return total
-
-
-def _stream_tv(blocks, tmodel, dmodel, rule: Rule, gamma: int, stops: frozenset[int]) -> Fraction:
-    """TV between (block, then reference sampling) and the reference, over gamma + 1 tokens cut at a stop."""
-    def ref_row(prefix):
-        return _rows(tmodel(prefix), dmodel(prefix), rule, None)[0]["reference"]
-
-    def extend(starts):
-        out: dict[Prefix, Fraction] = {}
-        frontier = list(starts)
-        while frontier:
-            seq, m = frontier.pop()
-            if len(seq) >= gamma + 1 or (seq and seq[-1] in stops):
-                out[seq] = out.get(seq, Fraction(0)) + m
-                continue
-            for y, py in enumerate(ref_row(seq)):
-                if py:
-                    frontier.append((seq + (y,), m * py))
-        return out
-
-    cut = []
-    for b, m in blocks.items():
-        n = _to_stop(b, stops)
-        cut.append((b[:n], m))
-    mine = extend(cut)
-    ref = extend([((), Fraction(1))])
-    return sum((abs(mine.get(k, Fraction(0)) - ref.get(k, Fraction(0))) for k in set(mine) | set(ref)), Fraction(0)) / 2
 
 
 @dataclass(frozen=True)
@@ -716,8 +743,7 @@ def given_block_law(target_rows: Sequence[Any], draft_rows: Sequence[Any], token
             raise InvalidDistribution(f"drafted token {i} is {t}, not a token id in [0, {vocab})")
         ids.append(t)
     real = len(ids)
-    passes, lengths, rows_out = [], [], []
-    alive = Fraction(1)
+    steps = []
     for i, x in enumerate(ids):
         try:
             tree = position_tree(target_rows[i], draft_rows[i], rule, drafted=x, unchecked=i < rule.unchecked_drafts)
@@ -726,21 +752,18 @@ def given_block_law(target_rows: Sequence[Any], draft_rows: Sequence[Any], token
         if tree.vocab_size != vocab:
             raise InvalidDistribution(f"position {i}: V = {tree.vocab_size}, not {vocab}")
         keep = tree.accept_probability()
-        passes.append(keep)
-        lengths.append(alive * (1 - keep))
-        alive *= keep
         rejected = [Fraction(0)] * vocab
         for (output, accepted), m in tree.outcomes().items():
             if not accepted and 0 <= output < vocab:
                 rejected[output] += m
-        rows_out.append(tuple(r / (1 - keep) for r in rejected) if keep != 1 else tuple(Fraction(0) for _ in rejected))
+        steps.append((keep, tuple(r / (1 - keep) for r in rejected) if keep != 1 else tuple(Fraction(0) for _ in rejected)))
     bonus = _normalized(_rows(target_rows[real], target_rows[real], rule, None)[0]["target"])
-    lengths.append(alive)
-    rows_out.append(bonus)
+    lengths, rows_out = given_block(steps, bonus)
+    passes = tuple(keep for keep, _ in steps)
     expected = sum((i * m for i, m in enumerate(lengths)), Fraction(0))
     flags = sum(passes, Fraction(0))
-    return GivenBlockRuleLaw(real, tuple(passes), tuple(lengths), expected, flags,
-                             flags if rule.accepted_count == "flags" else expected, tuple(rows_out))
+    return GivenBlockRuleLaw(real, passes, lengths, expected, flags,
+                             flags if rule.accepted_count == "flags" else expected, rows_out)
 
 
 def accepted_prefix_expectation(pass_probabilities: Sequence[Any]) -> tuple[Fraction, Fraction]:

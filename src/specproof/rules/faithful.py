@@ -21,9 +21,18 @@ Every combination of:
 ============== ==================================================================================
 rows and steps float32, float64, bfloat16, float16 (each operation IEEE-rounded, see
                :class:`~specproof.rules.policy.Arithmetic`), and exact arithmetic on the grid coin
-accept test    ``u < fl(p/q)``, ``u <= fl(p/q)``, ``fl(u * q) < p``, ``fl(u * q) <= p``
+accept test    ``u < fl(p/q)``, ``u <= fl(p/q)``, ``fl(u * q) < p``, ``fl(u * q) <= p``; and,
+               in float32 and float64 only, ``log(u) < fl(log p - log q)`` and
+               ``u < exp(fl(log p - log q))`` (each also with ``<=``) with PyTorch's or
+               NumPy's own log and exp (their results on this machine, evaluated as data by
+               :mod:`specproof.rules.libm`, not modelled; a library's members are used only
+               when the sampler's process has imported it; NumPy's with the residual divided
+               by its sum, as ``Generator.choice`` needs); and NumPy >= 2's ``fl32(u) < fl32(p/q)``
+               and ``fl32(fl32(u) * q) < p`` on float32 rows (``Generator.random()`` is a Python
+               float, rounded to float32 when it meets one: NEP 50)
 coin           float32 grid on [0, 1) (``torch.rand``), float64 grid on [0, 1)
-               (``Generator.random``), and both grids on (0, 1] (``1 - rand()``)
+               (``Generator.random``), and both grids on (0, 1] (``1 - rand()``); the NumPy
+               log-space members use the float64 grids only
 residual       ``fl(max(p - q, 0))`` as weights of an exact categorical draw
                (``torch.multinomial``), or divided first by its float sum (left to right)
 ============== ==================================================================================
@@ -33,7 +42,8 @@ the bonus token (the tracer's model of ``torch.multinomial`` and ``Generator.cho
 
 What the family is not: a proof that a sampler matching a member is correct code (it has the
 law of correct code in that arithmetic, on these rows); an account of arithmetic outside the
-table (log-space tests, fused kernels, other sum orders: a sampler written so is judged
+table (log-space tests on log-softmax logits rather than on the probabilities, log and exp of
+another library or device, fused kernels, other sum orders: a sampler written so is judged
 ``lossy`` against the nearest member, with that member's TV reported, never silently excused).
 A member is added only with a test that real code computes its law.
 
@@ -92,6 +102,18 @@ def _members() -> tuple[Member, ...]:
             arith = Arithmetic(dtype, test, norm)
             rule = Rule(comparison=cmp, coin=coin, arithmetic=arith)
             out.append(Member(rule, f"{arith.describe(cmp)}, {_COIN_TEXT[coin.name]}"))
+    # NumPy: Generator.random's float64 grids, and the residual divided by its sum (Generator.choice needs p
+    # summing to 1)
+    for library, coins, norms in (("torch", _COINS, ("none", "divide")), ("numpy", _COINS[1::2], ("divide",))):
+        for dtype, test, cmp, coin, norm in itertools.product(("float32", "float64"), ("log", "exp"), ("<", "<="),
+                                                              coins, norms):
+            arith = Arithmetic(dtype, test, norm, library)
+            rule = Rule(comparison=cmp, coin=coin, arithmetic=arith)
+            out.append(Member(rule, f"{arith.describe(cmp)}, {_COIN_TEXT[coin.name]}"))
+    # NumPy >= 2 on float32 rows with Generator.random()'s Python-float coin: the coin is rounded to float32 (NEP 50)
+    for test, cmp, coin in itertools.product(("ratio", "product"), ("<", "<="), _COINS[1::2]):
+        arith = Arithmetic("float32", test, "divide", "numpy")
+        out.append(Member(Rule(comparison=cmp, coin=coin, arithmetic=arith), f"{arith.describe(cmp)}, {_COIN_TEXT[coin.name]}"))
     for cmp, coin in itertools.product(("<", "<="), _COINS):
         out.append(Member(Rule(comparison=cmp, coin=coin),
                           f"u {cmp} p/q exact, residual (p - q)+ exact, {_COIN_TEXT[coin.name]}"))
@@ -342,7 +364,7 @@ def _outside_support(law: Mapping, tmodel: Callable, gamma: int | None, v: int) 
 def _stream(law: Mapping, tmodel: Callable, gamma: int, v: int) -> tuple[Fraction, dict, dict]:
     """TV of the stream from the target's joint law, and both laws over gamma + 1 tokens when
     V**(gamma + 1) is at most :data:`SEQUENCE_LIMIT` (else two empty dicts)."""
-    from specproof.laws.variants import stream_tv
+    from specproof.laws.block import extend_by_target, stream_tv, target_joint
 
     valid = {b: m for b, m in law.items()
              if isinstance(b, tuple) and 1 <= len(b) <= gamma + 1 and all(_is_id(t, v) for t in b)}
@@ -351,24 +373,14 @@ def _stream(law: Mapping, tmodel: Callable, gamma: int, v: int) -> tuple[Fractio
     if v ** (gamma + 1) > SEQUENCE_LIMIT:
         return tv, {}, {}
 
-    def extend(starts: Mapping) -> dict:
-        out: dict[Prefix, Fraction] = {}
-        frontier = list(starts.items())
-        while frontier:
-            seq, m = frontier.pop()
-            if len(seq) == gamma + 1:
-                out[seq] = out.get(seq, Fraction(0)) + m
-                continue
-            for y, py in enumerate(target_law(tmodel, seq)):
-                if py:
-                    frontier.append((seq + (y,), m * py))
-        return out
+    def target(prefix: Prefix) -> tuple[Fraction, ...]:
+        return target_law(tmodel, prefix)
 
-    mine = extend(valid)
+    mine = extend_by_target(valid, target, gamma + 1)
     for b, m in law.items():
         if b not in valid:
             mine[b] = mine.get(b, Fraction(0)) + m
-    return tv, mine, extend({(): Fraction(1)})
+    return tv, mine, target_joint(target, gamma + 1)
 
 
 def _row_dtype(rows: Any) -> str | None:
@@ -454,6 +466,11 @@ def _no_valid_law(law: Mapping[Any, Fraction], gamma: int | None, exc: Degenerat
 
 def _judge(law: Mapping[Any, Fraction], target: Any, draft: Any, gamma: int | None,
            family: Sequence[Member], count_equivalents: bool) -> Judgement:
+    from specproof.rules import libm
+
+    # a library's log and exp are evaluated only if the sampler's process imported it (a NumPy-only
+    # sampler does not import torch, and cannot have used its log)
+    family = [m for m in family if m.rule.arithmetic.library is None or libm.loaded(m.rule.arithmetic.library)]
     tmodel = _model(target)
     v = len(target_law(tmodel))
     mine: dict = {}  # a block's stream over gamma + 1 tokens
@@ -468,7 +485,8 @@ def _judge(law: Mapping[Any, Fraction], target: Any, draft: Any, gamma: int | No
         tv, mine, reference = _stream(got, tmodel, gamma, v)
         differing = _difference(mine, reference)[1] if reference else []
     outside = _outside_support(got, tmodel, gamma, v)
-    caveats = sorted({c for m in family for c in m.rule.arithmetic.caveats(v)})
+    # the caveats of the arithmetic modelled; a library's log and exp only when its member is the one named
+    caveats = sorted({c for m in family if m.rule.arithmetic.library is None for c in m.rule.arithmetic.caveats(v)})
     if tv == 0:
         return Judgement("lossless", tv, Fraction(0), "exact (the target's law)", None, reference, differing, [],
                          outside, tuple(caveats))
@@ -518,5 +536,6 @@ def _judge(law: Mapping[Any, Fraction], target: Any, draft: Any, gamma: int | No
     if gamma is not None and depth != gamma:
         name += f" (verifying {depth} draft{'s' if depth > 1 else ''} of the {gamma})"
     faithful = d_tv == 0 and outside == 0
+    caveats += [c for c in member.rule.arithmetic.caveats(v, member.rule.coin) if c not in caveats]
     return Judgement("float-faithful" if faithful else "lossy", tv, d_tv, name, member, reference,
                      differing, d_diff, outside, tuple(caveats), max(0, len(matches) - 1))

@@ -65,11 +65,18 @@ class Processing:
     order : tuple of str
         The order of the steps (names from ``temperature, top_k, top_p, min_p``); the order
         changes the law (top-p before temperature is not top-p after it).
+    logit_bias : tuple of (int, float) or None
+        ``(id, bias)`` pairs added to the logits before every other step (as engines apply a
+        logit bias). Only bans, ``bias = -inf`` (the token's probability set to 0, the row
+        renormalized), are exact: a finite bias multiplies ``p(id)`` by ``exp(bias)``, which is
+        not rational, and is refused (give the biased rows, or trace the code).
 
     Notes
     -----
     Engines apply these to the target and to the draft separately; a rule carries one
-    :class:`Processing` for each. Every step is exact on rationals.
+    :class:`Processing` for each. Every step is exact on rationals. Under a rule's float
+    arithmetic, :meth:`apply_float` models the steps the way float code on probability rows does
+    them (see there); temperatures other than 0 and 1 are refused there, naming the step.
 
     Examples
     --------
@@ -84,8 +91,19 @@ class Processing:
     top_p: Fraction | None = None
     min_p: Fraction | None = None
     order: tuple[str, ...] = _STEPS
+    logit_bias: tuple[tuple[int, float], ...] | None = None
 
     def __post_init__(self) -> None:
+        if self.logit_bias is not None:
+            for pair in self.logit_bias:
+                if (not isinstance(pair, tuple) or len(pair) != 2 or isinstance(pair[0], bool)
+                        or not isinstance(pair[0], int) or pair[0] < 0):
+                    raise UnsupportedRule(f"logit_bias entry {pair!r} is not an (id >= 0, bias) pair")
+                if pair[1] != -float("inf"):
+                    raise UnsupportedRule(
+                        f"logit_bias {pair[1]!r} at id {pair[0]}: a finite bias multiplies p({pair[0]}) by "
+                        f"exp({pair[1]}), which is not rational; only bans (-inf) are exact (give the biased rows, "
+                        "or trace the code with specproof.testing.compare)")
         if set(self.order) != set(_STEPS) or len(self.order) != len(_STEPS):
             raise UnsupportedRule(f"processing order {self.order!r} must list each of {', '.join(_STEPS)} once")
         t = self.temperature
@@ -104,13 +122,102 @@ class Processing:
     def identity(self) -> bool:
         """True when no step changes a row."""
         return (self.temperature in (None, 1) and self.top_k is None and self.top_p in (None, 1)
-                and self.min_p in (None, 0))
+                and self.min_p in (None, 0) and not self.logit_bias)
+
+    def _ban(self, row: tuple[Fraction, ...], renormalize) -> tuple[Fraction, ...]:
+        if not self.logit_bias:
+            return row
+        banned = {i for i, _ in self.logit_bias}
+        if max(banned) >= len(row):
+            raise UnsupportedRule(f"logit_bias bans id {max(banned)}, outside [0, {len(row)})")
+        out = tuple(Fraction(0) if i in banned else x for i, x in enumerate(row))
+        if not any(out):
+            raise UnsupportedRule("logit_bias bans every token that has probability > 0: no row is left")
+        return renormalize(out)
 
     def apply(self, row: Sequence[Fraction]) -> tuple[Fraction, ...]:
         """Return the processed row (a probability vector of the same length)."""
-        out = tuple(row)
+        out = self._ban(tuple(row), self._normalized)
         for step in self.order:
             out = getattr(self, "_" + step)(out)
+        return out
+
+    def float_refusal(self) -> str | None:
+        """Why :meth:`apply_float` cannot model these steps (a message naming the step), or None."""
+        if self.temperature not in (None, 0, 1):
+            return (f"temperature {self.temperature} under float arithmetic: code computes softmax(logits / T) with "
+                    "its library's exp, which a rule on probability rows does not model; give the rows the code "
+                    "samples from, or trace the code against its plain sampler (compare(..., reference=plain))")
+        return None
+
+    def apply_float(self, row: Sequence[Fraction], fmt) -> tuple[Fraction, ...]:
+        """The processed row as float code on probability rows computes it, every operation rounded
+        in ``fmt`` (a :class:`~specproof.rules.floats.FloatFormat`).
+
+        Parameters
+        ----------
+        row : sequence of Fraction
+            Floats of ``fmt`` (the row as the code holds it).
+        fmt : FloatFormat
+
+        Returns
+        -------
+        tuple of Fraction
+            Floats of ``fmt``.
+
+        Raises
+        ------
+        UnsupportedRule
+            A step that is not modelled (:meth:`float_refusal`).
+
+        Notes
+        -----
+        The model, step by step (each step when it is active: a ban given, ``top_k < V``,
+        ``top_p < 1``, ``min_p > 0``): a logit-bias ban, top-k (ties at the boundary by the smallest id) and min-p (keep
+        ``x >= fl(fl(min_p) * max)``) mask entries by exact comparisons of their float values;
+        top-p ranks the entries in decreasing order (ties by id) and keeps them up to and
+        including the first at which the float running sum, left to right, reaches ``fl(top_p)``;
+        temperature 0 is the one-hot argmax. After each active masking step (whether or not it
+        zeroed an entry) the row is renormalized as
+        ``fl(x_i / s)``, ``s`` its float sum left to right (float16 and bfloat16 accumulated in
+        float32, then rounded), as code that writes ``row / row.sum()`` does for rows of at most 4
+        entries (PyTorch) or 7 (NumPy); longer rows are summed in blocks, which the rule's
+        caveats state. Engines that mask logits and take a softmax instead round differently:
+        trace them.
+
+        Examples
+        --------
+        >>> from specproof.rules.floats import FLOAT32
+        >>> Processing(top_k=1).apply_float((Fraction(1, 4), Fraction(3, 4)), FLOAT32)
+        (Fraction(0, 1), Fraction(1, 1))
+        """
+        why = self.float_refusal()
+        if why is not None:
+            raise UnsupportedRule(why)
+        from specproof.rules.floats import FLOAT32
+
+        def renormalize(r):
+            total = fmt.round(FLOAT32.sum(r)) if fmt.precision < 24 else fmt.sum(r)
+            return tuple(fmt.div(x, total) for x in r)
+
+        out = self._ban(tuple(row), renormalize)
+        for step in self.order:
+            if step == "temperature":
+                out = self._temperature(out)  # None, 1 or 0: exact
+            elif step == "top_k" and self.top_k is not None and self.top_k < len(out):
+                keep = set(self._ranked(out)[: self.top_k])
+                out = renormalize(tuple(x if i in keep else Fraction(0) for i, x in enumerate(out)))
+            elif step == "top_p" and self.top_p not in (None, 1):
+                bar, keep, mass = fmt.round(self.top_p), set(), Fraction(0)
+                for i in self._ranked(out):
+                    keep.add(i)
+                    mass = fmt.add(mass, out[i])
+                    if mass >= bar:
+                        break
+                out = renormalize(tuple(x if i in keep else Fraction(0) for i, x in enumerate(out)))
+            elif step == "min_p" and self.min_p not in (None, 0):
+                cut = fmt.mul(fmt.round(self.min_p), max(out))
+                out = renormalize(tuple(x if x >= cut else Fraction(0) for x in out))
         return out
 
     @staticmethod
@@ -161,11 +268,14 @@ class Processing:
             v = getattr(self, name)
             if v is not None:
                 out[name] = v if isinstance(v, int) and not isinstance(v, Fraction) else format_fraction(Fraction(v))
+        if self.logit_bias:
+            out["logit_bias"] = {str(i): "-inf" for i, _ in self.logit_bias}
         return out
 
 
 _DTYPES = ("exact", "float16", "bfloat16", "float32", "float64")
-_TESTS = ("ratio", "product")
+_TESTS = ("ratio", "product", "log", "exp")
+_LIBRARIES = ("torch", "numpy")
 _NORMALIZATIONS = ("none", "divide")
 
 
@@ -180,11 +290,17 @@ class Arithmetic:
         papers' verifier). A float format: the target's and the draft's rows are rounded to it
         (a row that is already in the format is unchanged), and every operation below is the
         exact result rounded to nearest, ties to even (:mod:`specproof.rules.floats`).
-    test : {"ratio", "product"}
+    test : {"ratio", "product", "log", "exp"}
         The form of the accept test, with the rule's comparison ``<`` or ``<=``: ``"ratio"``
         compares the coin with ``fl(p(x) / q(x))``; ``"product"`` compares ``fl(u * q(x))`` with
         ``p(x)``, the product computed in the wider of the coin's format and ``dtype`` (as
-        PyTorch and NumPy promote), so it needs a float-grid coin.
+        PyTorch and NumPy promote), so it needs a float-grid coin. ``"log"`` compares
+        ``log(u)`` (in the coin's own format) with ``fl(log p(x) - log q(x))``; ``"exp"``
+        compares ``u`` with ``exp(fl(log p(x) - log q(x)))``. Their ``log`` and ``exp`` are not
+        IEEE basic operations and are not modelled: they are the named :attr:`library`'s own
+        results on this machine, evaluated at the values the law needs
+        (:mod:`specproof.rules.libm`); the subtraction is IEEE-rounded as usual. ``"log"`` needs
+        a float32 or float64 grid coin.
     normalization : {"none", "divide"}
         How the residual ``fl(max(p - q, 0))`` is handed to the draw: as weights (the draw
         normalizes them exactly, as ``torch.multinomial`` is modelled), or divided first by its
@@ -192,6 +308,12 @@ class Arithmetic:
         and float64 and in float32 (then rounded once) for float16 and bfloat16, as NumPy does for
         rows of fewer than 8 entries and PyTorch for rows of at most 4 (measured); for longer rows
         their block order is not modelled, which :meth:`caveats` states.
+    library : {"torch", "numpy"} or None
+        Whose ``log`` and ``exp`` a ``"log"`` or ``"exp"`` test uses (required for them; ``dtype``
+        float32 or float64). With ``"ratio"`` or ``"product"``, ``"numpy"`` (float32 only) means
+        NumPy >= 2's scalar semantics (NEP 50): a Python-float coin (``Generator.random()``) met
+        with a float32 value is rounded to float32 first, so the test is ``fl32(u) < fl32(p/q)`` or
+        ``fl32(fl32(u) * q) < p``; None is PyTorch's (and NumPy's array) promotion, exact.
 
     Notes
     -----
@@ -205,11 +327,14 @@ class Arithmetic:
     'u <= fl32(p/q), residual fl32(max(p - q, 0)) as weights'
     >>> EXACT.describe("<")
     'u < p/q, exact'
+    >>> Arithmetic("float32", "log", library="torch").describe("<")
+    'torch log(u) < fl32(log p - log q), residual fl32(max(p - q, 0)) as weights'
     """
 
     dtype: str = "exact"
     test: str = "ratio"
     normalization: str = "none"
+    library: str | None = None
 
     def __post_init__(self) -> None:
         for name, allowed in (("dtype", _DTYPES), ("test", _TESTS), ("normalization", _NORMALIZATIONS)):
@@ -218,6 +343,16 @@ class Arithmetic:
         if self.dtype == "exact" and (self.test, self.normalization) != ("ratio", "none"):
             raise UnsupportedRule("exact arithmetic has test 'ratio' and normalization 'none' (the other forms "
                                   "compute the same exact values)")
+        if self.test in ("log", "exp"):
+            if self.library not in _LIBRARIES:
+                raise UnsupportedRule(f"the {self.test} test uses a library's own log and exp: library must be one of "
+                                      f"{', '.join(_LIBRARIES)}, not {self.library!r}")
+            if self.dtype not in ("float32", "float64"):
+                raise UnsupportedRule(f"the {self.test} test is evaluated in float32 or float64, not {self.dtype} "
+                                      "(log and exp of half formats are not evaluated)")
+        elif self.library is not None and (self.library, self.dtype) != ("numpy", "float32"):
+            raise UnsupportedRule(f"library {self.library!r} with the {self.test} test: only 'numpy' with float32 "
+                                  "(a Python-float coin rounded to float32, NEP 50); torch's promotion is the default")
 
     @property
     def is_exact(self) -> bool:
@@ -235,20 +370,45 @@ class Arithmetic:
         if self.is_exact:
             return f"u {comparison} p/q, exact"
         fl = {"float16": "fl16", "bfloat16": "flbf16", "float32": "fl32", "float64": "fl64"}[self.dtype]
-        test = f"u {comparison} {fl}(p/q)" if self.test == "ratio" else f"{fl}(u * q) {comparison} p"
+        if self.library == "numpy" and self.test in ("ratio", "product"):  # NEP 50: u is rounded to the row's dtype
+            test = (f"{fl}(u) {comparison} {fl}(p/q)" if self.test == "ratio"
+                    else f"{fl}({fl}(u) * q) {comparison} p") + " (numpy: a Python-float coin)"
+            norm = "as weights" if self.normalization == "none" else f"divided by its {fl} sum"
+            return f"{test}, residual {fl}(max(p - q, 0)) {norm}"
+        test = {"ratio": f"u {comparison} {fl}(p/q)", "product": f"{fl}(u * q) {comparison} p",
+                "log": f"{self.library} log(u) {comparison} {fl}(log p - log q)",
+                "exp": f"u {comparison} {self.library} exp({fl}(log p - log q))"}[self.test]
         norm = "as weights" if self.normalization == "none" else f"divided by its {fl} sum"
         return f"{test}, residual {fl}(max(p - q, 0)) {norm}"
 
-    def caveats(self, vocab_size: int) -> list[str]:
-        """What this model does not capture exactly at vocabulary size ``vocab_size``."""
+    def caveats(self, vocab_size: int, coin: CoinModel | None = None) -> list[str]:
+        """What this model does not capture exactly at vocabulary size ``vocab_size`` (with ``coin``,
+        also what the log test assumes of that coin's grid)."""
+        out = []
         if not self.is_exact and self.normalization == "divide" and vocab_size >= 5:
-            return [f"the residual's {self.dtype} sum is modelled left to right; at V = {vocab_size} PyTorch (V >= 5) "
-                    "and NumPy (V >= 8) sum in blocks, whose rounding may differ by an ulp"]
-        return []
+            out.append(f"the residual's {self.dtype} sum is modelled left to right; at V = {vocab_size} PyTorch (V >= 5) "
+                       "and NumPy (V >= 8) sum in blocks, whose rounding may differ by an ulp")
+        if self.library is not None and self.test in ("ratio", "product"):
+            out.append("NumPy >= 2 rounds a Python-float coin to float32 where it meets a float32 value (NEP 50); "
+                       "with NumPy 1's value-based casting the comparison would be exact")
+        elif self.library is not None:
+            import sys
+
+            mod = sys.modules.get(self.library)
+            version = f" {mod.__version__}" if mod is not None and hasattr(mod, "__version__") else ""
+            out.append(f"log and exp are not modelled: they are {self.library}{version}'s own {self.dtype} results on "
+                       "this machine (CPU), evaluated at the rows' values and the coin's grid points and used as data")
+            if self.test == "log" and coin is not None and coin.bits == 53:
+                out.append(f"{self.library}'s float64 log is assumed monotone on the float64 coin grid (the passing "
+                           "coins are counted by bisection)")
+        return out
 
     def as_dict(self) -> dict[str, str]:
         """JSON-ready data."""
-        return {"dtype": self.dtype, "test": self.test, "normalization": self.normalization}
+        out = {"dtype": self.dtype, "test": self.test, "normalization": self.normalization}
+        if self.library is not None:
+            out["library"] = self.library
+        return out
 
 
 EXACT = Arithmetic()
@@ -378,9 +538,14 @@ class Rule:
         if not self.arithmetic.is_exact:
             if self.arithmetic.test == "product" and self.coin.bits is None:
                 raise UnsupportedRule(f"the accept test fl(u * q) < p needs a float-grid coin, not {self.coin.name}")
-            if not (self.target_processing.identity and self.draft_processing.identity):
-                raise UnsupportedRule("float arithmetic is modelled on the rows as given; processing steps "
-                                      "(temperature, top-k, top-p, min-p) are exact only")
+            if self.arithmetic.test == "log" and self.coin.bits not in (24, 53):
+                raise UnsupportedRule(f"the accept test log(u) < log p - log q needs a float32 or float64 grid coin, "
+                                      f"not {self.coin.name}")
+            for name in ("target_processing", "draft_processing", "proposal_processing"):
+                proc = getattr(self, name)
+                why = None if proc is None else proc.float_refusal()
+                if why is not None:
+                    raise UnsupportedRule(f"{name}: {why}")
             if self.residual == "floor" or self.residual_draw != "independent":
                 raise UnsupportedRule("float arithmetic is modelled for the positive-part residual with an "
                                       "independent draw; this rule's residual is exact only")
@@ -438,10 +603,23 @@ STANDARD = Rule()
 def _processing_from(data: Any, where: str) -> Processing:
     if not isinstance(data, dict):
         raise UnsupportedRule(f"{where} must be an object, got {type(data).__name__}")
-    unknown = set(data) - {*_STEPS, "order"}
+    unknown = set(data) - {*_STEPS, "order", "logit_bias"}
     if unknown:
         raise UnsupportedRule(f"{where} has unknown keys {sorted(unknown)}")
     kw: dict[str, Any] = {}
+    if data.get("logit_bias"):
+        bias = data["logit_bias"]
+        if not isinstance(bias, dict):
+            raise UnsupportedRule(f"{where}.logit_bias must be an object id -> bias, got {type(bias).__name__}")
+        pairs = []
+        for key, value in bias.items():
+            if not str(key).isdigit():
+                raise UnsupportedRule(f"{where}.logit_bias key {key!r} is not a token id")
+            if value not in ("-inf", -float("inf")):
+                raise UnsupportedRule(f"{where}.logit_bias[{key}] is {value!r}: a finite bias multiplies p by exp(bias), "
+                                      "which is not rational; only bans (\"-inf\") are exact")
+            pairs.append((int(key), -float("inf")))
+        kw["logit_bias"] = tuple(sorted(pairs))
     for name in ("temperature", "top_p", "min_p"):
         if data.get(name) is not None:
             kw[name] = to_fraction(data[name], what=f"{where}.{name}")
@@ -496,8 +674,9 @@ def rule_from_dict(data: Any) -> Rule:
         arith = kw["arithmetic"]
         if isinstance(arith, str):
             arith = {"dtype": arith}
-        if not isinstance(arith, dict) or set(arith) - {"dtype", "test", "normalization"}:
-            raise UnsupportedRule("arithmetic must be a dtype name or an object with keys dtype, test, normalization")
+        if not isinstance(arith, dict) or set(arith) - {"dtype", "test", "normalization", "library"}:
+            raise UnsupportedRule("arithmetic must be a dtype name or an object with keys dtype, test, normalization, "
+                                  "library")
         kw["arithmetic"] = Arithmetic(**arith)
     return Rule(**kw)
 

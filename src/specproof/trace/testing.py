@@ -522,7 +522,8 @@ def _small_rows(max_vocab: int, max_denominator: int):
 def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_vocab: int = 4,
                  max_denominator: int = 4, dtype: str = "float32", array: str = "torch",
                  numpy_rng: str | None = None, max_pairs: int = 5_000, max_runs: int = 200_000,
-                 progress: Callable[[int], Any] | None = None) -> Counterexample | None:
+                 progress: Callable[[int], Any] | None = None,
+                 reference: Callable[..., Any] | None = None) -> Counterexample | None:
     """The smallest small rational input on which ``sampler`` is judged ``lossy`` (as
     :func:`specproof.rules.audit.search_counterexample` does for rules).
 
@@ -549,6 +550,11 @@ def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_v
         Stop after this many pairs (default 5,000).
     progress : callable, optional
         Called with 1 after each pair.
+    reference : callable, optional
+        The engine's plain (non-speculative) sampler ``reference(row) -> token id``: each pair is
+        judged by the differential test of :func:`compare` (the speculative step's law against
+        the plain sampler's on the same target rows, exact, no float-ideal family), so the search
+        finds the smallest input on which the two differ, float floors included.
 
     Returns
     -------
@@ -559,8 +565,9 @@ def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_v
     Raises
     ------
     SpecProofError
-        A bad dtype or array kind; the tracer's errors on a pair (a sampler that cannot be traced
-        is not searched around).
+        A bad dtype or array kind; a ``reference`` that is not callable; the tracer's errors on a
+        pair (a sampler that cannot be traced is not searched around), and the reference
+        sampler's, named (it emits no token id, say).
 
     Examples
     --------
@@ -573,6 +580,9 @@ def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_v
     """
     if gamma is not None and (isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1):
         raise SpecProofError(f"gamma must be an integer >= 1 or None, got {gamma!r}")
+    if reference is not None and not callable(reference):
+        raise SpecProofError(f"reference must be the plain sampler, a callable row -> token id, not "
+                             f"{type(reference).__name__} (a fixed expected law does not fit every searched row)")
     make = _row_maker(array, dtype)
     rows = list(_small_rows(max_vocab, max_denominator))
     by_v: dict[int, list] = {}
@@ -588,7 +598,7 @@ def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_v
             p_t, q_t = make([a] * (gamma + 1) if gamma else a), make([b] * gamma if gamma else b)
             try:
                 result = compare(sampler, p_t, q_t, gamma=gamma, numpy_rng=numpy_rng, max_runs=max_runs,
-                                 _count_equivalents=False)
+                                 reference=reference, _count_equivalents=False)
             except InvalidDistribution:
                 continue  # a row that the dtype rounds to no distribution (all zero)
             except SamplerRaised as exc:

@@ -28,7 +28,8 @@ What is intercepted, and how each call is modelled
                                0). A row with a NaN or +inf weight or no positive weight is left
                                to the code's own argmax. E = -0.0 (PyTorch's CPU kernel at u = 0,
                                probability 2^-53 per element; then ``0 / E`` is NaN and argmax
-                               returns that zero-weight id) is an explicit option,
+                               returns that zero-weight id; at a -inf weight ``-inf / E`` is
+                               +inf, and that id wins) is an explicit option,
                                ``exponential_zeros=True``. Any other use of E or of ``w / E``
                                (``log E``, ``w * E``, a second race on the same E, ``max`` of the
                                values, a flattened argmax) is refused, naming it
@@ -153,6 +154,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from specproof.errors import InvalidDistribution, SpecProofError
+from specproof.laws.block import stream_tv as _stream_tv
 
 __all__ = ["UnmodelledRandomness", "NotPiecewiseConstant", "ContinuousThreshold", "TraceTooLarge", "SamplerRaised",
            "Trace", "trace", "intercepted", "stream_tv", "EXPONENTIAL_ZERO"]
@@ -734,33 +736,46 @@ def _slots(s: frozenset[int]) -> str:
 
 def _decide_race(run: _Run, row: list[float], r: int, fill: Any) -> Any:
     """Decide one race ``argmax_i w_i / E_i``; return the E row that makes the code compute that winner."""
-    if any(math.isnan(x) or x == math.inf for x in row) or max(row) <= 0:
+    decided = any(math.isnan(x) or x == math.inf for x in row)  # a NaN or +inf wins whatever E is
+    if decided or max(row) <= 0:
         if max(row) < 0 and not any(math.isnan(x) for x in row):
             raise UnmodelledRandomness(
                 f"Tensor.exponential_: race row {r} has only negative weights, a race whose law is not w / sum(w); "
                 "not modelled")
-        fill[:] = 1.0  # a NaN, an inf, or no positive weight: the argmax does not depend on E
-        return fill
-    call = "Tensor.exponential_"
-    zeros = [i for i, x in enumerate(row) if x == 0]
-    if run.exponential_zeros and zeros:
-        # PyTorch's kernel gives E_i = -0.0 with probability 2^-53 per element; at a zero weight w_i / E_i is NaN
-        # and argmax returns the first NaN: that zero-weight id wins whatever the other weights are
-        eps = EXPONENTIAL_ZERO
-        probs = [(1 - eps) ** len(zeros)] + [eps * (1 - eps) ** k for k in range(len(zeros))]
-        z = _draw_categorical(run, (None, *zeros), tuple(probs), call)
-        if z is not None:
-            fill[:] = math.inf
-            fill[z] = -0.0
+        if decided or not run.exponential_zeros or max(row) < 0:
+            fill[:] = 1.0  # the argmax does not depend on E
             return fill
+    call = "Tensor.exponential_"
+    minus_inf = [i for i, x in enumerate(row) if x == -math.inf]
+
+    def winner(z: int) -> Any:  # E = -0.0 at z, +inf elsewhere (1 at a -inf weight: -inf / inf would be NaN)
+        fill[:] = math.inf
+        for i in minus_inf:
+            fill[i] = 1.0
+        fill[z] = -0.0
+        return fill
+
+    if run.exponential_zeros:
+        # PyTorch's kernel gives E_i = -0.0 with probability 2^-53 per element. At a zero weight w_i / E_i is NaN,
+        # and argmax returns the first NaN: the first zero-weight id with E = -0.0 wins whatever else holds. Else, at
+        # a -inf weight -inf / -0.0 = +inf: the first such id with E = -0.0 wins (pytorch #192577 with a -inf weight)
+        eps = EXPONENTIAL_ZERO
+        for ids in ([i for i, x in enumerate(row) if x == 0], minus_inf):
+            if ids:
+                probs = [(1 - eps) ** len(ids)] + [eps * (1 - eps) ** k for k in range(len(ids))]
+                z = _draw_categorical(run, (None, *ids), tuple(probs), call)
+                if z is not None:
+                    return winner(z)
+    if max(row) <= 0:  # zeros and -infs only, no E = -0.0 drawn: 0 / E = 0 wins, the code's argmax decides
+        fill[:] = 1.0
+        return fill
     weights = [Fraction(x) if x > 0 else Fraction(0) for x in row]
     total = sum(weights, Fraction(0))
     j = _draw_categorical(run, tuple(range(len(row))), tuple(x / total for x in weights), call)
     fill[:] = math.inf
     fill[j] = 1.0
-    for i, x in enumerate(row):
-        if x == -math.inf:  # -inf / inf would be NaN; -inf / 1 = -inf loses, as it does in the code
-            fill[i] = 1.0
+    for i in minus_inf:  # -inf / inf would be NaN; -inf / 1 = -inf loses, as it does in the code
+        fill[i] = 1.0
     return fill
 
 
@@ -1019,7 +1034,8 @@ _CALL_ASSUMPTIONS = {
 _EXPONENTIAL_ZEROS = (
     "exponential_zeros=True: in each race with zero weights, the first zero-weight id (in index order) whose E_i is "
     "-0.0 wins through the NaN of 0 / -0.0, each E_i being -0.0 independently with probability 2^-53 (PyTorch's CPU "
-    "kernel at u = 0); the code's argmax decides that race with E = -0.0 there and +inf elsewhere. A zero E_i at a "
+    "kernel at u = 0); the code's argmax decides that race with E = -0.0 there and +inf elsewhere. Failing that, the "
+    "first -inf-weight id whose E_i is -0.0 wins through -inf / -0.0 = +inf (same probabilities). A zero E_i at a "
     "positive weight (-inf there, so that id loses) is still not modelled: it changes a race with P positive weights "
     "by at most 1 - (1 - 2^-53)^P")
 
@@ -1308,7 +1324,9 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
         Model PyTorch's CPU ``Tensor.exponential_`` returning -0.0 (at ``u = 0``, probability
         :data:`EXPONENTIAL_ZERO` = 2^-53 per element): in each race with zero weights, the first
         zero-weight id whose E is -0.0 wins through the NaN of ``0 / -0.0``, as the code's argmax
-        decides. Default False: the race is idealized and the edge is stated, not in the law.
+        decides; failing that, the first ``-inf``-weight id whose E is -0.0 wins through
+        ``-inf / -0.0 = +inf``. Default False: the race is idealized and the edge is stated, not
+        in the law.
     progress : callable, optional
         Called with 1 after each run of the sampler (for a progress bar on a long trace).
     read_thresholds : bool, optional
@@ -1406,8 +1424,13 @@ def stream_tv(law: dict[tuple[int, ...], Fraction], rows: Any) -> Fraction:
     -------
     Fraction
         ``(1/2) sum_s |M(s) - R(s)|`` over sequences s of n ids, where M continues each block by
-        sampling ``rows`` and R is their product; computed on the trie of the blocks, in
-        O(blocks * n * V), never by enumerating V^n sequences.
+        sampling ``rows`` and R is their product: :func:`specproof.laws.block.stream_tv` with the
+        row ``rows[i]`` after every prefix of i ids (O(blocks * n * V), never V^n sequences).
+
+    Raises
+    ------
+    InvalidDistribution
+        A block of no ids or of more than ``len(rows)``.
 
     Examples
     --------
@@ -1416,26 +1439,7 @@ def stream_tv(law: dict[tuple[int, ...], Fraction], rows: Any) -> Fraction:
     Fraction(1, 4)
     """
     n = len(rows)
-    ends: dict[tuple[int, ...], Fraction] = {}
-    inner: dict[tuple[int, ...], set[int]] = {}
-    for b, m in law.items():
+    for b in law:
         if not 1 <= len(b) <= n:
             raise InvalidDistribution(f"block {b} has {len(b)} ids, not 1 to {n}")
-        ends[b] = ends.get(b, Fraction(0)) + m
-        for k in range(len(b)):
-            inner.setdefault(b[:k], set()).add(b[k])
-    total = Fraction(0)
-    stack: list[tuple[tuple[int, ...], Fraction, Fraction]] = [((), Fraction(0), Fraction(1))]
-    while stack:
-        a, mine, ref = stack.pop()  # mine: blocks ended within a, continued to a; ref: R(a)
-        mine += ends.get(a, Fraction(0))
-        kids = inner.get(a)
-        if not kids or len(a) == n:
-            total += abs(mine - ref)
-            continue
-        row = rows[len(a)]
-        rest = Fraction(1) - sum((row[y] for y in kids), Fraction(0))
-        total += abs(mine - ref) * rest
-        for y in kids:
-            stack.append((a + (y,), mine * row[y], ref * row[y]))
-    return total / 2
+    return _stream_tv(law, lambda prefix: rows[len(prefix)], n - 1)

@@ -1,0 +1,95 @@
+"""``specproof corpus``: the CLI wiring (``add_parser`` and ``run``); all logic lives in the package."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_parser", "run"]
+
+log = logging.getLogger("specproof.corpus")
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add the ``corpus`` subcommand to an argparse subparsers object; return its parser."""
+    co = sub.add_parser(
+        "corpus",
+        help="exact acceptance at every position of a text; or check an engine's counters (--log)",
+        description="With no arguments: the shipped text through the phone trigram model (V = 41) and "
+        "SmolLM2-135M with its 3-bit draft (V = 49,152). Writes corpus.parquet (per position: alpha exact "
+        "as n/d and the float path's, E[emitted] bounds per gamma), summary.json/.md and plots into --out. "
+        "With --log FILE: the counter check of an engine log (see docs/corpus.md).",
+    )
+    co.add_argument("--text", type=Path, help="a UTF-8 text file (paragraphs are documents); default: the shipped text")
+    co.add_argument("--pair", action="append", dest="pairs", metavar="PAIR",
+                    help="a model pair: phone, smollm2, or TARGET,DRAFT (two HF causal LMs, names or paths); "
+                    "repeat for several (default: phone and smollm2)")
+    co.add_argument("--gamma-max", type=int, default=6, help="largest gamma (default 6)")
+    co.add_argument("--mass-bound", type=float, default=0.05,
+                    help="explore off-text children until their unexplored accept mass times (gamma_max - 1) is at most this")
+    co.add_argument("--max-explore", type=int, default=8, help="at most this many off-text children per position (default 8)")
+    co.add_argument("--cost-ratio", default="1/20", help="c of Leviathan et al. Thm 3.8, exact (default 1/20)")
+    co.add_argument("--out", type=Path, default=Path("specproof-corpus"), help="output directory (default specproof-corpus)")
+    co.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                    help="run on Ray Data: a local cluster (num_cpus=2) or join ADDRESS")
+    co.add_argument("--workers", type=int, default=2, help="model actors on Ray (default 2)")
+    co.add_argument("--log", type=Path, help="an engine log (Parquet) to check against the exact law")
+    co.add_argument("--level", default="1/1000", help="false-alarm rate of the counter test (default 1/1000)")
+    co.add_argument("--bias", default="1/20", help="bias (tokens per step) at which the test's power is stated (default 1/20)")
+    co.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    return co
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``specproof corpus``; 0 on success (log check: 0 passed, 1 flagged)."""
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        from ..errors import SpecProofError
+
+        raise SpecProofError("specproof corpus needs pyarrow: pip install 'specproof[corpus]'") from None
+    if args.log is not None:
+        from .log import check_log, render_check
+
+        report = check_log(args.log, level=args.level, bias=args.bias)
+        if args.json:
+            print(json.dumps(report, sort_keys=True))
+        else:
+            print(render_check(report))
+        return 0 if report["passed"] else 1
+    from .pipeline import Config, default_text, finish, plan, run_local
+
+    cfg = Config(pairs=tuple(args.pairs or ("phone", "smollm2")), gamma_max=args.gamma_max, mass_bound=args.mass_bound,
+                 max_explore=args.max_explore, cost_ratio=args.cost_ratio)
+    text = args.text.read_text(encoding="utf-8") if args.text else default_text()
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    units, todo = plan(text, cfg, out)
+    log.info("specproof corpus: %d units, %d to compute (%d shards already in %s)", len(units), len(todo),
+             len(units) - len(todo), out / "shards")
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(todo), desc="units", unit="doc", file=sys.stderr, disable=None)
+    if args.ray is not None:
+        from .ray import run_ray
+
+        run_ray(todo, cfg, out, address=None if args.ray == "local" else args.ray, workers=args.workers,
+                progress=lambda u: bar.update(1))
+    else:
+        run_local(todo, cfg, out, progress=lambda u: bar.update(1))
+    bar.close()
+    summary = finish(units, cfg, out)
+    log.info("specproof corpus: %.1f s; wrote %s", time.monotonic() - start, out / "corpus.parquet")
+    if args.json:
+        print(json.dumps(summary, sort_keys=True))
+    else:
+        from .summary import render_markdown
+
+        print(render_markdown(summary))
+    return 0

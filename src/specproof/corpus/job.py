@@ -1,0 +1,213 @@
+"""The exact work at every position of a corpus: alpha, and bounds on E[emitted] per gamma.
+
+At a position t of a text (teacher-forced: the context is the text before t), the target's row
+p_t and the draft's row q_t give the exact acceptance probability alpha_t = sum_x min(p_t, q_t)
+(Leviathan et al. 2023, Thm 3.5). One verification step with gamma drafts started there emits
+
+    E[emitted] = 1 + sum over drafted prefixes s, 1 <= |s| <= gamma, of reach(s),
+
+where reach(s) = prod_i min(p, q)(s_i | context, s_<i) is the probability that the verifier
+accepts every draft of s (Leviathan et al. 2023, Sec. 3.4; :mod:`specproof.laws.chain` computes the
+same law by enumeration). The tree below the context needs rows after drafted prefixes: along the
+text they are the next positions' rows (free); other prefixes are *explored* (their rows computed
+by the models) or not. A prefix whose rows are unknown contributes its own reach exactly and a
+subtree of at most ``reach * (gamma - depth)``; so :func:`accepted_bounds` returns exact bounds
+``lo <= E[accepted] <= hi`` whose gap is that weighted unexplored mass.
+
+Bounds are integers over ``2**bits`` (default :data:`GRID_BITS`), rounded outward at every node
+(lo down, hi up): the exact value's denominator grows with every level (products of row
+denominators), the rounded bounds stay small. The rounding adds at most ``gamma * 2**-bits`` to
+``hi - lo``. At gamma = 1 the value is exact: ``1 + alpha`` (alpha is stored as ``"n/d"``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import InvalidDistribution
+from ..laws.exact import emitted_law
+from ..laws.rational import from_floats
+
+__all__ = ["GRID_BITS", "Node", "node_law", "node_from_record", "node_record", "accepted_bounds",
+           "emitted_bounds", "context_hash"]
+
+#: The grid of the rounded bounds: multiples of 2**-GRID_BITS.
+GRID_BITS = 128
+
+
+@dataclass(frozen=True)
+class Node:
+    """The exact acceptance data at one context (node of the drafting tree).
+
+    Attributes
+    ----------
+    denominator : int
+        D, the common denominator of the exact rows (``p = P/D``, ``q = Q/D``).
+    accepted : int
+        ``A = sum_x min(P, Q)``: alpha = A / D.
+    children : tuple of (int, int)
+        ``(token, min(P, Q)[token])`` for the children whose subtrees the caller may look up
+        (sorted by token); the accept masses of all others are ``A`` minus these.
+    alpha_float : float
+        The float path's alpha (:func:`specproof.numeric.acceptance_probability`) on the float rows.
+    """
+
+    denominator: int
+    accepted: int
+    children: tuple[tuple[int, int], ...]
+    alpha_float: float
+
+    @property
+    def alpha(self) -> Fraction:
+        """alpha = A / D, exact."""
+        return Fraction(self.accepted, self.denominator)
+
+
+def node_law(p: Any, q: Any, children: Iterable[int] | None, *, atol: float) -> Node:
+    """Exact alpha at one node from float rows, and the accept masses of the named children.
+
+    Parameters
+    ----------
+    p, q : array_like of float, shape [V]
+        Target and draft rows (float64 or float32), made exact by
+        :func:`specproof.rational.from_floats` (exact dyadic values, exact renormalization).
+    children : iterable of int or None
+        Token ids whose accept mass min(p, q)(y) is kept; None keeps every token with a
+        positive accept mass.
+    atol : float
+        Largest accepted ``|sum - 1|`` of each float row.
+
+    Returns
+    -------
+    Node
+
+    Raises
+    ------
+    InvalidDistribution
+        A row that is not a float probability vector within ``atol``, rows of different lengths,
+        or a child id outside [0, V).
+
+    References
+    ----------
+    Leviathan et al. 2023, Theorem 3.5 (alpha = 1 - TV = sum min(p, q)).
+    """
+    from ..laws import numeric
+
+    law = emitted_law(from_floats(p, atol=atol, name="p"), from_floats(q, atol=atol, name="q"))
+    accept = law.accept.tolist()
+    if children is None:
+        kids = tuple((y, a) for y, a in enumerate(accept) if a)
+    else:
+        ids = sorted(set(int(y) for y in children))
+        if ids and not (0 <= ids[0] and ids[-1] < len(accept)):
+            raise InvalidDistribution(f"child ids {ids} are not all in [0, {len(accept)})")
+        kids = tuple((y, accept[y]) for y in ids)
+    alpha_float = float(numeric.acceptance_probability(np.asarray(p), np.asarray(q), atol=atol))
+    return Node(law.denominator, law.accepted, kids, alpha_float)
+
+
+def node_record(node: Node) -> dict[str, Any]:
+    """A JSON- and Arrow-safe form of a :class:`Node` (big integers as decimal strings)."""
+    return {"d": str(node.denominator), "a": str(node.accepted),
+            "children": [[y, str(a)] for y, a in node.children], "alpha_float": node.alpha_float}
+
+
+def node_from_record(record: Mapping[str, Any]) -> Node:
+    """Inverse of :func:`node_record`."""
+    return Node(int(record["d"]), int(record["a"]), tuple((int(y), int(a)) for y, a in record["children"]),
+                float(record["alpha_float"]))
+
+
+Key = Hashable
+
+
+def accepted_bounds(key: Key, k: int, lookup: Callable[[Key], Node | None], child: Callable[[Key, int], Key],
+                    memo: dict, bits: int = GRID_BITS) -> tuple[int, int]:
+    """Bounds on E[accepted drafts within depth k] below a node, given that it is reached.
+
+    Parameters
+    ----------
+    key : hashable
+        The node.
+    k : int
+        Depth left (>= 0).
+    lookup : callable
+        ``lookup(key)`` gives the node's :class:`Node`, or None if its rows are unknown.
+    child : callable
+        ``child(key, y)`` gives the key of the node after drafting y.
+    memo : dict
+        Cache keyed by ``(key, k)``, shared across calls (keys must identify the node's subtree:
+        for a Markov model the state, for a transformer the context).
+    bits : int
+        The grid: the results are integers over ``2**bits``.
+
+    Returns
+    -------
+    lo, hi : int
+        ``lo / 2**bits <= sum_{1 <= |s| <= k} reach(s) <= hi / 2**bits``, reach relative to the node.
+
+    Notes
+    -----
+    With ``a_y = min(P, Q)[y] / D``: the sum is ``sum_y a_y (1 + S_y)``, ``S_y`` the child's own sum
+    within depth ``k - 1``. A child the caller does not name, or whose rows are unknown, has
+    ``0 <= S_y <= k - 1`` (each level below it has total mass at most 1). A node with unknown rows
+    gets ``[0, k]``. lo is rounded down and hi up, once per node.
+    """
+    if k == 0:
+        return 0, 0
+    hit = memo.get((key, k))
+    if hit is not None:
+        return hit
+    node = lookup(key)
+    if node is None:
+        out = (0, k << bits)
+    else:
+        d, a_total = node.denominator, node.accepted
+        lo = hi = a_total << bits
+        if k > 1:
+            rest = a_total
+            for y, a in node.children:
+                if a:
+                    clo, chi = accepted_bounds(child(key, y), k - 1, lookup, child, memo, bits)
+                    lo, hi, rest = lo + a * clo, hi + a * chi, rest - a
+            hi += rest * ((k - 1) << bits)
+        out = (lo // d, -(-hi // d))
+    memo[(key, k)] = out
+    return out
+
+
+def emitted_bounds(key: Key, gamma_max: int, lookup: Callable[[Key], Node | None], child: Callable[[Key, int], Key],
+                   memo: dict, bits: int = GRID_BITS) -> list[tuple[Fraction, Fraction]]:
+    """``[(lo, hi)]`` of E[emitted tokens of one verification step] for gamma = 1..gamma_max.
+
+    E[emitted] = 1 + E[accepted] (the residual draw or the bonus token, Leviathan et al. 2023 Sec. 3.4);
+    at gamma = 1 both bounds are exactly ``1 + alpha``. See :func:`accepted_bounds`.
+
+    Raises
+    ------
+    InvalidDistribution
+        If gamma_max < 1 or the root's rows are unknown.
+    """
+    if isinstance(gamma_max, bool) or not isinstance(gamma_max, int) or gamma_max < 1:
+        raise InvalidDistribution(f"gamma_max must be an integer >= 1, got {gamma_max!r}")
+    root = lookup(key)
+    if root is None:
+        raise InvalidDistribution(f"no rows at the position {key!r}")
+    out = [(1 + root.alpha, 1 + root.alpha)]
+    scale = 1 << bits
+    for g in range(2, gamma_max + 1):
+        lo, hi = accepted_bounds(key, g, lookup, child, memo, bits)
+        out.append((1 + Fraction(lo, scale), 1 + Fraction(hi, scale)))
+    return out
+
+
+def context_hash(pair: str, ids: Sequence[int]) -> str:
+    """sha256 (first 16 hex digits) of the pair's name and the context's token ids."""
+    text = pair + ":" + ",".join(str(int(i)) for i in ids)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+

@@ -1,0 +1,279 @@
+"""A library's own ``log`` and ``exp``, evaluated and kept as data.
+
+``log`` and ``exp`` are not basic IEEE operations: IEEE 754 recommends but does not require that
+they be correctly rounded, and PyTorch and NumPy return different floats for the same input
+(measured here: NumPy's float32 ``log`` differs from PyTorch's on about a fifth of the float32
+coin grid, and is not even monotone on it). A verifier that tests ``log u < log p - log q`` or
+``u < exp(log p - log q)`` therefore has a law that depends on its library's results. This module
+does not model them: it *evaluates* the library's own function, in the row's dtype, at the
+finitely many values the law needs (the rows' entries, the differences formed from them, and the
+coin's grid points), and returns the results as exact values. A law built from them is exact about
+the code on the machine it was computed on; it is not a statement about other machines, versions
+or builds, which :func:`provenance` names.
+
+============ ============================================================================
+value        how it is obtained
+============ ============================================================================
+``log p``    the library's log of the whole row, as one vector of the row's dtype
+``exp d``    the library's exp of one value of the row's dtype
+``log u``    float32 coins: the library's log of every grid point (2^24 + 1 values, one
+             vector, once per process), then counted exactly; float64 coins: bisection on the
+             grid with one library call per probe, which assumes the library's float64 log
+             is monotone (checked at the probes only; stated in the rule's caveats)
+============ ============================================================================
+
+PyTorch's results are those of CPU tensors; a 0-dim tensor and a whole vector gave identical
+results on 20,000 float32 and float64 inputs here (measured), but a kernel that takes another
+path (a GPU, another vector width) may round otherwise.
+
+References
+----------
+IEEE Std 754-2019, Section 9.2 (recommended correctly rounded functions; not required);
+Muller et al., *Handbook of Floating-Point Arithmetic*, 2nd ed. 2018, Chapter 10.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import math
+import sys
+from fractions import Fraction
+from typing import Sequence
+
+from specproof.errors import SpecProofError
+
+__all__ = ["LIBRARIES", "DTYPES", "LibraryUnavailable", "loaded", "provenance", "log_row", "exp_value",
+           "log_coin_count", "rounds_python_coin"]
+
+#: The libraries whose functions can be evaluated.
+LIBRARIES = ("torch", "numpy")
+#: The dtypes in which they are evaluated.
+DTYPES = ("float32", "float64")
+
+Value = "Fraction | float"  # a finite exact value, or +-inf, or NaN (a float)
+
+
+class LibraryUnavailable(SpecProofError):
+    """The library a log-space rule names cannot be imported here."""
+
+
+def _check(library: str, dtype: str) -> None:
+    if library not in LIBRARIES:
+        raise SpecProofError(f"library {library!r} is not one of {', '.join(LIBRARIES)}")
+    if dtype not in DTYPES:
+        raise SpecProofError(f"log and exp are evaluated in {', '.join(DTYPES)}, not {dtype!r}")
+
+
+@functools.lru_cache(maxsize=None)
+def _module(library: str):
+    try:
+        return importlib.import_module(library)
+    except ImportError as exc:
+        raise LibraryUnavailable(f"a log-space rule names {library}'s log and exp, but {library} cannot be "
+                                 f"imported here ({exc}); install it or use another library") from None
+
+
+def loaded(library: str) -> bool:
+    """True iff ``library`` is already imported (a sampler that never imported it cannot use its log)."""
+    return library in sys.modules
+
+
+def provenance(library: str) -> str:
+    """The library and version whose results are used, e.g. ``"torch 2.13.0+cpu (CPU)"``."""
+    mod = _module(library)
+    return f"{library} {mod.__version__}" + (" (CPU)" if library == "torch" else "")
+
+
+def rounds_python_coin(library: str, dtype: str) -> bool:
+    """True iff comparing a Python-float coin (``Generator.random()``) with a value of ``dtype`` from
+    ``library`` rounds the coin to ``dtype`` first: NumPy >= 2 with float32 (NEP 50, Python scalars
+    are weakly typed). PyTorch coins are tensors of their own dtype, promoted exactly.
+
+    Examples
+    --------
+    >>> rounds_python_coin("torch", "float32"), rounds_python_coin("numpy", "float64")
+    (False, False)
+    """
+    if library != "numpy" or dtype != "float32":
+        return False
+    import numpy as np
+
+    return int(np.__version__.split(".")[0]) >= 2
+
+
+def _exact(x: float) -> Fraction | float:
+    """A Python float at its exact value: a Fraction, or the float itself for +-inf and NaN."""
+    return Fraction(x) if math.isfinite(x) else x
+
+
+def _as_float(x) -> float:
+    if isinstance(x, float):
+        return x
+    return float(Fraction(x))  # exact: x is a float of the dtype (the caller rounded it)
+
+
+def _apply(library: str, dtype: str, name: str, values: Sequence[float]) -> list[float]:
+    mod = _module(library)
+    if library == "torch":
+        t = mod.tensor(list(values), dtype=getattr(mod, dtype))
+        return [float(v) for v in getattr(mod, name)(t).double().tolist()]
+    import numpy as np
+
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        out = getattr(np, name)(np.array(list(values), dtype=dtype))
+    return [float(v) for v in out.astype(np.float64)]
+
+
+@functools.lru_cache(maxsize=4096)
+def _log_row(library: str, dtype: str, row: tuple[float, ...]) -> tuple:
+    return tuple(_exact(v) for v in _apply(library, dtype, "log", row))
+
+
+def log_row(library: str, dtype: str, row: Sequence) -> tuple:
+    """The library's ``log`` of a row, as one vector of ``dtype``.
+
+    Parameters
+    ----------
+    library : {"torch", "numpy"}
+    dtype : {"float32", "float64"}
+    row : sequence of Fraction
+        Values that are floats of ``dtype`` (the caller rounds them first), >= 0.
+
+    Returns
+    -------
+    tuple
+        Exact values (Fractions), ``-inf`` (a float) at 0.
+
+    Raises
+    ------
+    LibraryUnavailable
+        The library cannot be imported.
+
+    Examples
+    --------
+    >>> log_row("numpy", "float64", (Fraction(1), Fraction(0)))
+    (Fraction(0, 1), -inf)
+    """
+    _check(library, dtype)
+    return _log_row(library, dtype, tuple(_as_float(x) for x in row))
+
+
+@functools.lru_cache(maxsize=65536)
+def _exp_value(library: str, dtype: str, x: float):
+    return _exact(_apply(library, dtype, "exp", [x])[0])
+
+
+def exp_value(library: str, dtype: str, x) -> Fraction | float:
+    """The library's ``exp`` of one value of ``dtype``: a Fraction, or ``inf`` on overflow, or NaN.
+
+    Examples
+    --------
+    >>> exp_value("numpy", "float64", float("-inf")), exp_value("numpy", "float64", Fraction(0))
+    (Fraction(0, 1), Fraction(1, 1))
+    """
+    _check(library, dtype)
+    return _exp_value(library, dtype, _as_float(x))
+
+
+def _passes(value, threshold, comparison: str) -> bool:
+    """``value cmp threshold`` as IEEE comparisons do (NaN compares false; both are exact here)."""
+    if isinstance(threshold, float) and math.isnan(threshold):
+        return False
+    return value < threshold if comparison == "<" else value <= threshold
+
+
+@functools.lru_cache(maxsize=None)
+def _grid32(library: str):
+    """The library's float32 log of k / 2^24 for k = 0 .. 2^24, sorted (a NumPy float32 array), and
+    the values at k = 0 and k = 2^24 (left out of one grid each)."""
+    import numpy as np
+
+    n = 1 << 24
+    grid = (np.arange(n + 1, dtype=np.float64) / n).astype(np.float32)  # exact: k / 2^24 is a float32
+    if library == "torch":
+        torch = _module("torch")
+        logs = torch.log(torch.from_numpy(grid)).numpy()
+    else:
+        with np.errstate(divide="ignore"):
+            logs = np.log(grid)
+    ends = (float(logs[0]), float(logs[-1]))
+    if not bool(np.all(logs[1:] >= logs[:-1])):
+        logs = np.sort(logs)  # counted as a multiset: a non-monotone log still gives the exact count
+    return logs, ends
+
+
+def _count_sorted(logs, threshold, comparison: str) -> int:
+    """How many entries of the sorted float32 array pass ``entry cmp threshold``, by bisection on exact
+    comparisons (each entry read as a Python float, exactly)."""
+    lo, hi = 0, len(logs)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _passes(float(logs[mid]), threshold, comparison):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@functools.lru_cache(maxsize=65536)
+def _count(library: str, bits: int, open_closed: bool, threshold, comparison: str) -> int:
+    n = 1 << bits
+    if isinstance(threshold, float) and math.isnan(threshold):
+        return 0
+    if bits == 24:
+        logs, (at0, at1) = _grid32(library)
+        count = _count_sorted(logs, threshold, comparison)
+        return count - int(_passes(at0 if open_closed else at1, threshold, comparison))
+    lo, hi = (1, n) if open_closed else (0, n - 1)
+    mod = _module(library)
+
+    def log64(k: int) -> float:
+        if library == "torch":
+            return float(mod.log(mod.tensor(k / n, dtype=mod.float64)))
+        import numpy as np
+
+        with np.errstate(divide="ignore"):
+            return float(np.log(np.float64(k / n)))
+
+    first, last = lo, hi + 1  # the first failing k lies in [lo, hi + 1] (the log assumed monotone)
+    while first < last:
+        mid = (first + last) // 2
+        if _passes(log64(mid), threshold, comparison):
+            first = mid + 1
+        else:
+            last = mid
+    return first - lo
+
+
+def log_coin_count(library: str, bits: int, open_closed: bool, threshold, comparison: str) -> int:
+    """How many points u of a coin's grid pass ``log(u) cmp threshold``, with the library's own log.
+
+    Parameters
+    ----------
+    library : {"torch", "numpy"}
+    bits : {24, 53}
+        The grid: multiples of 2^-bits; the log is evaluated in float32 for 24 bits and float64 for
+        53 (the coin's own dtype, as the code computes ``log(u)``).
+    open_closed : bool
+        The grid on (0, 1] (points 1 .. 2^bits) instead of [0, 1) (points 0 .. 2^bits - 1).
+    threshold : Fraction, +-inf, or NaN
+        The right side (exact; NaN passes nothing, as IEEE comparisons do).
+    comparison : {"<", "<="}
+
+    Returns
+    -------
+    int
+        The exact count for 24 bits (every grid point evaluated once per process and counted); for 53
+        bits the count of a bisection that assumes the library's float64 log is monotone.
+
+    Examples
+    --------
+    >>> log_coin_count("numpy", 53, False, float("-inf"), "<="), log_coin_count("numpy", 53, True, Fraction(0), "<")
+    (1, 9007199254740991)
+    """
+    if bits not in (24, 53):
+        raise SpecProofError(f"a log-space coin is a float32 or float64 grid (24 or 53 bits), not {bits} bits")
+    if library not in LIBRARIES:
+        raise SpecProofError(f"library {library!r} is not one of {', '.join(LIBRARIES)}")
+    return _count(library, bits, bool(open_closed), threshold, comparison)

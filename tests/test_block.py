@@ -1,0 +1,154 @@
+"""Tests for specproof.laws.block: the one engine for a step over a block, its stream judge and the
+target's joint law, against hand-derived values and independent enumerations."""
+
+from fractions import Fraction as F
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from specproof.errors import InvalidDistribution
+from specproof.laws.block import (Position, compose, extend_by_target, given_block, stream_tv, target_joint,
+                                  tree_position)
+from specproof.laws.chain import verification_law
+from specproof.laws.outcome import block_tree
+from specproof.rules import audit, policy
+
+HALF = (F(1, 2), F(1, 2))
+
+
+def _enumerated_tv(emitted, target, gamma, stops=frozenset()):
+    """The stream TV by brute force: cut each block at its first stop token, continue both sides by
+    the target until gamma + 1 tokens or a stop token, and compare every sequence (small V only)."""
+    def row(prefix):
+        return target(prefix)
+
+    def extend(starts):
+        out, frontier = {}, list(starts)
+        while frontier:
+            seq, m = frontier.pop()
+            if len(seq) >= gamma + 1 or (seq and seq[-1] in stops):
+                out[seq] = out.get(seq, F(0)) + m
+                continue
+            frontier.extend((seq + (y,), m * py) for y, py in enumerate(row(seq)) if py)
+        return out
+
+    cut = []
+    for b, m in emitted.items():
+        n = next((i + 1 for i, t in enumerate(b) if t in stops), len(b))
+        cut.append((b[:n], m))
+    mine, ref = extend(cut), extend([((), F(1))])
+    return sum((abs(mine.get(k, F(0)) - ref.get(k, F(0))) for k in set(mine) | set(ref)), F(0)) / 2
+
+
+def _position(p, q, name, prefix):
+    tree = audit.position_tree(p, q, policy.named_rule(name))
+    return tree_position(tree, tree.rows["reference"])
+
+
+def test_compose_by_hand_gamma_1():
+    # p = (1/2, 1/2), q = (1/4, 3/4): accept 0 w.p. 1/4, 1 w.p. 1/2, stop w.p. 1/4 emitting 0
+    pos = Position(HALF, (F(1, 4), F(1, 2)), F(1), (F(1, 4), F(0)), F(1), F(1, 4))
+    law = compose(lambda s: pos, 1, lambda s: (HALF, F(1, 2), (1, 1)), node_tv=True)
+    assert dict(law.emitted) == {(0,): F(1, 4), (0, 0): F(1, 8), (0, 1): F(1, 8), (1, 0): F(1, 4), (1, 1): F(1, 4)}
+    assert law.accepted_length == law.accepted_length_law == (F(1, 4), F(3, 4))
+    assert law.reach == {(): 1, (0,): F(1, 4), (1,): F(1, 2)} and law.alphas == {(): F(3, 4)}
+    assert law.lossless and law.node_tv == {(): 0, (0,): 0, (1,): 0}
+
+
+def test_node_tv_and_lossless_see_a_wrong_stop_row_and_an_out_of_range_id():
+    # the stop emits token 1 instead of 0: the root's next token is (1/4, 3/4), TV 1/4 from p
+    wrong = Position(HALF, (F(1, 4), F(1, 2)), F(1), (F(0), F(1, 4)), F(1), F(1, 4))
+    law = compose(lambda s: wrong, 1, lambda s: (HALF, F(1, 2), (1, 1)), node_tv=True)
+    assert not law.lossless and law.node_tv[()] == F(1, 4) and law.out_of_range == 0
+    # the stop emits id 7 (outside [0, 2)): its block is listed, its mass counts in full
+    outside = Position(HALF, (F(1, 4), F(1, 2)), F(1), (F(0), F(0)), F(1), F(1, 4), {7: F(1, 4)})
+    law = compose(lambda s: outside, 1, lambda s: (HALF, F(1, 2), (1, 1)), node_tv=True)
+    assert law.emitted[(7,)] == F(1, 4) and (7,) in set(law.emitted) and law.out_of_range == F(1, 4)
+    assert not law.lossless and law.node_tv[()] == F(1, 4)
+    assert sum(law.emitted.values()) == 1
+
+
+def test_compose_names_the_prefix_of_a_bad_row_and_of_a_size_change():
+    def position(prefix):
+        p = ["1/2", "1/2"] if prefix == () else ["1/2", "1/4", "1/4"]
+        return _position(p, p, "standard", prefix)
+
+    with pytest.raises(InvalidDistribution, match=r"after the drafted prefix \(1,\): rows have different"):
+        compose(position, 2, lambda s: (HALF, F(1, 2), (1, 1)))
+
+    def bad(prefix):
+        return _position(["1/2", "1/3"], HALF, "standard", prefix)
+
+    with pytest.raises(InvalidDistribution, match=r"^after the path \(\): p sums to 5/6"):
+        compose(bad, 1, lambda s: (HALF, F(1, 2), (1, 1)), where="after the path")
+
+
+@pytest.mark.parametrize("name", ["standard", "lt-float32-grid", "resample-from-target", "coin-reuse-inverse-cdf"])
+def test_compose_of_rule_trees_is_block_tree_summed(name):
+    # the engine's law and the block certificate's tree (the same position trees, rows renamed)
+    # give the same emitted blocks and accepted-length law
+    rule = policy.named_rule(name)
+    p, q = ["1/2", "1/4", "1/4"], ["1/4", "1/4", "1/2"]
+    law = audit.block_law(p, q, 2, rule)
+    tree = block_tree(lambda prefix: audit.position_tree(p, q, rule, unchecked=len(prefix) < rule.unchecked_drafts), 2)
+    summed, lengths = {}, [F(0)] * 3
+    for (blk, accepted), m in tree.outcomes().items():
+        summed[blk] = summed.get(blk, F(0)) + m
+        lengths[accepted] += m
+    assert summed == law.emitted and tuple(lengths) == law.accepted_length
+
+
+def test_rule_trees_reproduce_the_textbook_integer_path_with_stop_tokens():
+    p = lambda s: ["1/2", "1/4", "1/4"] if len(s) % 2 else ["1/3", "1/3", "1/3"]  # noqa: E731
+    q = lambda s: ["1/4", "1/4", "1/2"]  # noqa: E731
+    textbook = verification_law(p, q, 3, stop_tokens=[2])
+    rules = audit.block_law(p, q, 3, policy.STANDARD, stop_tokens=[2])
+    assert rules.emitted == dict(textbook.emitted) and rules.accepted_length == textbook.accepted_length
+    assert textbook.lossless and rules.lossless and rules.stream_tv == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data(), st.integers(2, 3), st.integers(1, 3), st.sets(st.integers(0, 2), max_size=1))
+def test_stream_tv_equals_the_enumeration_with_stop_tokens(data, v, gamma, stops):
+    weights = st.lists(st.integers(0, 4), min_size=v, max_size=v).filter(any)
+    rows = {}
+
+    def target(prefix):
+        if prefix not in rows:
+            w = data.draw(weights)
+            rows[prefix] = tuple(F(x, sum(w)) for x in w)
+        return rows[prefix]
+
+    blocks = data.draw(st.lists(st.lists(st.integers(0, v - 1), min_size=1, max_size=gamma + 1).map(tuple),
+                                min_size=1, max_size=5, unique=True))
+    masses = data.draw(st.lists(st.integers(1, 5), min_size=len(blocks), max_size=len(blocks)))
+    emitted = {b: F(m, sum(masses)) for b, m in zip(blocks, masses)}
+    stops = {t for t in stops if t < v}
+    assert stream_tv(emitted, target, gamma, stop_tokens=stops) == _enumerated_tv(emitted, target, gamma, stops)
+
+
+def test_stream_tv_and_the_joint_law_by_hand():
+    assert stream_tv({(0,): F(1)}, ["1/2", "1/2"], 1) == F(1, 2)
+    # a stop token 0 ends both streams: the block (0,) is then the target's own first token half the time
+    assert stream_tv({(0,): F(1, 2), (1, 1): F(1, 2)}, HALF, 1, stop_tokens=[0]) == F(1, 4)
+    assert stream_tv({(0,): F(1, 2), (1, 0): F(1, 4), (1, 1): F(1, 4)}, HALF, 1, stop_tokens=[0]) == 0
+    assert target_joint(["1/4", "3/4"], 2) == {(0, 0): F(1, 16), (0, 1): F(3, 16), (1, 0): F(3, 16), (1, 1): F(9, 16)}
+    assert extend_by_target({(0, 1, 1): F(1)}, HALF, 2) == {(0, 1): F(1)}
+
+
+def test_given_block_by_hand():
+    lengths, rows = given_block([(F(1, 2), (F(1), F(0))), (F(1, 3), (F(0), F(1)))], HALF)
+    assert lengths == (F(1, 2), F(1, 3), F(1, 6)) and rows == ((F(1), F(0)), (F(0), F(1)), HALF)
+    assert given_block([], HALF) == ((F(1),), (HALF,))
+
+
+def test_a_leaf_of_a_token_tree_draws_the_bonus_below_gamma():
+    # position None at (0,): the drafts ran out there (a leaf of a token tree), the bonus is drawn at depth 1
+    root = Position(HALF, (F(1, 2), F(1, 2)), F(1), (), F(0), F(0))
+    after_1 = Position(HALF, (F(1, 2), F(0)), F(1), (F(0), F(1, 2)), F(1), F(1, 2))
+    positions = {(): root, (0,): None, (1,): after_1}
+    law = compose(positions.get, 2, lambda s: (HALF, F(1, 2), (1, 1)), node_tv=True)
+    assert law.accepted_length == (0, F(3, 4), F(1, 4))
+    assert dict(law.emitted) == {(0, 0): F(1, 4), (0, 1): F(1, 4), (1, 1): F(1, 4), (1, 0, 0): F(1, 8), (1, 0, 1): F(1, 8)}
+    assert law.lossless and law.expected_accepted == F(5, 4) and set(law.node_tv.values()) == {0}
