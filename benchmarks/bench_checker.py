@@ -255,7 +255,7 @@ def _block_hostile(kb: int) -> dict[str, bytes]:
 #: The third review's generators (issue 18): script, extra arguments after the size and output.
 THIRD_REVIEW = (("gen_dos_outcome_unreduced.py", []), ("gen_dos_outcome_unreduced.py", ["block"]),
                 ("gen_dos_rows_memory.py", []), ("gen_dos_repeated_keys.py", []),
-                ("gen_dos_position_unreduced.py", []))
+                ("gen_dos_position_unreduced.py", []), ("gen_dos_mass_bits.py", []), ("gen_dos_mass_bits.py", ["block"]))
 THIRD_REVIEW_FILES = ("uniform_before_p_vocab_100000000.json", "symbolic_record_no_fields.json",
                       "lossy_tv_15000_bits.json", "provenance_850_deep.json", "rejected_missing_total.json",
                       "rejected_total_zero_denominator.json", "backtick_code_span_injection.json",

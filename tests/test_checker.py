@@ -456,3 +456,24 @@ def test_a_deeply_nested_value_given_as_an_object_is_rejected_not_raised():
     # the checker reaches it only to describe it in a message (repr recurses)
     verdict = check({"schema": checker.CERTIFICATE_SCHEMA, "vocab_size": deep})
     assert verdict == checker.Verdict(False, Reason.MALFORMED, "nested too deeply") and not verdict.valid
+
+
+def test_a_position_over_a_wide_denominator_is_not_bound_by_the_trees_mass_limit():
+    """The textbook position's tree is the kernel's own: its masses (products of a few of p's and
+    q's numbers: alpha's coin is sum(accept) q.den / (D sum(q)), here over 300,000 bits) are
+    bounded by the rows' budget, not by MAX_MASS_BITS."""
+    from specproof.report.transcript import exact_text
+
+    a, b = 3 ** 63000, 5 ** 43000  # about 100,000 bits each: D = a b, and the coin's den a b b
+    p, q = [Fraction(1, a), Fraction(a - 1, a)], [Fraction(1, b), Fraction(b - 1, b)]
+    accept, residual = [min(x, y) for x, y in zip(p, q)], [max(x - y, 0) for x, y in zip(p, q)]
+    rows = [{"token": t, "p": exact_text(p[t]), "q": exact_text(q[t]), "accept": exact_text(accept[t]),
+             "residual": exact_text(residual[t]), "emitted": exact_text(p[t])} for t in range(2)]
+    alpha = sum(accept)
+    cert = {"schema": checker.CERTIFICATE_SCHEMA, "name": "wide", "vocab_size": 2, "rows": rows,
+            "totals": {"alpha": exact_text(alpha), "tv": exact_text(1 - alpha), "normalizer": exact_text(sum(residual)),
+                       "rejection": exact_text(1 - alpha)},
+            "claims": {"alpha_equals_one_minus_tv": True, "dist_equals_p": True}}
+    verdict = check(cert)
+    assert verdict.valid and verdict.facts[0]["claims"]["dist_equals_p"], verdict
+    assert (a * b * b).bit_length() > checker.MAX_MASS_BITS

@@ -135,3 +135,50 @@ def test_a_wide_float_document_checks_quickly_in_work_not_time():
     finally:
         checker._round_float = original
     assert len(calls) <= 3 * v * 60
+
+
+@pytest.mark.parametrize("name, row, total", [
+    ("float16", [F(1), F(1, 2 ** 11), F(1, 2 ** 11)], F(1025, 1024)),  # in float16 each addition would round back to 1
+    ("bfloat16", [F(1), F(1, 2 ** 8), F(1, 2 ** 8)], F(129, 128)),
+    ("float32", [F(1), F(1, 2 ** 24), F(1, 2 ** 24)], F(1)),  # ties to even, twice: the float32 accumulator itself
+    ("float64", [F(1), F(1, 2 ** 30), F(1, 2 ** 30)], 1 + F(1, 2 ** 29)),  # in float32 it would be 1
+])
+def test_a_half_format_row_is_summed_in_a_float32_accumulator(name, row, total):
+    """float-normalized divides by the row's float sum: float16 and bfloat16 accumulate in float32
+    (rounded once at the end), float32 and float64 in their own format, as the audit does."""
+    from specproof.rules.floats import FLOAT32
+
+    den = 2 ** 60
+    got = checker._float_sum(checker.Row([int(x * den) for x in row], den), checker.FLOAT_FORMATS[name])
+    assert F(got.num, got.den) == total
+    fmt = FORMATS[name]
+    assert total == (fmt.round(FLOAT32.sum(row)) if fmt.precision < 24 else fmt.sum(row))
+
+
+def test_zero_entries_do_not_widen_a_float_row():
+    """A float row's denominator is the finest spacing of its non-zero entries (what the rows'
+    budget charges): zeros add nothing, so ten rows of 40,000 zeros beside two halves fit the budget
+    (over 2^1074 not even one would)."""
+    fmt = checker.FLOAT_FORMATS["float64"]
+    assert checker._rounded_row([0, 1, 1, 0], 2, fmt).den == checker._rounded_row([1, 1], 2, fmt).den == 2 ** 53
+    size = 40_000
+    rows = {"p": {"recipe": ["input", "p"], "values": ["1/2", "1/2"] + ["0/1"] * (size - 2)},
+            **{f"f{i}": {"recipe": ["float-rounded", "p", "float64"]} for i in range(10)}}
+    doc = {"schema": checker.OUTCOME_SCHEMA, "vocab_size": size, "reference": "p", "rows": rows,
+           "nodes": [{"label": "d", "reach": "1/1", "branches": [
+               {"event": {"draw": {"row": "f9", "token": t}}, "probability": "1/2", "child": {"leaf": [t, True]}}
+               for t in (0, 1)]}],
+           "law": ["1/2", "1/2"] + ["0/1"] * (size - 2), "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"},
+           "claims": {"lossless": True}}
+    verdict = checker.check(doc)
+    assert verdict.valid, verdict
+
+
+def test_a_float_product_threshold_reads_both_its_rows():
+    """The rows a threshold reads are named in the facts (what binding compares): fl(u * b[x]) < a[x]
+    reads a and b."""
+    rows = {"a": checker._named(checker.Row([1, 3], 4)), "b": checker._named(checker.Row([1, 1], 2))}
+    read = set()
+    bound = {"source": ["float-product", "a", "b", 0, "float32", "float32", "<"], "strict": True}
+    value, strict = checker._threshold(bound, rows, 2, "t", read, "float32", True)
+    assert read == {"a", "b"} and strict and value == checker.Ratio(2 ** 23, 2 ** 24)  # u * 1/2 < 1/4: u < 1/2

@@ -85,7 +85,7 @@ def test_assert_law_with_a_sequence_and_a_mapping():
     coin = lambda: int(torch.rand(()) < 0.25)  # noqa: E731
     assert_law(coin, ["3/4", "1/4"])
     assert_law(coin, {0: F(3, 4), 1: 0.25})
-    with pytest.raises(AssertionError, match=r"exact TV = 1/4 .*\n.*\n  0 +3/4 +1/2"):
+    with pytest.raises(AssertionError, match=r"exact TV = 0.25 \(1/4\); .*\n.*\n  0 +0.75 \(3/4\) +0.5 \(1/2\)"):
         assert_law(coin, {0: "1/2", 1: "1/2"})
 
 
@@ -360,6 +360,20 @@ def test_bad_outputs_and_shapes_are_named():
     # a token returned as a bool is not an id: all of its mass is a fault, and the TV says so
     as_bool = compare(lambda p, q: bool(textbook(p, q)), torch.tensor([0.5, 0.5]), torch.tensor([0.25, 0.75]))
     assert as_bool.verdict == "lossy" and as_bool.outside_support == 1 and as_bool.tv == 1
+
+
+def test_messages_print_huge_masses_through_the_one_formatter():
+    """A law over 14,000-digit denominators: the message gives decimals and a digest, never fails
+    on Python's int-to-str limit (the formatter is specproof.transcript.number_text)."""
+    from specproof.report.transcript import number_text
+
+    from fractions import Fraction
+
+    tiny = Fraction(1, 3 ** 30000)
+    with pytest.raises(AssertionError) as info:
+        assert_law(lambda: 0, {0: 1 - tiny, 1: tiny})
+    text = str(info.value)
+    assert f"exact TV = {number_text(tiny)};" in text and "sha256" in text and "e-14314" in text
 
 
 def _half_max_cut(row):

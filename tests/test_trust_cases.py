@@ -540,7 +540,7 @@ def test_no_control_character_reaches_the_terminal(name):
         shown = [c for c in out + err if c != "\n" and (unicodedata.category(c) == "Cc" or c == "\u202e")]
         assert not shown, shown
     code, out, _, _, _ = _costly("check", CASES / "control_chars_row_names.json")
-    assert "LOSSY (exact TV 1/2; reference: p)" in out
+    assert "LOSSY (exact TV 0.5 (1/2); reference: p)" in out
 
 
 def test_unreduced_position_entries_do_not_inflate_the_law(tmp_path, monkeypatch):
@@ -557,3 +557,174 @@ def test_unreduced_position_entries_do_not_inflate_the_law(tmp_path, monkeypatch
     monkeypatch.setattr(checker, "STATED_ROW_BITS_PER_CHAR", 0)
     verdict = check_file(path)
     assert verdict.reason is Reason.MALFORMED and "p and q over a common denominator of" in verdict.detail
+
+
+def test_a_tampered_record_is_rejected_without_running_the_proof(monkeypatch, capsys):
+    """A well-formed record with one result altered (the last step's) is compared with the record
+    a proving run writes, built without running a check: rejected, SymPy never reduces anything."""
+    from specproof.certify import symbolic_proof
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("the SymPy proof ran")
+
+    monkeypatch.setattr(symbolic_proof, "check_identity", no_run)
+    monkeypatch.setattr(symbolic_proof, "check_sum_identity", no_run)
+    path = CASES / "symbolic_record_tampered_result.json"
+    assert main(["check", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "REJECTED (record)" in out and "the proof was not re-run" in out
+    assert main(["transcript", str(path)]) == 1
+    genuine = json.loads(path.read_text())
+    genuine["steps"][-2]["result"] = "b = a + t: 0"
+    assert genuine == symbolic_proof.prove_every_v(checks=False)
+    for command in ("check", "transcript"):
+        code, out, err, cpu, _ = _costly(command, path)
+        assert code == 1 and "the proof was not re-run" in out + err and cpu < CPU_LIMIT, (command, cpu)
+
+
+def test_the_record_a_proving_run_writes_is_the_run():
+    from specproof.certify.symbolic_proof import prove_every_v
+
+    assert prove_every_v(checks=False) == prove_every_v()
+
+
+@pytest.mark.parametrize("kind", ["outcome", "block"])
+def test_masses_at_the_limit_stay_cheap(kind, tmp_path):
+    """Masses re-derived over denominators up to MAX_MASS_BITS while every claim is small (a row
+    whose draw is 1/2 written M/(2M)): 99 KB checked or rejected within the bounds."""
+    path = tmp_path / "m.json"
+    subprocess.run([sys.executable, str(CASES / "gen_dos_mass_bits.py"), "99", str(path), str(checker.MAX_MASS_BITS),
+                    kind], check=True)
+    assert 85_000 < path.stat().st_size < 100_000
+    verdict = check_file(path)
+    if kind == "outcome":  # the law sums masses of different depths: over the limit, at token 0
+        assert verdict.reason is Reason.MALFORMED and verdict.detail.startswith("certificate.law[0]: a mass over")
+    else:  # walked and summed at the limit; the stream TV is not the claimed 0
+        assert verdict.reason is Reason.TOTAL and "stream_tv" in verdict.detail
+    for command in ("check", "transcript"):
+        code, _, err, cpu, memory = _costly(command, path)
+        assert code == 1 and "Traceback" not in err and cpu < CPU_LIMIT and memory < MEMORY_LIMIT, (command, cpu, memory)
+
+
+@pytest.mark.parametrize("name, detail", [
+    ("float_product_unhashable_coin.json", "counts the coins of its own grid"),  # was a TypeError
+    ("float_product_other_coin_model.json", "counts the coins of its own grid"),  # was accepted
+    ("float_product_upper_not_strict.json", "counts the coins of its own grid"),  # was accepted
+])
+def test_a_float_product_threshold_is_used_only_as_the_float_test(name, detail):
+    """fl(u * q) < p counts the passing coins of its own grid: an upper end u < t (strict), or the
+    failing ones as a lower end u >= t; another coin model or strictness is another event."""
+    verdict = check((CASES / name).read_bytes())
+    assert verdict.reason is Reason.MALFORMED and detail in verdict.detail
+
+
+def test_derived_float_rows_are_charged_to_the_rows_budget(tmp_path):
+    path = tmp_path / "f.json"
+    subprocess.run([sys.executable, str(CASES / "gen_dos_float_rows.py"), "99", str(path)], check=True)
+    verdict = check_file(path)
+    assert verdict.reason is Reason.MALFORMED and "the rows hold more than" in verdict.detail
+    code, _, err, cpu, memory = _costly("check", path)
+    assert code == 1 and "Traceback" not in err and cpu < CPU_LIMIT and memory < MEMORY_LIMIT, (cpu, memory)
+
+
+def test_no_document_can_name_the_kernels_every_token_draw():
+    """``{"every": row}`` is a draw the kernel's own position trees use; in a document it is no
+    known event, alone or beside a draw."""
+    from specproof.certify.certificate import build_outcome_certificate, dumps
+    from specproof.rules.audit import position_law
+
+    cert = json.loads(dumps(build_outcome_certificate(position_law(["1/2", "1/2"], ["1/4", "3/4"]).tree,
+                                                      name="e", statement="s")))
+    assert check(cert).valid
+    for event in ({"every": "p"}, {"every": "p", "draw": {"row": "p", "token": 0}}):
+        forged = json.loads(json.dumps(cert))
+        forged["nodes"][0]["branches"][0]["event"] = event
+        verdict = check(forged)
+        assert verdict.reason is Reason.MALFORMED and "not one known event" in verdict.detail
+
+
+def test_a_reach_over_the_mass_limit_is_named_at_its_node(monkeypatch):
+    """Node 3 has two parents, whose masses 1/6 and 2/3 sum over 6 x 3 = 18 (5 bits): with
+    MAX_MASS_BITS = 4 the reach of node 3 is rejected, and the message names that reach."""
+    def coin(lower, upper):
+        bound = lambda strict: {"source": ["const", "1/3"], "strict": strict}  # noqa: E731
+        return {"coin": {"model": "continuous", "lower": bound(False) if lower else None,
+                         "upper": bound(True) if upper else None}}
+
+    def draw(t):
+        return {"draw": {"row": "p", "token": t}}
+
+    def node(label, reach, branches):
+        return {"label": label, "reach": reach,
+                "branches": [{"event": e, "probability": pr, "child": c} for e, pr, c in branches]}
+
+    leaf = lambda t: {"leaf": [t, True]}  # noqa: E731
+    doc = {"schema": checker.OUTCOME_SCHEMA, "vocab_size": 2, "reference": "p",
+           "rows": {"p": {"recipe": ["input", "p"], "values": ["1/2", "1/2"]}},
+           "nodes": [node("root", "1/1", [(coin(False, True), "1/3", 1), (coin(True, False), "2/3", 2)]),
+                     node("a", "1/3", [(draw(0), "1/2", 3), (draw(1), "1/2", leaf(1))]),
+                     node("b", "2/3", [({"choice": {"condition": ["always"]}}, "1/1", 3)]),
+                     node("c", "5/6", [(draw(0), "1/2", leaf(0)), (draw(1), "1/2", leaf(1))])],
+           "law": ["5/12", "7/12"], "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "1/12"},
+           "claims": {"lossless": False}}
+    assert check(doc).valid
+    monkeypatch.setattr(checker, "MAX_MASS_BITS", 4)
+    verdict = check(doc)
+    assert verdict.reason is Reason.MALFORMED and verdict.detail.startswith("certificate.nodes[3].reach: a mass over")
+
+
+def test_a_branch_sum_over_the_mass_limit_is_named_at_the_branches(monkeypatch):
+    """A draw of 1/2 (over 2) and a coin u >= 2/4 (over 4) sum over 8 (4 bits): with MAX_MASS_BITS
+    = 3 the root's branches are rejected, and the message names them."""
+    doc = {"schema": checker.OUTCOME_SCHEMA, "vocab_size": 2, "reference": "p",
+           "rows": {"p": {"recipe": ["input", "p"], "values": ["1/2", "1/2"]}},
+           "nodes": [{"label": "root", "reach": "1/1", "branches": [
+               {"event": {"draw": {"row": "p", "token": 0}}, "probability": "1/2", "child": {"leaf": [0, True]}},
+               {"event": {"coin": {"model": "continuous", "upper": None,
+                                   "lower": {"source": ["const", "2/4"], "strict": False}}},
+                "probability": "1/2", "child": {"leaf": [1, True]}}]}],
+           "law": ["1/2", "1/2"], "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"},
+           "claims": {"lossless": True}}
+    assert check(doc).valid
+    monkeypatch.setattr(checker, "MAX_MASS_BITS", 3)
+    verdict = check(doc)
+    assert verdict.reason is Reason.MALFORMED and verdict.detail.startswith("certificate.nodes[0].branches: a mass over")
+
+
+def test_a_single_mass_over_the_limit_is_rejected_where_it_is_made(monkeypatch):
+    """Each token's law is one mass over 4 (3 bits), so no later sum merges anything: with
+    MAX_MASS_BITS = 2 the mass is rejected where the walk multiplies it, at node 1's branches."""
+    def draws(child):
+        return [{"event": {"draw": {"row": "p", "token": t}}, "probability": "1/2", "child": child(t)} for t in (0, 1)]
+
+    doc = {"schema": checker.OUTCOME_SCHEMA, "vocab_size": 2, "reference": "p",
+           "rows": {"p": {"recipe": ["input", "p"], "values": ["1/2", "1/2"]}},
+           "nodes": [{"label": "root", "reach": "1/1", "branches": draws(lambda t: 1 + t)},
+                     {"label": "a", "reach": "1/2", "branches": draws(lambda t: {"leaf": [0, True]})},
+                     {"label": "b", "reach": "1/2", "branches": draws(lambda t: {"leaf": [1, True]})}],
+           "law": ["1/2", "1/2"], "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"},
+           "claims": {"lossless": True}}
+    assert check(doc).valid
+    monkeypatch.setattr(checker, "MAX_MASS_BITS", 2)
+    verdict = check(doc)
+    assert verdict.reason is Reason.MALFORMED and verdict.detail.startswith("certificate.nodes[1].branches: a mass over")
+
+
+def test_a_token_no_leaf_reaches_costs_no_bit_of_the_mass_limit(monkeypatch):
+    """Token 2 has no leaf (its law is 0 over 1): the TV's sum is accepted at the smallest limit
+    that holds its denominators, and rejected one bit below."""
+    def draws(child):
+        return [{"event": {"draw": {"row": "p", "token": t}}, "probability": "1/2", "child": child(t)} for t in (0, 1)]
+
+    doc = {"schema": checker.OUTCOME_SCHEMA, "vocab_size": 3, "reference": "q",
+           "rows": {"p": {"recipe": ["input", "p"], "values": ["1/2", "1/2", "0/1"]},
+                    "q": {"recipe": ["given"], "values": ["1/3", "1/3", "1/3"]}},
+           "nodes": [{"label": "root", "reach": "1/1", "branches": draws(lambda t: {"leaf": [t, True]})}],
+           "law": ["1/2", "1/2", "0/1"], "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "1/3"},
+           "claims": {"lossless": False}}
+    assert check(doc).valid
+    limit = next(b for b in range(1, 64) if monkeypatch.setattr(checker, "MAX_MASS_BITS", b) or check(doc).valid)
+    monkeypatch.setattr(checker, "MAX_MASS_BITS", limit - 1)
+    verdict = check(doc)
+    assert verdict.reason is Reason.MALFORMED and verdict.detail.startswith("certificate.totals.tv: a mass over")
+    assert limit == 5  # gaps over 2 x 3 and 1 x 3: their sum over 18 (5 bits)

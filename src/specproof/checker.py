@@ -1,40 +1,73 @@
 """TRUSTED: re-verify a specproof certificate from the target's and the draft's rows alone.
 
 This is the small trusted kernel. It uses the standard library only, never a float, and
-believes nothing it did not recompute. From p and q it re-derives the verifier's law by the
-sampler's steps (draw x from q; accept x with probability min(1, p(x)/q(x)); otherwise draw
-from the residual (p - q)+ normalized) and accepts a document only if every claimed value
-equals the recomputed one exactly.
+believes nothing it did not recompute. It knows few concepts: rows, row recipes, events,
+trees, one walk and one law comparison. Every document kind is a front end that builds those
+objects; none has its own arithmetic of the verifier.
 
-Every row of probabilities is held as integers over one common denominator, so no step
-reduces a fraction (no gcd of huge numbers) and every sum is an integer sum. Claimed values
-are compared with recomputed ones by cross-multiplication.
+Objects
+-------
+- A **row** (:class:`Row`) is a probability row held as integers over one denominator, so no
+  step reduces a fraction and every sum is an integer sum. A row is stated (``"n/d"`` strings,
+  or float64 bit patterns divided by their exact sum) or derived by a **recipe**, one step on
+  other rows (:func:`_derive`): ``copy``, ``positive-part`` max(a - b, 0), ``floor-difference``
+  max(a - b, eps), ``normalized`` a / sum(a), ``without`` (tokens set to 0), ``one-hot-argmax``,
+  ``uniform``, ``times-capped-ratio`` c min(1, a[x]/b[x]), ``scaled`` c a, ``minimum``
+  min(a, b), and the float steps (:data:`FLOAT_FORMATS`, each the exact IEEE rounding,
+  :func:`_round_float`): ``float-rounded`` fl(a), ``float-positive-part`` max(fl(a - b), 0),
+  ``float-normalized`` fl(a / fl-sum(a)).
+- An **event** (:func:`_event_probability`) is a branch's primitive, its probability
+  re-derived from the rows: ``draw`` (a token from a row), ``coin`` (a uniform between two
+  thresholds, :func:`_threshold`: ``ratio`` a[x]/b[x], ``cdf``, ``masses`` sum(a)/sum(b),
+  ``const``, ``float-ratio`` fl(a[x]/b[x]), ``float-product`` the grid coins with
+  fl(u b[x]) < a[x]; under a coin model: continuous, a float grid, or fixed), ``choice`` (a
+  condition on the rows: argmax, zero, positive, always) and ``race`` (an exponential race
+  sharing its noise with an earlier one, :func:`_race_given`). Trees the kernel builds itself
+  also draw every token of a row at once (``every``).
+- A **tree** is a list of :class:`Node` values, parents first; each branch is an event, its
+  claimed probability (if the document states one) and a child (a later node, or a leaf).
 
-Documents (schemas):
+One walk, one comparison
+------------------------
+- **The walk** (:func:`_walk`) re-derives every branch's probability, checks that each node's
+  branches sum to 1 and each claimed reach (the parent's reach times the branch, summed over
+  incoming branches), and returns the leaves with their re-derived masses. Claims are only
+  compared, never computed with.
+- **The law comparison** (:func:`_law_tv`) is the total variation between the leaves' law by
+  token (:func:`_token_law`) and a reference row; a verifier is lossless at a position iff it
+  is 0. Over a block, :func:`_stream_gap` makes the same comparison over token sequences: the
+  emitted block continued by the target against the target's joint law.
 
-- ``specproof.certificate/1``: one position; one row per token with p, q, accept, residual and
-  emitted masses as ``"n/d"`` strings, and the totals alpha, TV, normalizer, rejection.
-- ``specproof.compact-certificate/2``: one position; p and q as float64 bit patterns, each
-  divided by its exact sum (which must lie within :data:`FLOAT_ROW_TOLERANCE` of 1); claimed
-  rows at some tokens only.
-- ``specproof.chain-certificate/2``: one verification step over gamma drafted tokens and the
-  bonus token; the target's and draft's rows at every prefix the verifier can accept.
-- ``specproof.outcome-certificate/1``: one position of a verifier under an engine's rule, as an
-  outcome tree of primitive events (draw from a row, a coin against thresholds, a deterministic
-  choice, an exponential race), its rows each re-derived from a one-step recipe. Float code is
-  described by float steps (:data:`FLOAT_FORMATS`): rows rounded to a format, the residual
-  ``max(fl(p - q), 0)`` and its division by its float sum, and the thresholds ``fl(p/q)`` and
-  ``fl(u * q) < p``, each the exact IEEE rounding (:func:`_round_float`).
-- ``specproof.block-certificate/1``: one step of a verifier over a block of gamma drafts (block
-  verification, a chain under an engine's rule), as an outcome tree whose leaves are token
-  sequences, its rows re-derived by recipes from the target's and draft's rows at each prefix;
-  lossless is the stream statement (the block, continued by target sampling, has the target's
-  joint law over gamma + 1 tokens).
-- ``specproof.bundle/1``: a list of the above.
+Front ends (document kinds)
+---------------------------
+- ``specproof.certificate/1`` (every token's p, q, accept, residual and emitted masses as
+  ``"n/d"`` strings, and the totals alpha, TV, normalizer, rejection) and
+  ``specproof.compact-certificate/2`` (p and q as float64 bit patterns, each divided by its
+  exact sum, which must lie within :data:`FLOAT_ROW_TOLERANCE` of 1; claimed rows at some tokens
+  only): :func:`_check_position` reads p and q and :func:`_textbook_position` writes the
+  sampler's steps (draw x from q, keep it with probability min(1, p(x)/q(x)), else draw from the
+  residual (p - q)+ normalized) as a tree on the rows p, q, ``minimum p q`` and
+  ``positive-part p q``; every claim is compared with what the walk and the comparison give.
+- ``specproof.chain-certificate/2`` (one step over gamma drafts and the bonus token; rows at
+  every prefix the verifier can accept): :func:`_check_chain` builds the textbook position of
+  each distinct pair of rows once and composes them along the prefixes (reaches, the
+  accepted-length law, E[emitted], mean alpha); the stream is the target's iff every pair's
+  position is lossless.
+- ``specproof.outcome-certificate/1`` (one position under an engine's rule): the document's
+  own tree on rows re-derived from recipes (:func:`_outcome_rows`), walked, its law compared
+  with the reference row (p, argmax of p, or a given row): :func:`_check_outcome`.
+- ``specproof.block-certificate/1`` (one step over a block of gamma drafts): the same, with
+  input rows after each prefix and leaves that are token sequences, compared by the stream
+  gap: :func:`_check_block`.
+- ``specproof.bundle/1``: a list of certificates of one kind: :func:`_check_document`.
 
-Reading order for a reviewer: :func:`check` -> :func:`parse` -> :func:`_check_document` ->
-:func:`_check_position` / :func:`_check_chain`, which call the sampler-step functions
-:func:`_position_law` and :func:`_is_lossless`.
+Reading order for a reviewer: :func:`check` -> :func:`parse` -> :func:`_check_document` -> a
+front end (:func:`_check_position`, :func:`_check_chain`, :func:`_check_outcome`,
+:func:`_check_block`) -> the rows (:func:`_exact_row`, :func:`_float_row`, :func:`_outcome_rows`,
+:func:`_derive`) -> :func:`_walk` and :func:`_event_probability` -> :func:`_token_law`,
+:func:`_law_tv` and :func:`_stream_gap`. Sizes are bounded so that the cost of a document is
+bounded by its length (MAX_ROW_BITS, MAX_MASS_BITS, MAX_TABLE_BITS, MAX_RACE_VOCAB and the
+others below).
 
 References: Leviathan et al. 2023 (Algorithm 1, Theorem 3.5, Appendix A.1); Chen et al. 2023
 (Algorithm 2, Theorem 1).
@@ -74,8 +107,10 @@ MAX_RACE_BITS = 256
 MAX_ROW_BITS = 2 ** 14
 #: Largest denominator, in bits, of a re-derived mass of an outcome or block tree (a reach, a
 #: branch's mass, a sum of them: the law, alpha, TV), so that every sum and product in the walk
-#: is of bounded numbers (a genuine tree's masses are products of a few rows' entries).
-MAX_MASS_BITS = 2 ** 17
+#: is of bounded numbers (a genuine tree's masses are products of a few rows' entries). Measured
+#: (tests/data/trust/gen_dos_mass_bits.py, 100 KB, masses at the limit): 0.26 s and 43 MB at
+#: 2^18, 0.59 s at 2^19, 1.15 s at 2^20; 2^18 admits a node of 32 races at the race limits.
+MAX_MASS_BITS = 2 ** 18
 #: Bits that the rows of an outcome or block certificate may hold in all (V x the bits of each
 #: row's common denominator, summed over its rows, stated and derived): this allowance plus
 #: STATED_ROW_BITS_PER_CHAR per character of the rows' stated values (input and given rows), so
@@ -386,52 +421,71 @@ def _normalized(row, where):
 # ---------------------------------------------------------------- the sampler's steps
 
 
-def _position_law(p, q):
-    """One position of the sampler from p and q (each a normalized :class:`Row`).
+class Position(NamedTuple):
+    """A position checked by the walk (:func:`_textbook_position`): the rows over one denominator
+    (``law``, a :class:`PositionLaw`: p, q, accept = min(p, q), residual = (p - q)+ over D = lcm of
+    p's and q's denominators), and what the walk and the law comparison re-derived: the emitted
+    law (numerators, denominator), alpha, the rejection's mass 1 - alpha, the residual's mass Z,
+    TV(p, q) and whether the emitted law is p."""
 
-    Step 1, draft: x is drawn from q. Step 2, accept: x is kept with probability
-    min(1, p(x)/q(x)), so token x is accepted with mass q(x) * min(1, p(x)/q(x)), which is
-    min(p(x), q(x)) (and 0 where q(x) = 0). Step 3, residual: a rejection (mass 1 - alpha) is
-    replaced by a draw from (p - q)+ divided by its mass Z. Everything is over D = lcm of the
-    two rows' denominators.
+    law: PositionLaw
+    emitted: tuple
+    alpha: Ratio
+    rejection: Ratio
+    normalizer: Ratio
+    tv: Ratio
+    lossless: bool
+
+
+#: The textbook position's events (Leviathan et al. 2023, Algorithm 1), on the rows p, q, accept =
+#: min(p, q) and residual = (p - q)+: a draft x ~ q kept with probability min(1, p(x)/q(x)) is
+#: token x accepted with mass q(x) min(1, p(x)/q(x)) = min(p, q)(x) (Appendix A.1), so the draft
+#: and its test are one coin u < alpha = sum(accept) / sum(q), then a draw from accept; a
+#: rejection (u >= alpha) is a draw from the residual.
+_ACCEPT = {"coin": {"model": "continuous", "lower": None, "upper": {"source": ["masses", "accept", "q"], "strict": True}}}
+_REJECT = {"coin": {"model": "continuous", "lower": {"source": ["masses", "accept", "q"], "strict": False}, "upper": None}}
+
+
+def _free(den, where):
+    """No row budget: a textbook position's rows are over p's and q's common denominator, whose
+    size the document paid for (:func:`_position_budget`)."""
+
+
+def _textbook_position(p, q, where):
+    """THE FRONT END of one-position, compact and chain certificates: the sampler's steps on p and
+    q (normalized :class:`Row` values of one length) written as an outcome tree, walked by
+    :func:`_walk` and compared with p by :func:`_law_tv`.
+
+    Rows: p, q, and by the recipes ``minimum p q`` (the accept masses) and ``positive-part p q``
+    (the residual masses). Tree: the root's coin u < alpha (:data:`_ACCEPT`) leads to a draw of
+    every token from the accept row (leaves [t, accepted]); u >= alpha (:data:`_REJECT`) to a draw
+    of every token from the residual (leaves [t, not accepted]); a branch of probability 0 is left
+    out (alpha = 0: p and q disjoint; Z = 0: p == q, the residual is never drawn). Returns a
+    :class:`Position`.
     """
-    den = lcm(p.den, q.den)
-    target = [x * (den // p.den) for x in p.nums]
-    draft = [x * (den // q.den) for x in q.nums]
-    accept = [min(a, b) if b else 0 for a, b in zip(target, draft)]
-    residual = [a - b if a > b else 0 for a, b in zip(target, draft)]
-    return PositionLaw(den, target, draft, accept, residual, sum(accept), sum(residual))
-
-
-def _rejection(law):
-    """The mass of rejecting the drafted token, 1 - alpha, as a :class:`Ratio`."""
-    return Ratio(law.den - law.accepted, law.den)
-
-
-def _emitted(law):
-    """The emitted masses: accepted, or rejected and drawn from the residual.
-
-    emitted(t) = accept(t)/D + (1 - alpha) * residual(t)/Z, over the denominator D * Z; when
-    Z = 0 (p == q) the residual is never drawn and emitted(t) = accept(t)/D.
-    Returns (numerators, denominator).
-    """
-    if law.normalizer == 0:
-        return law.accept, law.den
-    reject = law.den - law.accepted
-    nums = [m * law.normalizer + reject * r for m, r in zip(law.accept, law.residual)]
-    return nums, law.den * law.normalizer
-
-
-def _is_lossless(law):
-    """Whether the emitted law is exactly p: emitted(t) == p(t) for every token t."""
-    nums, den = _emitted(law)
-    scale = den // law.den
-    return all(e == p * scale for e, p in zip(nums, law.target))
-
-
-def _total_variation(law):
-    """TV(p, q) = (1/2) sum_x |p(x) - q(x)|."""
-    return Ratio(sum(abs(a - b) for a, b in zip(law.target, law.draft)), 2 * law.den)
+    size = len(p.nums)
+    rows = {"p": _named(p), "q": _named(q)}
+    for name, kind in (("accept", "minimum"), ("residual", "positive-part")):
+        rows[name] = _named(_derive(kind, ["p", "q"], rows, size, where, _free))
+    root, nodes = [], [None]
+    for event, row, accepted in ((_ACCEPT, "accept", True), (_REJECT, "residual", False)):
+        if rows[row].cumulative[-1]:
+            root.append(Branch(event, None, len(nodes)))
+            nodes.append(Node(None, [Branch({"every": row}, None, accepted)]))
+    nodes[0] = Node(None, root)
+    leaves, spread, _ = _walk(nodes, rows, size, where, _position_leaf, bounded=False)
+    law, _, accepted = _token_law(leaves, spread, rows, size, None)
+    den = lcm(*{e.den for e in law})  # one denominator: the spread leaves are summed over one
+    emitted = ([e.num * (den // e.den) for e in law], den)
+    alpha = _sum(accepted)
+    accept, residual = rows["accept"], rows["residual"]
+    common = accept.row.den  # = lcm(p.den, q.den), the den of min(p, q) and of (p - q)+
+    scaled = [Row([x * (common // r.den) for x in r.nums], common) for r in (p, q)]
+    rows_over_d = PositionLaw(common, scaled[0].nums, scaled[1].nums, accept.row.nums, residual.row.nums,
+                              accept.cumulative[-1], residual.cumulative[-1])
+    return Position(rows_over_d, emitted, alpha, Ratio(alpha.den - alpha.num, alpha.den),
+                    Ratio(residual.cumulative[-1], common), _law_tv([Ratio(x, common) for x in scaled[0].nums], q),
+                    _law_tv(law, p).num == 0)
 
 
 # ---------------------------------------------------------------- comparing claims
@@ -526,8 +580,8 @@ def _check_position(cert, where):
     _normalized(p, f"{where}: p")
     _normalized(q, f"{where}: q")
     _position_budget(p, q, size, _stated_characters(cert, every_token), where)
-    law = _position_law(p, q)
-    emitted_nums, emitted_den = _emitted(law)
+    position = _textbook_position(p, q, where)
+    law, (emitted_nums, emitted_den) = position.law, position.emitted
     for i, (token, values) in enumerate(claimed):
         recomputed = {"p": Ratio(law.target[token], law.den), "q": Ratio(law.draft[token], law.den),
                       "accept": Ratio(law.accept[token], law.den),
@@ -535,15 +589,14 @@ def _check_position(cert, where):
                       "emitted": Ratio(emitted_nums[token], emitted_den)}
         for key in ("p", "q", "accept", "residual", "emitted"):
             _same(_ROW_REASONS[key], f"{where}.rows[{i}].{key}", recomputed[key], values[key])
-    tv = _total_variation(law)
-    totals = {"alpha": Ratio(law.accepted, law.den), "normalizer": Ratio(law.normalizer, law.den),
-              "rejection": _rejection(law), "tv": tv}
+    totals = {"alpha": position.alpha, "normalizer": position.normalizer, "rejection": position.rejection,
+              "tv": position.tv}
     claimed_totals = _only_fields(_field(cert, "totals", where), TOTAL_FIELDS, f"{where}.totals")
     for key in TOTAL_FIELDS:
         here = f"{where}.totals.{key}"
         _same(Reason.TOTAL, here, totals[key], _rational(claimed_totals[key], here))
-    truth = {"alpha_equals_one_minus_tv": 2 * law.accepted == 2 * law.den - tv.num,
-             "dist_equals_p": _is_lossless(law)}
+    truth = {"alpha_equals_one_minus_tv": _equal(_sum([position.alpha, position.tv]), Ratio(1, 1)),
+             "dist_equals_p": position.lossless}
     _claims(cert, where, CLAIMS, truth)
     return {"schema": cert["schema"], "law": law, "emitted": (emitted_nums, emitted_den),
             "raw_sums": raw_sums, "totals": totals, "claims": truth}
@@ -698,13 +751,13 @@ def _check_chain(cert, where):
         _check_prefix(node, order[i] if i < len(order) else None, len(order), here)
         pair = (_row_index(node, "p", table, here), _row_index(node, "q", table, here))
         if pair not in laws:
-            laws[pair] = _position_law(table[pair[0]], table[pair[1]])
-            children[pair] = _children(laws[pair], stop_set)
-        law, prefix = laws[pair], order[i]
+            laws[pair] = _textbook_position(table[pair[0]], table[pair[1]], here)
+            children[pair] = _children(laws[pair].law, stop_set)
+        law, prefix = laws[pair].law, order[i]
         reach = _rational(node["reach"], f"{here}.reach")
         _same(Reason.NODE_MASS, f"{here}.reach", expected_reach.pop(prefix), reach)
         stop = _rational(node["stop"], f"{here}.stop")
-        _same(Reason.NODE_MASS, f"{here}.stop", _product(reach, _rejection(law)), stop)
+        _same(Reason.NODE_MASS, f"{here}.stop", _product(reach, laws[pair].rejection), stop)
         stops[len(prefix)].append(stop)
         reach_by_pair.setdefault(pair, []).append(reach)
         if len(prefix) + 1 < gamma:
@@ -724,11 +777,10 @@ def _check_chain(cert, where):
         raise Rejection(Reason.NODES, f"{where} lists {len(nodes)} nodes; the verifier accepts {len(order)} prefixes")
 
     def passed(groups):  # sum of A(s) * alpha(s) over the nodes grouped by pair of rows
-        return _sum([_product(_sum(reaches), Ratio(laws[pair].accepted, laws[pair].den))
-                     for pair, reaches in groups.items()])
+        return _sum([_product(_sum(reaches), laws[pair].alpha) for pair, reaches in groups.items()])
 
     def ended(groups):  # sum of A(s) * (accept mass on stop tokens at s), grouped by pair of rows
-        return _sum([_product(_sum(reaches), Ratio(sum(laws[pair].accept[t] for t in stop_set), laws[pair].den))
+        return _sum([_product(_sum(reaches), Ratio(sum(laws[pair].law.accept[t] for t in stop_set), laws[pair].law.den))
                      for pair, reaches in groups.items()])
 
     length_law = [_sum([*terms, ended(ended_by_depth[k])]) for k, terms in enumerate(stops)] + [passed(last_by_pair)]
@@ -744,7 +796,7 @@ def _check_chain(cert, where):
     mean_alpha = Ratio(weighted.num * reached.den, weighted.den * reached.num)
     for key, value in (("expected_emitted", expected), ("mean_alpha", mean_alpha)):
         _same(Reason.TOTAL, f"{where}.totals.{key}", value, _rational(totals[key], f"{where}.totals.{key}"))
-    truth = {"stream_equals_target_law": all(_is_lossless(law) for law in laws.values())}
+    truth = {"stream_equals_target_law": all(position.lossless for position in laws.values())}
     _claims(cert, where, CHAIN_CLAIMS, truth)
     return {"schema": CHAIN_SCHEMA, "gamma": gamma, "nodes": len(nodes), "row_pairs": len(laws), "stop_tokens": stop_set,
             "raw_sums": raw_sums, "accepted_length": length_law, "expected_emitted": expected,
@@ -761,18 +813,24 @@ def _check_chain(cert, where):
 # the chain check; only the exponential race (V <= MAX_RACE_VOCAB) uses fractions.
 
 
-class _Named(NamedTuple):
-    """A row of an outcome certificate: the :class:`Row`, its running sums of numerators, and
-    its argmax (ties to the smallest id), each computed once."""
+class _Named:
+    """A row of a tree: the :class:`Row`, its running sums of numerators, and its argmax (ties to
+    the smallest id), each computed once (the argmax when first asked for)."""
 
-    row: Row
-    cumulative: list
-    top: int
+    __slots__ = ("row", "cumulative", "_top")
+
+    def __init__(self, row):
+        self.row, self.cumulative, self._top = row, list(accumulate(row.nums)), None
+
+    @property
+    def top(self):
+        if self._top is None:
+            nums = self.row.nums
+            self._top = max(range(len(nums)), key=lambda i: (nums[i], -i))
+        return self._top
 
 
-def _named(row):
-    cumulative = list(accumulate(row.nums))
-    return _Named(row, cumulative, max(range(len(row.nums)), key=lambda i: (row.nums[i], -i)))
+_named = _Named
 
 
 def _outcome_rows(cert, where, size, branches, gamma=None):
@@ -1010,20 +1068,25 @@ def _derive(kind, args, rows, size, where, room):
         removed = set(tokens)
         room(a.row.den, where)
         return Row([0 if i in removed else x for i, x in enumerate(a.row.nums)], a.row.den)
+    # A float row is over a power of two of at most precision - 1 - emin bits (1074 for float64):
+    # it is built, then charged (so one row of V such entries is built before the charge).
     if kind == "float-rounded":  # fl(a_i): a row as float code holds it
-        return _rounded_row(a.row.nums, a.row.den, _float_format(args[1], f"{where}.recipe format"))
+        return _charged(_rounded_row(a.row.nums, a.row.den, _float_format(args[1], f"{where}.recipe format")),
+                        where, room)
     if kind == "float-normalized":  # fl(a_i / s), s = the row's float sum; a row of mass 0 is kept
         fmt = _float_format(args[1], f"{where}.recipe format")
         total = _float_sum(a.row, fmt)
         if total.num == 0:
+            room(a.row.den, where)
             return a.row
-        return _rounded_row([n * total.den for n in a.row.nums], a.row.den * total.num, fmt)
+        return _charged(_rounded_row([n * total.den for n in a.row.nums], a.row.den * total.num, fmt), where, room)
     b = _named_row(rows, args[1], where).row
     if kind == "float-positive-part":  # max(fl(a_i - b_i), 0): the residual as float code forms it
         fmt = _float_format(args[2], f"{where}.recipe format")
         den = lcm(a.row.den, b.den)
         sa, sb = den // a.row.den, den // b.den
-        return _rounded_row([max(x * sa - y * sb, 0) for x, y in zip(a.row.nums, b.nums)], den, fmt)
+        return _charged(_rounded_row([max(x * sa - y * sb, 0) for x, y in zip(a.row.nums, b.nums)], den, fmt),
+                        where, room)
     if kind == "minimum":  # min(a_i, b_i)
         den = lcm(a.row.den, b.den)
         room(den, where)
@@ -1034,6 +1097,11 @@ def _derive(kind, args, rows, size, where, room):
     room(den, where)
     low, sa, sb = floor.num * (den // floor.den), den // a.row.den, den // b.den
     return Row([max(x * sa - y * sb, low) for x, y in zip(a.row.nums, b.nums)], den)
+
+
+def _charged(row, where, room):
+    room(row.den, where)
+    return row
 
 
 def _constant(value, where):
@@ -1093,8 +1161,9 @@ def _coin_below(model, t, strict):
     return Ratio(max(0, min(high, top) - low + 1), n)
 
 
-def _threshold(bound, rows, size, where, read):
-    """A coin interval's end: ``{"source": [...], "strict": bool}``, its value re-derived."""
+def _threshold(bound, rows, size, where, read, model, upper):
+    """A coin interval's end: ``{"source": [...], "strict": bool}``, its value re-derived; ``model``
+    is the coin's, ``upper`` whether this is the upper end."""
     bound = _only_fields(bound, ("source", "strict"), where)
     source, strict = bound["source"], bound["strict"]
     if type(strict) is not bool or not isinstance(source, list) or not source:
@@ -1130,7 +1199,12 @@ def _threshold(bound, rows, size, where, read):
         read.update(source[1:3])
         value = _round_float(Ratio(a.nums[x] * b.den, a.den * b.nums[x]), fmt)
         return (Ratio(2, 1) if value is None else value), strict
-    if kind == "float-product" and len(source) == 7:
+    if kind == "float-product" and len(source) == 7:  # the passing coins are u < t: the upper end, strict
+        if source[5] != model or strict != upper:  # or the failing ones, u >= t: the lower end, not strict
+            raise Rejection(Reason.MALFORMED, f"{where}: a float-product threshold counts the coins of its own grid "
+                                              f"{_show(source[5])} that pass (u < t, an upper end, strict) or fail "
+                                              f"(u >= t, a lower end, not strict); here the coin is {_show(model)}, "
+                                              f"an {'upper' if upper else 'lower'} end, strict {strict}")
         return _float_product(source, rows, size, where, read), strict
     raise Rejection(Reason.MALFORMED, f"{where} has source {_show(source)}, not ratio/cdf/masses/const/"
                                       "float-ratio/float-product")
@@ -1146,7 +1220,7 @@ def _float_product(source, rows, size, where, read):
     a, b = _named_row(rows, a_name, where).row, _named_row(rows, b_name, where).row
     x = _token(x, size, f"{where} token")
     fmt = _float_format(fmt_name, where)
-    if coin not in _COIN_GRIDS or cmp not in ("<", "<="):
+    if not isinstance(coin, str) or coin not in _COIN_GRIDS or cmp not in ("<", "<="):
         raise Rejection(Reason.MALFORMED, f"{where}: the product test needs a grid coin and < or <=, not "
                                           f"{_show(coin)} and {_show(cmp)}")
     bits, open_closed = _COIN_GRIDS[coin]
@@ -1193,10 +1267,10 @@ def _event_probability(event, rows, size, where, read):
             raise Rejection(Reason.MALFORMED, f"{where} has coin model {_show(model)}")
         top = Ratio(1, 1)
         if body["upper"] is not None:
-            top = _coin_below(model, *_threshold(body["upper"], rows, size, f"{where}.upper", read))
+            top = _coin_below(model, *_threshold(body["upper"], rows, size, f"{where}.upper", read, model, True))
         if body["lower"] is None:
             return top
-        value, strict = _threshold(body["lower"], rows, size, f"{where}.lower", read)
+        value, strict = _threshold(body["lower"], rows, size, f"{where}.lower", read, model, False)
         under = _coin_below(model, value, not strict)  # P(u at or below the lower end)
         gap = top.num * under.den - under.num * top.den
         return Ratio(gap, top.den * under.den) if gap > 0 else Ratio(0, 1)
@@ -1323,37 +1397,74 @@ def _position_leaf(child, where):
     return None
 
 
-def _walk(nodes, rows, size, where, leaf_key):
-    """Walk an outcome tree's nodes (parents first): re-derive each branch's probability from
-    its primitive and the rows, check it against the claim and each node's branches sum to 1,
-    and check each node's claimed reach: the root's is 1, any other's is the sum over its
-    incoming branches of the parent's reach times the branch's probability, and every node but
-    the root has a parent.
+class Node(NamedTuple):
+    """A node of an outcome tree, as the walk reads it: the claimed reach (an "n/d" text, or None
+    in a tree the checker built itself) and its branches."""
+
+    reach: object
+    branches: list
+
+
+class Branch(NamedTuple):
+    """A branch: one event (a primitive), its claimed probability (or None in a tree the checker
+    built), and its child: the index of a later node, or a leaf (checked by the walk's
+    ``leaf_key``). The event ``{"every": row}`` (trees the checker builds only; no document can
+    name it) is a draw of every token t of the row at once, each to the leaf (t, child)."""
+
+    event: dict
+    probability: object
+    child: object
+
+
+def _document_nodes(nodes):
+    """A document's nodes (shapes checked by :func:`_branch_shapes`) as :class:`Node` values."""
+    return [Node(node["reach"], [Branch(b["event"], b["probability"], b["child"]) for b in node["branches"]])
+            for node in nodes]
+
+
+def _walk(nodes, rows, size, where, leaf_key, bounded=True):
+    """THE WALK: every document kind's tree goes through it. Walk the nodes (parents first):
+    re-derive each branch's probability from its primitive and the rows, check it against the
+    claim (if any) and each node's branches sum to 1, and check each node's claimed reach (if
+    any): the root's is 1, any other's is the sum over its incoming branches of the parent's reach
+    times the branch's probability, and every node but the root has a parent.
 
     Claims are only compared, never computed with: every sum and product is of re-derived
     values, so a claim written unreduced (``X/X``, ``j/(300 j)``) costs one comparison. A node's
     branches are grouped by where they lead (a later node or a leaf); each group's probabilities
-    are summed first and multiplied by the node's reach once. Every mass is bounded by
-    :data:`MAX_MASS_BITS` (:func:`_sum`). Returns (the leaves, each ``leaf_key(child)``, with
-    their re-derived masses; the names of the rows the events read)."""
+    are summed first and multiplied by the node's reach once. With ``bounded`` (a document's own
+    tree) every mass is bounded by :data:`MAX_MASS_BITS` (:func:`_sum`); a tree the checker built
+    from rows whose size the document paid for is not. Returns (the leaves, each
+    ``leaf_key(child)``, with their re-derived masses; the spread leaves of ``every`` draws, as
+    (s, row name, child) with mass s x the row's numerator at each token; the names of the rows
+    the events read)."""
+    bound = where if bounded else None
     inflow = [[] for _ in nodes]  # re-derived reach x probability of each branch group into node i
     inflow[0].append(Ratio(1, 1))
-    leaves, read = {}, set()  # leaf key -> masses; rows the events read
+    leaves, spread, read = {}, [], set()  # leaf key -> masses; every-draws; rows the events read
     for i, node in enumerate(nodes):
         here = f"{where}.nodes[{i}]"
         if not inflow[i]:
             raise Rejection(Reason.NODES, f"{here} has no parent: no branch leads to it")
-        reach = _sum(inflow[i], f"{here}.reach")
-        _same(Reason.NODE_MASS, f"{here}.reach", reach, _rational(node["reach"], f"{here}.reach"))
+        reach = _sum(inflow[i], bound and f"{here}.reach")
+        if node.reach is not None:
+            _same(Reason.NODE_MASS, f"{here}.reach", reach, _rational(node.reach, f"{here}.reach"))
         inflow[i] = None
         probabilities, groups = [], {}  # groups: ("node", index) or ("leaf", key) -> probabilities
-        for j, branch in enumerate(node["branches"]):
+        for j, branch in enumerate(node.branches):
             there = f"{here}.branches[{j}]"
-            probability = _event_probability(branch["event"], rows, size, f"{there}.event", read)
-            _same(Reason.BRANCH, f"{there}.probability", probability,
-                  _rational(branch["probability"], f"{there}.probability"))
+            if "every" in branch.event:  # a draw of every token of a row: each token's mass kept apart
+                row = rows[branch.event["every"]]
+                read.add(branch.event["every"])
+                spread.append((Ratio(reach.num, reach.den * row.cumulative[-1]), branch.event["every"], branch.child))
+                probabilities.append(Ratio(1, 1))
+                continue
+            probability = _event_probability(branch.event, rows, size, f"{there}.event", read)
+            if branch.probability is not None:
+                _same(Reason.BRANCH, f"{there}.probability", probability,
+                      _rational(branch.probability, f"{there}.probability"))
             probabilities.append(probability)
-            child = branch["child"]
+            child = branch.child
             if type(child) is int and i < child < len(nodes):
                 groups.setdefault(("node", child), []).append(probability)
                 continue
@@ -1361,16 +1472,55 @@ def _walk(nodes, rows, size, where, leaf_key):
             if key is None:
                 raise Rejection(Reason.MALFORMED, f"{there}.child is {_show(child)}: not a later node or a leaf {leaf_key.__doc__}")
             groups.setdefault(("leaf", key), []).append(probability)
-        total = _sum(probabilities, f"{here}.branches")
+        total = _sum(probabilities, bound and f"{here}.branches")
         if total.num != total.den:
             raise Rejection(Reason.TOTAL, f"{here}: its branches sum to {_show(total)}, not 1")
         for (kind, target), group in groups.items():
-            mass = _bounded_mass(_product(reach, _sum(group, here)), f"{here}.branches")
+            mass = _product(reach, _sum(group, bound and here))
+            if bounded:
+                _bounded_mass(mass, f"{here}.branches")
             if kind == "node":
                 inflow[target].append(mass)
             else:
                 leaves.setdefault(target, []).append(mass)
-    return leaves, read
+    return leaves, spread, read
+
+
+def _token_law(leaves, spread, rows, size, where):
+    """The emitted law by token, from a walk over leaves [output, accepted]: each token's masses
+    summed. Returns (the law, a :class:`Ratio` per token; the masses outside [0, V) and the
+    accepted leaves' masses, to be summed into the mass outside and alpha); ``where`` bounds the
+    sums (None: a tree the checker built)."""
+    by_output = {}
+    for (output, _), masses in leaves.items():
+        by_output.setdefault(output if 0 <= output < size else -1, []).extend(masses)
+    accepted = [m for (_, flag), masses in leaves.items() if flag for m in masses]
+    vector, den = [0] * size, 1  # the spread leaves' masses by token, over one denominator
+    for scale, name, flag in spread:
+        common = lcm(den, scale.den)
+        old, new = common // den, scale.num * (common // scale.den)
+        vector, den = [x * old + new * n for x, n in zip(vector, rows[name].row.nums)], common
+        if flag:
+            accepted.append(Ratio(scale.num * rows[name].cumulative[-1], scale.den))
+    law = [_sum(by_output[t] + [Ratio(x, den)] * bool(spread), where and f"{where}.law[{t}]")
+           if t in by_output else Ratio(x, den) for t, x in enumerate(vector)]
+    return law, by_output.get(-1, []), accepted
+
+
+def _law_tv(law, reference, outside=Ratio(0, 1), where=None):
+    """THE LAW COMPARISON: the total variation between a law over tokens (a :class:`Ratio` per
+    token, and the mass outside [0, V)) and a reference row, (1/2) (sum_t |law(t) - ref(t)| +
+    outside). The verdict of every position (one-position, compact and chain certificates' row
+    pairs, outcome trees) is this TV against its reference being 0; a block's stream TV
+    (:func:`_stream_gap`) is the same comparison over token sequences. ``where`` bounds the sum."""
+    dens = {e.den for e in law}
+    if len(dens) == 1:  # a law over one denominator (a position's): the gaps are added as integers
+        den, = dens
+        gaps = [Ratio(sum(abs(e.num * reference.den - r * den) for e, r in zip(law, reference.nums)), den * reference.den)]
+    else:
+        gaps = [Ratio(abs(e.num * reference.den - r * e.den), e.den * reference.den) for e, r in zip(law, reference.nums)]
+    distance = _sum(gaps + [outside], where and f"{where}.totals.tv")
+    return Ratio(distance.num, 2 * distance.den)
 
 
 def _check_outcome(cert, where):
@@ -1400,23 +1550,19 @@ def _check_outcome(cert, where):
     reference_name = _field(cert, "reference", where)
     reference = _named_row(rows, reference_name, f"{where}.reference").row
     reference_source = _reference(recipes, reference_name, where)
-    leaves, read = _walk(nodes, rows, size, where, _position_leaf)
-    by_output = {}
-    for (output, _), masses in leaves.items():
-        by_output.setdefault(output if 0 <= output < size else -1, []).extend(masses)
+    leaves, spread, read = _walk(_document_nodes(nodes), rows, size, where, _position_leaf)
     claimed_law = [_rational(v, f"{where}.law[{t}]") for t, v in enumerate(_list(_field(cert, "law", where), size, f"{where}.law"))]
-    law = [_sum(by_output.get(t, []), f"{where}.law[{t}]") for t in range(size)]  # re-derived: the claims are only compared
+    law, outside, accepted = _token_law(leaves, spread, rows, size, where)  # re-derived: the claims are only compared
     for t, claimed in enumerate(claimed_law):
         _same(Reason.EMITTED, f"{where}.law[{t}]", law[t], claimed)
-    outside = _sum(by_output.get(-1, []), f"{where}.totals.out_of_range")
-    alpha = _sum([m for (_, accepted), masses in leaves.items() if accepted for m in masses], f"{where}.totals.alpha")
-    gaps = [Ratio(abs(e.num * reference.den - r * e.den), e.den * reference.den) for e, r in zip(law, reference.nums)]
-    distance = _sum(gaps + [outside], f"{where}.totals.tv")
-    totals = {"alpha": alpha, "out_of_range": outside, "tv": Ratio(distance.num, 2 * distance.den)}
+    outside = _sum(outside, f"{where}.totals.out_of_range")
+    alpha = _sum(accepted, f"{where}.totals.alpha")
+    tv = _law_tv(law, reference, outside, where)
+    totals = {"alpha": alpha, "out_of_range": outside, "tv": tv}
     claimed_totals = _only_fields(_field(cert, "totals", where), tuple(totals), f"{where}.totals")
     for key, value in totals.items():
         _same(Reason.TOTAL, f"{where}.totals.{key}", value, _rational(claimed_totals[key], f"{where}.totals.{key}"))
-    truth = _claims(cert, where, OUTCOME_CLAIMS, {"lossless": distance.num == 0})
+    truth = _claims(cert, where, OUTCOME_CLAIMS, {"lossless": tv.num == 0})
     return {"schema": OUTCOME_SCHEMA, "law": law, "reference": [Ratio(r, reference.den) for r in reference.nums],
             "reference_source": reference_source, "inputs": {k: [Ratio(x, rows[k].row.den) for x in rows[k].row.nums]
                                                               for k in INPUT_ROWS if k in rows},
@@ -1521,7 +1667,7 @@ def _check_block(cert, where):
     def leaf(child, there):
         return _block_leaf(child, there, size, gamma)
     leaf.__doc__ = "[[ids], accepted]"
-    leaves, read = _walk(nodes, rows, size, where, leaf)
+    leaves, _, read = _walk(_document_nodes(nodes), rows, size, where, leaf)
     law, lengths = {}, [[] for _ in range(gamma + 1)]
     for (tokens, accepted), masses in leaves.items():
         law.setdefault(tokens, []).extend(masses)

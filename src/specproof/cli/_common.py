@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
 import os
@@ -105,19 +104,6 @@ _BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\
 def _say(text: str) -> None:
     """One line of ``check`` output on standard output, control characters escaped."""
     print(_terminal(text))
-
-
-def _number_text(x: Fraction) -> str:
-    """A rational for the terminal: its decimal approximation first, then the exact digits (or,
-    when long, their length and a digest; ``--json`` holds them in full). Never fails, whatever
-    the size (no decimal conversion of a huge integer)."""
-    approx, exact = transcript.show(x), transcript.exact_text(x)
-    if approx == exact:
-        return exact
-    if len(exact) <= 60:
-        return f"{approx} = {exact}"
-    digest = hashlib.sha256(exact.encode()).hexdigest()[:16]
-    return f"{approx} (exact: {len(exact)} characters, sha256 {digest}...; --json: in full)"
 
 
 class _Usage(Exception):

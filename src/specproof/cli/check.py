@@ -12,7 +12,7 @@ from specproof import checker
 from specproof.report import transcript
 from specproof.cli.loaders import load_distributions
 from specproof.laws.rational import DEFAULT_FLOAT_ATOL
-from specproof.cli._common import _Usage, _bar, _check_atol, _json_option, _number_text, _pairs, _print_json, _say
+from specproof.cli._common import _Usage, _bar, _check_atol, _json_option, _pairs, _print_json, _say
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
                 first = trees[lossy[0]]
                 stream = "stream " if first["schema"] == checker.BLOCK_SCHEMA else ""
                 at = f", at {len(lossy)} of {len(lossless)} positions" if len(lossless) > 1 else ""
-                _say(f"  the certified verifier is LOSSY (exact {stream}TV {_number_text(tvs[lossy[0]])}{at}; "
+                _say(f"  the certified verifier is LOSSY (exact {stream}TV {transcript.number_text(tvs[lossy[0]])}{at}; "
                      f"reference: {_reference_of(first)})")
         if args.require_lossless and lossy_any:
             _say("  --require-lossless: the certified verifier is not lossless (exit 1)")
@@ -243,10 +243,10 @@ def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> tuple[str, dict
     return "", {"bound": sorted(bound), "unread": sorted(unread), "unbound": sorted(unbound)}
 
 
-def _fresh_symbolic() -> dict:
+def _fresh_symbolic(checks: bool = True) -> dict:
     from specproof.certify.symbolic_proof import prove_every_v
 
-    return prove_every_v()
+    return prove_every_v(checks)
 
 
 def _is_record(doc: object) -> bool:
@@ -276,13 +276,19 @@ def _record_shape(doc: dict) -> str:
 
 
 def _check_record(path: str, doc: dict, as_json: bool = False) -> int:
-    """A record (the symbolic proof) is re-checked by recomputing it, not by the kernel; its
-    shape is checked first (:func:`_record_shape`), so a malformed record costs no SymPy run."""
+    """A record (the symbolic proof) is re-checked by recomputing it, not by the kernel. The cheap
+    checks come first: its shape (:func:`_record_shape`), then equality with the record a run that
+    proves everything writes, built without running a check (``fresh_fn(False)``); only a record
+    equal to that one costs a run of the proof, so a malformed or tampered record costs none."""
     fresh_fn, what = _RECORDS[doc["schema"]]
     shape = _record_shape(doc)
-    fresh = None if shape else fresh_fn()
+    expected = None if shape else fresh_fn(False)
+    fresh = fresh_fn() if expected == doc else None
     if shape:
         valid, detail = False, shape
+    elif expected != doc:
+        valid, detail = False, (f"the record differs from a fresh run of {what} (from the record a run that "
+                                f"proves everything writes; the proof was not re-run)")
     elif fresh != doc:
         valid, detail = False, f"the record differs from a fresh run of {what}"
     elif not fresh["proved"]:

@@ -25,7 +25,7 @@ from specproof import checker
 from specproof.certify.certificate import COMPACT_ROWS, select_tokens
 from specproof.checker import Verdict
 
-__all__ = ["ASSUMPTIONS", "NOT_PROVED", "checker_identity", "exact_text", "render", "show"]
+__all__ = ["ASSUMPTIONS", "NOT_PROVED", "checker_identity", "exact_text", "number_text", "render", "show"]
 
 #: What every instance proof assumes.
 ASSUMPTIONS = (
@@ -119,6 +119,52 @@ def exact_text(value: str | Fraction | checker.Ratio) -> str:
     if max(num.bit_length(), den.bit_length()) <= EXACT_DECIMAL_BITS:
         return f"{num}/{den}"
     return f"{num:#x}/{den:#x}"
+
+
+#: Longest exact text :func:`number_text` writes in full after the decimals (longer: a digest).
+NUMBER_TEXT_EXACT_CHARS = 60
+
+
+def number_text(value: str | Fraction | checker.Ratio) -> str:
+    """A rational in a message: its decimal approximation first (6 significant digits), then the
+    exact value in parentheses, or, when that is long, its length and a digest.
+
+    The one number format of ``specproof check``'s lines and of :mod:`specproof.testing`'s
+    messages. Never fails, whatever the size: the digits come from the leading bits (no
+    conversion of a huge integer to decimal text).
+
+    Parameters
+    ----------
+    value : Fraction, checker.Ratio or str
+        A rational (an ``"n/d"`` text may be hexadecimal, as the checker reads it).
+
+    Returns
+    -------
+    str
+        A short integer as such (``"0"``, ``"1"``); otherwise ``"d (n/d)"``, or ``"d (exact: N
+        characters, sha256 h...)"`` where the exact text (:func:`exact_text`) is longer than
+        :data:`NUMBER_TEXT_EXACT_CHARS`.
+
+    Examples
+    --------
+    >>> number_text(Fraction(1, 2)), number_text(Fraction(1, 3)), number_text(Fraction(0)), number_text("4/2")
+    ('0.5 (1/2)', '0.333333 (1/3)', '0', '2')
+    >>> number_text(Fraction(1, 67108864))
+    '1.49012e-08 (1/67108864)'
+    >>> number_text(Fraction(1, 3 ** 5000))
+    '2.47586e-2386 (exact: 1988 characters, sha256 ab116d2432fe8a08...)'
+    """
+    exact = exact_text(value)
+    short = len(exact) <= NUMBER_TEXT_EXACT_CHARS
+    if short and exact.endswith("/1"):
+        return exact[:-2]
+    digits = decimal.Decimal(_digits(exact, 6))  # correctly rounded; written as Python writes a float
+    approx = f"{float(digits):.6g}" if decimal.Decimal("1e-300") < abs(digits) < decimal.Decimal("1e300") \
+        else format(digits, ".6g")
+    if short:
+        return f"{approx} ({exact})"
+    digest = hashlib.sha256(exact.encode()).hexdigest()[:16]
+    return f"{approx} (exact: {len(exact)} characters, sha256 {digest}...)"
 
 
 def column_texts(values: list[Any]) -> list[str]:

@@ -33,6 +33,7 @@ from fractions import Fraction
 from typing import Any, Callable, Mapping
 
 from specproof.errors import InvalidDistribution, SpecProofError
+from specproof.report.transcript import number_text
 from specproof.trace.tracer import SamplerRaised, Trace, UnmodelledRandomness, trace
 
 __all__ = ["Comparison", "compare", "assert_law", "assert_lossless", "law_difference", "Counterexample",
@@ -94,10 +95,10 @@ def law_difference(got: Mapping[Any, Fraction], want: Mapping[Any, Fraction]) ->
 
 
 def _message(title: str, tv: Fraction, diff: list, traced: Trace) -> str:
-    lines = [f"{title}: exact TV = {tv.numerator}/{tv.denominator} (~{float(tv):.3g}); "
+    lines = [f"{title}: exact TV = {number_text(tv)}; "
              f"{len(diff)} output(s) differ:", f"  {'output':<16} {'traced':<28} expected"]
     for out, a, b in diff[:SHOWN]:
-        lines.append(f"  {str(out):<16} {str(a):<28} {b}")
+        lines.append(f"  {str(out):<16} {number_text(a):<28} {number_text(b)}")
     if len(diff) > SHOWN:
         lines.append(f"  ... and {len(diff) - SHOWN} more")
     lines.append(f"(traced exactly over {traced.runs} runs; assumptions: " + "; ".join(traced.assumptions) + ")")
@@ -145,16 +146,6 @@ def assert_law(sampler: Callable[..., Any], expected_law: Any, *, args: tuple = 
     if diff:
         raise AssertionError(_message("the sampler's law differs from the expected law", tv, diff, traced))
     return traced
-
-
-def _show(x: Fraction) -> str:
-    """A mass for a person: decimals first, then the exact value (never ``0/1`` or ``1/1``)."""
-    if x == 0 or x == 1:
-        return str(int(x))
-    if max(x.numerator.bit_length(), x.denominator.bit_length()) > 256:
-        bits = x.denominator.bit_length()
-        return f"{float(x):.6g} (exact: a fraction with a {bits}-bit denominator)"
-    return f"{float(x):.6g} ({x.numerator}/{x.denominator})"
 
 
 @dataclass(frozen=True)
@@ -207,7 +198,7 @@ class Comparison:
 
     def report(self) -> str:
         """The comparison in at most about 20 lines: verdict, TVs, the outputs that differ."""
-        lines = [f"verdict: {self.verdict.upper()}; TV from the target's law {_show(self.tv)}"]
+        lines = [f"verdict: {self.verdict.upper()}; TV from the target's law {number_text(self.tv)}"]
         if self.verdict == "float-faithful":
             lines.append(f"  equals the textbook verifier with {self.arithmetic} exactly: the TV is its float floor")
             if self.equivalents:
@@ -215,10 +206,10 @@ class Comparison:
         elif self.degenerate:
             lines.append(f"  {self.arithmetic}")
         elif self.verdict == "lossy":
-            lines.append(f"  TV from the nearest correct float implementation {_show(self.tv_from_float_ideal)}: "
+            lines.append(f"  TV from the nearest correct float implementation {number_text(self.tv_from_float_ideal)}: "
                          f"{self.arithmetic}")
         if self.outside_support:
-            lines.append(f"  mass on outputs the target gives probability 0 (or invalid ids): {_show(self.outside_support)}")
+            lines.append(f"  mass on outputs the target gives probability 0 (or invalid ids): {number_text(self.outside_support)}")
         what, field_name = ("token" if self.gamma is None else f"first {self.gamma + 1} tokens"), "differing"
         shown = self.differing
         if self.verdict == "lossy" and self.member_differing and self.gamma is not None:
@@ -226,7 +217,7 @@ class Comparison:
         if shown:
             lines.append(f"  {len(shown)} output(s) differ; {what}: traced - expected, traced, expected; largest first:")
             for out, a, b in shown[:SHOWN // 2]:
-                lines.append(f"    {str(out):<12} {float(a - b):+.3g}  {_show(a)}  {_show(b)}")
+                lines.append(f"    {str(out):<12} {float(a - b):+.3g}  {number_text(a)}  {number_text(b)}")
             if len(shown) > SHOWN // 2:
                 lines.append(f"    ... and {len(shown) - SHOWN // 2} more (Comparison.{field_name})")
         lines.append(f"  traced exactly over {self.trace.runs} runs ({len(self.trace.assumptions)} modelling "
