@@ -125,6 +125,11 @@ def test_in_process_job_writes_shards_resumes_and_summarizes(tmp_path):
     assert plan(text, cfg, tmp_path)[1] == []
     finish(units, cfg, tmp_path)
     assert shard_path(tmp_path, units[0]).read_bytes() == first
+    # another text, or other settings of the exact work, never resume from these shards
+    other_text = plan("The cat sat on a mat.\n\nA dog ran home.", cfg, tmp_path)[1]
+    assert [u["doc"] for u in other_text] == [0]  # the second document is the same text
+    assert len(plan(text, Config(pairs=("phone",), gamma_max=2), tmp_path)[1]) == 2
+    assert len(plan(text, Config(pairs=("phone",), gamma_max=3, max_explore=4), tmp_path)[1]) == 2
 
 
 def test_cli_corpus_runs_the_phone_pair(tmp_path):

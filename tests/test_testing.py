@@ -417,3 +417,21 @@ def test_search_lossy_with_a_reference_finds_the_smallest_differential_differenc
 def test_search_lossy_refuses_a_fixed_reference_law():
     with pytest.raises(SpecProofError, match="reference must be the plain sampler"):
         search_lossy(lambda p, q: 0, reference={0: F(1)})
+
+
+def test_rows_that_do_not_sum_to_one_are_refused_not_renormalized():
+    # a target of weights (6, 3, 2) is not a float-rounded probability row: compare would otherwise judge
+    # the law of p / 11 and call a TV of 0.345 from the row given a float floor
+    from specproof.errors import InvalidDistribution
+    from specproof.testing import assert_lossless, compare
+
+    def verify(p, q, rng):
+        x = int(rng.choice(len(q), p=q))
+        return x
+
+    import numpy as np
+    for bad in ([6.0, 3.0, 2.0], [0.9, 0.9, 0.9], [0.55, 0.3, 0.25]):
+        with pytest.raises(InvalidDistribution, match="sums to .*not 1"):
+            compare(verify, np.array(bad), np.array([0.2, 0.5, 0.3]))
+        with pytest.raises(InvalidDistribution, match="sums to .*not 1"):
+            assert_lossless(verify, np.array([0.2, 0.5, 0.3]), np.array(bad))

@@ -16,6 +16,7 @@ byte-identical (pyarrow writes them with fixed options).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,9 +65,19 @@ def default_text() -> str:
     return resources.files(__package__).joinpath("data/default.txt").read_text(encoding="utf-8")
 
 
+def unit_key(unit: dict[str, Any], cfg: Config) -> str:
+    """A digest of everything a unit's shard depends on: the pair, the document's token ids and the
+    settings of the exact work. A rerun with another text or other settings computes afresh; it
+    never resumes from a shard made for different inputs."""
+    settings = {"pair": unit["pair"], "ids": [int(i) for i in unit["ids"]], "gamma_max": cfg.gamma_max,
+                "mass_bound": cfg.mass_bound, "max_explore": cfg.max_explore, "bits": cfg.bits,
+                "extra": cfg.extra}
+    return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
 def shard_path(out: Path, unit: dict[str, Any]) -> Path:
     safe = unit["pair"].replace("/", "_").replace(",", "_")
-    return Path(out) / "shards" / f"{safe}-{unit['doc']:05d}.parquet"
+    return Path(out) / "shards" / f"{safe}-{unit['doc']:05d}-{unit['key']}.parquet"
 
 
 def plan(text: str, cfg: Config, out: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -74,7 +85,9 @@ def plan(text: str, cfg: Config, out: Path) -> tuple[list[dict[str, Any]], list[
     units = []
     for pair in cfg.pairs:
         for doc, ids in enumerate(source(pair).documents(text)):
-            units.append({"pair": pair, "doc": doc, "ids": ids})
+            unit = {"pair": pair, "doc": doc, "ids": ids}
+            unit["key"] = unit_key(unit, cfg)
+            units.append(unit)
     todo = [u for u in units if not shard_path(out, u).exists()]
     return units, todo
 

@@ -59,14 +59,39 @@ def _fraction(x: Any, what: str) -> Fraction:
 
 
 def _row(values: Any, what: str) -> tuple[Fraction, ...]:
-    """A row made exact: each entry's exact value, renormalized exactly (as torch.multinomial is modelled)."""
+    """A probability row made exact: each entry's exact value, renormalized exactly (as
+    torch.multinomial is modelled). A row whose sum is off from 1 by more than the float tolerance
+    of the command line (``DEFAULT_FLOAT_ATOL``) is refused: that is not float rounding."""
+    from specproof.laws.rational import DEFAULT_FLOAT_ATOL
+
     if hasattr(values, "tolist"):
         values = values.tolist()
     row = [_fraction(x, f"{what}[{i}]") for i, x in enumerate(values)]
     total = sum(row, Fraction(0))
     if not row or total <= 0 or any(x < 0 for x in row):
         raise SpecProofError(f"{what} is not a nonnegative row with positive mass")
+    if abs(total - 1) > Fraction(DEFAULT_FLOAT_ATOL):
+        raise InvalidDistribution(f"{what} sums to {float(total):.6g}, not 1 (off by more than {DEFAULT_FLOAT_ATOL:g}, "
+                                  "more than float rounding); pass probability rows")
     return tuple(x / total for x in row)
+
+
+def _check_sums(target: Any, draft: Any) -> None:
+    """Refuse a target or draft row (the first position's) whose sum is off from 1 by more than float
+    rounding: judging it would renormalize it silently. Degenerate rows are judged, not refused."""
+    from specproof.laws.rational import DEFAULT_FLOAT_ATOL
+    from specproof.rules import faithful
+
+    for rows, what in ((target, "target"), (draft, "draft")):
+        if rows is None:  # a sampler judged without a draft
+            continue
+        values = faithful._model(rows)(())
+        if faithful.degenerate(values) is not None:
+            continue
+        total = sum(faithful._exact_row(values, what), Fraction(0))
+        if abs(total - 1) > Fraction(DEFAULT_FLOAT_ATOL):
+            raise InvalidDistribution(f"{what} sums to {float(total):.6g}, not 1 (off by more than "
+                                      f"{DEFAULT_FLOAT_ATOL:g}, more than float rounding); pass probability rows")
 
 
 def _expected(expected: Any) -> dict[Any, Fraction]:
@@ -332,6 +357,8 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
     from specproof.rules.faithful import judge
 
     gamma = _gamma_of(target, gamma, draft)
+    if reference is None:  # judged against the target's law: the rows must be probability rows
+        _check_sums(target, draft)
     if progress is True:
         import sys
 
