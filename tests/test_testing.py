@@ -435,3 +435,21 @@ def test_rows_that_do_not_sum_to_one_are_refused_not_renormalized():
             compare(verify, np.array(bad), np.array([0.2, 0.5, 0.3]))
         with pytest.raises(InvalidDistribution, match="sums to .*not 1"):
             assert_lossless(verify, np.array([0.2, 0.5, 0.3]), np.array(bad))
+
+
+def test_a_reference_that_raises_is_named_never_a_counterexample():
+    from specproof.testing import ReferenceRaised
+
+    def textbook(p, q):
+        x = int(torch.multinomial(q, 1))
+        if torch.rand(()) < p[x] / q[x]:
+            return x
+        return int(torch.multinomial(torch.clamp(p - q, min=0), 1))
+
+    def raises(row):
+        raise RuntimeError("reference blew up")
+
+    with pytest.raises(ReferenceRaised, match="the reference sampler raised .*reference blew up"):
+        search_lossy(textbook, reference=raises, max_vocab=2, max_denominator=2)
+    with pytest.raises(ReferenceRaised, match="reference blew up"):
+        compare(textbook, torch.tensor([0.5, 0.5]), torch.tensor([0.25, 0.75]), reference=raises)

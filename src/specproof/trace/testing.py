@@ -37,7 +37,7 @@ from specproof.report.transcript import number_text
 from specproof.trace.tracer import SamplerRaised, Trace, UnmodelledRandomness, trace
 
 __all__ = ["Comparison", "compare", "assert_law", "assert_lossless", "law_difference", "Counterexample",
-           "search_lossy"]
+           "search_lossy", "ReferenceRaised"]
 
 #: How many differing outputs a failure message lists.
 SHOWN = 20
@@ -74,6 +74,11 @@ def _row(values: Any, what: str) -> tuple[Fraction, ...]:
         raise InvalidDistribution(f"{what} sums to {float(total):.6g}, not 1 (off by more than {DEFAULT_FLOAT_ATOL:g}, "
                                   "more than float rounding); pass probability rows")
     return tuple(x / total for x in row)
+
+
+class ReferenceRaised(SpecProofError):
+    """The reference (plain) sampler of a differential comparison raised: it is named, and a search
+    never reports it as the speculative step's counterexample."""
 
 
 def _check_sums(target: Any, draft: Any) -> None:
@@ -324,7 +329,10 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
     ------
     SpecProofError
         The tracer's errors (unmodelled randomness, too many runs, a sampler that raised) and bad
-        rows; never for a law that differs.
+        rows (InvalidDistribution: a row whose sum is off from 1 by more than float rounding);
+        never for a law that differs.
+    ReferenceRaised
+        A callable ``reference`` raised (it is named as the reference, not as ``sampler``).
 
     Notes
     -----
@@ -402,7 +410,11 @@ def _differential(traced: Trace, plain: Callable[..., Any], target: Any, draft: 
         if prefix not in laws:
             row = tmodel(prefix)
             size = len(row.tolist() if hasattr(row, "tolist") else row)
-            got = trace(plain, (row,), numpy_rng=numpy_rng, max_runs=max_runs, check_pieces=check_pieces)
+            try:
+                got = trace(plain, (row,), numpy_rng=numpy_rng, max_runs=max_runs, check_pieces=check_pieces)
+            except SamplerRaised as exc:  # the reference's fault, not the speculative step's
+                raise ReferenceRaised(f"the reference sampler raised after {prefix}: "
+                                      f"{str(exc).removeprefix('the sampler raised ')}") from exc
             runs += got.runs
             law = [Fraction(0)] * size
             for out, m in got.law.items():
