@@ -225,3 +225,29 @@ def test_cli_corpus_on_any_hf_pair_by_path(tmp_path):
         lo, hi = [Fraction(x) for x in r["e_lo"]], [Fraction(x) for x in r["e_hi"]]
         assert lo[0] == hi[0] == 1 + Fraction(r["alpha"])
         assert all(a <= b for a, b in zip(lo, hi)) and lo == sorted(lo) and hi[2] - lo[2] > 0
+
+
+@pytest.mark.parametrize("option", [["--gamma-max", "0"], ["--gamma-max", "1000"], ["--mass-bound", "nan"],
+                                    ["--mass-bound", "inf"], ["--mass-bound", "-1"], ["--max-explore", "-1"],
+                                    ["--cost-ratio", "-1/2"], ["--cost-ratio", "abc"]])
+def test_corpus_refuses_bad_options_before_any_work(tmp_path, capsys, option):
+    pytest.importorskip("pyarrow")
+    from specproof.cli import main
+
+    assert main(["corpus", "--out", str(tmp_path / "out"), *option]) == 2
+    assert option[0] in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_corpus_log_of_the_wrong_shape_is_a_clean_error(tmp_path, capsys):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    from specproof.cli import main
+
+    table = pa.table({"request": [0], "step": [0], "drafted": [3], "p_drafted": [0.5], "q_drafted": [0.5],
+                      "accepted": [1]})  # scalars where the format has lists
+    pq.write_table(table, tmp_path / "log.parquet")
+    assert main(["corpus", "--log", str(tmp_path / "log.parquet")]) == 2
+    err = capsys.readouterr().err
+    assert "log.parquet" in err and "Traceback" not in err
