@@ -37,6 +37,8 @@ def torch_verifier(rule):
 
     def run(p, q):
         x = int(torch.multinomial(q.double(), 1))  # the draft's law: q's values over their exact sum
+        # the arithmetic's dtype: float64 code on float32 rows promotes them first (exact), the coin stays as drawn
+        p, q = p.to(TORCH_DTYPES[arith.dtype]), q.to(TORCH_DTYPES[arith.dtype])
         u = torch.rand((), dtype=coin_dtype)
         if coin.open_closed:
             u = 1 - u  # (0, 1]; exact in the coin's format
@@ -214,26 +216,12 @@ def test_numpy_members_are_computed_by_numpy_code(member):
 
 
 LOG_MEMBERS = [m for m in TORCH_MEMBERS if m.rule.arithmetic.test in ("log", "exp") and m.rule.coin.bits == 24]
-LOG32 = [m for m in LOG_MEMBERS if m.rule.arithmetic.dtype == "float32"]
-LOG64 = [m for m in LOG_MEMBERS if m.rule.arithmetic.dtype == "float64"]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("member", LOG32, ids=[m.name for m in LOG32])
+@pytest.mark.parametrize("member", LOG_MEMBERS, ids=[m.name for m in LOG_MEMBERS])
 def test_torch_log_space_members_agree_on_1000_float32_rows(member):
-    code = torch_verifier(member.rule)
-    for p, q in _rows("float32", 8, 1000):
-        _agree(code, member.rule, p, q)
-
-
-# Known disagreement (issue 19 stays open for it): the log-space members in float64 arithmetic with a
-# float32 coin differ from the torch code on a random float32 row (found by CI's slow run on
-# 2026-12-01, p = (0.0904, 0.8238, 0.0858), q = (0.4060, 0.4941, 0.0999)); until the model is fixed
-# they are not verified on random rows. strict: the test fails as soon as they agree.
-@pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="float64 log-space members with a float32 coin disagree with torch")
-@pytest.mark.parametrize("member", LOG64, ids=[m.name for m in LOG64])
-def test_torch_float64_log_space_members_with_a_float32_coin_disagree_on_some_float32_row(member):
+    # float64 members on float32 rows: the code promotes the rows to float64 (exact) and keeps the float32 coin
     code = torch_verifier(member.rule)
     for p, q in _rows("float32", 8, 1000):
         _agree(code, member.rule, p, q)
