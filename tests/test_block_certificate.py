@@ -541,7 +541,9 @@ def test_rule_block_certificates_at_larger_gamma_pass_the_checker(tmp_path, caps
 
 
 @pytest.mark.parametrize("extra,message", [
-    (["--gamma", "20"], "3^20 = 3486784401 drafted blocks, above 20000"),
+    (["--gamma", "20"], "3^20 drafted blocks, above 20000"),
+    (["--gamma", "1000000000"], "3^1000000000 drafted blocks, above 20000"),  # refused at once, no huge power
+    (["--verifier", "tree", "--gamma", "30", "--drafts", "3"], "the token tree has more than 20000 nodes"),
     (["--gamma", "9", "--block-certificate", "x.json"], "3^9 x V = 59049 branches, above 20000"),
     (["--gamma", "2", "--stop-token", "5"], "--stop-token 5 is not a token id in [0, 3)"),
     (["--verifier", "block", "--gamma", "2", "--stop-token", "1"], "apply to the chain verifier"),

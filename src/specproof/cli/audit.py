@@ -296,6 +296,18 @@ AUDIT_MAX_PREFIXES = 20_000
 AUDIT_MAX_CERTIFIED = 20_000
 
 
+def _capped_power(base: int, exponent: int, cap: int) -> int:
+    """``base ** exponent``, or ``cap + 1`` as soon as it exceeds ``cap`` (never a huge integer)."""
+    out = 1
+    for _ in range(exponent):
+        out *= base
+        if out > cap:
+            return cap + 1
+        if base <= 1:
+            return out
+    return out
+
+
 def _audit_size_guard(args: argparse.Namespace, p, q) -> None:
     """Refuse, before any work, a --gamma whose blocks are too many to enumerate here, and stop
     tokens outside [0, V)."""
@@ -303,13 +315,20 @@ def _audit_size_guard(args: argparse.Namespace, p, q) -> None:
     bad = [t for t in args.stop_token or () if not 0 <= t < v]
     if bad:
         raise _Usage(f"--stop-token {bad[0]} is not a token id in [0, {v})")
-    if args.gamma is None or args.verifier == "tree" or args.gamma < 1:
-        return
+    if args.gamma is None or args.gamma < 1 or (args.verifier == "tree" and args.tree):
+        return  # a tree given as a file has the size of the file
     support = sum(1 for x in q.fractions() if x)
-    prefixes = support ** args.gamma
+    if args.verifier == "tree":  # q's top-K children per node, gamma levels: K + K^2 + ... + K^gamma nodes
+        k = min(args.drafts, support)
+        nodes = sum(_capped_power(k, d, AUDIT_MAX_PREFIXES) for d in range(1, min(args.gamma, AUDIT_MAX_PREFIXES) + 1))
+        if nodes > AUDIT_MAX_PREFIXES:
+            raise _Usage(f"--verifier tree --gamma {args.gamma} --drafts {args.drafts}: the token tree has more than "
+                         f"{AUDIT_MAX_PREFIXES} nodes; use a smaller depth or fewer children, or give the tree with --tree")
+        return
+    prefixes = _capped_power(support, args.gamma, AUDIT_MAX_PREFIXES)
     if prefixes > AUDIT_MAX_PREFIXES:
-        raise _Usage(f"--gamma {args.gamma} with {support} draftable tokens enumerates up to {support}^{args.gamma} = "
-                     f"{prefixes} drafted blocks, above {AUDIT_MAX_PREFIXES}: use a smaller gamma, or the Python API "
+        raise _Usage(f"--gamma {args.gamma} with {support} draftable tokens enumerates up to {support}^{args.gamma} "
+                     f"drafted blocks, above {AUDIT_MAX_PREFIXES}: use a smaller gamma, or the Python API "
                      "(specproof.rules.audit.block_law, specproof.laws.variants) with a budget of your own")
     if args.block_certificate and prefixes * v > AUDIT_MAX_CERTIFIED:
         raise _Usage(f"--block-certificate at gamma {args.gamma}: about {support}^{args.gamma} x V = {prefixes * v} "
