@@ -120,7 +120,13 @@ def test_block_crosscheck_recomputes_ill_conditioned_rows_exactly():
     assert report.joint.error < 1e-15
     # against the exact rows before rounding, such a row can be off entirely: reported, not bounded
     assert report.before_rounding.error > 0.5
-    assert "not bounded" in report.summary() and "recomputed exactly" in report.summary()
+    text = report.summary().splitlines()
+    verdict = next(i for i, line in enumerate(text) if "verdict: within bound" in line)
+    # the unbounded figure comes after the verdict, says it is not part of it, and carries its value
+    assert "not part of the verdict, not bounded" in text[verdict + 1]
+    assert f"{float(report.before_rounding.error):.3e}" in text[verdict + 1]
+    assert not any(f"{float(report.before_rounding.error):.3e}" in line for line in text[:verdict])
+    assert any("recomputed exactly" in line for line in text)
 
 
 def test_block_crosscheck_fails_when_the_float_path_is_wrong(monkeypatch):
