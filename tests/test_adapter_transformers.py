@@ -146,3 +146,22 @@ def test_cli_json_verdicts_and_exit_codes(tmp_path, capsys):
     assert main(["trace", "transformers", "--draft-logits", d]) == 2
     assert main(["trace", "transformers", "--target-logits", t, "--draft-logits", d, "--ensemble-weight", "2"]) == 2
 
+
+
+def test_verdicts_separate_the_float_floor_from_faults(tmp_path, capsys):
+    # the float rounding of p/q alone is the float floor: float-faithful, equal to the `<=` member exactly;
+    # a drafted token the target never wants, accepted on a zero coin, is a fault: lossy
+    cases = edge_cases()
+    generic = block_law(*cases["ratios not multiples of 2^-24"][:2])
+    assert generic.verdict == "float-faithful" and generic.tv > 0
+    assert generic.judgement.tv_from_float_ideal == 0 and generic.judgement.arithmetic.startswith("u <= fl32(p/q)")
+    assert generic.as_dict()["tv_from_float_ideal"] == "0/1"
+    never = block_law(*cases["target never wants a drafted token (-inf)"][:2])
+    assert never.verdict == "lossy" and never.judgement.outside_support > 0
+    assert never.tv == never.judgement.tv  # the judge's stream TV is the adapter's
+    t = _write(tmp_path, "t.json", cases["ratios not multiples of 2^-24"][0])
+    d = _write(tmp_path, "d.json", cases["ratios not multiples of 2^-24"][1])
+    assert main(["trace", "transformers", "--target-logits", t, "--draft-logits", d]) == 0
+    text = capsys.readouterr().out
+    assert "FLOAT-FAITHFUL" in text and "the TV is its float floor" in text
+    assert main(["trace", "transformers", "--target-logits", t, "--draft-logits", d, "--strict"]) == 1

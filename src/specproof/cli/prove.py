@@ -81,7 +81,7 @@ def _library_findings(inputs: Sequence[str] | None = None) -> dict[str, Any]:
     rows = []
     for key in _EXACT_EDGE_CASES if inputs is None else inputs:
         law = block_law(*cases[key][:2])
-        rows.append({"input": key, "verdict": "lossless" if law.lossless else "lossy", "tv": format_fraction(law.tv)})
+        rows.append({"input": key, "verdict": law.verdict, "tv": format_fraction(law.tv)})
     return {"library": "transformers", "version": transformers.__version__,
             "function": "transformers.generation.utils._speculative_sampling", "vocab_size": 4, "gamma": 2,
             "cases": rows}

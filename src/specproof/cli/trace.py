@@ -23,14 +23,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     tc = sub.add_parser(
         "trace", help="the exact law of a real library's speculative sampler, by controlled re-execution",
         description="Run a library's verifier under specproof.trace.tracer (every random number supplied by specproof) "
-        "and print the exact law of the emitted block, its exact TV from the target's joint law and a verdict. "
-        "Exit 0 lossless, 1 lossy, 2 usage or bad input.")
+        "and print the exact law of the emitted block, its exact TV from the target's joint law and a verdict "
+        "(lossless, float-faithful or lossy). Exit 0 lossless or float-faithful, 1 lossy (--strict: float-faithful "
+        "too), 2 usage or bad input.")
     lib = tc.add_subparsers(dest="library", required=True, metavar="LIBRARY")
     hf = lib.add_parser(
         "transformers", help="transformers.generation.utils._speculative_sampling (needs torch and transformers)",
         description="Trace Hugging Face transformers' _speculative_sampling: gamma drafts drawn from the draft "
         "logits, then verified by the function (batch 1). T: [gamma + 1, V] target logits, D: [gamma, V] draft "
-        "logits, .json (rows of numbers, -Infinity or \"-inf\" allowed) or .npy. Exit 0 lossless, 1 lossy, 2 usage.")
+        "logits, .json (rows of numbers, -Infinity or \"-inf\" allowed) or .npy. Verdicts as `trace python`: "
+        "float-faithful is the law of a correct float implementation on the same float rows (its TV is the float "
+        "floor). Exit 0 lossless or float-faithful, 1 lossy (--strict: float-faithful too), 2 usage.")
     hf.add_argument("--target-logits", metavar="T", required=True, help="target logits [gamma + 1, V]")
     hf.add_argument("--draft-logits", metavar="D", required=True, help="draft logits [gamma, V]")
     hf.add_argument("--gamma", type=int, metavar="G", help="drafts per block (default: the rows of D); must fit T and D")
@@ -38,7 +41,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     help="transformers' assistant_ensemble_weight in (0, 1] (default: none, the standard verifier)")
     hf.add_argument("--dtype", choices=("float32", "float64"), default="float32",
                     help="dtype of the logits tensors (default float32, as models emit)")
-    hf.add_argument("--json", action="store_true", help="print one JSON object: verdict, tv ('n/d'), law, ...")
+    hf.add_argument("--strict", action="store_true", help="exit 1 on float-faithful too (only lossless passes)")
+    hf.add_argument("--json", action="store_true",
+                    help="print one JSON object: verdict, tv, tv_from_float_ideal, arithmetic ('n/d'), law, ...")
     py = lib.add_parser(
         "python", help="your own sampler: MODULE:FUNCTION, called as FUNCTION(target, draft)",
         description="Trace your own verifier, FUNCTION(target, draft) from MODULE (an importable module, or a "
@@ -242,12 +247,22 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"command": "trace", "library": "transformers", **out})
     else:
+        from specproof.report.transcript import number_text
+
         ver = result.versions
         print(f"transformers {ver['transformers']} (torch {ver['torch']}) _speculative_sampling, gamma "
               f"{result.gamma}, V {result.vocab_size}" + (f", ensemble weight {result.ensemble_weight}"
                                                          if result.ensemble_weight is not None else "")
               + f": {out['verdict'].upper()}")
-        print(f"  TV of the first gamma + 1 tokens from the target's joint law: {out['tv']} (~{float(result.tv):.3g})")
+        print(f"  TV of the first gamma + 1 tokens from the target's joint law: {number_text(result.tv)}")
+        j = result.judgement
+        if result.verdict == "float-faithful":
+            print(f"  equals {j.arithmetic}: the TV is its float floor")
+        elif result.verdict == "lossy":
+            print(f"  TV from the nearest correct float implementation {number_text(j.tv_from_float_ideal)}: {j.arithmetic}")
+            if j.outside_support:
+                print(f"  mass on blocks with a token the target gives probability 0: {number_text(j.outside_support)} "
+                      "(always a fault)")
         print(f"  accepted-length law: {', '.join(out['accepted_length'])}")
         print(f"  {len(result.law)} possible blocks; {result.runs} runs of the sampler")
         top = sorted(result.law.items(), key=lambda kv: -kv[1])[:10]
@@ -258,4 +273,4 @@ def run(args: argparse.Namespace) -> int:
         print("  assumptions:")
         for a in result.assumptions:
             print(f"    - {a}")
-    return 0 if result.lossless else 1
+    return 0 if result.verdict == "lossless" or (result.verdict == "float-faithful" and not args.strict) else 1

@@ -17,7 +17,8 @@ the ensemble weight only where it exists.
 :func:`block_law` runs that function under :func:`specproof.trace.tracer.trace`: the drafts are drawn by
 ``torch.multinomial`` from the draft's softmax rows, then the function verifies them (batch 1,
 gamma >= 1). The result is the exact law of the emitted block (accepted drafts then one token),
-its exact TV from the target's joint law and a lossless verdict, under the tracer's modelling
+its exact TV from the target's joint law and a verdict (lossless, float-faithful or lossy, judged
+against the float-ideal family as :func:`specproof.testing.compare` does), under the tracer's modelling
 assumptions (float32 coins are ``k / 2^24``; ``torch.multinomial`` is an exact categorical over the
 float weights it is given, its kernel not traced).
 
@@ -78,6 +79,10 @@ class TransformersBlockLaw:
         The tracer's modelling assumptions, then the adapter's.
     versions : dict of str -> str
         transformers and torch versions.
+    judgement : Judgement or None
+        The law judged against the target's rows and the float-ideal family
+        (:func:`specproof.rules.faithful.judge`, as :func:`specproof.testing.compare` judges a traced
+        sampler); None only when built by hand.
     """
 
     law: dict[tuple[int, ...], Fraction]
@@ -90,11 +95,20 @@ class TransformersBlockLaw:
     runs: int
     assumptions: tuple[str, ...]
     versions: dict[str, str]
+    judgement: Any = None
 
     @property
     def lossless(self) -> bool:
         """True iff the stream's first gamma + 1 tokens have exactly the target's joint law."""
         return self.tv == 0
+
+    @property
+    def verdict(self) -> str:
+        """``"lossless"``, ``"float-faithful"`` (the law of a correct float implementation of the family,
+        never emitting a token the target gives probability 0) or ``"lossy"``."""
+        if self.judgement is None:
+            return "lossless" if self.lossless else "lossy"
+        return self.judgement.verdict
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready data: ``verdict``, ``tv`` ("n/d"), ``law`` (block ids joined by spaces -> "n/d"), ..."""
@@ -102,8 +116,12 @@ class TransformersBlockLaw:
             return f"{x.numerator}/{x.denominator}"
 
         return {
-            "verdict": "lossless" if self.lossless else "lossy",
+            "verdict": self.verdict,
             "tv": fr(self.tv),
+            **({} if self.judgement is None else {
+                "tv_from_float_ideal": fr(self.judgement.tv_from_float_ideal),
+                "arithmetic": self.judgement.arithmetic,
+                "outside_support": fr(self.judgement.outside_support)}),
             "law": {" ".join(map(str, b)): fr(m) for b, m in self.law.items()},
             "accepted_length": [fr(x) for x in self.accepted_length],
             "gamma": self.gamma,
@@ -204,7 +222,8 @@ def block_law(target_logits: Any, draft_logits: Any, *, ensemble_weight: float |
         The draft's logits; each draft token is drawn by ``torch.multinomial`` from its softmax.
     ensemble_weight : float, optional
         transformers' ``assistant_ensemble_weight`` (DIVERSE static ensemble), in (0, 1]; None for
-        the standard verifier. Refused on a transformers version whose function lacks it.
+        the standard verifier. Refused on a transformers version whose function lacks it. Lossy by
+        design: its law is judged against the target alone, not the float-ideal family.
     dtype : {"float32", "float64"}
         The dtype of the logits tensors (models emit float32; the coin follows the dtype).
     max_runs : int
@@ -291,9 +310,15 @@ def block_law(target_logits: Any, draft_logits: Any, *, ensemble_weight: float |
         "reference: the target's row at position i is the exact float softmax of target_logits[i], renormalized, "
         "whatever the tokens before it (fixed logits per position)",
     )
+    from specproof.rules.faithful import judge
+
+    # the rows the function was given: float softmax values, exact; the family's members on the same rows.
+    # The static ensemble is lossy by design, not a float implementation of the textbook verifier: judged
+    # against the target alone (the family is not computed)
+    judgement = judge(law, new_logits.softmax(dim=-1)[0], None if ensemble_weight is not None else q_rows, gamma=gamma)
     return TransformersBlockLaw(law, reference, stream_tv(law, reference), tuple(lengths), gamma, v,
                                 None if ensemble_weight is None else float(ensemble_weight), traced.runs,
-                                assumptions, versions())
+                                assumptions, versions(), judgement)
 
 
 _NEG = float("-inf")
