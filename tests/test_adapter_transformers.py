@@ -165,3 +165,7 @@ def test_verdicts_separate_the_float_floor_from_faults(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "FLOAT-FAITHFUL" in text and "the TV is its float floor" in text
     assert main(["trace", "transformers", "--target-logits", t, "--draft-logits", d, "--strict"]) == 1
+    never_t = _write(tmp_path, "n.json", cases["target never wants a drafted token (-inf)"][0])
+    never_d = _write(tmp_path, "nd.json", cases["target never wants a drafted token (-inf)"][1])
+    assert main(["trace", "transformers", "--target-logits", never_t, "--draft-logits", never_d]) == 1
+    assert "exactly, but that arithmetic emits tokens the target gives probability 0" in capsys.readouterr().out

@@ -67,6 +67,9 @@ def test_le_coin_emits_a_token_the_target_never_wants():
         assert_lossless(le_coin, P_OFF, Q_OFF)
     assert re.search(r"^    1 +\+1.49e-08  1.49012e-08 \(1/67108864\)  0$", str(info.value), re.M)
     assert "mass on outputs the target gives probability 0 (or invalid ids): 1.49012e-08 (1/67108864)" in str(info.value)
+    # the member it equals is named, and not called correct: the verdict line gives the reason
+    assert "exactly, but that arithmetic emits tokens the target gives probability 0: always a fault" in str(info.value)
+    assert "nearest correct float implementation" not in str(info.value)
 
 
 def test_out_of_range_output_is_shown():

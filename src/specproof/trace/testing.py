@@ -235,6 +235,9 @@ class Comparison:
                 lines.append(f"  ({self.equivalents} other arithmetic(s) of the family give the same law on these rows)")
         elif self.degenerate:
             lines.append(f"  {self.arithmetic}")
+        elif self.verdict == "lossy" and self.tv_from_float_ideal == 0 and self.outside_support:
+            lines.append(f"  equals {self.arithmetic} exactly, but that arithmetic emits tokens the target gives "
+                         "probability 0: always a fault, not a float floor")
         elif self.verdict == "lossy":
             lines.append(f"  TV from the nearest correct float implementation {number_text(self.tv_from_float_ideal)}: "
                          f"{self.arithmetic}")
