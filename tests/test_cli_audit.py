@@ -95,10 +95,12 @@ def test_list_and_usage_errors(tmp_path, capsys):
 
 def test_real_phone_pairs_standard_lossless_float32_lossy(capsys):
     assert main(["audit", "--real", "phone", "--json"]) == 0
-    results = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["verdict"] == "lossless" and doc["rule"] == "standard" and doc["real"] == "phone"
+    results = doc["pairs"]
     assert len(results) == 20 and all(r["verdict"] == "lossless" and r["tv"] == "0/1" for r in results)
     assert main(["audit", "--real", "phone", "--json", "--policy", "lt-float32-coin"]) == 1
-    lossy = json.loads(capsys.readouterr().out)
+    lossy = json.loads(capsys.readouterr().out)["pairs"]
     # tiny but not 0: each accept mass q(x) P(u < t) exceeds q(x) t by less than q(x) 2^-24 and the
     # rejection mass shrinks by the same total, so TV <= sum_x q(x) 2^-24 = 2^-24
     assert all(r["verdict"] == "lossy" and 0 < F(r["tv"]) <= F(1, N24) for r in lossy)

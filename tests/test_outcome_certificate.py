@@ -283,7 +283,7 @@ def test_audit_writes_a_certificate_check_binds_it(tmp_path, capsys):
 def test_real_pairs_bundle(tmp_path, capsys):
     cert = tmp_path / "b.json"
     assert main(["audit", "--real", "phone", "--policy", "lt-float32-grid", "--certificate", str(cert), "--json"]) == 1
-    results = json.loads(capsys.readouterr().out)
+    results = json.loads(capsys.readouterr().out)["pairs"]
     verdict = checker.check_file(cert)
     assert verdict.valid and len(verdict.facts) == len(results) == 20
     tvs = [_fractions(f["totals"]["tv"]) for f in verdict.facts]

@@ -42,7 +42,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     au.add_argument("--search", action="store_true",
                     help="also search the minimal counterexample (exhaustive V <= 4, denominators <= 8, then "
                          "1000 random pairs)")
-    au.add_argument("--json", action="store_true", help="print one JSON object (rationals as 'n/d' strings)")
+    au.add_argument("--json", action="store_true", help="print one JSON object (rationals as 'n/d' strings; --real: {rule, real, verdict, pairs: [one per pair]})")
     au.add_argument("--certificate", metavar="FILE.json",
                     help="write the position's outcome tree as a certificate that `specproof check` re-verifies "
                          "(with --real: a bundle, one per pair; --verifier block: the block certificate); the "
@@ -168,9 +168,13 @@ def _audit_certificate(p, q, name: str, rule, proposal=None, provenance=None, la
 def _audit_report(name: str, out: dict) -> str:
     from fractions import Fraction
 
-    def show(text: str) -> str:
-        x = Fraction(text)
-        return text if len(text) <= 100 else f"{float(x):.6g} (exact: {len(text)} characters; see --json)"
+    from specproof.report.transcript import number_text
+
+    def show(text: str) -> str:  # decimals first, the exact value after (long ones by length and digest)
+        return number_text(Fraction(text))
+
+    def short(texts) -> str:  # a row of exact values, 0 and 1 as integers
+        return "[" + ", ".join(str(Fraction(t)) for t in texts) + "]"
 
     lines = [f"rule {name}: {out['verdict'].upper()}",
              f"  TV from the reference law ({out.get('reference_is', 'the target law p')}): {show(out['tv'])}",
@@ -183,16 +187,16 @@ def _audit_report(name: str, out: dict) -> str:
     if out["out_of_range"]:
         lines.append(f"  mass on ids outside [0, V): {out['out_of_range']}")
     if "gamma" in out:
-        lines.append(f"  gamma {out['gamma']}: accepted-length law {out['accepted_length']}")
+        lines.append(f"  gamma {out['gamma']}: accepted-length law {short(out['accepted_length'])}")
         lines.append(f"  E[accepted] {show(out['expected_accepted'])}; E[emitted] {show(out['expected_emitted'])}; "
                      f"E[emitted up to the first stop] {show(out['expected_emitted_to_stop'])}")
         if out.get("stream_tv") is not None:
             lines.append(f"  TV of the first gamma + 1 output tokens: {show(out['stream_tv'])}")
     if "drafted" in out:
         d = out["drafted"]
-        lines.append(f"  drafted {d['tokens']}: {d['real_drafts']} verified; accepted-length law {d['accepted_length']}")
-        lines.append(f"  E[accepted prefix] {d['expected_accepted']}; E[sum of pass flags] {d['expected_flags']}; "
-                     f"counted by the rule {d['expected_counted']}")
+        lines.append(f"  drafted {d['tokens']}: {d['real_drafts']} verified; accepted-length law {short(d['accepted_length'])}")
+        lines.append(f"  E[accepted prefix] {show(d['expected_accepted'])}; E[sum of pass flags] {show(d['expected_flags'])}; "
+                     f"counted by the rule {show(d['expected_counted'])}")
     if "search" in out:
         srch = out["search"]
         if srch["smallest"] is None:
@@ -200,7 +204,7 @@ def _audit_report(name: str, out: dict) -> str:
         else:
             for key in ("smallest", "largest"):
                 c = srch[key]
-                lines.append(f"  search, {key}: p = [{', '.join(c['p'])}], q = [{', '.join(c['q'])}], TV {c['tv']}")
+                lines.append(f"  search, {key}: p = {short(c['p'])}, q = {short(c['q'])}, TV {show(c['tv'])}")
     for key in ("certificate", "block_certificate"):
         if key in out:
             lines.append(f"  {key.replace('_', ' ')} written: {out[key]}")
@@ -437,7 +441,8 @@ def _audit_real(args: argparse.Namespace, name: str, rule) -> int:
             certs, name=f"real pairs, rule {name}", statement=f"Each position's law under the verifier rule {name!r}."),
             args.certificate)
     if args.json:
-        print(json.dumps(results, indent=2, sort_keys=True))
+        verdict = "lossless" if all(r["verdict"] == "lossless" for r in results) else "lossy"
+        print(json.dumps({"rule": name, "real": args.real, "verdict": verdict, "pairs": results}, indent=2, sort_keys=True))
     else:
         for r in results:
             print(_audit_report(name, r).replace(f"rule {name}:", f"{r['pair']}, rule {name}:", 1))
