@@ -172,6 +172,26 @@ def test_search_reports_a_sampler_that_raises_and_an_empty_search(files, capsys)
     assert "weights sum to 0" in out
     assert main(["trace", "python", "samplers:verify", "--search", "--max-vocab", "2", "--max-denominator", "2"]) == 0
     assert "no lossy input among 9 pairs (V 2..2, denominators 1..2, float32 rows;" in capsys.readouterr().out
+    # a huge --max-vocab is refused at once (it listed every row of every V before trying a pair: a hang)
+    assert main(["trace", "python", "samplers:verify", "--search", "--max-vocab", "100000"]) == 2
+    assert "--max-vocab must be in 2..16" in capsys.readouterr().err
+
+
+def test_search_lossy_lists_rows_lazily_and_checks_its_limits():
+    import torch
+
+    from specproof.errors import SpecProofError
+    from specproof.trace.testing import search_lossy
+
+    def accept_all(p, q):
+        return int(torch.multinomial(q, 1))
+
+    # the API has no cap: V up to 10^5 is searched from V = 2 up, and the first pair (0, 1) vs (1, 0) is lossy
+    found = search_lossy(accept_all, max_vocab=100_000, max_denominator=1)
+    assert (found.p, found.q, found.pairs) == ((0, 1), (1, 0), 2) and found.comparison.tv == 1
+    for bad in ({"max_vocab": 1}, {"max_denominator": 0}, {"max_pairs": -1}, {"max_vocab": 2.5}):
+        with pytest.raises(SpecProofError, match=next(iter(bad))):
+            search_lossy(accept_all, **bad)
 
 
 def test_the_differential_test_from_the_command_line(files, capsys):

@@ -19,6 +19,10 @@ from specproof.cli._common import _Usage, _print_json
 # --------------------------------------------------------------------------- trace (issue 12)
 
 
+#: Largest V `trace python --search` tries (the Python API has no such limit).
+MAX_SEARCH_VOCAB = 16
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     tc = sub.add_parser(
         "trace", help="the exact law of a real library's speculative sampler, by controlled re-execution",
@@ -141,8 +145,9 @@ def _trace_python(args: argparse.Namespace) -> int:
     if args.search:
         if args.target or args.draft or args.reference:
             raise _Usage("--search tries its own rows against the target: give no --target, --draft or --reference")
-        if args.max_vocab < 2 or args.max_denominator < 1:
-            raise _Usage("--max-vocab must be >= 2 and --max-denominator >= 1")
+        if not 2 <= args.max_vocab <= MAX_SEARCH_VOCAB or args.max_denominator < 1:
+            raise _Usage(f"--max-vocab must be in 2..{MAX_SEARCH_VOCAB} (the search is over small rows; for a large V "
+                         "give --target/--draft) and --max-denominator >= 1")
         import time
 
         desc = f"V 2..{args.max_vocab}, denominators 1..{args.max_denominator}"

@@ -28,6 +28,7 @@ Examples
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Mapping
@@ -548,17 +549,42 @@ class Counterexample:
     raised: str | None = None
 
 
-def _small_rows(max_vocab: int, max_denominator: int):
-    """Distributions with V = 2..max_vocab and entries k/d, by V, then d, then in order (edge rows first:
-    one-hot and zero entries come with the small d)."""
-    seen: set = set()
-    for v in range(2, max_vocab + 1):
-        for d in range(1, max_denominator + 1):
-            for ks in itertools.product(range(d + 1), repeat=v):
-                row = tuple(Fraction(k, d) for k in ks)
-                if sum(ks) == d and row not in seen:
-                    seen.add(row)
-                    yield v, d, row
+def _compositions(total: int, parts: int):
+    """Tuples of ``parts`` integers >= 0 summing to ``total``, in lexicographic order (lazily, O(parts)
+    per tuple)."""
+    ks = [0] * parts
+    ks[-1] = total
+    while True:
+        yield tuple(ks)
+        # the successor: raise the entry just before the last nonzero one (not the first entry's
+        # own), move what is left of the suffix to the end
+        last = next((i for i in range(parts - 1, 0, -1) if ks[i]), None)
+        if last is None:
+            return
+        rest = ks[last] - 1
+        ks[last] = 0
+        ks[last - 1] += 1
+        ks[-1] += rest
+
+
+def _small_rows(v: int, max_denominator: int):
+    """Distributions of V = ``v`` entries k/d, by d, then in lexicographic order (edge rows first:
+    one-hot and zero entries come with the small d); each row once, at its smallest denominator.
+    Lazy: a huge V yields its first rows at once."""
+    for d in range(1, max_denominator + 1):
+        for ks in _compositions(d, v):
+            if math.gcd(d, *ks) == 1:  # else the same row came at the denominator d / gcd
+                yield d, tuple(Fraction(k, d) for k in ks)
+
+
+def _small_pairs(v: int, max_denominator: int):
+    """Pairs of :func:`_small_rows` by the larger of their denominators, then the first row's order,
+    then the second's (lazily)."""
+    for m in range(1, max_denominator + 1):
+        for da, a in _small_rows(v, m):
+            for db, b in _small_rows(v, m):
+                if max(da, db) == m:
+                    yield a, b
 
 
 def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_vocab: int = 4,
@@ -625,15 +651,14 @@ def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_v
     if reference is not None and not callable(reference):
         raise SpecProofError(f"reference must be the plain sampler, a callable row -> token id, not "
                              f"{type(reference).__name__} (a fixed expected law does not fit every searched row)")
+    for name, value, least in (("max_vocab", max_vocab, 2), ("max_denominator", max_denominator, 1),
+                               ("max_pairs", max_pairs, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise SpecProofError(f"{name} must be an integer >= {least}, got {value!r}")
     make = _row_maker(array, dtype)
-    rows = list(_small_rows(max_vocab, max_denominator))
-    by_v: dict[int, list] = {}
-    for v, d, row in rows:
-        by_v.setdefault(v, []).append((d, row))
     pairs = 0
-    for v, group in by_v.items():
-        ordered = sorted(((max(dp, dq), a, b) for (dp, a) in group for (dq, b) in group), key=lambda t: t[0])
-        for _, a, b in ordered:
+    for v in range(2, max_vocab + 1):
+        for a, b in _small_pairs(v, max_denominator):
             if pairs >= max_pairs:
                 return None
             pairs += 1
