@@ -188,7 +188,7 @@ def _trace_python(args: argparse.Namespace) -> int:
         else:
             print(f"{name}: smallest lossy input (pair {found.pairs} of the search): p = ({', '.join(map(text, found.p))}), "
                   f"q = ({', '.join(map(text, found.q))})")
-            print(found.comparison.report())
+            print(found.comparison.report(command_line=True))
         return 1
     if not args.target or not args.draft:
         raise _Usage("give --target P and --draft Q (or --search)")
@@ -226,7 +226,7 @@ def _trace_python(args: argparse.Namespace) -> int:
                      **({"degenerate": degenerate} if degenerate else {})})
     else:
         print(f"{name}, V {target.shape[-1]}" + (f", gamma {result.gamma}" if result.gamma else ", one position"))
-        print(result.report())
+        print(result.report(command_line=True))
     if result.verdict == "lossless" or (result.verdict == "float-faithful" and not args.strict):
         return 0
     return 1

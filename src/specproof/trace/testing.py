@@ -227,8 +227,11 @@ class Comparison:
     equivalents: int = 0
     degenerate: bool = False
 
-    def report(self) -> str:
-        """The comparison in at most about 20 lines: verdict, TVs, the outputs that differ."""
+    def report(self, *, command_line: bool = False) -> str:
+        """The comparison in at most about 20 lines: verdict, TVs, the outputs that differ.
+
+        ``command_line``: point to ``--json`` for what is left out, not to this object's attributes.
+        """
         lines = [f"verdict: {self.verdict.upper()}; TV from the target's law {number_text(self.tv)}"]
         if self.verdict == "float-faithful":
             lines.append(f"  equals the textbook verifier with {self.arithmetic} exactly: the TV is its float floor")
@@ -253,9 +256,11 @@ class Comparison:
             for out, a, b in shown[:SHOWN // 2]:
                 lines.append(f"    {str(out):<12} {float(a - b):+.3g}  {number_text(a)}  {number_text(b)}")
             if len(shown) > SHOWN // 2:
-                lines.append(f"    ... and {len(shown) - SHOWN // 2} more (Comparison.{field_name})")
+                more = f"--json: {field_name}" if command_line else f"Comparison.{field_name}"
+                lines.append(f"    ... and {len(shown) - SHOWN // 2} more ({more})")
+        listed = "listed by --json" if command_line else "Comparison.trace.assumptions"
         lines.append(f"  traced exactly over {self.trace.runs} runs ({len(self.trace.assumptions)} modelling "
-                     "assumptions: Comparison.trace.assumptions)")
+                     f"assumptions: {listed})")
         lines.extend(f"  caveat: {c}" for c in self.caveats)
         return "\n".join(lines)
 
