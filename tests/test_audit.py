@@ -22,7 +22,7 @@ from specproof.rules.audit import (
 )
 from specproof.errors import InvalidDistribution, ResidualUndefined
 from specproof.laws.outcome import FLOAT32, FLOAT32_OPEN_CLOSED, coin_model
-from specproof.rules.policy import Rule, named_rule
+from specproof.rules.policy import Rule, UnsupportedRule, named_rule
 
 from strategies import distribution_pairs
 
@@ -60,6 +60,13 @@ def test_row_resample_from_target():
 def test_row_residual_floor():
     law = position_law([0, "1/2", "1/2"], [1, 0, 0], named_rule("residual-floor:1/1000"))
     assert law.law[0] == F(1, 1001) and law.tv == F(1, 1001)
+    # a decimal EPS is read exactly as the decimal it names; a negative one is refused as such
+    assert named_rule("residual-floor:0.001") == named_rule("residual-floor:1/1000")
+    assert named_rule("residual-floor:1e-3").floor == F(1, 1000)
+    with pytest.raises(UnsupportedRule, match="floor is -1/10, not > 0"):
+        named_rule("residual-floor:-0.1")
+    with pytest.raises(UnsupportedRule, match="not of the form 'n/d'"):
+        named_rule("residual-floor:abc")
 
 
 def test_row_coin_reused_for_inverse_cdf():

@@ -20,6 +20,7 @@ with Speculative Sampling", 2023, Algorithm 2.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
 from typing import Any, Sequence
@@ -760,7 +761,8 @@ NAMED_RULES: dict[str, NamedRule] = {r.name: r for r in [
 
 def named_rule(name: str) -> Rule:
     """The rule called ``name`` (see :data:`NAMED_RULES`); ``residual-floor:EPS`` takes any
-    rational EPS > 0, for example ``residual-floor:1/1000``.
+    rational EPS > 0, for example ``residual-floor:1/1000`` or ``residual-floor:0.001`` (a decimal
+    is read exactly as the decimal it names).
 
     Parameters
     ----------
@@ -784,8 +786,9 @@ def named_rule(name: str) -> Rule:
     '<='
     """
     if isinstance(name, str) and name.startswith("residual-floor:") and name != "residual-floor:EPS":
-        try:
-            eps = to_fraction(name.split(":", 1)[1], what="EPS")
+        text = name.split(":", 1)[1]
+        try:  # 'n/d', or a decimal such as 0.01, read exactly as the decimal it names (1/100)
+            eps = Fraction(text) if re.fullmatch(r"-?[0-9]*\.?[0-9]+(e-?[0-9]+)?", text) else to_fraction(text, what="EPS")
         except SpecProofError as exc:
             raise UnsupportedRule(f"rule {name!r}: {exc}") from None
         return Rule(residual="floor", floor=eps)
