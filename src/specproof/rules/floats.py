@@ -168,7 +168,9 @@ class FloatFormat:
 
         This is the order NumPy uses for rows of fewer than 8 entries and PyTorch for rows of at
         most 4 (measured); longer rows are summed in blocks (pairwise or by vector lanes), which
-        this does not model. Both accumulate float16 and bfloat16 in float32.
+        this does not model. Every addition rounds in *this* format: NumPy and PyTorch accumulate
+        float16 and bfloat16 rows in float32 instead, which is ``fmt.round(FLOAT32.sum(values))``
+        (how the rules and the checker model a half-precision row's sum).
         """
         total: Fraction | float = Fraction(0)
         for v in values:
