@@ -615,15 +615,16 @@ def test_property_matches_exact_law(pairs):
 
 
 def test_emit_normalizes_first_when_reject_over_z_overflows():
-    # Z subnormal while the rejection mass carries rounding (1e-16): reject / Z overflows, so
+    # Z subnormal while the rejection mass carries rounding (1e-15): reject / Z overflows, so
     # _emit must normalize the residual first. Valid rows almost never reach this branch, so
-    # it is driven directly.
+    # it is driven directly (1e-16 / 5e-324 did not overflow: the branch was never taken)
+    assert 1e-15 / 5e-324 == np.inf
     m = np.array([[0.5, 0.5, 0.0]])
     res = np.array([[0.0, 0.0, 5e-324]])
     out = np.empty((1, 3))
-    numeric._emit(m, res, np.array([1e-16]), np.array([5e-324]), np.array([1.0]), out)
+    numeric._emit(m, res, np.array([1e-15]), np.array([5e-324]), np.array([1.0]), out)
     assert np.isfinite(out).all()
-    assert out.tolist() == [[0.5, 0.5, 1e-16]]
+    assert out.tolist() == [[0.5, 0.5, 1e-15]]
     # p == q rows (Z == 0) get the accept mass alone, scaled by 1/sum(p)
     m = np.array([[0.25, 0.75]])
     numeric._emit(m, np.zeros((1, 2)), np.array([0.0]), np.array([0.0]), np.array([2.0]), out[:, :2])
