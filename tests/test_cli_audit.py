@@ -118,13 +118,30 @@ def test_a_degenerate_row_is_a_finding_not_a_usage_error(tmp_path, capsys):
     nan.write_text("[NaN, NaN, NaN]")
     code = main(["audit", "--target", str(nan), "--draft", _write(tmp_path, "q.json", [0.25, 0.5, 0.25]), "--json"])
     out = json.loads(capsys.readouterr().out)
+    # the standard rule's exact arithmetic has no NaN: what it emits is not modelled, and the output says so
     assert code == 1 and out["verdict"] == "degenerate" and out["modelled"] is False and out["law"] is None
     assert out["degenerate"] == ["p (nan.json): all 3 entries are NaN"] and "trace python" in out["note"]
+    assert "no rational value" in out["notes"][0]
+    q = _write(tmp_path, "q.json", [0.25, 0.5, 0.25])
+    rule = tmp_path / "last.json"
+    rule.write_text(json.dumps({"coin": "float32", "arithmetic": "float32", "fallback": "last"}))
+    # float32: every ratio test fails on NaN, the residual's mass is NaN, the fallback emits id V - 1 (vLLM #53029)
+    assert main(["audit", "--target", str(nan), "--draft", q, "--policy", str(rule), "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["modelled"] is True and out["law"] == {"2": "1/1"} and out["raised"] == "0/1"
+    assert out["outside_support"] == "1/1"
     zero = tmp_path / "zero.json"
-    zero.write_text("[0.0, 0.0]")
-    assert main(["audit", "--target", _write(tmp_path, "p2.json", [0.5, 0.5]), "--draft", str(zero)]) == 1
+    zero.write_text("[0.0, 0.0, 0.0]")
+    assert main(["audit", "--target", str(zero), "--draft", q, "--policy", "le-float32-coin"]) == 1
     text = capsys.readouterr().out
-    assert "DEGENERATE INPUT" in text and "q (zero.json): all 2 entries are zero" in text
+    assert "DEGENERATE INPUT" in text and "p (zero.json): all 3 entries are zero" in text
+    # u <= fl32(0 / q) passes at the coin u = 0 only: the drafted token, outside the (empty) support, w.p. 2^-24
+    assert "id 1: 2.9802322e-08 (1/33554432)" in text
+    assert "the code raises instead: 0.99999994 (16777215/16777216)" in text
+    assert main(["audit", "--target", _write(tmp_path, "p3.json", [0.5, 0.25, 0.25]), "--draft", str(zero),
+                 "--policy", "le-float32-coin"]) == 1
+    text = capsys.readouterr().out  # the draft is drawn from the all-zero row: the draw raises, nothing is emitted
+    assert "q (zero.json): all 3 entries are zero" in text and "TV from the target's law (a raise emits nothing): 1" in text
 
 
 def test_a_log_space_rule_says_its_thresholds_are_library_results(tmp_path, capsys):

@@ -112,21 +112,62 @@ def _degenerate_rows(args: argparse.Namespace) -> list[str]:
     return found
 
 
-def _report_degenerate(args: argparse.Namespace, name: str, found: list[str]) -> int:
-    """A degenerate input is a finding, not an error: it has no valid law, so no rule's output can be
-    right on it, and what a rule emits there is not modelled (rules are laws of distributions). Exit 1."""
-    note = ("a degenerate row has no valid law: every output a verifier emits on it is a fault (TV 1 against no "
-            "law), and a correct verifier refuses it; the rules model verifiers on distributions, so what this rule "
-            "emits on the row is not modelled: trace the code (specproof trace python MODULE:FUNCTION --target P "
-            "--draft Q) to see what it emits, as for vLLM #53029's all-NaN row")
-    if args.json:
-        _print_json({"command": "audit", "rule": name, "verdict": "degenerate", "degenerate": found, "law": None,
-                     "tv": None, "modelled": False, "note": note})
+def _report_degenerate(args: argparse.Namespace, name: str, rule, found: list[str]) -> int:
+    """A degenerate input is a finding, not an error: it has no valid law, so no rule's output can be right on
+    it. What the rule emits there (one position) is reported where its float arithmetic determines it
+    (:func:`specproof.rules.degenerate.degenerate_law`), and said not to be where it does not. Exit 1."""
+    from specproof.laws.rational import format_fraction as ff
+    from specproof.rules.degenerate import degenerate_law
+
+    rows = {}
+    for path, what in ((args.target, "p"), (args.draft, "q"), (args.proposal, "proposal")):
+        if path is not None:
+            dist = load_distributions(path, what, keep_degenerate=True)
+            rows[what] = None if dist.batched else (dist.floats[0] if dist.floats is not None else dist.vectors[0].fractions())
+    if any(r is None for r in rows.values()):
+        out, notes = None, ["stacked [N, V] rows: what the rule emits is reported for one row pair only"]
     else:
-        print(f"rule {name}: DEGENERATE INPUT (no valid law; not lossless)")
-        for d in found:
-            print(f"  degenerate row {d}")
-        print(f"  {note}")
+        out = degenerate_law(rows["p"], rows["q"], rule, proposal=rows.get("proposal"))
+        notes = list(out.notes)
+    note = ("a degenerate row has no valid law: every output a verifier emits on it is a fault, and a correct verifier "
+            "refuses it; trace the code (specproof trace python MODULE:FUNCTION --target P --draft Q) to see what it "
+            "emits, as for vLLM #53029's all-NaN row")
+    modelled = out is not None and out.modelled
+    if args.json:
+        _print_json({"command": "audit", "rule": name, "verdict": "degenerate", "degenerate": found, "modelled": modelled,
+                     "law": {str(i): ff(m) for i, m in out.law.items()} if modelled else None,
+                     "raised": ff(out.raised) if modelled else None,
+                     "undetermined": ff(out.undetermined) if modelled else None,
+                     "outside_support": ff(out.outside_support) if modelled else None,
+                     "tv": None if not modelled or out.tv is None else ff(out.tv),
+                     "notes": notes, "note": note})
+        return 1
+    show = lambda x: f"{float(x):.8g} ({ff(x)})" if x.denominator != 1 else str(x.numerator)  # noqa: E731
+    print(f"rule {name}: DEGENERATE INPUT (no valid law; not lossless)")
+    for d in found:
+        print(f"  degenerate row {d}")
+    if not modelled:
+        print("  what the rule emits on it: not modelled")
+    else:
+        where = f" ({rule.arithmetic.dtype} arithmetic, IEEE NaN and infinities)" if not rule.arithmetic.is_exact else ""
+        print(f"  what the rule emits at one position{where}:")
+        for i, m in list(out.law.items())[:20]:
+            print(f"    id {i}: {show(m)}")
+        if len(out.law) > 20:
+            print(f"    ... ({len(out.law)} ids; see --json)")
+        if not out.law:
+            print("    no token")
+        if out.raised:
+            print(f"  the code raises instead: {show(out.raised)}")
+        if out.undetermined:
+            print(f"  not determined by the rule: {show(out.undetermined)}")
+        if out.law:
+            print(f"  emitted outside the target's support: {show(out.outside_support)}")
+        if out.tv is not None:
+            print(f"  TV from the target's law (a raise emits nothing): {show(out.tv)}")
+    for n in notes:
+        print(f"  - {n}")
+    print(f"  {note}")
     return 1
 
 
@@ -230,7 +271,7 @@ def run(args: argparse.Namespace) -> int:
         raise _Usage("give --target and --draft (or --real, or --list)")
     found = _degenerate_rows(args)
     if found:
-        return _report_degenerate(args, name, found)
+        return _report_degenerate(args, name, rule, found)
     p, _ = load_distribution(args.target, "p")
     q, _ = load_distribution(args.draft, "q")
     proposal = None if args.proposal is None else load_distribution(args.proposal, "proposal")[0]

@@ -257,6 +257,24 @@ def _library_threshold(rows: Rows, x: int, rule: Rule) -> Fraction:
     return Fraction(int(coin.open_closed) + count, n)
 
 
+def accept_bound(rows: Rows, x: int, rule: Rule) -> tuple[tuple, bool]:
+    """The accept test's threshold at drafted token ``x`` (``q(x) > 0``, or any q with the float product
+    test): a :class:`~specproof.laws.outcome.Bound` source and whether the coin must be strictly below it."""
+    arith = rule.arithmetic
+    strict = rule.comparison == "<"
+    if arith.is_exact:
+        return ("ratio", "target", "draft", x), strict
+    if arith.library is not None and arith.test in ("ratio", "product"):  # NumPy: fl32(u) meets the test
+        return ("const", _rounded_coin_threshold(rows, x, rule)), True
+    if arith.test == "ratio":
+        return ("float-ratio", "target", "draft", x, arith.dtype), strict
+    if arith.test in ("log", "exp"):  # the library's own log and exp, as data: a constant threshold
+        strict = strict if arith.test == "exp" and not libm.rounds_python_coin(arith.library, arith.dtype) else True
+        return ("const", _library_threshold(rows, x, rule)), strict
+    # fl(u * q) < p: a threshold on the grid, compared strictly
+    return ("float-product", "target", "draft", x, arith.dtype, rule.coin.name, rule.comparison), True
+
+
 class _Builder(Builder):
     """Builds one position's outcome tree; every branch's probability comes from its primitive."""
 
@@ -285,19 +303,7 @@ class _Builder(Builder):
                 inner = self.node("p(x) = 0", [self.branch(
                     Choice(("zero", "target", x), "p/q = 0/0 = NaN: no coin passes"), lambda: self.residual(x, None))])
             return self.node("q(x) = 0", [self.branch(Choice(("zero", "draft", x)), inner)])
-        arith = rule.arithmetic
-        strict = rule.comparison == "<"
-        if arith.is_exact:
-            source: tuple = ("ratio", "target", "draft", x)
-        elif arith.library is not None and arith.test in ("ratio", "product"):  # NumPy: fl32(u) meets the test
-            source, strict = ("const", _rounded_coin_threshold(rows, x, rule)), True
-        elif arith.test == "ratio":
-            source = ("float-ratio", "target", "draft", x, arith.dtype)
-        elif arith.test in ("log", "exp"):  # the library's own log and exp, as data: a constant threshold
-            source = ("const", _library_threshold(rows, x, rule))
-            strict = strict if arith.test == "exp" and not libm.rounds_python_coin(arith.library, arith.dtype) else True
-        else:  # fl(u * q) < p: a threshold on the grid, compared strictly
-            source, strict = ("float-product", "target", "draft", x, arith.dtype, rule.coin.name, rule.comparison), True
+        source, strict = accept_bound(rows, x, rule)
         accept = self.branch(Coin(rule.coin, upper=Bound(source, strict)), Leaf(x, True))
         reject = Bound(source, not strict)  # the complement: u >= t for "<", u > t for "<="
         if rule.residual_draw == "inverse-cdf-reuse" and rows.cumulative("residual")[-1] > 0:

@@ -11,20 +11,20 @@ coin's grid points), and returns the results as exact values. A law built from t
 the code on the machine it was computed on; it is not a statement about other machines, versions
 or builds, which :func:`provenance` names.
 
-============ ============================================================================
-value        how it is obtained
-============ ============================================================================
-``log p``    the library's log of the whole row, as one vector of the row's dtype
-``exp d``    the library's exp of one value of the row's dtype
-``log u``    float32 coins: the library's log of every grid point (2^24 + 1 values, one
-             vector, once per process), then counted exactly; float64 coins: bisection on the
-             grid with one library call per probe, which assumes the library's float64 log
-             is monotone (checked at the probes only; stated in the rule's caveats)
-``softmax z`` the library's softmax of a row of logits (entries finite or ``-inf``), as one vector
-             of the row's dtype: PyTorch's ``torch.softmax(z, dim=-1)``; NumPy, which has
-             none, the form NumPy code writes, ``e = np.exp(z - z.max()); e / e.sum()``
-``cumsum r``  the library's cumulative sum of a row, as one vector of the row's dtype
-============ ============================================================================
+============== ============================================================================
+value          how it is obtained
+============== ============================================================================
+``log p``      the library's log of the whole row, as one vector of the row's dtype
+``exp d``      the library's exp of one value of the row's dtype
+``log u``      float32 coins: the library's log of every grid point (2^24 + 1 values, one
+               vector, once per process), then counted exactly; float64 coins: bisection on the
+               grid with one library call per probe, which assumes the library's float64 log
+               is monotone (checked at the probes only; stated in the rule's caveats)
+``softmax z``  the library's softmax of a row of logits (entries finite or ``-inf``), as one vector
+               of the row's dtype: PyTorch's ``torch.softmax(z, dim=-1)``; NumPy, which has
+               none, the form NumPy code writes, ``e = np.exp(z - z.max()); e / e.sum()``
+``cumsum r``   the library's cumulative sum of a row, as one vector of the row's dtype
+============== ============================================================================
 
 PyTorch's results are those of CPU tensors; a 0-dim tensor and a whole vector gave identical
 results on 20,000 float32 and float64 inputs here (measured), but a kernel that takes another
