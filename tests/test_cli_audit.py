@@ -156,3 +156,35 @@ def test_a_log_space_rule_says_its_thresholds_are_library_results(tmp_path, caps
     assert "u < numpy exp(fl32(log p - log q))" in out["arithmetic"] and "not modelled" in out["arithmetic"]
     assert "takes them as given" in json.loads(cert.read_text())["statement"]
     assert main(["check", str(cert)]) == 0
+
+
+def test_logits_on_the_command_line(tmp_path, capsys):
+    from specproof.laws.outcome import FLOAT32
+    from specproof.rules.audit import position_law
+    from specproof.rules.policy import Arithmetic, Logits, Processing, Rule
+
+    zp = tmp_path / "zp.json"
+    zp.write_text('[1.0, 2.0, 0.0, "-inf"]')
+    zq = _write(tmp_path, "zq.json", [2.0, 1.0, 0.5, 0.0])
+    # the step drops min-p 1/2 (as vLLM PR #42802 did on verified tokens); the plain sampler applies it
+    proc = {"temperature": 0.7}
+    rule = tmp_path / "drop.json"
+    rule.write_text(json.dumps({"coin": "float32", "arithmetic": "float32", "target_processing": proc,
+                                "draft_processing": proc, "reference_processing": {**proc, "min_p": "1/2"}}))
+    assert main(["audit", "--logits", "numpy", "--target", str(zp), "--draft", zq, "--policy", str(rule), "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    t07 = Processing(temperature=0.7)
+    want = position_law(Logits([1.0, 2.0, 0.0, -float("inf")], "numpy"), Logits([2.0, 1.0, 0.5, 0.0], "numpy"),
+                        Rule(coin=FLOAT32, arithmetic=Arithmetic("float32"), target_processing=t07, draft_processing=t07,
+                             reference_processing=Processing(temperature=0.7, min_p=F(1, 2))))
+    assert _fr(out["law"]) == list(want.law) and F(out["tv"]) == want.tv and want.tv > F(1, 10)
+    assert want.reference[0] == 0 and want.reference[2:] == (0, 0)  # min-p 1/2 keeps id 1 alone
+    assert "numpy" in out["arithmetic"] and "softmax" in out["arithmetic"] and "evaluated as data" in out["arithmetic"]
+    twice = tmp_path / "two.json"
+    twice.write_text("[[0.0, 1.0], [1.0, 0.0]]")
+    for argv, message in ((["--target", str(zp), "--draft", zq], "give the rule a float arithmetic"),
+                          (["--target", str(twice), "--draft", zq, "--policy", str(rule)], "takes one row [V]"),
+                          (["--target", str(zp), "--draft", zq, "--policy", str(rule), "--certificate",
+                            str(tmp_path / "c.json")], "without certificates")):
+        assert main(["audit", "--logits", "numpy", *argv]) == 2
+        assert message in capsys.readouterr().err

@@ -31,6 +31,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     au.add_argument("--proposal", metavar="R",
                     help="file with the law the draft token is really drawn from, when it is not the q of the "
                          "ratio (a bf16 or processed q)")
+    au.add_argument("--logits", choices=["torch", "numpy"], metavar="LIBRARY",
+                    help="--target, --draft (and --proposal) hold logits, one row [V] (.json, -inf allowed, or .npy): "
+                         "the rule's processing runs on them as engines do, then LIBRARY's softmax (torch or numpy), "
+                         "evaluated as data; needs a rule with a float32 or float64 arithmetic")
     au.add_argument("--policy", metavar="NAME|FILE.json", default="standard",
                     help="the rule: a name from --list (default standard) or a JSON file of Rule fields")
     au.add_argument("--gamma", type=int, metavar="G", help="a block of G drafts, the same rows at every position")
@@ -96,7 +100,7 @@ def _audit_position(p, q, rule, proposal=None) -> dict:
                          "p after the rule's processing (logit bias, temperature, top-k, top-p, min-p)"),
         "differing": law.differing(),
         "out_of_range": {str(k): ff(v) for k, v in sorted(law.out_of_range.items())},
-        "arithmetic": _arithmetic_note(rule, len(law.law)),
+        "arithmetic": _arithmetic_note(rule, len(law.law), getattr(p, "library", None)),
     }
 
 
@@ -171,8 +175,9 @@ def _report_degenerate(args: argparse.Namespace, name: str, rule, found: list[st
     return 1
 
 
-def _arithmetic_note(rule, vocab_size: int) -> str:
-    """What the audit modelled of the code's arithmetic, and what it did not."""
+def _arithmetic_note(rule, vocab_size: int, logits: str | None = None) -> str:
+    """What the audit modelled of the code's arithmetic, and what it did not (``logits``: the library whose
+    softmax turned the given logits into rows)."""
     arith = rule.arithmetic
     if arith.is_exact:
         text = "exact rational arithmetic (the ratio p/q and the residual are not rounded)"
@@ -180,7 +185,13 @@ def _arithmetic_note(rule, vocab_size: int) -> str:
         text = (f"{arith.describe(rule.comparison)}; rows rounded to {arith.dtype}; each operation modelled as IEEE "
                 "round-to-nearest-even of its exact result")
         procs = [rule.target_processing, rule.draft_processing, rule.proposal_processing]
-        if any(pr is not None and not pr.identity for pr in procs):
+        if logits is not None:
+            from specproof.rules import libm
+
+            text += (f"; the rows are {libm.provenance(logits)}'s softmax in {arith.dtype} of the logits after the "
+                     "rule's processing (bias and temperature IEEE-rounded, top-k, top-p and min-p masked to -inf by "
+                     "exact comparisons; Processing.apply_logits), the softmax and cumsum evaluated as data, not modelled")
+        elif any(pr is not None and not pr.identity for pr in procs):
             text += ("; processing steps masked by float comparisons and renormalized by the float sum after each "
                      "step (Processing.apply_float)")
     text += f"; coin {rule.coin.name}"
@@ -269,12 +280,20 @@ def run(args: argparse.Namespace) -> int:
         return _audit_real(args, name, rule)
     if args.target is None or args.draft is None:
         raise _Usage("give --target and --draft (or --real, or --list)")
-    found = _degenerate_rows(args)
-    if found:
-        return _report_degenerate(args, name, rule, found)
-    p, _ = load_distribution(args.target, "p")
-    q, _ = load_distribution(args.draft, "q")
-    proposal = None if args.proposal is None else load_distribution(args.proposal, "proposal")[0]
+    if args.logits is not None:
+        p, q, proposal = (None if path is None else _load_logits(path, what, args.logits)
+                          for path, what in ((args.target, "--target"), (args.draft, "--draft"),
+                                             (args.proposal, "--proposal")))
+        if args.verifier != "chain" or args.certificate or args.block_certificate:
+            raise _Usage("--logits applies to the chain verifier under --policy, without certificates (the softmax "
+                         "rows are library results the checker cannot re-derive)")
+    else:
+        found = _degenerate_rows(args)
+        if found:
+            return _report_degenerate(args, name, rule, found)
+        p, _ = load_distribution(args.target, "p")
+        q, _ = load_distribution(args.draft, "q")
+        proposal = None if args.proposal is None else load_distribution(args.proposal, "proposal")[0]
     if args.block_certificate and args.gamma is None:
         raise _Usage("--block-certificate needs --gamma (the block's drafts)")
     _audit_size_guard(args, p, q)
@@ -353,6 +372,18 @@ def _capped_power(base: int, exponent: int, cap: int) -> int:
     return out
 
 
+def _load_logits(path: str, what: str, library: str):
+    """One row of logits from ``path``, as a :class:`~specproof.rules.policy.Logits` of ``library``."""
+    from specproof.rules.policy import Logits
+    from specproof.trace.adapters.transformers import read_logits
+
+    arr = read_logits(path, what, one_row=True)
+    if arr.shape[0] != 1:
+        raise _Usage(f"{what} {path}: {arr.shape[0]} rows of logits; --logits takes one row [V] (the same at every "
+                     "position)")
+    return Logits(arr[0], library=library)
+
+
 def _audit_size_guard(args: argparse.Namespace, p, q) -> None:
     """Refuse, before any work, a --gamma whose blocks are too many to enumerate here, and stop
     tokens outside [0, V)."""
@@ -362,7 +393,7 @@ def _audit_size_guard(args: argparse.Namespace, p, q) -> None:
         raise _Usage(f"--stop-token {bad[0]} is not a token id in [0, {v})")
     if args.gamma is None or args.gamma < 1 or (args.verifier == "tree" and args.tree):
         return  # a tree given as a file has the size of the file
-    support = sum(1 for x in q.fractions() if x)
+    support = len(q) if not hasattr(q, "fractions") else sum(1 for x in q.fractions() if x)  # logits: every id
     if args.verifier == "tree":  # q's top-K children per node, gamma levels: K + K^2 + ... + K^gamma nodes
         k = min(args.drafts, support)
         nodes = sum(_capped_power(k, d, AUDIT_MAX_PREFIXES) for d in range(1, min(args.gamma, AUDIT_MAX_PREFIXES) + 1))
