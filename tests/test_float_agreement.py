@@ -449,3 +449,26 @@ def test_a_temperature_mismatch_between_draft_and_ratio_on_logits():
         assert trace(logits_verifier(rule), (zp, zq)).law == {i: m for i, m in enumerate(want.law) if m}
     assert position_law(Logits(zp), Logits(zq), wrong).tv > F(1, 100)
     assert position_law(Logits(zp), Logits(zq), right).tv < F(1, 10**6)
+
+
+def test_a_block_on_logits_is_the_traced_law_of_a_torch_chain():
+    # gamma 2, the same logits at every position: the draft at temperature 0.7 with top-k 2, the target likewise
+    proc = Processing(temperature=0.7, top_k=2)
+    rule = Rule(coin=COIN32, arithmetic=Arithmetic("float32"), target_processing=proc, draft_processing=proc)
+    zp, zq = torch.tensor([1.0, 0.0, -0.5]), torch.tensor([0.0, 1.0, 0.5])
+
+    def block(zp, zq):  # the textbook chain: stop at the first rejection, else the bonus token from the target
+        pt, qt = torch_logits_process(zp, proc), torch_logits_process(zq, proc)
+        out = []
+        for _ in range(2):
+            x = int(torch.multinomial(qt.double(), 1))
+            if bool(torch.rand(()) < pt[x] / qt[x]):
+                out.append(x)
+                continue
+            out.append(int(torch.multinomial(torch.clamp(pt - qt, min=0).double(), 1)))
+            return tuple(out)
+        return (*out, int(torch.multinomial(pt.double(), 1)))
+
+    want = block_law(Logits(zp), Logits(zq), 2, rule)
+    assert trace(block, (zp, zq)).law == {b: m for b, m in want.emitted.items() if m}
+    assert not want.lossless and want.stream_tv < F(1, 10**6)  # float floors only
