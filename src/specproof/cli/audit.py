@@ -146,7 +146,7 @@ def _report_degenerate(args: argparse.Namespace, name: str, rule, found: list[st
                      "tv": None if not modelled or out.tv is None else ff(out.tv),
                      "notes": notes, "note": note})
         return 1
-    show = lambda x: f"{float(x):.8g} ({ff(x)})" if x.denominator != 1 else str(x.numerator)  # noqa: E731
+    from specproof.report.transcript import number_text as show  # decimals first, the exact value after
     print(f"rule {name}: DEGENERATE INPUT (no valid law; not lossless)")
     for d in found:
         print(f"  degenerate row {d}")
