@@ -72,8 +72,9 @@ def test_bad_rules_are_refused_with_the_field_named():
         named_rule("nope")
     with pytest.raises(UnsupportedRule, match="unknown rule keys"):
         rule_from_dict({"colour": "red"})
+    assert named_rule("residual-floor:0.001") == Rule(residual="floor", floor=F(1, 1000))  # the decimal it names
     with pytest.raises(SpecProofError):
-        named_rule("residual-floor:0.001")
+        named_rule("residual-floor:-0.001")
     assert issubclass(UnsupportedRule, ValueError)
 
 
