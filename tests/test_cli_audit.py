@@ -118,13 +118,30 @@ def test_a_degenerate_row_is_a_finding_not_a_usage_error(tmp_path, capsys):
     nan.write_text("[NaN, NaN, NaN]")
     code = main(["audit", "--target", str(nan), "--draft", _write(tmp_path, "q.json", [0.25, 0.5, 0.25]), "--json"])
     out = json.loads(capsys.readouterr().out)
+    # the standard rule's exact arithmetic has no NaN: what it emits is not modelled, and the output says so
     assert code == 1 and out["verdict"] == "degenerate" and out["modelled"] is False and out["law"] is None
     assert out["degenerate"] == ["p (nan.json): all 3 entries are NaN"] and "trace python" in out["note"]
+    assert "no rational value" in out["notes"][0]
+    q = _write(tmp_path, "q.json", [0.25, 0.5, 0.25])
+    rule = tmp_path / "last.json"
+    rule.write_text(json.dumps({"coin": "float32", "arithmetic": "float32", "fallback": "last"}))
+    # float32: every ratio test fails on NaN, the residual's mass is NaN, the fallback emits id V - 1 (vLLM #53029)
+    assert main(["audit", "--target", str(nan), "--draft", q, "--policy", str(rule), "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["modelled"] is True and out["law"] == {"2": "1/1"} and out["raised"] == "0/1"
+    assert out["outside_support"] == "1/1"
     zero = tmp_path / "zero.json"
-    zero.write_text("[0.0, 0.0]")
-    assert main(["audit", "--target", _write(tmp_path, "p2.json", [0.5, 0.5]), "--draft", str(zero)]) == 1
+    zero.write_text("[0.0, 0.0, 0.0]")
+    assert main(["audit", "--target", str(zero), "--draft", q, "--policy", "le-float32-coin"]) == 1
     text = capsys.readouterr().out
-    assert "DEGENERATE INPUT" in text and "q (zero.json): all 2 entries are zero" in text
+    assert "DEGENERATE INPUT" in text and "p (zero.json): all 3 entries are zero" in text
+    # u <= fl32(0 / q) passes at the coin u = 0 only: the drafted token, outside the (empty) support, w.p. 2^-24
+    assert "id 1: 2.98023e-08 (1/33554432)" in text
+    assert "the code raises instead: 1 (16777215/16777216)" in text
+    assert main(["audit", "--target", _write(tmp_path, "p3.json", [0.5, 0.25, 0.25]), "--draft", str(zero),
+                 "--policy", "le-float32-coin"]) == 1
+    text = capsys.readouterr().out  # the draft is drawn from the all-zero row: the draw raises, nothing is emitted
+    assert "q (zero.json): all 3 entries are zero" in text and "TV from the target's law (a raise emits nothing): 1" in text
 
 
 def test_a_log_space_rule_says_its_thresholds_are_library_results(tmp_path, capsys):
@@ -139,3 +156,35 @@ def test_a_log_space_rule_says_its_thresholds_are_library_results(tmp_path, caps
     assert "u < numpy exp(fl32(log p - log q))" in out["arithmetic"] and "not modelled" in out["arithmetic"]
     assert "takes them as given" in json.loads(cert.read_text())["statement"]
     assert main(["check", str(cert)]) == 0
+
+
+def test_logits_on_the_command_line(tmp_path, capsys):
+    from specproof.laws.outcome import FLOAT32
+    from specproof.rules.audit import position_law
+    from specproof.rules.policy import Arithmetic, Logits, Processing, Rule
+
+    zp = tmp_path / "zp.json"
+    zp.write_text('[1.0, 2.0, 0.0, "-inf"]')
+    zq = _write(tmp_path, "zq.json", [2.0, 1.0, 0.5, 0.0])
+    # the step drops min-p 1/2 (as vLLM PR #42802 did on verified tokens); the plain sampler applies it
+    proc = {"temperature": 0.7}
+    rule = tmp_path / "drop.json"
+    rule.write_text(json.dumps({"coin": "float32", "arithmetic": "float32", "target_processing": proc,
+                                "draft_processing": proc, "reference_processing": {**proc, "min_p": "1/2"}}))
+    assert main(["audit", "--logits", "numpy", "--target", str(zp), "--draft", zq, "--policy", str(rule), "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    t07 = Processing(temperature=0.7)
+    want = position_law(Logits([1.0, 2.0, 0.0, -float("inf")], "numpy"), Logits([2.0, 1.0, 0.5, 0.0], "numpy"),
+                        Rule(coin=FLOAT32, arithmetic=Arithmetic("float32"), target_processing=t07, draft_processing=t07,
+                             reference_processing=Processing(temperature=0.7, min_p=F(1, 2))))
+    assert _fr(out["law"]) == list(want.law) and F(out["tv"]) == want.tv and want.tv > F(1, 10)
+    assert want.reference[0] == 0 and want.reference[2:] == (0, 0)  # min-p 1/2 keeps id 1 alone
+    assert "numpy" in out["arithmetic"] and "softmax" in out["arithmetic"] and "evaluated as data" in out["arithmetic"]
+    twice = tmp_path / "two.json"
+    twice.write_text("[[0.0, 1.0], [1.0, 0.0]]")
+    for argv, message in ((["--target", str(zp), "--draft", zq], "give the rule a float arithmetic"),
+                          (["--target", str(twice), "--draft", zq, "--policy", str(rule)], "takes one row [V]"),
+                          (["--target", str(zp), "--draft", zq, "--policy", str(rule), "--certificate",
+                            str(tmp_path / "c.json")], "without certificates")):
+        assert main(["audit", "--logits", "numpy", *argv]) == 2
+        assert message in capsys.readouterr().err

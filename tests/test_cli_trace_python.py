@@ -88,6 +88,8 @@ def files(tmp_path, monkeypatch):
     (tmp_path / "q0.json").write_text("[0.25, 0.25, 0.5]")
     (tmp_path / "P.json").write_text("[[0.5, 0.25, 0.25], [0.5, 0.25, 0.25], [0.5, 0.25, 0.25]]")
     (tmp_path / "Q.json").write_text("[[0.25, 0.25, 0.5], [0.25, 0.25, 0.5]]")
+    (tmp_path / "q2.json").write_text("[0.5, 0.5]")
+    (tmp_path / "Q4.json").write_text("[[0.25, 0.25, 0.25, 0.25], [0.25, 0.25, 0.25, 0.25]]")
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -149,6 +151,10 @@ def test_search_finds_the_smallest_lossy_input(files, capsys):
     (["samplers:verify", "--target", "p.json", "--draft", "q.json", "--array", "numpy", "--dtype", "bfloat16"],
      "NumPy has no bfloat16"),
     (["samplers:verify", "--target", "p.json", "--draft", "missing.json"], "missing.json"),
+    (["samplers:verify", "--target", "p.json", "--draft", "q2.json"],
+     "--target has V = 3 entries per row (p.json) but --draft has V = 2 (q2.json)"),
+    (["samplers:chain", "--target", "P.json", "--draft", "Q4.json"],
+     "--target has V = 3 entries per row (P.json) but --draft has V = 4 (Q4.json)"),
 ])
 def test_usage_errors_exit_2_with_a_message(files, capsys, argv, message):
     assert main(["trace", "python", *argv]) == 2

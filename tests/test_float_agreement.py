@@ -313,3 +313,162 @@ def test_a_proposal_other_than_the_ratios_q_is_computed_exactly():
                  draft_processing=Processing(top_k=1))
     _agree(processed_verifier(right), right, p, q)
     assert position_law(p, q, right).law == (F(1, 2), F(1, 4), F(1, 4))
+
+
+# ------------------------------------------------------------------ processing on logits (masked logits, softmax)
+
+from specproof.rules.policy import Logits  # noqa: E402
+
+NEG_INF = float("-inf")
+
+
+def torch_logits_process(z, proc):
+    """Engine code on logits (transformers' logits processors, vLLM's sampler): bias added, divided by the
+    temperature, top-k / top-p / min-p masked with -inf, then torch.softmax."""
+    z = z.clone()
+    for i, b in proc.logit_bias or ():
+        z[i] = NEG_INF if b == NEG_INF else z[i] + float(b)
+    for step in proc.order:
+        if step == "temperature" and proc.temperature == 0:
+            keep = torch.zeros(len(z), dtype=torch.bool)
+            keep[int(torch.argmax(z))] = True  # torch.argmax: the first maximal id
+            z = z.masked_fill(~keep, NEG_INF)
+        elif step == "temperature" and proc.temperature not in (None, 1):
+            z = z / float(proc.temperature)
+        elif step == "top_k" and proc.top_k is not None and proc.top_k < len(z):
+            z = z.masked_fill(z < torch.topk(z, proc.top_k).values[-1], NEG_INF)
+        elif step == "top_p" and proc.top_p not in (None, 1):
+            zs, idx = torch.sort(z, descending=False, stable=True)
+            remove = zs.softmax(dim=-1).cumsum(dim=-1) <= 1 - torch.tensor(float(proc.top_p), dtype=z.dtype)
+            remove[-1] = False
+            z = z.masked_fill(remove.scatter(0, idx, remove), NEG_INF)
+        elif step == "min_p" and proc.min_p not in (None, 0):
+            probs = z.softmax(dim=-1)
+            z = z.masked_fill(probs < float(proc.min_p) * probs.max(), NEG_INF)
+    return z.softmax(dim=-1)
+
+
+def logits_verifier(rule):
+    """The textbook float verifier (u < fl(p/q), float32 coin, residual as weights) on the rows torch computes from
+    the target's and the draft's logits; the draft drawn from the proposal's processing when the rule has one."""
+    def run(zp, zq):
+        pt, qt = torch_logits_process(zp, rule.target_processing), torch_logits_process(zq, rule.draft_processing)
+        prop = qt if rule.proposal_processing is None else torch_logits_process(zq, rule.proposal_processing)
+        x = int(torch.multinomial(prop.double(), 1))
+        if bool(torch.rand(()) < pt[x] / qt[x]):
+            return x
+        return int(torch.multinomial(torch.clamp(pt - qt, min=0).double(), 1))
+    return run
+
+
+LOGIT_PROCESSINGS = {
+    "none": Processing(),
+    "temperature 0.7": Processing(temperature=0.7),
+    "temperature 1/3 (exact, rounded once)": Processing(temperature=F(1, 3)),
+    "temperature 2.5": Processing(temperature=2.5),
+    "greedy": Processing(temperature=F(0)),
+    "bias +1.5 at id 1, -0.1 at id 3": Processing(logit_bias=((1, 1.5), (3, -0.1))),
+    "ban id 0, temperature 0.6": Processing(temperature=0.6, logit_bias=((0, NEG_INF),)),
+    "top-k 2": Processing(top_k=2),
+    "top-p 0.8": Processing(top_p=F(4, 5)),
+    "top-p 3/4 (a cumulative sum on the bar)": Processing(top_p=F(3, 4)),
+    "min-p 0.2, temperature 1.3": Processing(temperature=1.3, min_p=F(1, 5)),
+    "min-p 1/3": Processing(min_p=F(1, 3)),
+    "min-p 1 (ties at the max kept)": Processing(min_p=F(1)),
+    "top-p 0.9 then top-k 3, temperature 0.8, bias": Processing(
+        temperature=0.8, top_k=3, top_p=F(9, 10), order=("top_p", "top_k", "temperature", "min_p"),
+        logit_bias=((2, 0.25),)),
+}
+
+
+def _logit_rows(seed, n, v=4, dtype=torch.float32):
+    g = torch.Generator().manual_seed(seed)
+    return [(torch.randn(v, generator=g, dtype=dtype) * 2, torch.randn(v, generator=g, dtype=dtype) * 2) for _ in range(n)]
+
+
+LOGIT_EDGES = {
+    "tied logits": ([1.0, 1.0, 0.0, -1.0], [0.5, 0.5, 0.5, 0.5]),
+    "a masked logit": ([2.0, NEG_INF, 0.0, 1.0], [1.0, 0.0, NEG_INF, 1.0]),
+    "one logit far above": ([60.0, 0.0, -30.0, 1.0], [0.0, 0.0, 0.0, 0.0]),
+    # fl32(z + fl32(-0.1)) != fl32(z + (-0.1)) at id 3: the bias is rounded to the logits' dtype first
+    "a bias rounded first": ([-0.9299569129943848, 2.8236348628997803, -0.2875449061393738, 0.03570638224482536],
+                             [0.03570638224482536] * 4),
+    # min-p 1/3: p(1) lies between fl32(fl32(1/3) * max) and fl32(max / 3): the cut is a float product
+    "a probability at the min-p cut": ([0.0, -1.0986123085021973, -1.2222352027893066, -0.952595591545105],
+                                       [0.0, 0.0, 0.0, 0.0]),
+}
+
+
+@pytest.mark.parametrize("name", list(LOGIT_PROCESSINGS))
+def test_processing_on_logits_is_computed_by_torch_code(name):
+    proc = LOGIT_PROCESSINGS[name]
+    rule = Rule(coin=COIN32, arithmetic=Arithmetic("float32"), target_processing=proc, draft_processing=proc)
+    rows = _logit_rows(5, 6) + [(torch.tensor(a), torch.tensor(b)) for a, b in LOGIT_EDGES.values()]
+    for zp, zq in rows:
+        try:
+            want = position_law(Logits(zp), Logits(zq), rule)
+        except ResidualUndefined:  # p == q after processing and a rejection is possible: torch's multinomial raises
+            with pytest.raises(SamplerRaised):
+                trace(logits_verifier(rule), (zp, zq))
+            continue
+        got = trace(logits_verifier(rule), (zp, zq)).law
+        assert got == {i: m for i, m in enumerate(want.law) if m}, (name, zp, zq)
+        # the reference is what the plain sampler draws from: torch.multinomial of the processed row
+        plain = trace(lambda z: int(torch.multinomial(torch_logits_process(z, proc).double(), 1)), (zp,)).law
+        assert plain == {i: m for i, m in enumerate(want.reference) if m}, (name, zp)
+
+
+def test_processing_on_float64_logits_with_numpy_softmax():
+    def numpy_process(z, proc):  # temperature and bias on logits, then NumPy's softmax form
+        z = z.copy()
+        for i, b in proc.logit_bias or ():
+            z[i] = z[i] + float(b)
+        z = z / float(proc.temperature)
+        e = np.exp(z - z.max())
+        return e / e.sum()
+
+    proc = Processing(temperature=0.7, logit_bias=((0, 0.3),))
+    rule = Rule(coin=COIN32, arithmetic=Arithmetic("float64"), target_processing=proc, reference_processing=proc)
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        z = rng.normal(size=5) * 3
+        got = position_law(Logits(z, library="numpy"), Logits(z, library="numpy"), rule)
+        row = tuple(F(x) for x in numpy_process(z, proc))
+        total = sum(row, F(0))
+        assert got.reference == tuple(x / total for x in row)
+
+
+def test_a_temperature_mismatch_between_draft_and_ratio_on_logits():
+    # the draft sampled at temperature 0.7 while the ratio's q is the raw softmax (transformers #47932's shape)
+    wrong = Rule(coin=COIN32, arithmetic=Arithmetic("float32"), proposal_processing=Processing(temperature=0.7))
+    right = Rule(coin=COIN32, arithmetic=Arithmetic("float32"), proposal_processing=Processing(temperature=0.7),
+                 draft_processing=Processing(temperature=0.7))
+    zp, zq = torch.tensor([1.0, 0.0, -1.0]), torch.tensor([0.0, 1.0, 0.5])
+    for rule in (wrong, right):
+        want = position_law(Logits(zp), Logits(zq), rule)
+        assert trace(logits_verifier(rule), (zp, zq)).law == {i: m for i, m in enumerate(want.law) if m}
+    assert position_law(Logits(zp), Logits(zq), wrong).tv > F(1, 100)
+    assert position_law(Logits(zp), Logits(zq), right).tv < F(1, 10**6)
+
+
+def test_a_block_on_logits_is_the_traced_law_of_a_torch_chain():
+    # gamma 2, the same logits at every position: the draft at temperature 0.7 with top-k 2, the target likewise
+    proc = Processing(temperature=0.7, top_k=2)
+    rule = Rule(coin=COIN32, arithmetic=Arithmetic("float32"), target_processing=proc, draft_processing=proc)
+    zp, zq = torch.tensor([1.0, 0.0, -0.5]), torch.tensor([0.0, 1.0, 0.5])
+
+    def block(zp, zq):  # the textbook chain: stop at the first rejection, else the bonus token from the target
+        pt, qt = torch_logits_process(zp, proc), torch_logits_process(zq, proc)
+        out = []
+        for _ in range(2):
+            x = int(torch.multinomial(qt.double(), 1))
+            if bool(torch.rand(()) < pt[x] / qt[x]):
+                out.append(x)
+                continue
+            out.append(int(torch.multinomial(torch.clamp(pt - qt, min=0).double(), 1)))
+            return tuple(out)
+        return (*out, int(torch.multinomial(pt.double(), 1)))
+
+    want = block_law(Logits(zp), Logits(zq), 2, rule)
+    assert trace(block, (zp, zq)).law == {b: m for b, m in want.emitted.items() if m}
+    assert not want.lossless and want.stream_tv < F(1, 10**6)  # float floors only

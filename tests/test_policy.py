@@ -5,6 +5,7 @@ from fractions import Fraction as F
 import pytest
 
 from specproof.errors import SpecProofError
+from specproof.rules.audit import position_law
 from specproof.laws.outcome import FLOAT32, CONTINUOUS
 from specproof.rules.policy import (
     NAMED_RULES,
@@ -50,8 +51,12 @@ def test_bad_arithmetic_is_refused_with_the_field_named():
         Arithmetic("exact", normalization="divide")
     with pytest.raises(UnsupportedRule, match="float-grid coin"):
         Rule(arithmetic=Arithmetic("float32", test="product"))
+    # a temperature under float arithmetic is modelled on logits; on probability rows it is refused at use, named
+    half = Rule(arithmetic=Arithmetic("float32"), draft_processing=Processing(temperature=F(1, 2)))
     with pytest.raises(UnsupportedRule, match=r"draft_processing: temperature 1/2 under float arithmetic"):
-        Rule(arithmetic=Arithmetic("float32"), draft_processing=Processing(temperature=F(1, 2)))
+        position_law(["1/2", "1/2"], ["1/4", "3/4"], half)
+    with pytest.raises(UnsupportedRule, match=r"target_processing: temperature 7/10 is not exact on rationals"):
+        Rule(target_processing=Processing(temperature=F(7, 10)))
     with pytest.raises(UnsupportedRule, match="arithmetic must be"):
         rule_from_dict({"arithmetic": {"dtype": "float32", "colour": "red"}})
     assert Rule(coin=FLOAT32, arithmetic=Arithmetic("float16", "product")).describe() == \
@@ -67,8 +72,9 @@ def test_bad_rules_are_refused_with_the_field_named():
         named_rule("nope")
     with pytest.raises(UnsupportedRule, match="unknown rule keys"):
         rule_from_dict({"colour": "red"})
+    assert named_rule("residual-floor:0.001") == Rule(residual="floor", floor=F(1, 1000))  # the decimal it names
     with pytest.raises(SpecProofError):
-        named_rule("residual-floor:0.001")
+        named_rule("residual-floor:-0.001")
     assert issubclass(UnsupportedRule, ValueError)
 
 
@@ -91,8 +97,11 @@ def test_processing_steps_by_hand():
     assert Processing(top_p=F(3, 4)).apply(row) == (F(2, 3), F(1, 3), 0, 0)
     # min-p 1/2: keep p >= 1/4
     assert Processing(min_p=F(1, 2)).apply(row) == (F(2, 3), F(1, 3), 0, 0)
-    with pytest.raises(UnsupportedRule, match="temperature 2/3"):
-        Processing(temperature=F(2, 3))
+    with pytest.raises(UnsupportedRule, match="temperature 2/3 is not exact on rationals"):
+        Processing(temperature=F(2, 3)).apply(row)
+    with pytest.raises(UnsupportedRule, match="temperature is -1, not >= 0"):
+        Processing(temperature=-1)
+    assert Processing(temperature=0.5) == Processing(temperature=F(1, 2))  # a float at its exact value
 
 
 def test_processing_order_changes_the_law():
@@ -109,15 +118,21 @@ def test_logit_bias_bans_are_exact_and_finite_biases_are_refused():
     ban = Processing(logit_bias=((1, -float("inf")),))
     assert ban.apply((F(1, 2), F(1, 4), F(1, 4))) == (F(2, 3), F(0), F(1, 3))
     assert not ban.identity
-    with pytest.raises(UnsupportedRule, match=r"finite bias multiplies p\(1\) by exp\(2.0\)"):
-        Processing(logit_bias=((1, 2.0),))
+    with pytest.raises(UnsupportedRule, match=r"finite bias multiplies p\(1\) by exp\(2\), which is not rational"):
+        Processing(logit_bias=((1, 2.0),)).apply((F(1, 2), F(1, 2)))
+    with pytest.raises(UnsupportedRule, match=r"logit_bias at id 1 is nan"):
+        Processing(logit_bias=((1, float("nan")),))
     with pytest.raises(UnsupportedRule, match=r"outside \[0, 2\)"):
         Processing(logit_bias=((5, -float("inf")),)).apply((F(1), F(0)))
     rule = rule_from_dict({"target_processing": {"logit_bias": {"1": "-inf"}, "top_k": 2}})
     assert rule.target_processing == Processing(top_k=2, logit_bias=((1, -float("inf")),))
     assert rule_from_dict(rule.as_dict()) == rule
     with pytest.raises(UnsupportedRule, match="only bans"):
-        rule_from_dict({"target_processing": {"logit_bias": {"1": "2"}}})
+        rule_from_dict({"target_processing": {"logit_bias": {"1": "2"}}})  # an exact rule on probability rows
+    biased = rule_from_dict({"arithmetic": "float32", "target_processing": {"logit_bias": {"1": 0.5, "2": "-inf"},
+                                                                            "temperature": 0.7}})
+    assert biased.target_processing == Processing(temperature=F(0.7), logit_bias=((1, F(1, 2)), (2, -float("inf"))))
+    assert rule_from_dict(biased.as_dict()) == biased
 
 
 def test_float_processing_rounds_each_renormalization():
@@ -129,3 +144,30 @@ def test_float_processing_rounds_each_renormalization():
     s = FLOAT32.add(row[0], row[1])
     assert got == (FLOAT32.div(row[0], s), FLOAT32.div(row[1], s), F(0))
     assert got != Processing(top_k=2).apply(row)  # the exact renormalization differs
+
+
+def test_logits_as_input_need_a_float_arithmetic_and_finite_or_masked_entries():
+    from specproof.errors import InvalidDistribution
+    from specproof.rules.policy import Logits
+    from specproof.rules.floats import FLOAT64, FLOAT16
+
+    assert Logits([0.5, float("-inf"), 2], library="numpy").values == (F(1, 2), -float("inf"), F(2))
+    for bad, message in (([float("nan")], r"logits\[0\] is nan"), ([float("inf")], r"logits\[0\] is inf"),
+                         ([], "logits are empty"), ("ab", "sequence of numbers")):
+        with pytest.raises(InvalidDistribution, match=message):
+            Logits(bad)
+    with pytest.raises(UnsupportedRule, match="logits library 'jax'"):
+        Logits([0.0], library="jax")
+    with pytest.raises(UnsupportedRule, match="give the rule a float arithmetic"):
+        position_law(Logits([0.0, 1.0], "numpy"), Logits([0.0, 1.0], "numpy"), Rule())
+    with pytest.raises(UnsupportedRule, match="not float16"):
+        Processing().apply_logits((F(0),), FLOAT16, "numpy")
+    with pytest.raises(UnsupportedRule, match=r"logit_bias at id 2, outside \[0, 2\)"):
+        Processing(logit_bias=((2, 1.0),)).apply_logits((F(0), F(1)), FLOAT64, "numpy")
+    with pytest.raises(UnsupportedRule, match="no finite logit is left"):
+        Processing(logit_bias=((0, float("-inf")), (1, float("-inf")))).apply_logits((F(0), F(1)), FLOAT64, "numpy")
+    # greedy on logits: the first maximal id; top-k on logits keeps ties at the boundary (torch.topk's threshold)
+    z = (F(1), F(3), F(3), F(0))
+    assert Processing(temperature=0).apply_logits(z, FLOAT64, "numpy") == (0, 1, 0, 0)
+    assert Processing(top_k=1).apply_logits(z, FLOAT64, "numpy") == (0, F(1, 2), F(1, 2), 0)
+    assert Processing(top_k=1).apply((F(1, 8), F(3, 8), F(3, 8), F(1, 8))) == (0, 1, 0, 0)  # rows: ties by id

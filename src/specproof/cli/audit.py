@@ -31,6 +31,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     au.add_argument("--proposal", metavar="R",
                     help="file with the law the draft token is really drawn from, when it is not the q of the "
                          "ratio (a bf16 or processed q)")
+    au.add_argument("--logits", choices=["torch", "numpy"], metavar="LIBRARY",
+                    help="--target, --draft (and --proposal) hold logits, one row [V] (.json, -inf allowed, or .npy): "
+                         "the rule's processing runs on them as engines do, then LIBRARY's softmax (torch or numpy), "
+                         "evaluated as data; needs a rule with a float32 or float64 arithmetic")
     au.add_argument("--policy", metavar="NAME|FILE.json", default="standard",
                     help="the rule: a name from --list (default standard) or a JSON file of Rule fields")
     au.add_argument("--gamma", type=int, metavar="G", help="a block of G drafts, the same rows at every position")
@@ -96,7 +100,7 @@ def _audit_position(p, q, rule, proposal=None) -> dict:
                          "p after the rule's processing (logit bias, temperature, top-k, top-p, min-p)"),
         "differing": law.differing(),
         "out_of_range": {str(k): ff(v) for k, v in sorted(law.out_of_range.items())},
-        "arithmetic": _arithmetic_note(rule, len(law.law)),
+        "arithmetic": _arithmetic_note(rule, len(law.law), getattr(p, "library", None)),
     }
 
 
@@ -112,26 +116,68 @@ def _degenerate_rows(args: argparse.Namespace) -> list[str]:
     return found
 
 
-def _report_degenerate(args: argparse.Namespace, name: str, found: list[str]) -> int:
-    """A degenerate input is a finding, not an error: it has no valid law, so no rule's output can be
-    right on it, and what a rule emits there is not modelled (rules are laws of distributions). Exit 1."""
-    note = ("a degenerate row has no valid law: every output a verifier emits on it is a fault (TV 1 against no "
-            "law), and a correct verifier refuses it; the rules model verifiers on distributions, so what this rule "
-            "emits on the row is not modelled: trace the code (specproof trace python MODULE:FUNCTION --target P "
-            "--draft Q) to see what it emits, as for vLLM #53029's all-NaN row")
-    if args.json:
-        _print_json({"command": "audit", "rule": name, "verdict": "degenerate", "degenerate": found, "law": None,
-                     "tv": None, "modelled": False, "note": note})
+def _report_degenerate(args: argparse.Namespace, name: str, rule, found: list[str]) -> int:
+    """A degenerate input is a finding, not an error: it has no valid law, so no rule's output can be right on
+    it. What the rule emits there (one position) is reported where its float arithmetic determines it
+    (:func:`specproof.rules.degenerate.degenerate_law`), and said not to be where it does not. Exit 1."""
+    from specproof.laws.rational import format_fraction as ff
+    from specproof.rules.degenerate import degenerate_law
+
+    rows = {}
+    for path, what in ((args.target, "p"), (args.draft, "q"), (args.proposal, "proposal")):
+        if path is not None:
+            dist = load_distributions(path, what, keep_degenerate=True)
+            rows[what] = None if dist.batched else (dist.floats[0] if dist.floats is not None else dist.vectors[0].fractions())
+    if any(r is None for r in rows.values()):
+        out, notes = None, ["stacked [N, V] rows: what the rule emits is reported for one row pair only"]
     else:
-        print(f"rule {name}: DEGENERATE INPUT (no valid law; not lossless)")
-        for d in found:
-            print(f"  degenerate row {d}")
-        print(f"  {note}")
+        out = degenerate_law(rows["p"], rows["q"], rule, proposal=rows.get("proposal"))
+        notes = list(out.notes)
+    note = ("a degenerate row has no valid law: every output a verifier emits on it is a fault, and a correct verifier "
+            "refuses it; trace the code (specproof trace python MODULE:FUNCTION --target P --draft Q) to see what it "
+            "emits, as for vLLM #53029's all-NaN row")
+    modelled = out is not None and out.modelled
+    if args.json:
+        _print_json({"command": "audit", "rule": name, "verdict": "degenerate", "degenerate": found, "modelled": modelled,
+                     "law": {str(i): ff(m) for i, m in out.law.items()} if modelled else None,
+                     "raised": ff(out.raised) if modelled else None,
+                     "undetermined": ff(out.undetermined) if modelled else None,
+                     "outside_support": ff(out.outside_support) if modelled else None,
+                     "tv": None if not modelled or out.tv is None else ff(out.tv),
+                     "notes": notes, "note": note})
+        return 1
+    from specproof.report.transcript import number_text as show  # decimals first, the exact value after
+    print(f"rule {name}: DEGENERATE INPUT (no valid law; not lossless)")
+    for d in found:
+        print(f"  degenerate row {d}")
+    if not modelled:
+        print("  what the rule emits on it: not modelled")
+    else:
+        where = f" ({rule.arithmetic.dtype} arithmetic, IEEE NaN and infinities)" if not rule.arithmetic.is_exact else ""
+        print(f"  what the rule emits at one position{where}:")
+        for i, m in list(out.law.items())[:20]:
+            print(f"    id {i}: {show(m)}")
+        if len(out.law) > 20:
+            print(f"    ... ({len(out.law)} ids; see --json)")
+        if not out.law:
+            print("    no token")
+        if out.raised:
+            print(f"  the code raises instead: {show(out.raised)}")
+        if out.undetermined:
+            print(f"  not determined by the rule: {show(out.undetermined)}")
+        if out.law:
+            print(f"  emitted outside the target's support: {show(out.outside_support)}")
+        if out.tv is not None:
+            print(f"  TV from the target's law (a raise emits nothing): {show(out.tv)}")
+    for n in notes:
+        print(f"  - {n}")
+    print(f"  {note}")
     return 1
 
 
-def _arithmetic_note(rule, vocab_size: int) -> str:
-    """What the audit modelled of the code's arithmetic, and what it did not."""
+def _arithmetic_note(rule, vocab_size: int, logits: str | None = None) -> str:
+    """What the audit modelled of the code's arithmetic, and what it did not (``logits``: the library whose
+    softmax turned the given logits into rows)."""
     arith = rule.arithmetic
     if arith.is_exact:
         text = "exact rational arithmetic (the ratio p/q and the residual are not rounded)"
@@ -139,7 +185,13 @@ def _arithmetic_note(rule, vocab_size: int) -> str:
         text = (f"{arith.describe(rule.comparison)}; rows rounded to {arith.dtype}; each operation modelled as IEEE "
                 "round-to-nearest-even of its exact result")
         procs = [rule.target_processing, rule.draft_processing, rule.proposal_processing]
-        if any(pr is not None and not pr.identity for pr in procs):
+        if logits is not None:
+            from specproof.rules import libm
+
+            text += (f"; the rows are {libm.provenance(logits)}'s softmax in {arith.dtype} of the logits after the "
+                     "rule's processing (bias and temperature IEEE-rounded, top-k, top-p and min-p masked to -inf by "
+                     "exact comparisons; Processing.apply_logits), the softmax and cumsum evaluated as data, not modelled")
+        elif any(pr is not None and not pr.identity for pr in procs):
             text += ("; processing steps masked by float comparisons and renormalized by the float sum after each "
                      "step (Processing.apply_float)")
     text += f"; coin {rule.coin.name}"
@@ -228,12 +280,20 @@ def run(args: argparse.Namespace) -> int:
         return _audit_real(args, name, rule)
     if args.target is None or args.draft is None:
         raise _Usage("give --target and --draft (or --real, or --list)")
-    found = _degenerate_rows(args)
-    if found:
-        return _report_degenerate(args, name, found)
-    p, _ = load_distribution(args.target, "p")
-    q, _ = load_distribution(args.draft, "q")
-    proposal = None if args.proposal is None else load_distribution(args.proposal, "proposal")[0]
+    if args.logits is not None:
+        p, q, proposal = (None if path is None else _load_logits(path, what, args.logits)
+                          for path, what in ((args.target, "--target"), (args.draft, "--draft"),
+                                             (args.proposal, "--proposal")))
+        if args.verifier != "chain" or args.certificate or args.block_certificate:
+            raise _Usage("--logits applies to the chain verifier under --policy, without certificates (the softmax "
+                         "rows are library results the checker cannot re-derive)")
+    else:
+        found = _degenerate_rows(args)
+        if found:
+            return _report_degenerate(args, name, rule, found)
+        p, _ = load_distribution(args.target, "p")
+        q, _ = load_distribution(args.draft, "q")
+        proposal = None if args.proposal is None else load_distribution(args.proposal, "proposal")[0]
     if args.block_certificate and args.gamma is None:
         raise _Usage("--block-certificate needs --gamma (the block's drafts)")
     _audit_size_guard(args, p, q)
@@ -312,6 +372,18 @@ def _capped_power(base: int, exponent: int, cap: int) -> int:
     return out
 
 
+def _load_logits(path: str, what: str, library: str):
+    """One row of logits from ``path``, as a :class:`~specproof.rules.policy.Logits` of ``library``."""
+    from specproof.rules.policy import Logits
+    from specproof.trace.adapters.transformers import read_logits
+
+    arr = read_logits(path, what, one_row=True)
+    if arr.shape[0] != 1:
+        raise _Usage(f"{what} {path}: {arr.shape[0]} rows of logits; --logits takes one row [V] (the same at every "
+                     "position)")
+    return Logits(arr[0], library=library)
+
+
 def _audit_size_guard(args: argparse.Namespace, p, q) -> None:
     """Refuse, before any work, a --gamma whose blocks are too many to enumerate here, and stop
     tokens outside [0, V)."""
@@ -321,7 +393,7 @@ def _audit_size_guard(args: argparse.Namespace, p, q) -> None:
         raise _Usage(f"--stop-token {bad[0]} is not a token id in [0, {v})")
     if args.gamma is None or args.gamma < 1 or (args.verifier == "tree" and args.tree):
         return  # a tree given as a file has the size of the file
-    support = sum(1 for x in q.fractions() if x)
+    support = len(q) if not hasattr(q, "fractions") else sum(1 for x in q.fractions() if x)  # logits: every id
     if args.verifier == "tree":  # q's top-K children per node, gamma levels: K + K^2 + ... + K^gamma nodes
         k = min(args.drafts, support)
         nodes = sum(_capped_power(k, d, AUDIT_MAX_PREFIXES) for d in range(1, min(args.gamma, AUDIT_MAX_PREFIXES) + 1))

@@ -202,6 +202,9 @@ def _trace_python(args: argparse.Namespace) -> int:
         degenerate += [f"{what}{f'[{i}]' if dist.batched else ''} ({Path(path).name}): {why}"
                        for i, why in enumerate(dist.degenerate) if why is not None]
     target, draft = rows
+    if target.shape[-1] != draft.shape[-1]:  # the sampler would index one row with the other's ids
+        raise _Usage(f"--target has V = {target.shape[-1]} entries per row ({Path(args.target).name}) but --draft has "
+                     f"V = {draft.shape[-1]} ({Path(args.draft).name}): the rows of one vocabulary have one length")
     plain = None if args.reference is None else _load_function(args.reference)
     try:
         result = testing.compare(func, target, draft, gamma=args.gamma, numpy_rng=args.numpy_rng,

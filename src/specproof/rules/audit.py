@@ -30,7 +30,7 @@ from typing import Any, Callable, Sequence
 from specproof.errors import InvalidDistribution, ResidualUndefined
 from specproof.laws.block import Position, compose, given_block, stream_tv, tree_position
 from specproof.laws.outcome import Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven, Rows
-from specproof.rules.policy import STANDARD, Rule
+from specproof.rules.policy import STANDARD, Logits, Processing, Rule, UnsupportedRule
 from specproof.rules import libm
 from specproof.rules.floats import FLOAT32
 from specproof.laws.rational import as_distribution
@@ -52,21 +52,35 @@ def _tv(a: Sequence[Fraction], b: Sequence[Fraction], extra: Fraction = Fraction
 
 
 def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tuple]]:
-    """The rows a position tree reads, and each row's recipe (see :class:`OutcomeTree`)."""
+    """The rows a position tree reads, and each row's recipe (see :class:`OutcomeTree`). ``p`` and ``q`` are
+    probability rows or :class:`~specproof.rules.policy.Logits` (then every processed row is the library's
+    softmax of the processed logits, :meth:`~specproof.rules.policy.Processing.apply_logits`)."""
     fmt = rule.arithmetic.format()
     if fmt is None:
+        if isinstance(p, Logits) or isinstance(q, Logits):
+            raise UnsupportedRule("logits are turned into probabilities by a library's softmax, which is not rational: "
+                                  "give the rule a float arithmetic (Arithmetic('float32'), say), or probability rows")
         pv = as_distribution(p, "p").fractions()
         qv = as_distribution(q, "q").fractions()
         raw_p, raw_q = pv, qv
     else:
-        raw_p, pv = _float_row(p, "p")
-        raw_q, qv = _float_row(q, "q")
+        raw_p, pv = _float_row(p, "p", fmt)
+        raw_q, qv = _float_row(q, "q", fmt)
     if len(pv) != len(qv):
         raise InvalidDistribution(f"p has V={len(pv)} entries but q has V={len(qv)}")
 
-    def processed(proc, row, raw, name):
+    def float_processed(proc, given, raw, name):
+        """What float code computes from the row as given (probabilities or logits), in the rule's format."""
+        if isinstance(given, Logits):
+            return proc.apply_logits(given.values, fmt, given.library)
+        why = proc.refusal("float")
+        if why is not None:
+            raise UnsupportedRule(f"{name}: {why}")
+        return proc.apply_float(tuple(fmt.round(x) for x in raw), fmt)
+
+    def processed(proc, row, raw, given, name, field):
         if fmt is not None and not proc.identity:  # float code's own processing steps, IEEE-rounded
-            return proc.apply_float(tuple(fmt.round(x) for x in raw), fmt), ("given",)
+            return float_processed(proc, given, raw, field), ("given",)
         if fmt is not None:  # the row as the code holds it, in its format (a float row is unchanged)
             rounded = tuple(fmt.round(x) for x in raw)
             if rounded == row:
@@ -76,12 +90,13 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
             return rounded, ("given",)  # float rows off from 1: their values, as given
         return (row, ("copy", name)) if proc.identity else (proc.apply(row), ("given",))
 
-    target, r_target = processed(rule.target_processing, pv, raw_p, "p")
-    draft, r_draft = processed(rule.draft_processing, qv, raw_q, "q")
+    target, r_target = processed(rule.target_processing, pv, raw_p, p, "p", "target_processing")
+    draft, r_draft = processed(rule.draft_processing, qv, raw_q, q, "q", "draft_processing")
     if rule.reference.identity:
         reference, r_reference = pv, ("copy", "p")
-    elif fmt is not None and rule.reference.float_refusal() is None:  # what a plain float sampler draws from
-        reference, r_reference = _normalized(rule.reference.apply_float(tuple(fmt.round(x) for x in raw_p), fmt)), ("given",)
+    elif fmt is not None and (isinstance(p, Logits) or rule.reference.refusal("float") is None):
+        reference = _normalized(float_processed(rule.reference, p, raw_p, "reference_processing"))
+        r_reference = ("given",)  # what a plain float sampler draws from
     else:
         reference, r_reference = rule.reference.apply(pv), ("given",)
     if proposal is not None:
@@ -91,7 +106,7 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
         r_prop: tuple = ("input", "proposal")
     elif rule.proposal_processing is not None:  # the draft was drawn from another processed row than the ratio's q
         prop = (rule.proposal_processing.apply(qv) if fmt is None
-                else rule.proposal_processing.apply_float(tuple(fmt.round(x) for x in raw_q), fmt))
+                else float_processed(rule.proposal_processing, q, raw_q, "proposal_processing"))
         r_prop = ("given",)
         if rule.proposal == "argmax":
             top = _argmax(prop)
@@ -136,9 +151,12 @@ def _normalized(row: Sequence[Fraction]) -> tuple[Fraction, ...]:
     return tuple(row) if total in (0, 1) else tuple(x / total for x in row)
 
 
-def _float_row(values: Any, name: str) -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]]:
+def _float_row(values: Any, name: str, fmt=None) -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]]:
     """A row as float code receives it: each entry's exact value (floats, NumPy or torch arrays,
-    or rationals), and the same row divided by its exact sum (the law it stands for)."""
+    or rationals; :class:`~specproof.rules.policy.Logits`: the library's softmax of them in ``fmt``), and the
+    same row divided by its exact sum (the law it stands for)."""
+    if isinstance(values, Logits):
+        values = Processing().apply_logits(values.values, fmt, values.library)
     if hasattr(values, "detach"):
         values = values.detach().cpu().double()
     if hasattr(values, "tolist"):
@@ -239,6 +257,24 @@ def _library_threshold(rows: Rows, x: int, rule: Rule) -> Fraction:
     return Fraction(int(coin.open_closed) + count, n)
 
 
+def accept_bound(rows: Rows, x: int, rule: Rule) -> tuple[tuple, bool]:
+    """The accept test's threshold at drafted token ``x`` (``q(x) > 0``, or any q with the float product
+    test): a :class:`~specproof.laws.outcome.Bound` source and whether the coin must be strictly below it."""
+    arith = rule.arithmetic
+    strict = rule.comparison == "<"
+    if arith.is_exact:
+        return ("ratio", "target", "draft", x), strict
+    if arith.library is not None and arith.test in ("ratio", "product"):  # NumPy: fl32(u) meets the test
+        return ("const", _rounded_coin_threshold(rows, x, rule)), True
+    if arith.test == "ratio":
+        return ("float-ratio", "target", "draft", x, arith.dtype), strict
+    if arith.test in ("log", "exp"):  # the library's own log and exp, as data: a constant threshold
+        strict = strict if arith.test == "exp" and not libm.rounds_python_coin(arith.library, arith.dtype) else True
+        return ("const", _library_threshold(rows, x, rule)), strict
+    # fl(u * q) < p: a threshold on the grid, compared strictly
+    return ("float-product", "target", "draft", x, arith.dtype, rule.coin.name, rule.comparison), True
+
+
 class _Builder(Builder):
     """Builds one position's outcome tree; every branch's probability comes from its primitive."""
 
@@ -267,19 +303,7 @@ class _Builder(Builder):
                 inner = self.node("p(x) = 0", [self.branch(
                     Choice(("zero", "target", x), "p/q = 0/0 = NaN: no coin passes"), lambda: self.residual(x, None))])
             return self.node("q(x) = 0", [self.branch(Choice(("zero", "draft", x)), inner)])
-        arith = rule.arithmetic
-        strict = rule.comparison == "<"
-        if arith.is_exact:
-            source: tuple = ("ratio", "target", "draft", x)
-        elif arith.library is not None and arith.test in ("ratio", "product"):  # NumPy: fl32(u) meets the test
-            source, strict = ("const", _rounded_coin_threshold(rows, x, rule)), True
-        elif arith.test == "ratio":
-            source = ("float-ratio", "target", "draft", x, arith.dtype)
-        elif arith.test in ("log", "exp"):  # the library's own log and exp, as data: a constant threshold
-            source = ("const", _library_threshold(rows, x, rule))
-            strict = strict if arith.test == "exp" and not libm.rounds_python_coin(arith.library, arith.dtype) else True
-        else:  # fl(u * q) < p: a threshold on the grid, compared strictly
-            source, strict = ("float-product", "target", "draft", x, arith.dtype, rule.coin.name, rule.comparison), True
+        source, strict = accept_bound(rows, x, rule)
         accept = self.branch(Coin(rule.coin, upper=Bound(source, strict)), Leaf(x, True))
         reject = Bound(source, not strict)  # the complement: u >= t for "<", u > t for "<="
         if rule.residual_draw == "inverse-cdf-reuse" and rows.cumulative("residual")[-1] > 0:
@@ -391,7 +415,24 @@ def position_tree(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = None
         root = b.node("draft", [Branch(Draw("proposal", x), Draw("proposal", x).probability(rows),
                                        b.after_draft(x, unchecked))
                                 for x in range(b.v) if rows["proposal"][x]])
-    return OutcomeTree(rows, root, b.v, dict(_DERIVATIONS), recipes)
+    return OutcomeTree(rows, root, b.v, _derivations(p, q, rule), recipes)
+
+
+def _derivations(p: Any, q: Any, rule: Rule) -> dict[str, str]:
+    """What each row is; for rows computed from logits, which library's softmax was evaluated, in which dtype."""
+    out = dict(_DERIVATIONS)
+    for given, names in ((p, ("p", "target", "reference")), (q, ("q", "draft", "proposal"))):
+        if isinstance(given, Logits):
+            from specproof.rules import libm
+
+            how = (f"the softmax by {libm.provenance(given.library)} in {rule.arithmetic.dtype}, evaluated and used as "
+                   "data (not modelled), of the {} logits after {}; the masking steps modelled exactly "
+                   "(Processing.apply_logits)")
+            whose = "target" if names[0] == "p" else "draft"
+            out[names[0]] = how.format(whose, "no processing")
+            out[names[1]] = how.format(whose, f"the rule's {names[1]} processing")
+            out[names[2]] = how.format(whose, f"the rule's {names[2]} processing")
+    return out
 
 
 @dataclass(frozen=True)
@@ -726,7 +767,8 @@ def given_block_law(target_rows: Sequence[Any], draft_rows: Sequence[Any], token
         raise InvalidDistribution(
             f"need >= 1 tokens, len(tokens) + 1 target rows and len(tokens) draft rows; got {n} tokens, "
             f"{len(target_rows)} target rows, {len(draft_rows)} draft rows")
-    vocab = len(as_distribution(target_rows[0], "p"))
+    first = target_rows[0]
+    vocab = len(first) if isinstance(first, Logits) else len(as_distribution(first, "p"))
     ids: list[int] = []
     padded = False
     for i, t in enumerate(tokens):

@@ -11,16 +11,20 @@ coin's grid points), and returns the results as exact values. A law built from t
 the code on the machine it was computed on; it is not a statement about other machines, versions
 or builds, which :func:`provenance` names.
 
-============ ============================================================================
-value        how it is obtained
-============ ============================================================================
-``log p``    the library's log of the whole row, as one vector of the row's dtype
-``exp d``    the library's exp of one value of the row's dtype
-``log u``    float32 coins: the library's log of every grid point (2^24 + 1 values, one
-             vector, once per process), then counted exactly; float64 coins: bisection on the
-             grid with one library call per probe, which assumes the library's float64 log
-             is monotone (checked at the probes only; stated in the rule's caveats)
-============ ============================================================================
+============== ============================================================================
+value          how it is obtained
+============== ============================================================================
+``log p``      the library's log of the whole row, as one vector of the row's dtype
+``exp d``      the library's exp of one value of the row's dtype
+``log u``      float32 coins: the library's log of every grid point (2^24 + 1 values, one
+               vector, once per process), then counted exactly; float64 coins: bisection on the
+               grid with one library call per probe, which assumes the library's float64 log
+               is monotone (checked at the probes only; stated in the rule's caveats)
+``softmax z``  the library's softmax of a row of logits (entries finite or ``-inf``), as one vector
+               of the row's dtype: PyTorch's ``torch.softmax(z, dim=-1)``; NumPy, which has
+               none, the form NumPy code writes, ``e = np.exp(z - z.max()); e / e.sum()``
+``cumsum r``   the library's cumulative sum of a row, as one vector of the row's dtype
+============== ============================================================================
 
 PyTorch's results are those of CPU tensors; a 0-dim tensor and a whole vector gave identical
 results on 20,000 float32 and float64 inputs here (measured), but a kernel that takes another
@@ -44,7 +48,7 @@ from typing import Sequence
 from specproof.errors import SpecProofError
 
 __all__ = ["LIBRARIES", "DTYPES", "LibraryUnavailable", "loaded", "provenance", "log_row", "exp_value",
-           "log_coin_count", "rounds_python_coin"]
+           "softmax_row", "cumsum_row", "log_coin_count", "rounds_python_coin"]
 
 #: The libraries whose functions can be evaluated.
 LIBRARIES = ("torch", "numpy")
@@ -174,6 +178,78 @@ def exp_value(library: str, dtype: str, x) -> Fraction | float:
     """
     _check(library, dtype)
     return _exp_value(library, dtype, _as_float(x))
+
+
+@functools.lru_cache(maxsize=4096)
+def _softmax_row(library: str, dtype: str, row: tuple[float, ...]) -> tuple:
+    mod = _module(library)
+    if library == "torch":
+        out = mod.softmax(mod.tensor(list(row), dtype=getattr(mod, dtype)), dim=-1).double().tolist()
+    else:
+        import numpy as np
+
+        z = np.array(list(row), dtype=dtype)
+        with np.errstate(invalid="ignore", over="ignore", under="ignore"):
+            e = np.exp(z - z.max())
+            out = (e / e.sum()).astype(np.float64).tolist()
+    return tuple(_exact(float(v)) for v in out)
+
+
+def softmax_row(library: str, dtype: str, row: Sequence) -> tuple:
+    """The library's softmax of a row of logits, as one vector of ``dtype``.
+
+    Parameters
+    ----------
+    library : {"torch", "numpy"}
+        PyTorch: ``torch.softmax(z, dim=-1)`` on a CPU tensor of ``dtype``. NumPy (no softmax of its
+        own): ``e = np.exp(z - z.max()); e / e.sum()`` on an array of ``dtype``.
+    dtype : {"float32", "float64"}
+    row : sequence of Fraction or ``-inf``
+        Logits that are floats of ``dtype`` (the caller rounds them first); ``-inf`` masks an entry.
+
+    Returns
+    -------
+    tuple
+        Exact values (Fractions), NaN (a float) where the library returns NaN (a row of ``-inf``
+        only: ``-inf - -inf``).
+
+    Raises
+    ------
+    LibraryUnavailable
+        The library cannot be imported.
+
+    Examples
+    --------
+    >>> softmax_row("numpy", "float64", (Fraction(0), Fraction(0), float("-inf")))
+    (Fraction(1, 2), Fraction(1, 2), Fraction(0, 1))
+    """
+    _check(library, dtype)
+    return _softmax_row(library, dtype, tuple(_as_float(x) for x in row))
+
+
+@functools.lru_cache(maxsize=4096)
+def _cumsum_row(library: str, dtype: str, row: tuple[float, ...]) -> tuple:
+    mod = _module(library)
+    if library == "torch":
+        out = mod.cumsum(mod.tensor(list(row), dtype=getattr(mod, dtype)), dim=-1).double().tolist()
+    else:
+        import numpy as np
+
+        out = np.cumsum(np.array(list(row), dtype=dtype)).astype(np.float64).tolist()
+    return tuple(_exact(float(v)) for v in out)
+
+
+def cumsum_row(library: str, dtype: str, row: Sequence) -> tuple:
+    """The library's cumulative sum of a row, as one vector of ``dtype`` (its accumulator and order
+    are the library's own: PyTorch's CPU kernel, for one, need not round each partial sum in ``dtype``).
+
+    Examples
+    --------
+    >>> cumsum_row("numpy", "float64", (Fraction(1, 2), Fraction(1, 4)))
+    (Fraction(1, 2), Fraction(3, 4))
+    """
+    _check(library, dtype)
+    return _cumsum_row(library, dtype, tuple(_as_float(x) for x in row))
 
 
 def _passes(value, threshold, comparison: str) -> bool:

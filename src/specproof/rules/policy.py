@@ -20,6 +20,7 @@ with Speculative Sampling", 2023, Algorithm 2.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
@@ -29,7 +30,7 @@ from specproof.errors import SpecProofError
 from specproof.laws.outcome import CONTINUOUS, FLOAT32, FLOAT32_OPEN_CLOSED, CoinModel, coin_model
 from specproof.laws.rational import format_fraction, to_fraction
 
-__all__ = ["UnsupportedRule", "Processing", "Arithmetic", "EXACT", "Rule", "STANDARD", "NamedRule", "NAMED_RULES",
+__all__ = ["UnsupportedRule", "Processing", "Logits", "Arithmetic", "EXACT", "Rule", "STANDARD", "NamedRule", "NAMED_RULES",
            "named_rule", "rule_from_dict"]
 
 
@@ -39,6 +40,7 @@ class UnsupportedRule(SpecProofError):
 
 
 _STEPS = ("temperature", "top_k", "top_p", "min_p")
+_NEG_INF = -math.inf
 
 
 def _argmax(row: Sequence[Fraction]) -> int:
@@ -46,38 +48,112 @@ def _argmax(row: Sequence[Fraction]) -> int:
     return max(range(len(row)), key=lambda i: (row[i], -i))
 
 
+def _ranked(row: Sequence[Fraction]) -> list[int]:
+    """The ids in decreasing order of their entries, ties by the smallest id."""
+    return sorted(range(len(row)), key=lambda i: (-row[i], i))
+
+
+class _ExactOps:
+    """Rational arithmetic for :meth:`Processing.apply`: nothing is rounded."""
+
+    @staticmethod
+    def round(x):
+        return Fraction(x)
+
+    @staticmethod
+    def add(a, b):
+        return a + b
+
+    @staticmethod
+    def mul(a, b):
+        return a * b
+
+    @staticmethod
+    def renormalize(row):
+        total = sum(row, Fraction(0))
+        return tuple(x / total for x in row)
+
+
+class _FloatOps:
+    """IEEE arithmetic in ``fmt`` for :meth:`Processing.apply_float`: each operation rounded to nearest even; a
+    row divided by its float sum, summed left to right (float16 and bfloat16 accumulated in float32)."""
+
+    def __init__(self, fmt):
+        self.fmt, self.round, self.add, self.mul = fmt, fmt.round, fmt.add, fmt.mul
+
+    def renormalize(self, row):
+        from specproof.rules.floats import FLOAT32
+
+        fmt = self.fmt
+        total = fmt.round(FLOAT32.sum(row)) if fmt.precision < 24 else fmt.sum(row)
+        return tuple(fmt.div(x, total) for x in row)
+
+
+def _show(x: Fraction | float) -> str:
+    """A temperature or a bias for a message: an integer, the Python float it is exactly, or ``n/d``."""
+    if isinstance(x, float) or x.denominator == 1:
+        return str(x if isinstance(x, float) else x.numerator)
+    return repr(float(x)) if Fraction(float(x)) == x and x.denominator > 1000 else format_fraction(x)
+
+
+def _exact_number(value: Any, what: str) -> Fraction | float:
+    """A temperature or a bias as the code holds it: an exact rational (a Python float at its exact binary
+    value, the number code divides or adds), or ``-inf`` (a float); NaN and ``+inf`` are refused."""
+    if isinstance(value, float) or (hasattr(value, "dtype") and hasattr(value, "item")):
+        value = float(value)
+        if math.isnan(value) or value == math.inf:
+            raise UnsupportedRule(f"{what} is {value}, not a number or -inf")
+        return value if value == _NEG_INF else Fraction(value)
+    if isinstance(value, str) and value.strip() == "-inf":
+        return _NEG_INF
+    try:
+        return to_fraction(value, what=what)
+    except SpecProofError as exc:
+        raise UnsupportedRule(str(exc)) from None
+
+
 @dataclass(frozen=True)
 class Processing:
-    """Logits-to-probabilities processing, applied to a probability row in a stated order.
+    """Sampling parameters: logits-to-probabilities processing in a stated order.
+
+    A processing is applied to one of three kinds of input: a rational probability row
+    (:meth:`apply`, exact), a float probability row (:meth:`apply_float`, each operation IEEE-rounded),
+    or a row of logits (:meth:`apply_logits`, as engines do it: the steps mask logits with ``-inf``,
+    then the library's own softmax, evaluated as data). :meth:`refusal` says which steps each kind
+    cannot model.
 
     Attributes
     ----------
     temperature : Fraction or None
         None (or 1): unchanged. 0: greedy, the one-hot row at the argmax (ties to the smallest
-        id). ``1/n`` for an integer n >= 1: ``p**n`` normalized (softmax of logits / T is
-        ``p**(1/T)`` normalized; only integer powers keep the row rational).
+        id). Otherwise T > 0: on logits, ``z / T``; on a rational probability row only ``T = 1/n``
+        (n an integer >= 1), ``p**n`` normalized (softmax of logits / T is ``p**(1/T)``
+        normalized; only integer powers keep the row rational). A Python float is taken at its
+        exact binary value (the number code divides by).
     top_k : int or None
-        Keep the k largest entries (ties at the boundary broken by the smallest id), renormalize.
+        Keep the k largest entries, renormalize. On probability rows ties at the boundary are broken
+        by the smallest id (exactly k kept); on logits every entry ``>=`` the k-th largest is kept
+        (engines compare with ``torch.topk(z, k).values[-1]``, which keeps ties).
     top_p : Fraction or None
         Keep the largest entries, in decreasing order (ties by id), up to and including the first
-        at which the kept mass reaches ``top_p``; renormalize. At least one entry is kept.
+        at which the kept mass reaches ``top_p``; renormalize. At least one entry is kept. On logits
+        in the engines' form (see :meth:`apply_logits`).
     min_p : Fraction or None
         Keep entries with ``p(x) >= min_p * max(p)``; renormalize.
     order : tuple of str
         The order of the steps (names from ``temperature, top_k, top_p, min_p``); the order
         changes the law (top-p before temperature is not top-p after it).
-    logit_bias : tuple of (int, float) or None
+    logit_bias : tuple of (int, bias) or None
         ``(id, bias)`` pairs added to the logits before every other step (as engines apply a
-        logit bias). Only bans, ``bias = -inf`` (the token's probability set to 0, the row
-        renormalized), are exact: a finite bias multiplies ``p(id)`` by ``exp(bias)``, which is
-        not rational, and is refused (give the biased rows, or trace the code).
+        logit bias); a bias is an exact rational (a Python float at its exact value) or
+        ``-inf``, a ban. On probability rows only bans are modelled (the token's probability set
+        to 0, the row renormalized): a finite bias multiplies ``p(id)`` by ``exp(bias)``, which
+        needs logits.
 
     Notes
     -----
     Engines apply these to the target and to the draft separately; a rule carries one
-    :class:`Processing` for each. Every step is exact on rationals. Under a rule's float
-    arithmetic, :meth:`apply_float` models the steps the way float code on probability rows does
-    them (see there); temperatures other than 0 and 1 are refused there, naming the step.
+    :class:`Processing` for each.
 
     Examples
     --------
@@ -92,26 +168,24 @@ class Processing:
     top_p: Fraction | None = None
     min_p: Fraction | None = None
     order: tuple[str, ...] = _STEPS
-    logit_bias: tuple[tuple[int, float], ...] | None = None
+    logit_bias: tuple[tuple[int, Fraction | float], ...] | None = None
 
     def __post_init__(self) -> None:
         if self.logit_bias is not None:
+            pairs = []
             for pair in self.logit_bias:
                 if (not isinstance(pair, tuple) or len(pair) != 2 or isinstance(pair[0], bool)
                         or not isinstance(pair[0], int) or pair[0] < 0):
                     raise UnsupportedRule(f"logit_bias entry {pair!r} is not an (id >= 0, bias) pair")
-                if pair[1] != -float("inf"):
-                    raise UnsupportedRule(
-                        f"logit_bias {pair[1]!r} at id {pair[0]}: a finite bias multiplies p({pair[0]}) by "
-                        f"exp({pair[1]}), which is not rational; only bans (-inf) are exact (give the biased rows, "
-                        "or trace the code with specproof.testing.compare)")
+                pairs.append((pair[0], _exact_number(pair[1], f"logit_bias at id {pair[0]}")))
+            object.__setattr__(self, "logit_bias", tuple(pairs))
         if set(self.order) != set(_STEPS) or len(self.order) != len(_STEPS):
             raise UnsupportedRule(f"processing order {self.order!r} must list each of {', '.join(_STEPS)} once")
-        t = self.temperature
-        if t is not None:
-            if t < 0 or (t != 0 and (1 / t).denominator != 1):
-                raise UnsupportedRule(
-                    f"temperature {t} is not exact on rationals: use 0 (greedy) or 1/n for an integer n >= 1")
+        if self.temperature is not None:
+            t = _exact_number(self.temperature, "temperature")
+            if t == _NEG_INF or t < 0:
+                raise UnsupportedRule(f"temperature is {self.temperature}, not >= 0")
+            object.__setattr__(self, "temperature", t)
         if self.top_k is not None and (isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 1):
             raise UnsupportedRule(f"top_k is {self.top_k!r}, not an integer >= 1")
         if self.top_p is not None and not 0 < self.top_p <= 1:
@@ -125,6 +199,52 @@ class Processing:
         return (self.temperature in (None, 1) and self.top_k is None and self.top_p in (None, 1)
                 and self.min_p in (None, 0) and not self.logit_bias)
 
+    def refusal(self, kind: str) -> str | None:
+        """Why these steps cannot be modelled on an input of ``kind``, or None.
+
+        Parameters
+        ----------
+        kind : {"exact", "float", "logits"}
+            A rational probability row (:meth:`apply`), a float probability row
+            (:meth:`apply_float`), or logits (:meth:`apply_logits`: every step is modelled).
+
+        Returns
+        -------
+        str or None
+            A message naming the step and what to give instead.
+
+        Examples
+        --------
+        >>> Processing(temperature=Fraction(7, 10)).refusal("exact")[:40]
+        'temperature 7/10 is not exact on rationa'
+        >>> Processing(temperature=Fraction(7, 10)).refusal("logits") is None
+        True
+        """
+        if kind not in ("exact", "float", "logits"):
+            raise UnsupportedRule(f"unknown input kind {kind!r}: exact, float or logits")
+        if kind == "logits":
+            return None
+        finite = [(i, b) for i, b in self.logit_bias or () if b != _NEG_INF]
+        if finite:
+            i, b = finite[0]
+            return (f"logit_bias {_show(b)} at id {i} on a probability row: a finite bias multiplies p({i}) "
+                    f"by exp({_show(b)}), which {'is not rational' if kind == 'exact' else 'is not an IEEE operation'}"
+                    "; only bans (-inf) are modelled on probability rows: give the logits (Logits(...)) under a float "
+                    "arithmetic, or trace the code with specproof.testing.compare")
+        t = self.temperature
+        if kind == "exact" and t not in (None, 0) and (1 / t).denominator != 1:
+            return (f"temperature {_show(t)} is not exact on rationals: use 0 (greedy) or 1/n for an integer "
+                    "n >= 1, or give logits (Logits(...)) under a float arithmetic")
+        if kind == "float" and t not in (None, 0, 1):
+            return (f"temperature {_show(t)} under float arithmetic on a probability row: code computes "
+                    "softmax(logits / T) with its library's exp; give the logits (Logits(...)), or the rows the code "
+                    "samples from, or trace the code against its plain sampler (compare(..., reference=plain))")
+        return None
+
+    def float_refusal(self) -> str | None:
+        """Why :meth:`apply_float` cannot model these steps (``refusal("float")``)."""
+        return self.refusal("float")
+
     def _ban(self, row: tuple[Fraction, ...], renormalize) -> tuple[Fraction, ...]:
         if not self.logit_bias:
             return row
@@ -137,19 +257,17 @@ class Processing:
         return renormalize(out)
 
     def apply(self, row: Sequence[Fraction]) -> tuple[Fraction, ...]:
-        """Return the processed row (a probability vector of the same length)."""
-        out = self._ban(tuple(row), self._normalized)
-        for step in self.order:
-            out = getattr(self, "_" + step)(out)
-        return out
+        """Return the processed row (a probability vector of the same length), in exact arithmetic.
 
-    def float_refusal(self) -> str | None:
-        """Why :meth:`apply_float` cannot model these steps (a message naming the step), or None."""
-        if self.temperature not in (None, 0, 1):
-            return (f"temperature {self.temperature} under float arithmetic: code computes softmax(logits / T) with "
-                    "its library's exp, which a rule on probability rows does not model; give the rows the code "
-                    "samples from, or trace the code against its plain sampler (compare(..., reference=plain))")
-        return None
+        Raises
+        ------
+        UnsupportedRule
+            A step that is not exact on rationals (``refusal("exact")``).
+        """
+        why = self.refusal("exact")
+        if why is not None:
+            raise UnsupportedRule(why)
+        return self._run(tuple(row), _ExactOps)
 
     def apply_float(self, row: Sequence[Fraction], fmt) -> tuple[Fraction, ...]:
         """The processed row as float code on probability rows computes it, every operation rounded
@@ -169,7 +287,7 @@ class Processing:
         Raises
         ------
         UnsupportedRule
-            A step that is not modelled (:meth:`float_refusal`).
+            A step that is not modelled on float probability rows (``refusal("float")``).
 
         Notes
         -----
@@ -183,8 +301,7 @@ class Processing:
         ``fl(x_i / s)``, ``s`` its float sum left to right (float16 and bfloat16 accumulated in
         float32, then rounded), as code that writes ``row / row.sum()`` does for rows of at most 4
         entries (PyTorch) or 7 (NumPy); longer rows are summed in blocks, which the rule's
-        caveats state. Engines that mask logits and take a softmax instead round differently:
-        trace them.
+        caveats state. Engines that mask logits and take a softmax instead: :meth:`apply_logits`.
 
         Examples
         --------
@@ -192,75 +309,135 @@ class Processing:
         >>> Processing(top_k=1).apply_float((Fraction(1, 4), Fraction(3, 4)), FLOAT32)
         (Fraction(0, 1), Fraction(1, 1))
         """
-        why = self.float_refusal()
+        why = self.refusal("float")
         if why is not None:
             raise UnsupportedRule(why)
-        from specproof.rules.floats import FLOAT32
+        return self._run(tuple(row), _FloatOps(fmt))
 
-        def renormalize(r):
-            total = fmt.round(FLOAT32.sum(r)) if fmt.precision < 24 else fmt.sum(r)
-            return tuple(fmt.div(x, total) for x in r)
-
-        out = self._ban(tuple(row), renormalize)
+    def _run(self, row: tuple, ops) -> tuple:
+        """The steps on a probability row, in ``ops``' arithmetic (exact or one float format)."""
+        out = self._ban(row, ops.renormalize)
         for step in self.order:
             if step == "temperature":
-                out = self._temperature(out)  # None, 1 or 0: exact
+                out = self._temperature(out, ops)
             elif step == "top_k" and self.top_k is not None and self.top_k < len(out):
-                keep = set(self._ranked(out)[: self.top_k])
-                out = renormalize(tuple(x if i in keep else Fraction(0) for i, x in enumerate(out)))
+                keep = set(_ranked(out)[: self.top_k])
+                out = ops.renormalize(tuple(x if i in keep else Fraction(0) for i, x in enumerate(out)))
             elif step == "top_p" and self.top_p not in (None, 1):
-                bar, keep, mass = fmt.round(self.top_p), set(), Fraction(0)
-                for i in self._ranked(out):
+                bar, keep, mass = ops.round(self.top_p), set(), Fraction(0)
+                for i in _ranked(out):
                     keep.add(i)
-                    mass = fmt.add(mass, out[i])
+                    mass = ops.add(mass, out[i])
                     if mass >= bar:
                         break
-                out = renormalize(tuple(x if i in keep else Fraction(0) for i, x in enumerate(out)))
+                out = ops.renormalize(tuple(x if i in keep else Fraction(0) for i, x in enumerate(out)))
             elif step == "min_p" and self.min_p not in (None, 0):
-                cut = fmt.mul(fmt.round(self.min_p), max(out))
-                out = renormalize(tuple(x if x >= cut else Fraction(0) for x in out))
+                cut = ops.mul(ops.round(self.min_p), max(out))
+                out = ops.renormalize(tuple(x if x >= cut else Fraction(0) for x in out))
         return out
 
-    @staticmethod
-    def _normalized(row: tuple[Fraction, ...]) -> tuple[Fraction, ...]:
-        total = sum(row, Fraction(0))
-        return tuple(x / total for x in row)
-
-    def _temperature(self, row):
+    def _temperature(self, row, ops):
         t = self.temperature
         if t is None or t == 1:
             return row
         if t == 0:
             top = _argmax(row)
             return tuple(Fraction(int(i == top)) for i in range(len(row)))
-        n = int(1 / t)
-        return self._normalized(tuple(x ** n for x in row))
+        n = int(1 / t)  # exact arithmetic only (refusal): T = 1/n
+        return ops.renormalize(tuple(x ** n for x in row))
 
-    def _ranked(self, row):
-        return sorted(range(len(row)), key=lambda i: (-row[i], i))
+    def apply_logits(self, logits: Sequence, fmt, library: str) -> tuple[Fraction, ...]:
+        """The probability row that code computes from ``logits`` with these steps: masked logits, then
+        its library's softmax.
 
-    def _top_k(self, row):
-        if self.top_k is None or self.top_k >= len(row):
-            return row
-        keep = set(self._ranked(row)[: self.top_k])
-        return self._normalized(tuple(x if i in keep else Fraction(0) for i, x in enumerate(row)))
+        Parameters
+        ----------
+        logits : sequence of Fraction or ``-inf``
+            The logits as the code holds them (each is rounded to ``fmt`` first).
+        fmt : FloatFormat
+            float32 or float64: the dtype of the logits, of every operation and of the softmax.
+        library : {"torch", "numpy"}
+            Whose softmax (and cumulative sum) is evaluated (:mod:`specproof.rules.libm`).
 
-    def _top_p(self, row):
-        if self.top_p is None or self.top_p == 1:
-            return row
-        keep, mass = set(), Fraction(0)
-        for i in self._ranked(row):
-            keep.add(i)
-            mass += row[i]
-            if mass >= self.top_p:
-                break
-        return self._normalized(tuple(x if i in keep else Fraction(0) for i, x in enumerate(row)))
+        Returns
+        -------
+        tuple of Fraction
+            Floats of ``fmt``: the library's softmax of the processed logits.
 
-    def _min_p(self, row):
-        if self.min_p is None or self.min_p == 0:
-            return row
-        cut = self.min_p * max(row)
-        return self._normalized(tuple(x if x >= cut else Fraction(0) for x in row))
+        Raises
+        ------
+        UnsupportedRule
+            Another format; a biased id outside [0, V); no finite logit left (the softmax is NaN).
+        LibraryUnavailable
+            The library cannot be imported.
+
+        Notes
+        -----
+        The model of engines' logits processors (transformers' ``LogitsProcessor`` classes, vLLM's
+        sampler), each step when active. Basic operations are IEEE-rounded in ``fmt``; softmax and
+        cumulative sums are not modelled but evaluated by ``library`` at the finitely many rows
+        needed and used as data (their provenance is :func:`specproof.rules.libm.provenance`).
+
+        - logit bias: ``z_i = fl(z_i + fl(b))``; ``b = -inf`` sets ``z_i = -inf``;
+        - temperature 0: every entry but the argmax (ties to the smallest id) is set to ``-inf``;
+          T > 0: ``z_i = fl(z_i / fl(T))`` (a tensor divided by a Python float on the CPU);
+        - top-k: ``z_i = -inf`` where ``z_i`` is below the k-th largest entry (ties kept);
+        - top-p, as transformers' ``TopPLogitsWarper`` and vLLM's ``apply_top_k_top_p``: sort
+          ``z`` ascending (a stable sort: ties by id), ``c = cumsum(softmax(z_sorted))`` by the
+          library, set ``-inf`` where ``c <= fl(1 - fl(top_p))``, except the last (largest) entry;
+        - min-p, as transformers' ``MinPLogitsWarper``: ``r = softmax(z)``; ``z_i = -inf`` where
+          ``r_i < fl(fl(min_p) * max r)``;
+        - then ``softmax(z)``, the row the code samples from.
+
+        Examples
+        --------
+        >>> from specproof.rules.floats import FLOAT64
+        >>> Processing(top_k=1).apply_logits((Fraction(0), Fraction(1)), FLOAT64, "numpy")
+        (Fraction(0, 1), Fraction(1, 1))
+        """
+        from specproof.rules import libm
+
+        if fmt is None or fmt.name not in libm.DTYPES:
+            raise UnsupportedRule(f"logits are processed in {' or '.join(libm.DTYPES)} (the library's softmax is "
+                                  f"evaluated in the row's dtype), not {getattr(fmt, 'name', 'exact arithmetic')}")
+        z = [x if x == _NEG_INF else fmt.round(x) for x in logits]
+        v = len(z)
+        for i, b in self.logit_bias or ():
+            if i >= v:
+                raise UnsupportedRule(f"logit_bias at id {i}, outside [0, {v})")
+            z[i] = _NEG_INF if b == _NEG_INF else fmt.add(z[i], fmt.round(b))
+        for step in self.order:
+            if step == "temperature" and self.temperature == 0:
+                top = _argmax(z)
+                z = [x if i == top else _NEG_INF for i, x in enumerate(z)]
+            elif step == "temperature" and self.temperature not in (None, 1):
+                t = fmt.round(self.temperature)
+                if t == 0:
+                    raise UnsupportedRule(f"temperature {_show(self.temperature)} rounds to 0 in {fmt.name}")
+                z = [fmt.div(x, t) for x in z]
+            elif step == "top_k" and self.top_k is not None and self.top_k < v:
+                kth = sorted(z, reverse=True)[self.top_k - 1]
+                z = [x if x >= kth else _NEG_INF for x in z]
+            elif step == "top_p" and self.top_p not in (None, 1):
+                ascending = sorted(range(v), key=lambda i: (z[i], i))
+                cum = libm.cumsum_row(library, fmt.name, libm.softmax_row(library, fmt.name, [z[i] for i in ascending]))
+                bar = fmt.sub(1, fmt.round(self.top_p))
+                for j, i in enumerate(ascending[:-1]):
+                    if cum[j] <= bar:  # NaN (no finite logit) compares false
+                        z[i] = _NEG_INF
+            elif step == "min_p" and self.min_p not in (None, 0):
+                r = self._softmax(libm, library, fmt, z)
+                cut = fmt.mul(fmt.round(self.min_p), max(r))
+                z = [x if y >= cut else _NEG_INF for x, y in zip(z, r)]
+        return self._softmax(libm, library, fmt, z)
+
+    @staticmethod
+    def _softmax(libm, library: str, fmt, z) -> tuple[Fraction, ...]:
+        out = libm.softmax_row(library, fmt.name, z)
+        if any(isinstance(x, float) for x in out):
+            raise UnsupportedRule(f"{library}'s softmax of the processed logits is NaN: no finite logit is left "
+                                  "(every token banned or masked, or an infinite logit)")
+        return out
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready data (rationals as ``"n/d"``)."""
@@ -270,8 +447,66 @@ class Processing:
             if v is not None:
                 out[name] = v if isinstance(v, int) and not isinstance(v, Fraction) else format_fraction(Fraction(v))
         if self.logit_bias:
-            out["logit_bias"] = {str(i): "-inf" for i, _ in self.logit_bias}
+            out["logit_bias"] = {str(i): "-inf" if b == _NEG_INF else format_fraction(b) for i, b in self.logit_bias}
         return out
+
+
+@dataclass(frozen=True, init=False)
+class Logits:
+    """A row of logits, given to a rule in place of a probability row: the rule's processing runs on
+    the logits as engines run it, and the row the code samples from is its library's softmax
+    (:meth:`Processing.apply_logits`).
+
+    Parameters
+    ----------
+    values : sequence of numbers, a NumPy array or a torch tensor, shape [V]
+        Finite logits or ``-inf`` (a masked entry); floats at their exact value.
+    library : {"torch", "numpy"}, optional
+        Whose softmax (and cumulative sum) the code uses (default torch).
+
+    Raises
+    ------
+    InvalidDistribution
+        An empty row, a NaN or ``+inf`` entry, a non-number.
+
+    Notes
+    -----
+    The rule's arithmetic must be float32 or float64 (the logits' dtype): a softmax is not rational.
+
+    Examples
+    --------
+    >>> Logits([0.5, float("-inf")], library="numpy").values
+    (Fraction(1, 2), -inf)
+    """
+
+    values: tuple
+    library: str
+
+    def __init__(self, values: Any, library: str = "torch") -> None:
+        from specproof.errors import InvalidDistribution
+        from specproof.rules.libm import LIBRARIES
+
+        if library not in LIBRARIES:
+            raise UnsupportedRule(f"logits library {library!r} is not one of {', '.join(LIBRARIES)}")
+        if hasattr(values, "detach"):
+            values = values.detach().cpu().double()
+        if hasattr(values, "tolist"):
+            values = values.tolist()
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+            raise InvalidDistribution(f"logits must be a sequence of numbers, got {type(values).__name__}")
+        out = []
+        for i, x in enumerate(values):
+            try:
+                out.append(_exact_number(x, f"logits[{i}]"))
+            except UnsupportedRule as exc:
+                raise InvalidDistribution(str(exc)) from None
+        if not out:
+            raise InvalidDistribution("logits are empty")
+        object.__setattr__(self, "values", tuple(out))
+        object.__setattr__(self, "library", library)
+
+    def __len__(self) -> int:
+        return len(self.values)
 
 
 _DTYPES = ("exact", "float16", "bfloat16", "float32", "float64")
@@ -542,14 +777,15 @@ class Rule:
             if self.arithmetic.test == "log" and self.coin.bits not in (24, 53):
                 raise UnsupportedRule(f"the accept test log(u) < log p - log q needs a float32 or float64 grid coin, "
                                       f"not {self.coin.name}")
-            for name in ("target_processing", "draft_processing", "proposal_processing"):
-                proc = getattr(self, name)
-                why = None if proc is None else proc.float_refusal()
-                if why is not None:
-                    raise UnsupportedRule(f"{name}: {why}")
             if self.residual == "floor" or self.residual_draw != "independent":
                 raise UnsupportedRule("float arithmetic is modelled for the positive-part residual with an "
                                       "independent draw; this rule's residual is exact only")
+        if self.arithmetic.is_exact:  # rational rows only (logits need a float arithmetic): refuse what they cannot do
+            for name in ("target_processing", "draft_processing", "proposal_processing", "reference_processing"):
+                proc = getattr(self, name)
+                why = None if proc is None else proc.refusal("exact")
+                if why is not None:
+                    raise UnsupportedRule(f"{name}: {why}")
         if self.residual_draw == "inverse-cdf-reuse" and self.acceptance != "ratio":
             raise UnsupportedRule("residual_draw='inverse-cdf-reuse' reuses the ratio test's coin: needs acceptance='ratio'")
 
@@ -616,12 +852,13 @@ def _processing_from(data: Any, where: str) -> Processing:
         for key, value in bias.items():
             if not str(key).isdigit():
                 raise UnsupportedRule(f"{where}.logit_bias key {key!r} is not a token id")
-            if value not in ("-inf", -float("inf")):
-                raise UnsupportedRule(f"{where}.logit_bias[{key}] is {value!r}: a finite bias multiplies p by exp(bias), "
-                                      "which is not rational; only bans (\"-inf\") are exact")
-            pairs.append((int(key), -float("inf")))
+            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                raise UnsupportedRule(f"{where}.logit_bias[{key}] is {value!r}, not a number, \"n/d\" or \"-inf\"")
+            pairs.append((int(key), _exact_number(value, f"{where}.logit_bias[{key}]")))
         kw["logit_bias"] = tuple(sorted(pairs))
-    for name in ("temperature", "top_p", "min_p"):
+    if data.get("temperature") is not None:  # a JSON number at its exact value, as code divides by it
+        kw["temperature"] = _exact_number(data["temperature"], f"{where}.temperature")
+    for name in ("top_p", "min_p"):
         if data.get(name) is not None:
             kw[name] = to_fraction(data[name], what=f"{where}.{name}")
     if data.get("top_k") is not None:

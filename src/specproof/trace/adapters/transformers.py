@@ -142,9 +142,10 @@ def versions() -> dict[str, str]:
     return {"transformers": transformers.__version__, "torch": torch.__version__}
 
 
-def read_logits(path: str | Path, what: str = "logits") -> np.ndarray:
+def read_logits(path: str | Path, what: str = "logits", *, one_row: bool = False) -> np.ndarray:
     """Read a 2-D logits array from ``.json`` (a list of rows of numbers; ``-Infinity`` or the
-    strings ``"-inf"``/``"inf"``/``"nan"`` allowed) or ``.npy``.
+    strings ``"-inf"``/``"inf"``/``"nan"`` allowed) or ``.npy``; with ``one_row``, a 1-D row
+    (read as shape [1, V]) too.
 
     Returns
     -------
@@ -181,6 +182,8 @@ def read_logits(path: str | Path, what: str = "logits") -> np.ndarray:
                 return float(x.strip().lower().replace("infinity", "inf"))
             return float(x)
 
+        if one_row and isinstance(data, list) and data and not any(isinstance(r, list) for r in data):
+            data = [data]
         if not isinstance(data, list) or not all(isinstance(r, list) for r in data):
             raise InvalidDistribution(f"{what} {path}: expected a list of rows (a 2-D array)")
         if len({len(r) for r in data}) > 1:
@@ -188,6 +191,8 @@ def read_logits(path: str | Path, what: str = "logits") -> np.ndarray:
         arr = np.array([[cell(x) for x in r] for r in data], dtype=np.float64)
     else:
         raise InvalidDistribution(f"{what} {path}: use a .json or .npy file")
+    if one_row and arr.ndim == 1:
+        arr = arr.reshape(1, -1)
     if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
         raise InvalidDistribution(f"{what} {path}: shape {list(arr.shape)}, not a non-empty [rows, V] array")
     return arr
