@@ -137,7 +137,7 @@ def test_a_degenerate_row_is_a_finding_not_a_usage_error(tmp_path, capsys):
     assert "DEGENERATE INPUT" in text and "p (zero.json): all 3 entries are zero" in text
     # u <= fl32(0 / q) passes at the coin u = 0 only: the drafted token, outside the (empty) support, w.p. 2^-24
     assert "id 1: 2.98023e-08 (1/33554432)" in text
-    assert "the code raises instead: 1 (16777215/16777216)" in text
+    assert "the code raises instead: 1 - 5.96046e-08 (16777215/16777216)" in text
     assert main(["audit", "--target", _write(tmp_path, "p3.json", [0.5, 0.25, 0.25]), "--draft", str(zero),
                  "--policy", "le-float32-coin"]) == 1
     text = capsys.readouterr().out  # the draft is drawn from the all-zero row: the draw raises, nothing is emitted

@@ -153,6 +153,11 @@ def number_text(value: str | Fraction | checker.Ratio) -> str:
     '1.49012e-08 (1/67108864)'
     >>> number_text(Fraction(1, 3 ** 5000))
     '2.47586e-2386 (exact: 1988 characters, sha256 ab116d2432fe8a08...)'
+
+    A value that rounds to an integer without being one is written as its distance from it:
+
+    >>> number_text(Fraction(16777215, 16777216))
+    '1 - 5.96046e-08 (16777215/16777216)'
     """
     exact = exact_text(value)
     short = len(exact) <= NUMBER_TEXT_EXACT_CHARS
@@ -161,6 +166,11 @@ def number_text(value: str | Fraction | checker.Ratio) -> str:
     digits = decimal.Decimal(_digits(exact, 6))  # correctly rounded; written as Python writes a float
     approx = f"{float(digits):.6g}" if decimal.Decimal("1e-300") < abs(digits) < decimal.Decimal("1e300") \
         else format(digits, ".6g")
+    if digits == digits.to_integral_value() and abs(digits) < 100:  # 1 - 2^-24 is not "1": its distance
+        num, den = _parts(exact)
+        k = int(digits)
+        off = Fraction(num - k * den, den)
+        approx = f"{k} {'-' if off < 0 else '+'} {number_text(abs(off)).split(' (')[0]}"
     if short:
         return f"{approx} ({exact})"
     digest = hashlib.sha256(exact.encode()).hexdigest()[:16]
