@@ -62,3 +62,14 @@ def test_quick_start_runs_as_written(tmp_path):
                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "1 passed" in run.stdout
+
+
+def test_differential_example_runs_as_written(tmp_path):
+    pytest.importorskip("torch")
+    quick = _section("Quick start")
+    blocks = re.findall(r"```python\n(.*?)```", quick, re.DOTALL)
+    code = next(b for b in blocks if "reference=plain" in b)
+    (tmp_path / "differential.py").write_text(code, encoding="utf-8")
+    run = subprocess.run([sys.executable, "differential.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.splitlines() == ["lossless", "lossy 1/4"]  # what the comments say
