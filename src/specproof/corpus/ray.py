@@ -7,8 +7,10 @@
 - the driver collects node laws per unit and writes the unit's shard as soon as it is complete (a
   rerun skips the units whose shard exists).
 
-``address=None`` starts a local cluster with ``num_cpus=2`` (no dashboard) and shuts it down at
-the end; an address joins that cluster; an already initialized Ray is used as it is. Needs the
+``address=None`` starts a new local cluster with ``num_cpus=2`` (no dashboard; never one found
+through ``RAY_ADDRESS`` or a running ``ray start``) and shuts it down at the end; an address joins
+that cluster (one started with token authentication needs ``RAY_AUTH_MODE=token`` and its token
+in the environment, as Ray documents); an already initialized Ray is used as it is. Needs the
 ``corpus`` extra (``ray[data]``).
 """
 
@@ -100,7 +102,8 @@ def run_ray(units: list[dict[str, Any]], cfg: Config, out: Path, *, address: str
     started = False
     if not ray.is_initialized():
         if address is None:
-            ray.init(num_cpus=LOCAL_CPUS, include_dashboard=False, log_to_driver=False)
+            # "local": always a new cluster; neither RAY_ADDRESS nor a running `ray start` redirects it
+            ray.init(address="local", num_cpus=LOCAL_CPUS, include_dashboard=False, log_to_driver=False)
         else:
             ray.init(address=address, log_to_driver=False)
         started = True
