@@ -229,7 +229,10 @@ def test_cli_corpus_on_any_hf_pair_by_path(tmp_path):
 
 @pytest.mark.parametrize("option", [["--gamma-max", "0"], ["--gamma-max", "1000"], ["--mass-bound", "nan"],
                                     ["--mass-bound", "inf"], ["--mass-bound", "-1"], ["--max-explore", "-1"],
-                                    ["--cost-ratio", "-1/2"], ["--cost-ratio", "abc"]])
+                                    ["--cost-ratio", "-1/2"], ["--cost-ratio", "abc"], ["--cost-ratio", "nan"],
+                                    ["--level", "1/1" + "0" * 320],
+                                    ["--level", "0"], ["--level", "1"], ["--bias", "-5"], ["--bias", "1e-1000"],
+                                    ["--workers", "0"]])
 def test_corpus_refuses_bad_options_before_any_work(tmp_path, capsys, option):
     pytest.importorskip("pyarrow")
     from specproof.cli import main

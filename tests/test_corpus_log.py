@@ -107,3 +107,78 @@ def test_the_shipped_transformers_logs_genuine_passes_bug_and_le_coin_are_flagge
     coin = check_log(path("transformers-le-coin3.parquet"))
     assert not coin["passed"] and coin["total"]["flagged"] and coin["total"]["observed"] > coin["total"]["expected_hi"]
     assert "2^-3" in coin["log_meta"]["coin"]
+
+
+def test_probabilities_below_the_smallest_float_are_checked_not_refused(tmp_path):
+    import math
+
+    # P(K = 2) = fl(1e-200)^2 is about 1e-400: a positive exact mass whose float is 0.0
+    step = {"request": 0, "step": 0, "drafted": [1, 2], "p_drafted": [1e-200, 1e-200], "q_drafted": [1.0, 1.0]}
+    report = check_log(write_log([{**step, "accepted": 0}], tmp_path / "a.parquet"))
+    assert report["passed"] and report["impossible_steps"] == 0
+    t = Fraction(1e-200)
+    lo, hi = (Fraction(x) for x in report["total"]["expected"])
+    assert lo <= t + t * t <= hi and hi - lo <= Fraction(1, 1 << 127)
+    assert report["likelihood"]["surprisal"] == -math.log(float(1 - t))  # -log(1 - 1e-200) is 0.0 in floats
+    # observing that 1e-400 event: a surprisal of about 921, far above its expectation, flags the log
+    rows = [{**step, "accepted": 2}] + [{"request": 0, "step": i, "drafted": [0], "p_drafted": [0.5],
+                                         "q_drafted": [0.5], "accepted": 1} for i in range(1, 11)]
+    flagged = check_log(write_log(rows, tmp_path / "b.parquet"))
+    assert not flagged["passed"] and flagged["likelihood"]["flagged"] and flagged["impossible_steps"] == 0
+    assert abs(flagged["likelihood"]["surprisal"] - -2 * math.log(1e-200)) < 1e-9
+    assert flagged["smallest_possible_probability"] == {"probability": 0.0, "request": 0, "step": 0}
+
+
+def _row(request=0, step=0, **kw):
+    return {"request": request, "step": step, "drafted": [1], "p_drafted": [0.5], "q_drafted": [0.5], "accepted": 1, **kw}
+
+
+def test_a_step_logged_twice_is_refused_naming_the_first_duplicate(tmp_path):
+    rows = [_row(0, 0), _row(0, 1), _row(1, 0), _row(0, 2), _row(1, 0), _row(0, 1)]
+    with pytest.raises(InvalidLog, match=r"rows 2 and 4 are both request 1, step 0"):
+        check_log(write_log(rows, tmp_path / "dup.parquet"))
+
+
+def test_read_log_refuses_fields_of_the_wrong_kind(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    base = {"request": pa.array([0, 0], pa.int64()), "step": pa.array([0, 1], pa.int32()),
+            "drafted": pa.array([[1], [1]], pa.list_(pa.int32())), "p_drafted": [[0.5], [0.5]],
+            "q_drafted": [[0.5], [0.5]], "accepted": pa.array([1, 1], pa.int32())}
+    cases = {"accepted": (pa.array([True, True]), r"row 0: accepted is True, not an integer >= 0"),
+             "request": (pa.array([0, None], pa.int64()), r"row 1: request is None, not an integer"),
+             "step": (pa.array([0, -1], pa.int32()), r"row 1: step is -1, not an integer >= 0"),
+             "drafted": (pa.array([[1], [-5]], pa.list_(pa.int32())), r"request 0, step 1\): drafted holds -5"),
+             "p_drafted": (pa.array([0.5, 0.5]), r"p_drafted is 0.5, not a list")}
+    for column, (values, message) in cases.items():
+        path = tmp_path / f"{column}.parquet"
+        pq.write_table(pa.table({**base, column: values}), path)
+        with pytest.raises(InvalidLog, match=message):
+            read_log(path)
+    table = pa.table(base)
+    for meta, message in ((b"{not json", "is not JSON"), (b"[1, 2]", "is list, not a JSON object")):
+        pq.write_table(table.replace_schema_metadata({b"specproof": meta}), tmp_path / "m.parquet")
+        with pytest.raises(InvalidLog, match=f"metadata 'specproof' {message}"):
+            read_log(tmp_path / "m.parquet")
+    rows = [_row(p_drafted=[0.5]), _row(step=1, q_drafted=[0.0])]
+    with pytest.raises(InvalidLog, match=r"request 0, step 1: q_drafted\[0\] is 0"):
+        check_log(write_log(rows, tmp_path / "q0.parquet"))
+
+
+def test_level_and_bias_outside_their_range_are_refused(tmp_path):
+    from statistics import NormalDist
+
+    from specproof.corpus.log import MIN_LEVEL
+    from specproof.errors import InvalidOption
+
+    path = write_log([_row(0, s) for s in range(3)], tmp_path / "x.parquet")
+    for level in ("0", "1", "3/2", "1/10^301", "1e-301", Fraction(1, 10**301), "nan", 0.001):
+        with pytest.raises(InvalidOption, match="level is"):
+            check_log(path, level=level)
+    with pytest.raises(InvalidOption, match="bias is -5; give a bias in tokens per step >= 0"):
+        check_log(path, bias="-5")
+    # the smallest level works: its critical value from the lower tail (1 - 1e-300/4 is 1.0 in floats)
+    tiny = check_log(path, level=MIN_LEVEL)
+    assert tiny["total"]["z_critical"] == -NormalDist().inv_cdf(1e-300 / 4) and 37 < tiny["total"]["z_critical"] < 38
+    assert check_log(path, level="0.001")["total"]["z_critical"] == check_log(path)["total"]["z_critical"]

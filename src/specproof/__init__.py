@@ -25,6 +25,7 @@ from specproof.errors import (
     CrosscheckFailed,
     FloatNotExact,
     InvalidDistribution,
+    InvalidOption,
     ResidualUndefined,
     SpecProofError,
 )
@@ -38,4 +39,5 @@ __all__ = [
     "FloatNotExact",
     "ResidualUndefined",
     "CrosscheckFailed",
+    "InvalidOption",
 ]

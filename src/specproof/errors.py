@@ -13,6 +13,7 @@ __all__ = [
     "FloatNotExact",
     "ResidualUndefined",
     "CrosscheckFailed",
+    "InvalidOption",
 ]
 
 
@@ -49,3 +50,10 @@ class ResidualUndefined(SpecProofError):
 
 class CrosscheckFailed(SpecProofError):
     """The float path differed from the exact law by more than the stated bound."""
+
+
+class InvalidOption(SpecProofError):
+    """A setting outside its valid range (a false-alarm rate, a bias, a cost ratio, a depth).
+
+    The message names the setting, the value given and the range that is valid.
+    """

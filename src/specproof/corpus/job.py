@@ -23,18 +23,53 @@ denominators), the rounded bounds stay small. The rounding adds at most ``gamma 
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import InvalidDistribution
+from ..errors import InvalidDistribution, InvalidOption
 from ..laws.exact import emitted_law
-from ..laws.rational import from_floats
+from ..laws.rational import from_floats, to_fraction
 
 __all__ = ["GRID_BITS", "Node", "node_law", "node_from_record", "node_record", "accepted_bounds",
-           "emitted_bounds", "context_hash"]
+           "emitted_bounds", "context_hash", "exact_number"]
+
+_NUMBER = re.compile(r"[+-]?(\d+(/\d+)?|(\d+\.?\d*|\.\d+)([eE][+-]?\d{1,3})?)")
+
+
+def exact_number(value: Any, what: str) -> Fraction:
+    """An exact rational from a setting: ``"n"``, ``"n/d"`` or a decimal string (``"0.05"`` is exactly
+    1/20, ``"1e-6"`` exactly 1/10^6), or an int, a Fraction or another exact value
+    (:func:`specproof.laws.rational.to_fraction`).
+
+    Raises
+    ------
+    InvalidOption
+        Anything else (a float, ``"nan"``, ``"abc"``, a zero denominator, an exponent beyond 999),
+        naming ``what``.
+
+    Examples
+    --------
+    >>> exact_number("0.05", "--cost-ratio"), exact_number("3/6", "level")
+    (Fraction(1, 20), Fraction(1, 2))
+    """
+    if isinstance(value, str):
+        text = value.strip()
+        if _NUMBER.fullmatch(text):
+            try:
+                return Fraction(text)
+            except (ValueError, ZeroDivisionError):  # 1/0; more digits than int() converts
+                pass
+        raise InvalidOption(f"{what} is {value!r}; give an exact number such as 1/20 or 0.05 "
+                           "(decimal exponents up to 999)")
+    try:
+        return to_fraction(value, what=what)
+    except InvalidDistribution as exc:
+        raise InvalidOption(str(exc)) from None
+
 
 #: The grid of the rounded bounds: multiples of 2**-GRID_BITS.
 GRID_BITS = 128

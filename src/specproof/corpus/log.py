@@ -35,16 +35,18 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from fractions import Fraction
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any, Sequence
 
-from ..errors import SpecProofError
-from ..laws.rational import format_fraction, to_fraction
+from ..errors import InvalidOption, SpecProofError
+from ..laws.rational import format_fraction
+from .job import exact_number
 
 __all__ = ["InvalidLog", "LOG_SCHEMA", "accepted_law", "read_log", "write_log", "check_log", "render_check",
-           "inject_counting_bug", "record_transformers", "GRID"]
+           "inject_counting_bug", "record_transformers", "GRID", "MIN_LEVEL", "false_alarm_level", "power_bias"]
 
 LOG_SCHEMA = "specproof.engine-log/1"
 GRID = 128
@@ -53,6 +55,47 @@ _COLUMNS = ("request", "step", "drafted", "p_drafted", "q_drafted", "accepted")
 
 class InvalidLog(SpecProofError):
     """An engine log that does not follow ``specproof.engine-log/1`` (names the row and the column)."""
+
+
+#: Smallest false-alarm rate of the counter check (its critical value is about 37.1 there).
+MIN_LEVEL = Fraction(1, 10**300)
+
+
+def false_alarm_level(value: Any, what: str = "level") -> Fraction:
+    """The counter check's false-alarm rate, exact, in [:data:`MIN_LEVEL`, 1).
+
+    Raises
+    ------
+    InvalidOption
+        Not an exact number (:func:`~specproof.corpus.job.exact_number`), or outside [1e-300, 1).
+    """
+    lvl = exact_number(value, what)
+    if not MIN_LEVEL <= lvl < 1:
+        raise InvalidOption(f"{what} is {value}; give a false-alarm rate in [1e-300, 1)")
+    return lvl
+
+
+def power_bias(value: Any, what: str = "bias") -> Fraction:
+    """The bias (extra accepted tokens per step) at which the check's power is stated, exact, >= 0.
+
+    Raises
+    ------
+    InvalidOption
+        Not an exact number, or negative (a bias is a count of tokens too many).
+    """
+    delta = exact_number(value, what)
+    if delta < 0:
+        raise InvalidOption(f"{what} is {value}; give a bias in tokens per step >= 0")
+    return delta
+
+
+def _log(x: Fraction) -> float:
+    """Natural logarithm of a positive rational, also one below the smallest float64 (then from the
+    numerator's and denominator's logarithms: ``math.log`` takes integers of any size)."""
+    f = float(x)  # correctly rounded
+    if f >= sys.float_info.min:
+        return math.log(f)
+    return math.log(x.numerator) - math.log(x.denominator)
 
 
 def _exact_prob(x: Any, what: str) -> Fraction:
@@ -112,14 +155,43 @@ def _ceil(x: Fraction) -> int:
     return -((-x.numerator << GRID) // x.denominator)
 
 
+def _check_rows(rows: list[dict[str, Any]]) -> None:
+    """The per-row checks of :func:`read_log` (types, lengths, token ids, each (request, step) once)."""
+    first: dict[tuple[int, int], int] = {}
+    for n, r in enumerate(rows):
+        for col in ("request", "step", "accepted"):
+            v = r[col]
+            if isinstance(v, bool) or not isinstance(v, int) or (col != "request" and v < 0):
+                raise InvalidLog(f"row {n}: {col} is {v!r}, not an integer" + ("" if col == "request" else " >= 0"))
+        for col in ("drafted", "p_drafted", "q_drafted"):
+            if not isinstance(r[col], list):
+                raise InvalidLog(f"row {n} (request {r['request']}, step {r['step']}): {col} is {r[col]!r}, not a list")
+        k = len(r["drafted"])
+        if k == 0 or len(r["p_drafted"]) != k or len(r["q_drafted"]) != k:
+            raise InvalidLog(f"row {n} (request {r['request']}, step {r['step']}): drafted, p_drafted and q_drafted "
+                             f"must have the same length k >= 1")
+        bad = [x for x in r["drafted"] if isinstance(x, bool) or not isinstance(x, int) or x < 0]
+        if bad:
+            raise InvalidLog(f"row {n} (request {r['request']}, step {r['step']}): drafted holds {bad[0]!r}, "
+                             f"not a token id >= 0")
+        key = (r["request"], r["step"])
+        if key in first:
+            raise InvalidLog(f"rows {first[key]} and {n} are both request {key[0]}, step {key[1]}: each step "
+                             f"appears once (a duplicate would be counted twice)")
+        first[key] = n
+
+
 def read_log(path: str | Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Read and validate a log; return its rows (sorted by request, step) and its metadata.
 
     Raises
     ------
     InvalidLog
-        A missing column, a row whose lists differ in length, a count outside [0, k] is *not* an
-        error here (the check reports it), a negative or non-integer count is.
+        Not a readable Parquet file; a missing column; metadata ``specproof`` that is not a JSON
+        object; a request, step or count that is not an integer (a bool is not), a negative step or
+        count; a list column that is not a list, lists of different or zero length, a drafted id
+        that is not an integer >= 0; the same (request, step) twice (named by its first two rows).
+        A count above k is *not* an error here (the check reports it as impossible).
     """
     import pyarrow.parquet as pq
 
@@ -133,15 +205,17 @@ def read_log(path: str | Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     meta = {}
     raw = (table.schema.metadata or {}).get(b"specproof")
     if raw:
-        meta = json.loads(raw)
+        try:
+            meta = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise InvalidLog(f"{path}: the Parquet metadata 'specproof' is not JSON ({exc})") from None
+        if not isinstance(meta, dict):
+            raise InvalidLog(f"{path}: the Parquet metadata 'specproof' is {type(meta).__name__}, not a JSON object")
     rows = table.select(list(_COLUMNS)).to_pylist()
-    for n, r in enumerate(rows):
-        k = len(r["drafted"] or [])
-        if k == 0 or len(r["p_drafted"] or []) != k or len(r["q_drafted"] or []) != k:
-            raise InvalidLog(f"row {n} (request {r['request']}, step {r['step']}): drafted, p_drafted and q_drafted "
-                             f"must have the same length k >= 1")
-        if not isinstance(r["accepted"], int) or r["accepted"] < 0:
-            raise InvalidLog(f"row {n}: accepted is {r['accepted']!r}, not an integer >= 0")
+    try:
+        _check_rows(rows)
+    except InvalidLog as exc:
+        raise InvalidLog(f"{path}: {exc}") from None
     rows.sort(key=lambda r: (r["request"], r["step"]))
     return rows, meta
 
@@ -171,8 +245,8 @@ def check_log(path: str | Path, *, level: Any = "1/1000", bias: Any = "1/20") ->
     ----------
     path : path
         A ``specproof.engine-log/1`` Parquet file.
-    level : exact rational in (0, 1)
-        The false-alarm rate of the test of the total (default 1/1000).
+    level : exact rational in [1e-300, 1)
+        The false-alarm rate of the test of the total (default 1/1000); ``"n/d"`` or a decimal string.
     bias : exact rational >= 0
         The bias (extra accepted tokens per step) at which the power is stated (default 1/20: one
         token too many in one step of 20).
@@ -187,7 +261,9 @@ def check_log(path: str | Path, *, level: Any = "1/1000", bias: Any = "1/20") ->
     Raises
     ------
     InvalidLog
-        As :func:`read_log` and :func:`accepted_law`, or a level outside (0, 1).
+        As :func:`read_log` and :func:`accepted_law`; a log with no steps.
+    InvalidOption
+        A level outside [1e-300, 1) (:func:`false_alarm_level`) or a negative bias (:func:`power_bias`).
 
     Notes
     -----
@@ -203,10 +279,7 @@ def check_log(path: str | Path, *, level: Any = "1/1000", bias: Any = "1/20") ->
     conservative threshold, at the realized v. An observed count of probability 0 is impossible under
     the law (false-alarm rate 0) and flags the log alone.
     """
-    lvl = to_fraction(level, what="level")
-    if not 0 < lvl < 1:
-        raise InvalidLog(f"level is {lvl}, not in (0, 1)")
-    delta = to_fraction(bias, what="bias")
+    lvl, delta = false_alarm_level(level), power_bias(bias)
     rows, meta = read_log(path)
     if not rows:
         raise InvalidLog(f"{path}: no steps")
@@ -221,7 +294,10 @@ def check_log(path: str | Path, *, level: Any = "1/1000", bias: Any = "1/20") ->
     pos_hi = [0] * (gmax + 1)
     pos_n = [0] * (gmax + 1)
     for r in rows:
-        law = accepted_law(r["p_drafted"], r["q_drafted"])
+        try:
+            law = accepted_law(r["p_drafted"], r["q_drafted"])
+        except InvalidLog as exc:
+            raise InvalidLog(f"{path}: request {r['request']}, step {r['step']}: {exc}") from None
         k, obs = len(law) - 1, r["accepted"]
         m = sum((j * pj for j, pj in enumerate(law)), Fraction(0))
         v = sum((j * j * pj for j, pj in enumerate(law)), Fraction(0)) - m * m
@@ -229,12 +305,12 @@ def check_log(path: str | Path, *, level: Any = "1/1000", bias: Any = "1/20") ->
         var_lo, var_hi = var_lo + _floor(v), var_hi + _ceil(v)
         observed += obs
         prob = law[obs] if obs <= k else Fraction(0)
-        floats = [float(x) for x in law if x]
-        h = -sum(x * math.log(x) for x in floats)
+        logs = [(float(x), _log(x)) for x in law if x]  # a mass below 5e-324 has a log, and weight 0.0
+        h = -sum(x * lx for x, lx in logs)
         entropy += h
-        surprisal_var += sum(x * math.log(x) ** 2 for x in floats) - h * h
+        surprisal_var += sum(x * lx * lx for x, lx in logs) - h * h
         if prob:
-            surprisal -= math.log(prob)
+            surprisal -= _log(prob)
         if prob == 0:
             impossible.append({"request": r["request"], "step": r["step"], "observed": obs, "gamma": k,
                                "expected": float(m), "law": [format_fraction(x) for x in law]})
@@ -254,7 +330,7 @@ def check_log(path: str | Path, *, level: Any = "1/1000", bias: Any = "1/20") ->
     freedman = (gmax * ln / 3) + math.sqrt((gmax * ln / 3) ** 2 + 2 * float(v_hi) * ln)
     dev = max(observed - e_hi, e_lo - observed, Fraction(0))  # the deviation from the nearest end
     sigma = math.sqrt(float(v_hi)) or 1.0
-    z_crit = NormalDist().inv_cdf(1 - float(lvl) / 4)  # two tests, each two-sided at level / 2
+    z_crit = -NormalDist().inv_cdf(float(lvl) / 4)  # two tests, each two-sided at level / 2 (lower tail: no 1 - x)
     z = float(dev) / sigma * (1 if observed >= e_lo else -1)
     shift = float(delta) * len(rows)
     power = _phi((shift - z_crit * sigma) / sigma) + _phi((-shift - z_crit * sigma) / sigma)

@@ -13,10 +13,27 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..errors import InvalidOption
 from ..laws.chain import expected_tokens
-from ..laws.rational import format_fraction, to_fraction
+from ..laws.rational import format_fraction
+from .job import exact_number
 
-__all__ = ["summarize", "write_summary", "render_markdown"]
+__all__ = ["summarize", "write_summary", "render_markdown", "cost_ratio"]
+
+
+def cost_ratio(value: Any, what: str = "cost ratio c") -> Fraction:
+    """The cost ratio c of Leviathan et al. 2023, Thm 3.8 (a draft step's time over a target step's),
+    exact (:func:`~specproof.corpus.job.exact_number`: ``"1/20"`` or ``"0.05"``).
+
+    Raises
+    ------
+    InvalidOption
+        Not an exact number, or c < 0 (the speedup ``E[emitted] / (gamma c + 1)`` needs c >= 0).
+    """
+    c = exact_number(value, what)
+    if c < 0:
+        raise InvalidOption(f"{what} is {value}; the cost ratio c is >= 0")
+    return c
 
 
 def _floor(x: Fraction, bits: int) -> int:
@@ -42,10 +59,10 @@ def summarize(rows: list[dict[str, Any]], cfg: Any) -> dict[str, Any]:
 
     Raises
     ------
-    InvalidDistribution
-        If ``cfg.cost_ratio`` is not an exact rational >= 0.
+    InvalidOption
+        If ``cfg.cost_ratio`` is not an exact rational >= 0 (:func:`cost_ratio`).
     """
-    c = to_fraction(cfg.cost_ratio, what="cost ratio c")
+    c = cost_ratio(cfg.cost_ratio)
     out: dict[str, Any] = {"schema": "specproof.corpus-summary/1", "gamma_max": cfg.gamma_max, "grid_bits": cfg.bits,
                            "cost_ratio": format_fraction(c), "mass_bound": cfg.mass_bound,
                            "max_explore": cfg.max_explore, "pairs": {}}
