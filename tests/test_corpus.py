@@ -254,3 +254,152 @@ def test_corpus_log_of_the_wrong_shape_is_a_clean_error(tmp_path, capsys):
     assert main(["corpus", "--log", str(tmp_path / "log.parquet")]) == 2
     err = capsys.readouterr().err
     assert "log.parquet" in err and "Traceback" not in err
+
+
+def _toy_masses(t, path, v=5):
+    """Deterministic accept masses (sum < 1) for a toy drafting tree, different at every prefix."""
+    rng = np.random.default_rng([t, len(path), *path])
+    m = rng.random(v) ** 3
+    return m / m.sum() * rng.uniform(0.3, 0.9)
+
+
+def _worths(t, skip, gamma, depth_max):
+    """Every off-text prefix below position t (depth <= depth_max) and its worth reach * (gamma - depth)."""
+    out, level = {}, [((), 1.0)]
+    for d in range(1, depth_max + 1):
+        nxt = []
+        for path, reach in level:
+            m = _toy_masses(t, path)
+            for y in range(len(m)):
+                if d == 1 and y == skip:
+                    continue
+                r = reach * m[y]
+                out[path + (y,)] = r * (gamma - d)
+                nxt.append((path + (y,), r))
+        level = nxt
+    return out
+
+
+def test_explore_is_best_first_over_every_depth():
+    from specproof.corpus.job import explore
+
+    gamma, calls = 4, []
+
+    def expand(nodes):
+        calls.append(len(nodes))
+        return [_toy_masses(t, path) for t, path in nodes]
+
+    roots = {7: (_toy_masses(7, ()), 0), 8: (_toy_masses(8, ()), None)}
+    got = explore(roots, expand, gamma_max=gamma, mass_bound=0.0, max_explore=12, per_round=1)
+    assert got[8] == []  # the text's end: nothing after it is explored
+    worth = _worths(7, 0, gamma, gamma - 1)
+    best = sorted(worth, key=lambda s: -worth[s])[:12]
+    assert sorted(got[7]) == sorted(best) and max(len(s) for s in best) >= 2  # deeper than depth 1
+    assert all(s[:-1] in got[7][:i] or len(s) == 1 for i, s in enumerate(got[7]))  # parents first
+    assert calls == [1] * 12
+    # rounds of 4: the same budget, three batched calls; depth-3 prefixes are never worth exploring
+    calls.clear()
+    got4 = explore(roots, expand, gamma_max=gamma, mass_bound=0.0, max_explore=12, per_round=4)
+    assert calls == [4, 4, 4] and len(got4[7]) == 12 and max(len(s) for s in got4[7]) <= gamma - 1
+    assert explore(roots, expand, gamma_max=1, mass_bound=0.0, max_explore=12) == {7: [], 8: []}
+    assert explore(roots, expand, gamma_max=4, mass_bound=0.0, max_explore=0) == {7: [], 8: []}
+
+
+def test_explore_stops_once_the_unexplored_worth_is_within_the_mass_bound():
+    from specproof.corpus.job import explore
+
+    gamma = 3
+    m0 = _toy_masses(7, ())
+
+    def left(explored):
+        """Unexplored worth: each explored node's (and the root's) unexplored children, times depth left."""
+        total = 0.0
+        for node in [()] + explored:
+            reach = np.prod([_toy_masses(7, node[:i])[node[i]] for i in range(len(node))]) if node else 1.0
+            depth_left = gamma - len(node) - 1
+            m = _toy_masses(7, node)
+            kids = [y for y in range(len(m)) if node + (y,) in explored or (not node and y == 0)]
+            total += reach * (m.sum() - m[kids].sum()) * depth_left
+        return total
+
+    for bound in (0.5, 0.2, 0.1):
+        got = explore({7: (m0, 0)}, lambda nodes: [_toy_masses(t, p) for t, p in nodes], gamma_max=gamma,
+                      mass_bound=bound, max_explore=100, per_round=1)[7]
+        assert left(got) <= bound < left(got[:-1])
+
+
+def test_a_transformers_pair_explored_below_depth_one_gives_exact_bounds_at_gamma_three():
+    """Two tiny random Llama models (V = 5): every off-text prefix to depth 2 explored, the gamma-3 bounds
+    meet (up to the grid) at the chain law from full forward passes; with a budget of 12 prefixes the
+    bounds contain it, and deeper prefixes are among those explored."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny matrices: threads only contend
+    try:
+        _tiny_gamma_three(torch, transformers)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _tiny_gamma_three(torch, transformers):
+    from functools import lru_cache
+
+    from specproof.corpus import pipeline
+    from specproof.corpus.sources import TransformersSource
+    from specproof.laws.rational import from_floats
+    from specproof.models.smollm2 import softmax
+
+    torch.manual_seed(3)
+    cfg = transformers.LlamaConfig(vocab_size=5, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                                   num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=32)
+    target, draft = transformers.LlamaForCausalLM(cfg).eval(), transformers.LlamaForCausalLM(cfg).eval()
+    with torch.no_grad():
+        for p in target.parameters():
+            p.mul_(4)
+    src = TransformersSource("tiny-target", "tiny-draft")
+    src._loaded = (None, target, draft)
+    ids = [3, 1, 0, 2, 4, 1]
+    unit = {"pair": "tiny3", "doc": 0, "ids": ids}
+    pipeline._SOURCES["tiny3"] = src
+    try:
+        full = pipeline.Config(pairs=("tiny3",), gamma_max=3, mass_bound=0.0, max_explore=4 + 4 * 5)
+        records = pipeline.infer_unit(unit, full)
+        rows = pipeline.combine_unit(unit, pipeline.exact_records(records), full)
+        budget = pipeline.Config(pairs=("tiny3",), gamma_max=3, mass_bound=0.0, max_explore=8)
+        records5 = pipeline.infer_unit(unit, budget)
+        rows5 = pipeline.combine_unit(unit, pipeline.exact_records(records5), budget)
+    finally:
+        del pipeline._SOURCES["tiny3"]
+
+    @lru_cache(maxsize=None)
+    def row(model, context):
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([list(context)])).logits[0, -1].numpy()
+        return from_floats(softmax(logits), atol=1e-9)
+
+    assert max(r["key"].count(",") for r in records5) >= 1  # a depth-2 prefix was explored
+    assert [r["explored"] for r in rows] == [4 + 4 * 5] * 5 and [r["explored"] for r in rows5] == [8] * 5
+    for r, r5 in zip(rows[:4:3], rows5[:4:3]):  # positions 1 and 4 (1..4 have every row their step needs)
+        ctx = tuple(ids[:r["position"]])
+        exact = verification_law(lambda s: row(target, ctx + s), lambda s: row(draft, ctx + s), 3).expected_emitted
+        lo, hi = Fraction(r["e_lo"][2]), Fraction(r["e_hi"][2])
+        assert hi - lo <= Fraction(3, 1 << GRID_BITS) and abs(float(lo - exact)) < 1e-5
+        lo5, hi5 = Fraction(r5["e_lo"][2]), Fraction(r5["e_hi"][2])
+        assert lo5 - Fraction(1, 10**5) <= exact <= hi5 + Fraction(1, 10**5) and hi5 - lo5 > Fraction(1, 1000)
+
+
+def test_corpus_help_states_every_default(capsys):
+    import re
+
+    from specproof.cli import main
+    from specproof.corpus.pipeline import Config
+
+    assert main(["corpus", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    cfg = Config()
+    for option, default in (("--gamma-max", cfg.gamma_max), ("--mass-bound", cfg.mass_bound),
+                            ("--max-explore", cfg.max_explore), ("--cost-ratio", cfg.cost_ratio),
+                            ("--level", "1/1000"), ("--bias", "1/20"), ("--workers", 2)):
+        after = text.rsplit(f"{option} {option.lstrip('-').upper().replace('-', '_')}", 1)[1]  # its help, not the usage
+        assert f"(default {default})" in re.split(r" --[a-z-]+ [A-Z[]", after, maxsplit=1)[0], option

@@ -182,3 +182,13 @@ def test_level_and_bias_outside_their_range_are_refused(tmp_path):
     tiny = check_log(path, level=MIN_LEVEL)
     assert tiny["total"]["z_critical"] == -NormalDist().inv_cdf(1e-300 / 4) and 37 < tiny["total"]["z_critical"] < 38
     assert check_log(path, level="0.001")["total"]["z_critical"] == check_log(path)["total"]["z_critical"]
+
+
+def test_docs_quote_the_power_the_check_prints():
+    from pathlib import Path
+
+    from specproof.corpus.data import path
+
+    bug = check_log(path("transformers-counting-bug.parquet"))
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "corpus.md").read_text(encoding="utf-8")
+    assert f"its power at 1/20 token per step is {bug['power']['power']:.3f} by the normal approximation" in doc

@@ -29,18 +29,20 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     co.add_argument("--pair", action="append", dest="pairs", metavar="PAIR",
                     help="a model pair: phone, smollm2, or TARGET,DRAFT (two HF causal LMs, names or paths); "
                     "repeat for several (default: phone and smollm2)")
-    co.add_argument("--gamma-max", type=int, default=6, help="largest gamma (default 6)")
+    co.add_argument("--gamma-max", type=int, default=6, help="largest gamma (default %(default)s)")
     co.add_argument("--mass-bound", type=float, default=0.05,
-                    help="explore off-text children until their unexplored accept mass times (gamma_max - 1) is at most this")
-    co.add_argument("--max-explore", type=int, default=8, help="at most this many off-text children per position (default 8)")
-    co.add_argument("--cost-ratio", default="1/20", help="c of Leviathan et al. Thm 3.8, exact (default 1/20)")
-    co.add_argument("--out", type=Path, default=Path("specproof-corpus"), help="output directory (default specproof-corpus)")
+                    help="explore off-text prefixes (any depth, largest first) until their unexplored mass, reach times "
+                    "the depth left below --gamma-max, is at most this (default %(default)s)")
+    co.add_argument("--max-explore", type=int, default=16,
+                    help="at most this many off-text prefixes explored per position (default %(default)s)")
+    co.add_argument("--cost-ratio", default="1/20", help="c of Leviathan et al. Thm 3.8, exact (default %(default)s)")
+    co.add_argument("--out", type=Path, default=Path("specproof-corpus"), help="output directory (default %(default)s)")
     co.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                     help="run on Ray Data: a local cluster (num_cpus=2) or join ADDRESS")
-    co.add_argument("--workers", type=int, default=2, help="model actors on Ray (default 2)")
+    co.add_argument("--workers", type=int, default=2, help="model actors on Ray (default %(default)s)")
     co.add_argument("--log", type=Path, help="an engine log (Parquet) to check against the exact law")
-    co.add_argument("--level", default="1/1000", help="false-alarm rate of the counter test (default 1/1000)")
-    co.add_argument("--bias", default="1/20", help="bias (tokens per step) at which the test's power is stated (default 1/20)")
+    co.add_argument("--level", default="1/1000", help="false-alarm rate of the counter test, in [1e-300, 1) (default %(default)s)")
+    co.add_argument("--bias", default="1/20", help="bias (tokens per step) at which the test's power is stated, >= 0 (default %(default)s)")
     co.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     return co
 

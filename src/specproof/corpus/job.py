@@ -23,6 +23,7 @@ denominators), the rounded bounds stay small. The rounding adds at most ``gamma 
 from __future__ import annotations
 
 import hashlib
+import heapq
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -35,7 +36,7 @@ from ..laws.exact import emitted_law
 from ..laws.rational import from_floats, to_fraction
 
 __all__ = ["GRID_BITS", "Node", "node_law", "node_from_record", "node_record", "accepted_bounds",
-           "emitted_bounds", "context_hash", "exact_number"]
+           "emitted_bounds", "context_hash", "exact_number", "explore", "EXPLORE_ROUND"]
 
 _NUMBER = re.compile(r"[+-]?(\d+(/\d+)?|(\d+\.?\d*|\.\d+)([eE][+-]?\d{1,3})?)")
 
@@ -239,6 +240,102 @@ def emitted_bounds(key: Key, gamma_max: int, lookup: Callable[[Key], Node | None
         lo, hi = accepted_bounds(key, g, lookup, child, memo, bits)
         out.append((1 + Fraction(lo, scale), 1 + Fraction(hi, scale)))
     return out
+
+
+#: Prefixes each position explores per round of :func:`explore` (one batched model call per depth).
+EXPLORE_ROUND = 4
+
+
+def _best_children(m: np.ndarray, k: int, skip: int | None) -> list[int]:
+    """The k tokens of largest accept mass m (> 0), ties by token id, without ``skip``."""
+    idx = np.flatnonzero(m > 0)
+    if skip is not None:
+        idx = idx[idx != skip]
+    if len(idx) > k:
+        cut = m[idx[np.argpartition(-m[idx], k - 1)[:k]]].min()
+        idx = idx[m[idx] >= cut]  # every tie at the cut, then the smallest ids among them
+    return idx[np.lexsort((idx, -m[idx]))][:k].tolist()
+
+
+def explore(roots: Mapping[int, tuple[np.ndarray, int | None]],
+            expand: Callable[[list[tuple[int, tuple[int, ...]]]], list[np.ndarray]], *, gamma_max: int,
+            mass_bound: float, max_explore: int, per_round: int = EXPLORE_ROUND) -> dict[int, list[tuple[int, ...]]]:
+    """Choose the off-text prefixes to explore below each position, largest unexplored mass first.
+
+    Parameters
+    ----------
+    roots : mapping of int to (ndarray of float, shape [V]; int or None)
+        Per position t: the float accept masses min(p, q) of its row, and the text's next token (its
+        subtree is the next position's, so it is never explored here; None at the text's end).
+    expand : callable
+        ``expand(nodes)`` with ``nodes = [(t, path)]`` computes those prefixes' rows (the caller
+        keeps them) and returns their float accept masses, in order. Called once per round.
+    gamma_max : int
+        Largest gamma: a prefix s is worth ``reach(s) * (gamma_max - |s|)``, reach the product of
+        the accept masses along s, the gap its unknown subtree adds to ``hi - lo`` at gamma_max.
+    mass_bound : float
+        Stop a position once its unexplored worth, summed over the frontier, is at most this.
+    max_explore : int
+        At most this many prefixes per position.
+    per_round : int
+        Prefixes popped per position and round (best first over every depth; a prefix's children
+        enter the frontier in the next round).
+
+    Returns
+    -------
+    dict of int to list of tuple of int
+        Per position, the explored paths (token ids after the position's context), in the order
+        explored; every path's parent path is explored before it.
+
+    Notes
+    -----
+    The masses only choose what to explore (float, approximate); the bounds computed afterwards
+    from the exact rows are exact whatever was chosen. A prefix at depth gamma_max - 1 has children
+    of worth 0, so none are pushed; nothing is explored when gamma_max == 1 or max_explore == 0.
+    """
+    out: dict[int, list[tuple[int, ...]]] = {t: [] for t in roots}
+    if gamma_max < 2 or max_explore < 1:
+        return out
+    heaps: dict[int, list] = {}
+    gap: dict[int, float] = {}
+    seq = 0
+
+    def push(t: int, path: tuple[int, ...], reach: float, m: np.ndarray, skip: int | None) -> None:
+        nonlocal seq
+        worth = gamma_max - len(path) - 1  # what a child of this node is worth per unit of reach
+        if worth <= 0:
+            return
+        kids = _best_children(m, max_explore, skip)
+        if kids:
+            heapq.heappush(heaps[t], (-reach * float(m[kids[0]]) * worth, seq, path, reach, m, kids, 0))
+            seq += 1
+
+    for t, (m, skip) in roots.items():
+        heaps[t] = []
+        if skip is None:  # the text's end: the rows after it are not the corpus's
+            continue
+        gap[t] = (float(m.sum()) - float(m[skip])) * (gamma_max - 1)
+        push(t, (), 1.0, m, skip)
+    while True:
+        chosen: list[tuple[int, tuple[int, ...], float]] = []
+        for t, heap in heaps.items():
+            take = min(per_round, max_explore - len(out[t]))
+            while heap and take > 0 and gap[t] > mass_bound:
+                _, _, path, reach, m, kids, i = heapq.heappop(heap)
+                y = kids[i]
+                chosen.append((t, path + (y,), reach * float(m[y])))
+                take -= 1
+                if i + 1 < len(kids):  # the node's next child takes its place in the frontier
+                    worth = gamma_max - len(path) - 1
+                    heapq.heappush(heap, (-reach * float(m[kids[i + 1]]) * worth, seq, path, reach, m, kids, i + 1))
+                    seq += 1
+        if not chosen:
+            return out
+        for (t, path, reach), m in zip(chosen, expand([(t, path) for t, path, _ in chosen])):
+            out[t].append(path)
+            worth = gamma_max - len(path)
+            gap[t] += reach * (float(m.sum()) * (worth - 1) - worth)
+            push(t, path, reach, m, None)
 
 
 def context_hash(pair: str, ids: Sequence[int]) -> str:

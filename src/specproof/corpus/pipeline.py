@@ -31,6 +31,8 @@ __all__ = ["Config", "plan", "infer_unit", "exact_records", "combine_unit", "wri
            "run_local", "finish", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = "specproof.corpus/1"
+#: How prefixes are chosen for exploration (part of every shard's key: shards made another way are not resumed).
+EXPLORE_VERSION = "best-first/any-depth/1"
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,7 @@ class Config:
     pairs: tuple[str, ...] = ("phone", "smollm2")
     gamma_max: int = 6
     mass_bound: float = 0.05
-    max_explore: int = 8
+    max_explore: int = 16
     bits: int = GRID_BITS
     cost_ratio: str = "1/20"
     extra: dict = field(default_factory=dict)
@@ -71,7 +73,7 @@ def unit_key(unit: dict[str, Any], cfg: Config) -> str:
     never resumes from a shard made for different inputs."""
     settings = {"pair": unit["pair"], "ids": [int(i) for i in unit["ids"]], "gamma_max": cfg.gamma_max,
                 "mass_bound": cfg.mass_bound, "max_explore": cfg.max_explore, "bits": cfg.bits,
-                "extra": cfg.extra}
+                "explore": EXPLORE_VERSION, "extra": cfg.extra}
     return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 

@@ -134,11 +134,12 @@ class TransformersSource:
 
     Each paragraph is one document (tokenized without special tokens); position t's context is
     the document's first t tokens (t >= 1). Rows are ``softmax(float64(logits))`` of float32
-    logits. Teacher forcing gives every on-text row from one pass per model; at each position,
-    the off-text children are explored by decreasing float accept mass min(p, q)(y) until the
-    unexplored accept mass times (gamma_max - 1) is at most ``mass_bound`` or ``max_explore``
-    children are explored (their rows from one cached decoding step per model). Their own
-    children are not explored: the bounds say so.
+    logits. Teacher forcing gives every on-text row from one pass per model; below each position,
+    the off-text prefixes are explored at any depth, largest unexplored mass first
+    (:func:`~specproof.corpus.job.explore`: reach times the depth left), until their unexplored
+    mass is at most ``mass_bound`` or ``max_explore`` prefixes are explored; their rows come from
+    batched decoding steps on the document's cache (:meth:`_rows`). What is not explored widens
+    the bounds, never silently.
     """
 
     start = 1
@@ -213,58 +214,85 @@ class TransformersSource:
             out = model(input_ids=torch.tensor([ids]), use_cache=True)
         return out.logits[0].float().numpy(), getattr(out, "cache", None) or out.past_key_values
 
-    @staticmethod
-    def _step(model: Any, cache: Any, t: int, tokens: list[int]) -> np.ndarray:
-        """Logits after context[:t] + [y] for each y, from the context's cache cut at t."""
+    #: Prefixes per batched decoding call (each holds a copy of the document's cache).
+    CHUNK = 32
+
+    @classmethod
+    def _rows(cls, model: Any, cache: Any, nodes: list[tuple[int, tuple[int, ...]]]) -> list[np.ndarray]:
+        """Float32 logits after ``context[:t] + path`` for each node ``(t, path)``, from the document's
+        cache: one call per depth and chunk, each entry attending to the cache's first t positions
+        (the rest masked) and to its own path, at positions t, t + 1, ..."""
         import copy
 
         import torch
 
-        c = copy.deepcopy(cache)
-        c.crop(t - c.get_seq_length())  # transformers 5: a negative count of tokens to drop
-        c.batch_repeat_interleave(len(tokens))
-        with torch.no_grad():
-            out = model(input_ids=torch.tensor([[y] for y in tokens]), cache=c, use_cache=True)
-        return out.logits[:, -1].float().numpy()
+        out: list[Any] = [None] * len(nodes)
+        n = cache.get_seq_length()
+        for depth in sorted({len(path) for _, path in nodes}):
+            group = [i for i, (_, path) in enumerate(nodes) if len(path) == depth]
+            for start in range(0, len(group), cls.CHUNK):
+                part = group[start:start + cls.CHUNK]
+                ts = torch.tensor([nodes[i][0] for i in part])
+                mask = torch.cat([(torch.arange(n)[None, :] < ts[:, None]).long(),
+                                  torch.ones(len(part), depth, dtype=torch.long)], dim=1)
+                c = copy.deepcopy(cache)
+                c.batch_repeat_interleave(len(part))
+                with torch.no_grad():
+                    logits = model(input_ids=torch.tensor([list(nodes[i][1]) for i in part]), attention_mask=mask,
+                                   position_ids=ts[:, None] + torch.arange(depth)[None, :], cache=c,
+                                   use_cache=True).logits[:, -1].float().numpy()
+                for k, i in enumerate(part):
+                    out[i] = logits[k]
+        return out
+
+    def _step(self, model: Any, cache: Any, t: int, tokens: list[int]) -> np.ndarray:
+        """Logits after context[:t] + [y] for each y (:meth:`_rows` at depth 1), shape [len(tokens), V]."""
+        return np.stack(self._rows(model, cache, [(t, (y,)) for y in tokens]))
 
     def requests(self, ids: list[int], gamma_max: int, mass_bound: float, max_explore: int) -> list[dict[str, Any]]:
+        """The rows of every position (teacher-forced) and of the off-text prefixes :func:`~.job.explore`
+        chooses (largest unexplored mass first, at any depth), as float32 logits."""
         from ..models.smollm2 import softmax
+        from .job import explore
 
         _, target, draft = self.load()
         pl, pc = self._forward(target, ids)
         ql, qc = self._forward(draft, ids)
+        rows: dict[tuple[int, tuple[int, ...]], tuple[np.ndarray, np.ndarray]] = {}
+
+        def mass(p_logits: np.ndarray, q_logits: np.ndarray) -> np.ndarray:
+            return np.minimum(softmax(p_logits), softmax(q_logits))
+
+        def expand(nodes: list[tuple[int, tuple[int, ...]]]) -> list[np.ndarray]:
+            got = list(zip(self._rows(target, pc, nodes), self._rows(draft, qc, nodes)))
+            rows.update(zip(nodes, got))
+            return [mass(p, q) for p, q in got]
+
+        roots = {t: (mass(pl[t - 1], ql[t - 1]), ids[t] if t < len(ids) else None) for t in range(self.start, len(ids) + 1)}
+        chosen = explore(roots, expand, gamma_max=gamma_max, mass_bound=mass_bound, max_explore=max_explore)
         out = []
         for t in range(self.start, len(ids) + 1):
-            p, q = softmax(pl[t - 1]), softmax(ql[t - 1])
-            kids: list[int] = [ids[t]] if t < len(ids) else []
-            explore: list[int] = []
-            if gamma_max > 1 and t < len(ids) and max_explore > 0:
-                m = np.minimum(p, q)
-                order = np.lexsort((np.arange(len(m)), -m))  # by accept mass, then token id
-                rest = float(m.sum()) - float(m[ids[t]])
-                for y in order.tolist():
-                    if len(explore) >= max_explore or rest * (gamma_max - 1) <= mass_bound:
-                        break
-                    if y == ids[t]:
-                        continue
-                    explore.append(y)
-                    rest -= float(m[y])
-            out.append({"key": str(t), "p": pl[t - 1], "q": ql[t - 1], "children": kids + explore})
-            if explore:
-                tp, tq = self._step(target, pc, t, explore), self._step(draft, qc, t, explore)
-                for i, y in enumerate(explore):
-                    out.append({"key": f"{t}:{y}", "p": tp[i], "q": tq[i], "children": []})
+            paths = chosen[t]
+            kids: dict[tuple[int, ...], list[int]] = {(): [ids[t]] if t < len(ids) else []}
+            for path in paths:
+                kids[path] = []
+                kids[path[:-1]].append(path[-1])
+            out.append({"key": str(t), "p": pl[t - 1], "q": ql[t - 1], "children": kids[()]})
+            for path in paths:
+                p, q = rows[(t, path)]
+                out.append({"key": self.node_key(t, path), "p": p, "q": q, "children": kids[path]})
         return out
 
+    @staticmethod
+    def node_key(t: int, path: tuple[int, ...]) -> str:
+        """A node's key: ``"t"`` for position t's context, ``"t:y1,y2"`` for the prefix y1 y2 after it."""
+        return f"{t}:{','.join(str(y) for y in path)}" if path else str(t)
+
     def tree(self, ids: list[int], laws: dict[str, Node]) -> tuple[Callable, Callable, Callable[[int], Any]]:
-        """Keys: ``(t, ())`` a position's context, ``(t, (y,))`` an explored off-text child."""
+        """Keys: ``(t, ())`` a position's context, ``(t, path)`` an off-text prefix after it (explored
+        if its law is in ``laws``, unknown otherwise)."""
         def lookup(key: tuple[int, tuple[int, ...]]) -> Node | None:
-            t, path = key
-            if not path:
-                return laws.get(str(t))
-            if len(path) == 1:
-                return laws.get(f"{t}:{path[0]}")
-            return None
+            return laws.get(self.node_key(*key))
 
         def child(key: tuple[int, tuple[int, ...]], y: int) -> tuple[int, tuple[int, ...]]:
             t, path = key
