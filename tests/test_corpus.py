@@ -403,3 +403,14 @@ def test_corpus_help_states_every_default(capsys):
                             ("--level", "1/1000"), ("--bias", "1/20"), ("--workers", 2)):
         after = text.rsplit(f"{option} {option.lstrip('-').upper().replace('-', '_')}", 1)[1]  # its help, not the usage
         assert f"(default {default})" in re.split(r" --[a-z-]+ [A-Z[]", after, maxsplit=1)[0], option
+
+
+def test_corpus_refuses_a_text_with_nothing_to_compute(tmp_path, capsys):
+    pytest.importorskip("pocketsphinx")
+    from specproof.cli import main
+
+    text = tmp_path / "empty.txt"
+    text.write_text("\n\n   \n", encoding="utf-8")
+    assert main(["corpus", "--pair", "phone", "--text", str(text), "--out", str(tmp_path / "out")]) == 2
+    assert "has no paragraph of at least two tokens for phone" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -98,9 +98,14 @@ def run(args: argparse.Namespace) -> int:
                  max_explore=args.max_explore, cost_ratio=args.cost_ratio)
     text = args.text.read_text(encoding="utf-8") if args.text else default_text()
     out = args.out
-    out.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     units, todo = plan(text, cfg, out)
+    if not units:
+        from ..errors import InvalidOption
+
+        raise InvalidOption(f"--text {args.text or '(the shipped text)'} has no paragraph of at least two tokens "
+                            f"for {', '.join(cfg.pairs)}: nothing to compute")
+    out.mkdir(parents=True, exist_ok=True)
     log.info("specproof corpus: %d units, %d to compute (%d shards already in %s)", len(units), len(todo),
              len(units) - len(todo), out / "shards")
     from tqdm import tqdm
