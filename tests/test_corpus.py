@@ -414,3 +414,15 @@ def test_corpus_refuses_a_text_with_nothing_to_compute(tmp_path, capsys):
     assert main(["corpus", "--pair", "phone", "--text", str(text), "--out", str(tmp_path / "out")]) == 2
     assert "has no paragraph of at least two tokens for phone" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_corpus_names_the_pair_whose_model_does_not_load(tmp_path, capsys):
+    pytest.importorskip("transformers")
+    from specproof.cli import main
+
+    text = tmp_path / "t.txt"
+    text.write_text("a b c\n", encoding="utf-8")
+    pair = f"{tmp_path / 'no-target'},{tmp_path / 'no-draft'}"
+    assert main(["corpus", "--pair", pair, "--text", str(text), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert f"--pair {pair}: " in err and "Traceback" not in err

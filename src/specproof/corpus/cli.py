@@ -76,11 +76,11 @@ def _check_options(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``specproof corpus``; 0 on success (log check: 0 passed, 1 flagged)."""
+    from ..errors import SpecProofError
+
     try:
         import pyarrow  # noqa: F401
     except ImportError:
-        from ..errors import SpecProofError
-
         raise SpecProofError("specproof corpus needs pyarrow: pip install 'specproof[corpus]'") from None
     _check_options(args)
     if args.log is not None:
@@ -99,7 +99,12 @@ def run(args: argparse.Namespace) -> int:
     text = args.text.read_text(encoding="utf-8") if args.text else default_text()
     out = args.out
     start = time.monotonic()
-    units, todo = plan(text, cfg, out)
+    try:
+        units, todo = plan(text, cfg, out)
+    except (OSError, ValueError) as exc:  # a model or tokenizer that does not load (Hugging Face's errors)
+        if isinstance(exc, SpecProofError):
+            raise
+        raise SpecProofError(f"--pair {' --pair '.join(cfg.pairs)}: {type(exc).__name__}: {exc!s:.300}") from None
     if not units:
         from ..errors import InvalidOption
 
