@@ -133,9 +133,9 @@ def test_the_readme_example_values():
     # docs/tracing.md: the textbook code with a float32 coin, p/q = 1/3 at token 3
     traced = assert_law(textbook, {0: "167772157/268435456", 2: "67108863/268435456", 3: "8388609/67108864"},
                         args=(P_OFF, Q_OFF))
-    assert traced.runs == 31  # the coin's thresholds read from its comparisons (64 runs by bisection)
+    assert traced.runs == 24  # the coin's thresholds read from its comparisons (53 runs by bisection)
     assert assert_law(textbook, {0: "167772157/268435456", 2: "67108863/268435456", 3: "8388609/67108864"},
-                      args=(P_OFF, Q_OFF), read_thresholds=False).runs == 64
+                      args=(P_OFF, Q_OFF), read_thresholds=False).runs == 53
     result = assert_lossless(textbook, P_OFF, Q_OFF)
     assert result.verdict == "float-faithful" and result.tv == F(1, 67108864)
 

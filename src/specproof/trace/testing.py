@@ -138,7 +138,7 @@ def _message(title: str, tv: Fraction, diff: list, traced: Trace) -> str:
 
 def assert_law(sampler: Callable[..., Any], expected_law: Any, *, args: tuple = (), kwargs: dict | None = None,
                numpy_rng: str | None = None, key: Callable[[Any], Any] | None = None,
-               max_runs: int = 200_000, read_thresholds: bool = True) -> Trace:
+               max_runs: int = 200_000, read_thresholds: bool = True, pushforward: bool = True) -> Trace:
     """Assert that ``sampler(*args, **kwargs)`` has exactly ``expected_law``.
 
     Parameters
@@ -148,7 +148,7 @@ def assert_law(sampler: Callable[..., Any], expected_law: Any, *, args: tuple = 
     expected_law : mapping of output -> rational, or a sequence of length V
         The law the outputs should have (a sequence gives token id i the mass at i); rationals as
         Fraction, int, ``"n/d"`` or a float (its exact binary value).
-    args, kwargs, numpy_rng, key, max_runs, read_thresholds
+    args, kwargs, numpy_rng, key, max_runs, read_thresholds, pushforward
         As :func:`specproof.trace.tracer.trace`.
 
     Returns
@@ -172,7 +172,7 @@ def assert_law(sampler: Callable[..., Any], expected_law: Any, *, args: tuple = 
     """
     want = _expected(expected_law)
     traced = trace(sampler, args, kwargs, numpy_rng=numpy_rng, key=key, max_runs=max_runs,
-                   read_thresholds=read_thresholds)
+                   read_thresholds=read_thresholds, pushforward=pushforward)
     tv, diff = law_difference(traced.law, want)
     if diff:
         raise AssertionError(_message("the sampler's law differs from the expected law", tv, diff, traced))
@@ -296,7 +296,7 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
             reference: Any = None, numpy_rng: str | None = None, key: Callable[[Any], Any] | None = None,
             max_runs: int = 200_000, check_pieces: bool = True, exponential_zeros: bool = False,
             progress: Callable[[int], Any] | bool | None = None, read_thresholds: bool = True,
-            _count_equivalents: bool = True) -> Comparison:
+            pushforward: bool = True, _count_equivalents: bool = True) -> Comparison:
     """Trace ``sampler(target, draft)`` and judge its exact law; never raises on a difference.
 
     Parameters
@@ -322,10 +322,12 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
         laws are equal (a block: the stream's first gamma + 1 tokens), else ``lossy`` with the
         exact TV; the float-ideal family is not used (a float floor against a reference sampler
         is not separated).
-    numpy_rng, key, max_runs, check_pieces, exponential_zeros, read_thresholds
+    numpy_rng, key, max_runs, check_pieces, exponential_zeros, read_thresholds, pushforward
         As :func:`specproof.trace.tracer.trace` (``exponential_zeros=True``: PyTorch's CPU
         ``exponential_`` returning -0.0 is in the law of an exponential race; ``read_thresholds``
-        reads a coin's breakpoints from its comparisons, default True).
+        reads a coin's breakpoints from its comparisons, default True; ``pushforward`` reads a last
+        ``torch.multinomial`` draw that is only moved into the output at every category from one run,
+        default True).
     progress : callable or bool, optional
         Called with 1 after each run of the sampler; True shows a progress bar on standard error
         (tqdm, only on a terminal).
@@ -384,11 +386,11 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
         with tqdm(unit="run", file=sys.stderr, disable=None, desc="tracing") as bar:
             traced = trace(sampler, (target, draft), numpy_rng=numpy_rng, key=key, max_runs=max_runs,
                            check_pieces=check_pieces, exponential_zeros=exponential_zeros, progress=bar.update,
-                           read_thresholds=read_thresholds)
+                           read_thresholds=read_thresholds, pushforward=pushforward)
     else:
         traced = trace(sampler, (target, draft), numpy_rng=numpy_rng, key=key, max_runs=max_runs,
                        check_pieces=check_pieces, exponential_zeros=exponential_zeros, progress=progress or None,
-                       read_thresholds=read_thresholds)
+                       read_thresholds=read_thresholds, pushforward=pushforward)
     if callable(reference):
         return _differential(traced, reference, target, draft, gamma, numpy_rng, max_runs, check_pieces)
     if reference is not None:

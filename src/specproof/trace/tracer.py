@@ -249,6 +249,19 @@ class _Run:
         self.reads: dict[int, set[int]] = {}  # slot -> grid indices where a comparison with it changes its result
         self.opaque: set[int] = set()  # slots used other than by a comparison with a value that depends on no uniform
         self.readable: set[int] = set()  # slots drawn as raw torch uniforms while the mode watched
+        self.pushforward = False  # track torch.multinomial's results (set by the tracer when the mode watches)
+        # id(tensor) -> (map, slots, root): the tensor's elements that are a torch.multinomial draw past the prefix,
+        # as an int64 tensor of its shape holding the draw's slot there and -1 elsewhere; the set of those slots; and
+        # the tracked tensor whose memory it shares (itself, unless it is a view or alias made by a move)
+        self.lazy: dict[int, tuple[Any, frozenset[int], Any]] = {}
+        self.lazy_slots: set[int] = set()  # the slots drawn by torch.multinomial whose results are tracked
+        self.dirty: set[int] = set()  # tracked slots whose value was read, branched on or used as other than data
+
+    def make_dirty(self, slots: frozenset[int]) -> None:
+        """The draws ``slots`` are used as values: their laws are enumerated, not pushed forward."""
+        self.dirty |= slots
+        for k in [k for k, (_, s, _) in self.lazy.items() if s <= self.dirty]:
+            del self.lazy[k]
 
     def make_opaque(self, tensor: Any) -> None:
         """The uniforms ``tensor`` holds are used as values: their breakpoints are bisected, not read."""
@@ -342,6 +355,22 @@ def _mark_raw(run: _Run, tensor: Any, first_slot: int) -> None:
     if run.mode is not None and tensor.dim() <= 1 and len(run.slots) == first_slot + n:
         run.track(run.raw, tensor, (first_slot, n))
         run.readable.update(range(first_slot, first_slot + n))
+
+
+def _track_draw(run: _Run, tensor: Any, where: Any) -> None:
+    """Follow a tensor of torch.multinomial draws (``where``: each element's slot, -1 for one inside the prefix)."""
+    slots = frozenset(int(x) for x in where.reshape(-1).tolist() if x >= 0)
+    run.lazy_slots |= slots
+    run.track(run.lazy, tensor, (where, slots, tensor))
+
+
+#: Calls that only move a tensor's elements (``args[0]``; other arguments are shapes, dims, indices): the
+#: result's elements are copies of the input's, at places that do not depend on the values.
+_MOVES = frozenset({"squeeze", "unsqueeze", "reshape", "view", "flatten", "ravel", "clone", "contiguous", "detach",
+                    "__getitem__", "narrow", "select", "movedim", "moveaxis", "transpose", "swapaxes", "t",
+                    "permute", "unflatten", "flip", "unbind", "split", "chunk", "expand", "cpu", "to", "long"})
+#: Calls that concatenate a sequence of tensors (``args[0]``).
+_JOINS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack"})
 
 
 #: Comparisons whose breakpoints are read (each monotone in the uniform for a fixed other operand).
@@ -496,7 +525,7 @@ def _torch_patches() -> dict[str, Callable]:
             raise UnmodelledRandomness(f"the quotient w / E of an exponential race (or E itself) is passed to {call}: "
                                        "only its argmax over the last dimension is modelled")
         rows = input.detach().to("cpu", torch.float64).reshape(-1, input.shape[-1]).tolist()
-        result = []
+        result, where = [], []
         for row in rows:
             probs = list(_fraction_weights(row, call))
             if not replacement and num_samples > sum(1 for w in probs if w):
@@ -505,14 +534,16 @@ def _torch_patches() -> dict[str, Callable]:
             drawn = []
             for _ in range(num_samples):
                 total = sum(probs, Fraction(0))
+                where.append(len(run.slots) if len(run.slots) >= len(run.prefix) else -1)
                 j = _draw_categorical(run, tuple(range(len(probs))), tuple(w / total for w in probs), call)
                 drawn.append(j)
                 if not replacement:
                     probs[j] = Fraction(0)
             result.append(drawn)
-        t = torch.tensor(result, dtype=torch.int64, device=input.device)
-        if input.dim() == 1:
-            t = t.reshape(num_samples)
+        shape = (num_samples,) if input.dim() == 1 else (len(rows), num_samples)
+        t = torch.tensor(result, dtype=torch.int64, device=input.device).reshape(shape).clone()
+        if out is None and run.pushforward and run.mode is not None and max(where) >= 0:
+            _track_draw(run, t, torch.tensor(where, dtype=torch.int64).reshape(shape))
         return finish(t, out)
 
     def tensor_multinomial(self, num_samples, replacement=False, *, generator=None):
@@ -583,6 +614,18 @@ def _race_mode(run: _Run) -> Any:
             elif isinstance(a, (list, tuple)):
                 yield from (b for b in a if isinstance(b, torch.Tensor))
 
+    def tensors_in(obj, depth=0):  # every tensor in nested arguments (a slice's bounds included)
+        if isinstance(obj, torch.Tensor):
+            yield obj
+        elif isinstance(obj, slice):
+            yield from tensors_in((obj.start, obj.stop, obj.step), depth + 1)
+        elif depth < 6 and isinstance(obj, (list, tuple)):
+            for o in obj:
+                yield from tensors_in(o, depth + 1)
+        elif depth < 6 and isinstance(obj, dict):
+            for o in obj.values():
+                yield from tensors_in(o, depth + 1)
+
     def refuse_exp(name: str) -> None:
         hint = {"log": "; -log(E) is a Gumbel variable: write the race as argmax(w / E) instead of "
                        "argmax(log w - log E)",
@@ -618,6 +661,48 @@ def _race_mode(run: _Run) -> Any:
     class _RaceMode(torch.overrides.TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
+            if run.lazy:
+                held = [t for t in tensors_in((args, kwargs)) if id(t) in run.lazy]
+                if held:
+                    return self.draw_use(func, _fname(func), args, kwargs, held)
+            return self.dispatch(func, args, kwargs)
+
+        def draw_use(self, func, name, args, kwargs, held):
+            """A call on a tensor holding torch.multinomial draws: a move of its elements (squeeze, indexing with
+            values that hold no draw, cat, ...) gives a tensor that holds them too; any other use (a comparison,
+            arithmetic, .item(), int(), .tolist(), an index, an in-place write) makes the draws it holds dirty."""
+            slots = frozenset().union(*(run.lazy[id(t)][1] for t in held))
+            if name in _META and name not in _REVEALING:
+                return self.dispatch(func, args, kwargs)
+            maps = None
+            if "out" not in kwargs and args and not any(id(t) in run.lazy for t in tensors_in((args[1:], kwargs))):
+                if name in _MOVES and isinstance(args[0], torch.Tensor):
+                    maps = lambda: func(run.lazy[id(args[0])][0], *args[1:], **kwargs)  # noqa: E731
+                elif name in _JOINS and isinstance(args[0], (list, tuple)) and \
+                        all(isinstance(a, torch.Tensor) for a in args[0]):
+                    maps = lambda: func([run.lazy[id(a)][0] if id(a) in run.lazy else  # noqa: E731
+                                         torch.full(a.shape, -1, dtype=torch.int64) for a in args[0]],
+                                        *args[1:], **kwargs)
+            out = self.dispatch(func, args, kwargs)
+            if maps is None:
+                run.make_dirty(slots)
+                return out
+            outs, where = (out, maps()) if isinstance(out, (tuple, list)) else ((out,), (maps(),))
+            if len(outs) != len(where) or not all(isinstance(o, torch.Tensor) and o.dtype == torch.int64 and
+                                                   tuple(o.shape) == tuple(w.shape) for o, w in zip(outs, where)):
+                run.make_dirty(slots)
+                return out
+            source = args[0] if name in _MOVES else None
+            for o, w in zip(outs, where):
+                kept = frozenset(int(x) for x in w.unique().tolist() if x >= 0)
+                if o is source or not kept:  # returned itself (.to, .contiguous), or holds no draw past the prefix
+                    continue
+                shares = source is not None and o.numel() and \
+                    o.untyped_storage().data_ptr() == source.untyped_storage().data_ptr()
+                run.track(run.lazy, o, (w, kept, run.lazy[id(source)][2] if shares else o))
+            return out
+
+        def dispatch(self, func, args, kwargs):
             if not (run.exp or run.taint or run.quotients):
                 return func(*args, **kwargs)
             name = _fname(func)
@@ -1005,6 +1090,27 @@ _READ_ALL = ("every uniform was used, as far as PyTorch's function mode sees, on
              "3N/4, N - 1. A use the mode cannot see (TorchScript, C++ kernels, another thread) that changes the "
              "outcome only between those points would be missed, as it would by bisection")
 
+def _pushed_note(pushed: int, refuted: int) -> str:
+    """The result's note on the draws pushed forward (and on those whose check run disagreed)."""
+    def prefixes(n: int) -> str:
+        return f"{n} prefix{'es' if n != 1 else ''}"
+
+    notes = []
+    if pushed:
+        notes.append(
+            f"at {prefixes(pushed)} the last random draw, a torch.multinomial, was only moved into the output "
+            "(squeeze, reshape, indexing, cat, stack), as far as PyTorch's function mode sees, and never compared, "
+            "converted or computed with: the output at each of its categories was read from that one run (the "
+            "category written into the tensors holding the draw) instead of one run per category, and checked by "
+            "one run at another category. A use the mode cannot see (TorchScript, DLPack, C++ kernels, another "
+            "thread) that changes the run only at unchecked categories would be missed, as a comparison's unseen "
+            "use would be")
+    if refuted:
+        notes.append(f"at {prefixes(refuted)} the check run disagreed and every category was run (a use of the draw "
+                     "the function mode did not see)")
+    return "pushforward: " + "; ".join(notes)
+
+
 _CALL_ASSUMPTIONS = {
     "torch.rand": "torch.rand: each element k/2^24 (float32) or k/2^53 (float64), k uniform on the grid",
     "torch.rand_like": "torch.rand_like: each element k/2^24 (float32) or k/2^53 (float64), k uniform on the grid",
@@ -1042,7 +1148,7 @@ _EXPONENTIAL_ZEROS = (
 
 class _Tracer:
     def __init__(self, sampler, args, kwargs, key, generator, max_runs, check_pieces=True, exponential_zeros=False,
-                 progress=None, read_thresholds=True):
+                 progress=None, read_thresholds=True, pushforward=True):
         self.sampler, self.args, self.kwargs, self.key = sampler, args, kwargs, key
         self.progress = progress
         self.generator, self.max_runs, self.check_pieces = generator, max_runs, check_pieces
@@ -1058,6 +1164,12 @@ class _Tracer:
         # prefix -> (the uniform slots of that run read only through comparisons, slot -> breakpoints)
         self._reads: dict[tuple[int, ...], tuple[frozenset[int], dict[int, frozenset[int]]]] = {}
         self._laws: dict[tuple[int, ...], dict[Any, Fraction]] = {}
+        self.pushforward = pushforward
+        # prefix -> (the run's last slot, a function giving the output at each of that draw's categories) where the
+        # last draw was a torch.multinomial whose result the run only moved into its output
+        self._push: dict[tuple[int, ...], tuple[int, Callable[[], dict[int, Any] | None]]] = {}
+        self.pushed_slots = 0  # categorical draws whose law was pushed forward from one run
+        self.push_refuted = 0  # pushforwards whose check run disagreed (then enumerated)
 
     def run(self, prefix: tuple[int, ...]) -> tuple[Any, tuple]:
         """(output key, the slots the run requested)."""
@@ -1070,17 +1182,30 @@ class _Tracer:
             self.progress(1)
         while True:
             try:
-                self._runs[prefix] = self._run_once(prefix)
-                return self._runs[prefix]
+                got = self._run_once(prefix)
+                break
             except _NeedMode:  # Tensor.exponential_ needs the torch-function mode: run again with it
                 self.need_mode = True
+        # the run is also the run of every longer prefix that fixes its later slots to the defaults they took
+        slots, longer = got[1], prefix
+        for i in range(len(prefix), len(slots) + 1):
+            if i > len(prefix):
+                longer = longer + (slots[i - 1].default(),)
+            if longer not in self._runs:
+                self._runs[longer] = got
+                if prefix in self._reads:
+                    self._reads[longer] = self._reads[prefix]
+                if prefix in self._push:
+                    self._push[longer] = self._push[prefix]
+        return got
 
     def _run_once(self, prefix: tuple[int, ...]) -> tuple[Any, tuple]:
         r = _Run(prefix, self.exponential_zeros)
         torch_patched = bool(_TORCH_PATCHED)
         before = _states(self.generator)
-        if torch_patched and (self.need_mode or self.read_thresholds or self.runs <= MODE_RUNS):
+        if torch_patched and (self.need_mode or self.read_thresholds or self.pushforward or self.runs <= MODE_RUNS):
             r.mode = _race_mode(r)
+            r.pushforward = self.pushforward
         _ACTIVE.append(r)
         try:
             memo = {} if self.generator is None else {id(self.generator): self.generator}  # the traced generator stays
@@ -1116,7 +1241,43 @@ class _Tracer:
         key = _freeze(out if self.key is None else self.key(out))
         self.calls |= r.calls
         self._reads[prefix] = (frozenset(r.readable - r.opaque), {k: frozenset(v) for k, v in r.reads.items()})
+        last = len(r.slots) - 1
+        if last >= len(prefix) and last in r.lazy_slots and last not in r.dirty:
+            self._push[prefix] = (last, self._outputs_at(r, out, last))
         return key, tuple(r.slots)
+
+    def _outputs_at(self, r: _Run, out: Any, last: int) -> Callable[[], dict[int, Any] | None]:
+        """The output of the run at each category of its last draw (a torch.multinomial result the run only moved
+        into tensors, as the mode saw): those tensors' elements are written with the category, in place, the output
+        read, and the default written back."""
+        import torch
+
+        slot = r.slots[last]
+        # writing the tensors that own their memory (the draw's own result, copies, joins) writes every view of them
+        roots = {id(root): root for t, (m, s, root) in ((t, r.lazy[id(t)]) for t in r.keep if id(t) in r.lazy)
+                 if last in s}
+        writes = [(root, r.lazy[id(root)][0] == last) for root in roots.values() if id(root) in r.lazy]
+        key = self.key
+
+        def outputs() -> dict[int, Any] | None:
+            if len(writes) != len(roots):
+                return None  # a tensor owning a draw's memory is no longer followed
+            got: dict[int, Any] = {}
+            default = slot.values[slot.default()]
+            try:
+                with torch.no_grad():
+                    for j, w in enumerate(slot.probs):
+                        if w:
+                            for t, mask in writes:
+                                t.masked_fill_(mask, slot.values[j])
+                            got[j] = _freeze(out if key is None else key(out))
+            finally:
+                with torch.no_grad():
+                    for t, mask in writes:
+                        t.masked_fill_(mask, default)
+            return got
+
+        return outputs
 
     def _too_large(self) -> str:
         msg = f"the trace needs more than max_runs = {self.max_runs} runs of the sampler"
@@ -1139,15 +1300,39 @@ class _Tracer:
         if len(slots) == n:
             out = {key: Fraction(1)}
         elif isinstance(slots[n], _Categorical):
+            pushed = self._pushed(prefix, key, slots)
             out = {}
             for j, w in enumerate(slots[n].probs):
                 if w:
-                    for k, m in self.law(prefix + (j,)).items():
+                    for k, m in (self.law(prefix + (j,)) if pushed is None else {pushed[j]: 1}).items():
                         out[k] = out.get(k, Fraction(0)) + w * m
         else:
             out = self._uniform_law(prefix, slots[n])
         self._laws[prefix] = out
         return out
+
+    def _pushed(self, prefix, key, slots) -> dict[int, Any] | None:
+        """The output at each category of the draw at slot ``len(prefix)``, from the run at ``prefix`` alone, if it
+        was the run's last draw, a torch.multinomial whose result the run only moved into its output (the
+        pushforward of the draw's law); checked by one run at another category. None: enumerate the categories."""
+        n = len(prefix)
+        if not self.pushforward or self._push.get(prefix, (None,))[0] != n:
+            return None
+        outputs = self._push[prefix][1]()
+        if outputs is None:
+            return None
+        slot = slots[n]
+        if outputs[slot.default()] != key:  # the output read again differs (a key that is not a function of it)
+            self.push_refuted += 1
+            return None
+        others = [j for j, w in enumerate(slot.probs) if w and j != slot.default()]
+        if others:  # a use the mode cannot see (TorchScript, DLPack, C++) that changes the run shows here
+            key_j, slots_j = self.run(prefix + (others[-1],))
+            if key_j != outputs[others[-1]] or slots_j != slots:
+                self.push_refuted += 1
+                return None
+        self.pushed_slots += 1
+        return outputs
 
     def _pieces(self, prefix, slot: _Uniform, f: Callable[[int], Any], lo: int, hi: int,
                 probes: tuple[int, ...], what: str = "the output") -> list[tuple[int, int, Any]]:
@@ -1294,7 +1479,8 @@ def _hashable(v: Any) -> Any:
 def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = None, *,
           numpy_rng: str | None = None, key: Callable[[Any], Any] | None = None,
           max_runs: int = 200_000, check_pieces: bool = True, exponential_zeros: bool = False,
-          progress: Callable[[int], Any] | None = None, read_thresholds: bool = True) -> Trace:
+          progress: Callable[[int], Any] | None = None, read_thresholds: bool = True,
+          pushforward: bool = True) -> Trace:
     """The exact law of ``sampler(*args, **kwargs)`` under the modelled random calls.
 
     Parameters
@@ -1335,6 +1521,14 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
         read from those comparisons (the same torch call evaluated on grid values), exactly and
         without the bisection's assumption; every other uniform is bisected as before. False:
         bisect every uniform (the mode that watches torch calls then runs only on the first runs).
+    pushforward : bool, optional
+        Default True: where a run's last random draw is a ``torch.multinomial`` whose result the
+        run only moves into its output (squeeze, reshape, indexing with values that hold no draw,
+        ``cat``, ``stack``, as far as PyTorch's function mode sees) and the sampler returns it (or a
+        tensor holding it), the output at every category is read from that one run (the law of the
+        draw pushed forward) and checked by one run at another category; a draw the sampler
+        compares, converts (``int``, ``.item()``, ``.tolist()``), indexes with or computes with is
+        enumerated, one run per category, as with False.
 
     Returns
     -------
@@ -1387,7 +1581,7 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
         generator = TracedGenerator(np.random.PCG64(0))
         kwargs[numpy_rng] = generator
     tracer = _Tracer(sampler, tuple(args), kwargs, key, generator, max_runs, bool(check_pieces),
-                     bool(exponential_zeros), progress, bool(read_thresholds))
+                     bool(exponential_zeros), progress, bool(read_thresholds), bool(pushforward))
     with intercepted():
         law = tracer.law(())
     try:
@@ -1404,6 +1598,8 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
         general = (*general, f"the breakpoints of {tracer.read_slots} of the {tracer.read_slots + tracer.bisected_slots} "
                    "uniform draws traced (at their prefixes) were read exactly from their comparisons; the others "
                    "were bisected, under the assumption above")
+    if tracer.pushed_slots or tracer.push_refuted:
+        general = (*general, _pushed_note(tracer.pushed_slots, tracer.push_refuted))
     assumptions = general + tuple(_CALL_ASSUMPTIONS[c] for c in sorted(tracer.calls))
     if exponential_zeros and "Tensor.exponential_" in tracer.calls:
         assumptions += (_EXPONENTIAL_ZEROS,)

@@ -215,7 +215,7 @@ def _exact_row(row: Any) -> tuple[Fraction, ...]:
 
 def block_law(target_logits: Any, draft_logits: Any, *, ensemble_weight: float | None = None,
               dtype: str = "float32", max_runs: int = 1_000_000, check_pieces: bool = True,
-              read_thresholds: bool = True) -> TransformersBlockLaw:
+              read_thresholds: bool = True, pushforward: bool = True) -> TransformersBlockLaw:
     """The exact law of the block transformers' ``_speculative_sampling`` emits on fixed logits.
 
     Parameters
@@ -238,6 +238,9 @@ def block_law(target_logits: Any, draft_logits: Any, *, ensemble_weight: float |
         holds for this function: its thresholds are computed before its coins are drawn).
     read_thresholds : bool
         As :func:`specproof.trace.tracer.trace` (default True: the coins' breakpoints read from their comparisons).
+    pushforward : bool
+        As :func:`specproof.trace.tracer.trace` (default True: the residual or bonus draw, which the function only
+        moves into the tokens it returns, is read at every category from one run).
 
     Returns
     -------
@@ -303,9 +306,10 @@ def block_law(target_logits: Any, draft_logits: Any, *, ensemble_weight: float |
         drafts = [int(torch.multinomial(q_rows[i], 1)) for i in range(gamma)]
         ids = torch.tensor([drafts], dtype=torch.int64)
         valid, _ = fn(ids, cand_logits, gamma, new_logits, **extra)
-        return tuple(int(x) for x in valid[0].tolist())
+        return valid[0]  # the tensor itself: its last token is a draw the trace can push forward
 
-    traced = trace(run, max_runs=max_runs, check_pieces=check_pieces, read_thresholds=read_thresholds)
+    traced = trace(run, key=lambda valid: tuple(int(x) for x in valid.tolist()), max_runs=max_runs,
+                   check_pieces=check_pieces, read_thresholds=read_thresholds, pushforward=pushforward)
     law: dict[tuple[int, ...], Fraction] = traced.law
     lengths = [Fraction(0)] * (gamma + 1)
     for b, m in law.items():
