@@ -14,15 +14,18 @@ SVG per figure:
   verifier can accept, O(V^gamma) prefixes) vs gamma = 1..5 for several V, and the given-block
   law (one drafted block, O(gamma V)) vs gamma;
 - ``trace_runs.svg``: the tracer's runs of transformers' verifier vs V (gamma 1) and vs gamma
-  (V = 4), reading thresholds (the default) and bisecting (the old way) where that is cheap
-  (V * gamma^2 <= 16; benchmarks/bench_trace_runs.py has larger cases);
+  (V = 4): the default (thresholds read, the last draw pushed forward), reading thresholds only,
+  and bisecting (the first way) where that is cheap (V * gamma^2 <= 16;
+  benchmarks/bench_trace_runs.py has larger cases);
 - ``checker_vs_size.svg``: the trusted checker's time vs document size for each kind of
   document, genuine and hostile (the adversarial review's builders in bench_checker.py);
 - ``main_job.svg``: the seconds of each theorem of ``specproof prove --jobs 2``.
 
 About two minutes on the 2-core machine (half of it the main job) (``--quick``: tiny sizes, a few seconds, for the
 test that the script runs). The machine is shared: every figure is one run's, beside whatever
-else was running (the load average is in the JSON and in each figure's title).
+else was running (the load average is in the JSON and in each figure's title). With ``--parts``,
+the parts not measured keep their data from the ``scaling.json`` already in the output folder, and
+every figure is drawn again from the merged data.
 """
 
 from __future__ import annotations
@@ -148,9 +151,12 @@ def chain_vs_gamma(vocabs: list[int], gammas: list[int], block_v: int, limit: fl
 # ---------------------------------------------------------------- the tracer
 
 def trace_runs(by_v: list[int], by_gamma: list[int], gamma_v: int, bisect_up_to: int) -> dict[str, Any]:
-    """Runs and CPU seconds of the tracer on transformers' verifier (random float32 logits):
-    reading thresholds (default) for every case, and bisecting where V * gamma^2 is at most
-    ``bisect_up_to`` (bisection's runs grow fast with gamma); the two laws must be equal."""
+    """Runs and CPU seconds of the tracer on transformers' verifier (random float32 logits): the
+    default (thresholds read, the last draw pushed forward) and reading thresholds alone for every
+    case, and bisecting where V * gamma^2 is at most ``bisect_up_to`` (bisection's runs grow fast
+    with gamma); the laws must be equal."""
+    from bench_trace_runs import _trace_only
+
     from specproof.trace.adapters.transformers import block_law
 
     block_law([[0.0, 1.0], [0.0, 0.0]], [[1.0, 0.0]])  # warm up (torch's first calls), not timed
@@ -161,21 +167,23 @@ def trace_runs(by_v: list[int], by_gamma: list[int], gamma_v: int, bisect_up_to:
         draft = (rng.normal(size=(gamma, v)) * 2).astype(np.float32).tolist()
         row: dict[str, Any] = {"v": v, "gamma": gamma}
         laws = {}
-        for read in (True, False):
-            if not read and v * gamma ** 2 > bisect_up_to:
+        for key, kw in (("default", {}), ("read", {"pushforward": False}),
+                        ("bisect", {"read_thresholds": False, "pushforward": False})):
+            if key == "bisect" and v * gamma ** 2 > bisect_up_to:
                 continue
             start = time.process_time()
-            got = block_law(target, draft, read_thresholds=read)
-            key = "read" if read else "bisect"
+            got = _trace_only(block_law, target, draft, **kw)  # the trace alone (not the judgement after it)
             row[key + "_runs"], row[key + "_cpu"] = got.runs, time.process_time() - start
             laws[key] = got.law
-        if len(laws) == 2 and laws["read"] != laws["bisect"]:
-            raise SystemExit(f"V={v} gamma={gamma}: reading and bisecting give different laws")
+        if any(law != laws["default"] for law in laws.values()):
+            raise SystemExit(f"V={v} gamma={gamma}: the tracer's modes give different laws")
         return row
 
     out = {"by_v": [case(v, 1) for v in by_v], "by_gamma": [case(gamma_v, g) for g in by_gamma]}
-    out["fit"] = {"read_runs_vs_v": fit_power(by_v, [r["read_runs"] * 1e-3 for r in out["by_v"]]),
-                  "read_runs_base_vs_gamma": fit_base(by_gamma, [r["read_runs"] * 1e-3 for r in out["by_gamma"]])}
+    out["fit"] = {f"{key}_runs{what}": fit(xs, [r[key + "_runs"] * 1e-3 for r in rows])
+                  for key in ("default", "read")
+                  for what, fit, xs, rows in (("_vs_v", fit_power, by_v, out["by_v"]),
+                                              ("_base_vs_gamma", fit_base, by_gamma, out["by_gamma"]))}
     return out
 
 
@@ -299,7 +307,8 @@ def draw(data: dict[str, Any], out: Path) -> list[Path]:
         fig, (left, right) = plt.subplots(1, 2, figsize=(8, 3.6))
         for ax, rows, x, xlabel in ((left, d["by_v"], "v", "V (gamma 1)"),
                                     (right, d["by_gamma"], "gamma", f"gamma (V = {d['by_gamma'][0]['v']})")):
-            for key, label in (("read", "reading thresholds"), ("bisect", "bisection (before)")):
+            for key, label in (("default", "default: thresholds read, last draw pushed forward"),
+                               ("read", "thresholds read only"), ("bisect", "bisection (the first tracer)")):
                 pts = [(r[x], r[key + "_runs"]) for r in rows if key + "_runs" in r]
                 if pts:
                     ax.plot(*zip(*pts), "o-", label=label)
@@ -310,8 +319,11 @@ def draw(data: dict[str, Any], out: Path) -> list[Path]:
             ax.set_ylabel("runs of the sampler")
             ax.grid(True, which="both", alpha=0.3)
             ax.legend(fontsize=7)
-        left.set_title(f"runs ~ V^{_fmt(d['fit']['read_runs_vs_v'])}", fontsize=8)
-        right.set_title(f"runs ~ {_fmt(d['fit']['read_runs_base_vs_gamma'])}^gamma", fontsize=8)
+        fit = d["fit"]
+        left.set_title(f"default ~ V^{_fmt(fit['default_runs_vs_v'])}, read only ~ V^{_fmt(fit['read_runs_vs_v'])}",
+                       fontsize=8)
+        right.set_title(f"default ~ {_fmt(fit['default_runs_base_vs_gamma'])}^gamma, read only ~ "
+                        f"{_fmt(fit['read_runs_base_vs_gamma'])}^gamma", fontsize=8)
         save(fig, "trace_runs.svg", "trace")
     if "checker" in data:
         d = data["checker"]
@@ -382,6 +394,14 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     print(f"measuring into {args.out} ...", file=sys.stderr)
     data = measure(args.quick, tuple(args.parts))
+    old = args.out / "scaling.json"
+    if set(args.parts) != set(PARTS) and old.exists():  # keep the parts not measured this time
+        kept = json.loads(old.read_text(encoding="utf-8"))
+        if kept.get("quick") == args.quick:
+            for name in PARTS:
+                if name not in args.parts and name in kept:
+                    data[name] = kept[name]
+                    data["load"][name] = kept.get("load", {}).get(name)
     (args.out / "scaling.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     for path in draw(data, args.out):
         print(path)
