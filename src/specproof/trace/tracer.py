@@ -82,8 +82,24 @@ piece's first point. As a guard against uses the mode cannot see (TorchScript, C
 threads), each piece is also run at its last grid point and at the bisection's probes; a run that
 differs there sends the uniform to bisection. A uniform used any other way (arithmetic, ``u *
 q < p``, ``.item()``, NumPy) is bisected as below. Measured on transformers' verifier (random float32
-logits, same laws): V = 16, gamma = 1: 1,257 runs -> 433; V = 8, gamma = 2: 12,777 -> 1,950; V = 4,
+logits, same laws; before runs were shared between prefixes): V = 16, gamma = 1: 1,257 runs -> 433; V = 8, gamma = 2: 12,777 -> 1,950; V = 4,
 gamma = 3: 29,461 -> 2,439; V = 64, gamma = 1: 16,449 -> 5,554; V = 16, gamma = 2: 69,393 -> 10,225.
+
+A categorical draw pushed forward, not enumerated (the default, ``pushforward=True``): the tensor a
+``torch.multinomial`` returns is followed by the same mode, element by element. Calls that only move
+its elements (``squeeze``, ``reshape``, ``view``, indexing with values that hold no draw, ``cat``,
+``stack``, ``clone``, ``detach``, ``flip``, ``split``, ...) give tensors that hold it too; any other use
+(a comparison, arithmetic, ``int()``, ``.item()``, ``.tolist()``, an index, an in-place write, another
+dtype) makes the draw *dirty*. Where the last random draw of a run is clean, the output at each
+category is read from that one run: the category is written into the tensors holding the draw (the
+ones that own their memory, so every view sees it), the output (and ``key``) read, and the drawn value
+written back; one run at another category checks it (a use the mode cannot see, such as DLPack or
+TorchScript, that changes the run there sends the draw to enumeration). Only the last draw is pushed
+forward (an earlier one would need every later run to leave it clean); a dirty draw is enumerated,
+one run per category, as before. transformers' verifier draws its residual or bonus token this way:
+V = 64, gamma 1: 5,554 runs -> 471 (16,449 by bisection); V = 16, gamma 2: 8,944 -> 4,240. Every run
+is also the run of each longer prefix that fixes its later slots to the values they took (the
+defaults), so no run is repeated.
 
 Modelling assumption (stated in every result that bisected a uniform): on each piece found this way the rest of the run
 behaves the same (the sampler depends on a uniform only through comparisons with thresholds, so
@@ -110,9 +126,11 @@ runs on float32 coins. :class:`TraceTooLarge` says where the runs went.
 
 Cost
 ====
-One run per probe (5 per uniform), about b runs per breakpoint (24 for float32), the law of the
-rest at both ends of every piece, and one run per category of every categorical draw: the
-number of runs is exponential in the number of random draws. A single verification position (a
+Bisection (``read_thresholds=False, pushforward=False``): one run per probe (5 per uniform), about b
+runs per breakpoint (24 for float32), the law of the rest at both ends of every piece, and one run
+per category of every categorical draw: the number of runs is exponential in the number of random
+draws. The figures below are bisection's, before runs were shared between prefixes; the default
+needs far fewer (see above, and ``docs/performance.md``). A single verification position (a
 draft from V tokens, one coin, a residual draw) costs about ``V * (29 + 4 V)`` runs at most
 (V = 64: about 11,000 runs, measured). A block verifier that draws its gamma drafts first (as
 transformers' does) is traced over every drafted block, ``V^gamma`` of them, each with about
@@ -1520,7 +1538,8 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
         (``<``, ``<=``, ``>``, ``>=``) with values computed without any uniform has its breakpoints
         read from those comparisons (the same torch call evaluated on grid values), exactly and
         without the bisection's assumption; every other uniform is bisected as before. False:
-        bisect every uniform (the mode that watches torch calls then runs only on the first runs).
+        bisect every uniform (with ``pushforward=False`` too, the mode that watches torch calls then runs only
+        on the first runs).
     pushforward : bool, optional
         Default True: where a run's last random draw is a ``torch.multinomial`` whose result the
         run only moves into its output (squeeze, reshape, indexing with values that hold no draw,

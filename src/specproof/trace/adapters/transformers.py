@@ -255,9 +255,12 @@ def block_law(target_logits: Any, draft_logits: Any, *, ensemble_weight: float |
 
     Notes
     -----
-    Cost: every drafted block is enumerated, about ``V^gamma * 4^gamma * V`` runs at most
-    (see :mod:`specproof.trace.tracer`; measured 517 to 1,413 runs at V = 4, gamma = 2, 11,169 at V = 64,
-    gamma = 1, 37,841 at V = 16, gamma = 2). V = 64 with gamma = 4 is out of reach. A drafted token with ``q(x) > 0`` and ``p(x) = 0`` is accepted when the coin is 0
+    Cost: every drafted block is enumerated (a draft indexes the rows), each coin costs its pieces and
+    the tracer's checks, and the residual or bonus token is read at every category from one run (see
+    :mod:`specproof.trace.tracer`; measured with the defaults: 80 to 258 runs at V = 4, gamma = 2, 471 at
+    V = 64, gamma = 1, 4,240 at V = 16, gamma = 2; about ``7 V`` at gamma 1 and ``8^gamma`` at V = 4).
+    The judgement against the float-ideal family, after the trace, can take longer than the trace at
+    V = 64. V = 64 with gamma = 4 is out of reach. A drafted token with ``q(x) > 0`` and ``p(x) = 0`` is accepted when the coin is 0
     (``0 <= 0``): probability ``q(x) 2^-24`` each time, the reason the default verifier is not
     exactly lossless.
 
