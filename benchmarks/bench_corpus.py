@@ -112,7 +112,7 @@ def _time(fn, repeat: int) -> float:
 
 
 def kernels() -> list[dict]:
-    from specproof import numeric
+    from specproof.laws import numeric
     from specproof.corpus.job import node_law
     from specproof.corpus.sources import PhoneSource
     from specproof.models.fixtures import _smollm2_fixture
