@@ -39,7 +39,7 @@ def full_information_bound(target: Any, draft: Any, gamma: int) -> Fraction:
     Fraction(4, 3)
     """
     _positive_int(gamma, "gamma")
-    tmodel, dmodel = _model(target), _model(draft)
+    tmodel, dmodel = _model(target), _model(draft, "q")
     total = _ZERO
     level = [((), Fraction(1), Fraction(1))]
     for _ in range(gamma):
@@ -147,7 +147,7 @@ def block_verification_law(target: Any, draft: Any, gamma: int) -> BlockVerifica
 
     emitted, lengths = tree_law(_block_verification_tree(target, draft, gamma), gamma)
     expected = sum((i * m for i, m in enumerate(lengths)), _ZERO)
-    tmodel, dmodel = _model(target), _model(draft)
+    tmodel, dmodel = _model(target), _model(draft, "q")
     token = verification_law(tmodel, dmodel, gamma).expected_accepted
     return BlockVerificationLaw(gamma, emitted, lengths, expected, expected + 1, token,
                                 full_information_bound(tmodel, dmodel, gamma), stream_tv(emitted, tmodel, gamma))
@@ -219,7 +219,7 @@ def block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree:
 def _block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree:
     """:func:`block_verification_tree` for any gamma >= 1 (no certificate limit)."""
     _positive_int(gamma, "gamma")
-    tmodel, dmodel = _model(target), _model(draft)
+    tmodel, dmodel = _model(target), _model(draft, "q")
     v = len(_dist(tmodel(()), "p"))
     b = _Builder(v)
 

@@ -57,6 +57,7 @@ __all__ = [
     "FLOAT32_OPEN_CLOSED",
     "coin_model",
     "Bound",
+    "argmax",
     "block_tree",
     "Draw",
     "Coin",
@@ -213,6 +214,16 @@ def coin_model(name: str) -> CoinModel:
 # --------------------------------------------------------------------------- primitives
 
 
+def argmax(row: "Row") -> int:
+    """The index of the largest entry of ``row``, ties to the smallest id (the recipe
+    ``one-hot-argmax`` and the events ``argmax-is``, ``argmax-is-not``).
+
+    >>> argmax((Fraction(1, 4), Fraction(3, 8), Fraction(3, 8)))
+    1
+    """
+    return row.index(max(row))
+
+
 def _row(rows: Mapping[str, Row], name: str) -> Row:
     if name not in rows:
         raise InvalidTree(f"the tree refers to row {name!r}, which it does not list")
@@ -232,7 +243,7 @@ class Rows(dict):
         key = "argmax:" + name
         if key not in self._cumulative:
             row = _row(self, name)
-            self._cumulative[key] = max(range(len(row)), key=lambda i: (row[i], -i))
+            self._cumulative[key] = argmax(row)
         return self._cumulative[key]
 
     def cumulative(self, name: str) -> list[Fraction]:
@@ -396,8 +407,7 @@ class Choice:
             if isinstance(rows, Rows):
                 top = rows.argmax(r)
             else:
-                row = _row(rows, r)
-                top = max(range(len(row)), key=lambda i: (row[i], -i))
+                top = argmax(_row(rows, r))
             holds = (top == t) == (kind == "argmax-is")
         elif kind in ("zero", "positive"):
             _, r, t = self.condition

@@ -179,7 +179,7 @@ def topk_tree(draft: Any, widths: Sequence[int]) -> TokenTree:
     >>> topk_tree(["1/2", "1/3", "1/6"], [2, 1])
     ((0, ((0, ()),)), (1, ((0, ()),)))
     """
-    dmodel = _model(draft)
+    dmodel = _model(draft, "q")
     for w in widths:
         _positive_int(w, "tree width")
 
@@ -398,7 +398,7 @@ def stochastic_tree_law(target: Any, draft: Any, branching: Sequence[int], *,
     ((Fraction(1, 2), Fraction(1, 2)), True)
     """
     widths = [_positive_int(k, "branching") for k in branching]
-    dmodel = _model(draft)
+    dmodel = _model(draft, "q")
 
     def position(path: Prefix, depth: int, pv: Row) -> OutcomeTree | None:
         if depth == len(widths):

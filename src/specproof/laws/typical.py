@@ -326,7 +326,7 @@ def typical_block_law(target: Any, draft: Any, gamma: int, *, eps: Any = MEDUSA_
     ((Fraction(0, 1), Fraction(1, 1)), Fraction(1, 2))
     """
     _positive_int(gamma, "gamma")
-    tmodel, dmodel = _model(target), _model(draft)
+    tmodel, dmodel = _model(target), _model(draft, "q")
 
     def position(prefix: Prefix) -> Position:
         pv = _dist(tmodel(prefix), "p")
@@ -386,7 +386,7 @@ def typical_block_certificate(target: Any, draft: Any, gamma: int, *, eps: Any =
     _positive_int(gamma, "gamma")
     if gamma > MAX_BLOCK_GAMMA:
         raise InvalidVerifier(f"gamma = {gamma}; block certificates hold blocks of at most {MAX_BLOCK_GAMMA} drafts")
-    tmodel, dmodel = _model(target), _model(draft)
+    tmodel, dmodel = _model(target), _model(draft, "q")
 
     def position(prefix: Prefix) -> OutcomeTree:
         return typical_tree(tmodel(prefix), dmodel(prefix), eps=eps, delta=delta, offset=offset)
