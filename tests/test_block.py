@@ -143,6 +143,63 @@ def test_given_block_by_hand():
     assert given_block([], HALF) == ((F(1),), (HALF,))
 
 
+@pytest.mark.parametrize("emitted, gamma, stops, message", [
+    ({(0,): F(1)}, -1, (), "gamma must be an integer >= 0, got -1"),
+    ({(0,): F(1)}, 1.0, (), "gamma must be an integer >= 0, got 1.0"),
+    ({(0,): F(1)}, True, (), "gamma must be an integer >= 0, got True"),
+    ([((0,), F(1))], 1, (), "the emitted law is a list, not a mapping block -> probability"),
+    ({(): F(1)}, 1, (), r"the emitted law has the block \(\), not a tuple of 1 to 2 integer ids"),
+    ({(0, 1, 0): F(1)}, 1, (), r"the block \(0, 1, 0\), not a tuple of 1 to 2 integer ids"),
+    ({(0, True): F(1)}, 1, (), "not a tuple of 1 to 2 integer ids"),
+    ({0: F(1)}, 1, (), "the block 0, not a tuple"),
+    ({(0,): 0.5, (1,): 0.5}, 1, (), r"the mass of the block \(0,\) is the float 0.5"),
+    ({(0,): F(3, 2), (1,): F(-1, 2)}, 1, (), r"gives the block \(1,\) the mass -1/2, which is negative"),
+    ({(0,): F(3, 4), (1,): F(1, 2)}, 1, (), "the emitted law's masses sum to 5/4, above 1"),
+    ({(0,): F(1)}, 1, ["0"], r"stop_tokens are \['0'\], not integer ids"),
+])
+def test_stream_tv_refuses_what_is_not_a_block_law(emitted, gamma, stops, message):
+    with pytest.raises(InvalidDistribution, match=message):
+        stream_tv(emitted, HALF, gamma, stop_tokens=stops)
+
+
+def test_stream_tv_of_a_law_missing_mass_counts_it_in_full():
+    # half the mass set aside (invalid blocks, as rules.faithful does): it adds 1/2 to the sum, 1/4 to the TV
+    assert stream_tv({(0,): F(1, 2)}, HALF, 0) == F(1, 4)
+    assert stream_tv({}, HALF, 1) == F(1, 2)
+    # an id outside [0, V) counts in full; gamma = 0 compares one token
+    assert stream_tv({(5,): F(1)}, HALF, 0) == 1
+    with pytest.raises(InvalidDistribution, match="p sums to 3/4, not 1"):
+        stream_tv({(0,): F(1)}, ["1/2", "1/4"], 1)
+    with pytest.raises(InvalidDistribution, match="length must be an integer >= 0, got -1"):
+        target_joint(HALF, -1)
+    with pytest.raises(InvalidDistribution, match=r"the starting law gives the block \(0,\) the mass -1"):
+        extend_by_target({(0,): F(-1)}, HALF, 2)
+
+
+@pytest.mark.parametrize("steps, bonus, message", [
+    ([(F(3, 2), HALF)], HALF, r"step 0: the pass probability is 3/2, not in \[0, 1\]"),
+    ([(F(-1, 2), HALF)], HALF, r"step 0: the pass probability is -1/2, not in \[0, 1\]"),
+    ([(0.5, HALF)], HALF, "step 0: the pass probability is the float 0.5"),
+    ([(F(1, 2), HALF), (F(1, 2), (F(3, 4), F(1, 2)))], HALF, "step 1: the rejection row sums to 5/4, above 1"),
+    ([(F(1, 2), (F(3, 2), F(-1, 2)))], HALF, r"step 0: the rejection row\[1\] is -1/2, which is negative"),
+    ([(F(1, 2), (F(1),))], HALF, "step 0: the rejection row has 1 entries, not V = 2"),
+    ([(F(1, 2), "ab")], HALF, "step 0: the rejection row is a str, not a sequence of rationals"),
+    ([(F(1, 2), (0.5, 0.5))], HALF, r"step 0: the rejection row\[0\] is the float 0.5"),
+    ([F(1, 2)], HALF, r"step 0 is Fraction\(1, 2\), not a pair"),
+    ([], (F(1, 2), F(1, 4)), "the bonus row sums to 3/4, not 1"),
+])
+def test_given_block_refuses_bad_steps(steps, bonus, message):
+    with pytest.raises(InvalidDistribution, match=message):
+        given_block(steps, bonus)
+
+
+def test_given_block_keeps_a_rejection_row_short_of_one_or_unused():
+    # a faulty rule's rejection that emits an id outside [0, V) a quarter of the time; an unused row at keep 1
+    lengths, rows = given_block([(F(1, 2), (F(3, 4), F(0))), (F(1), (0, 0))], HALF)
+    assert lengths == (F(1, 2), 0, F(1, 2)) and rows == ((F(3, 4), F(0)), (F(0), F(0)), HALF)
+    assert given_block([("1/3", ["1/2", "1/2"])], ["1/4", "3/4"]) == ((F(2, 3), F(1, 3)), (HALF, (F(1, 4), F(3, 4))))
+
+
 def test_a_leaf_of_a_token_tree_draws_the_bonus_below_gamma():
     # position None at (0,): the drafts ran out there (a leaf of a token tree), the bonus is drawn at depth 1
     root = Position(HALF, (F(1, 2), F(1, 2)), F(1), (), F(0), F(0))
