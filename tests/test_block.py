@@ -99,6 +99,31 @@ def test_compose_of_rule_trees_is_block_tree_summed(name):
     assert summed == law.emitted and tuple(lengths) == law.accepted_length
 
 
+def _one_position(leaves, v=2):
+    """A hand-made position tree: a draw from p of each (y, accepted) leaf, p uniform over V ids."""
+    from specproof.laws.outcome import Branch, Draw, Leaf, Node, OutcomeTree
+
+    p = tuple(F(1, v) for _ in range(v))
+    root = Node("draw", tuple(Branch(Draw("p", i), prob, Leaf(y, acc)) for i, (y, acc, prob) in enumerate(leaves)))
+    return OutcomeTree({"p": p, "q": p}, root, v, recipes={"p": ("input", "p"), "q": ("input", "q")})
+
+
+def test_block_tree_refuses_what_the_engine_finds_wrong():
+    from specproof.laws.outcome import InvalidTree
+
+    outside = _one_position([(0, True, F(1, 2)), (7, False, F(1, 2))])
+    with pytest.raises(InvalidTree, match=r"after \[\] the verifier emits id 7, outside \[0, V\)"):
+        block_tree(lambda prefix: outside, 2)
+    wider = _one_position([(0, True, F(1, 3)), (1, False, F(1, 3)), (2, False, F(1, 3))], 3)
+    with pytest.raises(InvalidTree, match=r"after \[0\] the rows have 3 entries, not V = 2"):
+        block_tree(lambda prefix: _one_position([(0, True, F(1, 2)), (1, False, F(1, 2))]) if not prefix else wider, 2)
+    never = _one_position([(0, True, F(0)), (1, False, F(1))])
+    with pytest.raises(InvalidTree, match=r"after \[\] a branch of probability 0 leads to the accepted draft 0"):
+        block_tree(lambda prefix: never, 1)
+    with pytest.raises(InvalidDistribution, match=r"^after the drafted prefix \(\): p sums to 5/6"):
+        block_tree(lambda prefix: audit.position_tree(["1/2", "1/3"], HALF, policy.STANDARD), 1)
+
+
 def test_rule_trees_reproduce_the_textbook_integer_path_with_stop_tokens():
     p = lambda s: ["1/2", "1/4", "1/4"] if len(s) % 2 else ["1/3", "1/3", "1/3"]  # noqa: E731
     q = lambda s: ["1/4", "1/4", "1/2"]  # noqa: E731
