@@ -28,7 +28,7 @@ from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from specproof.errors import InvalidDistribution
-from specproof.laws.block import (BlockLaw, ChainLaw, Position, _Rows, compose, extend_by_target,
+from specproof.laws.block import (BlockLaw, ChainLaw, Position, _Rows, _require_int, compose, extend_by_target,
                                   given_block, target_joint)
 from specproof.laws.exact import emitted_law
 from specproof.laws.rational import as_distribution, to_fraction
@@ -198,11 +198,6 @@ def expected_tokens(alpha: Any, gamma: int) -> Fraction:
     if a == 1:
         return Fraction(gamma + 1)
     return (1 - a ** (gamma + 1)) / (1 - a)
-
-
-def _require_int(value: Any, name: str, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise InvalidDistribution(f"{name} must be an integer >= {minimum}, got {value!r}")
 
 
 def _cost(value: Any, what: str) -> Fraction:
