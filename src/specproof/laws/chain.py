@@ -69,8 +69,8 @@ def textbook_position(p_row: Any, q_row: Any) -> Position:
     """
     law = emitted_law(p_row, q_row)
     d, z = law.denominator, law.normalizer
-    reject = Fraction(law.rejected, d)
-    return Position(p_row, law.accept.tolist(), Fraction(1, d), law.residual_mass.tolist(),
+    reject = Fraction(law.reject_numerator, d)
+    return Position(p_row, law.accept_numerators.tolist(), Fraction(1, d), law.residual_mass.tolist(),
                     reject / z if z else Fraction(0), reject)
 
 
@@ -355,9 +355,9 @@ def given_block_law(target_rows: Sequence[Any], draft_rows: Sequence[Any], token
         if isinstance(x, bool) or not isinstance(x, numbers.Integral) or not 0 <= x < len(law):
             raise InvalidDistribution(f"drafted token {i} is {x!r}, not an integer token id in [0, {len(law)})")
         x = int(x)
-        if law.draft[x] == 0:
+        if law.draft_numerators[x] == 0:
             raise InvalidDistribution(f"drafted token {i} ({x}) has draft probability 0: it cannot have been drafted")
-        keep = min(Fraction(1), Fraction(law.target[x], law.draft[x]))  # min(1, p(x)/q(x))
+        keep = min(Fraction(1), Fraction(law.target_numerators[x], law.draft_numerators[x]))  # min(1, p(x)/q(x))
         z = law.normalizer
         steps.append((keep, tuple(Fraction(r, z) if z else Fraction(0) for r in law.residual_mass.tolist())))
     bonus = as_distribution(target_rows[gamma], "p")
