@@ -234,3 +234,15 @@ def test_a_leaf_of_a_token_tree_draws_the_bonus_below_gamma():
     assert law.accepted_length == (0, F(3, 4), F(1, 4))
     assert dict(law.emitted) == {(0, 0): F(1, 4), (0, 1): F(1, 4), (1, 1): F(1, 4), (1, 0, 0): F(1, 8), (1, 0, 1): F(1, 8)}
     assert law.lossless and law.expected_accepted == F(5, 4) and set(law.node_tv.values()) == {0}
+
+
+def test_every_block_law_names_its_law_over_lengths():
+    from specproof.laws import chain, relaxed, variants
+
+    p, q = ["1/2", "1/4", "1/4"], ["1/4", "1/4", "1/2"]
+    laws = [verification_law(lambda s: p, lambda s: q, 2), chain.given_block_law([p, p, p], [q, q], [0, 1]),
+            variants.typical_block_law(p, q, 2), relaxed.relaxed_block_law(p, q, 2, "sglang-threshold"),
+            variants.block_verification_law(p, q, 2), variants.greedy_tree_law(p, variants.topk_tree(q, [2, 2]))]
+    for law in laws:
+        assert law.accepted_length_law is law.accepted_length and sum(law.accepted_length_law) == 1
+    assert laws[1].accepted_length_law == (F(0), F(0), F(1))  # p/q >= 1 at both drafted tokens

@@ -47,7 +47,7 @@ from typing import Any, Callable, Iterable, Sequence
 from specproof.errors import InvalidDistribution, ResidualUndefined
 from specproof.laws.rational import RationalVector, as_distribution, as_fractions, to_fraction
 
-__all__ = ["Position", "tree_position", "compose", "ChainLaw", "BlockLaw", "tree_law", "stream_tv", "target_joint",
+__all__ = ["Position", "tree_position", "compose", "LengthLawName", "ChainLaw", "BlockLaw", "tree_law", "stream_tv", "target_joint",
            "extend_by_target", "given_block"]
 
 Prefix = tuple[int, ...]
@@ -199,8 +199,18 @@ class _Rows:
         return vec
 
 
+class LengthLawName:
+    """Gives a law of one step over a block :attr:`accepted_length_law`: its ``accepted_length``
+    (P(i drafts accepted), i = 0..gamma) under a name that says it is a law over lengths."""
+
+    @property
+    def accepted_length_law(self) -> tuple[Fraction, ...]:
+        """P(exactly i drafted tokens are accepted), i = 0..gamma: ``accepted_length``."""
+        return self.accepted_length  # type: ignore[attr-defined]
+
+
 @dataclass(frozen=True, kw_only=True)
-class ChainLaw:
+class ChainLaw(LengthLawName):
     """The exact law of one verification step over a block of gamma drafts.
 
     Attributes
@@ -257,11 +267,6 @@ class ChainLaw:
     ended: Mapping[Prefix, Fraction] = field(default_factory=dict)
     out_of_range: Fraction = _ZERO
     node_tv: Mapping[Prefix, Fraction] | None = None
-
-    @property
-    def accepted_length_law(self) -> tuple[Fraction, ...]:
-        """:attr:`accepted_length` under a name that says it is a law over lengths."""
-        return self.accepted_length
 
     @property
     def expected_accepted(self) -> Fraction:

@@ -8,7 +8,7 @@ from fractions import Fraction
 from typing import Any, Callable, Mapping
 
 from specproof.errors import InvalidDistribution
-from specproof.laws.block import stream_tv, tree_law
+from specproof.laws.block import LengthLawName, stream_tv, tree_law
 from specproof.laws.outcome import CONTINUOUS, Bound, Coin, Draw, Leaf, Node, OutcomeTree
 from specproof.laws._verifiers import (Row, Prefix, Model, _ZERO, InvalidVerifier, _dist, _pair, _model, _positive_int,
                                        _positive_part, _Builder)
@@ -56,7 +56,7 @@ def full_information_bound(target: Any, draft: Any, gamma: int) -> Fraction:
 
 
 @dataclass(frozen=True)
-class BlockVerificationLaw:
+class BlockVerificationLaw(LengthLawName):
     """The exact law of one step of block verification, with token verification beside it.
 
     Attributes

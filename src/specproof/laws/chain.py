@@ -28,8 +28,8 @@ from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from specproof.errors import InvalidDistribution
-from specproof.laws.block import (BlockLaw, ChainLaw, Position, _Rows, _require_int, compose, extend_by_target,
-                                  given_block, target_joint)
+from specproof.laws.block import (BlockLaw, ChainLaw, LengthLawName, Position, _Rows, _require_int, compose,
+                                  extend_by_target, given_block, target_joint)
 from specproof.laws.exact import emitted_law
 from specproof.laws.rational import as_distribution, to_fraction
 
@@ -289,7 +289,7 @@ def best_gamma(alpha: Any, c: Any, *, max_gamma: int = 64) -> int:
 
 
 @dataclass(frozen=True)
-class GivenBlockLaw:
+class GivenBlockLaw(LengthLawName):
     """What the verifier does with one given drafted block (the reference for batched samplers).
 
     Attributes

@@ -40,6 +40,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from specproof.errors import InvalidDistribution, SpecProofError
 from specproof.laws._verifiers import _argmax, _dist as _row, _model, _pair, _tv
+from specproof.laws.block import LengthLawName
 from specproof.laws.rational import to_fraction
 
 __all__ = [
@@ -670,7 +671,7 @@ def lossless_baseline(p: Any, q: Any, reference: str = "target") -> Fraction:
 
 
 @dataclass(frozen=True)
-class RelaxedBlockLaw:
+class RelaxedBlockLaw(LengthLawName):
     """A relaxed rule over a chain of gamma drafts.
 
     Attributes

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from specproof.laws.block import Position, compose, tree_position
+from specproof.laws.block import LengthLawName, Position, compose, tree_position
 from specproof.laws.outcome import Choice, Leaf, Node, OutcomeTree
 from specproof.laws._verifiers import (Row, Prefix, Model, TokenTree, _ONE, InvalidVerifier, _dist, _model,
                                        _positive_int, _positive_part, _normalized, _without, _argmax, _Builder,
@@ -194,7 +194,7 @@ def topk_tree(draft: Any, widths: Sequence[int]) -> TokenTree:
 
 
 @dataclass(frozen=True)
-class TokenTreeLaw:
+class TokenTreeLaw(LengthLawName):
     """The exact law of one token-tree verification step.
 
     Attributes
