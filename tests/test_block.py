@@ -246,3 +246,30 @@ def test_every_block_law_names_its_law_over_lengths():
     for law in laws:
         assert law.accepted_length_law is law.accepted_length and sum(law.accepted_length_law) == 1
     assert laws[1].accepted_length_law == (F(0), F(0), F(1))  # p/q >= 1 at both drafted tokens
+
+
+def test_the_engine_reads_edge_inputs_as_documented():
+    import numpy as np
+
+    # a mass past V counts in full in a position's TV: |1/2 - 1/2| + |0 - 1/2| + 1/2, halved
+    assert Position(HALF, (F(1, 2), F(0), F(1, 2)), F(1), (), F(0), F(0)).tv() == F(1, 2)
+    # a step given as a list; a rejection row of Fractions given as a list comes back a tuple
+    lengths, rows = given_block([[F(1, 2), [F(1), F(0)]]], HALF)
+    assert lengths == (F(1, 2), F(1, 2)) and rows == ((F(1), F(0)), HALF) and type(rows[0]) is tuple
+    # NumPy ids and a block of mass 0 are a law's blocks too
+    assert stream_tv({(np.int64(0),): F(1), (1,): F(0)}, HALF, 0) == F(1, 2)
+
+
+def test_a_row_list_changed_in_place_is_read_again():
+    # a model that returns one list object, refilled after every prefix: no validated copy of it is reused
+    shared = [F(1, 2), F(1, 2)]
+
+    def target(prefix):
+        shared[:] = [F(1, 4), F(3, 4)] if prefix else [F(1, 2), F(1, 2)]
+        return shared
+
+    def rows(prefix):
+        return (F(1, 4), F(3, 4)) if prefix else HALF
+
+    emitted = {(0, 1): F(1, 2), (1, 1): F(1, 2)}  # read once and kept, the row would be (1/2, 1/2): TV 1/2
+    assert stream_tv(emitted, target, 1) == stream_tv(emitted, rows, 1) == F(1, 4)

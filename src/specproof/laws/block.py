@@ -117,10 +117,8 @@ def _row_tv(parts: Sequence[tuple[Fraction, Sequence[Any]]], reference: Any, out
         ref = [r.numerator * (den // r.denominator) for r in reference]
     terms = []  # (numerators, denominator) of each part with masses
     for scale, masses in parts:
-        if scale and masses:
-            mden = math.lcm(*(m.denominator for m in masses))
-            terms.append(([scale.numerator * m.numerator * (mden // m.denominator) for m in masses],
-                          scale.denominator * mden))
+        mden = math.lcm(*(m.denominator for m in masses))
+        terms.append(([scale.numerator * m.numerator * (mden // m.denominator) for m in masses], scale.denominator * mden))
     common = math.lcm(den, *(d for _, d in terms))
     width = max([len(ref)] + [len(nums) for nums, _ in terms])
     total = [0] * width
@@ -181,7 +179,7 @@ def tree_position(tree: Any, reference: Any) -> Position:
 
 class _Rows:
     """:func:`~specproof.laws.rational.as_distribution`, remembered per row object for rows that
-    cannot change (a :class:`RationalVector`, a tuple of Fractions and ints): a model returns the
+    cannot change (a :class:`RationalVector`, a tuple of Fractions): a model returns the
     same row object after many prefixes (41 ** 2 distinct rows after 65,641 prefixes of a gamma = 3
     phone chain). Other rows (lists, arrays) are validated every time."""
 
@@ -194,7 +192,7 @@ class _Rows:
         if hit is not None and hit[0] is row:
             return hit[1]
         vec = as_distribution(row, self.name)
-        if isinstance(row, RationalVector) or (type(row) is tuple and all(type(v) is Fraction or type(v) is int for v in row)):
+        if isinstance(row, RationalVector) or (type(row) is tuple and all(type(v) is Fraction for v in row)):
             self.seen[id(row)] = (row, vec)
         return vec
 
@@ -613,7 +611,7 @@ def given_block(steps: Iterable[tuple[Any, Sequence[Any]]], bonus: Sequence[Any]
     for i, step in enumerate(steps):
         if type(step) is not tuple and not isinstance(step, Sequence) or len(step) != 2:
             raise InvalidDistribution(f"step {i} is {step!r}, not a pair (pass probability, rejection row)")
-        keep = step[0] if type(step[0]) is Fraction else to_fraction(step[0], what=f"step {i}: the pass probability")
+        keep = to_fraction(step[0], what=f"step {i}: the pass probability")
         if not 0 <= keep <= 1:
             raise InvalidDistribution(f"step {i}: the pass probability is {keep}, not in [0, 1]")
         rows.append(_sub_probability(step[1], f"step {i}: the rejection row", len(last)))
