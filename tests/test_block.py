@@ -99,6 +99,31 @@ def test_compose_of_rule_trees_is_block_tree_summed(name):
     assert summed == law.emitted and tuple(lengths) == law.accepted_length
 
 
+def _one_position(leaves, v=2):
+    """A hand-made position tree: a draw from p of each (y, accepted) leaf, p uniform over V ids."""
+    from specproof.laws.outcome import Branch, Draw, Leaf, Node, OutcomeTree
+
+    p = tuple(F(1, v) for _ in range(v))
+    root = Node("draw", tuple(Branch(Draw("p", i), prob, Leaf(y, acc)) for i, (y, acc, prob) in enumerate(leaves)))
+    return OutcomeTree({"p": p, "q": p}, root, v, recipes={"p": ("input", "p"), "q": ("input", "q")})
+
+
+def test_block_tree_refuses_what_the_engine_finds_wrong():
+    from specproof.laws.outcome import InvalidTree
+
+    outside = _one_position([(0, True, F(1, 2)), (7, False, F(1, 2))])
+    with pytest.raises(InvalidTree, match=r"after \[\] the verifier emits id 7, outside \[0, V\)"):
+        block_tree(lambda prefix: outside, 2)
+    wider = _one_position([(0, True, F(1, 3)), (1, False, F(1, 3)), (2, False, F(1, 3))], 3)
+    with pytest.raises(InvalidTree, match=r"after \[0\] the rows have 3 entries, not V = 2"):
+        block_tree(lambda prefix: _one_position([(0, True, F(1, 2)), (1, False, F(1, 2))]) if not prefix else wider, 2)
+    never = _one_position([(0, True, F(0)), (1, False, F(1))])
+    with pytest.raises(InvalidTree, match=r"after \[\] a branch of probability 0 leads to the accepted draft 0"):
+        block_tree(lambda prefix: never, 1)
+    with pytest.raises(InvalidDistribution, match=r"^after the drafted prefix \(\): p sums to 5/6"):
+        block_tree(lambda prefix: audit.position_tree(["1/2", "1/3"], HALF, policy.STANDARD), 1)
+
+
 def test_rule_trees_reproduce_the_textbook_integer_path_with_stop_tokens():
     p = lambda s: ["1/2", "1/4", "1/4"] if len(s) % 2 else ["1/3", "1/3", "1/3"]  # noqa: E731
     q = lambda s: ["1/4", "1/4", "1/2"]  # noqa: E731
@@ -143,6 +168,63 @@ def test_given_block_by_hand():
     assert given_block([], HALF) == ((F(1),), (HALF,))
 
 
+@pytest.mark.parametrize("emitted, gamma, stops, message", [
+    ({(0,): F(1)}, -1, (), "gamma must be an integer >= 0, got -1"),
+    ({(0,): F(1)}, 1.0, (), "gamma must be an integer >= 0, got 1.0"),
+    ({(0,): F(1)}, True, (), "gamma must be an integer >= 0, got True"),
+    ([((0,), F(1))], 1, (), "the emitted law is a list, not a mapping block -> probability"),
+    ({(): F(1)}, 1, (), r"the emitted law has the block \(\), not a tuple of 1 to 2 integer ids"),
+    ({(0, 1, 0): F(1)}, 1, (), r"the block \(0, 1, 0\), not a tuple of 1 to 2 integer ids"),
+    ({(0, True): F(1)}, 1, (), "not a tuple of 1 to 2 integer ids"),
+    ({0: F(1)}, 1, (), "the block 0, not a tuple"),
+    ({(0,): 0.5, (1,): 0.5}, 1, (), r"the mass of the block \(0,\) is the float 0.5"),
+    ({(0,): F(3, 2), (1,): F(-1, 2)}, 1, (), r"gives the block \(1,\) the mass -1/2, which is negative"),
+    ({(0,): F(3, 4), (1,): F(1, 2)}, 1, (), "the emitted law's masses sum to 5/4, above 1"),
+    ({(0,): F(1)}, 1, ["0"], r"stop_tokens are \['0'\], not integer ids"),
+])
+def test_stream_tv_refuses_what_is_not_a_block_law(emitted, gamma, stops, message):
+    with pytest.raises(InvalidDistribution, match=message):
+        stream_tv(emitted, HALF, gamma, stop_tokens=stops)
+
+
+def test_stream_tv_of_a_law_missing_mass_counts_it_in_full():
+    # half the mass set aside (invalid blocks, as rules.faithful does): it adds 1/2 to the sum, 1/4 to the TV
+    assert stream_tv({(0,): F(1, 2)}, HALF, 0) == F(1, 4)
+    assert stream_tv({}, HALF, 1) == F(1, 2)
+    # an id outside [0, V) counts in full; gamma = 0 compares one token
+    assert stream_tv({(5,): F(1)}, HALF, 0) == 1
+    with pytest.raises(InvalidDistribution, match="p sums to 3/4, not 1"):
+        stream_tv({(0,): F(1)}, ["1/2", "1/4"], 1)
+    with pytest.raises(InvalidDistribution, match="length must be an integer >= 0, got -1"):
+        target_joint(HALF, -1)
+    with pytest.raises(InvalidDistribution, match=r"the starting law gives the block \(0,\) the mass -1"):
+        extend_by_target({(0,): F(-1)}, HALF, 2)
+
+
+@pytest.mark.parametrize("steps, bonus, message", [
+    ([(F(3, 2), HALF)], HALF, r"step 0: the pass probability is 3/2, not in \[0, 1\]"),
+    ([(F(-1, 2), HALF)], HALF, r"step 0: the pass probability is -1/2, not in \[0, 1\]"),
+    ([(0.5, HALF)], HALF, "step 0: the pass probability is the float 0.5"),
+    ([(F(1, 2), HALF), (F(1, 2), (F(3, 4), F(1, 2)))], HALF, "step 1: the rejection row sums to 5/4, above 1"),
+    ([(F(1, 2), (F(3, 2), F(-1, 2)))], HALF, r"step 0: the rejection row\[1\] is -1/2, which is negative"),
+    ([(F(1, 2), (F(1),))], HALF, "step 0: the rejection row has 1 entries, not V = 2"),
+    ([(F(1, 2), "ab")], HALF, "step 0: the rejection row is a str, not a sequence of rationals"),
+    ([(F(1, 2), (0.5, 0.5))], HALF, r"step 0: the rejection row\[0\] is the float 0.5"),
+    ([F(1, 2)], HALF, r"step 0 is Fraction\(1, 2\), not a pair"),
+    ([], (F(1, 2), F(1, 4)), "the bonus row sums to 3/4, not 1"),
+])
+def test_given_block_refuses_bad_steps(steps, bonus, message):
+    with pytest.raises(InvalidDistribution, match=message):
+        given_block(steps, bonus)
+
+
+def test_given_block_keeps_a_rejection_row_short_of_one_or_unused():
+    # a faulty rule's rejection that emits an id outside [0, V) a quarter of the time; an unused row at keep 1
+    lengths, rows = given_block([(F(1, 2), (F(3, 4), F(0))), (F(1), (0, 0))], HALF)
+    assert lengths == (F(1, 2), 0, F(1, 2)) and rows == ((F(3, 4), F(0)), (F(0), F(0)), HALF)
+    assert given_block([("1/3", ["1/2", "1/2"])], ["1/4", "3/4"]) == ((F(2, 3), F(1, 3)), (HALF, (F(1, 4), F(3, 4))))
+
+
 def test_a_leaf_of_a_token_tree_draws_the_bonus_below_gamma():
     # position None at (0,): the drafts ran out there (a leaf of a token tree), the bonus is drawn at depth 1
     root = Position(HALF, (F(1, 2), F(1, 2)), F(1), (), F(0), F(0))
@@ -152,3 +234,42 @@ def test_a_leaf_of_a_token_tree_draws_the_bonus_below_gamma():
     assert law.accepted_length == (0, F(3, 4), F(1, 4))
     assert dict(law.emitted) == {(0, 0): F(1, 4), (0, 1): F(1, 4), (1, 1): F(1, 4), (1, 0, 0): F(1, 8), (1, 0, 1): F(1, 8)}
     assert law.lossless and law.expected_accepted == F(5, 4) and set(law.node_tv.values()) == {0}
+
+
+def test_every_block_law_names_its_law_over_lengths():
+    from specproof.laws import chain, relaxed, variants
+
+    p, q = ["1/2", "1/4", "1/4"], ["1/4", "1/4", "1/2"]
+    laws = [verification_law(lambda s: p, lambda s: q, 2), chain.given_block_law([p, p, p], [q, q], [0, 1]),
+            variants.typical_block_law(p, q, 2), relaxed.relaxed_block_law(p, q, 2, "sglang-threshold"),
+            variants.block_verification_law(p, q, 2), variants.greedy_tree_law(p, variants.topk_tree(q, [2, 2]))]
+    for law in laws:
+        assert law.accepted_length_law is law.accepted_length and sum(law.accepted_length_law) == 1
+    assert laws[1].accepted_length_law == (F(0), F(0), F(1))  # p/q >= 1 at both drafted tokens
+
+
+def test_the_engine_reads_edge_inputs_as_documented():
+    import numpy as np
+
+    # a mass past V counts in full in a position's TV: |1/2 - 1/2| + |0 - 1/2| + 1/2, halved
+    assert Position(HALF, (F(1, 2), F(0), F(1, 2)), F(1), (), F(0), F(0)).tv() == F(1, 2)
+    # a step given as a list; a rejection row of Fractions given as a list comes back a tuple
+    lengths, rows = given_block([[F(1, 2), [F(1), F(0)]]], HALF)
+    assert lengths == (F(1, 2), F(1, 2)) and rows == ((F(1), F(0)), HALF) and type(rows[0]) is tuple
+    # NumPy ids and a block of mass 0 are a law's blocks too
+    assert stream_tv({(np.int64(0),): F(1), (1,): F(0)}, HALF, 0) == F(1, 2)
+
+
+def test_a_row_list_changed_in_place_is_read_again():
+    # a model that returns one list object, refilled after every prefix: no validated copy of it is reused
+    shared = [F(1, 2), F(1, 2)]
+
+    def target(prefix):
+        shared[:] = [F(1, 4), F(3, 4)] if prefix else [F(1, 2), F(1, 2)]
+        return shared
+
+    def rows(prefix):
+        return (F(1, 4), F(3, 4)) if prefix else HALF
+
+    emitted = {(0, 1): F(1, 2), (1, 1): F(1, 2)}  # read once and kept, the row would be (1/2, 1/2): TV 1/2
+    assert stream_tv(emitted, target, 1) == stream_tv(emitted, rows, 1) == F(1, 4)

@@ -186,7 +186,7 @@ def test_a_transformers_pair_fully_explored_at_depth_one_gives_the_chain_law_at_
         # E[emitted] at gamma = 2: 1 + alpha + sum_y min(p, q)(y) * alpha after y (Leviathan et al. Sec. 3.4)
         exact = 1 + root.alpha + sum(Fraction(a, root.denominator) * emitted_law(row(target, ids[:t] + [y]),
                                                                               row(draft, ids[:t] + [y])).alpha
-                                     for y, a in enumerate(root.accept.tolist()) if a)
+                                     for y, a in enumerate(root.accept_numerators.tolist()) if a)
         lo, hi = Fraction(r["e_lo"][1]), Fraction(r["e_hi"][1])
         assert hi - lo <= Fraction(2, 1 << GRID_BITS)
         # teacher-forced and cached rows vs separate full forwards: float rounding only

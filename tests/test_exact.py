@@ -86,10 +86,10 @@ def test_hand_computed_law():
     # residual (1/4, 1/4, 0) normalized = (1/2, 1/2, 0); emitted = 1/4 + 1/2 * 1/2 = 1/2.
     law = exact.emitted_law(["1/2", "1/2", 0], ["1/4", "1/4", "1/2"])
     assert law.denominator == 4
-    assert law.target.tolist() == [2, 2, 0]
-    assert law.accept.tolist() == [1, 1, 0]
+    assert law.target_numerators.tolist() == [2, 2, 0]
+    assert law.accept_numerators.tolist() == [1, 1, 0]
     assert law.residual_mass.tolist() == [1, 1, 0]
-    assert (law.accepted, law.rejected, law.normalizer) == (2, 2, 2)
+    assert (law.alpha_numerator, law.reject_numerator, law.normalizer) == (2, 2, 2)
     assert law.emitted.tolist() == [4, 4, 0]  # over D * Z = 8
     assert law.dist() == (F(1, 2), F(1, 2), F(0))
     assert exact.residual(["1/2", "1/2", 0], ["1/4", "1/4", "1/2"]) == (F(1, 2), F(1, 2), F(0))
@@ -107,12 +107,12 @@ def test_is_lossless_can_fail():
     law = exact.emitted_law(["1/2", "1/2"], ["1/4", "3/4"])
     assert law.is_lossless()
     # a verifier that forgot to reject: emitted = accept mass only
-    assert not replace(law, rejected=0).is_lossless()
+    assert not replace(law, reject_numerator=0).is_lossless()
     # residual taken from (q - p)+ instead of (p - q)+
-    wrong = replace(law, residual_mass=np.maximum(law.draft - law.target, 0))
+    wrong = replace(law, residual_mass=np.maximum(law.draft_numerators - law.target_numerators, 0))
     assert not wrong.is_lossless()
     # alpha off by one unit
-    assert not replace(law, accepted=law.accepted + 1).is_lossless()
+    assert not replace(law, alpha_numerator=law.alpha_numerator + 1).is_lossless()
 
 
 def test_input_types_agree():
@@ -177,7 +177,7 @@ def test_is_lossless_can_fail_with_an_empty_residual():
     # alpha (their sum) and sum |P - Q| == 2 (D - A) == 0, but the emitted law is (0, 1), not p.
     law = exact.emitted_law(["1/2", "1/2"], ["1/2", "1/2"])
     assert law.normalizer == 0 and law.denominator == 2 and law.is_lossless()
-    tampered = replace(law, accept=np.array([0, 2], dtype=object))
+    tampered = replace(law, accept_numerators=np.array([0, 2], dtype=object))
     assert tampered.dist() == (F(0), F(1))
     assert not tampered.is_lossless()
 
@@ -196,15 +196,17 @@ def test_is_lossless_decides_its_definition_on_tampered_laws():
     cases = {
         # rejection mass doubled and residual masses halved: the emitted law is unchanged (lossless),
         # though rejected != Z; residual_mass = (1, 0) * 2 first so that halving stays integral
-        "rejected x2, residual /2": (replace(law, denominator=8, target=law.target * 2, draft=law.draft * 2,
-                                             accept=law.accept * 2, residual_mass=law.residual_mass,
-                                             accepted=law.accepted * 2, rejected=law.rejected * 4,
-                                             normalizer=law.normalizer * 2), p),
+        "rejected x2, residual /2": (replace(law, denominator=8, target_numerators=law.target_numerators * 2,
+                                             draft_numerators=law.draft_numerators * 2,
+                                             accept_numerators=law.accept_numerators * 2,
+                                             residual_mass=law.residual_mass,
+                                             alpha_numerator=law.alpha_numerator * 2,
+                                             reject_numerator=law.reject_numerator * 4, normalizer=law.normalizer * 2), p),
         # rejected != Z and the emitted law is not p
-        "rejected x2": (replace(law, rejected=law.rejected * 2), p),
+        "rejected x2": (replace(law, reject_numerator=law.reject_numerator * 2), p),
         # p == q: the rejection is never sampled, so a changed rejection mass changes nothing
-        "p == q, rejected 1": (replace(same, rejected=1), ["1/2", "1/2"]),
-        "p == q, accept (0, 2)": (replace(same, accept=np.array([0, 2], dtype=object)), ["1/2", "1/2"]),
+        "p == q, rejected 1": (replace(same, reject_numerator=1), ["1/2", "1/2"]),
+        "p == q, accept (0, 2)": (replace(same, accept_numerators=np.array([0, 2], dtype=object)), ["1/2", "1/2"]),
         "untampered": (law, p),
     }
     verdicts = {name: (t.is_lossless(), _definition(t, pp)) for name, (t, pp) in cases.items()}
@@ -220,8 +222,20 @@ def test_is_lossless_decides_its_definition_on_tampered_laws():
 def test_emitted_law_is_frozen_and_compared_by_identity():
     law = exact.emitted_law(["1/2", "1/2"], ["1/4", "3/4"])
     with pytest.raises(FrozenInstanceError):
-        law.accepted = 4
+        law.alpha_numerator = 4
     # arrays have no single truth value: a law equals only itself (and never raises on ==)
     assert law == law
     assert law != exact.emitted_law(["1/2", "1/2"], ["1/4", "3/4"])
     assert len({law, law}) == 1
+
+
+def test_emitted_law_keeps_its_old_names_with_a_warning():
+    law = exact.emitted_law(["1/2", "1/2"], ["1/4", "3/4"])
+    old = {"target": "target_numerators", "draft": "draft_numerators", "accept": "accept_numerators",
+           "accepted": "alpha_numerator", "rejected": "reject_numerator"}
+    for name, new in old.items():
+        with pytest.warns(DeprecationWarning, match=f"EmittedLaw.{name} is deprecated; use EmittedLaw.{new}"):
+            value = getattr(law, name)
+        assert value is getattr(law, new)
+    with pytest.raises(AttributeError):
+        law.accepted = 4

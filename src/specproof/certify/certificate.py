@@ -153,7 +153,7 @@ def _document(law: EmittedLaw, pv: RationalVector, qv: RationalVector, tokens: I
             "alpha": format_fraction(law.alpha),
             "tv": format_fraction(tv),
             "normalizer": _nd(law.normalizer, law.denominator),
-            "rejection": _nd(law.rejected, law.denominator),
+            "rejection": _nd(law.reject_numerator, law.denominator),
         },
         "claims": {
             # decided exactly on the integer law (see EmittedLaw.is_lossless)
@@ -246,7 +246,7 @@ def build_compact_certificate(
     p64 = np.asarray(p_floats).astype("<f8")  # exact: from_floats accepted at most 64-bit floats
     q64 = np.asarray(q_floats).astype("<f8")
     law = emitted_law(pv, qv)
-    tokens = select_tokens(law.target, law.draft, law.residual_mass)
+    tokens = select_tokens(law.target_numerators, law.draft_numerators, law.residual_mass)
     full = _document(law, pv, qv, tokens, name, provenance, labels)
     full["schema"] = checker.COMPACT_SCHEMA
     full["selection"] = COMPACT_ROWS
@@ -588,9 +588,9 @@ def _rows(law: EmittedLaw, tokens: Iterable[int], labels: Sequence[str] | None) 
     for token in tokens:
         row = {
             "token": int(token),
-            "p": _nd(law.target[token], d),
-            "q": _nd(law.draft[token], d),
-            "accept": _nd(law.accept[token], d),
+            "p": _nd(law.target_numerators[token], d),
+            "q": _nd(law.draft_numerators[token], d),
+            "accept": _nd(law.accept_numerators[token], d),
             "residual": _nd(law.residual_mass[token], d),
             "emitted": _nd(emitted[token], emitted_den),
         }

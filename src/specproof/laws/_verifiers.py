@@ -7,8 +7,8 @@ from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from specproof.errors import InvalidDistribution, SpecProofError
-from specproof.laws.outcome import CONTINUOUS, Bound, Builder, Coin, Draw, Leaf, Node, OutcomeTree, Rows
-from specproof.laws.rational import as_distribution
+from specproof.laws.outcome import argmax as _argmax, CONTINUOUS, Bound, Builder, Coin, Draw, Leaf, Node, OutcomeTree, Rows
+from specproof.laws.rational import as_fractions
 
 Row = tuple[Fraction, ...]
 Prefix = tuple[int, ...]
@@ -26,7 +26,7 @@ class InvalidVerifier(SpecProofError):
 
 
 def _dist(values: Any, name: str) -> Row:
-    return as_distribution(values, name).fractions()
+    return as_fractions(values, name)
 
 
 def _pair(p: Any, q: Any) -> tuple[Row, Row]:
@@ -36,8 +36,18 @@ def _pair(p: Any, q: Any) -> tuple[Row, Row]:
     return pv, qv
 
 
-def _model(rows: Any) -> Model:
-    return rows if callable(rows) else (lambda prefix: rows)
+def _model(rows: Any, name: str = "p") -> Model:
+    """``rows`` if it is a callable, else the model that returns that one row after every prefix,
+    validated once (:func:`_dist`, under ``name``) when it is first read."""
+    if callable(rows):
+        return rows
+    fixed: list[Row] = []
+
+    def model(prefix: Prefix) -> Row:
+        if not fixed:
+            fixed.append(_dist(rows, name))
+        return fixed[0]
+    return model
 
 
 def _positive_int(value: Any, name: str) -> int:
@@ -58,10 +68,6 @@ def _normalized(a: Row) -> Row:
 def _without(a: Row, tokens: Sequence[int]) -> Row:
     drop = set(tokens)
     return tuple(_ZERO if i in drop else x for i, x in enumerate(a))
-
-
-def _argmax(row: Sequence[Fraction]) -> int:
-    return max(range(len(row)), key=lambda i: (row[i], -i))
 
 
 def _tv(a: Sequence[Fraction], b: Sequence[Fraction]) -> Fraction:

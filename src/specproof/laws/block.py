@@ -36,6 +36,7 @@ or the bonus token ends the block).
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -44,9 +45,9 @@ from functools import cached_property
 from typing import Any, Callable, Iterable, Sequence
 
 from specproof.errors import InvalidDistribution, ResidualUndefined
-from specproof.laws.rational import RationalVector, as_distribution
+from specproof.laws.rational import RationalVector, as_distribution, as_fractions, to_fraction
 
-__all__ = ["Position", "tree_position", "compose", "ChainLaw", "BlockLaw", "tree_law", "stream_tv", "target_joint",
+__all__ = ["Position", "tree_position", "compose", "LengthLawName", "ChainLaw", "BlockLaw", "tree_law", "stream_tv", "target_joint",
            "extend_by_target", "given_block"]
 
 Prefix = tuple[int, ...]
@@ -101,23 +102,36 @@ class Position:
     def tv(self) -> Fraction:
         """TV between the law of the position's next token (accepted or emitted) and its
         reference; an id outside [0, V) counts in full."""
-        law = list(self.go) if self.go_scale == 1 else [self.go_scale * g for g in self.go]
-        law = law or [_ZERO] * len(self.reference)
-        for y, m in enumerate(self.stop):
-            if m:
-                law[y] += m if self.stop_scale == 1 else self.stop_scale * m
-        return _row_tv(_ONE, law, self.reference, sum(self.out_of_range.values(), _ZERO))
+        return _row_tv(((self.go_scale, self.go), (self.stop_scale, self.stop)), self.reference,
+                       sum(self.out_of_range.values(), _ZERO))
 
 
-def _row_tv(scale: Fraction, masses: Sequence[Any], reference: Any, outside: Fraction = _ZERO) -> Fraction:
-    """``(sum_y |scale * masses[y] - reference[y]| + outside) / 2``; masses past V count as outside."""
-    ref = reference.fractions() if isinstance(reference, RationalVector) else reference
-    total = outside + sum((abs(scale * m) for m in masses[len(ref):]), _ZERO)
+def _row_tv(parts: Sequence[tuple[Fraction, Sequence[Any]]], reference: Any, outside: Fraction = _ZERO) -> Fraction:
+    """``(sum_y |sum_k scale_k * masses_k[y] - reference[y]| + outside) / 2`` for the parts
+    ``(scale_k, masses_k)``; masses past V count in full. In integers over one denominator (a
+    Fraction operation per entry costs about twenty integer ones)."""
+    if isinstance(reference, RationalVector):
+        ref, den = reference.numerators, reference.denominator
+    else:
+        den = math.lcm(*(r.denominator for r in reference))
+        ref = [r.numerator * (den // r.denominator) for r in reference]
+    terms = []  # (numerators, denominator) of each part with masses
+    for scale, masses in parts:
+        mden = math.lcm(*(m.denominator for m in masses))
+        terms.append(([scale.numerator * m.numerator * (mden // m.denominator) for m in masses], scale.denominator * mden))
+    common = math.lcm(den, *(d for _, d in terms))
+    width = max([len(ref)] + [len(nums) for nums, _ in terms])
+    total = [0] * width
+    for nums, d in terms:
+        factor = common // d
+        for y, n in enumerate(nums):
+            if n:
+                total[y] += n * factor
+    factor = common // den
     for y, r in enumerate(ref):
-        m = masses[y] if y < len(masses) else 0
-        if m or r:
-            total += abs((m if scale == 1 else scale * m) - r)
-    return total / 2
+        if r:
+            total[y] -= r * factor
+    return (Fraction(sum(map(abs, total)), common) + outside) / 2
 
 
 def tree_position(tree: Any, reference: Any) -> Position:
@@ -164,24 +178,37 @@ def tree_position(tree: Any, reference: Any) -> Position:
 
 
 class _Rows:
-    """:func:`~specproof.laws.rational.as_distribution`, validating each :class:`RationalVector` object once:
-    a model returns the same (immutable) row object after many prefixes (41 ** 2 distinct rows after
-    65,641 prefixes of a gamma = 3 phone chain). Other rows (lists, arrays) are validated every time."""
+    """:func:`~specproof.laws.rational.as_distribution`, remembered per row object for rows that
+    cannot change (a :class:`RationalVector`, a tuple of Fractions): a model returns the
+    same row object after many prefixes (41 ** 2 distinct rows after 65,641 prefixes of a gamma = 3
+    phone chain). Other rows (lists, arrays) are validated every time."""
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.seen: dict[int, RationalVector] = {}  # id -> the object itself (kept alive, so ids stay unique)
+        self.seen: dict[int, tuple[Any, RationalVector]] = {}  # id -> (the row itself, kept alive so ids stay unique; its vector)
 
-    def __call__(self, row: Any) -> Any:
-        if not isinstance(row, RationalVector):
-            return as_distribution(row, self.name)
-        if self.seen.get(id(row)) is not row:
-            self.seen[id(row)] = as_distribution(row, self.name)
-        return row
+    def __call__(self, row: Any) -> RationalVector:
+        hit = self.seen.get(id(row))
+        if hit is not None and hit[0] is row:
+            return hit[1]
+        vec = as_distribution(row, self.name)
+        if isinstance(row, RationalVector) or (type(row) is tuple and all(type(v) is Fraction for v in row)):
+            self.seen[id(row)] = (row, vec)
+        return vec
+
+
+class LengthLawName:
+    """Gives a law of one step over a block :attr:`accepted_length_law`: its ``accepted_length``
+    (P(i drafts accepted), i = 0..gamma) under a name that says it is a law over lengths."""
+
+    @property
+    def accepted_length_law(self) -> tuple[Fraction, ...]:
+        """P(exactly i drafted tokens are accepted), i = 0..gamma: ``accepted_length``."""
+        return self.accepted_length  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True, kw_only=True)
-class ChainLaw:
+class ChainLaw(LengthLawName):
     """The exact law of one verification step over a block of gamma drafts.
 
     Attributes
@@ -238,11 +265,6 @@ class ChainLaw:
     ended: Mapping[Prefix, Fraction] = field(default_factory=dict)
     out_of_range: Fraction = _ZERO
     node_tv: Mapping[Prefix, Fraction] | None = None
-
-    @property
-    def accepted_length_law(self) -> tuple[Fraction, ...]:
-        """:attr:`accepted_length` under a name that says it is a law over lengths."""
-        return self.accepted_length
 
     @property
     def expected_accepted(self) -> Fraction:
@@ -458,7 +480,7 @@ def compose(position: Callable[[Prefix], "Position | None"], gamma: int,
             reaches[prefix] = reach  # its mass is in stopping[depth] already (added by its parent, below)
             blocks._bonus[prefix] = (reach * scale, masses)
             if tvs is not None:  # a bonus drawn from the reference row itself is at TV 0
-                tvs[prefix] = _ZERO if scale == 1 and masses is reference else _row_tv(scale, masses, reference)
+                tvs[prefix] = _ZERO if scale == 1 and masses is reference else _row_tv(((scale, masses),), reference)
             if depth < gamma:
                 stopping[depth].append(reach)
             continue
@@ -545,47 +567,121 @@ def _fsum(terms: Sequence[Fraction]) -> Fraction:
 # --------------------------------------------------------------------------- one given block
 
 
-def given_block(steps: Iterable[tuple[Fraction, Sequence[Fraction]]], bonus: Sequence[Fraction]
+def given_block(steps: Iterable[tuple[Any, Sequence[Any]]], bonus: Sequence[Any]
                 ) -> tuple[tuple[Fraction, ...], tuple[tuple[Fraction, ...], ...]]:
     """The composition along one given drafted block.
 
     Parameters
     ----------
-    steps : iterable of (Fraction, row)
-        Per drafted position i, ``(keep_i, rejected_i)``: P(the given draft passes) and the law of
-        the token emitted when it does not.
+    steps : iterable of (rational, row)
+        Per drafted position i, ``(keep_i, rejected_i)``: P(the given draft passes), in [0, 1],
+        and the law of the token emitted when it does not (V exact rationals >= 0 summing to at
+        most 1: a rule that emits an id outside [0, V) leaves that mass out; ignored where
+        ``keep_i == 1``).
     bonus : row
-        The law of the token emitted after every draft passed.
+        The law of the token emitted after every draft passed: an exact distribution over the
+        same V ids.
 
     Returns
     -------
     accepted_length : tuple of Fraction, length gamma + 1
         ``P(stop after i) = prod_{j < i} keep_j * (1 - keep_i)``, and ``prod keep`` at gamma.
     emitted : tuple of rows
-        The rejection rows, then the bonus row.
+        The rejection rows, then the bonus row, as tuples of Fraction.
+
+    Raises
+    ------
+    InvalidDistribution
+        A step that is not a pair; a pass probability that is not an exact rational in [0, 1];
+        a row with an inexact or negative entry, of another length than the bonus row, or
+        summing above 1 (the bonus row: not to 1).
 
     Examples
     --------
     >>> half = (Fraction(1, 2), Fraction(1, 2))
     >>> given_block([(Fraction(1, 2), half)], half)[0]
     (Fraction(1, 2), Fraction(1, 2))
+    >>> given_block([(Fraction(3, 2), half)], half)
+    Traceback (most recent call last):
+    ...
+    specproof.errors.InvalidDistribution: step 0: the pass probability is 3/2, not in [0, 1]
     """
+    last = as_fractions(bonus, "the bonus row")
     alive, lengths, rows = _ONE, [], []
-    for keep, rejected in steps:
+    for i, step in enumerate(steps):
+        if type(step) is not tuple and not isinstance(step, Sequence) or len(step) != 2:
+            raise InvalidDistribution(f"step {i} is {step!r}, not a pair (pass probability, rejection row)")
+        keep = to_fraction(step[0], what=f"step {i}: the pass probability")
+        if not 0 <= keep <= 1:
+            raise InvalidDistribution(f"step {i}: the pass probability is {keep}, not in [0, 1]")
+        rows.append(_sub_probability(step[1], f"step {i}: the rejection row", len(last)))
         lengths.append(alive * (1 - keep))
         alive *= keep
-        rows.append(tuple(rejected))
     lengths.append(alive)
-    rows.append(tuple(bonus))
+    rows.append(last)
     return tuple(lengths), tuple(rows)
+
+
+def _sub_probability(values: Any, what: str, size: int) -> tuple[Fraction, ...]:
+    """A row of ``size`` exact rationals >= 0 summing to at most 1, as Fractions."""
+    if type(values) is tuple and all(type(v) is Fraction for v in values):
+        row = values
+    elif isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+        raise InvalidDistribution(f"{what} is a {type(values).__name__}, not a sequence of rationals")
+    else:
+        row = tuple(to_fraction(v, what=f"{what}[{y}]") for y, v in enumerate(values))
+    if len(row) != size:
+        raise InvalidDistribution(f"{what} has {len(row)} entries, not V = {size}")
+    den = math.lcm(*(m.denominator for m in row))
+    scaled = [m.numerator * (den // m.denominator) for m in row]
+    if min(scaled) < 0:
+        y = scaled.index(min(scaled))
+        raise InvalidDistribution(f"{what}[{y}] is {row[y]}, which is negative")
+    if sum(scaled) > den:
+        raise InvalidDistribution(f"{what} sums to {Fraction(sum(scaled), den)}, above 1")
+    return row
 
 
 # --------------------------------------------------------------------------- the stream and the target
 
 
-def _target_row(target: Model, name: str = "p") -> Callable[[Prefix], tuple[Fraction, ...]]:
-    model = target if callable(target) else (lambda prefix: target)
-    return lambda prefix: as_distribution(model(prefix), name).fractions()
+def _require_int(value: Any, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise InvalidDistribution(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _block_law(law: Any, longest: int | None, what: str = "the emitted law", shortest: int = 1) -> dict[Prefix, Fraction]:
+    """``law`` checked: blocks (tuples of ``shortest`` to ``longest`` integer ids; an id outside
+    [0, V) counts as any other, in full) to exact masses >= 0 summing to at most 1 (blocks left
+    out count as mass the reference never matches)."""
+    if isinstance(law, BlockLaw):
+        return law.to_dict()
+    if not isinstance(law, Mapping):
+        raise InvalidDistribution(f"{what} is a {type(law).__name__}, not a mapping block -> probability")
+    out: dict[Prefix, Fraction] = {}
+    for block, mass in law.items():
+        if (not isinstance(block, tuple) or len(block) < shortest or (longest is not None and len(block) > longest)
+                or not all(type(t) is int or isinstance(t, numbers.Integral) and not isinstance(t, bool) for t in block)):
+            raise InvalidDistribution(f"{what} has the block {block!r}, not a tuple of {shortest} to "
+                                      f"{'any number of' if longest is None else longest} integer ids")
+        m = mass if type(mass) is Fraction else to_fraction(mass, what=f"the mass of the block {block}")
+        if m < 0:
+            raise InvalidDistribution(f"{what} gives the block {block} the mass {m}, which is negative")
+        out[block] = m
+    den = math.lcm(*(m.denominator for m in out.values()))
+    if sum(m.numerator * (den // m.denominator) for m in out.values()) > den:
+        raise InvalidDistribution(f"{what}'s masses sum to {sum(out.values(), _ZERO)}, above 1")
+    return out
+
+
+def _target_rows(target: Any, name: str = "p") -> Callable[[Prefix], RationalVector]:
+    """``prefix -> the reference row there``, validated (a constant row once)."""
+    if not callable(target):
+        row = as_distribution(target, name)
+        return lambda prefix: row
+    rows = _Rows(name)
+    return lambda prefix: rows(target(prefix))
 
 
 def stream_tv(emitted: Mapping[Prefix, Fraction], target: Any, gamma: int, *, stop_tokens: Iterable[int] = ()) -> Fraction:
@@ -601,11 +697,14 @@ def stream_tv(emitted: Mapping[Prefix, Fraction], target: Any, gamma: int, *, st
 
     Parameters
     ----------
-    emitted : mapping of tuple of int -> Fraction
-        The law of the emitted block (blocks of 1 to gamma + 1 ids).
+    emitted : mapping of tuple of int -> exact rational
+        The law of the emitted block: blocks of 1 to gamma + 1 ids, masses >= 0 summing to at
+        most 1 (mass left out, for example blocks set aside as invalid, is mass the target never
+        matches: it adds to the sum). An id outside [0, V) counts in full.
     target : callable or sequence
         ``target(prefix)``: the reference row after ``prefix`` (one row: the same everywhere).
     gamma : int
+        >= 0: the stream is compared over gamma + 1 tokens.
     stop_tokens : iterable of int, optional
         Stop ids: both streams end at their first one (a block is cut after it; a prefix ending
         in one is not continued on either side).
@@ -614,37 +713,66 @@ def stream_tv(emitted: Mapping[Prefix, Fraction], target: Any, gamma: int, *, st
     -------
     Fraction
 
+    Raises
+    ------
+    InvalidDistribution
+        gamma not an integer >= 0; ``emitted`` not such a law (a block that is not a tuple of 1 to
+        gamma + 1 integer ids, an inexact or negative mass, masses summing above 1); a stop token
+        that is not an integer; a target row that is not an exact distribution.
+
+    Notes
+    -----
+    Each live prefix's children are computed in integers over one denominator (the gap, the
+    target's row and the blocks ending there), and the children no block passes are summed there
+    as one Fraction.
+
     Examples
     --------
     >>> stream_tv({(0,): Fraction(1)}, ["1/2", "1/2"], 1)
     Fraction(1, 2)
+    >>> stream_tv({(0,): Fraction(1)}, ["1/2", "1/2"], -1)
+    Traceback (most recent call last):
+    ...
+    specproof.errors.InvalidDistribution: gamma must be an integer >= 0, got -1
     """
-    row = _target_row(target)
+    gamma = _require_int(gamma, "gamma", 0)
+    law = _block_law(emitted, gamma + 1)
     stops = frozenset(stop_tokens)
-    if stops:  # cut every block after its first stop token (a cut prefix is never continued: it is not live)
-        cut: dict[Prefix, Fraction] = {}
-        for b, m in emitted.items():
-            n = next((i + 1 for i, t in enumerate(b) if t in stops), len(b))
-            cut[b[:n]] = cut.get(b[:n], _ZERO) + m
-        emitted = cut
-    live = {b[:i] for b in emitted for i in range(len(b))}
-    level, total = {(): _ONE}, _ZERO
-    for depth in range(1, gamma + 2):
+    if any(isinstance(t, bool) or not isinstance(t, numbers.Integral) for t in stops):
+        raise InvalidDistribution(f"stop_tokens are {sorted(stops, key=repr)!r}, not integer ids")
+    row = _target_rows(target)
+    ends: dict[Prefix, dict[int, Fraction]] = {}  # s -> {t: the mass of the block s + (t,)}
+    for block, m in law.items():
+        if stops:  # cut every block after its first stop token (a cut prefix is never continued: it is not live)
+            block = block[:next((i + 1 for i, t in enumerate(block) if t in stops), len(block))]
+        if m:
+            at = ends.setdefault(block[:-1], {})
+            at[block[-1]] = at.get(block[-1], _ZERO) + m
+    live = {s[:i] for s in ends for i in range(len(s) + 1)}  # the prefixes some block passes
+    level: dict[Prefix, Fraction] = {(): _ONE}
+    total = _ZERO
+    for depth in range(gamma + 1):
         nxt: dict[Prefix, Fraction] = {}
-        for prefix, gap in level.items():
+        for prefix in list(level) + [s for s in ends if len(s) == depth and s not in level]:
+            gap, here = level.get(prefix, _ZERO), ends.get(prefix, {})
+            vec = row(prefix) if gap else None
+            den = gap.denominator * vec.denominator if gap else 1
+            common = math.lcm(den, *(m.denominator for m in here.values()))
+            values: dict[int, int] = {}  # child t -> F(prefix + (t,)) * common
             if gap:
-                for t, pt in enumerate(row(prefix)):
-                    if pt:
-                        nxt[prefix + (t,)] = gap * pt
-        for b, m in emitted.items():
-            if len(b) == depth:
-                nxt[b] = nxt.get(b, _ZERO) - m
-        level = {}
-        for prefix, gap in nxt.items():
-            if prefix in live:
-                level[prefix] = gap
-            else:
-                total += abs(gap)
+                factor = gap.numerator * (common // den)
+                values = {t: factor * n for t, n in enumerate(vec.numerators) if n}
+            for t, m in here.items():
+                values[t] = values.get(t, 0) - m.numerator * (common // m.denominator)
+            dead = 0
+            for t, value in values.items():
+                if prefix + (t,) in live:
+                    nxt[prefix + (t,)] = Fraction(value, common)
+                else:
+                    dead += abs(value)
+            if dead:
+                total += Fraction(dead, common)
+        level = nxt
     return total / 2
 
 
@@ -653,31 +781,41 @@ def extend_by_target(starts: Mapping[Prefix, Fraction], target: Any, length: int
 
     Parameters
     ----------
-    starts : mapping of tuple of int -> Fraction
-        Sequences (longer ones are cut to ``length``) and their probabilities.
+    starts : mapping of tuple of int -> exact rational
+        Sequences (longer ones are cut to ``length``) and their probabilities (>= 0, summing to
+        at most 1).
     target : callable or sequence
         ``target(prefix)``: the target row after ``prefix``.
     length : int
+        >= 0.
 
     Returns
     -------
     dict of tuple of int -> Fraction
         The law of the first ``length`` tokens (V ** length keys at most: small V only).
 
+    Raises
+    ------
+    InvalidDistribution
+        ``length`` not an integer >= 0; ``starts`` not such a law (as :func:`stream_tv`); a
+        target row that is not an exact distribution.
+
     Examples
     --------
     >>> extend_by_target({(1,): Fraction(1)}, ["1/2", "1/2"], 2)
     {(1, 1): Fraction(1, 2), (1, 0): Fraction(1, 2)}
     """
-    row = _target_row(target)
+    length = _require_int(length, "length", 0)
+    law = _block_law(starts, None, "the starting law", shortest=0)
+    row = _target_rows(target)
     out: dict[Prefix, Fraction] = {}
-    frontier = [(s, m) for s, m in starts.items() if m]
+    frontier = [(s, m) for s, m in law.items() if m]
     while frontier:
         seq, m = frontier.pop()
         if len(seq) >= length:
             out[seq[:length]] = out.get(seq[:length], _ZERO) + m
             continue
-        for y, py in enumerate(row(seq)):
+        for y, py in enumerate(row(seq).fractions()):
             if py:
                 frontier.append((seq + (y,), m * py))
     return out
@@ -685,6 +823,11 @@ def extend_by_target(starts: Mapping[Prefix, Fraction], target: Any, length: int
 
 def target_joint(target: Any, length: int) -> dict[Prefix, Fraction]:
     """The target's own joint law of ``length`` tokens, ``prod_i p(z_i | z_<i)`` (small V only).
+
+    Raises
+    ------
+    InvalidDistribution
+        As :func:`extend_by_target`.
 
     Examples
     --------

@@ -8,7 +8,7 @@ from fractions import Fraction
 from typing import Any, Callable, Mapping
 
 from specproof.errors import InvalidDistribution
-from specproof.laws.block import stream_tv, tree_law
+from specproof.laws.block import LengthLawName, stream_tv, tree_law
 from specproof.laws.outcome import CONTINUOUS, Bound, Coin, Draw, Leaf, Node, OutcomeTree
 from specproof.laws._verifiers import (Row, Prefix, Model, _ZERO, InvalidVerifier, _dist, _pair, _model, _positive_int,
                                        _positive_part, _Builder)
@@ -39,7 +39,7 @@ def full_information_bound(target: Any, draft: Any, gamma: int) -> Fraction:
     Fraction(4, 3)
     """
     _positive_int(gamma, "gamma")
-    tmodel, dmodel = _model(target), _model(draft)
+    tmodel, dmodel = _model(target), _model(draft, "q")
     total = _ZERO
     level = [((), Fraction(1), Fraction(1))]
     for _ in range(gamma):
@@ -56,7 +56,7 @@ def full_information_bound(target: Any, draft: Any, gamma: int) -> Fraction:
 
 
 @dataclass(frozen=True)
-class BlockVerificationLaw:
+class BlockVerificationLaw(LengthLawName):
     """The exact law of one step of block verification, with token verification beside it.
 
     Attributes
@@ -147,7 +147,7 @@ def block_verification_law(target: Any, draft: Any, gamma: int) -> BlockVerifica
 
     emitted, lengths = tree_law(_block_verification_tree(target, draft, gamma), gamma)
     expected = sum((i * m for i, m in enumerate(lengths)), _ZERO)
-    tmodel, dmodel = _model(target), _model(draft)
+    tmodel, dmodel = _model(target), _model(draft, "q")
     token = verification_law(tmodel, dmodel, gamma).expected_accepted
     return BlockVerificationLaw(gamma, emitted, lengths, expected, expected + 1, token,
                                 full_information_bound(tmodel, dmodel, gamma), stream_tv(emitted, tmodel, gamma))
@@ -219,7 +219,7 @@ def block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree:
 def _block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree:
     """:func:`block_verification_tree` for any gamma >= 1 (no certificate limit)."""
     _positive_int(gamma, "gamma")
-    tmodel, dmodel = _model(target), _model(draft)
+    tmodel, dmodel = _model(target), _model(draft, "q")
     v = len(_dist(tmodel(()), "p"))
     b = _Builder(v)
 

@@ -28,8 +28,8 @@ from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from specproof.errors import InvalidDistribution
-from specproof.laws.block import (BlockLaw, ChainLaw, Position, _Rows, compose, extend_by_target,
-                                  given_block, target_joint)
+from specproof.laws.block import (BlockLaw, ChainLaw, LengthLawName, Position, _Rows, _require_int, compose,
+                                  extend_by_target, given_block, target_joint)
 from specproof.laws.exact import emitted_law
 from specproof.laws.rational import as_distribution, to_fraction
 
@@ -69,8 +69,8 @@ def textbook_position(p_row: Any, q_row: Any) -> Position:
     """
     law = emitted_law(p_row, q_row)
     d, z = law.denominator, law.normalizer
-    reject = Fraction(law.rejected, d)
-    return Position(p_row, law.accept.tolist(), Fraction(1, d), law.residual_mass.tolist(),
+    reject = Fraction(law.reject_numerator, d)
+    return Position(p_row, law.accept_numerators.tolist(), Fraction(1, d), law.residual_mass.tolist(),
                     reject / z if z else Fraction(0), reject)
 
 
@@ -200,11 +200,6 @@ def expected_tokens(alpha: Any, gamma: int) -> Fraction:
     return (1 - a ** (gamma + 1)) / (1 - a)
 
 
-def _require_int(value: Any, name: str, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise InvalidDistribution(f"{name} must be an integer >= {minimum}, got {value!r}")
-
-
 def _cost(value: Any, what: str) -> Fraction:
     c = to_fraction(value, what=what)
     if c < 0:
@@ -294,7 +289,7 @@ def best_gamma(alpha: Any, c: Any, *, max_gamma: int = 64) -> int:
 
 
 @dataclass(frozen=True)
-class GivenBlockLaw:
+class GivenBlockLaw(LengthLawName):
     """What the verifier does with one given drafted block (the reference for batched samplers).
 
     Attributes
@@ -360,9 +355,9 @@ def given_block_law(target_rows: Sequence[Any], draft_rows: Sequence[Any], token
         if isinstance(x, bool) or not isinstance(x, numbers.Integral) or not 0 <= x < len(law):
             raise InvalidDistribution(f"drafted token {i} is {x!r}, not an integer token id in [0, {len(law)})")
         x = int(x)
-        if law.draft[x] == 0:
+        if law.draft_numerators[x] == 0:
             raise InvalidDistribution(f"drafted token {i} ({x}) has draft probability 0: it cannot have been drafted")
-        keep = min(Fraction(1), Fraction(law.target[x], law.draft[x]))  # min(1, p(x)/q(x))
+        keep = min(Fraction(1), Fraction(law.target_numerators[x], law.draft_numerators[x]))  # min(1, p(x)/q(x))
         z = law.normalizer
         steps.append((keep, tuple(Fraction(r, z) if z else Fraction(0) for r in law.residual_mass.tolist())))
     bonus = as_distribution(target_rows[gamma], "p")

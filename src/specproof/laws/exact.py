@@ -20,6 +20,7 @@ References
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -40,6 +41,14 @@ __all__ = [
 ]
 
 
+def _renamed(old: str, new: str) -> property:
+    """A read-only alias ``old`` of the attribute ``new``, warning that ``old`` is deprecated."""
+    def read(self: Any) -> Any:
+        warnings.warn(f"EmittedLaw.{old} is deprecated; use EmittedLaw.{new}", DeprecationWarning, stacklevel=2)
+        return getattr(self, new)
+    return property(read, doc=f"Deprecated name of :attr:`{new}`.")
+
+
 @dataclass(frozen=True, eq=False)
 class EmittedLaw:
     """The verifier's operational law for one pair (p, q), in integers over ``denominator``.
@@ -52,51 +61,60 @@ class EmittedLaw:
     ----------
     denominator : int
         D, the least common denominator of p and q.
-    target, draft : numpy.ndarray of object (int), shape [V]
-        P and Q: ``p = P/D``, ``q = Q/D``.
-    accept : numpy.ndarray of object (int), shape [V]
+    target_numerators, draft_numerators : numpy.ndarray of object (int), shape [V]
+        P and Q: the target ``p = P/D`` and the draft ``q = Q/D``.
+    accept_numerators : numpy.ndarray of object (int), shape [V]
         Per token, the accept mass ``q(x) * min(1, p(x)/q(x))`` times D (0 where q(x) = 0).
     residual_mass : numpy.ndarray of object (int), shape [V]
         Per token, ``(p(x) - q(x))+`` times D: the unnormalized residual.
-    accepted : int
-        ``A = sum(accept)``; alpha = A / D.
-    rejected : int
-        ``D - A``; the probability of rejection is ``rejected / D``.
+    alpha_numerator : int
+        ``A = sum(accept_numerators)``; alpha = A / D.
+    reject_numerator : int
+        ``D - A``; the probability of rejection is ``reject_numerator / D``.
     normalizer : int
         ``Z = sum(residual_mass)``; the residual's mass is ``Z / D``. Zero iff p == q.
 
     Notes
     -----
     Build it with :func:`emitted_law`. :meth:`is_lossless` checks dist == p and
-    alpha == 1 - TV as integer identities, without building any Fraction.
+    alpha == 1 - TV as integer identities, without building any Fraction. The older names
+    ``target``, ``draft``, ``accept``, ``accepted`` and ``rejected`` still read
+    these attributes, with a :class:`DeprecationWarning` (``accept`` and ``accepted`` were two
+    letters apart for an array and an int).
     """
 
     denominator: int
-    target: np.ndarray
-    draft: np.ndarray
-    accept: np.ndarray
+    target_numerators: np.ndarray
+    draft_numerators: np.ndarray
+    accept_numerators: np.ndarray
     residual_mass: np.ndarray
-    accepted: int
-    rejected: int
+    alpha_numerator: int
+    reject_numerator: int
     normalizer: int
 
+    target = _renamed("target", "target_numerators")
+    draft = _renamed("draft", "draft_numerators")
+    accept = _renamed("accept", "accept_numerators")
+    accepted = _renamed("accepted", "alpha_numerator")
+    rejected = _renamed("rejected", "reject_numerator")
+
     def __len__(self) -> int:
-        return len(self.target)
+        return len(self.target_numerators)
 
     @property
     def emitted(self) -> np.ndarray:
         """Emitted mass per token, over :attr:`emitted_denominator`: object array [V].
 
         The sampler's last step: accept mass plus rejection probability times the normalized
-        residual, ``accept/D + (rejected/D) * (residual_mass/Z)``, put over ``D * Z``:
-        ``Z * accept + rejected * residual_mass``. When Z == 0 (p == q) the rejection
-        probability is 0 as well and the residual is never sampled: the emitted mass is the
-        accept mass over D.
+        residual, ``A_x/D + (R/D) * (residual_x/Z)`` (``A_x``: accept_numerators, R:
+        reject_numerator, ``residual_x``: residual_mass), put over ``D * Z``:
+        ``Z * A_x + R * residual_x``. When Z == 0 (p == q) the rejection probability is 0 as well
+        and the residual is never sampled: the emitted mass is the accept mass over D.
         """
         z = self.normalizer
         if z == 0:
-            return self.accept
-        return z * self.accept + self.rejected * self.residual_mass
+            return self.accept_numerators
+        return z * self.accept_numerators + self.reject_numerator * self.residual_mass
 
     @property
     def emitted_denominator(self) -> int:
@@ -106,12 +124,12 @@ class EmittedLaw:
     @property
     def alpha(self) -> Fraction:
         """Acceptance probability ``sum_x q(x) min(1, p(x)/q(x))`` as a Fraction."""
-        return Fraction(self.accepted, self.denominator)
+        return Fraction(self.alpha_numerator, self.denominator)
 
     @property
     def tv(self) -> Fraction:
         """Total variation ``(1/2) sum_x |p(x) - q(x)|`` as a Fraction."""
-        return Fraction(int(np.abs(self.target - self.draft).sum()), 2 * self.denominator)
+        return Fraction(int(np.abs(self.target_numerators - self.draft_numerators).sum()), 2 * self.denominator)
 
     def dist(self) -> tuple[Fraction, ...]:
         """The emitted law as a tuple of V Fractions."""
@@ -130,20 +148,19 @@ class EmittedLaw:
 
         Notes
         -----
-        When the rejection mass equals the residual's mass (``rejected == Z``, which is
-        ``D - A == Z``, the normalizer lemma, checked first), ``emitted[x] = Z * (accept[x] +
-        residual_mass[x])``, so the per-token identity reduces to ``accept[x] +
-        residual_mass[x] == P[x]``, with no multiplication. Otherwise the check compares the
-        full products ``emitted[x] == Z * P[x]``.
+        When the rejection mass equals the residual's mass (``reject_numerator == Z``, which
+        is ``D - A == Z``, the normalizer lemma, checked first), ``emitted[x] = Z * (A_x +
+        residual_x)``, so the per-token identity reduces to ``A_x + residual_x == P[x]``, with no
+        multiplication. Otherwise the check compares the full products ``emitted[x] == Z * P[x]``.
         """
-        d, a, z = self.denominator, self.accepted, self.normalizer
-        if int(np.abs(self.target - self.draft).sum()) != 2 * (d - a):
+        d, a, z = self.denominator, self.alpha_numerator, self.normalizer
+        if int(np.abs(self.target_numerators - self.draft_numerators).sum()) != 2 * (d - a):
             return False
         if z == 0:
-            return bool((self.accept == self.target).all())
-        if self.rejected == z:
-            return bool((self.accept + self.residual_mass == self.target).all())
-        return bool((self.emitted == z * self.target).all())
+            return bool((self.accept_numerators == self.target_numerators).all())
+        if self.reject_numerator == z:
+            return bool((self.accept_numerators + self.residual_mass == self.target_numerators).all())
+        return bool((self.emitted == z * self.target_numerators).all())
 
 
 def _pair(p: Any, q: Any) -> tuple[int, np.ndarray, np.ndarray]:
@@ -207,15 +224,15 @@ def emitted_law(p: Any, q: Any) -> EmittedLaw:
     accept = np.where(big_p >= big_q, big_q, big_p)
     # (p - q)+, computed on its own (not as p - accept), so is_lossless checks a real identity.
     resid = np.maximum(big_p - big_q, 0)
-    accepted = int(accept.sum())
+    alpha_numerator = int(accept.sum())
     return EmittedLaw(
         denominator=den,
-        target=big_p,
-        draft=big_q,
-        accept=accept,
+        target_numerators=big_p,
+        draft_numerators=big_q,
+        accept_numerators=accept,
         residual_mass=resid,
-        accepted=accepted,
-        rejected=den - accepted,
+        alpha_numerator=alpha_numerator,
+        reject_numerator=den - alpha_numerator,
         normalizer=int(resid.sum()),
     )
 

@@ -57,6 +57,7 @@ __all__ = [
     "FLOAT32_OPEN_CLOSED",
     "coin_model",
     "Bound",
+    "argmax",
     "block_tree",
     "Draw",
     "Coin",
@@ -213,6 +214,16 @@ def coin_model(name: str) -> CoinModel:
 # --------------------------------------------------------------------------- primitives
 
 
+def argmax(row: "Row") -> int:
+    """The index of the largest entry of ``row``, ties to the smallest id (the recipe
+    ``one-hot-argmax`` and the events ``argmax-is``, ``argmax-is-not``).
+
+    >>> argmax((Fraction(1, 4), Fraction(3, 8), Fraction(3, 8)))
+    1
+    """
+    return row.index(max(row))
+
+
 def _row(rows: Mapping[str, Row], name: str) -> Row:
     if name not in rows:
         raise InvalidTree(f"the tree refers to row {name!r}, which it does not list")
@@ -232,7 +243,7 @@ class Rows(dict):
         key = "argmax:" + name
         if key not in self._cumulative:
             row = _row(self, name)
-            self._cumulative[key] = max(range(len(row)), key=lambda i: (row[i], -i))
+            self._cumulative[key] = argmax(row)
         return self._cumulative[key]
 
     def cumulative(self, name: str) -> list[Fraction]:
@@ -396,8 +407,7 @@ class Choice:
             if isinstance(rows, Rows):
                 top = rows.argmax(r)
             else:
-                row = _row(rows, r)
-                top = max(range(len(row)), key=lambda i: (row[i], -i))
+                top = argmax(_row(rows, r))
             holds = (top == t) == (kind == "argmax-is")
         elif kind in ("zero", "positive"):
             _, r, t = self.condition
@@ -896,17 +906,47 @@ def block_tree(position: Callable[[tuple], "OutcomeTree"], gamma: int,
     Raises
     ------
     InvalidTree
-        A position tree with an input other than p and q, rows of different lengths, or a
-        leaf id outside [0, V).
+        A position tree with an input other than p and q, rows of different lengths, a leaf id
+        outside [0, V), or an accepted leaf on a branch of probability 0 (outcome trees leave such
+        branches out).
+    InvalidDistribution, ResidualUndefined
+        ``position``'s own errors, with the prefix where they were raised.
+
+    Notes
+    -----
+    A front end of the block engine: :func:`specproof.laws.block.compose` walks the accepted
+    prefixes over the positions' outcomes (:func:`specproof.laws.block.tree_position`), which
+    decides the prefixes the block reaches. Each reached prefix's tree is then copied once, deepest
+    prefixes first, with its rows renamed, a stop leaf ``(y, False)`` becoming the block's leaf
+    ``(s + (y,), len(s))`` and an accepted leaf the copy made for ``s + (y,)``. The tree's leaves
+    summed by block are the law :func:`~specproof.laws.block.compose` gives (tested).
     """
+    from specproof.laws.block import compose, tree_position
+
+    if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
+        raise InvalidTree(f"gamma must be an integer >= 1, got {gamma!r}")
+    trees: dict[tuple, OutcomeTree] = {}
+    targets: dict[tuple, tuple] = {}  # the target's row after each full block
+
+    def visit(prefix: tuple):
+        tree = position(prefix)
+        if trees and tree.vocab_size != trees[()].vocab_size:
+            raise InvalidTree(f"after {list(prefix)} the rows have {tree.vocab_size} entries, not V = {trees[()].vocab_size}")
+        trees[prefix] = tree
+        pos = tree_position(tree, (Fraction(0),) * tree.vocab_size)
+        for y in pos.out_of_range:
+            raise InvalidTree(f"after {list(prefix)} the verifier emits id {y}, outside [0, V)")
+        return pos
+
+    def target_row(prefix: tuple):
+        targets[prefix] = row = tuple(position(prefix).rows["p"])
+        return row, Fraction(1), row
+
+    law = compose(visit, gamma, target_row)
+
     rows, recipes, derivations = Rows(), {}, {}
-    v: list[int] = []
 
     def adopt(prefix: tuple, tree: "OutcomeTree") -> Callable[[str], str]:
-        if v and tree.vocab_size != v[0]:
-            raise InvalidTree(f"after {list(prefix)} the rows have {tree.vocab_size} entries, not V = {v[0]}")
-        v[:] = [tree.vocab_size]
-
         def name(n: str) -> str:
             return f"{n}{list(prefix)}"
         for n, values in tree.rows.items():
@@ -928,41 +968,39 @@ def block_tree(position: Callable[[tuple], "OutcomeTree"], gamma: int,
             Branch(Draw(p_row, y), m / sum(values, Fraction(0)), Leaf(prefix + (y,), gamma))
             for y, m in enumerate(values) if m))
 
-    def walk(prefix: tuple) -> Node:
-        tree = position(prefix)
+    def copied(prefix: tuple) -> "Node | Leaf":
+        tree = trees[prefix]
         name = adopt(prefix, tree)
-        memo: dict[int, Node] = {}
+        memo: dict[int, Node | Leaf] = {}
 
         def copy(node: "Node | Leaf") -> "Node | Leaf":
-            if id(node) in memo:
-                return memo[id(node)]
-            if isinstance(node, Leaf):
-                if not 0 <= node.output < tree.vocab_size:
-                    raise InvalidTree(f"after {list(prefix)} the verifier emits id {node.output}, outside [0, V)")
-                nxt = prefix + (node.output,)
-                if not node.accepted:
-                    out: Node | Leaf = Leaf(nxt, len(prefix))
-                elif len(nxt) < gamma:
-                    out = walk(nxt)
+            if id(node) not in memo:
+                if isinstance(node, Node):
+                    memo[id(node)] = Node(node.label, tuple(Branch(_renamed_event(br.event, name), br.probability,
+                                                                   copy(br.child)) for br in node.branches))
+                elif not node.accepted:
+                    memo[id(node)] = Leaf(prefix + (node.output,), len(prefix))
+                elif prefix + (node.output,) in built:
+                    memo[id(node)] = built[prefix + (node.output,)]
                 else:
-                    p_row = f"p{list(nxt)}"
-                    if p_row not in rows:  # only the target's row after a full block is read
-                        rows[p_row] = tuple(position(nxt).rows["p"])
-                        recipes[p_row] = ("input", "p", list(nxt))
-                        derivations[p_row] = f"the target's row after {list(nxt)}"
-                    out = (last or bonus)(nxt, p_row, rows[p_row])
-            else:
-                out = Node(node.label, tuple(Branch(_renamed_event(br.event, name), br.probability, copy(br.child))
-                                             for br in node.branches))
-            memo[id(node)] = out
-            return out
+                    raise InvalidTree(f"after {list(prefix)} a branch of probability 0 leads to the accepted draft "
+                                      f"{node.output}: leave it out")
+            return memo[id(node)]
 
         root = tree.root
         if isinstance(root, Leaf):
             root = Node("certain", (Branch(Choice(("always",)), Fraction(1), root),))
         return copy(root)
 
-    if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
-        raise InvalidTree(f"gamma must be an integer >= 1, got {gamma!r}")
-    root = walk(())
-    return OutcomeTree(rows, root, v[0], derivations, recipes)
+    built: dict[tuple, Node | Leaf] = {}
+    for prefix in sorted(law.reach, key=len, reverse=True):  # children before their parents
+        if len(prefix) < gamma:
+            built[prefix] = copied(prefix)
+            continue
+        p_row = f"p{list(prefix)}"
+        if p_row not in rows:  # only the target's row after a full block is read
+            rows[p_row] = targets[prefix]
+            recipes[p_row] = ("input", "p", list(prefix))
+            derivations[p_row] = f"the target's row after {list(prefix)}"
+        built[prefix] = (last or bonus)(prefix, p_row, rows[p_row])
+    return OutcomeTree(rows, built[()], trees[()].vocab_size, derivations, recipes)

@@ -32,6 +32,7 @@ __all__ = [
     "RationalVector",
     "to_fraction",
     "as_distribution",
+    "as_fractions",
     "from_floats",
     "format_fraction",
 ]
@@ -107,6 +108,10 @@ def to_fraction(value: Any, *, what: str = "value") -> Fraction:
     """
     if type(value) is Fraction:
         return value
+    if type(value) is str:  # the common inputs first: "n/d" strings and ints
+        return _ratio(value, what)
+    if type(value) is int:
+        return Fraction(value)
     if isinstance(value, Fraction):
         return Fraction(value.numerator, value.denominator)
     if isinstance(value, (bool, np.bool_)):
@@ -118,19 +123,7 @@ def to_fraction(value: Any, *, what: str = "value") -> Fraction:
     if isinstance(value, (float, np.floating)):
         raise FloatNotExact(f"{what} is the float {value!r}: {_FLOAT_HINT}")
     if isinstance(value, str):
-        match = _RATIO.fullmatch(value)
-        if match is None:
-            if _looks_like_float(value):
-                raise FloatNotExact(f"{what} is the string {_clip(value)!r}, not of the form 'n/d': {_FLOAT_HINT}")
-            raise InvalidDistribution(f"{what} is the string {_clip(value)!r}, not of the form 'n/d'")
-        try:
-            num = int(match.group(1))
-            den = int(match.group(2)) if match.group(2) is not None else 1
-        except ValueError:  # beyond Python's limit on int/str conversions (sys.get_int_max_str_digits)
-            raise InvalidDistribution(f"{what} is a string of {len(value)} characters: too many digits") from None
-        if den == 0:
-            raise InvalidDistribution(f"{what} is {_clip(value)!r}, which has a zero denominator")
-        return Fraction(num, den)
+        return _ratio(value, what)
     # sympy.Rational (and Integer) expose .p and .q; sympy Floats and symbols are refused.
     if _is_sympy_rational(value):
         return Fraction(int(value.p), int(value.q))
@@ -147,6 +140,23 @@ def to_fraction(value: Any, *, what: str = "value") -> Fraction:
         f"{what} is {value!r} of type {type(value).__name__}, not an exact rational "
         "(int, Fraction, sympy.Rational or 'n/d' string)"
     )
+
+
+def _ratio(value: str, what: str) -> Fraction:
+    """An ``"n/d"`` (or ``"n"``) string as a Fraction (see :func:`to_fraction`)."""
+    match = _RATIO.fullmatch(value)
+    if match is None:
+        if _looks_like_float(value):
+            raise FloatNotExact(f"{what} is the string {_clip(value)!r}, not of the form 'n/d': {_FLOAT_HINT}")
+        raise InvalidDistribution(f"{what} is the string {_clip(value)!r}, not of the form 'n/d'")
+    try:
+        num = int(match.group(1))
+        den = int(match.group(2)) if match.group(2) is not None else 1
+    except ValueError:  # beyond Python's limit on int/str conversions (sys.get_int_max_str_digits)
+        raise InvalidDistribution(f"{what} is a string of {len(value)} characters: too many digits") from None
+    if den == 0:
+        raise InvalidDistribution(f"{what} is {_clip(value)!r}, which has a zero denominator")
+    return Fraction(num, den)
 
 
 def _clip(text: str, limit: int = 60) -> str:
@@ -327,6 +337,45 @@ def as_distribution(values: Any, name: str = "p") -> RationalVector:
         den = math.lcm(*(f.denominator for f in fracs)) if fracs else 1
         vec = RationalVector(tuple(f.numerator * (den // f.denominator) for f in fracs), den)
     return _validated(vec, name)
+
+
+def as_fractions(values: Any, name: str = "p") -> tuple[Fraction, ...]:
+    """Validate an exact probability vector and return its entries as Fractions.
+
+    The same checks and errors as :func:`as_distribution` (whose result's
+    :meth:`RationalVector.fractions` this is). A tuple or list of :class:`~fractions.Fraction`
+    that is already a distribution is returned as a tuple without rebuilding its entries: the
+    laws of a block validate the same rows at every prefix.
+
+    Parameters
+    ----------
+    values : RationalVector or sequence of exact rationals
+    name : str, optional
+
+    Returns
+    -------
+    tuple of Fraction, length V
+
+    Raises
+    ------
+    FloatNotExact, InvalidDistribution
+        As :func:`as_distribution`.
+
+    Examples
+    --------
+    >>> as_fractions(["1/2", 0.5])
+    Traceback (most recent call last):
+    ...
+    specproof.errors.FloatNotExact: p[1] is the float 0.5: floats are not exact; ...
+    >>> as_fractions((Fraction(1, 2), Fraction(1, 2)))
+    (Fraction(1, 2), Fraction(1, 2))
+    """
+    if type(values) in (tuple, list) and values and all(type(v) is Fraction for v in values):
+        den = math.lcm(*(v.denominator for v in values))
+        scaled = [v.numerator * (den // v.denominator) for v in values]
+        if min(scaled) >= 0 and sum(scaled) == den:
+            return tuple(values)
+    return as_distribution(values, name).fractions()
 
 
 def _validated(vec: RationalVector, name: str) -> RationalVector:

@@ -34,12 +34,14 @@ relaxed acceptance).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
 from specproof.errors import InvalidDistribution, SpecProofError
-from specproof.laws.rational import as_distribution, to_fraction
+from specproof.laws._verifiers import _argmax, _dist as _row, _model, _pair, _tv
+from specproof.laws.block import LengthLawName
+from specproof.laws.rational import to_fraction
 
 __all__ = [
     "InvalidKnob", "Undecided", "RelaxedLaw", "RelaxedBlockLaw", "argmax_proposal", "exp_bounds",
@@ -62,30 +64,6 @@ class Undecided(SpecProofError):
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _row(values: Any, name: str) -> Row:
-    return tuple(as_distribution(values, name).fractions())
-
-
-def _pair(p: Any, q: Any) -> tuple[Row, Row]:
-    pv, qv = _row(p, "p"), _row(q, "q")
-    if len(pv) != len(qv):
-        raise InvalidDistribution(f"p has V={len(pv)} entries but q has V={len(qv)}")
-    return pv, qv
-
-
-def _argmax(row: Sequence[Fraction]) -> int:
-    """Index of the largest entry; ties to the smallest id."""
-    best = 0
-    for i, v in enumerate(row):
-        if v > row[best]:
-            best = i
-    return best
-
-
-def _tv(a: Sequence[Fraction], b: Sequence[Fraction]) -> Fraction:
-    return sum((abs(x - y) for x, y in zip(a, b)), _ZERO) / 2
 
 
 def _one_hot(v: int, i: int) -> Row:
@@ -693,7 +671,7 @@ def lossless_baseline(p: Any, q: Any, reference: str = "target") -> Fraction:
 
 
 @dataclass(frozen=True)
-class RelaxedBlockLaw:
+class RelaxedBlockLaw(LengthLawName):
     """A relaxed rule over a chain of gamma drafts.
 
     Attributes
@@ -777,8 +755,7 @@ def relaxed_block_law(target: Any, draft: Any, gamma: int, rule: str, **knobs: A
 
     if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
         raise InvalidKnob(f"gamma must be an int >= 1, got {gamma!r}")
-    tmodel = target if callable(target) else (lambda prefix: target)
-    dmodel = draft if callable(draft) else (lambda prefix: draft)
+    tmodel, dmodel = _model(target, "p"), _model(draft, "q")
 
     def position(prefix: tuple[int, ...]) -> Position:
         pv, qv = _row(tmodel(prefix), "p"), _row(dmodel(prefix), "q")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from specproof.laws.block import Position, compose, tree_position
+from specproof.laws.block import LengthLawName, Position, compose, tree_position
 from specproof.laws.outcome import Choice, Leaf, Node, OutcomeTree
 from specproof.laws._verifiers import (Row, Prefix, Model, TokenTree, _ONE, InvalidVerifier, _dist, _model,
                                        _positive_int, _positive_part, _normalized, _without, _argmax, _Builder,
@@ -179,7 +179,7 @@ def topk_tree(draft: Any, widths: Sequence[int]) -> TokenTree:
     >>> topk_tree(["1/2", "1/3", "1/6"], [2, 1])
     ((0, ((0, ()),)), (1, ((0, ()),)))
     """
-    dmodel = _model(draft)
+    dmodel = _model(draft, "q")
     for w in widths:
         _positive_int(w, "tree width")
 
@@ -194,7 +194,7 @@ def topk_tree(draft: Any, widths: Sequence[int]) -> TokenTree:
 
 
 @dataclass(frozen=True)
-class TokenTreeLaw:
+class TokenTreeLaw(LengthLawName):
     """The exact law of one token-tree verification step.
 
     Attributes
@@ -398,7 +398,7 @@ def stochastic_tree_law(target: Any, draft: Any, branching: Sequence[int], *,
     ((Fraction(1, 2), Fraction(1, 2)), True)
     """
     widths = [_positive_int(k, "branching") for k in branching]
-    dmodel = _model(draft)
+    dmodel = _model(draft, "q")
 
     def position(path: Prefix, depth: int, pv: Row) -> OutcomeTree | None:
         if depth == len(widths):

@@ -9,7 +9,7 @@ from fractions import Fraction
 from typing import Any, Mapping, Sequence
 
 from specproof.errors import SpecProofError
-from specproof.laws.block import Position, compose, stream_tv, tree_law, tree_position
+from specproof.laws.block import LengthLawName, Position, compose, stream_tv, tree_law, tree_position
 from specproof.laws.outcome import Branch, Choice, Draw, Leaf, Node, OutcomeTree
 from specproof.laws.rational import to_fraction
 from specproof.laws._verifiers import (Row, Prefix, _ONE, InvalidVerifier, _dist, _pair, _model, _positive_int,
@@ -263,7 +263,7 @@ def typical_law(p: Any, q: Any, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUSA_DE
 
 
 @dataclass(frozen=True)
-class TypicalBlockLaw:
+class TypicalBlockLaw(LengthLawName):
     """Typical acceptance over a block of gamma drafts (the longest accepted prefix, then the greedy
     token).
 
@@ -326,7 +326,7 @@ def typical_block_law(target: Any, draft: Any, gamma: int, *, eps: Any = MEDUSA_
     ((Fraction(0, 1), Fraction(1, 1)), Fraction(1, 2))
     """
     _positive_int(gamma, "gamma")
-    tmodel, dmodel = _model(target), _model(draft)
+    tmodel, dmodel = _model(target), _model(draft, "q")
 
     def position(prefix: Prefix) -> Position:
         pv = _dist(tmodel(prefix), "p")
@@ -386,7 +386,7 @@ def typical_block_certificate(target: Any, draft: Any, gamma: int, *, eps: Any =
     _positive_int(gamma, "gamma")
     if gamma > MAX_BLOCK_GAMMA:
         raise InvalidVerifier(f"gamma = {gamma}; block certificates hold blocks of at most {MAX_BLOCK_GAMMA} drafts")
-    tmodel, dmodel = _model(target), _model(draft)
+    tmodel, dmodel = _model(target), _model(draft, "q")
 
     def position(prefix: Prefix) -> OutcomeTree:
         return typical_tree(tmodel(prefix), dmodel(prefix), eps=eps, delta=delta, offset=offset)

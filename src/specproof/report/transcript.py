@@ -787,15 +787,21 @@ def _render_outcome(doc: Mapping[str, Any], verdict: Verdict, json_name: str) ->
                        "difference": _signed(law[t], reference[t])} for t in list(shown)[:FULL_TABLE_ROWS]],
             "tree": _tree_rows(c), "branches": sum(len(n["branches"]) for n in c["nodes"]),
         })
+    return _render_tree_document("outcome.md.j2", doc, verdict, json_name, len(certs), rows, given, _outcome_summary(rows))
+
+
+def _render_tree_document(template: str, doc: Mapping[str, Any], verdict: Verdict, json_name: str, count: int,
+                          rows: list, given: set, summary: str) -> str:
+    """The header and verdict an outcome or block transcript shares, around its ``rows``."""
     word, detail = _verdict_words(verdict)
     word = "VALID" if verdict.valid else word  # the checker's verdict on the document; the law's is the summary
-    return _ENV.get_template("outcome.md.j2").render(
+    return _ENV.get_template(template).render(
         name=_plain(doc.get("name", "(unnamed)")), statement=_plain(doc.get("statement", "(none given)"), STATEMENT_LIMIT),
-        checker=checker_identity(), json_name=json_name, schema=doc["schema"], count=len(certs),
+        checker=checker_identity(), json_name=json_name, schema=doc["schema"], count=count,
         trust=_trust(verdict, "re-derived every value below from the rows and the tree's primitives"),
         given=", ".join(_plain(g) for g in sorted(given)), not_proved=NOT_PROVED,
         provenance=_provenance(doc.get("provenance", {})), results=rows, verdict=word, verdict_detail=detail,
-        summary=_outcome_summary(rows),
+        summary=summary,
     )
 
 
@@ -819,21 +825,12 @@ def _render_block(doc: Mapping[str, Any], verdict: Verdict, json_name: str) -> s
             "table": [{"block": str(list(b)), "mass": show(m)} for b, m in law[:FULL_TABLE_ROWS]],
             "more_blocks": max(0, len(law) - FULL_TABLE_ROWS),
         })
-    word, detail = _verdict_words(verdict)
-    word = "VALID" if verdict.valid else word
     lossy = [r for r in rows if r["lossless"] != "yes"]
     summary = "" if not rows else (
         (f"all {len(rows)} blocks lossless" if len(rows) > 1 else "lossless (the stream has the target's joint law exactly)")
         if not lossy else f"LOSSY, exact stream TV {lossy[0]['tv']}" + (f" ({len(lossy)} of {len(rows)} blocks lossy)"
                                                                          if len(rows) > 1 else ""))
-    return _ENV.get_template("block.md.j2").render(
-        name=_plain(doc.get("name", "(unnamed)")), statement=_plain(doc.get("statement", "(none given)"), STATEMENT_LIMIT),
-        checker=checker_identity(), json_name=json_name, schema=doc["schema"], count=len(certs),
-        trust=_trust(verdict, "re-derived every value below from the rows and the tree's primitives"),
-        given=", ".join(_plain(g) for g in sorted(given)), not_proved=NOT_PROVED,
-        provenance=_provenance(doc.get("provenance", {})), results=rows, verdict=word, verdict_detail=detail,
-        summary=summary,
-    )
+    return _render_tree_document("block.md.j2", doc, verdict, json_name, len(certs), rows, given, summary)
 
 
 def _outcome_summary(rows: list[dict[str, Any]]) -> str:

@@ -61,20 +61,27 @@ def _fraction(x: Any, what: str) -> Fraction:
 
 def _row(values: Any, what: str) -> tuple[Fraction, ...]:
     """A probability row made exact: each entry's exact value, renormalized exactly (as
-    torch.multinomial is modelled). A row whose sum is off from 1 by more than the float tolerance
-    of the command line (``DEFAULT_FLOAT_ATOL``) is refused: that is not float rounding."""
-    from specproof.laws.rational import DEFAULT_FLOAT_ATOL
-
+    torch.multinomial is modelled). A row whose sum is off from 1 by more than float rounding is
+    refused (:func:`_refuse_off_sum`)."""
     if hasattr(values, "tolist"):
         values = values.tolist()
     row = [_fraction(x, f"{what}[{i}]") for i, x in enumerate(values)]
     total = sum(row, Fraction(0))
     if not row or total <= 0 or any(x < 0 for x in row):
         raise SpecProofError(f"{what} is not a nonnegative row with positive mass")
+    _refuse_off_sum(total, what)
+    return tuple(x / total for x in row)
+
+
+def _refuse_off_sum(total: Fraction, what: str) -> None:
+    """Refuse a row whose exact sum ``total`` is off from 1 by more than the float tolerance of the
+    command line (``DEFAULT_FLOAT_ATOL``): that is not float rounding, and judging the row would
+    renormalize it silently."""
+    from specproof.laws.rational import DEFAULT_FLOAT_ATOL
+
     if abs(total - 1) > Fraction(DEFAULT_FLOAT_ATOL):
         raise InvalidDistribution(f"{what} sums to {float(total):.6g}, not 1 (off by more than {DEFAULT_FLOAT_ATOL:g}, "
                                   "more than float rounding); pass probability rows")
-    return tuple(x / total for x in row)
 
 
 class ReferenceRaised(SpecProofError):
@@ -84,8 +91,7 @@ class ReferenceRaised(SpecProofError):
 
 def _check_sums(target: Any, draft: Any) -> None:
     """Refuse a target or draft row (the first position's) whose sum is off from 1 by more than float
-    rounding: judging it would renormalize it silently. Degenerate rows are judged, not refused."""
-    from specproof.laws.rational import DEFAULT_FLOAT_ATOL
+    rounding (:func:`_refuse_off_sum`). Degenerate rows are judged, not refused."""
     from specproof.rules import faithful
 
     for rows, what in ((target, "target"), (draft, "draft")):
@@ -94,10 +100,7 @@ def _check_sums(target: Any, draft: Any) -> None:
         values = faithful._model(rows)(())
         if faithful.degenerate(values) is not None:
             continue
-        total = sum(faithful._exact_row(values, what), Fraction(0))
-        if abs(total - 1) > Fraction(DEFAULT_FLOAT_ATOL):
-            raise InvalidDistribution(f"{what} sums to {float(total):.6g}, not 1 (off by more than "
-                                      f"{DEFAULT_FLOAT_ATOL:g}, more than float rounding); pass probability rows")
+        _refuse_off_sum(sum(faithful._exact_row(values, what), Fraction(0)), what)
 
 
 def _expected(expected: Any) -> dict[Any, Fraction]:
