@@ -132,10 +132,10 @@ def node_law(p: Any, q: Any, children: Iterable[int] | None, *, atol: float) -> 
     ----------
     Leviathan et al. 2023, Theorem 3.5 (alpha = 1 - TV = sum min(p, q)).
     """
-    from ..laws import numeric
+    from specproof.laws import numeric
 
     law = emitted_law(from_floats(p, atol=atol, name="p"), from_floats(q, atol=atol, name="q"))
-    accept = law.accept.tolist()
+    accept = law.accept_numerators.tolist()
     if children is None:
         kids = tuple((y, a) for y, a in enumerate(accept) if a)
     else:
@@ -144,7 +144,7 @@ def node_law(p: Any, q: Any, children: Iterable[int] | None, *, atol: float) -> 
             raise InvalidDistribution(f"child ids {ids} are not all in [0, {len(accept)})")
         kids = tuple((y, accept[y]) for y in ids)
     alpha_float = float(numeric.acceptance_probability(np.asarray(p), np.asarray(q), atol=atol))
-    return Node(law.denominator, law.accepted, kids, alpha_float)
+    return Node(law.denominator, law.alpha_numerator, kids, alpha_float)
 
 
 def node_record(node: Node) -> dict[str, Any]:
