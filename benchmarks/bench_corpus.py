@@ -147,18 +147,25 @@ def forward_cost() -> dict:
     return {"tokens": len(ids), "forward_s_per_token": full, "cached_step_2_children_s": step}
 
 
-def cost_model(result: dict, explored: int = 8) -> None:
+def cost_model(result: dict, explored: int | None = None) -> None:
     """Extrapolate to 10^6 positions at V = 128,256 from the measured kernels and forward passes.
 
-    Per position: the exact kernel on 1 + explored nodes, one teacher-forced token per model, and one
-    cached decoding step per model for the explored children; workers assume linear scaling (the measured
-    2-actor Ray figure is stated beside it: on this shared 2-core machine it measures contention).
+    Per position: the exact kernel on 1 + explored nodes (default: the job's ``max_explore``), one
+    teacher-forced token per model, and cached decoding steps per model for the explored children,
+    counted as the measured step of 2 children once per 2 children (an upper estimate: the job batches
+    its rounds); workers assume linear scaling (the measured 2-actor Ray figure is stated beside it: on
+    this shared 2-core machine it measures contention).
     """
     if "forward" not in result:
         return
+    if explored is None:
+        from specproof.corpus.pipeline import Config
+
+        explored = Config().max_explore
     k128 = next(k for k in result["kernels"] if k["V"] == 128256)["exact_s"]
     fwd = result["forward"]
-    per_pos = k128 * (1 + explored) + 2 * fwd["forward_s_per_token"] + 2 * fwd["cached_step_2_children_s"]
+    per_pos = (k128 * (1 + explored) + 2 * fwd["forward_s_per_token"]
+               + 2 * fwd["cached_step_2_children_s"] * max(1, explored / 2))
     core_hours = 1e6 * per_pos / 3600
     jobs = {(j["pair"], j["mode"], j["workers"]): j for j in result["jobs"]}
     r1, r2 = jobs.get(("smollm2", "ray", 1)), jobs.get(("smollm2", "ray", 2))
