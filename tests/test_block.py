@@ -1,6 +1,7 @@
 """Tests for specproof.laws.block: the one engine for a step over a block, its stream judge and the
 target's joint law, against hand-derived values and independent enumerations."""
 
+import dataclasses
 from fractions import Fraction as F
 
 import pytest
@@ -10,9 +11,10 @@ from hypothesis import strategies as st
 from specproof.errors import InvalidDistribution
 from specproof.laws.block import (Position, compose, extend_by_target, given_block, stream_tv, target_joint,
                                   tree_position)
-from specproof.laws.chain import verification_law
-from specproof.laws.outcome import block_tree
+from specproof.laws.chain import textbook_position, verification_law
+from specproof.laws.outcome import FLOAT32_OPEN_CLOSED, block_tree
 from specproof.rules import audit, policy
+from specproof.rules.policy import Rule
 
 HALF = (F(1, 2), F(1, 2))
 
@@ -273,3 +275,65 @@ def test_a_row_list_changed_in_place_is_read_again():
 
     emitted = {(0, 1): F(1, 2), (1, 1): F(1, 2)}  # read once and kept, the row would be (1/2, 1/2): TV 1/2
     assert stream_tv(emitted, target, 1) == stream_tv(emitted, rows, 1) == F(1, 4)
+
+
+# ---------------------------------------------------------------- positions and their TV (mutation tests)
+
+
+def test_a_position_and_a_law_are_immutable():
+    # a law caches its verdict (ChainLaw.lossless): neither it nor its positions can be changed after
+    pos = Position(HALF, (F(1, 4), F(1, 2)), F(1), (F(1, 4), F(0)), F(1), F(1, 4))
+    law = compose(lambda s: pos, 1, lambda s: (HALF, F(1, 2), (1, 1)))
+    assert law.lossless
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        pos.stop_mass = F(0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        law.reach = {}
+
+
+def test_the_integer_textbook_position_by_hand():
+    # p = (1/2, 1/2), q = (1/4, 3/4): accept masses (1, 2) over D = 4, residual (1, 0) over Z = 1/4
+    pos = textbook_position(HALF, (F(1, 4), F(3, 4)))
+    assert (pos.go, pos.go_scale, pos.stop, pos.stop_scale) == ([1, 2], F(1, 4), [1, 0], F(1, 4))
+    assert pos.accept_mass == F(3, 4) and pos.stop_mass == F(1, 4)
+    assert pos.tv() == 0
+    # the same masses stored with other scales: go (1/8, 1/4) x 2, stop (1/8, 0) x 2
+    doubled = Position(HALF, (F(1, 8), F(1, 4)), F(2), (F(1, 8), F(0)), F(2), F(1, 4))
+    assert doubled.accept_mass == F(3, 4) and doubled.tv() == 0
+    # a position whose stop emits token 1 instead of 0, scales 1/4: TV 1/4
+    wrong = Position(HALF, (1, 2), F(1, 4), (0, 1), F(1, 4), F(1, 4))
+    assert wrong.accept_mass == F(3, 4) and wrong.tv() == F(1, 4)
+
+
+def test_a_position_that_always_stops():
+    # no go row at all: the next token is the stop's (1/4, 3/4), TV 1/4 from (1/2, 1/2)
+    pos = Position(HALF, (), F(0), (1, 3), F(1, 4), F(1))
+    assert pos.accept_mass == 0 and pos.tv() == F(1, 4)
+
+
+@pytest.mark.parametrize("scale,masses,tv", [
+    (F(1, 2), (1, 1), F(0)),          # the reference itself, over a scale
+    (F(2), (F(1, 4), F(1, 4)), F(0)),  # scale 2
+    (F(1, 4), (2, 2), F(0)),
+    (F(1, 4), (4,), F(1, 2)),          # a row shorter than V: token 1 has mass 0
+    (F(1, 4), (2, 0, 2), F(1, 2)),     # a mass past V counts in full: |1/2 - 1/2| + |0 - 1/2| + 1/2
+    (F(1, 2), (1, 0, 1), F(1, 2)),
+])
+def test_the_node_tv_of_a_bonus_row(scale, masses, tv):
+    # gamma 1, the root always accepts token 0 (go 1): the bonus row at (0,) is judged against p
+    root = Position(HALF, (F(1), F(0)), F(1), (), F(0), F(0))
+    law = compose(lambda s: root, 1, lambda s: (HALF, scale, masses), node_tv=True)
+    assert law.node_tv == {(): F(1, 2), (0,): tv}
+
+
+def test_a_tree_position_with_an_id_outside_the_vocabulary():
+    # p = (1/2, 1/2, 0), q = (1, 0, 0): draft 0 is kept iff the (0, 1] float32 coin u = k / 2^24
+    # is below 1/2 (k < 2^23: 2^23 - 1 of the 2^24 values); the rejection's draw reuses u, and
+    # u = 1 passes no cdf entry: id 3 with mass 2^-24, token 1 with the other 2^23
+    rule = Rule(residual_draw="inverse-cdf-reuse", coin=FLOAT32_OPEN_CLOSED, fallthrough="out-of-range")
+    tree = audit.position_tree(["1/2", "1/2", 0], [1, 0, 0], rule)
+    pos = tree_position(tree, (F(1, 2), F(1, 2), F(0)))
+    n = 2 ** 24
+    assert pos.go == (F(2 ** 23 - 1, n), 0, 0) and pos.stop == (0, F(1, 2), 0)
+    assert pos.out_of_range == {3: F(1, n)} and pos.stop_mass == F(2 ** 23 + 1, n)
+    assert pos.accept_mass == F(2 ** 23 - 1, n) and pos.tv() == F(1, n)
