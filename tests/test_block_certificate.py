@@ -588,6 +588,15 @@ def test_gamma_at_the_limit_is_accepted():
     assert _check(doc).valid
 
 
+def test_the_gamma_limit_is_16():
+    # the documented limit itself (block_verification_certificate and typical_block_certificate refuse more)
+    doc = _hand([0], {"p[0]": {"recipe": ["input", "p", [0]], "values": ["1/2", "1/2"]}}, gamma=16)
+    assert _check(doc).valid
+    doc = _hand([0], {"p[0]": {"recipe": ["input", "p", [0]], "values": ["1/2", "1/2"]}}, gamma=17)
+    verdict = _check(doc)
+    assert verdict.reason is R.MALFORMED and verdict.detail == "certificate.gamma is 17, not an integer in [1, 16]"
+
+
 @pytest.mark.parametrize("nodes", [[], {}, None])
 def test_a_block_needs_nodes(nodes):
     doc = _genuine()

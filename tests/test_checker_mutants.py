@@ -345,3 +345,31 @@ def test_every_derived_row_is_counted_in_the_rows_budget(recipe, monkeypatch):
     monkeypatch.setattr(checker, "MAX_TABLE_BITS", need - 1)
     verdict = checker.check(doc)
     assert verdict.reason is R.MALFORMED and "the rows hold more than" in verdict.detail, verdict
+
+
+# ---------------------------------------------------------------- the limits at their values
+
+
+def test_the_position_budget_at_its_real_limits():
+    """A certificate/1 over a dyadic denominator of 2^14000 (14001 bits) at V tokens: the law may
+    hold V x 14001 bits up to 2^25 + 32 x (characters of p and q). V = 2400 is within it and
+    checks; V = 2500 is over it and is rejected before the law is built."""
+    from specproof.certify.certificate import build_certificate
+
+    def doc(v):
+        d = 2 ** 14000
+        p = [F(1, d), 1 - F(1, d)] + [F(0)] * (v - 2)
+        q = [F(1, 2), F(1, 2)] + [F(0)] * (v - 2)
+        return build_certificate(p, q, name="budget")
+
+    small = doc(2400)
+    chars = sum(len(row[k]) for row in small["rows"] for k in "pq")
+    assert 2400 * 14001 <= 2 ** 25 + 32 * chars
+    assert checker.check(small).valid
+    big = doc(2500)
+    chars = sum(len(row[k]) for row in big["rows"] for k in "pq")
+    assert 2500 * 14001 > 2 ** 25 + 32 * chars
+    verdict = checker.check(big)
+    assert verdict.reason is R.MALFORMED
+    assert verdict.detail == ("certificate: p and q over a common denominator of 14001 bits at V = 2500: more than "
+                              "33554432 + 32 x (characters of p and q) bits")
