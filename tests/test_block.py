@@ -337,3 +337,15 @@ def test_a_tree_position_with_an_id_outside_the_vocabulary():
     assert pos.go == (F(2 ** 23 - 1, n), 0, 0) and pos.stop == (0, F(1, 2), 0)
     assert pos.out_of_range == {3: F(1, n)} and pos.stop_mass == F(2 ** 23 + 1, n)
     assert pos.accept_mass == F(2 ** 23 - 1, n) and pos.tv() == F(1, n)
+
+
+def test_a_rational_vector_row_is_validated_where_it_is_first_read():
+    # the same RationalVector objects at every prefix are validated once each (cached by identity), but
+    # validated: a bonus row summing to 2/3, read only at depth gamma, is refused there
+    from specproof.laws.rational import RationalVector
+
+    good, bad = RationalVector((1, 1), 2), RationalVector((1, 1), 3)
+    law = verification_law(lambda s: good, lambda s: HALF, 2)
+    assert law.lossless and law.accepted_length == (0, 0, 1)
+    with pytest.raises(InvalidDistribution, match=r"^after the drafted prefix \(1,\): p sums to 2/3, not 1$"):
+        verification_law(lambda s: good if s == () else bad, lambda s: HALF, 1)
