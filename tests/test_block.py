@@ -349,3 +349,26 @@ def test_a_rational_vector_row_is_validated_where_it_is_first_read():
     assert law.lossless and law.accepted_length == (0, 0, 1)
     with pytest.raises(InvalidDistribution, match=r"^after the drafted prefix \(1,\): p sums to 2/3, not 1$"):
         verification_law(lambda s: good if s == () else bad, lambda s: HALF, 1)
+
+
+@pytest.mark.parametrize("scale,masses,lossless", [
+    (F(1, 2), (1, 1), True),   # the reference's own numerators over its denominator
+    (F(1, 4), (2, 2), True),   # the same masses, stored over another scale
+    (F(1, 2), (2, 0), False),  # the right scale, the wrong masses: the bonus is always token 0
+    (F(1), (1, 1), False),     # the reference's numerators, twice its scale: the bonus masses sum to 2
+])
+def test_lossless_reads_a_stored_bonus_row_at_its_scale(scale, masses, lossless):
+    # the root of test_compose_by_hand_gamma_1 (lossless), then a bonus row given as (scale, masses)
+    pos = Position(HALF, (F(1, 4), F(1, 2)), F(1), (F(1, 4), F(0)), F(1), F(1, 4))
+    law = compose(lambda s: pos, 1, lambda s: (HALF, scale, masses))
+    assert law.lossless is lossless
+    assert law.emitted[(1, 0)] == F(1, 2) * scale * masses[0]
+
+
+def test_lossless_reads_a_bonus_row_reached_with_certainty():
+    # p = (1, 0) at the root, draft 0 always kept: the block reaches (0,) with probability 1, and
+    # its bonus row (1/2) x (2, 0) is token 0 for sure, not p = (1/2, 1/2)
+    root = Position((F(1), F(0)), (F(1), F(0)), F(1), (), F(0), F(0))
+    assert compose(lambda s: root, 1, lambda s: (HALF, F(1, 2), (1, 1))).lossless
+    law = compose(lambda s: root, 1, lambda s: (HALF, F(1, 2), (2, 0)))
+    assert dict(law.emitted) == {(0, 0): F(1)} and not law.lossless
