@@ -372,3 +372,11 @@ def test_lossless_reads_a_bonus_row_reached_with_certainty():
     assert compose(lambda s: root, 1, lambda s: (HALF, F(1, 2), (1, 1))).lossless
     law = compose(lambda s: root, 1, lambda s: (HALF, F(1, 2), (2, 0)))
     assert dict(law.emitted) == {(0, 0): F(1)} and not law.lossless
+
+
+@pytest.mark.parametrize("scale,tv", [(F(1), F(0)), (F(1, 2), F(1, 4)), (F(2), F(1, 2))])
+def test_the_node_tv_of_a_bonus_drawn_from_the_reference_object_itself(scale, tv):
+    # the bonus masses are the reference row object; only at scale 1 is that the reference's law
+    root = Position(HALF, (F(1), F(0)), F(1), (), F(0), F(0))
+    law = compose(lambda s: root, 1, lambda s: (HALF, scale, HALF), node_tv=True)
+    assert law.node_tv == {(): F(1, 2), (0,): tv}
