@@ -373,3 +373,52 @@ def test_the_position_budget_at_its_real_limits():
     assert verdict.reason is R.MALFORMED
     assert verdict.detail == ("certificate: p and q over a common denominator of 14001 bits at V = 2500: more than "
                               "33554432 + 32 x (characters of p and q) bits")
+
+
+@pytest.mark.parametrize("name,largest,halfway", [
+    ("float16", 2 ** 16 - 2 ** 5, 2 ** 16 - 2 ** 4),          # 65504, and 65520
+    ("bfloat16", 2 ** 128 - 2 ** 120, 2 ** 128 - 2 ** 119),
+    ("float32", 2 ** 128 - 2 ** 104, 2 ** 128 - 2 ** 103),
+    ("float64", 2 ** 1024 - 2 ** 971, 2 ** 1024 - 2 ** 970),
+])
+def test_each_float_format_overflows_at_its_own_largest_value(name, largest, halfway):
+    """The largest finite value (2 - 2^(1 - precision)) 2^emax is kept; a value below the halfway
+    point to 2^(emax + 1) rounds to it; the halfway point rounds to even, 2^(emax + 1): +inf (None)."""
+    fmt = checker.FLOAT_FORMATS[name]
+    got = checker._round_float(checker.Ratio(largest, 1), fmt)
+    assert F(got.num, got.den) == largest
+    got = checker._round_float(checker.Ratio(2 * halfway - 1, 2), fmt)
+    assert F(got.num, got.den) == largest
+    assert checker._round_float(checker.Ratio(halfway, 1), fmt) is None
+
+
+def test_a_minimum_of_a_row_listed_after_it():
+    """Rows are derived in the order of their dependencies, not as listed: ``minimum pp q`` before
+    ``pp = positive-part p q``. p = (1/2, 1/2), q = (1/4, 3/4): pp = (1/4, 0), min(pp, q) = (1/4, 0)."""
+    p, q = [F(1, 2), F(1, 2)], [F(1, 4), F(3, 4)]
+    rows = {"p": _input("p", p), "q": _input("q", q), "m": ["minimum", "pp", "q"], "pp": ["positive-part", "p", "q"]}
+    doc = _outcome(rows, [({"draw": {"row": "p", "token": 0}}, F(1, 2), _leaf(0)),
+                          ({"draw": {"row": "p", "token": 1}}, F(1, 2), _leaf(1))],
+                   p, {"alpha": 1, "out_of_range": 0, "tv": 0}, lossless=True)
+    facts = _facts(checker.check(doc))
+    assert _fractions(facts["rows"]["m"]) == [F(1, 4), F(0)]
+    assert _fractions(facts["rows"]["pp"]) == [F(1, 4), F(0)]
+    doc["rows"]["m"]["recipe"] = ["minimum", "m", "q"]
+    verdict = checker.check(doc)
+    assert verdict.reason is R.MALFORMED and verdict.detail == "certificate.rows.m depends on itself through m"
+
+
+@pytest.mark.parametrize("name,smallest", [("float16", 2 ** -24), ("bfloat16", F(1, 2 ** 133)),
+                                           ("float32", F(1, 2 ** 149)), ("float64", F(1, 2 ** 1074))])
+def test_each_float_format_underflows_below_its_own_smallest_subnormal(name, smallest):
+    """The smallest subnormal 2^(emin - precision + 1) is kept, 3/4 of it rounds up to it, and half
+    of it (halfway to 0) rounds to even: 0."""
+    fmt = checker.FLOAT_FORMATS[name]
+    smallest = F(smallest)
+
+    def rounded(x):
+        got = checker._round_float(checker.Ratio(x.numerator, x.denominator), fmt)
+        return F(got.num, got.den)
+
+    assert rounded(smallest) == smallest and rounded(3 * smallest / 4) == smallest
+    assert rounded(smallest / 2) == 0
