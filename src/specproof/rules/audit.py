@@ -151,28 +151,38 @@ def _normalized(row: Sequence[Fraction]) -> tuple[Fraction, ...]:
     return tuple(row) if total in (0, 1) else tuple(x / total for x in row)
 
 
-def _float_row(values: Any, name: str, fmt=None) -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]]:
-    """A row as float code receives it: each entry's exact value (floats, NumPy or torch arrays,
-    or rationals; :class:`~specproof.rules.policy.Logits`: the library's softmax of them in ``fmt``), and the
-    same row divided by its exact sum (the law it stands for)."""
-    if isinstance(values, Logits):
-        values = Processing().apply_logits(values.values, fmt, values.library)
+def row_entries(values: Any, name: str):
+    """A row's entries as float code holds them, one at a time: each finite entry's exact value (a
+    Fraction), NaN and +-inf kept as floats. Floats, NumPy or torch arrays, or rationals.
+
+    Raises
+    ------
+    InvalidDistribution
+        ``values`` is not a sequence (checked at once); an entry that is not a number (when reached).
+    """
+    from specproof.laws.rational import to_fraction
+
     if hasattr(values, "detach"):
         values = values.detach().cpu().double()
     if hasattr(values, "tolist"):
         values = values.tolist()
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise InvalidDistribution(f"{name} must be a sequence of numbers, got {type(values).__name__}")
-    raw = []
-    for i, v in enumerate(values):
-        if isinstance(v, float):
-            if not math.isfinite(v):
-                raise InvalidDistribution(f"{name}[{i}] is {v}, not a finite number")
-            raw.append(Fraction(v))
-        else:
-            from specproof.laws.rational import to_fraction
+    return ((Fraction(v) if math.isfinite(v) else v) if isinstance(v, float) else to_fraction(v, what=f"{name}[{i}]")
+            for i, v in enumerate(values))
 
-            raw.append(to_fraction(v, what=f"{name}[{i}]"))
+
+def _float_row(values: Any, name: str, fmt=None) -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]]:
+    """A row as float code receives it: each entry's exact value (floats, NumPy or torch arrays,
+    or rationals; :class:`~specproof.rules.policy.Logits`: the library's softmax of them in ``fmt``), and the
+    same row divided by its exact sum (the law it stands for)."""
+    if isinstance(values, Logits):
+        values = Processing().apply_logits(values.values, fmt, values.library)
+    raw = []
+    for i, v in enumerate(row_entries(values, name)):
+        if isinstance(v, float):
+            raise InvalidDistribution(f"{name}[{i}] is {v}, not a finite number")
+        raw.append(v)
     if not raw:
         raise InvalidDistribution(f"{name} is empty")
     for i, v in enumerate(raw):

@@ -40,7 +40,6 @@ from typing import Any, Sequence
 
 from specproof.errors import InvalidDistribution
 from specproof.laws.outcome import Bound, Coin, Rows
-from specproof.laws.rational import to_fraction
 from specproof.rules.policy import STANDARD, Rule
 
 __all__ = ["DegenerateLaw", "degenerate_law"]
@@ -98,20 +97,13 @@ def _finite(v) -> bool:
 
 def _entries(values: Any, name: str) -> list:
     """The row's entries as the code holds them: Fractions, or NaN / +-inf as floats."""
-    if hasattr(values, "detach"):
-        values = values.detach().cpu().double()
-    if hasattr(values, "tolist"):
-        values = values.tolist()
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise InvalidDistribution(f"{name} must be a sequence of numbers, got {type(values).__name__}")
+    from specproof.rules.audit import row_entries
+
     out = []
-    for i, v in enumerate(values):
-        if isinstance(v, float):
-            out.append(Fraction(v) if math.isfinite(v) else v)
-        else:
-            out.append(to_fraction(v, what=f"{name}[{i}]"))
-        if _finite(out[-1]) and out[-1] < 0:
-            raise InvalidDistribution(f"{name}[{i}] is {out[-1]}, negative: not a probability row")
+    for i, v in enumerate(row_entries(values, name)):
+        if _finite(v) and v < 0:
+            raise InvalidDistribution(f"{name}[{i}] is {v}, negative: not a probability row")
+        out.append(v)
     if not out:
         raise InvalidDistribution(f"{name} is empty")
     return out
