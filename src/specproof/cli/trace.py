@@ -263,21 +263,14 @@ def run(args: argparse.Namespace) -> int:
                                                          if result.ensemble_weight is not None else "")
               + f": {out['verdict'].upper()}")
         print(f"  TV of the first gamma + 1 tokens from the target's joint law: {number_text(result.tv)}")
-        j = result.judgement
-        if result.verdict == "float-faithful":
-            print(f"  equals {j.arithmetic}: the TV is its float floor")
-        elif result.verdict == "lossy" and result.ensemble_weight is not None:
+        if result.verdict == "lossy" and result.ensemble_weight is not None:
             print("  the static ensemble (assistant_ensemble_weight) is lossy by design; its law is judged against "
                   "the target alone, not the float-ideal family")
-        elif result.verdict == "lossy" and j.tv_from_float_ideal == 0 and j.outside_support:
-            print(f"  equals {j.arithmetic} exactly, but that arithmetic emits tokens the target gives probability 0: "
-                  "always a fault, not a float floor")
-        elif result.verdict == "lossy":
-            print(f"  TV from the nearest correct float implementation {number_text(j.tv_from_float_ideal)}: {j.arithmetic}")
-        if result.verdict == "lossy":
-            if j.outside_support:
-                print(f"  mass on blocks with a token the target gives probability 0: {number_text(j.outside_support)} "
-                      "(always a fault)")
+        else:
+            from specproof.trace.testing import verdict_lines
+
+            for line in verdict_lines(result.judgement):
+                print(line)
         print(f"  accepted-length law: {', '.join(out['accepted_length'])}")
         print(f"  {len(result.law)} possible blocks; {result.runs} runs of the sampler")
         top = sorted(result.law.items(), key=lambda kv: -kv[1])[:10]

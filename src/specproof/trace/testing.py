@@ -27,7 +27,6 @@ Examples
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -235,21 +234,8 @@ class Comparison:
 
         ``command_line``: point to ``--json`` for what is left out, not to this object's attributes.
         """
-        lines = [f"verdict: {self.verdict.upper()}; TV from the target's law {number_text(self.tv)}"]
-        if self.verdict == "float-faithful":
-            lines.append(f"  equals the textbook verifier with {self.arithmetic} exactly: the TV is its float floor")
-            if self.equivalents:
-                lines.append(f"  ({self.equivalents} other arithmetic(s) of the family give the same law on these rows)")
-        elif self.degenerate:
-            lines.append(f"  {self.arithmetic}")
-        elif self.verdict == "lossy" and self.tv_from_float_ideal == 0 and self.outside_support:
-            lines.append(f"  equals {self.arithmetic} exactly, but that arithmetic emits tokens the target gives "
-                         "probability 0: always a fault, not a float floor")
-        elif self.verdict == "lossy":
-            lines.append(f"  TV from the nearest correct float implementation {number_text(self.tv_from_float_ideal)}: "
-                         f"{self.arithmetic}")
-        if self.outside_support:
-            lines.append(f"  mass on outputs the target gives probability 0 (or invalid ids): {number_text(self.outside_support)}")
+        lines = [f"verdict: {self.verdict.upper()}; TV from the target's law {number_text(self.tv)}",
+                 *verdict_lines(self)]
         what, field_name = ("token" if self.gamma is None else f"first {self.gamma + 1} tokens"), "differing"
         shown = self.differing
         if self.verdict == "lossy" and self.member_differing and self.gamma is not None:
@@ -269,6 +255,33 @@ class Comparison:
 
     def __str__(self) -> str:
         return self.report()
+
+
+def verdict_lines(judged: Any) -> list[str]:
+    """What a verdict rests on, as indented lines: the member a float-faithful law equals (the TV is
+    its float floor), or why a lossy one is lossy (the nearest member, or a member it equals that emits
+    tokens the target gives probability 0), then the mass outside the target's support.
+
+    ``judged``: a :class:`Comparison` or a :class:`specproof.rules.faithful.Judgement` (the fields
+    ``verdict``, ``arithmetic``, ``tv_from_float_ideal``, ``outside_support``, ``equivalents``,
+    ``degenerate``).
+    """
+    lines = []
+    if judged.verdict == "float-faithful":
+        lines.append(f"  equals the textbook verifier with {judged.arithmetic} exactly: the TV is its float floor")
+        if judged.equivalents:
+            lines.append(f"  ({judged.equivalents} other arithmetic(s) of the family give the same law on these rows)")
+    elif judged.degenerate:
+        lines.append(f"  {judged.arithmetic}")
+    elif judged.verdict == "lossy" and judged.tv_from_float_ideal == 0 and judged.outside_support:
+        lines.append(f"  equals {judged.arithmetic} exactly, but that arithmetic emits tokens the target gives "
+                     "probability 0: always a fault, not a float floor")
+    elif judged.verdict == "lossy":
+        lines.append(f"  TV from the nearest correct float implementation {number_text(judged.tv_from_float_ideal)}: "
+                     f"{judged.arithmetic}")
+    if judged.outside_support:
+        lines.append(f"  mass on outputs the target gives probability 0 (or invalid ids): {number_text(judged.outside_support)}")
+    return lines
 
 
 def _stack_length(rows: Any) -> int | None:
