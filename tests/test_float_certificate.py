@@ -114,6 +114,91 @@ def test_hostile_float_documents_are_rejected():
         _rejected(bad, checker.Reason.MALFORMED)
 
 
+def _library_sum_cert():
+    """A V = 16 float32 position of the torch-sum member: its residual's sum is torch's own, stated in the recipe."""
+    torch = pytest.importorskip("torch")
+    import numpy as np
+
+    # softmax rows on which torch's own sum of the residual was not the left-to-right one here (not asserted: the
+    # order is the build's and the CPU's)
+    p, q = torch.tensor(np.random.default_rng(0).normal(size=(2, 16)) * 2).softmax(-1).to(torch.float32)
+    rule = next(m.rule for m in FAMILY if m.rule.arithmetic.library == "torch" and m.rule.arithmetic.dtype == "float32"
+                and m.rule.arithmetic.test == "ratio" and m.rule.comparison == "<=" and m.rule.coin.name == "float32")
+    return rule, p, q
+
+
+def test_a_librarys_own_residual_sum_is_certified_as_a_stated_float():
+    rule, p, q = _library_sum_cert()
+    want = position_law(p, q, rule)
+    doc = _cert(rule, p, q)
+    recipe = doc["rows"]["residual"]["recipe"]
+    from specproof.rules import libm
+
+    weights = [max(FORMATS["float32"].sub(a, b), F(0)) for a, b in zip(want.tree.rows["target"], want.tree.rows["draft"])]
+    s = libm.sum_value("torch", "float32", weights)
+    if s == FORMATS["float32"].sum(weights):  # this machine's torch summed these rows left to right
+        assert recipe == ["float-normalized", "residual-weights", "float32"]
+    else:
+        assert recipe == ["float-divided", "residual-weights", "float32", f"{s.numerator}/{s.denominator}"]
+    verdict = checker.check(doc)
+    assert verdict.valid and _law(verdict) == list(want.law)
+
+
+def test_hostile_stated_sums_are_rejected():
+    rule, p, q = _library_sum_cert()
+    doc = _cert(rule, p, q)
+    s = F(doc["rows"]["residual"]["recipe"][3]) if len(doc["rows"]["residual"]["recipe"]) == 4 else None
+    weights = doc["rows"]["residual-weights"]["recipe"]
+    assert weights[0] == "float-positive-part"
+    exact = sum(position_law(p, q, rule).tree.rows["residual-weights"], F(0))
+    s = s if s is not None else FORMATS["float32"].round(exact)
+    doc["rows"]["residual"]["recipe"] = ["float-divided", "residual-weights", "float32", f"{s.numerator}/{s.denominator}"]
+    assert checker.check(doc).valid  # the left-to-right sum stated as a number is a sum in some order too
+
+    def stated(value, reason, text):
+        bad = copy.deepcopy(doc)
+        bad["rows"]["residual"]["recipe"][3] = value
+        assert text in _rejected(bad, reason).detail
+
+    stated("1/3", checker.Reason.MALFORMED, "is not a finite float of the format")
+    stated(f"{2 * s.numerator}/{s.denominator}", checker.Reason.TOTAL, "farther from the row's sum than any order")
+    k = sum(1 for w in position_law(p, q, rule).tree.rows["residual-weights"] if w) - 1
+    far = FORMATS["float32"].round(exact * (1 + F(2 * k + 2, 2**24)))  # just past 2 k u
+    stated(f"{far.numerator}/{far.denominator}", checker.Reason.TOTAL, "farther from the row's sum")
+    stated("0/1", checker.Reason.TOTAL, "the row's mass is not 0")
+    stated("-1/2", checker.Reason.NEGATIVE, "negative")
+    bad = copy.deepcopy(doc)
+    bad["rows"]["residual"]["recipe"][3] = "1/" + "9" * 5000  # past the bits a constant may hold
+    assert not checker.check(bad).valid
+    stated(3, checker.Reason.NOT_RATIONAL, "")
+    # a sum within the bound, but not the one the law was computed with: the residual draws no longer match
+    near = s + F(1, 2**23) * (1 if s < 1 else 2)
+    if FORMATS["float32"].round(near) == near:
+        bad = copy.deepcopy(doc)
+        bad["rows"]["residual"]["recipe"][3] = f"{near.numerator}/{near.denominator}"
+        assert not checker.check(bad).valid
+    bad = copy.deepcopy(doc)
+    bad["rows"]["residual"]["recipe"] = ["float-divided", "residual-weights", "float32"]
+    _rejected(bad, checker.Reason.MALFORMED)
+    bad["rows"]["residual"]["recipe"] = ["float-divided", "residual-weights", "float8", "1/2"]
+    _rejected(bad, checker.Reason.MALFORMED)
+
+
+def test_a_stated_sum_of_a_row_of_mass_zero_must_be_zero():
+    fmt = checker.FLOAT_FORMATS["float32"]
+    zero, one = checker._Named(checker.Row([0, 0, 0], 1)), checker._Named(checker.Row([1, 0, 0], 2))
+    assert checker._some_float_sum(zero, fmt, "0/1", "w") == checker.Ratio(0, 1)
+    with pytest.raises(checker.Rejection, match="the row's mass is 0"):
+        checker._some_float_sum(zero, fmt, "1/2", "w")
+    assert checker._some_float_sum(one, fmt, "1/2", "w") == checker.Ratio(1, 2)  # n = 1: the entry itself, exactly
+    with pytest.raises(checker.Rejection, match="farther"):
+        checker._some_float_sum(one, fmt, "8388609/16777216", "w")  # one ulp off a sum of one non-zero entry
+    two = checker._Named(checker.Row([1, 0, 1], 4))  # 1/4 + 1/4: one addition, within 2 u of 1/2 (one ulp up)
+    assert checker._some_float_sum(two, fmt, "8388609/16777216", "w") == checker.Ratio(8388609, 16777216)
+    with pytest.raises(checker.Rejection, match="farther"):
+        checker._some_float_sum(two, fmt, "8388610/16777216", "w")
+
+
 def test_a_wide_float_document_checks_quickly_in_work_not_time():
     # 256 tokens of float64 products: each threshold costs at most 54 roundings of bounded numbers
     v = 256

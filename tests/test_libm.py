@@ -9,6 +9,7 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
+from specproof.errors import SpecProofError
 from specproof.rules import libm
 from specproof.rules.audit import position_law
 from specproof.rules.faithful import FAMILY, judge, member_law
@@ -64,8 +65,16 @@ def test_arithmetic_log_forms_need_a_library_and_a_grid():
         Arithmetic("float32", "log")
     with pytest.raises(UnsupportedRule, match="float32 or float64, not float16"):
         Arithmetic("float16", "exp", library="torch")
-    with pytest.raises(UnsupportedRule, match="only .numpy. with float32"):
+    with pytest.raises(UnsupportedRule, match="names whose sum divides the residual: give normalization 'divide'"):
         Arithmetic("float32", "ratio", library="torch")
+    with pytest.raises(UnsupportedRule, match="names whose sum"):
+        Arithmetic("float64", "product", library="numpy")
+    with pytest.raises(UnsupportedRule, match="numpy's sum is evaluated in float32, float64, not float16"):
+        Arithmetic("float16", "ratio", "divide", "numpy")
+    with pytest.raises(UnsupportedRule, match="library must be one of torch, numpy or None, not 'jax'"):
+        Arithmetic("float32", "ratio", "divide", "jax")
+    assert Arithmetic("bfloat16", "product", "divide", "torch").describe("<") == \
+        "flbf16(u * q) < p, residual flbf16(max(p - q, 0)) divided by its torch flbf16 sum"
     with pytest.raises(UnsupportedRule, match="needs a float32 or float64 grid coin"):
         Rule(arithmetic=Arithmetic("float32", "log", library="numpy"))
     rule = rule_from_dict({"coin": "float32", "arithmetic": {"dtype": "float32", "test": "log", "library": "torch"}})
@@ -83,8 +92,63 @@ def test_log_space_caveat_says_library_results_are_data():
 def test_family_has_the_log_space_members():
     forms = {(m.rule.arithmetic.library, m.rule.arithmetic.test) for m in FAMILY}
     assert {("torch", "log"), ("torch", "exp"), ("numpy", "log"), ("numpy", "exp")} <= forms
-    assert sum(m.rule.arithmetic.library == "torch" for m in FAMILY) == 64
+    assert sum(m.rule.arithmetic.library == "torch" and m.rule.arithmetic.test in ("log", "exp") for m in FAMILY) == 64
     assert sum(m.rule.arithmetic.library == "numpy" and m.rule.arithmetic.test in ("log", "exp") for m in FAMILY) == 16
+
+
+def test_family_has_the_library_sum_members():
+    # the residual divided by r.sum() of PyTorch (every format) and of NumPy (float64; float32 with NEP 50's coin)
+    sums = [m.rule.arithmetic for m in FAMILY if m.rule.arithmetic.test in ("ratio", "product")
+            and m.rule.arithmetic.library is not None]
+    assert {(a.library, a.dtype) for a in sums} == {("torch", d) for d in ("float16", "bfloat16", "float32", "float64")} \
+        | {("numpy", "float64"), ("numpy", "float32")}
+    assert all(a.normalization == "divide" for a in sums)
+    assert sum(a.library == "torch" for a in sums) == 4 * 2 * 2 * 4  # dtypes x tests x comparisons x coins
+
+
+def _random_rows(dtype, n, v, seed):
+    rng = np.random.default_rng(seed)
+    return [tuple(F(float(x)) for x in (rng.random(v) ** 3).astype(dtype)) for _ in range(n)]
+
+
+@pytest.mark.parametrize("library", ["torch", "numpy"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sum_value_is_the_librarys_own_sum(library, dtype):
+    mod = pytest.importorskip(library)
+    from specproof.rules.floats import FORMATS
+
+    for row in _random_rows(dtype, 60, 16, 3):
+        arr = [float(x) for x in row]
+        own = (mod.tensor(arr, dtype=getattr(mod, dtype)).sum() if library == "torch"
+               else np.array(arr, dtype=dtype).sum())
+        assert libm.sum_value(library, dtype, row) == F(float(own))
+
+
+def test_a_missing_librarys_sum_is_the_left_to_right_one_on_short_rows_only(monkeypatch):
+    from specproof.rules.audit import residual_sum
+    from specproof.rules.floats import FORMATS
+
+    def unavailable(library):
+        raise libm.LibraryUnavailable(f"{library} is not installed (a test)")
+
+    monkeypatch.setattr(libm, "_module", unavailable)
+    libm._sum_value.cache_clear()
+    arith, numpy_arith = Arithmetic("float32", "ratio", "divide", "torch"), Arithmetic("float64", "ratio", "divide", "numpy")
+    short, seven = _random_rows("float32", 1, 4, 5)[0], _random_rows("float64", 1, 7, 6)[0]
+    assert residual_sum(arith, short, FORMATS["float32"].sum(short)) == FORMATS["float32"].sum(short)
+    assert residual_sum(numpy_arith, seven, FORMATS["float64"].sum(seven)) == FORMATS["float64"].sum(seven)
+    with pytest.raises(libm.LibraryUnavailable, match="not installed"):
+        residual_sum(arith, short + (F(0),), F(0))
+    with pytest.raises(libm.LibraryUnavailable, match="not installed"):
+        residual_sum(numpy_arith, seven + (F(0),), F(0))
+    libm._sum_value.cache_clear()
+
+
+def test_sum_value_refuses_what_it_does_not_evaluate():
+    with pytest.raises(SpecProofError, match="numpy's sum is evaluated in float32, float64, not 'bfloat16'"):
+        libm.sum_value("numpy", "bfloat16", (F(1),))
+    with pytest.raises(SpecProofError, match="library 'jax' is not one of torch, numpy"):
+        libm.sum_value("jax", "float32", (F(1),))
 
 
 def test_exp_form_on_a_ratio_of_one_accepts_every_coin_below_exp_zero():

@@ -36,7 +36,7 @@ def test_named_rules_from_the_issue_exist_with_description_and_source():
         assert entry.description and entry.source and "\n" not in entry.description
     assert named_rule("le-float32-grid") == Rule(comparison="<=", coin=FLOAT32)
     assert named_rule("le-float32-coin") == Rule(comparison="<=", coin=FLOAT32,
-                                                 arithmetic=Arithmetic("float32", "ratio", "divide"))
+                                                 arithmetic=Arithmetic("float32", "ratio", "divide", "torch"))
     assert named_rule("lt-float32-coin") == Rule(coin=FLOAT32, arithmetic=Arithmetic("float32"))
     assert named_rule("residual-floor:1/1000") == Rule(residual="floor", floor=F(1, 1000))
     assert not named_rule("lt-float32-coin").is_standard

@@ -15,7 +15,8 @@ Objects
   ``uniform``, ``times-capped-ratio`` c min(1, a[x]/b[x]), ``scaled`` c a, ``minimum``
   min(a, b), and the float steps (:data:`FLOAT_FORMATS`, each the exact IEEE rounding,
   :func:`_round_float`): ``float-rounded`` fl(a), ``float-positive-part`` max(fl(a - b), 0),
-  ``float-normalized`` fl(a / fl-sum(a)).
+  ``float-normalized`` fl(a / fl-sum(a)), ``float-divided`` fl(a / s) for a stated float s
+  that is a sum of a in some order (:func:`_some_float_sum`: a library's own sum).
 - An **event** (:func:`_event_probability`) is a branch's primitive, its probability
   re-derived from the rows: ``draw`` (a token from a row), ``coin`` (a uniform between two
   thresholds, :func:`_threshold`: ``ratio`` a[x]/b[x], ``cdf``, ``masses`` sum(a)/sum(b),
@@ -942,11 +943,11 @@ def _input_key(recipe, name, size, gamma, where):
 #: Recipe kind -> how many arguments it takes, and which of them name rows.
 _RECIPE_ARITY = {"input": 1, "given": 0, "copy": 1, "positive-part": 2, "floor-difference": 3, "normalized": 1,
                  "without": 2, "one-hot-argmax": 1, "uniform": 0, "times-capped-ratio": 4, "scaled": 2, "minimum": 2,
-                 "float-rounded": 2, "float-positive-part": 3, "float-normalized": 2}
+                 "float-rounded": 2, "float-positive-part": 3, "float-normalized": 2, "float-divided": 3}
 _RECIPE_ROWS = {"input": (), "given": (), "copy": (0,), "positive-part": (0, 1), "floor-difference": (0, 1),
                 "normalized": (0,), "without": (0,), "one-hot-argmax": (0,), "uniform": (),
                 "times-capped-ratio": (0, 1, 2), "scaled": (0,), "minimum": (0, 1),
-                "float-rounded": (0,), "float-positive-part": (0, 1), "float-normalized": (0,)}
+                "float-rounded": (0,), "float-positive-part": (0, 1), "float-normalized": (0,), "float-divided": (0,)}
 
 #: IEEE 754 binary formats a float step may name: (precision in bits, the implicit one included;
 #: the smallest and the largest normal exponent). A float step is the exact result rounded to
@@ -997,6 +998,39 @@ def _float_sum(row, fmt):
     for n in row.nums:
         total = _round_float(Ratio(total.num * row.den + n * total.den, total.den * row.den), acc_fmt)
     return _round_float(total, fmt)
+
+
+def _some_float_sum(row, fmt, value, where):
+    """A stated sum ``s`` of the derived row ``row`` (a library's ``r.sum()``, whose order the kernel cannot know),
+    checked as far as any order allows: a float of ``fmt``; 0 iff the row's mass is 0; and, for n
+    non-zero entries (k = n - 1 inexact additions) with unit roundoff u = 2^-precision and 2 k u <= 1, within
+    ``2 k u`` of the exact sum S, relative. Every order of summing n non-negative floats, in ``fmt``
+    or in a wider accumulator rounded to ``fmt`` once, lies there (Higham, *Accuracy and
+    Stability of Numerical Algorithms*, 2nd ed. 2002, (4.4) and Lemma 3.1: gamma_k <= 2 k u for
+    k u <= 1/2); with 2 k u > 1 only s > 0 is checked."""
+    s = _constant(value, f"{where}.recipe sum")
+    precision = fmt[0]
+    if not _is_float(s, fmt):
+        raise Rejection(Reason.MALFORMED, f"{where}.recipe sum {_show(value)} is not a finite float of the format")
+    total = row.cumulative[-1]  # S = total / den
+    if total == 0 or s.num == 0:
+        if total != s.num:
+            raise Rejection(Reason.TOTAL, f"{where}.recipe sum {_show(value)}: the row's mass is "
+                                          f"{'0' if total == 0 else 'not 0'}")
+        return s
+    k = sum(1 for n in row.row.nums if n) - 1  # adding a 0 is exact, in any order
+    if 2 * k <= 1 << precision:  # |s - S| <= 2 k u S, i.e. |s.num den - total s.den| 2^p <= 2 k total s.den
+        gap = abs(s.num * row.row.den - total * s.den)
+        if gap << precision > 2 * k * total * s.den:
+            raise Rejection(Reason.TOTAL, f"{where}.recipe sum {_show(value)} is farther from the row's sum than "
+                                          f"any order of {k + 1} additions rounds")
+    return s
+
+
+def _is_float(value, fmt):
+    """True iff the ratio ``value`` >= 0 is a finite float of ``fmt`` (its own rounding)."""
+    rounded = _round_float(value, fmt)
+    return rounded is not None and rounded.num * value.den == value.num * rounded.den
 
 
 def _dependency_order(recipes, where):
@@ -1076,6 +1110,13 @@ def _derive(kind, args, rows, size, where, room):
     if kind == "float-normalized":  # fl(a_i / s), s = the row's float sum; a row of mass 0 is kept
         fmt = _float_format(args[1], f"{where}.recipe format")
         total = _float_sum(a.row, fmt)
+        if total.num == 0:
+            room(a.row.den, where)
+            return a.row
+        return _charged(_rounded_row([n * total.den for n in a.row.nums], a.row.den * total.num, fmt), where, room)
+    if kind == "float-divided":  # fl(a_i / s), s a stated sum of a (a library's own order); a row of mass 0 is kept
+        fmt = _float_format(args[1], f"{where}.recipe format")
+        total = _some_float_sum(a, fmt, args[2], where)
         if total.num == 0:
             room(a.row.den, where)
             return a.row

@@ -208,10 +208,18 @@ def _audit_certificate(p, q, name: str, rule, proposal=None, provenance=None, la
     statement = (f"{what}Under the verifier rule {name!r} ({rule.describe()}), the token emitted at one position "
                  "has the law listed, its acceptance probability is alpha and its exact TV from the reference "
                  "(the target's law) is TV; lossless iff TV = 0.")
-    if rule.arithmetic.library is not None:  # the checker re-derives the tree, not the library's log and exp
-        statement += (f" The accept thresholds are constants computed from {rule.arithmetic.library}'s own log and exp "
+    arith = rule.arithmetic  # the checker re-derives the tree, not a library's results
+    if arith.test in ("log", "exp"):
+        statement += (f" The accept thresholds are constants computed from {arith.library}'s own log and exp "
                       "on the machine that wrote this certificate (library results, not modelled); the checker "
                       "takes them as given.")
+    elif arith.python_coin:
+        statement += (" The accept thresholds are constants: the grid points below which a Python-float coin "
+                      "rounded to float32 passes (NEP 50); the checker takes them as given.")
+    if arith.library is not None and arith.normalization == "divide":
+        statement += (f" The residual is divided by {arith.library}'s own sum of it on the machine that wrote this "
+                      "certificate; where that differs from the left-to-right sum, the checker takes it as given and "
+                      "checks that it is a float within the error bound of a sum in any order.")
     return certificate.build_outcome_certificate(
         tree, name=f"{label or 'audit'}, rule {name}", statement=statement,
         provenance={"rule": name, "rule_fields": rule.as_dict(), **(provenance or {})})

@@ -30,10 +30,10 @@ from typing import Any, Callable, Sequence
 from specproof.errors import InvalidDistribution, ResidualUndefined
 from specproof.laws.block import Position, compose, given_block, stream_tv, tree_position
 from specproof.laws.outcome import Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven, Rows
-from specproof.rules.policy import STANDARD, Logits, Processing, Rule, UnsupportedRule
+from specproof.rules.policy import STANDARD, Arithmetic, Logits, Processing, Rule, UnsupportedRule
 from specproof.rules import libm
 from specproof.rules.floats import FLOAT32
-from specproof.laws.rational import as_distribution
+from specproof.laws.rational import as_distribution, format_fraction
 
 __all__ = ["position_tree", "PositionLaw", "position_law", "BlockRuleLaw", "block_law", "GivenBlockRuleLaw",
            "given_block_law", "Counterexample", "SearchResult", "search_counterexample", "acceptance_rate",
@@ -125,9 +125,12 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
         r_resid: tuple = ("float-positive-part", "target", "draft", dtype)
         if rule.arithmetic.normalization == "divide":
             extra_rows["residual-weights"], extra_recipes["residual-weights"] = resid, r_resid
-            total = fmt.round(FLOAT32.sum(resid)) if fmt.precision < 24 else fmt.sum(resid)  # half: float accumulator
+            modelled = fmt.round(FLOAT32.sum(resid)) if fmt.precision < 24 else fmt.sum(resid)  # half: float32 sum
+            total = residual_sum(rule.arithmetic, resid, modelled)
             resid = tuple(fmt.div(r, total) for r in resid) if total else resid
-            r_resid = ("float-normalized", "residual-weights", dtype)
+            # the checker sums left to right itself; a library's other sum is stated as a number it bounds
+            r_resid = (("float-normalized", "residual-weights", dtype) if total == modelled else
+                       ("float-divided", "residual-weights", dtype, format_fraction(total)))
     elif rule.residual == "positive-part":
         resid = tuple(max(a - b, Fraction(0)) for a, b in zip(target, draft))
         r_resid = ("positive-part", "target", "draft")
@@ -143,6 +146,41 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
                "proposal": r_prop, "residual": r_resid, "reference": r_reference, "uniform": ("uniform",),
                **extra_recipes}
     return rows, recipes
+
+
+def residual_sum(arith: Arithmetic, residual: Sequence[Fraction], modelled: Fraction) -> Fraction | float:
+    """The float sum ``s`` code divides its residual by (``"divide"`` normalization).
+
+    Parameters
+    ----------
+    arith : Arithmetic
+        With a library: its own ``r.sum()`` (:func:`specproof.rules.libm.sum_value`), the blocks
+        PyTorch and NumPy sum in. Without one: ``modelled``.
+    residual : sequence of Fraction
+        The float residual ``fl(max(p - q, 0))``, entries of ``arith.dtype``.
+    modelled : Fraction
+        The left-to-right sum (the model; also the libraries' own order on rows of at most 4
+        entries, NumPy's of at most 7, measured here).
+
+    Returns
+    -------
+    Fraction or float
+        The sum's exact value (``+inf`` if it overflows).
+
+    Raises
+    ------
+    LibraryUnavailable
+        The library cannot be imported and the row is longer than those on which its order is the
+        left-to-right one (there ``modelled`` is used without it).
+    """
+    if arith.library is None:
+        return modelled
+    try:
+        return libm.sum_value(arith.library, arith.dtype, residual)
+    except libm.LibraryUnavailable:
+        if len(residual) > (7 if arith.library == "numpy" else 4):
+            raise
+        return modelled
 
 
 def _normalized(row: Sequence[Fraction]) -> tuple[Fraction, ...]:
@@ -274,7 +312,7 @@ def accept_bound(rows: Rows, x: int, rule: Rule) -> tuple[tuple, bool]:
     strict = rule.comparison == "<"
     if arith.is_exact:
         return ("ratio", "target", "draft", x), strict
-    if arith.library is not None and arith.test in ("ratio", "product"):  # NumPy: fl32(u) meets the test
+    if arith.python_coin:  # NumPy: fl32(u) meets the test
         return ("const", _rounded_coin_threshold(rows, x, rule)), True
     if arith.test == "ratio":
         return ("float-ratio", "target", "draft", x, arith.dtype), strict

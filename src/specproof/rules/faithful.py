@@ -34,7 +34,10 @@ coin           float32 grid on [0, 1) (``torch.rand``), float64 grid on [0, 1)
                (``Generator.random``), and both grids on (0, 1] (``1 - rand()``); the NumPy
                log-space members use the float64 grids only
 residual       ``fl(max(p - q, 0))`` as weights of an exact categorical draw
-               (``torch.multinomial``), or divided first by its float sum (left to right)
+               (``torch.multinomial``), or divided first by its float sum: left to right, or
+               the library's own ``r.sum()`` (PyTorch's in every format, NumPy's in float32 and
+               float64; evaluated as data by :mod:`specproof.rules.libm`; they differ from the
+               left-to-right sum by an ulp on some rows of 5 or more entries)
 ============== ==================================================================================
 
 The draft is drawn from q's float values divided by their exact sum, and so are the residual and
@@ -43,7 +46,7 @@ the bonus token (the tracer's model of ``torch.multinomial`` and ``Generator.cho
 What the family is not: a proof that a sampler matching a member is correct code (it has the
 law of correct code in that arithmetic, on these rows); an account of arithmetic outside the
 table (log-space tests on log-softmax logits rather than on the probabilities, log and exp of
-another library or device, fused kernels, other sum orders: a sampler written so is judged
+another library or device, fused kernels, sum orders other than these: a sampler written so is judged
 ``lossy`` against the nearest member, with that member's TV reported, never silently excused).
 A member is added only with a test that real code computes its law.
 
@@ -102,6 +105,14 @@ def _members() -> tuple[Member, ...]:
             arith = Arithmetic(dtype, test, norm)
             rule = Rule(comparison=cmp, coin=coin, arithmetic=arith)
             out.append(Member(rule, f"{arith.describe(cmp)}, {_COIN_TEXT[coin.name]}"))
+    # the residual divided by a library's own sum (r / r.sum()): PyTorch's in every format, NumPy's in float64
+    # (its float32 members are below, with NEP 50's coin)
+    for library, dtypes, coins in (("torch", ("float32", "float64", "bfloat16", "float16"), _COINS),
+                                   ("numpy", ("float64",), _COINS[1::2])):
+        for dtype, test, cmp, coin in itertools.product(dtypes, ("ratio", "product"), ("<", "<="), coins):
+            arith = Arithmetic(dtype, test, "divide", library)
+            out.append(Member(Rule(comparison=cmp, coin=coin, arithmetic=arith), f"{arith.describe(cmp)}, "
+                              f"{_COIN_TEXT[coin.name]}"))
     # NumPy: Generator.random's float64 grids, and the residual divided by its sum (Generator.choice needs p
     # summing to 1)
     for library, coins, norms in (("torch", _COINS, ("none", "divide")), ("numpy", _COINS[1::2], ("divide",))):

@@ -540,16 +540,22 @@ class Arithmetic:
     normalization : {"none", "divide"}
         How the residual ``fl(max(p - q, 0))`` is handed to the draw: as weights (the draw
         normalizes them exactly, as ``torch.multinomial`` is modelled), or divided first by its
-        float sum, each ``fl(r_i / s)``. ``s`` is summed left to right, in ``dtype`` for float32
-        and float64 and in float32 (then rounded once) for float16 and bfloat16, as NumPy does for
-        rows of fewer than 8 entries and PyTorch for rows of at most 4 (measured); for longer rows
-        their block order is not modelled, which :meth:`caveats` states.
+        float sum, each ``fl(r_i / s)``. With a :attr:`library`, ``s`` is that library's own sum
+        of the row (``r.sum()``), evaluated as data (:func:`specproof.rules.libm.sum_value`):
+        PyTorch sums rows of 5 or more entries in blocks, NumPy rows of 8 or more pairwise.
+        Without one, ``s`` is modelled left to right, in ``dtype`` for float32 and float64 and in
+        float32 (then rounded once) for float16 and bfloat16: a Python loop's order, and the
+        libraries' on short rows (NumPy below 8 entries, PyTorch below 5, measured); on longer
+        rows :meth:`caveats` says that the libraries' block order is not this model.
     library : {"torch", "numpy"} or None
-        Whose ``log`` and ``exp`` a ``"log"`` or ``"exp"`` test uses (required for them; ``dtype``
-        float32 or float64). With ``"ratio"`` or ``"product"``, ``"numpy"`` (float32 only) means
-        NumPy >= 2's scalar semantics (NEP 50): a Python-float coin (``Generator.random()``) met
-        with a float32 value is rounded to float32 first, so the test is ``fl32(u) < fl32(p/q)`` or
-        ``fl32(fl32(u) * q) < p``; None is PyTorch's (and NumPy's array) promotion, exact.
+        Whose functions the code calls. A ``"log"`` or ``"exp"`` test needs one (``dtype``
+        float32 or float64): that library's own ``log`` and ``exp``. With the ``"divide"``
+        normalization, its own sum of the residual (PyTorch: any float ``dtype``; NumPy: float32
+        or float64). With ``"ratio"`` or ``"product"``, ``"numpy"`` on float32 also means NumPy >=
+        2's scalar semantics (NEP 50): a Python-float coin (``Generator.random()``) met with a
+        float32 value is rounded to float32 first, so the test is ``fl32(u) < fl32(p/q)`` or
+        ``fl32(fl32(u) * q) < p``. None: PyTorch's (and NumPy's array) promotion, exact, and the
+        left-to-right sum.
 
     Notes
     -----
@@ -586,14 +592,29 @@ class Arithmetic:
             if self.dtype not in ("float32", "float64"):
                 raise UnsupportedRule(f"the {self.test} test is evaluated in float32 or float64, not {self.dtype} "
                                       "(log and exp of half formats are not evaluated)")
-        elif self.library is not None and (self.library, self.dtype) != ("numpy", "float32"):
-            raise UnsupportedRule(f"library {self.library!r} with the {self.test} test: only 'numpy' with float32 "
-                                  "(a Python-float coin rounded to float32, NEP 50); torch's promotion is the default")
+        elif self.library is not None:
+            from specproof.rules.libm import SUM_DTYPES
+
+            if self.library not in _LIBRARIES:
+                raise UnsupportedRule(f"library must be one of {', '.join(_LIBRARIES)} or None, not {self.library!r}")
+            nep50 = (self.library, self.dtype) == ("numpy", "float32")
+            if not nep50 and self.normalization != "divide":
+                raise UnsupportedRule(f"library {self.library!r} with the {self.test} test names whose sum divides the "
+                                      "residual: give normalization 'divide' (or no library: PyTorch's promotion is "
+                                      "the default)")
+            if self.dtype not in SUM_DTYPES[self.library]:
+                raise UnsupportedRule(f"{self.library}'s sum is evaluated in {', '.join(SUM_DTYPES[self.library])}, "
+                                      f"not {self.dtype}")
 
     @property
     def is_exact(self) -> bool:
         """True for rational arithmetic."""
         return self.dtype == "exact"
+
+    @property
+    def python_coin(self) -> bool:
+        """True for NumPy's float32 ratio and product tests: a Python-float coin meets a float32 value."""
+        return self.library == "numpy" and self.dtype == "float32" and self.test in ("ratio", "product")
 
     def format(self):
         """The :class:`~specproof.rules.floats.FloatFormat` of ``dtype`` (None when exact)."""
@@ -606,38 +627,49 @@ class Arithmetic:
         if self.is_exact:
             return f"u {comparison} p/q, exact"
         fl = {"float16": "fl16", "bfloat16": "flbf16", "float32": "fl32", "float64": "fl64"}[self.dtype]
-        if self.library == "numpy" and self.test in ("ratio", "product"):  # NEP 50: u is rounded to the row's dtype
+        if self.python_coin:  # NEP 50: u is rounded to the row's dtype
             test = (f"{fl}(u) {comparison} {fl}(p/q)" if self.test == "ratio"
                     else f"{fl}({fl}(u) * q) {comparison} p") + " (numpy: a Python-float coin)"
-            norm = "as weights" if self.normalization == "none" else f"divided by its {fl} sum"
-            return f"{test}, residual {fl}(max(p - q, 0)) {norm}"
+            return f"{test}, residual {fl}(max(p - q, 0)) {self._norm(fl)}"
         test = {"ratio": f"u {comparison} {fl}(p/q)", "product": f"{fl}(u * q) {comparison} p",
                 "log": f"{self.library} log(u) {comparison} {fl}(log p - log q)",
                 "exp": f"u {comparison} {self.library} exp({fl}(log p - log q))"}[self.test]
-        norm = "as weights" if self.normalization == "none" else f"divided by its {fl} sum"
-        return f"{test}, residual {fl}(max(p - q, 0)) {norm}"
+        return f"{test}, residual {fl}(max(p - q, 0)) {self._norm(fl)}"
+
+    def _norm(self, fl: str) -> str:
+        if self.normalization == "none":
+            return "as weights"
+        return f"divided by its {self.library} {fl} sum" if self.library else f"divided by its {fl} sum"
 
     def caveats(self, vocab_size: int, coin: CoinModel | None = None) -> list[str]:
         """What this model does not capture exactly at vocabulary size ``vocab_size`` (with ``coin``,
         also what the log test assumes of that coin's grid)."""
         out = []
         if not self.is_exact and self.normalization == "divide" and vocab_size >= 5:
-            out.append(f"the residual's {self.dtype} sum is modelled left to right; at V = {vocab_size} PyTorch (V >= 5) "
-                       "and NumPy (V >= 8) sum in blocks, whose rounding may differ by an ulp")
-        if self.library is not None and self.test in ("ratio", "product"):
+            if self.library is None:
+                out.append(f"the residual's {self.dtype} sum is modelled left to right; at V = {vocab_size} PyTorch "
+                           "(V >= 5) and NumPy (V >= 8) sum in blocks, whose rounding may differ by an ulp (the "
+                           "arithmetics that name a library use its own sum)")
+            else:
+                out.append(f"the residual's {self.dtype} sum is not modelled: it is {self._provenance()}'s own sum on "
+                           "this machine, evaluated at the residual and used as data")
+        if self.python_coin:
             out.append("NumPy >= 2 rounds a Python-float coin to float32 where it meets a float32 value (NEP 50); "
                        "with NumPy 1's value-based casting the comparison would be exact")
-        elif self.library is not None:
-            import sys
-
-            mod = sys.modules.get(self.library)
-            version = f" {mod.__version__}" if mod is not None and hasattr(mod, "__version__") else ""
-            out.append(f"log and exp are not modelled: they are {self.library}{version}'s own {self.dtype} results on "
+        elif self.test in ("log", "exp"):
+            out.append(f"log and exp are not modelled: they are {self._provenance()}'s own {self.dtype} results on "
                        "this machine (CPU), evaluated at the rows' values and the coin's grid points and used as data")
             if self.test == "log" and coin is not None and coin.bits == 53:
                 out.append(f"{self.library}'s float64 log is assumed monotone on the float64 coin grid (the passing "
                            "coins are counted by bisection)")
         return out
+
+    def _provenance(self) -> str:
+        """The library and its version if it is imported (``"torch 2.9.1"``), else its name."""
+        import sys
+
+        mod = sys.modules.get(self.library)
+        return f"{self.library} {mod.__version__}" if mod is not None and hasattr(mod, "__version__") else self.library
 
     def as_dict(self) -> dict[str, str]:
         """JSON-ready data."""
@@ -891,7 +923,7 @@ def rule_from_dict(data: Any) -> Rule:
     >>> rule_from_dict({"comparison": "<=", "coin": "float32"}) == named_rule("le-float32-grid")
     True
     >>> rule_from_dict({"comparison": "<=", "coin": "float32", "arithmetic": {"dtype": "float32",
-    ...                 "normalization": "divide"}}) == named_rule("le-float32-coin")
+    ...                 "normalization": "divide", "library": "torch"}}) == named_rule("le-float32-coin")
     True
     """
     if not isinstance(data, dict):
@@ -938,9 +970,10 @@ NAMED_RULES: dict[str, NamedRule] = {r.name: r for r in [
     NamedRule("accept-all", Rule(acceptance="all"),
               "every draft accepted without a test: the output is the draft's law",
               "a disabled or short-circuited verifier (e.g. a debug flag left on)"),
-    NamedRule("le-float32-coin", Rule(comparison="<=", coin=FLOAT32, arithmetic=Arithmetic("float32", "ratio", "divide")),
+    NamedRule("le-float32-coin", Rule(comparison="<=", coin=FLOAT32,
+                                      arithmetic=Arithmetic("float32", "ratio", "divide", "torch")),
               "accept iff u <= fl32(p/q) with a float32 coin (k/2^24), residual fl32(max(p - q, 0)) divided by its "
-              "fl32 sum: accepts p(x) = 0 when u = 0",
+              "torch fl32 sum: accepts p(x) = 0 when u = 0",
               "transformers generation/utils.py _speculative_sampling (r <= p_i / q_i, torch.rand_like, "
               "clamp(p - q, min=0) divided by its sum, float32)"),
     NamedRule("lt-float32-coin", Rule(coin=FLOAT32, arithmetic=Arithmetic("float32")),

@@ -338,16 +338,17 @@ def ratio_members(dtype: str) -> list:
     """The float-ideal members a block of ``_speculative_sampling`` is judged against: the ratio test
     ``u < fl(p/q)`` or ``u <= fl(p/q)`` in the logits' dtype (the form the function computes), each
     coin and residual form of :data:`specproof.rules.faithful.FAMILY`, transformers' own
-    (``<=``, the residual divided by its sum, a coin of the dtype on [0, 1)) first. A subfamily,
+    (``<=``, the residual divided by its torch sum, a coin of the dtype on [0, 1)) first. A subfamily,
     so that a block at V = 64 is judged in seconds (all 224 members took minutes); a law outside it
     is lossy against its nearest ratio-test member."""
     from specproof.rules.faithful import FAMILY
 
     coin = "float32" if dtype == "float32" else "float64"
     sub = [m for m in FAMILY if m.rule.arithmetic.dtype == dtype and m.rule.arithmetic.test == "ratio"
-           and m.rule.arithmetic.library is None]
+           and m.rule.arithmetic.library in (None, "torch")]
     own = lambda m: (m.rule.comparison == "<=" and m.rule.arithmetic.normalization == "divide"  # noqa: E731
-                     and m.rule.coin.name == coin and not m.rule.coin.open_closed)
+                     and m.rule.arithmetic.library == "torch" and m.rule.coin.name == coin
+                     and not m.rule.coin.open_closed)
     return sorted(sub, key=lambda m: not own(m))
 
 
