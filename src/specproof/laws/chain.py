@@ -70,7 +70,7 @@ def textbook_position(p_row: Any, q_row: Any) -> Position:
     law = emitted_law(p_row, q_row)
     d, z = law.denominator, law.normalizer
     reject = Fraction(law.reject_numerator, d)
-    return Position(p_row, law.accept_numerators.tolist(), Fraction(1, d), law.residual_mass.tolist(),
+    return Position(p_row, law.accept_numerators.tolist(), Fraction(1, d), law.residual_numerators.tolist(),
                     reject / z if z else Fraction(0), reject)
 
 
@@ -359,7 +359,7 @@ def given_block_law(target_rows: Sequence[Any], draft_rows: Sequence[Any], token
             raise InvalidDistribution(f"drafted token {i} ({x}) has draft probability 0: it cannot have been drafted")
         keep = min(Fraction(1), Fraction(law.target_numerators[x], law.draft_numerators[x]))  # min(1, p(x)/q(x))
         z = law.normalizer
-        steps.append((keep, tuple(Fraction(r, z) if z else Fraction(0) for r in law.residual_mass.tolist())))
+        steps.append((keep, tuple(Fraction(r, z) if z else Fraction(0) for r in law.residual_numerators.tolist())))
     bonus = as_distribution(target_rows[gamma], "p")
     _same_size(vocab, len(bonus))
     return GivenBlockLaw(*given_block(steps, bonus.fractions()))

@@ -423,7 +423,7 @@ def _exact_residual_row(p: np.ndarray, q: np.ndarray, atol: float) -> np.ndarray
 
     law = emitted_law(from_floats(p, atol=atol, name="target"), from_floats(q, atol=atol, name="draft"))
     z = law.normalizer
-    return np.array([n / z if z else 0.0 for n in law.residual_mass.tolist()], dtype=np.float64)
+    return np.array([n / z if z else 0.0 for n in law.residual_numerators.tolist()], dtype=np.float64)
 
 
 def given_block_law(target: Any, draft: Any, tokens: Any, *, atol: float = DEFAULT_ATOL) -> tuple[np.ndarray, np.ndarray]:
