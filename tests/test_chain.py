@@ -114,9 +114,9 @@ def test_lossless_is_computed_and_fails_on_other_verifiers():
     coin = {(0,): F(1, 8), (0, 0): F(1, 16), (0, 1): F(1, 16), (1, 0): F(3, 8), (1, 1): F(3, 8)}
     assert not _law_with(law, emitted=coin, reach={(): F(1), (0,): F(1, 8), (1,): F(3, 4)}).lossless
     # the wrong target: the same law checked against another row at the root
-    other = dict(law.target_rows)
+    other = dict(law.reference_rows)
     other[()] = ["1/3", "2/3"]
-    assert not _law_with(law, target_rows=other).lossless
+    assert not _law_with(law, reference_rows=other).lossless
     # a block emitted after a prefix the verifier never reaches
     stray = dict(textbook)
     stray[(0, 0)] -= F(1, 16)
@@ -130,13 +130,13 @@ def test_lossless_is_computed_and_fails_on_other_verifiers():
     # an extra block after a prefix the verifier never reaches, every other mass unchanged
     assert not _law_with(law, emitted={**textbook, (5, 0): F(1, 16)}).lossless
     # a target row of another vocabulary size (an extra token of probability 0)
-    assert not _law_with(law, target_rows={**law.target_rows, (): ["1/2", "1/2", 0]}).lossless
+    assert not _law_with(law, reference_rows={**law.reference_rows, (): ["1/2", "1/2", 0]}).lossless
     # a prefix whose target row is missing: not lossless (no row to compare with), not an error
-    rows = dict(law.target_rows)
+    rows = dict(law.reference_rows)
     del rows[(1,)]
-    assert not _law_with(law, target_rows=rows).lossless
+    assert not _law_with(law, reference_rows=rows).lossless
     with pytest.raises(TypeError):
-        type(law)(1, 2, textbook, law.accepted_length, law.alphas, law.reach, law.target_rows)  # keywords only
+        type(law)(1, 2, textbook, law.accepted_length, law.alphas, law.reach, law.reference_rows)  # keywords only
     # a gamma = 2 law presented as gamma = 1: its blocks are longer than gamma + 1 tokens
     law2 = verification_law(lambda s: p, lambda s: q, 2)
     assert law2.lossless

@@ -229,7 +229,7 @@ class ChainLaw(LengthLawName):
     reach : Mapping of tuple of int -> Fraction
         The probability that the verifier reaches each accepted prefix s (all its drafts
         accepted), for every depth 0..gamma: the product of the accept masses along it.
-    target_rows : Mapping of tuple of int -> row
+    reference_rows : Mapping of tuple of int -> row
         The reference row (the target's p(. | s)) at every accepted prefix s (the keys of
         ``reach``): what :attr:`lossless` compares the block's next token with.
     stop_tokens : frozenset of int, optional
@@ -242,7 +242,7 @@ class ChainLaw(LengthLawName):
         The mass of blocks that end in an id outside [0, V) (a faulty rule); 0 for a sound one.
     node_tv : Mapping of tuple of int -> Fraction, optional
         At every accepted prefix s, the TV between the law of the block's next token there and
-        ``target_rows[s]`` (an id outside [0, V) counts in full): 0 everywhere iff every position
+        ``reference_rows[s]`` (an id outside [0, V) counts in full): 0 everywhere iff every position
         follows its reference. Filled by :func:`compose` when asked (``node_tv=True``).
 
     Notes
@@ -260,7 +260,7 @@ class ChainLaw(LengthLawName):
     accepted_length: tuple[Fraction, ...]
     alphas: Mapping[Prefix, Fraction]
     reach: Mapping[Prefix, Fraction]
-    target_rows: Mapping[Prefix, Any]
+    reference_rows: Mapping[Prefix, Any]
     stop_tokens: frozenset = frozenset()
     ended: Mapping[Prefix, Fraction] = field(default_factory=dict)
     out_of_range: Fraction = _ZERO
@@ -282,7 +282,7 @@ class ChainLaw(LengthLawName):
     def lossless(self) -> bool:
         """True iff the first gamma + 1 output tokens have the target's joint law.
 
-        Decided node by node from :attr:`emitted`, :attr:`reach` and :attr:`target_rows` alone:
+        Decided node by node from :attr:`emitted`, :attr:`reach` and :attr:`reference_rows` alone:
         the verifier starts at the empty prefix (``reach[()] == 1``); every emitted block ends
         one token after an accepted prefix; and at every accepted prefix s, for every token y,
         the probability that the block goes through s and its next token is y, ``reach[s + (y,)]``
@@ -291,7 +291,7 @@ class ChainLaw(LengthLawName):
         target sampling after the block, this is the statement that the output stream's first
         gamma + 1 tokens have the target's joint law (by induction on the depth).
         """
-        if self.out_of_range or self.reach.get((), None) != 1 or set(self.target_rows) != set(self.reach):
+        if self.out_of_range or self.reach.get((), None) != 1 or set(self.reference_rows) != set(self.reach):
             return False
         table = self.emitted
         stops = (set(table._residual) | set(table._bonus)) if isinstance(table, BlockLaw) else {b[:-1] for b in table}
@@ -299,7 +299,7 @@ class ChainLaw(LengthLawName):
             return False
         exact = _Rows("p")
         for s, reach in self.reach.items():
-            row = exact(self.target_rows[s])
+            row = exact(self.reference_rows[s])
             if len(row) != self.vocab_size:
                 return False
             if len(s) == self.gamma and isinstance(table, BlockLaw) and s not in table._residual:
@@ -512,7 +512,7 @@ def compose(position: Callable[[Prefix], "Position | None"], gamma: int,
             stopping[gamma].append(scale * going)
     lengths = tuple(_fsum(masses) for masses in stopping)
     return ChainLaw(gamma=gamma, vocab_size=vocab[0] if vocab else 0, emitted=blocks, accepted_length=lengths,
-                    alphas=alphas, reach=reaches, target_rows=rows, stop_tokens=stop_tokens, ended=ended,
+                    alphas=alphas, reach=reaches, reference_rows=rows, stop_tokens=stop_tokens, ended=ended,
                     out_of_range=outside, node_tv=tvs)
 
 
