@@ -343,7 +343,7 @@ def build_chain_certificate(
         "schema": checker.CHAIN_SCHEMA, "name": name, "statement": CHAIN_STATEMENT,
         "provenance": dict(provenance or {}), "vocab_size": law.vocab_size, "gamma": gamma,
         "rows": rows, "nodes": [nodes[s] for s in order],
-        "totals": {"accepted_length": [exact_text(x) for x in law.accepted_length],
+        "totals": {"accepted_length": [exact_text(x) for x in law.accepted_length_law],
                    "expected_emitted": exact_text(law.expected_emitted),
                    "mean_alpha": exact_text(law.mean_alpha)},
         "claims": {"stream_equals_target_law": law.lossless},

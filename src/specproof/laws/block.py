@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -198,13 +199,17 @@ class _Rows:
 
 
 class LengthLawName:
-    """Gives a law of one step over a block :attr:`accepted_length_law`: its ``accepted_length``
-    (P(i drafts accepted), i = 0..gamma) under a name that says it is a law over lengths."""
+    """Keeps the old name ``accepted_length`` of a step law's :attr:`accepted_length_law` (P(i drafts
+    accepted), i = 0..gamma) readable for one release, with a :class:`DeprecationWarning`: it is a
+    law over lengths, not a length."""
 
     @property
-    def accepted_length_law(self) -> tuple[Fraction, ...]:
-        """P(exactly i drafted tokens are accepted), i = 0..gamma: ``accepted_length``."""
-        return self.accepted_length  # type: ignore[attr-defined]
+    def accepted_length(self) -> tuple[Fraction, ...]:
+        """Deprecated name of :attr:`accepted_length_law`."""
+        name = type(self).__name__
+        warnings.warn(f"{name}.accepted_length is deprecated; use {name}.accepted_length_law", DeprecationWarning,
+                      stacklevel=2)
+        return self.accepted_length_law  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -221,9 +226,10 @@ class ChainLaw(LengthLawName):
         Probability of each emitted block (1 to gamma + 1 token ids); only blocks of positive
         probability are keys. The values sum to 1. A :class:`BlockLaw` (values computed on
         access), which compares equal to the dict of the same items.
-    accepted_length : tuple of Fraction, length gamma + 1
-        The law of the number of accepted drafts: ``accepted_length[i]`` = P(exactly i drafted
-        tokens are accepted). Also :attr:`accepted_length_law`.
+    accepted_length_law : tuple of Fraction, length gamma + 1
+        The law of the number of accepted drafts: ``accepted_length_law[i]`` = P(exactly i drafted
+        tokens are accepted). Its old name ``accepted_length`` still reads it, with a
+        :class:`DeprecationWarning`.
     alphas : Mapping of tuple of int -> Fraction
         The acceptance probability alpha(s) at every accepted prefix s that is not full.
     reach : Mapping of tuple of int -> Fraction
@@ -237,7 +243,7 @@ class ChainLaw(LengthLawName):
         further draft). Empty by default.
     ended : Mapping of tuple of int -> Fraction, optional
         The blocks that end at an accepted stop token (s + (t,), t a stop id) and their mass;
-        their ends count in :attr:`accepted_length` (t is an accepted draft).
+        their ends count in :attr:`accepted_length_law` (t is an accepted draft).
     out_of_range : Fraction, optional
         The mass of blocks that end in an id outside [0, V) (a faulty rule); 0 for a sound one.
     node_tv : Mapping of tuple of int -> Fraction, optional
@@ -257,7 +263,7 @@ class ChainLaw(LengthLawName):
     gamma: int
     vocab_size: int
     emitted: Mapping[Prefix, Fraction]
-    accepted_length: tuple[Fraction, ...]
+    accepted_length_law: tuple[Fraction, ...]
     alphas: Mapping[Prefix, Fraction]
     reach: Mapping[Prefix, Fraction]
     reference_rows: Mapping[Prefix, Any]
@@ -268,8 +274,8 @@ class ChainLaw(LengthLawName):
 
     @property
     def expected_accepted(self) -> Fraction:
-        """E[number of accepted drafts] = sum_i i * accepted_length[i]."""
-        return sum((i * s for i, s in enumerate(self.accepted_length)), _ZERO)
+        """E[number of accepted drafts] = sum_i i * accepted_length_law[i]."""
+        return sum((i * s for i, s in enumerate(self.accepted_length_law)), _ZERO)
 
     @property
     def expected_emitted(self) -> Fraction:
@@ -511,7 +517,7 @@ def compose(position: Callable[[Prefix], "Position | None"], gamma: int,
             # one step, reach * go_scale * (sum of their go masses), not one Fraction at a time
             stopping[gamma].append(scale * going)
     lengths = tuple(_fsum(masses) for masses in stopping)
-    return ChainLaw(gamma=gamma, vocab_size=vocab[0] if vocab else 0, emitted=blocks, accepted_length=lengths,
+    return ChainLaw(gamma=gamma, vocab_size=vocab[0] if vocab else 0, emitted=blocks, accepted_length_law=lengths,
                     alphas=alphas, reach=reaches, reference_rows=rows, stop_tokens=stop_tokens, ended=ended,
                     out_of_range=outside, node_tv=tvs)
 
@@ -531,7 +537,7 @@ def tree_law(tree: Any, gamma: int) -> tuple[dict[Prefix, Fraction], tuple[Fract
     -------
     emitted : dict of tuple of int -> Fraction
         The blocks of positive mass.
-    accepted_length : tuple of Fraction, length gamma + 1
+    accepted_length_law : tuple of Fraction, length gamma + 1
 
     Examples
     --------
@@ -584,7 +590,7 @@ def given_block(steps: Iterable[tuple[Any, Sequence[Any]]], bonus: Sequence[Any]
 
     Returns
     -------
-    accepted_length : tuple of Fraction, length gamma + 1
+    accepted_length_law : tuple of Fraction, length gamma + 1
         ``P(stop after i) = prod_{j < i} keep_j * (1 - keep_i)``, and ``prod keep`` at gamma.
     emitted : tuple of rows
         The rejection rows, then the bonus row, as tuples of Fraction.

@@ -64,7 +64,7 @@ class BlockVerificationLaw(LengthLawName):
     gamma : int
     emitted : dict of tuple of int -> Fraction
         The law of the emitted block ``(X^tau, Y)``.
-    accepted_length : tuple of Fraction, length gamma + 1
+    accepted_length_law : tuple of Fraction, length gamma + 1
         P(tau = i).
     expected_accepted : Fraction
         E[tau].
@@ -81,7 +81,7 @@ class BlockVerificationLaw(LengthLawName):
 
     gamma: int
     emitted: dict[Prefix, Fraction]
-    accepted_length: tuple[Fraction, ...]
+    accepted_length_law: tuple[Fraction, ...]
     expected_accepted: Fraction
     expected_emitted: Fraction
     token_expected_accepted: Fraction

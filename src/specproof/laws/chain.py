@@ -118,7 +118,7 @@ def verification_law(target: Model, draft: Model, gamma: int, *, stop_tokens: Se
     >>> p = lambda s: ["1/2", "1/2"]
     >>> q = lambda s: ["1/4", "3/4"]
     >>> law = verification_law(p, q, 1)
-    >>> law.accepted_length, law.expected_emitted, law.lossless
+    >>> law.accepted_length_law, law.expected_emitted, law.lossless
     ((Fraction(1, 4), Fraction(3, 4)), Fraction(7, 4), True)
     >>> law.emitted[(1, 0)], law.emitted[(0,)]
     (Fraction(1, 4), Fraction(1, 4))
@@ -294,7 +294,7 @@ class GivenBlockLaw(LengthLawName):
 
     Attributes
     ----------
-    accepted_length : tuple of Fraction, length gamma + 1
+    accepted_length_law : tuple of Fraction, length gamma + 1
         P(exactly i of the given drafts are accepted).
     emitted : tuple of tuple of Fraction, shape [gamma + 1][V]
         ``emitted[i]``: the law of the token emitted when the verifier stops after i accepted
@@ -303,7 +303,7 @@ class GivenBlockLaw(LengthLawName):
         that row is the empty residual (p_i == q_i).
     """
 
-    accepted_length: tuple[Fraction, ...]
+    accepted_length_law: tuple[Fraction, ...]
     emitted: tuple[tuple[Fraction, ...], ...]
 
 
@@ -333,7 +333,7 @@ def given_block_law(target_rows: Sequence[Any], draft_rows: Sequence[Any], token
     Examples
     --------
     >>> law = given_block_law([["1/2", "1/2"], [1, 0]], [["1/4", "3/4"]], [1])
-    >>> law.accepted_length, law.emitted[0]
+    >>> law.accepted_length_law, law.emitted[0]
     ((Fraction(1, 3), Fraction(2, 3)), (Fraction(1, 1), Fraction(0, 1)))
     """
     try:

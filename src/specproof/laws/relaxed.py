@@ -679,7 +679,7 @@ class RelaxedBlockLaw(LengthLawName):
     gamma : int
     emitted : dict of tuple of int -> Fraction
         The law of the emitted block (accepted drafts, then the rejection's or the bonus token).
-    accepted_length : tuple of Fraction, length gamma + 1
+    accepted_length_law : tuple of Fraction, length gamma + 1
     expected_accepted : Fraction
     stream_tv : Fraction
         TV between the first gamma + 1 tokens (block, then target sampling) and the target's joint
@@ -688,7 +688,7 @@ class RelaxedBlockLaw(LengthLawName):
 
     gamma: int
     emitted: dict[tuple[int, ...], Fraction]
-    accepted_length: tuple[Fraction, ...]
+    accepted_length_law: tuple[Fraction, ...]
     expected_accepted: Fraction
     stream_tv: Fraction
 
@@ -777,7 +777,7 @@ def relaxed_block_law(target: Any, draft: Any, gamma: int, rule: str, **knobs: A
 
     law = compose(position, gamma, bonus)
     emitted = law.emitted.to_dict()
-    return RelaxedBlockLaw(gamma, emitted, law.accepted_length, law.expected_accepted, stream_tv(emitted, tmodel, gamma))
+    return RelaxedBlockLaw(gamma, emitted, law.accepted_length_law, law.expected_accepted, stream_tv(emitted, tmodel, gamma))
 
 
 #: One-position functions by rule name.

@@ -204,7 +204,7 @@ class TokenTreeLaw(LengthLawName):
     emitted : dict of tuple of int -> Fraction
         The law of the emitted path: the accepted tokens then one more (the residual token at the
         deepest accepted node, or the bonus token when that node has no children).
-    accepted_length : tuple of Fraction, length depth + 1
+    accepted_length_law : tuple of Fraction, length depth + 1
         P(exactly i tokens accepted).
     expected_accepted : Fraction
     expected_emitted : Fraction
@@ -220,7 +220,7 @@ class TokenTreeLaw(LengthLawName):
 
     depth: int
     emitted: dict[Prefix, Fraction]
-    accepted_length: tuple[Fraction, ...]
+    accepted_length_law: tuple[Fraction, ...]
     expected_accepted: Fraction
     expected_emitted: Fraction
     positions: dict[Prefix, OutcomeTree]
@@ -265,7 +265,7 @@ def _walk_tree(target: Model, depth: int, position: Callable[[Prefix, Any, Row],
         return ref, _ONE, ref
 
     law = compose(node, depth, bonus, where="after the path", node_tv=True)
-    return TokenTreeLaw(depth, law.emitted.to_dict(), law.accepted_length, law.expected_accepted,
+    return TokenTreeLaw(depth, law.emitted.to_dict(), law.accepted_length_law, law.expected_accepted,
                         law.expected_accepted + 1, positions, dict(law.node_tv), "greedy target" if greedy else "target")
 
 
@@ -314,7 +314,7 @@ def deterministic_tree_law(target: Any, tree: Any) -> TokenTreeLaw:
     Examples
     --------
     >>> law = deterministic_tree_law(["1/2", "1/2"], [[0, [[1, []]]]])
-    >>> law.accepted_length, law.lossless
+    >>> law.accepted_length_law, law.lossless
     ((Fraction(1, 2), Fraction(1, 4), Fraction(1, 4)), True)
     """
     parsed = _parse_tree(tree)
@@ -394,7 +394,7 @@ def stochastic_tree_law(target: Any, draft: Any, branching: Sequence[int], *,
     Examples
     --------
     >>> law = stochastic_tree_law(["1/2", "1/2"], ["1", "0"], [2])
-    >>> law.accepted_length, law.lossless
+    >>> law.accepted_length_law, law.lossless
     ((Fraction(1, 2), Fraction(1, 2)), True)
     """
     widths = [_positive_int(k, "branching") for k in branching]

@@ -272,7 +272,7 @@ class TypicalBlockLaw(LengthLawName):
     gamma : int
     emitted : dict of tuple of int -> Fraction
         The law of the emitted block (accepted drafts, then the target's argmax there).
-    accepted_length : tuple of Fraction, length gamma + 1
+    accepted_length_law : tuple of Fraction, length gamma + 1
     expected_accepted, expected_emitted : Fraction
     node_tv : dict of tuple of int -> Fraction
         At every reachable accepted prefix s, TV between the next token's law and p(. | s).
@@ -283,7 +283,7 @@ class TypicalBlockLaw(LengthLawName):
 
     gamma: int
     emitted: dict[Prefix, Fraction]
-    accepted_length: tuple[Fraction, ...]
+    accepted_length_law: tuple[Fraction, ...]
     expected_accepted: Fraction
     expected_emitted: Fraction
     node_tv: dict[Prefix, Fraction]
@@ -322,7 +322,7 @@ def typical_block_law(target: Any, draft: Any, gamma: int, *, eps: Any = MEDUSA_
     Examples
     --------
     >>> law = typical_block_law(["1/2", "1/2"], ["1/2", "1/2"], 1)
-    >>> law.accepted_length, law.stream_tv
+    >>> law.accepted_length_law, law.stream_tv
     ((Fraction(0, 1), Fraction(1, 1)), Fraction(1, 2))
     """
     _positive_int(gamma, "gamma")
@@ -339,7 +339,7 @@ def typical_block_law(target: Any, draft: Any, gamma: int, *, eps: Any = MEDUSA_
 
     law = compose(position, gamma, greedy, node_tv=True)
     emitted = law.emitted.to_dict()
-    return TypicalBlockLaw(gamma, emitted, law.accepted_length, law.expected_accepted, law.expected_accepted + 1,
+    return TypicalBlockLaw(gamma, emitted, law.accepted_length_law, law.expected_accepted, law.expected_accepted + 1,
                            dict(law.node_tv), stream_tv(emitted, tmodel, gamma))
 
 
