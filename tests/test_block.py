@@ -396,6 +396,7 @@ def test_every_step_law_keeps_its_old_accepted_length_name_with_a_warning():
             audit.block_law(p, q, 2), audit.given_block_law([p, p], [q], [0])]
     for law in laws:
         name = type(law).__name__
-        with pytest.warns(DeprecationWarning, match=f"{name}.accepted_length is deprecated; use {name}.accepted_length_law"):
+        with pytest.warns(DeprecationWarning, match=f"{name}.accepted_length is deprecated; use {name}.accepted_length_law") as seen:
             old = law.accepted_length
+        assert [w.filename for w in seen] == [__file__]  # the warning names the caller's line
         assert old is law.accepted_length_law and sum(old) == 1

@@ -380,3 +380,16 @@ def test_given_block_law_refuses_rows_that_do_not_fit_gamma():
     law = given_block_law([half, half], [half], [0])
     with pytest.raises(FrozenInstanceError):
         law.accepted_length_law = ()
+
+
+def test_verification_law_takes_its_old_keywords_with_a_warning():
+    p, q = (lambda s: ["1/2", "1/2"]), (lambda s: ["1/4", "3/4"])
+    want = verification_law(p, q, 1)
+    with pytest.warns(DeprecationWarning, match=r"verification_law\(target=...\) is deprecated; use target_model=") as seen:
+        old = verification_law(target=p, draft_model=q, gamma=1)
+    assert [w.filename for w in seen] == [__file__]  # the warning names the caller's line
+    with pytest.warns(DeprecationWarning, match=r"verification_law\(draft=...\) is deprecated; use draft_model="):
+        assert verification_law(p, draft=q, gamma=1).accepted_length_law == want.accepted_length_law
+    assert old.accepted_length_law == want.accepted_length_law and dict(old.emitted) == dict(want.emitted)
+    with pytest.raises(TypeError, match="got both target= .its old name. and target_model="):
+        verification_law(target=p, target_model=p, draft_model=q, gamma=1)

@@ -22,7 +22,9 @@ Chen et al. 2023, Algorithm 2 (modified rejection sampling with a bonus token).
 
 from __future__ import annotations
 
+import functools
 import numbers
+import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Sequence
@@ -38,6 +40,24 @@ __all__ = ["ChainLaw", "BlockLaw", "textbook_position", "verification_law", "str
 
 Prefix = tuple[int, ...]
 Model = Callable[[Prefix], Sequence[Any]]
+
+
+def _renamed_keywords(**renames: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Let a function still take its parameters' old keyword names (``old="new"``) for one release,
+    with a :class:`DeprecationWarning`."""
+    def wrap(function: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(function)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            for old, new in renames.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        raise TypeError(f"{function.__name__}() got both {old}= (its old name) and {new}=")
+                    warnings.warn(f"{function.__name__}({old}=...) is deprecated; use {new}=", DeprecationWarning,
+                                  stacklevel=2)
+                    kwargs[new] = kwargs.pop(old)
+            return function(*args, **kwargs)
+        return call
+    return wrap
 
 
 def _row(model: Model, prefix: Prefix, name: str) -> Any:
@@ -74,17 +94,19 @@ def textbook_position(p_row: Any, q_row: Any) -> Position:
                     reject / z if z else Fraction(0), reject)
 
 
-def verification_law(target: Model, draft: Model, gamma: int, *, stop_tokens: Sequence[int] = ()) -> ChainLaw:
+@_renamed_keywords(target="target_model", draft="draft_model")
+def verification_law(target_model: Model, draft_model: Model, gamma: int, *, stop_tokens: Sequence[int] = ()) -> ChainLaw:
     """Compute the exact law of one verification step with ``gamma`` drafted tokens.
 
     Parameters
     ----------
-    target : callable
-        ``target(prefix)`` returns the target's next-token distribution after ``prefix`` (a
-        tuple of token ids, ``()`` for the start of the block), as exact rationals accepted by
-        :func:`specproof.laws.exact.emitted_law`, length V.
-    draft : callable
-        ``draft(prefix)``: the draft's next-token distribution, same form.
+    target_model : callable
+        ``target_model(prefix)``, for ``prefix`` a tuple of token ids (``()`` at the start of the
+        block), returns the target's next-token distribution p(. | prefix) as exact rationals
+        accepted by :func:`specproof.laws.exact.emitted_law`, length V. (Its old keyword
+        ``target=``, and ``draft=`` for ``draft_model``, still work, with a DeprecationWarning.)
+    draft_model : callable
+        ``draft_model(prefix)``: the draft's next-token distribution q(. | prefix), same form.
     gamma : int
         Draft length, >= 1.
     stop_tokens : sequence of int, optional
@@ -130,10 +152,10 @@ def verification_law(target: Model, draft: Model, gamma: int, *, stop_tokens: Se
     exact = _Rows("p")
 
     def position(prefix: Prefix) -> Position:
-        return textbook_position(exact(_row(target, prefix, "target")), _row(draft, prefix, "draft"))
+        return textbook_position(exact(_row(target_model, prefix, "target")), _row(draft_model, prefix, "draft"))
 
     def bonus(prefix: Prefix) -> tuple[Any, Fraction, Sequence[int]]:  # every draft accepted: the target's row
-        row = exact(_row(target, prefix, "target"))
+        row = exact(_row(target_model, prefix, "target"))
         return row, Fraction(1, row.denominator), row.numerators
 
     law = compose(position, gamma, bonus, stop_tokens=stop_set)
@@ -142,15 +164,16 @@ def verification_law(target: Model, draft: Model, gamma: int, *, stop_tokens: Se
     return law
 
 
-def stream_law(law: ChainLaw, target: Model) -> dict[Prefix, Fraction]:
-    """Law of the first gamma + 1 output tokens: the block, then plain target sampling.
+def stream_law(law: ChainLaw, target_model: Model) -> dict[Prefix, Fraction]:
+    """Law of the first gamma + 1 output tokens: the block, then plain target sampling from
+    ``target_model(prefix)``, the target's row p(. | prefix).
 
     ``P(z) = sum_k P(block == z[:k]) * prod_{j >= k} p(z_j | z_<j)`` over every sequence z of
     gamma + 1 tokens (V ** (gamma + 1) of them: small vocabularies only):
     :func:`specproof.laws.block.extend_by_target`. Lossless means this equals
     :func:`target_joint_law`.
     """
-    return extend_by_target(law.emitted, target, law.gamma + 1)
+    return extend_by_target(law.emitted, target_model, law.gamma + 1)
 
 
 #: The target's own joint law of ``length`` tokens (:func:`specproof.laws.block.target_joint`).
