@@ -30,7 +30,7 @@ from typing import Any, Callable, Sequence
 from specproof.errors import InvalidDistribution, ResidualUndefined
 from specproof.laws.block import LengthLawName, Position, compose, given_block, stream_tv, tree_position
 from specproof.laws.outcome import Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven, Rows
-from specproof.rules.policy import STANDARD, Logits, Processing, Rule, UnsupportedRule
+from specproof.rules.policy import STANDARD, Logits, Processing, Rule, UnsupportedRule, _argmax
 from specproof.rules import libm
 from specproof.rules.floats import FLOAT32
 from specproof.laws.rational import as_distribution
@@ -41,10 +41,6 @@ __all__ = ["position_tree", "PositionLaw", "position_law", "BlockRuleLaw", "bloc
 
 Row = tuple[Fraction, ...]
 Prefix = tuple[int, ...]
-
-
-def _argmax(row: Sequence[Fraction]) -> int:
-    return max(range(len(row)), key=lambda i: (row[i], -i))
 
 
 def _tv(a: Sequence[Fraction], b: Sequence[Fraction], extra: Fraction = Fraction(0)) -> Fraction:
