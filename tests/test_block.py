@@ -400,3 +400,25 @@ def test_every_step_law_keeps_its_old_accepted_length_name_with_a_warning():
             old = law.accepted_length
         assert [w.filename for w in seen] == [__file__]  # the warning names the caller's line
         assert old is law.accepted_length_law and sum(old) == 1
+
+
+def test_the_step_laws_of_the_engine_share_one_base():
+    from specproof.laws.block import StepLaw
+    from specproof.laws.block_verification import block_verification_law
+    from specproof.laws.relaxed import relaxed_block_law
+    from specproof.laws.token_trees import deterministic_tree_law
+    from specproof.laws.typical import typical_block_law
+
+    p, q = ["1/2", "1/4", "1/4"], ["1/4", "1/4", "1/2"]
+    chain = verification_law(lambda s: p, lambda s: q, 2)
+    relaxed = relaxed_block_law(p, q, 2, "sglang-threshold")
+    tree = deterministic_tree_law(p, [(0, [(1, [])]), (2, [])])
+    for law in (chain, typical_block_law(p, q, 2), relaxed, block_verification_law(p, q, 2), tree):
+        assert isinstance(law, StepLaw) and len(law.accepted_length_law) == law.gamma + 1
+        assert law.expected_accepted == sum(i * m for i, m in enumerate(law.accepted_length_law))
+        assert law.expected_emitted == law.expected_accepted + 1  # no stop tokens here
+    # alpha = 1/4 + 1/4 + 1/4 = 3/4 at every position: P(i accepted) = (1/4, 3/4 * 1/4, (3/4)^2)
+    assert chain.accepted_length_law == (F(1, 4), F(3, 16), F(9, 16)) and chain.expected_accepted == F(21, 16)
+    assert tree.depth == tree.gamma == 2
+    with pytest.raises(TypeError):
+        type(relaxed)(2, relaxed.emitted, relaxed.accepted_length_law, relaxed.stream_tv)  # keywords only

@@ -48,7 +48,7 @@ from typing import Any, Callable, Iterable, Sequence
 from specproof.errors import InvalidDistribution, ResidualUndefined
 from specproof.laws.rational import RationalVector, as_distribution, as_fractions, to_fraction
 
-__all__ = ["Position", "tree_position", "compose", "LengthLawName", "ChainLaw", "BlockLaw", "tree_law", "stream_tv", "target_joint",
+__all__ = ["Position", "tree_position", "compose", "LengthLawName", "StepLaw", "ChainLaw", "BlockLaw", "tree_law", "stream_tv", "target_joint",
            "extend_by_target", "given_block"]
 
 Prefix = tuple[int, ...]
@@ -213,7 +213,42 @@ class LengthLawName:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ChainLaw(LengthLawName):
+class StepLaw(LengthLawName):
+    """What every law of one verification step over a block has: the emitted blocks and the law of
+    the number of accepted drafts (the results of :func:`compose` and :func:`tree_law`).
+
+    :class:`ChainLaw` (the engine's own result), and the typical, relaxed, token-tree and
+    block-verification laws (:mod:`specproof.laws.typical`, :mod:`specproof.laws.relaxed`,
+    :mod:`specproof.laws.token_trees`, :mod:`specproof.laws.block_verification`) extend it with
+    what each verdict reads (node TVs, the stream TV, bounds).
+
+    Attributes
+    ----------
+    gamma : int
+        The most drafts a step can accept (the deepest accepted prefix; a token tree's depth).
+    emitted : Mapping of tuple of int -> Fraction
+        The law of the emitted block: the accepted drafts, then one more token (1 to gamma + 1 ids).
+    accepted_length_law : tuple of Fraction, length gamma + 1
+        P(exactly i drafted tokens are accepted), i = 0..gamma.
+    """
+
+    gamma: int
+    emitted: Mapping[Prefix, Fraction]
+    accepted_length_law: tuple[Fraction, ...]
+
+    @property
+    def expected_accepted(self) -> Fraction:
+        """E[number of accepted drafts] = sum_i i * accepted_length_law[i]."""
+        return sum((i * s for i, s in enumerate(self.accepted_length_law)), _ZERO)
+
+    @property
+    def expected_emitted(self) -> Fraction:
+        """E[number of emitted tokens] = 1 + expected_accepted: the accepted drafts, then one token."""
+        return 1 + self.expected_accepted
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChainLaw(StepLaw):
     """The exact law of one verification step over a block of gamma drafts.
 
     Attributes
@@ -260,10 +295,7 @@ class ChainLaw(LengthLawName):
     Leviathan et al.'s Eq. 1) are computed.
     """
 
-    gamma: int
     vocab_size: int
-    emitted: Mapping[Prefix, Fraction]
-    accepted_length_law: tuple[Fraction, ...]
     alphas: Mapping[Prefix, Fraction]
     reach: Mapping[Prefix, Fraction]
     reference_rows: Mapping[Prefix, Any]
@@ -271,11 +303,6 @@ class ChainLaw(LengthLawName):
     ended: Mapping[Prefix, Fraction] = field(default_factory=dict)
     out_of_range: Fraction = _ZERO
     node_tv: Mapping[Prefix, Fraction] | None = None
-
-    @property
-    def expected_accepted(self) -> Fraction:
-        """E[number of accepted drafts] = sum_i i * accepted_length_law[i]."""
-        return sum((i * s for i, s in enumerate(self.accepted_length_law)), _ZERO)
 
     @property
     def expected_emitted(self) -> Fraction:
