@@ -12,7 +12,8 @@ positions composed:
                      ``P(stop, emit y)`` for every token y (from an outcome tree:
                      :func:`tree_position`; the textbook rule in integers: ``chain``)
 :func:`compose`      the walk over accepted prefixes: a :class:`ChainLaw` (emitted blocks, the
-                     accepted-length law, reaches, the reference row at every prefix)
+                     accepted-length law, reaches, the reference row at every prefix), a
+                     :class:`StepLaw`, the base of every step law
 :func:`tree_law`     the same law read off a block's outcome tree (leaves ``(block, accepted)``)
 :func:`stream_tv`    the one stream judge: TV between the first gamma + 1 output tokens (the block,
                      then sampling the reference) and the reference's own joint law
