@@ -77,7 +77,7 @@ def main(argv=None) -> int:
         typical = []
         for gamma in range(1, args.max_depth + 1):
             law = typical_block_law(target, q, gamma)
-            typical.append({"gamma": gamma, "accepted_length": [_nd(x) for x in law.accepted_length],
+            typical.append({"gamma": gamma, "accepted_length": [_nd(x) for x in law.accepted_length_law],
                             "expected_emitted": _nd(law.expected_emitted), "stream_tv": _nd(law.stream_tv)})
             print(f"{draft} typical gamma={gamma}: E[emitted] {float(law.expected_emitted):.4f}, stream TV "
                   f"{float(law.stream_tv):.4f} ({time.time() - started:.0f} s)", file=sys.stderr, flush=True)

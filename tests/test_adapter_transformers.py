@@ -33,7 +33,7 @@ def test_dyadic_rows_match_the_le_float32_rule_exactly():
     assert got.law == want.emitted
     assert got.tv == want.stream_tv == F(3, 2**26)
     assert not got.lossless
-    assert got.accepted_length == want.accepted_length
+    assert got.accepted_length_law == want.accepted_length_law
 
 
 def _support_rows(rows):
@@ -67,7 +67,7 @@ def test_edge_cases_with_exact_softmax():
     assert never.tv == F(7, 2**28)
     disjoint = block_law(*cases["disjoint supports"][:2])
     assert disjoint.tv == F(1, 2**24)
-    assert disjoint.accepted_length[0] == 1 - F(1, 2**24)
+    assert disjoint.accepted_length_law[0] == 1 - F(1, 2**24)
 
 
 def test_off_grid_ratios_and_the_ensemble_option():

@@ -87,7 +87,7 @@ def test_row_first_draft_unchecked_greedy():
     assert faulty.law == (1, 0) and faulty.tv == 1
     assert correct.law == (0, 1) and correct.tv == 0
     given = given_block_law([[0, 1], [0, 1]], [[1, 0]], [0], named_rule("greedy-first-draft-unchecked"))
-    assert given.accepted_length == (0, 1)
+    assert given.accepted_length_law == (0, 1)
 
 
 def test_row_coin_past_every_cdf_entry():
@@ -106,7 +106,7 @@ def test_row_coin_past_every_cdf_entry():
 
 def test_row_accepted_count_as_sum_of_flags():
     law = given_block_law([["1/4", "3/4"]] * 4, [["1/2", "1/2"]] * 3, [0, 0, 0])
-    assert law.accepted_length == (F(1, 2), F(1, 4), F(1, 8), F(1, 8))
+    assert law.accepted_length_law == (F(1, 2), F(1, 4), F(1, 8), F(1, 8))
     assert law.expected_accepted == F(7, 8) and law.expected_flags == F(3, 2)
     assert given_block_law([["1/4", "3/4"]] * 4, [["1/2", "1/2"]] * 3, [0, 0, 0],
                            named_rule("flag-sum-count")).expected_counted == F(3, 2)
@@ -133,9 +133,9 @@ def test_row_block_committed_past_eos():
 def test_row_padded_block():
     u = ["1/4"] * 4
     law = given_block_law([u] * 6, [u] * 5, [1, 0, 1, -1, -1])
-    assert law.real_drafts == 3 and law.accepted_length == (0, 0, 0, 1)
+    assert law.real_drafts == 3 and law.accepted_length_law == (0, 0, 0, 1)
     wrapped = given_block_law([u] * 6, [u] * 5, [1, 0, 1, -1, -1], named_rule("padding-wraparound"))
-    assert wrapped.real_drafts == 5 and wrapped.accepted_length[5] == 1  # the fault: 5 "accepted"
+    assert wrapped.real_drafts == 5 and wrapped.accepted_length_law[5] == 1  # the fault: 5 "accepted"
     with pytest.raises(InvalidDistribution, match="follows a padding sentinel"):
         given_block_law([u] * 4, [u] * 3, [1, -1, 0])
 
@@ -294,7 +294,7 @@ def test_kind_flag_count_and_prefix(rows, data):
     passes = [min(F(1), p[x] / q[x]) for (p, q), x in zip(rows, tokens)]
     assert (law.expected_accepted, law.expected_flags) == accepted_prefix_expectation(passes)
     assert law.expected_flags >= law.expected_accepted
-    assert sum(law.accepted_length) == 1 and len(law.accepted_length) == gamma + 1
+    assert sum(law.accepted_length_law) == 1 and len(law.accepted_length_law) == gamma + 1
 
 
 @settings(max_examples=30, deadline=None)
@@ -309,7 +309,7 @@ def test_kind_stop_tokens_and_padding(pair, gamma, stop, pads):
     assert correct.lossless and correct.stream_tv == 0
     x = next(i for i in range(len(q)) if q[i])
     law = given_block_law([p] * (gamma + pads + 1), [q] * (gamma + pads), [x] * gamma + [-1] * pads)
-    assert law.real_drafts == gamma and len(law.accepted_length) == gamma + 1
+    assert law.real_drafts == gamma and len(law.accepted_length_law) == gamma + 1
 
 
 # --------------------------------------------------------------------- regression against chain
@@ -330,7 +330,7 @@ def test_standard_block_law_reproduces_chain(rows, gamma):
     mine = block_law(target, draft, gamma)
     ref = chain.verification_law(target, draft, gamma)
     assert mine.emitted == dict(ref.emitted)
-    assert mine.accepted_length == ref.accepted_length
+    assert mine.accepted_length_law == ref.accepted_length_law
     assert mine.expected_emitted == ref.expected_emitted == mine.expected_emitted_to_stop
     assert mine.lossless == ref.lossless and mine.stream_tv == 0
 
@@ -344,10 +344,10 @@ def test_standard_given_block_reproduces_chain(rows, data):
     targets, drafts = [p for p, _ in rows], [q for _, q in rows[:-1]]
     mine = given_block_law(targets, drafts, tokens)
     ref = chain.given_block_law(targets, drafts, tokens)
-    assert mine.accepted_length == ref.accepted_length
+    assert mine.accepted_length_law == ref.accepted_length_law
     assert mine.emitted[-1] == ref.emitted[-1]
     for i in range(len(tokens)):
-        if ref.accepted_length[i]:
+        if ref.accepted_length_law[i]:
             assert mine.emitted[i] == ref.emitted[i]
 
 

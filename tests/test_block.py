@@ -53,7 +53,7 @@ def test_compose_by_hand_gamma_1():
     pos = Position(HALF, (F(1, 4), F(1, 2)), F(1), (F(1, 4), F(0)), F(1), F(1, 4))
     law = compose(lambda s: pos, 1, lambda s: (HALF, F(1, 2), (1, 1)), node_tv=True)
     assert dict(law.emitted) == {(0,): F(1, 4), (0, 0): F(1, 8), (0, 1): F(1, 8), (1, 0): F(1, 4), (1, 1): F(1, 4)}
-    assert law.accepted_length == law.accepted_length_law == (F(1, 4), F(3, 4))
+    assert law.accepted_length_law == law.accepted_length_law == (F(1, 4), F(3, 4))
     assert law.reach == {(): 1, (0,): F(1, 4), (1,): F(1, 2)} and law.alphas == {(): F(3, 4)}
     assert law.lossless and law.node_tv == {(): 0, (0,): 0, (1,): 0}
 
@@ -98,7 +98,7 @@ def test_compose_of_rule_trees_is_block_tree_summed(name):
     for (blk, accepted), m in tree.outcomes().items():
         summed[blk] = summed.get(blk, F(0)) + m
         lengths[accepted] += m
-    assert summed == law.emitted and tuple(lengths) == law.accepted_length
+    assert summed == law.emitted and tuple(lengths) == law.accepted_length_law
 
 
 def _one_position(leaves, v=2):
@@ -131,7 +131,7 @@ def test_rule_trees_reproduce_the_textbook_integer_path_with_stop_tokens():
     q = lambda s: ["1/4", "1/4", "1/2"]  # noqa: E731
     textbook = verification_law(p, q, 3, stop_tokens=[2])
     rules = audit.block_law(p, q, 3, policy.STANDARD, stop_tokens=[2])
-    assert rules.emitted == dict(textbook.emitted) and rules.accepted_length == textbook.accepted_length
+    assert rules.emitted == dict(textbook.emitted) and rules.accepted_length_law == textbook.accepted_length_law
     assert textbook.lossless and rules.lossless and rules.stream_tv == 0
 
 
@@ -233,7 +233,7 @@ def test_a_leaf_of_a_token_tree_draws_the_bonus_below_gamma():
     after_1 = Position(HALF, (F(1, 2), F(0)), F(1), (F(0), F(1, 2)), F(1), F(1, 2))
     positions = {(): root, (0,): None, (1,): after_1}
     law = compose(positions.get, 2, lambda s: (HALF, F(1, 2), (1, 1)), node_tv=True)
-    assert law.accepted_length == (0, F(3, 4), F(1, 4))
+    assert law.accepted_length_law == (0, F(3, 4), F(1, 4))
     assert dict(law.emitted) == {(0, 0): F(1, 4), (0, 1): F(1, 4), (1, 1): F(1, 4), (1, 0, 0): F(1, 8), (1, 0, 1): F(1, 8)}
     assert law.lossless and law.expected_accepted == F(5, 4) and set(law.node_tv.values()) == {0}
 
@@ -246,7 +246,7 @@ def test_every_block_law_names_its_law_over_lengths():
             variants.typical_block_law(p, q, 2), relaxed.relaxed_block_law(p, q, 2, "sglang-threshold"),
             variants.block_verification_law(p, q, 2), variants.greedy_tree_law(p, variants.topk_tree(q, [2, 2]))]
     for law in laws:
-        assert law.accepted_length_law is law.accepted_length and sum(law.accepted_length_law) == 1
+        assert law.accepted_length_law is law.accepted_length_law and sum(law.accepted_length_law) == 1
     assert laws[1].accepted_length_law == (F(0), F(0), F(1))  # p/q >= 1 at both drafted tokens
 
 
@@ -346,7 +346,7 @@ def test_a_rational_vector_row_is_validated_where_it_is_first_read():
 
     good, bad = RationalVector((1, 1), 2), RationalVector((1, 1), 3)
     law = verification_law(lambda s: good, lambda s: HALF, 2)
-    assert law.lossless and law.accepted_length == (0, 0, 1)
+    assert law.lossless and law.accepted_length_law == (0, 0, 1)
     with pytest.raises(InvalidDistribution, match=r"^after the drafted prefix \(1,\): p sums to 2/3, not 1$"):
         verification_law(lambda s: good if s == () else bad, lambda s: HALF, 1)
 
@@ -380,3 +380,45 @@ def test_the_node_tv_of_a_bonus_drawn_from_the_reference_object_itself(scale, tv
     root = Position(HALF, (F(1), F(0)), F(1), (), F(0), F(0))
     law = compose(lambda s: root, 1, lambda s: (HALF, scale, HALF), node_tv=True)
     assert law.node_tv == {(): F(1, 2), (0,): tv}
+
+
+def test_every_step_law_keeps_its_old_accepted_length_name_with_a_warning():
+    from specproof.laws.block_verification import block_verification_law
+    from specproof.laws.chain import given_block_law
+    from specproof.laws.relaxed import relaxed_block_law
+    from specproof.laws.token_trees import deterministic_tree_law
+    from specproof.laws.typical import typical_block_law
+
+    p, q = ["1/2", "1/4", "1/4"], ["1/4", "1/4", "1/2"]
+    laws = [verification_law(lambda s: p, lambda s: q, 2), given_block_law([p, p], [q], [0]),
+            typical_block_law(p, q, 2), relaxed_block_law(p, q, 2, "sglang-threshold"),
+            block_verification_law(p, q, 2), deterministic_tree_law(p, [(0, [(1, [])])]),
+            audit.block_law(p, q, 2), audit.given_block_law([p, p], [q], [0])]
+    for law in laws:
+        name = type(law).__name__
+        with pytest.warns(DeprecationWarning, match=f"{name}.accepted_length is deprecated; use {name}.accepted_length_law") as seen:
+            old = law.accepted_length
+        assert [w.filename for w in seen] == [__file__]  # the warning names the caller's line
+        assert old is law.accepted_length_law and sum(old) == 1
+
+
+def test_the_step_laws_of_the_engine_share_one_base():
+    from specproof.laws.block import StepLaw
+    from specproof.laws.block_verification import block_verification_law
+    from specproof.laws.relaxed import relaxed_block_law
+    from specproof.laws.token_trees import deterministic_tree_law
+    from specproof.laws.typical import typical_block_law
+
+    p, q = ["1/2", "1/4", "1/4"], ["1/4", "1/4", "1/2"]
+    chain = verification_law(lambda s: p, lambda s: q, 2)
+    relaxed = relaxed_block_law(p, q, 2, "sglang-threshold")
+    tree = deterministic_tree_law(p, [(0, [(1, [])]), (2, [])])
+    for law in (chain, typical_block_law(p, q, 2), relaxed, block_verification_law(p, q, 2), tree):
+        assert isinstance(law, StepLaw) and len(law.accepted_length_law) == law.gamma + 1
+        assert law.expected_accepted == sum(i * m for i, m in enumerate(law.accepted_length_law))
+        assert law.expected_emitted == law.expected_accepted + 1  # no stop tokens here
+    # alpha = 1/4 + 1/4 + 1/4 = 3/4 at every position: P(i accepted) = (1/4, 3/4 * 1/4, (3/4)^2)
+    assert chain.accepted_length_law == (F(1, 4), F(3, 16), F(9, 16)) and chain.expected_accepted == F(21, 16)
+    assert tree.depth == tree.gamma == 2
+    with pytest.raises(TypeError):
+        type(relaxed)(2, relaxed.emitted, relaxed.accepted_length_law, relaxed.stream_tv)  # keywords only

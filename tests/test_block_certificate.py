@@ -36,7 +36,7 @@ def test_the_paper_example_is_certified(gamma, lengths):
     assert verdict.valid, verdict
     facts = verdict.facts[0]
     law = block_verification_law(*PAPER, gamma)
-    assert [F(x) for x in lengths] == list(law.accepted_length)  # the closed form agrees with the tree
+    assert [F(x) for x in lengths] == list(law.accepted_length_law)  # the closed form agrees with the tree
     assert [F(x.num, x.den) for x in facts["accepted_length"]] == [F(x) for x in lengths]
     assert {b: F(m.num, m.den) for b, m in facts["law"].items()} == law.emitted == _law(doc)
     assert F(facts["expected_emitted"].num, facts["expected_emitted"].den) == law.expected_emitted
@@ -79,7 +79,7 @@ def test_random_models_are_lossless_and_agree_with_the_closed_form(data, v, gamm
     assert verdict.valid, verdict
     law = block_verification_law(target, draft, gamma)
     assert _law(doc) == law.emitted and law.stream_tv == 0
-    assert [F(x) for x in doc["totals"]["accepted_length"]] == list(law.accepted_length)
+    assert [F(x) for x in doc["totals"]["accepted_length"]] == list(law.accepted_length_law)
     assert verdict.facts[0]["claims"] == {"lossless": True}
 
 
@@ -324,7 +324,7 @@ def test_typical_acceptance_blocks_are_certified_lossy(p, q, gamma, tv):
     law = typical_block_law(p, q, gamma)
     facts = verdict.facts[0]
     assert {b: F(m.num, m.den) for b, m in facts["law"].items()} == law.emitted
-    assert [F(x.num, x.den) for x in facts["accepted_length"]] == list(law.accepted_length)
+    assert [F(x.num, x.den) for x in facts["accepted_length"]] == list(law.accepted_length_law)
     assert facts["stream_tv"] == law.stream_tv > 0 and facts["claims"] == {"lossless": False}
     if tv is not None:
         assert facts["stream_tv"] == tv

@@ -38,7 +38,7 @@ def test_hand_computed_chain_with_varying_alpha_and_p_equal_q():
     # after 0 (reach 1/4): p == q, never rejected; after 1 (reach 1/2): accept (1/2, 0),
     # rejection 1/2 -> residual (1, 0): block (1, 0) w.p. 1/4. Depth 2: reach 1/12, 1/6, 1/4.
     assert law.alphas == {(): F(3, 4), (0,): F(1), (1,): F(1, 2)}
-    assert law.accepted_length == (F(1, 4), F(1, 4), F(1, 2))
+    assert law.accepted_length_law == (F(1, 4), F(1, 4), F(1, 2))
     assert law.expected_accepted == F(5, 4) and law.expected_emitted == F(9, 4)
     expected = {(0,): F(1, 4), (1, 0): F(1, 4)}
     for (a, b), reach in {(0, 0): F(1, 12), (0, 1): F(1, 6), (1, 0): F(1, 4)}.items():
@@ -54,7 +54,7 @@ def test_hand_computed_chain_with_varying_alpha_and_p_equal_q():
 
 def test_single_position_chain():
     law = verification_law(lambda s: ["1/2", "1/2"], lambda s: ["1/4", "3/4"], 1)
-    assert law.accepted_length == (F(1, 4), F(3, 4))
+    assert law.accepted_length_law == (F(1, 4), F(3, 4))
     # reject (1/4) -> residual (1, 0); accept 0 (1/4) or 1 (1/2) -> bonus from p = (1/2, 1/2)
     assert law.emitted == {(0,): F(1, 4), (0, 0): F(1, 8), (0, 1): F(1, 8), (1, 0): F(1, 4), (1, 1): F(1, 4)}
     assert law.expected_emitted == F(7, 4) == expected_tokens(F(3, 4), 1)
@@ -65,16 +65,16 @@ def test_constant_rows_match_equation_1():
     for gamma in (1, 2, 3):
         law = verification_law(lambda s: p, lambda s: q, gamma)
         assert law.expected_emitted == expected_tokens(F(2, 3), gamma)
-        assert law.accepted_length[gamma] == F(2, 3) ** gamma
+        assert law.accepted_length_law[gamma] == F(2, 3) ** gamma
         assert law.lossless
     assert stream_law(law, lambda s: p) == target_joint_law(lambda s: p, 4)
 
 
 def test_identical_and_disjoint_drafts():
     law = verification_law(lambda s: ["1/2", "1/2"], lambda s: ["1/2", "1/2"], 3)
-    assert law.accepted_length == (0, 0, 0, 1) and law.expected_emitted == 4
+    assert law.accepted_length_law == (0, 0, 0, 1) and law.expected_emitted == 4
     law = verification_law(lambda s: [1, 0], lambda s: [0, 1], 3)
-    assert law.accepted_length == (1, 0, 0, 0) and law.emitted == {(0,): 1}
+    assert law.accepted_length_law == (1, 0, 0, 0) and law.emitted == {(0,): 1}
 
 
 def test_a_wrong_bonus_row_is_caught_by_the_stream_check():
@@ -114,9 +114,9 @@ def test_lossless_is_computed_and_fails_on_other_verifiers():
     coin = {(0,): F(1, 8), (0, 0): F(1, 16), (0, 1): F(1, 16), (1, 0): F(3, 8), (1, 1): F(3, 8)}
     assert not _law_with(law, emitted=coin, reach={(): F(1), (0,): F(1, 8), (1,): F(3, 4)}).lossless
     # the wrong target: the same law checked against another row at the root
-    other = dict(law.target_rows)
+    other = dict(law.reference_rows)
     other[()] = ["1/3", "2/3"]
-    assert not _law_with(law, target_rows=other).lossless
+    assert not _law_with(law, reference_rows=other).lossless
     # a block emitted after a prefix the verifier never reaches
     stray = dict(textbook)
     stray[(0, 0)] -= F(1, 16)
@@ -130,13 +130,13 @@ def test_lossless_is_computed_and_fails_on_other_verifiers():
     # an extra block after a prefix the verifier never reaches, every other mass unchanged
     assert not _law_with(law, emitted={**textbook, (5, 0): F(1, 16)}).lossless
     # a target row of another vocabulary size (an extra token of probability 0)
-    assert not _law_with(law, target_rows={**law.target_rows, (): ["1/2", "1/2", 0]}).lossless
+    assert not _law_with(law, reference_rows={**law.reference_rows, (): ["1/2", "1/2", 0]}).lossless
     # a prefix whose target row is missing: not lossless (no row to compare with), not an error
-    rows = dict(law.target_rows)
+    rows = dict(law.reference_rows)
     del rows[(1,)]
-    assert not _law_with(law, target_rows=rows).lossless
+    assert not _law_with(law, reference_rows=rows).lossless
     with pytest.raises(TypeError):
-        type(law)(1, 2, textbook, law.accepted_length, law.alphas, law.reach, law.target_rows)  # keywords only
+        type(law)(1, 2, textbook, law.accepted_length_law, law.alphas, law.reach, law.reference_rows)  # keywords only
     # a gamma = 2 law presented as gamma = 1: its blocks are longer than gamma + 1 tokens
     law2 = verification_law(lambda s: p, lambda s: q, 2)
     assert law2.lossless
@@ -227,7 +227,7 @@ from specproof.laws.rational import from_floats  # noqa: E402
 
 def test_given_block_accepts_numpy_integer_tokens_and_names_bad_positions():
     law = given_block_law([HALF, (F(1), F(0))], [(F(1, 4), F(3, 4))], [np.int64(1)])
-    assert law.accepted_length == (F(1, 3), F(2, 3))
+    assert law.accepted_length_law == (F(1, 3), F(2, 3))
     with pytest.raises(InvalidDistribution, match=r"^position 0: p has V=2 entries but q has V=3"):
         given_block_law([HALF, HALF], [(F(1, 4), F(3, 4), F(0))], [1])
     bad = {**TARGET, (1,): (F(1, 2), F(1, 3))}
@@ -241,7 +241,7 @@ def test_given_block_by_hand():
     # p0 = (1/2, 1/2), q0 = (1/4, 3/4), x1 = 1: keep 2/3; p1 = q1 = (1/3, 2/3), x2 = 0: keep 1;
     # bonus p2 = (1, 0). Stops: 1/3 after 0 accepted, 0 after 1, 2/3 after 2.
     law = given_block_law([HALF, (F(1, 3), F(2, 3)), (F(1), F(0))], [(F(1, 4), F(3, 4)), (F(1, 3), F(2, 3))], [1, 0])
-    assert law.accepted_length == (F(1, 3), F(0), F(2, 3))
+    assert law.accepted_length_law == (F(1, 3), F(0), F(2, 3))
     assert law.emitted == ((F(1), F(0)), (F(0), F(0)), (F(1), F(0)))
 
 
@@ -267,7 +267,7 @@ def test_float_given_block_matches_exact_on_random_blocks():
         exact = given_block_law(tgt, drf, toks)
         acc, emi = numeric.given_block_law(w_t / w_t.sum(-1, keepdims=True), w_d / w_d.sum(-1, keepdims=True),
                                            np.array(toks))
-        worst = max(worst, max(abs(F(float(a)) - b) for a, b in zip(acc.tolist(), exact.accepted_length)))
+        worst = max(worst, max(abs(F(float(a)) - b) for a, b in zip(acc.tolist(), exact.accepted_length_law)))
         for row_f, row_e in zip(emi.tolist(), exact.emitted):
             worst = max(worst, max(abs(F(float(a)) - b) for a, b in zip(row_f, row_e)))
     assert worst < 1e-12
@@ -293,7 +293,7 @@ def test_float_given_block_resolves_what_float64_cannot():
     draft = np.array([[0.5, 2.0 ** -80, 0.5]])
     exact = given_block_law([from_floats(r) for r in target], [from_floats(draft[0])], [1])
     acc, emi = numeric.given_block_law(target, draft, np.array([1]))
-    assert exact.accepted_length == (1, 0) and acc.tolist() == [1.0, 0.0]
+    assert exact.accepted_length_law == (1, 0) and acc.tolist() == [1.0, 0.0]
     assert emi[0].tolist() == [float(x) for x in exact.emitted[0]] == [0.5, 0.0, 0.5]
     # the adversarial review's case: q(x) = 1.09e-12, p(x) = 0, rows equal after normalization
     # up to 1e-12; computed in floats alone the joint law was off by 2.3e-5
@@ -301,7 +301,7 @@ def test_float_given_block_resolves_what_float64_cannot():
     d = np.array([[1.0859987400844336e-12, 0.7249356235229049, 0.27504123269805636]])
     acc, emi = numeric.given_block_law(t, d, np.array([0]))
     ex = given_block_law([from_floats(r) for r in t], [from_floats(d[0])], [0])
-    assert max(abs(F(float(acc[0])) * F(float(e)) - ex.accepted_length[0] * r) for e, r in zip(emi[0], ex.emitted[0])) < 1e-18
+    assert max(abs(F(float(acc[0])) * F(float(e)) - ex.accepted_length_law[0] * r) for e, r in zip(emi[0], ex.emitted[0])) < 1e-18
     # a drafted token that is never rejected: the empty float residual is harmless
     acc, emi = numeric.given_block_law(target, draft, np.array([0]))
     assert acc.tolist() == [0.0, 1.0]
@@ -330,8 +330,8 @@ def test_float_given_block_with_a_subnormal_draft_probability_and_unnormalized_r
     d = np.array([[3e-323, 0.50035, 0.50035]])
     acc, emi = numeric.given_block_law(t, d, np.array([0]))
     ex = given_block_law([from_floats(r) for r in t], [from_floats(d[0])], [0])
-    assert max(abs(F(float(a)) - b) for a, b in zip(acc, ex.accepted_length)) < 1e-16
-    assert max(abs(F(float(acc[0])) * F(float(e)) - ex.accepted_length[0] * r) for e, r in zip(emi[0], ex.emitted[0])) < 1e-16
+    assert max(abs(F(float(a)) - b) for a, b in zip(acc, ex.accepted_length_law)) < 1e-16
+    assert max(abs(F(float(acc[0])) * F(float(e)) - ex.accepted_length_law[0] * r) for e, r in zip(emi[0], ex.emitted[0])) < 1e-16
 
 
 def test_stream_and_joint_laws_by_hand():
@@ -379,4 +379,17 @@ def test_given_block_law_refuses_rows_that_do_not_fit_gamma():
         given_block_law([half, ["1/3", "1/3", "1/3"]], [half], [0])
     law = given_block_law([half, half], [half], [0])
     with pytest.raises(FrozenInstanceError):
-        law.accepted_length = ()
+        law.accepted_length_law = ()
+
+
+def test_verification_law_takes_its_old_keywords_with_a_warning():
+    p, q = (lambda s: ["1/2", "1/2"]), (lambda s: ["1/4", "3/4"])
+    want = verification_law(p, q, 1)
+    with pytest.warns(DeprecationWarning, match=r"verification_law\(target=...\) is deprecated; use target_model=") as seen:
+        old = verification_law(target=p, draft_model=q, gamma=1)
+    assert [w.filename for w in seen] == [__file__]  # the warning names the caller's line
+    with pytest.warns(DeprecationWarning, match=r"verification_law\(draft=...\) is deprecated; use draft_model="):
+        assert verification_law(p, draft=q, gamma=1).accepted_length_law == want.accepted_length_law
+    assert old.accepted_length_law == want.accepted_length_law and dict(old.emitted) == dict(want.emitted)
+    with pytest.raises(TypeError, match="got both target= .its old name. and target_model="):
+        verification_law(target=p, target_model=p, draft_model=q, gamma=1)

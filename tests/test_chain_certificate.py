@@ -140,7 +140,7 @@ def test_phone_chain_certificate_uses_float_rows_and_is_deterministic():
     assert doc["rows"]["encoding"] == "float64-le-base64/renormalize"
     assert check(dumps(doc)).valid
     law = verification_law(target, draft, 2)
-    assert [parse_exact(x) for x in doc["totals"]["accepted_length"]] == list(law.accepted_length)
+    assert [parse_exact(x) for x in doc["totals"]["accepted_length"]] == list(law.accepted_length_law)
     assert parse_exact(doc["totals"]["mean_alpha"]) == law.mean_alpha
     # the nodes are the root and every token the root can accept (min(p, q) > 0), read off the rows
     root_accepts = sum(1 for a, b in zip(target(()).fractions(), draft(()).fractions()) if min(a, b) > 0)
@@ -178,8 +178,8 @@ def test_random_small_chains_are_verified_and_match_the_library(data, gamma):
     doc = build_chain_certificate(target, draft, gamma, name="random")
     assert check(doc).valid
     law = verification_law(target, draft, gamma)
-    assert [parse_exact(x) for x in doc["totals"]["accepted_length"]] == list(law.accepted_length)
-    assert sum(law.accepted_length) == 1
+    assert [parse_exact(x) for x in doc["totals"]["accepted_length"]] == list(law.accepted_length_law)
+    assert sum(law.accepted_length_law) == 1
 
 
 # ---------------------------------------------------------------- stop tokens (issue 11 item 8)
@@ -195,7 +195,7 @@ def test_stop_token_chain_by_hand():
     law = verification_law(half, half, 2, stop_tokens=[0])
     assert dict(law.emitted) == {(0,): Fraction(1, 2), (1, 0): Fraction(1, 4), (1, 1, 0): Fraction(1, 8),
                                  (1, 1, 1): Fraction(1, 8)}
-    assert law.accepted_length == (0, Fraction(1, 2), Fraction(1, 2))
+    assert law.accepted_length_law == (0, Fraction(1, 2), Fraction(1, 2))
     assert law.expected_emitted == Fraction(7, 4) and law.lossless
     assert verification_law(half, half, 2).expected_emitted == 3
     verdict = check(build_chain_certificate(half, half, 2, name="eos", stop_tokens=[0]))
@@ -225,12 +225,12 @@ def test_stop_token_chains_agree_with_the_audit_and_the_checker(seed):
     gamma, stops = 1 + seed % 3, [seed % 3] if seed % 2 else [0, 2]
     law = verification_law(target, draft, gamma, stop_tokens=stops)
     ref = block_law(target, draft, gamma, stop_tokens=stops, enumeration_limit=0)
-    assert dict(law.emitted) == ref.emitted and law.accepted_length == ref.accepted_length
+    assert dict(law.emitted) == ref.emitted and law.accepted_length_law == ref.accepted_length_law
     assert law.expected_emitted == ref.expected_emitted_to_stop and law.lossless
     verdict = check(build_chain_certificate(target, draft, gamma, name="s", stop_tokens=stops))
     facts = verdict.facts[0]
     assert Fraction(facts["expected_emitted"].num, facts["expected_emitted"].den) == law.expected_emitted
-    assert [Fraction(x.num, x.den) for x in facts["accepted_length"]] == list(law.accepted_length)
+    assert [Fraction(x.num, x.den) for x in facts["accepted_length"]] == list(law.accepted_length_law)
 
 
 def test_stop_tokens_cannot_be_dropped_added_or_malformed():

@@ -21,7 +21,7 @@ def test_accepted_law_equals_the_chain_module_on_two_token_rows():
         q = [rng.choice([0.125, 0.25, 0.5, 0.875, 1.0]) for _ in range(k)]
         rows_p = [[Fraction(x), 1 - Fraction(x)] for x in p] + [[1, 0]]
         rows_q = [[Fraction(x), 1 - Fraction(x)] for x in q]
-        assert accepted_law(p, q) == given_block_law(rows_p, rows_q, [0] * k).accepted_length
+        assert accepted_law(p, q) == given_block_law(rows_p, rows_q, [0] * k).accepted_length_law
 
 
 def test_accepted_law_refuses_bad_values():

@@ -88,7 +88,7 @@ def test_hand_computed_law():
     assert law.denominator == 4
     assert law.target_numerators.tolist() == [2, 2, 0]
     assert law.accept_numerators.tolist() == [1, 1, 0]
-    assert law.residual_mass.tolist() == [1, 1, 0]
+    assert law.residual_numerators.tolist() == [1, 1, 0]
     assert (law.alpha_numerator, law.reject_numerator, law.normalizer) == (2, 2, 2)
     assert law.emitted.tolist() == [4, 4, 0]  # over D * Z = 8
     assert law.dist() == (F(1, 2), F(1, 2), F(0))
@@ -109,7 +109,7 @@ def test_is_lossless_can_fail():
     # a verifier that forgot to reject: emitted = accept mass only
     assert not replace(law, reject_numerator=0).is_lossless()
     # residual taken from (q - p)+ instead of (p - q)+
-    wrong = replace(law, residual_mass=np.maximum(law.draft_numerators - law.target_numerators, 0))
+    wrong = replace(law, residual_numerators=np.maximum(law.draft_numerators - law.target_numerators, 0))
     assert not wrong.is_lossless()
     # alpha off by one unit
     assert not replace(law, alpha_numerator=law.alpha_numerator + 1).is_lossless()
@@ -195,11 +195,11 @@ def test_is_lossless_decides_its_definition_on_tampered_laws():
     same = exact.emitted_law(["1/2", "1/2"], ["1/2", "1/2"])  # Z = 0, rejected = 0
     cases = {
         # rejection mass doubled and residual masses halved: the emitted law is unchanged (lossless),
-        # though rejected != Z; residual_mass = (1, 0) * 2 first so that halving stays integral
+        # though rejected != Z; residual_numerators = (1, 0) * 2 first so that halving stays integral
         "rejected x2, residual /2": (replace(law, denominator=8, target_numerators=law.target_numerators * 2,
                                              draft_numerators=law.draft_numerators * 2,
                                              accept_numerators=law.accept_numerators * 2,
-                                             residual_mass=law.residual_mass,
+                                             residual_numerators=law.residual_numerators,
                                              alpha_numerator=law.alpha_numerator * 2,
                                              reject_numerator=law.reject_numerator * 4, normalizer=law.normalizer * 2), p),
         # rejected != Z and the emitted law is not p

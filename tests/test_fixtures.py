@@ -168,7 +168,7 @@ def test_phone_chain_models_and_end_symbol():
     end = labels.index(PHONE_END)
     assert target((end,)).fractions()[end] == 1 and draft((end, end)).fractions()[end] == 1
     law = verification_law(target, draft, 2)
-    assert law.lossless and sum(law.accepted_length) == 1
+    assert law.lossless and sum(law.accepted_length_law) == 1
     # after </s>, p == q (both absorbing): alpha = 1 there
     assert law.alphas[(end,)] == 1
     assert PHONE["trigram_table"]["HH AH"] == PHONE["contexts"][0]["trigram"]

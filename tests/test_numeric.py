@@ -657,7 +657,7 @@ def _exact_joint_stop0(t, d, tokens):
     from specproof.laws.chain import given_block_law as exact_given_block_law
 
     law = exact_given_block_law([from_floats(r) for r in t], [from_floats(r) for r in d], list(tokens))
-    return [law.accepted_length[0] * e for e in law.emitted[0]]
+    return [law.accepted_length_law[0] * e for e in law.emitted[0]]
 
 
 def test_given_block_law_recompute_keeps_the_bound_on_the_reviewed_rows():

@@ -269,7 +269,7 @@ def test_block_one_position_matches_the_position_law():
                              lambda: sglang_threshold_law(P, Q, 1, F(1, 2)))):
         block = relaxed_block_law(P, Q, 1, rule, **knobs)
         law = fn()
-        assert block.accepted_length[1] == law.alpha
+        assert block.accepted_length_law[1] == law.alpha
         first = [sum(m for b, m in block.emitted.items() if b[0] == y) for y in range(3)]
         assert tuple(first) == law.law
 

@@ -255,7 +255,7 @@ def test_tree_with_siblings_sharing_a_token_hand_derived():
         (1, 1): F(1, 16), (1, 2): F(1, 16),
         (1, 0, 0): F(1, 16), (1, 0, 1): F(1, 32), (1, 0, 2): F(1, 32),
     }
-    assert law.accepted_length == (F(1, 2), F(3, 8), F(1, 8))
+    assert law.accepted_length_law == (F(1, 2), F(3, 8), F(1, 8))
     assert law.expected_accepted == F(5, 8) and law.expected_emitted == F(13, 8)
     assert law.lossless
     root = law.positions[()]
@@ -270,12 +270,12 @@ def test_child_with_draft_probability_zero():
     tree = topk_tree(["1/2", "1/2", "0"], [3])
     assert tree == ((0, ()), (1, ()), (2, ()))
     law = deterministic_tree_law(P, tree)
-    assert law.accepted_length == (F(0), F(1))
+    assert law.accepted_length_law == (F(0), F(1))
     assert law.emitted[(2, 0)] == F(1, 4) * F(1, 2)
     # drafted from q: token 2 is never drafted; with replacement acceptance 1/2 + 1/4 = 3/4 (then the
     # residual is (0, 0, 1), which q cannot reach)
     sto = stochastic_tree_law(P, ["1/2", "1/2", "0"], [2])
-    assert sto.accepted_length == (F(1, 4), F(3, 4))
+    assert sto.accepted_length_law == (F(1, 4), F(3, 4))
     assert sum(m for s, m in sto.emitted.items() if s[0] == 2) == F(1, 4)
     assert sto.lossless
 
@@ -296,7 +296,7 @@ def test_stochastic_tree_depth_two_hand_derived():
     # p = (1/2, 1/2) everywhere, q = (1, 0): each node accepts its (only) draft 0 with probability 1/2,
     # a second sibling adds nothing (the residual is (0, 1))
     law = stochastic_tree_law(["1/2", "1/2"], ["1", "0"], [2, 1])
-    assert law.accepted_length == (F(1, 2), F(1, 4), F(1, 4))
+    assert law.accepted_length_law == (F(1, 2), F(1, 4), F(1, 4))
     assert law.emitted == {(1,): F(1, 2), (0, 1): F(1, 4), (0, 0, 0): F(1, 8), (0, 0, 1): F(1, 8)}
     assert law.lossless
 
@@ -305,7 +305,7 @@ def test_trees_with_the_same_rows_everywhere():
     # every node has the same rows, so the per-node acceptance a gives P(accepted = i) = a^i (1 - a)
     a = F(13, 16)  # two drafts with replacement (test_with_replacement_hand_derived)
     law = stochastic_tree_law(P, Q, [2, 2])
-    assert law.accepted_length == (1 - a, a * (1 - a), a * a) and law.expected_emitted == 1 + a + a * a
+    assert law.accepted_length_law == (1 - a, a * (1 - a), a * a) and law.expected_emitted == 1 + a + a * a
     b = F(7, 8)
     assert stochastic_tree_law(P, Q, [2, 2], method="without-replacement").expected_emitted == 1 + b + b * b
     c = P[2] + P[0]  # q's top 2 are tokens 2 and 0 at every node
@@ -317,11 +317,11 @@ def test_greedy_tree_with_ties():
     # p = (1/2, 1/2): the argmax is 0 (ties to the smallest id)
     law = greedy_tree_law(["1/2", "1/2"], [[1, []], [0, [[0, []]]]])
     assert law.emitted == {(0, 0, 0): F(1)}
-    assert law.accepted_length == (F(0), F(0), F(1))
+    assert law.accepted_length_law == (F(0), F(0), F(1))
     assert law.lossless and law.reference == "greedy target"
     # no child is the argmax: emit it at once
     law = greedy_tree_law(["1/4", "3/4"], [[0, [[1, []]]]])
-    assert law.emitted == {(1,): F(1)} and law.accepted_length == (F(1), F(0), F(0))
+    assert law.emitted == {(1,): F(1)} and law.accepted_length_law == (F(1), F(0), F(0))
     tree = greedy_sibling_tree(["1/4", "3/8", "3/8"], [2, 1, 1])
     assert tree.law()[0] == (F(0), F(1), F(0)) and tree.accept_probability() == 1
     tree.rederive()
@@ -362,7 +362,7 @@ def test_block_verification_gamma_1_is_token_verification():
     assert law.emitted == {(0, 0): F(1, 8), (0, 1): F(1, 16), (0, 2): F(1, 16), (1, 0): F(1, 8),
                            (1, 1): F(1, 16), (1, 2): F(1, 16), (2, 0): F(1, 8), (2, 1): F(1, 16),
                            (2, 2): F(1, 16), (0,): F(1, 4)}
-    assert law.accepted_length == (F(1, 4), F(3, 4))
+    assert law.accepted_length_law == (F(1, 4), F(3, 4))
     assert law.expected_accepted == law.token_expected_accepted == law.upper_bound == F(3, 4)
 
 
@@ -448,7 +448,7 @@ def test_typical_law_hand_derived():
 def test_typical_block_hand_derived():
     p, q = ["3/4", "1/8", "1/16", "1/16"], ["1/4"] * 4
     law = typical_block_law(p, q, 2)
-    assert law.accepted_length == (F(1, 2), F(1, 4), F(1, 4))
+    assert law.accepted_length_law == (F(1, 2), F(1, 4), F(1, 4))
     assert law.expected_accepted == F(3, 4) and law.expected_emitted == F(7, 4)
     assert law.emitted == {(0,): F(1, 2), (0, 0): F(1, 8), (1, 0): F(1, 8), (0, 0, 0): F(1, 16),
                            (0, 1, 0): F(1, 16), (1, 0, 0): F(1, 16), (1, 1, 0): F(1, 16)}

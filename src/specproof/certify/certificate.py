@@ -246,7 +246,7 @@ def build_compact_certificate(
     p64 = np.asarray(p_floats).astype("<f8")  # exact: from_floats accepted at most 64-bit floats
     q64 = np.asarray(q_floats).astype("<f8")
     law = emitted_law(pv, qv)
-    tokens = select_tokens(law.target_numerators, law.draft_numerators, law.residual_mass)
+    tokens = select_tokens(law.target_numerators, law.draft_numerators, law.residual_numerators)
     full = _document(law, pv, qv, tokens, name, provenance, labels)
     full["schema"] = checker.COMPACT_SCHEMA
     full["selection"] = COMPACT_ROWS
@@ -343,7 +343,7 @@ def build_chain_certificate(
         "schema": checker.CHAIN_SCHEMA, "name": name, "statement": CHAIN_STATEMENT,
         "provenance": dict(provenance or {}), "vocab_size": law.vocab_size, "gamma": gamma,
         "rows": rows, "nodes": [nodes[s] for s in order],
-        "totals": {"accepted_length": [exact_text(x) for x in law.accepted_length],
+        "totals": {"accepted_length": [exact_text(x) for x in law.accepted_length_law],
                    "expected_emitted": exact_text(law.expected_emitted),
                    "mean_alpha": exact_text(law.mean_alpha)},
         "claims": {"stream_equals_target_law": law.lossless},
@@ -591,7 +591,7 @@ def _rows(law: EmittedLaw, tokens: Iterable[int], labels: Sequence[str] | None) 
             "p": _nd(law.target_numerators[token], d),
             "q": _nd(law.draft_numerators[token], d),
             "accept": _nd(law.accept_numerators[token], d),
-            "residual": _nd(law.residual_mass[token], d),
+            "residual": _nd(law.residual_numerators[token], d),
             "emitted": _nd(emitted[token], emitted_den),
         }
         if labels is not None:

@@ -437,7 +437,7 @@ class BlockCrosscheckReport:
         i (as ``token``).
     joint : Worst
         Worst absolute error of P(stop after i accepted drafts and emit token t) =
-        accepted_length[i] * emitted[i][t], with the block and (i, t).
+        accepted_length_law[i] * emitted[i][t], with the block and (i, t).
     before_rounding : Worst
         The same joint error measured against the exact law of the exact rows before they
         were rounded to float64: not bounded (the law of a nearly equal pair with a tiny
@@ -503,12 +503,12 @@ def check_blocks(batch: list[Block], report: BlockCrosscheckReport) -> None:
     for k, (b, acc, emi) in enumerate(zip(batch, accepted.tolist(), emitted.tolist())):
         given = given_block_law([from_floats(r) for r in t[k]], [from_floats(r) for r in d[k]], b.tokens)
         before = given_block_law(b.target, b.draft, b.tokens)
-        for i, (a, want) in enumerate(zip(acc, given.accepted_length)):
+        for i, (a, want) in enumerate(zip(acc, given.accepted_length_law)):
             report.accepted.update(abs(Fraction(a) - want), b, i)
             for tok, e in enumerate(emi[i]):
                 joint = Fraction(a) * Fraction(e)
                 report.joint.update(abs(joint - want * given.emitted[i][tok]), b, (i, tok))
-                report.before_rounding.update(abs(joint - before.accepted_length[i] * before.emitted[i][tok]), b, (i, tok))
+                report.before_rounding.update(abs(joint - before.accepted_length_law[i] * before.emitted[i][tok]), b, (i, tok))
 
 
 def crosscheck_blocks(

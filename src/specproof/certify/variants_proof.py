@@ -151,13 +151,13 @@ def _block_case(name: str, target, draft, gamma: int) -> dict[str, Any]:
     law = block_verification_law(target, draft, gamma)
     return {"name": name, "gamma": gamma, "token_expected_accepted": _nd(law.token_expected_accepted),
             "block_expected_accepted": _nd(law.expected_accepted), "upper_bound": _nd(law.upper_bound),
-            "accepted_length": [_nd(x) for x in law.accepted_length], "stream_tv": _nd(law.stream_tv),
+            "accepted_length": [_nd(x) for x in law.accepted_length_law], "stream_tv": _nd(law.stream_tv),
             "lossless": law.lossless}
 
 
 def _tree_case(name: str, kind: str, law, params: dict) -> dict[str, Any]:
     return {"name": name, "kind": kind, "params": params, "depth": law.depth,
-            "accepted_length": [_nd(x) for x in law.accepted_length],
+            "accepted_length": [_nd(x) for x in law.accepted_length_law],
             "expected_emitted": _nd(law.expected_emitted), "lossless": law.lossless,
             "emitted": {",".join(map(str, s)): _nd(m) for s, m in sorted(law.emitted.items())},
             "positions": {",".join(map(str, s)): t.as_dict() for s, t in sorted(law.positions.items())}}

@@ -322,7 +322,7 @@ def run(args: argparse.Namespace) -> int:
         out.update({
             "verdict": "lossless" if block.lossless and out["verdict"] == "lossless" else "lossy",
             "gamma": args.gamma,
-            "accepted_length": [ff(x) for x in block.accepted_length],
+            "accepted_length": [ff(x) for x in block.accepted_length_law],
             "expected_accepted": ff(block.expected_accepted),
             "expected_counted": ff(block.expected_counted),
             "acceptance_rate": ff(block.acceptance_rate),
@@ -344,7 +344,7 @@ def run(args: argparse.Namespace) -> int:
             "tokens": args.drafted,
             "real_drafts": given.real_drafts,
             "pass_probabilities": [ff(x) for x in given.pass_probabilities],
-            "accepted_length": [ff(x) for x in given.accepted_length],
+            "accepted_length": [ff(x) for x in given.accepted_length_law],
             "expected_accepted": ff(given.expected_accepted),
             "expected_flags": ff(given.expected_flags),
             "expected_counted": ff(given.expected_counted),

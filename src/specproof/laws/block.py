@@ -12,7 +12,8 @@ positions composed:
                      ``P(stop, emit y)`` for every token y (from an outcome tree:
                      :func:`tree_position`; the textbook rule in integers: ``chain``)
 :func:`compose`      the walk over accepted prefixes: a :class:`ChainLaw` (emitted blocks, the
-                     accepted-length law, reaches, the reference row at every prefix)
+                     accepted-length law, reaches, the reference row at every prefix), a
+                     :class:`StepLaw`, the base of every step law
 :func:`tree_law`     the same law read off a block's outcome tree (leaves ``(block, accepted)``)
 :func:`stream_tv`    the one stream judge: TV between the first gamma + 1 output tokens (the block,
                      then sampling the reference) and the reference's own joint law
@@ -38,6 +39,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -47,7 +49,7 @@ from typing import Any, Callable, Iterable, Sequence
 from specproof.errors import InvalidDistribution, ResidualUndefined
 from specproof.laws.rational import RationalVector, as_distribution, as_fractions, to_fraction
 
-__all__ = ["Position", "tree_position", "compose", "LengthLawName", "ChainLaw", "BlockLaw", "tree_law", "stream_tv", "target_joint",
+__all__ = ["Position", "tree_position", "compose", "LengthLawName", "StepLaw", "ChainLaw", "BlockLaw", "tree_law", "stream_tv", "target_joint",
            "extend_by_target", "given_block"]
 
 Prefix = tuple[int, ...]
@@ -198,17 +200,56 @@ class _Rows:
 
 
 class LengthLawName:
-    """Gives a law of one step over a block :attr:`accepted_length_law`: its ``accepted_length``
-    (P(i drafts accepted), i = 0..gamma) under a name that says it is a law over lengths."""
+    """Keeps the old name ``accepted_length`` of a step law's :attr:`accepted_length_law` (P(i drafts
+    accepted), i = 0..gamma) readable for one release, with a :class:`DeprecationWarning`: it is a
+    law over lengths, not a length."""
 
     @property
-    def accepted_length_law(self) -> tuple[Fraction, ...]:
-        """P(exactly i drafted tokens are accepted), i = 0..gamma: ``accepted_length``."""
-        return self.accepted_length  # type: ignore[attr-defined]
+    def accepted_length(self) -> tuple[Fraction, ...]:
+        """Deprecated name of :attr:`accepted_length_law`."""
+        name = type(self).__name__
+        warnings.warn(f"{name}.accepted_length is deprecated; use {name}.accepted_length_law", DeprecationWarning,
+                      stacklevel=2)
+        return self.accepted_length_law  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True, kw_only=True)
-class ChainLaw(LengthLawName):
+class StepLaw(LengthLawName):
+    """What every law of one verification step over a block has: the emitted blocks and the law of
+    the number of accepted drafts (the results of :func:`compose` and :func:`tree_law`).
+
+    :class:`ChainLaw` (the engine's own result), and the typical, relaxed, token-tree and
+    block-verification laws (:mod:`specproof.laws.typical`, :mod:`specproof.laws.relaxed`,
+    :mod:`specproof.laws.token_trees`, :mod:`specproof.laws.block_verification`) extend it with
+    what each verdict reads (node TVs, the stream TV, bounds).
+
+    Attributes
+    ----------
+    gamma : int
+        The most drafts a step can accept (the deepest accepted prefix; a token tree's depth).
+    emitted : Mapping of tuple of int -> Fraction
+        The law of the emitted block: the accepted drafts, then one more token (1 to gamma + 1 ids).
+    accepted_length_law : tuple of Fraction, length gamma + 1
+        P(exactly i drafted tokens are accepted), i = 0..gamma.
+    """
+
+    gamma: int
+    emitted: Mapping[Prefix, Fraction]
+    accepted_length_law: tuple[Fraction, ...]
+
+    @property
+    def expected_accepted(self) -> Fraction:
+        """E[number of accepted drafts] = sum_i i * accepted_length_law[i]."""
+        return sum((i * s for i, s in enumerate(self.accepted_length_law)), _ZERO)
+
+    @property
+    def expected_emitted(self) -> Fraction:
+        """E[number of emitted tokens] = 1 + expected_accepted: the accepted drafts, then one token."""
+        return 1 + self.expected_accepted
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChainLaw(StepLaw):
     """The exact law of one verification step over a block of gamma drafts.
 
     Attributes
@@ -221,15 +262,16 @@ class ChainLaw(LengthLawName):
         Probability of each emitted block (1 to gamma + 1 token ids); only blocks of positive
         probability are keys. The values sum to 1. A :class:`BlockLaw` (values computed on
         access), which compares equal to the dict of the same items.
-    accepted_length : tuple of Fraction, length gamma + 1
-        The law of the number of accepted drafts: ``accepted_length[i]`` = P(exactly i drafted
-        tokens are accepted). Also :attr:`accepted_length_law`.
+    accepted_length_law : tuple of Fraction, length gamma + 1
+        The law of the number of accepted drafts: ``accepted_length_law[i]`` = P(exactly i drafted
+        tokens are accepted). Its old name ``accepted_length`` still reads it, with a
+        :class:`DeprecationWarning`.
     alphas : Mapping of tuple of int -> Fraction
         The acceptance probability alpha(s) at every accepted prefix s that is not full.
     reach : Mapping of tuple of int -> Fraction
         The probability that the verifier reaches each accepted prefix s (all its drafts
         accepted), for every depth 0..gamma: the product of the accept masses along it.
-    target_rows : Mapping of tuple of int -> row
+    reference_rows : Mapping of tuple of int -> row
         The reference row (the target's p(. | s)) at every accepted prefix s (the keys of
         ``reach``): what :attr:`lossless` compares the block's next token with.
     stop_tokens : frozenset of int, optional
@@ -237,12 +279,12 @@ class ChainLaw(LengthLawName):
         further draft). Empty by default.
     ended : Mapping of tuple of int -> Fraction, optional
         The blocks that end at an accepted stop token (s + (t,), t a stop id) and their mass;
-        their ends count in :attr:`accepted_length` (t is an accepted draft).
+        their ends count in :attr:`accepted_length_law` (t is an accepted draft).
     out_of_range : Fraction, optional
         The mass of blocks that end in an id outside [0, V) (a faulty rule); 0 for a sound one.
     node_tv : Mapping of tuple of int -> Fraction, optional
         At every accepted prefix s, the TV between the law of the block's next token there and
-        ``target_rows[s]`` (an id outside [0, V) counts in full): 0 everywhere iff every position
+        ``reference_rows[s]`` (an id outside [0, V) counts in full): 0 everywhere iff every position
         follows its reference. Filled by :func:`compose` when asked (``node_tv=True``).
 
     Notes
@@ -254,22 +296,14 @@ class ChainLaw(LengthLawName):
     Leviathan et al.'s Eq. 1) are computed.
     """
 
-    gamma: int
     vocab_size: int
-    emitted: Mapping[Prefix, Fraction]
-    accepted_length: tuple[Fraction, ...]
     alphas: Mapping[Prefix, Fraction]
     reach: Mapping[Prefix, Fraction]
-    target_rows: Mapping[Prefix, Any]
+    reference_rows: Mapping[Prefix, Any]
     stop_tokens: frozenset = frozenset()
     ended: Mapping[Prefix, Fraction] = field(default_factory=dict)
     out_of_range: Fraction = _ZERO
     node_tv: Mapping[Prefix, Fraction] | None = None
-
-    @property
-    def expected_accepted(self) -> Fraction:
-        """E[number of accepted drafts] = sum_i i * accepted_length[i]."""
-        return sum((i * s for i, s in enumerate(self.accepted_length)), _ZERO)
 
     @property
     def expected_emitted(self) -> Fraction:
@@ -282,7 +316,7 @@ class ChainLaw(LengthLawName):
     def lossless(self) -> bool:
         """True iff the first gamma + 1 output tokens have the target's joint law.
 
-        Decided node by node from :attr:`emitted`, :attr:`reach` and :attr:`target_rows` alone:
+        Decided node by node from :attr:`emitted`, :attr:`reach` and :attr:`reference_rows` alone:
         the verifier starts at the empty prefix (``reach[()] == 1``); every emitted block ends
         one token after an accepted prefix; and at every accepted prefix s, for every token y,
         the probability that the block goes through s and its next token is y, ``reach[s + (y,)]``
@@ -291,7 +325,7 @@ class ChainLaw(LengthLawName):
         target sampling after the block, this is the statement that the output stream's first
         gamma + 1 tokens have the target's joint law (by induction on the depth).
         """
-        if self.out_of_range or self.reach.get((), None) != 1 or set(self.target_rows) != set(self.reach):
+        if self.out_of_range or self.reach.get((), None) != 1 or set(self.reference_rows) != set(self.reach):
             return False
         table = self.emitted
         stops = (set(table._residual) | set(table._bonus)) if isinstance(table, BlockLaw) else {b[:-1] for b in table}
@@ -299,7 +333,7 @@ class ChainLaw(LengthLawName):
             return False
         exact = _Rows("p")
         for s, reach in self.reach.items():
-            row = exact(self.target_rows[s])
+            row = exact(self.reference_rows[s])
             if len(row) != self.vocab_size:
                 return False
             if len(s) == self.gamma and isinstance(table, BlockLaw) and s not in table._residual:
@@ -511,8 +545,8 @@ def compose(position: Callable[[Prefix], "Position | None"], gamma: int,
             # one step, reach * go_scale * (sum of their go masses), not one Fraction at a time
             stopping[gamma].append(scale * going)
     lengths = tuple(_fsum(masses) for masses in stopping)
-    return ChainLaw(gamma=gamma, vocab_size=vocab[0] if vocab else 0, emitted=blocks, accepted_length=lengths,
-                    alphas=alphas, reach=reaches, target_rows=rows, stop_tokens=stop_tokens, ended=ended,
+    return ChainLaw(gamma=gamma, vocab_size=vocab[0] if vocab else 0, emitted=blocks, accepted_length_law=lengths,
+                    alphas=alphas, reach=reaches, reference_rows=rows, stop_tokens=stop_tokens, ended=ended,
                     out_of_range=outside, node_tv=tvs)
 
 
@@ -531,7 +565,7 @@ def tree_law(tree: Any, gamma: int) -> tuple[dict[Prefix, Fraction], tuple[Fract
     -------
     emitted : dict of tuple of int -> Fraction
         The blocks of positive mass.
-    accepted_length : tuple of Fraction, length gamma + 1
+    accepted_length_law : tuple of Fraction, length gamma + 1
 
     Examples
     --------
@@ -584,7 +618,7 @@ def given_block(steps: Iterable[tuple[Any, Sequence[Any]]], bonus: Sequence[Any]
 
     Returns
     -------
-    accepted_length : tuple of Fraction, length gamma + 1
+    accepted_length_law : tuple of Fraction, length gamma + 1
         ``P(stop after i) = prod_{j < i} keep_j * (1 - keep_i)``, and ``prod keep`` at gamma.
     emitted : tuple of rows
         The rejection rows, then the bonus row, as tuples of Fraction.

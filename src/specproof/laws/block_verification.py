@@ -8,7 +8,7 @@ from fractions import Fraction
 from typing import Any, Callable, Mapping
 
 from specproof.errors import InvalidDistribution
-from specproof.laws.block import LengthLawName, stream_tv, tree_law
+from specproof.laws.block import StepLaw, stream_tv, tree_law
 from specproof.laws.outcome import CONTINUOUS, Bound, Coin, Draw, Leaf, Node, OutcomeTree
 from specproof.laws._verifiers import (Row, Prefix, Model, _ZERO, InvalidVerifier, _dist, _pair, _model, _positive_int,
                                        _positive_part, _Builder)
@@ -55,21 +55,15 @@ def full_information_bound(target: Any, draft: Any, gamma: int) -> Fraction:
     return total
 
 
-@dataclass(frozen=True)
-class BlockVerificationLaw(LengthLawName):
-    """The exact law of one step of block verification, with token verification beside it.
+@dataclass(frozen=True, kw_only=True)
+class BlockVerificationLaw(StepLaw):
+    """The exact law of one step of block verification, with token verification beside it: a
+    :class:`~specproof.laws.block.StepLaw` (``gamma``, ``emitted``: the block ``(X^tau, Y)``;
+    ``accepted_length_law``: P(tau = i); ``expected_accepted``: E[tau]; ``expected_emitted``:
+    E[tau] + 1) with:
 
     Attributes
     ----------
-    gamma : int
-    emitted : dict of tuple of int -> Fraction
-        The law of the emitted block ``(X^tau, Y)``.
-    accepted_length : tuple of Fraction, length gamma + 1
-        P(tau = i).
-    expected_accepted : Fraction
-        E[tau].
-    expected_emitted : Fraction
-        E[tau] + 1.
     token_expected_accepted : Fraction
         E[accepted] of token verification (the textbook chain) on the same rows.
     upper_bound : Fraction
@@ -79,11 +73,6 @@ class BlockVerificationLaw(LengthLawName):
         law: 0 iff lossless.
     """
 
-    gamma: int
-    emitted: dict[Prefix, Fraction]
-    accepted_length: tuple[Fraction, ...]
-    expected_accepted: Fraction
-    expected_emitted: Fraction
     token_expected_accepted: Fraction
     upper_bound: Fraction
     stream_tv: Fraction
@@ -146,11 +135,11 @@ def block_verification_law(target: Any, draft: Any, gamma: int) -> BlockVerifica
     from specproof.laws.chain import verification_law
 
     emitted, lengths = tree_law(_block_verification_tree(target, draft, gamma), gamma)
-    expected = sum((i * m for i, m in enumerate(lengths)), _ZERO)
     tmodel, dmodel = _model(target), _model(draft, "q")
-    token = verification_law(tmodel, dmodel, gamma).expected_accepted
-    return BlockVerificationLaw(gamma, emitted, lengths, expected, expected + 1, token,
-                                full_information_bound(tmodel, dmodel, gamma), stream_tv(emitted, tmodel, gamma))
+    return BlockVerificationLaw(gamma=gamma, emitted=emitted, accepted_length_law=lengths,
+                                token_expected_accepted=verification_law(tmodel, dmodel, gamma).expected_accepted,
+                                upper_bound=full_information_bound(tmodel, dmodel, gamma),
+                                stream_tv=stream_tv(emitted, tmodel, gamma))
 
 
 def _prefix_name(kind: str, prefix: Prefix) -> str:

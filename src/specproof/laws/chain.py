@@ -22,7 +22,9 @@ Chen et al. 2023, Algorithm 2 (modified rejection sampling with a bonus token).
 
 from __future__ import annotations
 
+import functools
 import numbers
+import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Sequence
@@ -38,6 +40,24 @@ __all__ = ["ChainLaw", "BlockLaw", "textbook_position", "verification_law", "str
 
 Prefix = tuple[int, ...]
 Model = Callable[[Prefix], Sequence[Any]]
+
+
+def _renamed_keywords(**renames: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Let a function still take its parameters' old keyword names (``old="new"``) for one release,
+    with a :class:`DeprecationWarning`."""
+    def wrap(function: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(function)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            for old, new in renames.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        raise TypeError(f"{function.__name__}() got both {old}= (its old name) and {new}=")
+                    warnings.warn(f"{function.__name__}({old}=...) is deprecated; use {new}=", DeprecationWarning,
+                                  stacklevel=2)
+                    kwargs[new] = kwargs.pop(old)
+            return function(*args, **kwargs)
+        return call
+    return wrap
 
 
 def _row(model: Model, prefix: Prefix, name: str) -> Any:
@@ -70,21 +90,23 @@ def textbook_position(p_row: Any, q_row: Any) -> Position:
     law = emitted_law(p_row, q_row)
     d, z = law.denominator, law.normalizer
     reject = Fraction(law.reject_numerator, d)
-    return Position(p_row, law.accept_numerators.tolist(), Fraction(1, d), law.residual_mass.tolist(),
+    return Position(p_row, law.accept_numerators.tolist(), Fraction(1, d), law.residual_numerators.tolist(),
                     reject / z if z else Fraction(0), reject)
 
 
-def verification_law(target: Model, draft: Model, gamma: int, *, stop_tokens: Sequence[int] = ()) -> ChainLaw:
+@_renamed_keywords(target="target_model", draft="draft_model")
+def verification_law(target_model: Model, draft_model: Model, gamma: int, *, stop_tokens: Sequence[int] = ()) -> ChainLaw:
     """Compute the exact law of one verification step with ``gamma`` drafted tokens.
 
     Parameters
     ----------
-    target : callable
-        ``target(prefix)`` returns the target's next-token distribution after ``prefix`` (a
-        tuple of token ids, ``()`` for the start of the block), as exact rationals accepted by
-        :func:`specproof.laws.exact.emitted_law`, length V.
-    draft : callable
-        ``draft(prefix)``: the draft's next-token distribution, same form.
+    target_model : callable
+        ``target_model(prefix)``, for ``prefix`` a tuple of token ids (``()`` at the start of the
+        block), returns the target's next-token distribution p(. | prefix) as exact rationals
+        accepted by :func:`specproof.laws.exact.emitted_law`, length V. (Its old keyword
+        ``target=``, and ``draft=`` for ``draft_model``, still work, with a DeprecationWarning.)
+    draft_model : callable
+        ``draft_model(prefix)``: the draft's next-token distribution q(. | prefix), same form.
     gamma : int
         Draft length, >= 1.
     stop_tokens : sequence of int, optional
@@ -118,7 +140,7 @@ def verification_law(target: Model, draft: Model, gamma: int, *, stop_tokens: Se
     >>> p = lambda s: ["1/2", "1/2"]
     >>> q = lambda s: ["1/4", "3/4"]
     >>> law = verification_law(p, q, 1)
-    >>> law.accepted_length, law.expected_emitted, law.lossless
+    >>> law.accepted_length_law, law.expected_emitted, law.lossless
     ((Fraction(1, 4), Fraction(3, 4)), Fraction(7, 4), True)
     >>> law.emitted[(1, 0)], law.emitted[(0,)]
     (Fraction(1, 4), Fraction(1, 4))
@@ -130,10 +152,10 @@ def verification_law(target: Model, draft: Model, gamma: int, *, stop_tokens: Se
     exact = _Rows("p")
 
     def position(prefix: Prefix) -> Position:
-        return textbook_position(exact(_row(target, prefix, "target")), _row(draft, prefix, "draft"))
+        return textbook_position(exact(_row(target_model, prefix, "target")), _row(draft_model, prefix, "draft"))
 
     def bonus(prefix: Prefix) -> tuple[Any, Fraction, Sequence[int]]:  # every draft accepted: the target's row
-        row = exact(_row(target, prefix, "target"))
+        row = exact(_row(target_model, prefix, "target"))
         return row, Fraction(1, row.denominator), row.numerators
 
     law = compose(position, gamma, bonus, stop_tokens=stop_set)
@@ -142,15 +164,16 @@ def verification_law(target: Model, draft: Model, gamma: int, *, stop_tokens: Se
     return law
 
 
-def stream_law(law: ChainLaw, target: Model) -> dict[Prefix, Fraction]:
-    """Law of the first gamma + 1 output tokens: the block, then plain target sampling.
+def stream_law(law: ChainLaw, target_model: Model) -> dict[Prefix, Fraction]:
+    """Law of the first gamma + 1 output tokens: the block, then plain target sampling from
+    ``target_model(prefix)``, the target's row p(. | prefix).
 
     ``P(z) = sum_k P(block == z[:k]) * prod_{j >= k} p(z_j | z_<j)`` over every sequence z of
     gamma + 1 tokens (V ** (gamma + 1) of them: small vocabularies only):
     :func:`specproof.laws.block.extend_by_target`. Lossless means this equals
     :func:`target_joint_law`.
     """
-    return extend_by_target(law.emitted, target, law.gamma + 1)
+    return extend_by_target(law.emitted, target_model, law.gamma + 1)
 
 
 #: The target's own joint law of ``length`` tokens (:func:`specproof.laws.block.target_joint`).
@@ -294,7 +317,7 @@ class GivenBlockLaw(LengthLawName):
 
     Attributes
     ----------
-    accepted_length : tuple of Fraction, length gamma + 1
+    accepted_length_law : tuple of Fraction, length gamma + 1
         P(exactly i of the given drafts are accepted).
     emitted : tuple of tuple of Fraction, shape [gamma + 1][V]
         ``emitted[i]``: the law of the token emitted when the verifier stops after i accepted
@@ -303,7 +326,7 @@ class GivenBlockLaw(LengthLawName):
         that row is the empty residual (p_i == q_i).
     """
 
-    accepted_length: tuple[Fraction, ...]
+    accepted_length_law: tuple[Fraction, ...]
     emitted: tuple[tuple[Fraction, ...], ...]
 
 
@@ -333,7 +356,7 @@ def given_block_law(target_rows: Sequence[Any], draft_rows: Sequence[Any], token
     Examples
     --------
     >>> law = given_block_law([["1/2", "1/2"], [1, 0]], [["1/4", "3/4"]], [1])
-    >>> law.accepted_length, law.emitted[0]
+    >>> law.accepted_length_law, law.emitted[0]
     ((Fraction(1, 3), Fraction(2, 3)), (Fraction(1, 1), Fraction(0, 1)))
     """
     try:
@@ -359,7 +382,7 @@ def given_block_law(target_rows: Sequence[Any], draft_rows: Sequence[Any], token
             raise InvalidDistribution(f"drafted token {i} ({x}) has draft probability 0: it cannot have been drafted")
         keep = min(Fraction(1), Fraction(law.target_numerators[x], law.draft_numerators[x]))  # min(1, p(x)/q(x))
         z = law.normalizer
-        steps.append((keep, tuple(Fraction(r, z) if z else Fraction(0) for r in law.residual_mass.tolist())))
+        steps.append((keep, tuple(Fraction(r, z) if z else Fraction(0) for r in law.residual_numerators.tolist())))
     bonus = as_distribution(target_rows[gamma], "p")
     _same_size(vocab, len(bonus))
     return GivenBlockLaw(*given_block(steps, bonus.fractions()))

@@ -65,14 +65,14 @@ class EmittedLaw:
         P and Q: the target ``p = P/D`` and the draft ``q = Q/D``.
     accept_numerators : numpy.ndarray of object (int), shape [V]
         Per token, the accept mass ``q(x) * min(1, p(x)/q(x))`` times D (0 where q(x) = 0).
-    residual_mass : numpy.ndarray of object (int), shape [V]
+    residual_numerators : numpy.ndarray of object (int), shape [V]
         Per token, ``(p(x) - q(x))+`` times D: the unnormalized residual.
     alpha_numerator : int
         ``A = sum(accept_numerators)``; alpha = A / D.
     reject_numerator : int
         ``D - A``; the probability of rejection is ``reject_numerator / D``.
     normalizer : int
-        ``Z = sum(residual_mass)``; the residual's mass is ``Z / D``. Zero iff p == q.
+        ``Z = sum(residual_numerators)``; the residual's mass is ``Z / D``. Zero iff p == q.
 
     Notes
     -----
@@ -87,7 +87,7 @@ class EmittedLaw:
     target_numerators: np.ndarray
     draft_numerators: np.ndarray
     accept_numerators: np.ndarray
-    residual_mass: np.ndarray
+    residual_numerators: np.ndarray
     alpha_numerator: int
     reject_numerator: int
     normalizer: int
@@ -107,14 +107,14 @@ class EmittedLaw:
 
         The sampler's last step: accept mass plus rejection probability times the normalized
         residual, ``A_x/D + (R/D) * (residual_x/Z)`` (``A_x``: accept_numerators, R:
-        reject_numerator, ``residual_x``: residual_mass), put over ``D * Z``:
+        reject_numerator, ``residual_x``: residual_numerators), put over ``D * Z``:
         ``Z * A_x + R * residual_x``. When Z == 0 (p == q) the rejection probability is 0 as well
         and the residual is never sampled: the emitted mass is the accept mass over D.
         """
         z = self.normalizer
         if z == 0:
             return self.accept_numerators
-        return z * self.accept_numerators + self.reject_numerator * self.residual_mass
+        return z * self.accept_numerators + self.reject_numerator * self.residual_numerators
 
     @property
     def emitted_denominator(self) -> int:
@@ -159,7 +159,7 @@ class EmittedLaw:
         if z == 0:
             return bool((self.accept_numerators == self.target_numerators).all())
         if self.reject_numerator == z:
-            return bool((self.accept_numerators + self.residual_mass == self.target_numerators).all())
+            return bool((self.accept_numerators + self.residual_numerators == self.target_numerators).all())
         return bool((self.emitted == z * self.target_numerators).all())
 
 
@@ -230,7 +230,7 @@ def emitted_law(p: Any, q: Any) -> EmittedLaw:
         target_numerators=big_p,
         draft_numerators=big_q,
         accept_numerators=accept,
-        residual_mass=resid,
+        residual_numerators=resid,
         alpha_numerator=alpha_numerator,
         reject_numerator=den - alpha_numerator,
         normalizer=int(resid.sum()),
@@ -375,7 +375,7 @@ def residual(p: Any, q: Any) -> tuple[Fraction, ...]:
             "the residual is undefined: p == q, so (p - q)+ has mass 0 and its normalization "
             "is 0/0; the verifier accepts with probability 1 and never samples it"
         )
-    return tuple(Fraction(r, law.normalizer) for r in law.residual_mass.tolist())
+    return tuple(Fraction(r, law.normalizer) for r in law.residual_numerators.tolist())
 
 
 

@@ -398,14 +398,14 @@ def _recompute(accepted: np.ndarray, z: np.ndarray, v: int) -> np.ndarray:
 
 def recomputed_positions(target: Any, draft: Any, accepted: Any) -> np.ndarray:
     """Where :func:`given_block_law` computed the residual row exactly (float64 could not
-    resolve it), for the rows it was given and the ``accepted_length`` it returned.
+    resolve it), for the rows it was given and the ``accepted_length_law`` it returned.
 
     Parameters
     ----------
     target, draft : array_like of float, shapes [..., gamma + 1, V] and [..., gamma, V]
         The rows given to :func:`given_block_law` (already validated by it).
     accepted : array_like of float, shape [..., gamma + 1]
-        Its ``accepted_length``.
+        Its ``accepted_length_law``.
 
     Returns
     -------
@@ -423,7 +423,7 @@ def _exact_residual_row(p: np.ndarray, q: np.ndarray, atol: float) -> np.ndarray
 
     law = emitted_law(from_floats(p, atol=atol, name="target"), from_floats(q, atol=atol, name="draft"))
     z = law.normalizer
-    return np.array([n / z if z else 0.0 for n in law.residual_mass.tolist()], dtype=np.float64)
+    return np.array([n / z if z else 0.0 for n in law.residual_numerators.tolist()], dtype=np.float64)
 
 
 def given_block_law(target: Any, draft: Any, tokens: Any, *, atol: float = DEFAULT_ATOL) -> tuple[np.ndarray, np.ndarray]:
@@ -442,7 +442,7 @@ def given_block_law(target: Any, draft: Any, tokens: Any, *, atol: float = DEFAU
 
     Returns
     -------
-    accepted_length : numpy.ndarray of float64, shape [..., gamma + 1]
+    accepted_length_law : numpy.ndarray of float64, shape [..., gamma + 1]
         P(exactly i drafts accepted).
     emitted : numpy.ndarray of float64, shape [..., gamma + 1, V]
         Law of the emitted token when stopping after i accepted drafts: the normalized
@@ -464,7 +464,7 @@ def given_block_law(target: Any, draft: Any, tokens: Any, *, atol: float = DEFAU
     is rare and costs one exact law of length V per such row.
 
     Accuracy, measured by ``specproof crosscheck --blocks``: the joint law P(stop after i
-    drafts, emit t) = accepted_length[i] * emitted[i][t] and accepted_length are within
+    drafts, emit t) = accepted_length_law[i] * emitted[i][t] and accepted_length_law are within
     :data:`ERROR_BOUND` of the exact law of the float rows it is given. The law itself can
     be ill-conditioned in its inputs: rounding exact rows to float64 first can move the
     residual of a nearly-equal pair entirely (the crosscheck reports that too).

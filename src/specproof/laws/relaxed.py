@@ -40,7 +40,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from specproof.errors import InvalidDistribution, SpecProofError
 from specproof.laws._verifiers import _argmax, _dist as _row, _model, _pair, _tv
-from specproof.laws.block import LengthLawName
+from specproof.laws.block import StepLaw
 from specproof.laws.rational import to_fraction
 
 __all__ = [
@@ -670,26 +670,19 @@ def lossless_baseline(p: Any, q: Any, reference: str = "target") -> Fraction:
 # --------------------------------------------------------------------------- blocks
 
 
-@dataclass(frozen=True)
-class RelaxedBlockLaw(LengthLawName):
-    """A relaxed rule over a chain of gamma drafts.
+@dataclass(frozen=True, kw_only=True)
+class RelaxedBlockLaw(StepLaw):
+    """A relaxed rule over a chain of gamma drafts: a :class:`~specproof.laws.block.StepLaw`
+    (``gamma``, ``emitted``: the accepted drafts, then the rejection's or the bonus token;
+    ``accepted_length_law``, ``expected_accepted``, ``expected_emitted``) with:
 
     Attributes
     ----------
-    gamma : int
-    emitted : dict of tuple of int -> Fraction
-        The law of the emitted block (accepted drafts, then the rejection's or the bonus token).
-    accepted_length : tuple of Fraction, length gamma + 1
-    expected_accepted : Fraction
     stream_tv : Fraction
         TV between the first gamma + 1 tokens (block, then target sampling) and the target's joint
         law (:func:`specproof.laws.block.stream_tv`), against p.
     """
 
-    gamma: int
-    emitted: dict[tuple[int, ...], Fraction]
-    accepted_length: tuple[Fraction, ...]
-    expected_accepted: Fraction
     stream_tv: Fraction
 
 
@@ -777,7 +770,8 @@ def relaxed_block_law(target: Any, draft: Any, gamma: int, rule: str, **knobs: A
 
     law = compose(position, gamma, bonus)
     emitted = law.emitted.to_dict()
-    return RelaxedBlockLaw(gamma, emitted, law.accepted_length, law.expected_accepted, stream_tv(emitted, tmodel, gamma))
+    return RelaxedBlockLaw(gamma=gamma, emitted=emitted, accepted_length_law=law.accepted_length_law,
+                           stream_tv=stream_tv(emitted, tmodel, gamma))
 
 
 #: One-position functions by rule name.

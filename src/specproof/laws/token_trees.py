@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from specproof.laws.block import LengthLawName, Position, compose, tree_position
+from specproof.laws.block import Position, StepLaw, compose, tree_position
 from specproof.laws.outcome import Choice, Leaf, Node, OutcomeTree
 from specproof.laws._verifiers import (Row, Prefix, Model, TokenTree, _ONE, InvalidVerifier, _dist, _model,
                                        _positive_int, _positive_part, _normalized, _without, _argmax, _Builder,
@@ -193,22 +193,15 @@ def topk_tree(draft: Any, widths: Sequence[int]) -> TokenTree:
     return build((), 0)
 
 
-@dataclass(frozen=True)
-class TokenTreeLaw(LengthLawName):
-    """The exact law of one token-tree verification step.
+@dataclass(frozen=True, kw_only=True)
+class TokenTreeLaw(StepLaw):
+    """The exact law of one token-tree verification step: a :class:`~specproof.laws.block.StepLaw`
+    (``gamma``: the tree's depth, also :attr:`depth`; ``emitted``: the accepted path, then one more
+    token, the residual token at the deepest accepted node or the bonus token when that node has
+    no children; ``accepted_length_law``, ``expected_accepted``, ``expected_emitted``) with:
 
     Attributes
     ----------
-    depth : int
-        The tree's depth (the most drafts that can be accepted).
-    emitted : dict of tuple of int -> Fraction
-        The law of the emitted path: the accepted tokens then one more (the residual token at the
-        deepest accepted node, or the bonus token when that node has no children).
-    accepted_length : tuple of Fraction, length depth + 1
-        P(exactly i tokens accepted).
-    expected_accepted : Fraction
-    expected_emitted : Fraction
-        ``expected_accepted + 1``.
     positions : dict of tuple of int -> OutcomeTree
         At every reachable tree node with children (keyed by its path), the node's outcome tree.
     node_tv : dict of tuple of int -> Fraction
@@ -218,14 +211,14 @@ class TokenTreeLaw(LengthLawName):
         ``"target"`` or ``"greedy target"``.
     """
 
-    depth: int
-    emitted: dict[Prefix, Fraction]
-    accepted_length: tuple[Fraction, ...]
-    expected_accepted: Fraction
-    expected_emitted: Fraction
     positions: dict[Prefix, OutcomeTree]
     node_tv: dict[Prefix, Fraction]
     reference: str
+
+    @property
+    def depth(self) -> int:
+        """The tree's depth, the most drafts a step can accept: :attr:`gamma`."""
+        return self.gamma
 
     @property
     def lossless(self) -> bool:
@@ -265,8 +258,8 @@ def _walk_tree(target: Model, depth: int, position: Callable[[Prefix, Any, Row],
         return ref, _ONE, ref
 
     law = compose(node, depth, bonus, where="after the path", node_tv=True)
-    return TokenTreeLaw(depth, law.emitted.to_dict(), law.accepted_length, law.expected_accepted,
-                        law.expected_accepted + 1, positions, dict(law.node_tv), "greedy target" if greedy else "target")
+    return TokenTreeLaw(gamma=depth, emitted=law.emitted.to_dict(), accepted_length_law=law.accepted_length_law,
+                        positions=positions, node_tv=dict(law.node_tv), reference="greedy target" if greedy else "target")
 
 
 def _first_child(tree: TokenTree, token: int) -> TokenTree:
@@ -314,7 +307,7 @@ def deterministic_tree_law(target: Any, tree: Any) -> TokenTreeLaw:
     Examples
     --------
     >>> law = deterministic_tree_law(["1/2", "1/2"], [[0, [[1, []]]]])
-    >>> law.accepted_length, law.lossless
+    >>> law.accepted_length_law, law.lossless
     ((Fraction(1, 2), Fraction(1, 4), Fraction(1, 4)), True)
     """
     parsed = _parse_tree(tree)
@@ -394,7 +387,7 @@ def stochastic_tree_law(target: Any, draft: Any, branching: Sequence[int], *,
     Examples
     --------
     >>> law = stochastic_tree_law(["1/2", "1/2"], ["1", "0"], [2])
-    >>> law.accepted_length, law.lossless
+    >>> law.accepted_length_law, law.lossless
     ((Fraction(1, 2), Fraction(1, 2)), True)
     """
     widths = [_positive_int(k, "branching") for k in branching]

@@ -9,7 +9,7 @@ from fractions import Fraction
 from typing import Any, Mapping, Sequence
 
 from specproof.errors import SpecProofError
-from specproof.laws.block import LengthLawName, Position, compose, stream_tv, tree_law, tree_position
+from specproof.laws.block import Position, StepLaw, compose, stream_tv, tree_law, tree_position
 from specproof.laws.outcome import Branch, Choice, Draw, Leaf, Node, OutcomeTree
 from specproof.laws.rational import to_fraction
 from specproof.laws._verifiers import (Row, Prefix, _ONE, InvalidVerifier, _dist, _pair, _model, _positive_int,
@@ -262,18 +262,15 @@ def typical_law(p: Any, q: Any, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUSA_DE
     return TypicalLaw(tree, pv, law, tree.accept_probability(), _tv(law, pv))
 
 
-@dataclass(frozen=True)
-class TypicalBlockLaw(LengthLawName):
+@dataclass(frozen=True, kw_only=True)
+class TypicalBlockLaw(StepLaw):
     """Typical acceptance over a block of gamma drafts (the longest accepted prefix, then the greedy
-    token).
+    token): a :class:`~specproof.laws.block.StepLaw` (``gamma``, ``emitted``: the accepted drafts,
+    then the target's argmax there; ``accepted_length_law``, ``expected_accepted``,
+    ``expected_emitted``) with:
 
     Attributes
     ----------
-    gamma : int
-    emitted : dict of tuple of int -> Fraction
-        The law of the emitted block (accepted drafts, then the target's argmax there).
-    accepted_length : tuple of Fraction, length gamma + 1
-    expected_accepted, expected_emitted : Fraction
     node_tv : dict of tuple of int -> Fraction
         At every reachable accepted prefix s, TV between the next token's law and p(. | s).
     stream_tv : Fraction
@@ -281,11 +278,6 @@ class TypicalBlockLaw(LengthLawName):
         law (:func:`stream_tv`: the target is read only after prefixes the blocks pass through).
     """
 
-    gamma: int
-    emitted: dict[Prefix, Fraction]
-    accepted_length: tuple[Fraction, ...]
-    expected_accepted: Fraction
-    expected_emitted: Fraction
     node_tv: dict[Prefix, Fraction]
     stream_tv: Fraction
 
@@ -322,7 +314,7 @@ def typical_block_law(target: Any, draft: Any, gamma: int, *, eps: Any = MEDUSA_
     Examples
     --------
     >>> law = typical_block_law(["1/2", "1/2"], ["1/2", "1/2"], 1)
-    >>> law.accepted_length, law.stream_tv
+    >>> law.accepted_length_law, law.stream_tv
     ((Fraction(0, 1), Fraction(1, 1)), Fraction(1, 2))
     """
     _positive_int(gamma, "gamma")
@@ -339,8 +331,8 @@ def typical_block_law(target: Any, draft: Any, gamma: int, *, eps: Any = MEDUSA_
 
     law = compose(position, gamma, greedy, node_tv=True)
     emitted = law.emitted.to_dict()
-    return TypicalBlockLaw(gamma, emitted, law.accepted_length, law.expected_accepted, law.expected_accepted + 1,
-                           dict(law.node_tv), stream_tv(emitted, tmodel, gamma))
+    return TypicalBlockLaw(gamma=gamma, emitted=emitted, accepted_length_law=law.accepted_length_law,
+                           node_tv=dict(law.node_tv), stream_tv=stream_tv(emitted, tmodel, gamma))
 
 
 def typical_block_certificate(target: Any, draft: Any, gamma: int, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUSA_DELTA,

@@ -122,7 +122,7 @@ def audit_summary(p: Any, q: Any, verifier: str, *, drafts: int = 2, method: str
         return _fr(Fraction(x))
 
     def lengths(law) -> dict[str, Any]:
-        return {"accepted_length": [ff(x) for x in law.accepted_length],
+        return {"accepted_length": [ff(x) for x in law.accepted_length_law],
                 "expected_accepted": ff(law.expected_accepted), "expected_emitted": ff(law.expected_emitted)}
 
     if verifier not in VERIFIERS:

@@ -28,9 +28,9 @@ from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from specproof.errors import InvalidDistribution, ResidualUndefined
-from specproof.laws.block import Position, compose, given_block, stream_tv, tree_position
+from specproof.laws.block import LengthLawName, Position, compose, given_block, stream_tv, tree_position
 from specproof.laws.outcome import Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven, Rows
-from specproof.rules.policy import STANDARD, Arithmetic, Logits, Processing, Rule, UnsupportedRule
+from specproof.rules.policy import STANDARD, Arithmetic, Logits, Processing, Rule, UnsupportedRule, _argmax
 from specproof.rules import libm
 from specproof.rules.floats import FLOAT32
 from specproof.laws.rational import as_distribution, format_fraction
@@ -41,10 +41,6 @@ __all__ = ["position_tree", "PositionLaw", "position_law", "BlockRuleLaw", "bloc
 
 Row = tuple[Fraction, ...]
 Prefix = tuple[int, ...]
-
-
-def _argmax(row: Sequence[Fraction]) -> int:
-    return max(range(len(row)), key=lambda i: (row[i], -i))
 
 
 def _tv(a: Sequence[Fraction], b: Sequence[Fraction], extra: Fraction = Fraction(0)) -> Fraction:
@@ -573,7 +569,7 @@ def _as_model(rows: Any) -> Callable[[Prefix], Any]:
 
 
 @dataclass(frozen=True)
-class BlockRuleLaw:
+class BlockRuleLaw(LengthLawName):
     """The exact law of one block verification step under a rule.
 
     Attributes
@@ -582,7 +578,7 @@ class BlockRuleLaw:
     emitted : dict of tuple of int -> Fraction
         The law of the committed block (1 to gamma + 1 ids; with stop tokens and the textbook
         rule a block ends at its first stop token).
-    accepted_length : tuple of Fraction, length gamma + 1
+    accepted_length_law : tuple of Fraction, length gamma + 1
         P(exactly i drafts are accepted), i the accepted prefix.
     expected_accepted : Fraction
         E[accepted prefix length].
@@ -608,7 +604,7 @@ class BlockRuleLaw:
 
     gamma: int
     emitted: dict[Prefix, Fraction]
-    accepted_length: tuple[Fraction, ...]
+    accepted_length_law: tuple[Fraction, ...]
     expected_accepted: Fraction
     expected_counted: Fraction
     expected_emitted: Fraction
@@ -717,7 +713,7 @@ def block_law(target: Any, draft: Any, gamma: int, rule: Rule = STANDARD, *, sto
     if size <= enumeration_limit:
         stream = stream_tv(blocks, reference, gamma, stop_tokens=stops)
     rate = counted / gamma if rule.acceptance_rate == "per-draft" else counted / emitted
-    return BlockRuleLaw(gamma, blocks, law.accepted_length, expected, counted, emitted, to_stop, dict(law.node_tv), stream,
+    return BlockRuleLaw(gamma, blocks, law.accepted_length_law, expected, counted, emitted, to_stop, dict(law.node_tv), stream,
                         law.out_of_range, rate)
 
 
@@ -740,7 +736,7 @@ def _flag_expectation(tmodel, dmodel, pmodel, gamma: int, rule: Rule) -> Fractio
 
 
 @dataclass(frozen=True)
-class GivenBlockRuleLaw:
+class GivenBlockRuleLaw(LengthLawName):
     """What a rule does with one given drafted block.
 
     Attributes
@@ -749,7 +745,7 @@ class GivenBlockRuleLaw:
         The drafts verified (before the first padding sentinel, unless the rule reads it as an id).
     pass_probabilities : tuple of Fraction
         Per verified position i, P(the draft passes its test), as if reached.
-    accepted_length : tuple of Fraction, length real_drafts + 1
+    accepted_length_law : tuple of Fraction, length real_drafts + 1
         P(exactly i drafts accepted), i the accepted prefix.
     expected_accepted : Fraction
         E[accepted prefix].
@@ -765,7 +761,7 @@ class GivenBlockRuleLaw:
 
     real_drafts: int
     pass_probabilities: tuple[Fraction, ...]
-    accepted_length: tuple[Fraction, ...]
+    accepted_length_law: tuple[Fraction, ...]
     expected_accepted: Fraction
     expected_flags: Fraction
     expected_counted: Fraction
@@ -807,7 +803,7 @@ def given_block_law(target_rows: Sequence[Any], draft_rows: Sequence[Any], token
     --------
     >>> half = ["1/2", "1/2"]
     >>> law = given_block_law([half, half, half], [half, half], [0, -1])
-    >>> law.real_drafts, law.accepted_length
+    >>> law.real_drafts, law.accepted_length_law
     (1, (Fraction(0, 1), Fraction(1, 1)))
     """
     n = len(tokens)

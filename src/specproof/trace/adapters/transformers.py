@@ -51,13 +51,14 @@ from typing import Any
 import numpy as np
 
 from specproof.errors import InvalidDistribution, SpecProofError
+from specproof.laws.block import LengthLawName
 from specproof.trace.tracer import stream_tv, trace
 
 __all__ = ["TransformersBlockLaw", "block_law", "read_logits", "edge_cases", "stream_tv", "versions"]
 
 
 @dataclass(frozen=True)
-class TransformersBlockLaw:
+class TransformersBlockLaw(LengthLawName):
     """The exact law of one call of transformers' ``_speculative_sampling`` on fixed logits.
 
     Attributes
@@ -69,7 +70,7 @@ class TransformersBlockLaw:
     tv : Fraction
         Exact TV between the first gamma + 1 stream tokens (the block, then the target rows) and the
         product of the target rows.
-    accepted_length : tuple of Fraction, length gamma + 1
+    accepted_length_law : tuple of Fraction, length gamma + 1
         P(exactly i drafts accepted).
     gamma, vocab_size : int
     ensemble_weight : float or None
@@ -88,7 +89,7 @@ class TransformersBlockLaw:
     law: dict[tuple[int, ...], Fraction]
     reference: tuple[tuple[Fraction, ...], ...]
     tv: Fraction
-    accepted_length: tuple[Fraction, ...]
+    accepted_length_law: tuple[Fraction, ...]
     gamma: int
     vocab_size: int
     ensemble_weight: float | None
@@ -123,7 +124,7 @@ class TransformersBlockLaw:
                 "arithmetic": self.judgement.arithmetic,
                 "outside_support": fr(self.judgement.outside_support)}),
             "law": {" ".join(map(str, b)): fr(m) for b, m in self.law.items()},
-            "accepted_length": [fr(x) for x in self.accepted_length],
+            "accepted_length": [fr(x) for x in self.accepted_length_law],
             "gamma": self.gamma,
             "vocab_size": self.vocab_size,
             "ensemble_weight": self.ensemble_weight,
