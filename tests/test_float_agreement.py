@@ -362,6 +362,16 @@ def test_float_processing_is_computed_by_torch_code(name):
         _agree(processed_verifier(rule), rule, p, q)
 
 
+@pytest.mark.parametrize("proc", [Processing(top_k=9), Processing(min_p=F(1, 20)), Processing(top_p=F(4, 5))],
+                         ids=["top-k 9", "min-p 1/20", "top-p 4/5"])
+def test_float_processing_at_v16_renormalizes_by_torchs_own_sum(proc):
+    # t / t.sum() of 16 entries: PyTorch sums in blocks; the rule that names torch uses its sum
+    rule = Rule(coin=COIN32, arithmetic=Arithmetic("float32", library="torch"), target_processing=proc,
+                draft_processing=proc)
+    for p, q in _long_rows("float32", 13, 3, 16):
+        _agree(processed_verifier(rule), rule, p, q)
+
+
 def test_a_proposal_other_than_the_ratios_q_is_computed_exactly():
     # transformers #47932's mechanism: the draft sampled from a top-k processed q, the ratio and residual use raw q
     wrong = Rule(coin=COIN32, arithmetic=Arithmetic("float32"), proposal_processing=Processing(top_k=1))

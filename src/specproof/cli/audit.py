@@ -192,8 +192,12 @@ def _arithmetic_note(rule, vocab_size: int, logits: str | None = None) -> str:
                      "rule's processing (bias and temperature IEEE-rounded, top-k, top-p and min-p masked to -inf by "
                      "exact comparisons; Processing.apply_logits), the softmax and cumsum evaluated as data, not modelled")
         elif any(pr is not None and not pr.identity for pr in procs):
-            text += ("; processing steps masked by float comparisons and renormalized by the float sum after each "
+            total = f"{arith.library}'s own sum, evaluated as data" if arith.library else "the float sum"
+            text += (f"; processing steps masked by float comparisons and renormalized by {total} after each "
                      "step (Processing.apply_float)")
+            if arith.library is None and vocab_size >= 5:
+                text += (f" (summed left to right; at V = {vocab_size} PyTorch and NumPy sum in blocks: name the "
+                         "code's library in the arithmetic to use its own sum)")
     text += f"; coin {rule.coin.name}"
     return "; ".join([text, *arith.caveats(vocab_size, rule.coin)])
 

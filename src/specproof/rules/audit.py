@@ -72,7 +72,7 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
         why = proc.refusal("float")
         if why is not None:
             raise UnsupportedRule(f"{name}: {why}")
-        return proc.apply_float(tuple(fmt.round(x) for x in raw), fmt)
+        return proc.apply_float(tuple(fmt.round(x) for x in raw), fmt, rule.arithmetic.library)
 
     def processed(proc, row, raw, given, name, field):
         if fmt is not None and not proc.identity:  # float code's own processing steps, IEEE-rounded
@@ -169,14 +169,7 @@ def residual_sum(arith: Arithmetic, residual: Sequence[Fraction], modelled: Frac
         The library cannot be imported and the row is longer than those on which its order is the
         left-to-right one (there ``modelled`` is used without it).
     """
-    if arith.library is None:
-        return modelled
-    try:
-        return libm.sum_value(arith.library, arith.dtype, residual)
-    except libm.LibraryUnavailable:
-        if len(residual) > (7 if arith.library == "numpy" else 4):
-            raise
-        return modelled
+    return libm.row_sum(arith.library, arith.dtype, residual, modelled)
 
 
 def _normalized(row: Sequence[Fraction]) -> tuple[Fraction, ...]:

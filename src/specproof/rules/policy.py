@@ -76,16 +76,19 @@ class _ExactOps:
 
 class _FloatOps:
     """IEEE arithmetic in ``fmt`` for :meth:`Processing.apply_float`: each operation rounded to nearest even; a
-    row divided by its float sum, summed left to right (float16 and bfloat16 accumulated in float32)."""
+    row divided by its float sum: ``library``'s own, or left to right (float16 and bfloat16 accumulated in
+    float32)."""
 
-    def __init__(self, fmt):
-        self.fmt, self.round, self.add, self.mul = fmt, fmt.round, fmt.add, fmt.mul
+    def __init__(self, fmt, library: str | None = None):
+        self.fmt, self.round, self.add, self.mul, self.library = fmt, fmt.round, fmt.add, fmt.mul, library
 
     def renormalize(self, row):
+        from specproof.rules import libm
         from specproof.rules.floats import FLOAT32
 
         fmt = self.fmt
-        total = fmt.round(FLOAT32.sum(row)) if fmt.precision < 24 else fmt.sum(row)
+        modelled = fmt.round(FLOAT32.sum(row)) if fmt.precision < 24 else fmt.sum(row)
+        total = libm.row_sum(self.library, fmt.name, row, modelled)
         return tuple(fmt.div(x, total) for x in row)
 
 
@@ -269,7 +272,7 @@ class Processing:
             raise UnsupportedRule(why)
         return self._run(tuple(row), _ExactOps)
 
-    def apply_float(self, row: Sequence[Fraction], fmt) -> tuple[Fraction, ...]:
+    def apply_float(self, row: Sequence[Fraction], fmt, library: str | None = None) -> tuple[Fraction, ...]:
         """The processed row as float code on probability rows computes it, every operation rounded
         in ``fmt`` (a :class:`~specproof.rules.floats.FloatFormat`).
 
@@ -278,6 +281,9 @@ class Processing:
         row : sequence of Fraction
             Floats of ``fmt`` (the row as the code holds it).
         fmt : FloatFormat
+        library : {"torch", "numpy"} or None, optional
+            Whose ``row.sum()`` renormalizes (:func:`specproof.rules.libm.row_sum`, evaluated as
+            data); None: the sum left to right.
 
         Returns
         -------
@@ -288,6 +294,8 @@ class Processing:
         ------
         UnsupportedRule
             A step that is not modelled on float probability rows (``refusal("float")``).
+        LibraryUnavailable
+            ``library`` cannot be imported and the row has more than 4 entries (NumPy: 7).
 
         Notes
         -----
@@ -298,10 +306,10 @@ class Processing:
         including the first at which the float running sum, left to right, reaches ``fl(top_p)``;
         temperature 0 is the one-hot argmax. After each active masking step (whether or not it
         zeroed an entry) the row is renormalized as
-        ``fl(x_i / s)``, ``s`` its float sum left to right (float16 and bfloat16 accumulated in
-        float32, then rounded), as code that writes ``row / row.sum()`` does for rows of at most 4
-        entries (PyTorch) or 7 (NumPy); longer rows are summed in blocks, which the rule's
-        caveats state. Engines that mask logits and take a softmax instead: :meth:`apply_logits`.
+        ``fl(x_i / s)``, ``s`` the library's own ``row.sum()`` or, without one, the float sum left
+        to right (float16 and bfloat16 accumulated in float32, then rounded), as code that writes
+        ``row / row.sum()`` does for rows of at most 4 entries (PyTorch) or 7 (NumPy); longer rows
+        are summed in blocks, which the audit's caveats state. Engines that mask logits and take a softmax instead: :meth:`apply_logits`.
 
         Examples
         --------
@@ -312,7 +320,7 @@ class Processing:
         why = self.refusal("float")
         if why is not None:
             raise UnsupportedRule(why)
-        return self._run(tuple(row), _FloatOps(fmt))
+        return self._run(tuple(row), _FloatOps(fmt, library))
 
     def _run(self, row: tuple, ops) -> tuple:
         """The steps on a probability row, in ``ops``' arithmetic (exact or one float format)."""
@@ -549,9 +557,10 @@ class Arithmetic:
         rows :meth:`caveats` says that the libraries' block order is not this model.
     library : {"torch", "numpy"} or None
         Whose functions the code calls. A ``"log"`` or ``"exp"`` test needs one (``dtype``
-        float32 or float64): that library's own ``log`` and ``exp``. With the ``"divide"``
-        normalization, its own sum of the residual (PyTorch: any float ``dtype``; NumPy: float32
-        or float64). With ``"ratio"`` or ``"product"``, ``"numpy"`` on float32 also means NumPy >=
+        float32 or float64): that library's own ``log`` and ``exp``. Any test: its own ``r.sum()``
+        where the code divides a row by its sum (the residual with the ``"divide"``
+        normalization, a processed row's renormalization; PyTorch: any float ``dtype``; NumPy:
+        float32 or float64). With ``"ratio"`` or ``"product"``, ``"numpy"`` on float32 also means NumPy >=
         2's scalar semantics (NEP 50): a Python-float coin (``Generator.random()``) met with a
         float32 value is rounded to float32 first, so the test is ``fl32(u) < fl32(p/q)`` or
         ``fl32(fl32(u) * q) < p``. None: PyTorch's (and NumPy's array) promotion, exact, and the
@@ -597,11 +606,6 @@ class Arithmetic:
 
             if self.library not in _LIBRARIES:
                 raise UnsupportedRule(f"library must be one of {', '.join(_LIBRARIES)} or None, not {self.library!r}")
-            nep50 = (self.library, self.dtype) == ("numpy", "float32")
-            if not nep50 and self.normalization != "divide":
-                raise UnsupportedRule(f"library {self.library!r} with the {self.test} test names whose sum divides the "
-                                      "residual: give normalization 'divide' (or no library: PyTorch's promotion is "
-                                      "the default)")
             if self.dtype not in SUM_DTYPES[self.library]:
                 raise UnsupportedRule(f"{self.library}'s sum is evaluated in {', '.join(SUM_DTYPES[self.library])}, "
                                       f"not {self.dtype}")
