@@ -122,26 +122,24 @@ class FloatFormat:
                 return x
             x = Fraction(x)
         x = Fraction(x)
-        if x == 0:
+        num, den = x.numerator, x.denominator  # in integers: den > 0, no Fraction arithmetic below
+        if num == 0:
             return Fraction(0)
-        if x < 0:
+        if num < 0:
             r = self.round(-x)
             return -r
         # the binade: 2**e <= x < 2**(e + 1)
-        e = x.numerator.bit_length() - x.denominator.bit_length()
-        if Fraction(2) ** e > x:
+        e = num.bit_length() - den.bit_length()
+        if (num << -e if e < 0 else num) < (den << e if e > 0 else den):
             e -= 1
-        e = max(e, self.emin)
-        quantum = Fraction(2) ** (e - self.precision + 1)
-        scaled = x / quantum
-        m, rest = divmod(scaled.numerator, scaled.denominator)
-        twice = 2 * rest
-        if twice > scaled.denominator or (twice == scaled.denominator and m % 2 == 1):
+        step = max(e, self.emin) - self.precision + 1  # the spacing of floats there is 2**step
+        m, rest = divmod(num << -step, den) if step < 0 else divmod(num, den << step)
+        twice, bottom = 2 * rest, (den if step < 0 else den << step)
+        if twice > bottom or (twice == bottom and m % 2 == 1):
             m += 1
-        value = m * quantum
-        if value > self.max_finite:
+        if m.bit_length() + step > self.emax + 1:  # m 2**step >= 2**(emax + 1): past the largest finite
             return INF
-        return value
+        return Fraction(m << step) if step >= 0 else Fraction(m, 1 << -step)
 
     def contains(self, x: Fraction) -> bool:
         """True iff the exact value ``x`` is a finite float of this format."""
