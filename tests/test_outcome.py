@@ -168,3 +168,31 @@ def test_tree_round_trips_through_json_and_tampering_is_caught():
     data["nodes"][1]["branches"][0]["probability"] = "1/7"
     with pytest.raises(InvalidTree, match="claims 1/7"):
         OutcomeTree.from_dict(data).rederive()
+
+
+# ------------------------------------------------------------------ the float product test's threshold
+
+@settings(max_examples=300, deadline=None)
+@given(a=st.floats(0, 1, allow_subnormal=True), b=st.floats(0, 1, allow_subnormal=True),
+       dtype=st.sampled_from(["float16", "bfloat16", "float32", "float64"]),
+       coin=st.sampled_from(["float32", "float64", "float32-(0,1]", "float64-(0,1]"]), cmp=st.sampled_from(["<", "<="]))
+def test_the_float_product_threshold_is_the_first_failing_grid_point(a, b, dtype, coin, cmp):
+    # the threshold K / n: grid point K - 1 passes fl(u * b) cmp a (or is below the grid) and K fails (or is past it)
+    from specproof.laws.outcome import _float_product_threshold, coin_model
+    from specproof.rules.floats import FORMATS
+
+    fmt, model = FORMATS[dtype], coin_model(coin)
+    a, b = fmt.round(F(a)), fmt.round(F(b))
+    wide = max(fmt, FORMATS["float32" if model.bits <= 24 else "float64"], key=lambda f: f.precision)
+    n = 1 << model.bits
+    lo, hi = (1, n) if model.open_closed else (0, n - 1)
+
+    def passes(k):
+        prod = wide.mul(F(k, n), b)
+        return prod < a if cmp == "<" else prod <= a
+
+    t = _float_product_threshold(a, b, dtype, model, cmp)
+    k = t.numerator * (n // t.denominator)
+    assert t == F(k, n) and lo <= k <= hi + 1
+    assert k == lo or passes(k - 1)
+    assert k == hi + 1 or not passes(k)
