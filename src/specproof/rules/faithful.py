@@ -443,7 +443,8 @@ def judge(law: Mapping[Any, Fraction], target: Any, draft: Any, *, gamma: int | 
     ``float-faithful`` needs an exact match: a member's law equals the traced law as Fractions.
     Members that reject with an empty residual (coins on (0, 1] when ``p == q``) are skipped on
     those rows. For one position the family's laws cost about ``|FAMILY| x V`` threshold
-    roundings (the product test bisects each threshold: about 24 or 53 roundings).
+    roundings (the product test finds each threshold from its exact estimate in a few roundings,
+    shared by the members that differ only in their residual).
 
     Examples
     --------
