@@ -61,7 +61,7 @@ from specproof import checker
 from specproof.errors import InvalidDistribution
 from specproof.laws.block import tree_law
 from specproof.laws.exact import EmittedLaw, emitted_law
-from specproof.laws.rational import RationalVector, as_distribution, format_fraction, from_floats
+from specproof.laws.rational import RationalVector, as_distribution, from_floats
 
 __all__ = [
     "STATEMENT",
@@ -150,8 +150,8 @@ def _document(law: EmittedLaw, pv: RationalVector, qv: RationalVector, tokens: I
         "vocab_size": v,
         "rows": _rows(law, tokens, labels),
         "totals": {
-            "alpha": format_fraction(law.alpha),
-            "tv": format_fraction(tv),
+            "alpha": exact_text(law.alpha),
+            "tv": exact_text(tv),
             "normalizer": _nd(law.normalizer, law.denominator),
             "rejection": _nd(law.reject_numerator, law.denominator),
         },
@@ -333,7 +333,7 @@ def build_chain_certificate(
         distinct.setdefault((vec.numerators, vec.denominator), vec)
     texts = [_float64_text(vec) for vec in distinct.values()]  # None: not floats within the checker's tolerance
     floats = all(t is not None for t in texts)
-    table = texts if floats else [[format_fraction(x) for x in vec] for vec in distinct.values()]
+    table = texts if floats else [[exact_text(x) for x in vec] for vec in distinct.values()]
     index = {ident: i for i, ident in enumerate(distinct)}
     nodes = {s: {"prefix": list(s), "reach": exact_text(law.reach[s]), "stop": exact_text(law.stop(s))} for s in order}
     for s, key, vec in models:
@@ -601,7 +601,7 @@ def _rows(law: EmittedLaw, tokens: Iterable[int], labels: Sequence[str] | None) 
 
 
 def _nd(numerator: int, denominator: int) -> str:
-    return format_fraction(Fraction(numerator, denominator))
+    return exact_text(Fraction(numerator, denominator))
 
 
 def _policy(vec: RationalVector) -> dict[str, str] | None:
