@@ -62,12 +62,12 @@ def test_bad_inputs():
 
 
 def test_a_certificate_of_rows_past_pythons_decimal_digit_limit_is_written_and_checked():
-    # 1/3^9000 has 4,295 digits, its residual's and emitted denominators more than Python's 4,300-digit limit on decimal text:
+    # 1/3^10000 has 4,772 digits, its residual's and emitted denominators more than Python's 4,300-digit limit on decimal text:
     # such numbers are written in hexadecimal, which the checker reads
     import json
 
-    p = [Fraction(1, 3 ** 9000), 1 - Fraction(1, 3 ** 9000)]
-    q = [Fraction(1, 3 ** 7000), 1 - Fraction(1, 3 ** 7000)]
+    p = [Fraction(1, 3 ** 10000), 1 - Fraction(1, 3 ** 10000)]
+    q = [Fraction(1, 3 ** 8000), 1 - Fraction(1, 3 ** 8000)]
     doc = json.loads(json.dumps(build_certificate(p, q, name="long")))
     assert any("0x" in row["emitted"] for row in doc["rows"]) or "0x" in doc["totals"]["tv"]
     verdict = check(doc)
