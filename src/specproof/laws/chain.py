@@ -86,11 +86,14 @@ def textbook_position(p_row: Any, q_row: Any) -> Position:
     >>> pos = textbook_position(["1/2", "1/2"], ["1/4", "3/4"])
     >>> pos.go, pos.go_scale, pos.stop, pos.stop_mass
     ([1, 2], Fraction(1, 4), [1, 0], Fraction(1, 4))
+    >>> pos.tv()
+    Fraction(0, 1)
     """
     law = emitted_law(p_row, q_row)
     d, z = law.denominator, law.normalizer
     reject = Fraction(law.reject_numerator, d)
-    return Position(p_row, law.accept_numerators.tolist(), Fraction(1, d), law.residual_numerators.tolist(),
+    reference = tuple(Fraction(n, d) for n in law.target_numerators.tolist())  # p as exact values, however given
+    return Position(reference, law.accept_numerators.tolist(), Fraction(1, d), law.residual_numerators.tolist(),
                     reject / z if z else Fraction(0), reject)
 
 
