@@ -1,0 +1,267 @@
+"""The float path's optional compiled kernel (numba): :func:`specproof.laws.numeric.emitted_distribution`
+with ``backend="numba"``.
+
+Never imported by ``import specproof`` nor by the NumPy path (the default and the reference);
+install it with ``pip install 'specproof[fast]'``. It computes the same law as the NumPy path
+in three passes over each row instead of eleven: the row sums of p and q (and the check that no
+entry is negative), then the sums of ``m = min(p, q sum(p)/sum(q))`` and of the residual
+``r = p - m``, then ``dist = m / sum(p) + r (sum(p) - alpha) / (Z sum(p))``; the first pass
+reads a row from memory, the next two read it again from cache, and no temporary row is
+written. Every operation on an entry is the NumPy path's, in the same order; only the order
+of the additions inside the four row sums differs.
+
+Summation and its error bound
+-----------------------------
+Each row sum is a balanced binary tree of additions over the row zero-padded to a power of two:
+a row is cut into chunks of ``C = 16 * 8**L`` entries (C = 8192 for V >= 8192; the last,
+shorter chunk is zero-padded to the smallest such C that holds it), a chunk is reduced eight to
+one, ``dst[j] = ((x[j] + x[j+w]) + (x[j+2w] + x[j+3w])) + ((x[j+4w] + x[j+5w]) + (x[j+6w] +
+x[j+7w]))`` for j < w, until 16 lanes are left, which are added as a balanced tree of four
+levels, and the chunk sums are added pairwise (neighbours, level by level). Each such step is a loop of independent additions over j, which LLVM vectorizes
+without fast-math flags (no reassociation, no contraction: the arithmetic is exactly the
+code's). Adding a zero is exact, so on a row of V entries each entry passes through at most
+``H = ceil(log2 V)`` roundings (in a padded complete tree, the addition merging index bit b
+is inexact for an entry only if 2**b < V), and a computed sum of non-negative entries obeys::
+
+    |fl(sum x) - sum x| <= gamma_H * sum x,    gamma_H = H u / (1 - H u),  u = 2**-53
+
+(Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., section 4.2: the bound
+of a summation tree of height H). NumPy's pairwise sum (blocks of 128 added by eight
+accumulators, halves added recursively) is a tree of height at least ``ceil(log2 V)``
+(28 at V = 128,256, where this kernel's is 17), so every sum here is bounded at least as
+tightly as the NumPy path's; the other operations being the same, the stated bound of the
+float path (:data:`specproof.laws.numeric.ERROR_BOUND`) holds as it does there.
+
+Two decisions are made per row here where the NumPy path makes them per block of rows (same
+values either way up to rounding): the multiplications by a factor of exactly 1.0 are not
+skipped (they change nothing), and a row whose ``(sum(p) - alpha) / Z`` overflows (Z subnormal)
+normalizes its residual first, as the NumPy path does for the whole block holding such a row.
+
+Input checks: a row is accepted here only when its sums are within
+``atol - 8 V u`` of 1 (a margin larger than any difference between two summation orders) and
+no entry is negative; any other row (NaN, inf, negative, badly normalized, or merely near the
+``atol`` edge) sends the whole call to the NumPy path, which refuses it with its own message
+or, at the edge, computes the law itself. So the refusals are the NumPy path's exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["CHUNK", "law_rows", "chunk_size", "row_sum", "tree_height"]
+
+#: Largest chunk (entries) of a row reduced before the chunk sums are added pairwise.
+CHUNK = 8192
+
+_JIT = {"cache": True, "nogil": True, "error_model": "numpy", "boundscheck": False}
+
+
+def chunk_size(n: int) -> int:
+    """The smallest ``16 * 8**L`` holding ``n`` entries, at most :data:`CHUNK`."""
+    c = 16
+    while c < min(n, CHUNK):
+        c *= 8
+    return c
+
+
+def tree_height(v: int) -> int:
+    """``ceil(log2 v)``: the most roundings an entry of a row of ``v`` entries passes through."""
+    return (int(v) - 1).bit_length()
+
+
+@njit(**_JIT)
+def _c16(c: int) -> int:
+    x = 16
+    while x < min(c, CHUNK):
+        x *= 8
+    return x
+
+
+@njit(**_JIT)
+def _level(src, w, dst):
+    """dst[j] = balanced tree of src[j + k w], k = 0..7, for j < w."""
+    for j in range(w):
+        dst[j] = (((src[j] + src[j + w]) + (src[j + 2 * w] + src[j + 3 * w]))
+                  + ((src[j + 4 * w] + src[j + 5 * w]) + (src[j + 6 * w] + src[j + 7 * w])))
+
+
+@njit(**_JIT)
+def _finish(t, w, u):
+    """The sum of the w lanes t[:w] (w = 2 or 16 * 8**k), by levels of eight then a tree of 16."""
+    while w > 16:
+        w //= 8
+        _level(t, w, u)
+        t, u = u, t
+    if w == 2:
+        return t[0] + t[1]
+    return ((((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7])))
+            + (((t[8] + t[9]) + (t[10] + t[11])) + ((t[12] + t[13]) + (t[14] + t[15]))))
+
+
+@njit(**_JIT)
+def _pairwise(a, n):
+    """Sum of a[:n] as a balanced tree, in place: neighbours added level by level (a[2i] + a[2i+1];
+    an odd last entry goes up alone), the zero-padded complete tree. Height ceil(log2 n)."""
+    while n > 1:
+        h = n // 2
+        for i in range(h):
+            a[i] = a[2 * i] + a[2 * i + 1]
+        if n % 2:
+            a[h] = a[n - 1]
+            h += 1
+        n = h
+    return a[0]
+
+
+@njit(**_JIT)
+def _min(a, b):
+    return a if a < b else b
+
+
+#: Lanes per block of the first level: a block of 8 * _LANES entries (4 KB) is read as eight
+#: runs of _LANES, so the loads of a pass stay within a page or two of each other.
+_LANES = 64
+
+
+@njit(**_JIT)
+def _first_pq(p, q, w, tp, tq, mn):
+    """First level of a chunk of 8w entries of p and q: w lanes of their sums, by blocks of
+    8 * min(w, _LANES) entries (lane b * l + j adds entries 8 l b + j + l k, k = 0..7);
+    mn[lane] keeps the least entry seen."""
+    lanes = min(w, _LANES)
+    for b in range(w // lanes):
+        o = 8 * lanes * b
+        for j in range(lanes):
+            i = o + j
+            a0 = p[i]; a1 = p[i + lanes]; a2 = p[i + 2 * lanes]; a3 = p[i + 3 * lanes]  # noqa: E702
+            a4 = p[i + 4 * lanes]; a5 = p[i + 5 * lanes]; a6 = p[i + 6 * lanes]; a7 = p[i + 7 * lanes]  # noqa: E702
+            b0 = q[i]; b1 = q[i + lanes]; b2 = q[i + 2 * lanes]; b3 = q[i + 3 * lanes]  # noqa: E702
+            b4 = q[i + 4 * lanes]; b5 = q[i + 5 * lanes]; b6 = q[i + 6 * lanes]; b7 = q[i + 7 * lanes]  # noqa: E702
+            t = lanes * b + j
+            tp[t] = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
+            tq[t] = ((b0 + b1) + (b2 + b3)) + ((b4 + b5) + (b6 + b7))
+            lo = _min(_min(_min(_min(a0, a1), _min(a2, a3)), _min(_min(a4, a5), _min(a6, a7))),
+                      _min(_min(_min(b0, b1), _min(b2, b3)), _min(_min(b4, b5), _min(b6, b7))))
+            mn[t] = _min(mn[t], lo)
+
+
+@njit(**_JIT)
+def _first_mr(p, q, k, w, tm, tr):
+    """First level of a chunk of 8w entries, blocked as :func:`_first_pq`: w lanes of the sums
+    of m = min(p, q k) and r = p - m."""
+    lanes = min(w, _LANES)
+    for b in range(w // lanes):
+        o = 8 * lanes * b
+        for j in range(lanes):
+            i = o + j
+            x0 = p[i]; x1 = p[i + lanes]; x2 = p[i + 2 * lanes]; x3 = p[i + 3 * lanes]  # noqa: E702
+            x4 = p[i + 4 * lanes]; x5 = p[i + 5 * lanes]; x6 = p[i + 6 * lanes]; x7 = p[i + 7 * lanes]  # noqa: E702
+            m0 = _min(x0, q[i] * k); m1 = _min(x1, q[i + lanes] * k)  # noqa: E702
+            m2 = _min(x2, q[i + 2 * lanes] * k); m3 = _min(x3, q[i + 3 * lanes] * k)  # noqa: E702
+            m4 = _min(x4, q[i + 4 * lanes] * k); m5 = _min(x5, q[i + 5 * lanes] * k)  # noqa: E702
+            m6 = _min(x6, q[i + 6 * lanes] * k); m7 = _min(x7, q[i + 7 * lanes] * k)  # noqa: E702
+            t = lanes * b + j
+            tm[t] = ((m0 + m1) + (m2 + m3)) + ((m4 + m5) + (m6 + m7))
+            tr[t] = ((((x0 - m0) + (x1 - m1)) + ((x2 - m2) + (x3 - m3)))
+                     + (((x4 - m4) + (x5 - m5)) + ((x6 - m6) + (x7 - m7))))
+
+
+@njit(**_JIT)
+def _write(p, q, k, inv, c, zd, out):
+    """out = m inv + (r / zd) c; zd is 1.0 except where the residual is normalized first."""
+    if zd == 1.0:
+        for i in range(p.shape[0]):
+            x = p[i]
+            m = _min(x, q[i] * k)
+            out[i] = m * inv + (x - m) * c
+    else:
+        for i in range(p.shape[0]):
+            x = p[i]
+            m = _min(x, q[i] * k)
+            out[i] = m * inv + ((x - m) / zd) * c
+
+
+@njit(**_JIT)
+def _sums(pr, qr, k, first, big, small, w, tp, tq, u1, u2, mn, pad_p, pad_q, cs1, cs2):
+    """The two sums of a row: of p and q (first pass; mn keeps the least entries), or of m and
+    r = p - m (k = sum(p)/sum(q)). Full chunks of ``big`` entries, then the rest zero-padded to
+    ``small`` entries, then the chunk sums pairwise."""
+    v = pr.shape[0]
+    nfull = v // big
+    rest = v - nfull * big
+    for i in range(nfull):
+        # The first pass goes forward, the second backward: it starts on the end of the row, the
+        # part the first pass left in cache (the order of the chunks does not change their sums).
+        c = i if first else nfull - 1 - i
+        if first:
+            _first_pq(pr[c * big:(c + 1) * big], qr[c * big:(c + 1) * big], w, tp, tq, mn)
+        else:
+            _first_mr(pr[c * big:(c + 1) * big], qr[c * big:(c + 1) * big], k, w, tp, tq)
+        cs1[c] = _finish(tp, w, u1)
+        cs2[c] = _finish(tq, w, u2)
+    if rest:
+        pad_p[:rest] = pr[nfull * big:]
+        pad_q[:rest] = qr[nfull * big:]
+        if first:
+            _first_pq(pad_p, pad_q, small // 8, tp, tq, mn)
+        else:
+            _first_mr(pad_p, pad_q, k, small // 8, tp, tq)
+        cs1[nfull] = _finish(tp, small // 8, u1)
+        cs2[nfull] = _finish(tq, small // 8, u2)
+    n = nfull + (1 if rest else 0)
+    return _pairwise(cs1, n), _pairwise(cs2, n)
+
+
+@njit(**_JIT)
+def law_rows(p, q, r0, r1, tol, dist, alpha, z):
+    """Rows r0..r1-1 of the law of C-contiguous float64 rows p, q [n, V] into dist [n, V],
+    alpha [n] and z [n] (residual mass). Returns -1, or the first row whose sums are not
+    within ``tol`` of 1 or which has a negative entry (nothing after it is computed)."""
+    v = p.shape[1]
+    big = _c16(v)
+    rest = v % big
+    small = _c16(rest) if rest else 16
+    w = big // 8
+    tp = np.empty(w); tq = np.empty(w); u1 = np.empty(w); u2 = np.empty(w); mn = np.empty(w)  # noqa: E702
+    pad_p = np.zeros(small); pad_q = np.zeros(small)  # noqa: E702
+    cs1 = np.empty(v // big + 1); cs2 = np.empty(v // big + 1)  # noqa: E702
+    for r in range(r0, r1):
+        pr = p[r]; qr = q[r]  # noqa: E702
+        mn[:] = np.inf
+        sp, sq = _sums(pr, qr, 1.0, True, big, small, w, tp, tq, u1, u2, mn, pad_p, pad_q, cs1, cs2)
+        least = np.inf
+        for j in range(w):
+            least = _min(least, mn[j])
+        if not (abs(sp - 1.0) <= tol and abs(sq - 1.0) <= tol and least >= 0.0):
+            return r
+        k = sp / sq
+        a, zb = _sums(pr, qr, k, False, big, small, w, tp, tq, u1, u2, mn, pad_p, pad_q, cs1, cs2)
+        d = sp - a
+        reject = d if d > 0.0 else 0.0  # sum(p) - alpha, as np.maximum(sp - a, 0)
+        inv = 1.0 / sp
+        scale = reject / zb if zb > 0.0 else 0.0
+        if np.isfinite(scale):
+            _write(pr, qr, k, inv, scale * inv, 1.0, dist[r])
+        else:  # Z subnormal: reject / Z overflows; normalize the residual first (r / Z <= 1)
+            _write(pr, qr, k, inv, reject * inv, zb, dist[r])
+        alpha[r] = a / sp
+        z[r] = zb / sp
+    return -1
+
+
+@njit(**_JIT)
+def _row_sum(x):
+    v = x.shape[0]
+    big = _c16(v)
+    rest = v % big
+    small = _c16(rest) if rest else 16
+    w = big // 8
+    tp = np.empty(w); tq = np.empty(w); u1 = np.empty(w); u2 = np.empty(w); mn = np.empty(w)  # noqa: E702
+    cs1 = np.empty(v // big + 1); cs2 = np.empty(v // big + 1)  # noqa: E702
+    return _sums(x, x, 1.0, True, big, small, w, tp, tq, u1, u2, mn, np.zeros(small), np.zeros(small), cs1, cs2)[0]
+
+
+def row_sum(x: np.ndarray) -> float:
+    """The kernel's sum of one row (its summation tree; for tests of the bound)."""
+    return float(_row_sum(np.ascontiguousarray(x, dtype=np.float64)))
