@@ -21,6 +21,7 @@ Leviathan et al. 2023, Theorem 3.5 and Appendix A.1; Chen et al. 2023, Theorem 1
 
 from __future__ import annotations
 
+import importlib
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -142,7 +143,7 @@ def _emit(m: np.ndarray, res: np.ndarray, reject: np.ndarray, zb: np.ndarray, in
 def _kernel() -> Any:
     """The numba kernel module, imported on first use (never by ``import specproof``)."""
     try:
-        from specproof.laws import numeric_numba
+        numeric_numba = importlib.import_module("specproof.laws.numeric_numba")
     except ImportError as exc:
         raise BackendUnavailable(
             f"backend='numba' needs numba, which cannot be imported here ({exc}); install it with "

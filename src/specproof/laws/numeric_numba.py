@@ -49,20 +49,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["CHUNK", "law_rows", "chunk_size", "row_sum", "tree_height"]
+__all__ = ["CHUNK", "coefficients", "law_rows", "row_sum", "tree_height", "write"]
 
 #: Largest chunk (entries) of a row reduced before the chunk sums are added pairwise.
 CHUNK = 8192
 
 _JIT = {"cache": True, "nogil": True, "error_model": "numpy", "boundscheck": False}
-
-
-def chunk_size(n: int) -> int:
-    """The smallest ``16 * 8**L`` holding ``n`` entries, at most :data:`CHUNK`."""
-    c = 16
-    while c < min(n, CHUNK):
-        c *= 8
-    return c
 
 
 def tree_height(v: int) -> int:
@@ -168,7 +160,7 @@ def _first_mr(p, q, k, w, tm, tr):
 
 
 @njit(**_JIT)
-def _write(p, q, k, inv, c, zd, out):
+def write(p, q, k, inv, c, zd, out):
     """out = m inv + (r / zd) c; zd is 1.0 except where the residual is normalized first."""
     if zd == 1.0:
         for i in range(p.shape[0]):
@@ -180,6 +172,23 @@ def _write(p, q, k, inv, c, zd, out):
             x = p[i]
             m = _min(x, q[i] * k)
             out[i] = m * inv + ((x - m) / zd) * c
+
+
+@njit(**_JIT)
+def coefficients(sp, a, zb):
+    """(1 / sum(p), c, zd) with dist = m / sum(p) + (r / zd) c, from sum(p), alpha and Z (unnormalized).
+
+    c = (sum(p) - alpha) / Z / sum(p) and zd = 1; where (sum(p) - alpha) / Z overflows (Z
+    subnormal, the rejection mass carrying rounding) the residual is normalized first:
+    zd = Z, c = (sum(p) - alpha) / sum(p). Where Z = 0 (p == q) c = 0: the accept mass alone.
+    """
+    d = sp - a
+    reject = d if d > 0.0 else 0.0  # sum(p) - alpha, as np.maximum(sp - a, 0)
+    inv = 1.0 / sp
+    scale = reject / zb if zb > 0.0 else 0.0
+    if np.isfinite(scale):
+        return inv, scale * inv, 1.0
+    return inv, reject * inv, zb
 
 
 @njit(**_JIT)
@@ -237,14 +246,8 @@ def law_rows(p, q, r0, r1, tol, dist, alpha, z):
             return r
         k = sp / sq
         a, zb = _sums(pr, qr, k, False, big, small, w, tp, tq, u1, u2, mn, pad_p, pad_q, cs1, cs2)
-        d = sp - a
-        reject = d if d > 0.0 else 0.0  # sum(p) - alpha, as np.maximum(sp - a, 0)
-        inv = 1.0 / sp
-        scale = reject / zb if zb > 0.0 else 0.0
-        if np.isfinite(scale):
-            _write(pr, qr, k, inv, scale * inv, 1.0, dist[r])
-        else:  # Z subnormal: reject / Z overflows; normalize the residual first (r / Z <= 1)
-            _write(pr, qr, k, inv, reject * inv, zb, dist[r])
+        inv, c, zd = coefficients(sp, a, zb)
+        write(pr, qr, k, inv, c, zd, dist[r])
         alpha[r] = a / sp
         z[r] = zb / sp
     return -1
