@@ -5,21 +5,29 @@ Never imported by ``import specproof`` nor by the NumPy path (the default and th
 install it with ``pip install 'specproof[fast]'``. It computes the same law as the NumPy path
 in three passes over each row instead of eleven: the row sums of p and q (and the check that no
 entry is negative), then the sums of ``m = min(p, q sum(p)/sum(q))`` and of the residual
-``r = p - m``, then ``dist = m / sum(p) + r (sum(p) - alpha) / (Z sum(p))``; the first pass
-reads a row from memory, the next two read it again from cache, and no temporary row is
-written. Every operation on an entry is the NumPy path's, in the same order; only the order
-of the additions inside the four row sums differs.
+``r = p - m``, then ``dist = m / sum(p) + r (sum(p) - alpha) / (Z sum(p))``. The first pass
+reads a row from memory; the second (backwards, starting on what the first left in the core's
+cache) and the third read it again from cache (from L3 at V = 128,256, where a row of p and q
+is 2 MB); no temporary row is written. Every operation on an entry is the NumPy path's, in the
+same order; only the order of the additions inside the four row sums differs.
 
 Summation and its error bound
 -----------------------------
-Each row sum is a balanced binary tree of additions over the row zero-padded to a power of two:
-a row is cut into chunks of ``C = 16 * 8**L`` entries (C = 8192 for V >= 8192; the last,
-shorter chunk is zero-padded to the smallest such C that holds it), a chunk is reduced eight to
-one, ``dst[j] = ((x[j] + x[j+w]) + (x[j+2w] + x[j+3w])) + ((x[j+4w] + x[j+5w]) + (x[j+6w] +
-x[j+7w]))`` for j < w, until 16 lanes are left, which are added as a balanced tree of four
-levels, and the chunk sums are added pairwise (neighbours, level by level). Each such step is a loop of independent additions over j, which LLVM vectorizes
-without fast-math flags (no reassociation, no contraction: the arithmetic is exactly the
-code's). Adding a zero is exact, so on a row of V entries each entry passes through at most
+Each row sum is a balanced binary tree of additions over the row zero-padded to a power of two.
+A row is cut into chunks of :data:`CHUNK` = 8192 entries, the rest into chunks of 1024, 128
+and 16 and a last one zero-padded to 16. A chunk is reduced eight to one, ``dst[j] = ((x[j] +
+x[j+w]) + (x[j+2w] + x[j+3w])) + ((x[j+4w] + x[j+5w]) + (x[j+6w] + x[j+7w]))`` for j < w (the
+first level by blocks of 512 entries, so that its loads stay within a page or two), until 16
+lanes are left, which are added as a balanced tree of four levels; the sums of the chunks of
+one size, with the sum of the shorter ones after them, are added pairwise (neighbours, level
+by level). Each step is a loop of independent additions over j, which LLVM vectorizes as
+written, without fast-math flags (no reassociation, no contraction: the arithmetic is exactly
+the code's). NumPy's own order (eight accumulators over blocks of 128, then halves) is not
+vectorized by numba: its SLP vectorizer is off (turned off after miscompilations, numba pull
+request 8852) and the loop vectorizer vectorizes a running sum only if allowed to reassociate
+it; written out in numba it runs as scalar code, at the NumPy path's speed.
+
+Adding a zero is exact, so on a row of V entries each entry passes through at most
 ``H = ceil(log2 V)`` roundings (in a padded complete tree, the addition merging index bit b
 is inexact for an entry only if 2**b < V), and a computed sum of non-negative entries obeys::
 
@@ -53,6 +61,9 @@ __all__ = ["CHUNK", "coefficients", "law_rows", "row_sum", "tree_height", "write
 
 #: Largest chunk (entries) of a row reduced before the chunk sums are added pairwise.
 CHUNK = 8192
+#: Lanes per block of the first level: a block of 8 * _LANES entries (4 KB) is read as eight
+#: runs of _LANES, so the loads of a pass stay within a page or two of each other.
+_LANES = 64
 
 _JIT = {"cache": True, "nogil": True, "error_model": "numpy", "boundscheck": False}
 
@@ -60,14 +71,6 @@ _JIT = {"cache": True, "nogil": True, "error_model": "numpy", "boundscheck": Fal
 def tree_height(v: int) -> int:
     """``ceil(log2 v)``: the most roundings an entry of a row of ``v`` entries passes through."""
     return (int(v) - 1).bit_length()
-
-
-@njit(**_JIT)
-def _c16(c: int) -> int:
-    x = 16
-    while x < min(c, CHUNK):
-        x *= 8
-    return x
 
 
 @njit(**_JIT)
@@ -109,11 +112,6 @@ def _pairwise(a, n):
 @njit(**_JIT)
 def _min(a, b):
     return a if a < b else b
-
-
-#: Lanes per block of the first level: a block of 8 * _LANES entries (4 KB) is read as eight
-#: runs of _LANES, so the loads of a pass stay within a page or two of each other.
-_LANES = 64
 
 
 @njit(**_JIT)
@@ -192,34 +190,58 @@ def coefficients(sp, a, zb):
 
 
 @njit(**_JIT)
-def _sums(pr, qr, k, first, big, small, w, tp, tq, u1, u2, mn, pad_p, pad_q, cs1, cs2):
-    """The two sums of a row: of p and q (first pass; mn keeps the least entries), or of m and
-    r = p - m (k = sum(p)/sum(q)). Full chunks of ``big`` entries, then the rest zero-padded to
-    ``small`` entries, then the chunk sums pairwise."""
+def _chunk(pr, qr, k, first, o, size, tp, tq, u1, u2, mn):
+    """The two sums of the chunk pr[o:o+size], qr[o:o+size] (size = 16 * 8**L): of p and q
+    (``first``; mn keeps the least entries), or of m = min(p, q k) and r = p - m."""
+    w = size // 8
+    if first:
+        _first_pq(pr[o:o + size], qr[o:o + size], w, tp, tq, mn)
+    else:
+        _first_mr(pr[o:o + size], qr[o:o + size], k, w, tp, tq)
+    return _finish(tp, w, u1), _finish(tq, w, u2)
+
+
+@njit(**_JIT)
+def _sums(pr, qr, k, first, tp, tq, u1, u2, mn, pad_p, pad_q, cs1, cs2, ts1, ts2):
+    """The two sums of a row (see :func:`_chunk`): chunks of CHUNK entries, then the rest in
+    chunks of 1024, 128 and 16 and a last one zero-padded to 16; the sums of the chunks of
+    each size (with the sum of what follows them) are added pairwise, so that the whole is a
+    zero-padded complete binary tree over the row. ts1, ts2: [3, 8] scratch."""
     v = pr.shape[0]
-    nfull = v // big
-    rest = v - nfull * big
+    nfull = v // CHUNK
     for i in range(nfull):
         # The first pass goes forward, the second backward: it starts on the end of the row, the
         # part the first pass left in cache (the order of the chunks does not change their sums).
         c = i if first else nfull - 1 - i
-        if first:
-            _first_pq(pr[c * big:(c + 1) * big], qr[c * big:(c + 1) * big], w, tp, tq, mn)
-        else:
-            _first_mr(pr[c * big:(c + 1) * big], qr[c * big:(c + 1) * big], k, w, tp, tq)
-        cs1[c] = _finish(tp, w, u1)
-        cs2[c] = _finish(tq, w, u2)
-    if rest:
-        pad_p[:rest] = pr[nfull * big:]
-        pad_q[:rest] = qr[nfull * big:]
-        if first:
-            _first_pq(pad_p, pad_q, small // 8, tp, tq, mn)
-        else:
-            _first_mr(pad_p, pad_q, k, small // 8, tp, tq)
-        cs1[nfull] = _finish(tp, small // 8, u1)
-        cs2[nfull] = _finish(tq, small // 8, u2)
-    n = nfull + (1 if rest else 0)
-    return _pairwise(cs1, n), _pairwise(cs2, n)
+        cs1[c], cs2[c] = _chunk(pr, qr, k, first, c * CHUNK, CHUNK, tp, tq, u1, u2, mn)
+    o = nfull * CHUNK
+    counts = np.zeros(3, dtype=np.int64)
+    size = CHUNK
+    for lv in range(3):  # the rest: whole chunks of 1024, then of 128, then of 16
+        size //= 8
+        while v - o >= size:
+            n = counts[lv]
+            ts1[lv, n], ts2[lv, n] = _chunk(pr, qr, k, first, o, size, tp, tq, u1, u2, mn)
+            counts[lv] = n + 1
+            o += size
+    if v > o:  # fewer than 16 left: zero-padded (adding a zero is exact)
+        for i in range(v - o):
+            pad_p[i] = pr[o + i]
+            pad_q[i] = qr[o + i]
+        n = counts[2]
+        ts1[2, n], ts2[2, n] = _chunk(pad_p, pad_q, k, first, 0, 16, tp, tq, u1, u2, mn)
+        counts[2] = n + 1
+    for lv in range(2, 0, -1):  # a partial chunk's sum goes up as the last of the size above
+        if counts[lv]:
+            n = counts[lv - 1]
+            ts1[lv - 1, n] = _pairwise(ts1[lv], counts[lv])
+            ts2[lv - 1, n] = _pairwise(ts2[lv], counts[lv])
+            counts[lv - 1] = n + 1
+    if counts[0]:
+        cs1[nfull] = _pairwise(ts1[0], counts[0])
+        cs2[nfull] = _pairwise(ts2[0], counts[0])
+        nfull += 1
+    return _pairwise(cs1, nfull), _pairwise(cs2, nfull)
 
 
 @njit(**_JIT)
@@ -228,24 +250,22 @@ def law_rows(p, q, r0, r1, tol, dist, alpha, z):
     alpha [n] and z [n] (residual mass). Returns -1, or the first row whose sums are not
     within ``tol`` of 1 or which has a negative entry (nothing after it is computed)."""
     v = p.shape[1]
-    big = _c16(v)
-    rest = v % big
-    small = _c16(rest) if rest else 16
-    w = big // 8
+    w = CHUNK // 8
     tp = np.empty(w); tq = np.empty(w); u1 = np.empty(w); u2 = np.empty(w); mn = np.empty(w)  # noqa: E702
-    pad_p = np.zeros(small); pad_q = np.zeros(small)  # noqa: E702
-    cs1 = np.empty(v // big + 1); cs2 = np.empty(v // big + 1)  # noqa: E702
+    pad_p = np.zeros(16); pad_q = np.zeros(16)  # noqa: E702
+    cs1 = np.empty(v // CHUNK + 1); cs2 = np.empty(v // CHUNK + 1)  # noqa: E702
+    ts1 = np.empty((3, 8)); ts2 = np.empty((3, 8))  # noqa: E702
     for r in range(r0, r1):
         pr = p[r]; qr = q[r]  # noqa: E702
         mn[:] = np.inf
-        sp, sq = _sums(pr, qr, 1.0, True, big, small, w, tp, tq, u1, u2, mn, pad_p, pad_q, cs1, cs2)
+        sp, sq = _sums(pr, qr, 1.0, True, tp, tq, u1, u2, mn, pad_p, pad_q, cs1, cs2, ts1, ts2)
         least = np.inf
         for j in range(w):
             least = _min(least, mn[j])
         if not (abs(sp - 1.0) <= tol and abs(sq - 1.0) <= tol and least >= 0.0):
             return r
         k = sp / sq
-        a, zb = _sums(pr, qr, k, False, big, small, w, tp, tq, u1, u2, mn, pad_p, pad_q, cs1, cs2)
+        a, zb = _sums(pr, qr, k, False, tp, tq, u1, u2, mn, pad_p, pad_q, cs1, cs2, ts1, ts2)
         inv, c, zd = coefficients(sp, a, zb)
         write(pr, qr, k, inv, c, zd, dist[r])
         alpha[r] = a / sp
@@ -255,14 +275,11 @@ def law_rows(p, q, r0, r1, tol, dist, alpha, z):
 
 @njit(**_JIT)
 def _row_sum(x):
-    v = x.shape[0]
-    big = _c16(v)
-    rest = v % big
-    small = _c16(rest) if rest else 16
-    w = big // 8
+    w = CHUNK // 8
     tp = np.empty(w); tq = np.empty(w); u1 = np.empty(w); u2 = np.empty(w); mn = np.empty(w)  # noqa: E702
-    cs1 = np.empty(v // big + 1); cs2 = np.empty(v // big + 1)  # noqa: E702
-    return _sums(x, x, 1.0, True, big, small, w, tp, tq, u1, u2, mn, np.zeros(small), np.zeros(small), cs1, cs2)[0]
+    cs1 = np.empty(x.shape[0] // CHUNK + 1); cs2 = np.empty(x.shape[0] // CHUNK + 1)  # noqa: E702
+    return _sums(x, x, 1.0, True, tp, tq, u1, u2, mn, np.zeros(16), np.zeros(16), cs1, cs2,
+                 np.empty((3, 8)), np.empty((3, 8)))[0]
 
 
 def row_sum(x: np.ndarray) -> float:
