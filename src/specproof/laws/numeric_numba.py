@@ -115,10 +115,9 @@ def _min(a, b):
 
 
 @njit(**_JIT)
-def _first_pq(p, q, w, tp, tq, mn):
+def _first_pq(p, q, w, tp, tq):
     """First level of a chunk of 8w entries of p and q: w lanes of their sums, by blocks of
-    8 * min(w, _LANES) entries (lane b * l + j adds entries 8 l b + j + l k, k = 0..7);
-    mn[lane] keeps the least entry seen."""
+    8 * min(w, _LANES) entries (lane b * l + j adds entries 8 l b + j + l k, k = 0..7)."""
     lanes = min(w, _LANES)
     for b in range(w // lanes):
         o = 8 * lanes * b
@@ -131,15 +130,13 @@ def _first_pq(p, q, w, tp, tq, mn):
             t = lanes * b + j
             tp[t] = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
             tq[t] = ((b0 + b1) + (b2 + b3)) + ((b4 + b5) + (b6 + b7))
-            lo = _min(_min(_min(_min(a0, a1), _min(a2, a3)), _min(_min(a4, a5), _min(a6, a7))),
-                      _min(_min(_min(b0, b1), _min(b2, b3)), _min(_min(b4, b5), _min(b6, b7))))
-            mn[t] = _min(mn[t], lo)
 
 
 @njit(**_JIT)
-def _first_mr(p, q, k, w, tm, tr):
+def _first_mr(p, q, k, w, tm, tr, mn):
     """First level of a chunk of 8w entries, blocked as :func:`_first_pq`: w lanes of the sums
-    of m = min(p, q k) and r = p - m."""
+    of m = min(p, q k) and r = p - m; mn[lane] keeps the least m (negative iff p or q has a
+    negative entry there: k > 0)."""
     lanes = min(w, _LANES)
     for b in range(w // lanes):
         o = 8 * lanes * b
@@ -152,6 +149,7 @@ def _first_mr(p, q, k, w, tm, tr):
             m4 = _min(x4, q[i + 4 * lanes] * k); m5 = _min(x5, q[i + 5 * lanes] * k)  # noqa: E702
             m6 = _min(x6, q[i + 6 * lanes] * k); m7 = _min(x7, q[i + 7 * lanes] * k)  # noqa: E702
             t = lanes * b + j
+            mn[t] = _min(mn[t], _min(_min(_min(m0, m1), _min(m2, m3)), _min(_min(m4, m5), _min(m6, m7))))
             tm[t] = ((m0 + m1) + (m2 + m3)) + ((m4 + m5) + (m6 + m7))
             tr[t] = ((((x0 - m0) + (x1 - m1)) + ((x2 - m2) + (x3 - m3)))
                      + (((x4 - m4) + (x5 - m5)) + ((x6 - m6) + (x7 - m7))))
@@ -192,12 +190,12 @@ def coefficients(sp, a, zb):
 @njit(**_JIT)
 def _chunk(pr, qr, k, first, o, size, tp, tq, u1, u2, mn):
     """The two sums of the chunk pr[o:o+size], qr[o:o+size] (size = 16 * 8**L): of p and q
-    (``first``; mn keeps the least entries), or of m = min(p, q k) and r = p - m."""
+    (``first``), or of m = min(p, q k) and r = p - m (mn keeps the least m)."""
     w = size // 8
     if first:
-        _first_pq(pr[o:o + size], qr[o:o + size], w, tp, tq, mn)
+        _first_pq(pr[o:o + size], qr[o:o + size], w, tp, tq)
     else:
-        _first_mr(pr[o:o + size], qr[o:o + size], k, w, tp, tq)
+        _first_mr(pr[o:o + size], qr[o:o + size], k, w, tp, tq, mn)
     return _finish(tp, w, u1), _finish(tq, w, u2)
 
 
@@ -257,15 +255,17 @@ def law_rows(p, q, r0, r1, tol, dist, alpha, z):
     ts1 = np.empty((3, 8)); ts2 = np.empty((3, 8))  # noqa: E702
     for r in range(r0, r1):
         pr = p[r]; qr = q[r]  # noqa: E702
-        mn[:] = np.inf
         sp, sq = _sums(pr, qr, 1.0, True, tp, tq, u1, u2, mn, pad_p, pad_q, cs1, cs2, ts1, ts2)
+        if not (abs(sp - 1.0) <= tol and abs(sq - 1.0) <= tol):  # NaN and inf sums too
+            return r
+        k = sp / sq  # > 0: both sums are in (0, 2)
+        mn[:] = np.inf
+        a, zb = _sums(pr, qr, k, False, tp, tq, u1, u2, mn, pad_p, pad_q, cs1, cs2, ts1, ts2)
         least = np.inf
         for j in range(w):
             least = _min(least, mn[j])
-        if not (abs(sp - 1.0) <= tol and abs(sq - 1.0) <= tol and least >= 0.0):
+        if not least >= 0.0:  # min(p, q k) < 0 iff p or q has a negative entry (the NumPy path's test)
             return r
-        k = sp / sq
-        a, zb = _sums(pr, qr, k, False, tp, tq, u1, u2, mn, pad_p, pad_q, cs1, cs2, ts1, ts2)
         inv, c, zd = coefficients(sp, a, zb)
         write(pr, qr, k, inv, c, zd, dist[r])
         alpha[r] = a / sp
