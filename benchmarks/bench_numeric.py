@@ -77,7 +77,8 @@ def measure(batch: int = 64, vocab: int = 128_256, repeat: int = 31, backend: st
         dist, _ = law()
     wall = [(a[0], b[0]) for a, b in zip(copies, laws)]
     cpu = [(a[1], b[1]) for a, b in zip(copies, laws) if a[1] > 0]
-    return {"batch": batch, "vocab": vocab, "repeat": repeat, "backend": backend, "threads": threads, "copy": statistics.median(a for a, _ in wall),
+    return {"batch": batch, "vocab": vocab, "repeat": repeat, "backend": backend, "threads": threads,
+            "copy": statistics.median(a for a, _ in wall),
             "law": statistics.median(b for _, b in wall), "ratio": statistics.median(b / a for a, b in wall),
             "cpu_ratio": statistics.median(b / a for a, b in cpu) if cpu else float("nan"),
             "copy_cpu": statistics.median(a[1] for a in copies), "law_cpu": statistics.median(b[1] for b in laws),

@@ -3,12 +3,12 @@ with ``backend="numba"``.
 
 Never imported by ``import specproof`` nor by the NumPy path (the default and the reference);
 install it with ``pip install 'specproof[fast]'``. It computes the same law as the NumPy path
-in three passes over each row instead of eleven: the row sums of p and q (and the check that no
-entry is negative), then the sums of ``m = min(p, q sum(p)/sum(q))`` and of the residual
-``r = p - m``, then ``dist = m / sum(p) + r (sum(p) - alpha) / (Z sum(p))``. The first pass
-reads a row from memory; the second (backwards, starting on what the first left in the core's
-cache) and the third read it again from cache (from L3 at V = 128,256, where a row of p and q
-is 2 MB); no temporary row is written. Every operation on an entry is the NumPy path's, in the
+in three passes over each row instead of eleven: the row sums of p and q, then the sums of
+``m = min(p, q sum(p)/sum(q))`` and of the residual ``r = p - m`` (and, as on the NumPy path,
+the check that no m is negative), then ``dist = m / sum(p) + r (sum(p) - alpha) / (Z sum(p))``.
+The first pass reads a row from memory; the second (backwards, starting on what the first
+left in the core's cache) and the third read it again from cache (from L3 at V = 128,256,
+where a row of p and q is 2 MB); no temporary row is written. Every operation on an entry is the NumPy path's, in the
 same order; only the order of the additions inside the four row sums differs.
 
 Summation and its error bound
@@ -47,7 +47,7 @@ normalizes its residual first, as the NumPy path does for the whole block holdin
 
 Input checks: a row is accepted here only when its sums are within
 ``atol - 8 V u`` of 1 (a margin larger than any difference between two summation orders) and
-no entry is negative; any other row (NaN, inf, negative, badly normalized, or merely near the
+no m is negative; any other row (NaN, inf, negative, badly normalized, or merely near the
 ``atol`` edge) sends the whole call to the NumPy path, which refuses it with its own message
 or, at the edge, computes the law itself. So the refusals are the NumPy path's exactly.
 """
