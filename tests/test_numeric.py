@@ -16,7 +16,7 @@ from hypothesis import example, given, settings
 from strategies import normalize_fractions, weight_pairs
 
 from specproof.laws import exact, numeric
-from specproof.errors import InvalidDistribution, ResidualUndefined, SpecProofError
+from specproof.errors import BackendUnavailable, InvalidDistribution, InvalidOption, ResidualUndefined, SpecProofError
 from specproof.laws.rational import from_floats
 
 #: The bound every float result must meet against the exact law (dist and alpha).
@@ -716,3 +716,33 @@ def test_atol_zero_accepts_exactly_normalized_rows_only():
     assert abs(Fraction(float(alpha)) - Fraction(3, 4)) <= BOUND
     with pytest.raises(InvalidDistribution, match="more than atol"):
         numeric.emitted_distribution([0.5, 0.5 + 2.0 ** -53 * 2], [0.25, 0.75], atol=0)
+
+
+# ---------------------------------------------------------------- backends
+
+
+@pytest.mark.parametrize("backend", ["cuda", "NumPy", "", None, 1])
+@pytest.mark.parametrize("func", [numeric.emitted_distribution, numeric.acceptance_probability, numeric.tv_distance])
+def test_unknown_backend_is_refused(func, backend):
+    with pytest.raises(InvalidOption, match=r"^backend is .*; it must be one of 'numpy', 'numba'$"):
+        func([0.5, 0.5], [0.25, 0.75], backend=backend)
+
+
+def test_numba_backend_without_numba_names_the_extra(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "specproof.laws.numeric_numba", None)  # its import now raises ImportError
+    with pytest.raises(BackendUnavailable, match=r"needs numba.*pip install 'specproof\[fast\]'"):
+        numeric.emitted_distribution([0.5, 0.5], [0.25, 0.75], backend="numba")
+    assert issubclass(BackendUnavailable, InvalidOption) and issubclass(BackendUnavailable, ValueError)
+    # the default backend does not need it
+    assert numeric.emitted_distribution([0.5, 0.5], [0.25, 0.75])[0].tolist() == [0.5, 0.5]
+
+
+def test_crosscheck_backend_applies_to_pairs_only(capsys):
+    from specproof.cli import main
+
+    assert main(["crosscheck", "--blocks", "2", "--backend", "numba"]) == 2
+    assert "--backend applies to random pairs and --real only" in capsys.readouterr().err
+    assert main(["crosscheck", "--pairs", "5", "--backend", "numpy", "--json"]) == 0
+    assert '"backend": "numpy"' in capsys.readouterr().out

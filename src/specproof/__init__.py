@@ -18,10 +18,11 @@ The package, by role (read in this order):
 
 ``specproof.exact``, ``specproof.testing``, ``specproof.trace`` and ``specproof.checker`` are the
 import paths users rely on. Importing :mod:`specproof` imports none of the heavy optional
-dependencies (torch, transformers, Ray).
+dependencies (torch, transformers, Ray, numba).
 """
 
 from specproof.errors import (
+    BackendUnavailable,
     CrosscheckFailed,
     FloatNotExact,
     InvalidDistribution,
@@ -40,4 +41,5 @@ __all__ = [
     "ResidualUndefined",
     "CrosscheckFailed",
     "InvalidOption",
+    "BackendUnavailable",
 ]

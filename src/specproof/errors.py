@@ -14,6 +14,7 @@ __all__ = [
     "ResidualUndefined",
     "CrosscheckFailed",
     "InvalidOption",
+    "BackendUnavailable",
 ]
 
 
@@ -56,4 +57,11 @@ class InvalidOption(SpecProofError):
     """A setting outside its valid range (a false-alarm rate, a bias, a cost ratio, a depth).
 
     The message names the setting, the value given and the range that is valid.
+    """
+
+
+class BackendUnavailable(InvalidOption):
+    """An optional backend was asked for (``backend="numba"``) but its library cannot be imported.
+
+    The message names the library, the import error and the extra that installs it.
     """

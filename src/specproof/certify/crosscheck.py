@@ -249,11 +249,12 @@ class CrosscheckReport:
         return "\n".join(lines)
 
 
-def check_pair(pair: Pair, report: CrosscheckReport) -> None:
-    """Compare the float path with the exact law on one pair; update ``report``."""
+def check_pair(pair: Pair, report: CrosscheckReport, backend: str = "numpy") -> None:
+    """Compare the float path (``backend``: see :data:`specproof.laws.numeric.BACKENDS`) with the
+    exact law on one pair; update ``report``."""
     law = exact.emitted_law(pair.p, pair.q)
     dist, alpha = numeric.emitted_distribution(
-        np.array([float(x) for x in pair.p]), np.array([float(x) for x in pair.q])
+        np.array([float(x) for x in pair.p]), np.array([float(x) for x in pair.q]), backend=backend
     )
     error, token = _worst_error(dist.tolist(), law.emitted.tolist(), law.emitted_denominator)
     report.dist.update(error, pair, token)
@@ -286,6 +287,7 @@ def crosscheck(
     *,
     bound: float = numeric.ERROR_BOUND,
     progress: Callable[[int], None] | None = None,
+    backend: str = "numpy",
 ) -> CrosscheckReport:
     """Run the float path against the exact law on ``n`` random rational pairs.
 
@@ -299,6 +301,8 @@ def crosscheck(
         The error bound to judge against, default :data:`specproof.laws.numeric.ERROR_BOUND`.
     progress : callable, optional
         Called with the number of pairs done so far, after each pair.
+    backend : {"numpy", "numba"}, optional
+        The float path's backend (:func:`specproof.laws.numeric.emitted_distribution`).
 
     Returns
     -------
@@ -310,6 +314,9 @@ def crosscheck(
     ------
     InvalidDistribution
         If ``n`` is not an integer >= 1, ``seed`` not an integer >= 0, or ``bound`` not >= 0.
+    InvalidOption
+        An unknown ``backend``; :class:`~specproof.errors.BackendUnavailable` if it is "numba"
+        and numba cannot be imported.
 
     Examples
     --------
@@ -318,9 +325,10 @@ def crosscheck(
     (True, True)
     """
     _arguments(n, seed, bound)
+    numeric._check_backend(backend)
     report = CrosscheckReport(pairs=int(n), bound=float(bound))
     for i, pair in enumerate(pairs(int(n), int(seed)), 1):
-        check_pair(pair, report)
+        check_pair(pair, report, backend)
         if progress is not None:
             progress(i)
     return report
@@ -336,12 +344,12 @@ def _arguments(n: int, seed: int, bound: float) -> None:
 
 
 def crosscheck_real(*, bound: float = numeric.ERROR_BOUND,
-                    progress: Callable[[int], None] | None = None) -> CrosscheckReport:
+                    progress: Callable[[int], None] | None = None, backend: str = "numpy") -> CrosscheckReport:
     """Run the float path against the exact law on every real pair shipped with specproof.
 
     Each real pair's exact p and q (see :mod:`specproof.models.fixtures`) are rounded to float64,
-    given to :func:`specproof.laws.numeric.emitted_distribution`, and its output compared exactly
-    with the exact law of the exact pair.
+    given to :func:`specproof.laws.numeric.emitted_distribution` (with ``backend``), and its
+    output compared exactly with the exact law of the exact pair.
 
     Returns
     -------
@@ -350,10 +358,11 @@ def crosscheck_real(*, bound: float = numeric.ERROR_BOUND,
     """
     from specproof.models.fixtures import real_pairs
 
+    numeric._check_backend(backend)
     real = [Pair(rp.name, rp.p.fractions(), rp.q.fractions()) for rp in real_pairs()]
     report = CrosscheckReport(pairs=len(real), bound=float(bound))
     for i, pair in enumerate(real, 1):
-        check_pair(pair, report)
+        check_pair(pair, report, backend)
         if progress is not None:
             progress(i)
     return report

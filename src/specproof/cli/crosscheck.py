@@ -28,6 +28,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     cc.add_argument("--pairs", type=int, default=10000, help="number of pairs (default 10000)")
     cc.add_argument("--seed", type=int, default=0, help="random seed, >= 0 (default 0)")
     cc.add_argument("--bound", type=float, default=None, help="error bound (default 1e-12)")
+    cc.add_argument("--backend", choices=("numpy", "numba"), default="numpy",
+                    help="the float path's backend for pairs and --real (default numpy; numba needs "
+                         "pip install 'specproof[fast]')")
     mode = cc.add_mutually_exclusive_group()
     mode.add_argument("--real", action="store_true",
                       help="check every real pair shipped with specproof instead of random pairs")
@@ -48,6 +51,9 @@ def run(args: argparse.Namespace) -> int:
     if args.bound is not None and not (math.isfinite(args.bound) and args.bound >= 0):
         raise _Usage(f"--bound must be a finite number >= 0, got {args.bound}")
     kwargs = {} if args.bound is None else {"bound": args.bound}
+    if args.backend != "numpy" and (args.blocks is not None or args.variants is not None):
+        raise _Usage("--backend applies to random pairs and --real only (the block and variant laws have "
+                     "one backend, NumPy)")
     if args.blocks is not None:
         if args.blocks < 1:
             raise _Usage(f"--blocks must be >= 1, got {args.blocks}")
@@ -68,13 +74,14 @@ def run(args: argparse.Namespace) -> int:
             "acceptance": _worst(report.acceptance), "accepted_at": _worst(report.accepted_at)})
     if args.real:
         with tqdm(unit="pair", file=sys.stderr, disable=None) as bar:
-            report = crosscheck_real(progress=lambda _: bar.update(1), **kwargs)
-        return _crosscheck_result(args, report, {"mode": "real", "pairs": report.pairs, "dist": _worst(report.dist),
-                                                 "alpha": _worst(report.alpha)})
+            report = crosscheck_real(progress=lambda _: bar.update(1), backend=args.backend, **kwargs)
+        return _crosscheck_result(args, report, {"mode": "real", "backend": args.backend, "pairs": report.pairs,
+                                                 "dist": _worst(report.dist), "alpha": _worst(report.alpha)})
     with tqdm(total=args.pairs, unit="pair", file=sys.stderr, disable=None) as bar:
-        report = crosscheck(args.pairs, args.seed, progress=lambda _: bar.update(1), **kwargs)
-    return _crosscheck_result(args, report, {"mode": "pairs", "pairs": report.pairs, "seed": args.seed,
-                                             "dist": _worst(report.dist), "alpha": _worst(report.alpha)})
+        report = crosscheck(args.pairs, args.seed, progress=lambda _: bar.update(1), backend=args.backend, **kwargs)
+    return _crosscheck_result(args, report, {"mode": "pairs", "backend": args.backend, "pairs": report.pairs,
+                                             "seed": args.seed, "dist": _worst(report.dist),
+                                             "alpha": _worst(report.alpha)})
 
 
 def _crosscheck_result(args: argparse.Namespace, report: Any, fields: dict[str, Any]) -> int:
