@@ -163,7 +163,7 @@ def test_hostile_stated_sums_are_rejected():
     stated("1/3", checker.Reason.MALFORMED, "is not a finite float of the format")
     stated(f"{2 * s.numerator}/{s.denominator}", checker.Reason.TOTAL, "farther from the row's sum than any order")
     k = sum(1 for w in position_law(p, q, rule).tree.rows["residual-weights"] if w) - 1
-    far = FORMATS["float32"].round(exact * (1 + F(2 * k + 2, 2**24)))  # just past 2 k u
+    far = FORMATS["float32"].round(exact * (1 + F(k + 2, 2**24)))  # just past k u
     stated(f"{far.numerator}/{far.denominator}", checker.Reason.TOTAL, "farther from the row's sum")
     stated("0/1", checker.Reason.TOTAL, "the row's mass is not 0")
     stated("-1/2", checker.Reason.NEGATIVE, "negative")
@@ -193,10 +193,39 @@ def test_a_stated_sum_of_a_row_of_mass_zero_must_be_zero():
     assert checker._some_float_sum(one, fmt, "1/2", "w") == checker.Ratio(1, 2)  # n = 1: the entry itself, exactly
     with pytest.raises(checker.Rejection, match="farther"):
         checker._some_float_sum(one, fmt, "8388609/16777216", "w")  # one ulp off a sum of one non-zero entry
-    two = checker._Named(checker.Row([1, 0, 1], 4))  # 1/4 + 1/4: one addition, within 2 u of 1/2 (one ulp up)
-    assert checker._some_float_sum(two, fmt, "8388609/16777216", "w") == checker.Ratio(8388609, 16777216)
+    two = checker._Named(checker.Row([1, 0, 1], 4))  # 1/4 + 1/4: one addition, exact in every order
+    assert checker._some_float_sum(two, fmt, "1/2", "w") == checker.Ratio(1, 2)
+    with pytest.raises(checker.Rejection, match="farther from the row's sum than any order of its 1 additions rounds"):
+        checker._some_float_sum(two, fmt, "8388609/16777216", "w")  # one ulp up: more than u S
+    # 1 + 2^-24 + 2^-24 in float32: left to right 1 (each addition a tie to even), the two small ones first
+    # 1 + 2^-23; both within 2 u S of the exact sum S = 1 + 2^-23 (so is 1 + 2^-22, which no order gives: the bound
+    # does not pin the sum), 1 + 3 2^-23 is not
+    three = checker._Named(checker.Row([1 << 24, 1, 1], 1 << 24))
+    for ok in ("1/1", "8388609/8388608", "4194305/4194304"):
+        checker._some_float_sum(three, fmt, ok, "w")
     with pytest.raises(checker.Rejection, match="farther"):
-        checker._some_float_sum(two, fmt, "8388610/16777216", "w")
+        checker._some_float_sum(three, fmt, "8388611/8388608", "w")
+    with pytest.raises(checker.Rejection, match="less than the row's largest entry"):
+        checker._some_float_sum(three, fmt, "16777215/16777216", "w")
+
+
+def test_a_stated_sum_below_the_largest_entry_is_rejected_where_the_bound_allows_it():
+    # bfloat16 (u = 2^-8) with 300 non-zero entries: (k + 1) u > 1, so the relative bound alone allows any s > 0;
+    # a tiny s would make fl(a_i / s) overflow. No order of summation gives less than the largest entry.
+    fmt = checker.FLOAT_FORMATS["bfloat16"]
+    row = checker._Named(checker.Row([1] * 299 + [64], 1024))
+    with pytest.raises(checker.Rejection, match="less than the row's largest entry"):
+        checker._some_float_sum(row, fmt, f"1/{2 ** 133}", "w")
+    assert checker._some_float_sum(row, fmt, "1/16", "w") == checker.Ratio(1, 16)
+
+
+def test_a_tiny_stated_sum_of_a_long_bfloat16_row_is_a_rejection_not_a_crash():
+    # the adversarial review's document: an extra row fl(p_i / 2^-133) in bfloat16 at V = 129 (it raised AttributeError)
+    v = 129
+    p = [F(9, 10)] + [F(1, 10 * (v - 1))] * (v - 1)
+    doc = _cert(named_rule("standard"), p, [F(1, v)] * v)
+    doc["rows"]["evil"] = {"recipe": ["float-divided", "p", "bfloat16", f"1/{2 ** 133}"]}
+    assert "less than the row's largest entry" in _rejected(doc, checker.Reason.TOTAL).detail
 
 
 def test_a_wide_float_document_checks_quickly_in_work_not_time():

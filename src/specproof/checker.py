@@ -1002,28 +1002,31 @@ def _float_sum(row, fmt):
 
 def _some_float_sum(row, fmt, value, where):
     """A stated sum ``s`` of the derived row ``row`` (a library's ``r.sum()``, whose order the kernel cannot know),
-    checked as far as any order allows: a float of ``fmt``; 0 iff the row's mass is 0; and, for n
-    non-zero entries (k = n - 1 inexact additions) with unit roundoff u = 2^-precision and 2 k u <= 1, within
-    ``2 k u`` of the exact sum S, relative. Every order of summing n non-negative floats, in ``fmt``
-    or in a wider accumulator rounded to ``fmt`` once, lies there (Higham, *Accuracy and
-    Stability of Numerical Algorithms*, 2nd ed. 2002, (4.4) and Lemma 3.1: gamma_k <= 2 k u for
-    k u <= 1/2); with 2 k u > 1 only s > 0 is checked."""
+    checked as far as any order allows: a float of ``fmt``; 0 iff the row's mass is 0; at least the
+    row's largest entry (rounding is monotone, so no order of adding non-negative floats gives less);
+    and, for n non-zero entries (k = n - 1 additions that can round) with unit roundoff
+    u = 2^-precision, within ``k u`` of the exact sum S, relative: every order of summation in
+    ``fmt`` lies there (Rump, BIT Numer. Math. 52, 2012, 201-220: the bound (n - 1) u for
+    floating-point summation in any order, with no condition on n). float16 and bfloat16 rows,
+    which the libraries sum in a wider accumulator rounded to the format once, are allowed
+    ``(k + 1) u``."""
     s = _constant(value, f"{where}.recipe sum")
     precision = fmt[0]
     if not _is_float(s, fmt):
         raise Rejection(Reason.MALFORMED, f"{where}.recipe sum {_show(value)} is not a finite float of the format")
-    total = row.cumulative[-1]  # S = total / den
+    total, den = row.cumulative[-1], row.row.den  # S = total / den
     if total == 0 or s.num == 0:
         if total != s.num:
             raise Rejection(Reason.TOTAL, f"{where}.recipe sum {_show(value)}: the row's mass is "
                                           f"{'0' if total == 0 else 'not 0'}")
         return s
+    if s.num * den < max(row.row.nums) * s.den:
+        raise Rejection(Reason.TOTAL, f"{where}.recipe sum {_show(value)} is less than the row's largest entry")
     k = sum(1 for n in row.row.nums if n) - 1  # adding a 0 is exact, in any order
-    if 2 * k <= 1 << precision:  # |s - S| <= 2 k u S, i.e. |s.num den - total s.den| 2^p <= 2 k total s.den
-        gap = abs(s.num * row.row.den - total * s.den)
-        if gap << precision > 2 * k * total * s.den:
-            raise Rejection(Reason.TOTAL, f"{where}.recipe sum {_show(value)} is farther from the row's sum than "
-                                          f"any order of {k + 1} additions rounds")
+    bound = k + (1 if precision < 24 else 0)  # |s - S| <= bound u S: |s.num den - total s.den| 2^p <= bound total s.den
+    if abs(s.num * den - total * s.den) << precision > bound * total * s.den:
+        raise Rejection(Reason.TOTAL, f"{where}.recipe sum {_show(value)} is farther from the row's sum than "
+                                      f"any order of its {k} additions rounds")
     return s
 
 
