@@ -122,24 +122,26 @@ def test_sum_value_is_the_librarys_own_sum(library, dtype):
         assert libm.sum_value(library, dtype, row) == F(float(own))
 
 
-def test_a_missing_librarys_sum_is_the_left_to_right_one_on_short_rows_only(monkeypatch):
+def test_a_missing_librarys_sum_is_modelled_left_to_right_and_said_so(monkeypatch):
     from specproof.rules.audit import residual_sum
     from specproof.rules.floats import FORMATS
+    from specproof.rules.policy import named_rule
 
     def unavailable(library):
         raise libm.LibraryUnavailable(f"{library} is not installed (a test)")
 
     monkeypatch.setattr(libm, "_module", unavailable)
-    libm._sum_value.cache_clear()
-    arith, numpy_arith = Arithmetic("float32", "ratio", "divide", "torch"), Arithmetic("float64", "ratio", "divide", "numpy")
-    short, seven = _random_rows("float32", 1, 4, 5)[0], _random_rows("float64", 1, 7, 6)[0]
-    assert residual_sum(arith, short, FORMATS["float32"].sum(short)) == FORMATS["float32"].sum(short)
-    assert residual_sum(numpy_arith, seven, FORMATS["float64"].sum(seven)) == FORMATS["float64"].sum(seven)
-    with pytest.raises(libm.LibraryUnavailable, match="not installed"):
-        residual_sum(arith, short + (F(0),), F(0))
-    with pytest.raises(libm.LibraryUnavailable, match="not installed"):
-        residual_sum(numpy_arith, seven + (F(0),), F(0))
-    libm._sum_value.cache_clear()
+    arith = Arithmetic("float32", "ratio", "divide", "torch")
+    row = _random_rows("float32", 1, 16, 5)[0]
+    assert residual_sum(arith, row, FORMATS["float32"].sum(row)) == FORMATS["float32"].sum(row)
+    assert arith.caveats(4) == []
+    assert arith.caveats(16) == ["torch cannot be imported here: the residual's float32 sum is modelled left to right, "
+                                 "which is not torch's order at V = 16, so the law may differ from the code's by an "
+                                 "ulp's worth of the residual"]
+    p, q = _random_rows("float32", 2, 6, 7)
+    rule = named_rule("le-float32-coin")
+    modelled = Rule(comparison="<=", coin=rule.coin, arithmetic=Arithmetic("float32", "ratio", "divide"))
+    assert position_law(p, q, rule).law == position_law(p, q, modelled).law
 
 
 def test_sum_value_refuses_what_it_does_not_evaluate():

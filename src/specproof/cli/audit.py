@@ -192,10 +192,13 @@ def _arithmetic_note(rule, vocab_size: int, logits: str | None = None) -> str:
                      "rule's processing (bias and temperature IEEE-rounded, top-k, top-p and min-p masked to -inf by "
                      "exact comparisons; Processing.apply_logits), the softmax and cumsum evaluated as data, not modelled")
         elif any(pr is not None and not pr.identity for pr in procs):
-            total = f"{arith.library}'s own sum, evaluated as data" if arith.library else "the float sum"
+            from specproof.rules import libm
+
+            own = arith.library is not None and libm.available(arith.library)
+            total = f"{arith.library}'s own sum, evaluated as data" if own else "the float sum"
             text += (f"; processing steps masked by float comparisons and renormalized by {total} after each "
                      "step (Processing.apply_float)")
-            if arith.library is None and vocab_size >= 5:
+            if not own and vocab_size >= 5:
                 text += (f" (summed left to right; at V = {vocab_size} PyTorch and NumPy sum in blocks: name the "
                          "code's library in the arithmetic to use its own sum)")
     text += f"; coin {rule.coin.name}"

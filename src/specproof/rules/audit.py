@@ -163,11 +163,10 @@ def residual_sum(arith: Arithmetic, residual: Sequence[Fraction], modelled: Frac
     Fraction or float
         The sum's exact value (``+inf`` if it overflows).
 
-    Raises
-    ------
-    LibraryUnavailable
-        The library cannot be imported and the row is longer than those on which its order is the
-        left-to-right one (there ``modelled`` is used without it).
+    Notes
+    -----
+    Where the library cannot be imported, ``modelled`` is used (:func:`specproof.rules.libm.row_sum`),
+    and the arithmetic's caveats say so.
     """
     return libm.row_sum(arith.library, arith.dtype, residual, modelled)
 

@@ -523,6 +523,12 @@ _LIBRARIES = ("torch", "numpy")
 _NORMALIZATIONS = ("none", "divide")
 
 
+def _library_available(library: str) -> bool:
+    from specproof.rules import libm
+
+    return libm.available(library)
+
+
 @dataclass(frozen=True)
 class Arithmetic:
     """The arithmetic a verifier's code does in its accept test and its residual.
@@ -654,6 +660,10 @@ class Arithmetic:
                 out.append(f"the residual's {self.dtype} sum is modelled left to right; at V = {vocab_size} PyTorch "
                            "(V >= 5) and NumPy (V >= 8) sum in blocks, whose rounding may differ by an ulp (the "
                            "arithmetics that name a library use its own sum)")
+            elif not _library_available(self.library):
+                out.append(f"{self.library} cannot be imported here: the residual's {self.dtype} sum is modelled left "
+                           f"to right, which is not {self.library}'s order at V = {vocab_size}, so the law may differ "
+                           f"from the code's by an ulp's worth of the residual")
             else:
                 out.append(f"the residual's {self.dtype} sum is not modelled: it is {self._provenance()}'s own sum on "
                            "this machine, evaluated at the residual and used as data")
