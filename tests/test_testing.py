@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 
 from specproof.rules.audit import position_law  # noqa: E402
 from specproof.rules.policy import named_rule  # noqa: E402
-from specproof.errors import SpecProofError  # noqa: E402
+from specproof.errors import InvalidDistribution, SpecProofError  # noqa: E402
 from specproof.trace.testing import assert_law, assert_lossless, compare, law_difference, search_lossy  # noqa: E402
 from specproof.trace.tracer import UnmodelledRandomness  # noqa: E402
 
@@ -456,3 +456,25 @@ def test_a_reference_that_raises_is_named_never_a_counterexample():
         search_lossy(textbook, reference=raises, max_vocab=2, max_denominator=2)
     with pytest.raises(ReferenceRaised, match="reference blew up"):
         compare(textbook, torch.tensor([0.5, 0.5]), torch.tensor([0.25, 0.75]), reference=raises)
+
+
+def test_bfloat16_rows_whose_rounding_moves_their_sum_past_the_float_tolerance_are_judged():
+    # bfloat16 rounds each entry within 2^-8 of itself: a softmax row's sum moves by more than 1e-3, and such a
+    # row is judged, not refused; a float32 row off by as much is still refused
+    torch = pytest.importorskip("torch")
+
+    def sampler(p, q):
+        x = int(torch.multinomial(q.float(), 1))
+        if torch.rand(()) < p[x] / q[x]:
+            return x
+        return int(torch.multinomial(torch.clamp(p - q, min=0).float(), 1))
+
+    g = torch.Generator().manual_seed(0)
+    rows = [torch.randn(6, generator=g).softmax(-1).to(torch.bfloat16) for _ in range(40)]
+    off = [r for r in rows if abs(sum(F(float(x)) for x in r.tolist()) - 1) > F(1, 1000)]
+    assert off
+    p, q = off[0], rows[-1]
+    assert compare(sampler, p, q).verdict == "float-faithful"
+    far = torch.tensor([0.2, 0.2, 0.2, 0.2, 0.1, 0.102])  # a float32 row off from 1 by 0.002: not rounding
+    with pytest.raises(InvalidDistribution, match="more than float rounding"):
+        compare(sampler, far, q.float())

@@ -62,24 +62,30 @@ def _row(values: Any, what: str) -> tuple[Fraction, ...]:
     """A probability row made exact: each entry's exact value, renormalized exactly (as
     torch.multinomial is modelled). A row whose sum is off from 1 by more than float rounding is
     refused (:func:`_refuse_off_sum`)."""
+    dtype = getattr(values, "dtype", None)
     if hasattr(values, "tolist"):
         values = values.tolist()
     row = [_fraction(x, f"{what}[{i}]") for i, x in enumerate(values)]
     total = sum(row, Fraction(0))
     if not row or total <= 0 or any(x < 0 for x in row):
         raise SpecProofError(f"{what} is not a nonnegative row with positive mass")
-    _refuse_off_sum(total, what)
+    _refuse_off_sum(total, what, dtype)
     return tuple(x / total for x in row)
 
 
-def _refuse_off_sum(total: Fraction, what: str) -> None:
-    """Refuse a row whose exact sum ``total`` is off from 1 by more than the float tolerance of the
-    command line (``DEFAULT_FLOAT_ATOL``): that is not float rounding, and judging the row would
+def _refuse_off_sum(total: Fraction, what: str, dtype: Any = None) -> None:
+    """Refuse a row whose exact sum ``total`` is off from 1 by more than float rounding: the float
+    tolerance of the command line (``DEFAULT_FLOAT_ATOL``), or, for a row held in a format whose
+    rounding alone moves the sum further (bfloat16: each entry within 2^-8 of itself, relative, so
+    the sum within 2^-8 of 1), twice that format's unit roundoff. Judging such a row would
     renormalize it silently."""
     from specproof.laws.rational import DEFAULT_FLOAT_ATOL
+    from specproof.rules.floats import FORMATS
 
-    if abs(total - 1) > Fraction(DEFAULT_FLOAT_ATOL):
-        raise InvalidDistribution(f"{what} sums to {float(total):.6g}, not 1 (off by more than {DEFAULT_FLOAT_ATOL:g}, "
+    fmt = FORMATS.get(str(dtype).replace("torch.", ""))
+    atol = max(Fraction(DEFAULT_FLOAT_ATOL), Fraction(2, 1 << fmt.precision) if fmt is not None else Fraction(0))
+    if abs(total - 1) > atol:
+        raise InvalidDistribution(f"{what} sums to {float(total):.6g}, not 1 (off by more than {float(atol):g}, "
                                   "more than float rounding); pass probability rows")
 
 
@@ -99,7 +105,8 @@ def _check_sums(target: Any, draft: Any) -> None:
         values = faithful._model(rows)(())
         if faithful.degenerate(values) is not None:
             continue
-        _refuse_off_sum(sum(faithful._exact_row(values, what), Fraction(0)), what)
+        dtype = getattr(values, "dtype", None) or getattr(rows, "dtype", None)  # a callable's row, or the stack's
+        _refuse_off_sum(sum(faithful._exact_row(values, what), Fraction(0)), what, dtype)
 
 
 def _expected(expected: Any) -> dict[Any, Fraction]:
