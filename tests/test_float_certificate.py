@@ -296,3 +296,12 @@ def test_a_float_product_threshold_reads_both_its_rows():
     bound = {"source": ["float-product", "a", "b", 0, "float32", "float32", "<"], "strict": True}
     value, strict = checker._threshold(bound, rows, 2, "t", read, "float32", True)
     assert read == {"a", "b"} and strict and value == checker.Ratio(2 ** 23, 2 ** 24)  # u * 1/2 < 1/4: u < 1/2
+
+
+def test_an_audit_certificate_names_the_library_whose_results_it_holds():
+    from specproof.cli.audit import _audit_certificate
+
+    rule, p, q = _library_sum_cert()
+    doc = _audit_certificate(p, q, "torch-sum member", rule)
+    assert doc["provenance"]["library"].startswith("torch ") and "torch's own sum" in doc["statement"]
+    assert "library" not in _audit_certificate(p, q, "standard", named_rule("standard"))["provenance"]

@@ -66,7 +66,7 @@ def test_arithmetic_log_forms_need_a_library_and_a_grid():
     with pytest.raises(UnsupportedRule, match="float32 or float64, not float16"):
         Arithmetic("float16", "exp", library="torch")
     assert Arithmetic("float32", "ratio", library="torch").describe("<") == \
-        "u < fl32(p/q), residual fl32(max(p - q, 0)) as weights"  # its sums: a processed row's renormalization
+        "u < fl32(p/q), residual fl32(max(p - q, 0)) as weights, torch's own sums"  # a processed row's renormalization
     with pytest.raises(UnsupportedRule, match="numpy's sum is evaluated in float32, float64, not float16"):
         Arithmetic("float16", "ratio", "divide", "numpy")
     with pytest.raises(UnsupportedRule, match="library must be one of torch, numpy or None, not 'jax'"):
@@ -149,6 +149,9 @@ def test_sum_value_refuses_what_it_does_not_evaluate():
         libm.sum_value("numpy", "bfloat16", (F(1),))
     with pytest.raises(SpecProofError, match="library 'jax' is not one of torch, numpy"):
         libm.sum_value("jax", "float32", (F(1),))
+    for bad in (F(10 ** 400), None, float("nan"), float("inf"), "one half"):
+        with pytest.raises(SpecProofError, match=r"row\[1\] is .*: a sum is evaluated on finite floats of float64 only"):
+            libm.sum_value("numpy", "float64", (F(1, 2), bad))
 
 
 def test_exp_form_on_a_ratio_of_one_accepts_every_coin_below_exp_zero():

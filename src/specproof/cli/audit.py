@@ -227,9 +227,12 @@ def _audit_certificate(p, q, name: str, rule, proposal=None, provenance=None, la
         statement += (f" The residual is divided by {arith.library}'s own sum of it on the machine that wrote this "
                       "certificate; where that differs from the left-to-right sum, the checker takes it as given and "
                       "checks that it is a float, at least the largest entry, within the error bound of a sum in any order.")
+    from specproof.rules import libm
+
+    used = {"library": libm.provenance(arith.library)} if arith.library and libm.available(arith.library) else {}
     return certificate.build_outcome_certificate(
         tree, name=f"{label or 'audit'}, rule {name}", statement=statement,
-        provenance={"rule": name, "rule_fields": rule.as_dict(), **(provenance or {})})
+        provenance={"rule": name, "rule_fields": rule.as_dict(), **used, **(provenance or {})})
 
 
 def _audit_report(name: str, out: dict) -> str:

@@ -293,7 +293,8 @@ def sum_value(library: str, dtype: str, row: Sequence) -> Fraction | float:
     LibraryUnavailable
         The library cannot be imported.
     SpecProofError
-        An unknown library, or a dtype it is not evaluated in.
+        An unknown library, a dtype it is not evaluated in, or an entry that is not a finite
+        number (NaN, infinite, past the float64 range, not a number).
 
     Notes
     -----
@@ -311,7 +312,16 @@ def sum_value(library: str, dtype: str, row: Sequence) -> Fraction | float:
         raise SpecProofError(f"library {library!r} is not one of {', '.join(LIBRARIES)}")
     if dtype not in SUM_DTYPES[library]:
         raise SpecProofError(f"{library}'s sum is evaluated in {', '.join(SUM_DTYPES[library])}, not {dtype!r}")
-    return _sum_value(library, dtype, tuple(_as_float(x) for x in row))
+    values = []
+    for i, x in enumerate(row):
+        try:
+            v = _as_float(x)
+        except (TypeError, ValueError, OverflowError):
+            v = math.nan
+        if not math.isfinite(v):
+            raise SpecProofError(f"row[{i}] is {x!r}: a sum is evaluated on finite floats of {dtype} only")
+        values.append(v)
+    return _sum_value(library, dtype, tuple(values))
 
 
 def row_sum(library: str | None, dtype: str, row: Sequence, modelled) -> Fraction | float:
