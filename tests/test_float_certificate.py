@@ -298,10 +298,16 @@ def test_a_float_product_threshold_reads_both_its_rows():
     assert read == {"a", "b"} and strict and value == checker.Ratio(2 ** 23, 2 ** 24)  # u * 1/2 < 1/4: u < 1/2
 
 
-def test_an_audit_certificate_names_the_library_whose_results_it_holds():
-    from specproof.cli.audit import _audit_certificate
+def test_an_audit_certificate_names_the_library_whose_results_it_holds(tmp_path):
+    from specproof.cli import main
 
-    rule, p, q = _library_sum_cert()
-    doc = _audit_certificate(p, q, "torch-sum member", rule)
+    _, p, q = _library_sum_cert()
+    for name, row in (("p", p), ("q", q)):
+        (tmp_path / f"{name}.json").write_text(json.dumps([float(x) for x in row.tolist()]))
+    for policy in ("le-float32-coin", "standard"):
+        assert main(["audit", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json"), "--policy",
+                     policy, "--certificate", str(tmp_path / f"{policy}.json")]) in (0, 1)
+    doc = json.loads((tmp_path / "le-float32-coin.json").read_text())
     assert doc["provenance"]["library"].startswith("torch ") and "torch's own sum" in doc["statement"]
-    assert "library" not in _audit_certificate(p, q, "standard", named_rule("standard"))["provenance"]
+    assert checker.check(doc).valid
+    assert "library" not in json.loads((tmp_path / "standard.json").read_text())["provenance"]
