@@ -635,3 +635,28 @@ def test_a_masses_threshold_reads_both_rows():
     verdict = _check(doc)
     assert verdict.valid, verdict
     assert ("q", ()) in verdict.facts[0]["reads"]
+
+
+@pytest.mark.parametrize("policy, p, q", [
+    ("lt-float32-coin", ["319/830", "131/830", "38/83"], ["368/1891", "815/1891", "708/1891"]),
+    ("le-float32-grid", ["319/830", "131/830", "38/83"], ["368/1891", "815/1891", "708/1891"]),
+    ("le-float32-coin", ["1/7", "2/7", "1/14", "3/14", "1/7", "1/7"], ["1/6", "1/9", "2/9", "1/6", "1/6", "1/6"]),
+])
+def test_a_float_rules_block_certificate_checks_with_the_audits_stream_tv(tmp_path, policy, p, q):
+    # the bonus token is drawn from the row float code samples from (p rounded to float32), as the audit's law has
+    # it; the certificate drew it from p itself, and the checker rejected the audit's stream TV (adversarial review)
+    from specproof.cli import main
+    from specproof.rules.audit import block_law
+    from specproof.rules.policy import named_rule
+
+    (tmp_path / "p.json").write_text(json.dumps(p))
+    (tmp_path / "q.json").write_text(json.dumps(q))
+    out = tmp_path / "b.json"
+    assert main(["audit", "--policy", policy, "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json"),
+                 "--gamma", "2", "--block-certificate", str(out)]) in (0, 1)
+    doc = json.loads(out.read_text())
+    verdict = checker.check(doc)
+    assert verdict.valid, verdict
+    want = block_law([F(x) for x in p], [F(x) for x in q], 2, named_rule(policy))
+    assert {tuple(b): F(m) for b, m in doc["law"]} == {b: m for b, m in want.emitted.items() if m}
+    assert F(doc["totals"]["stream_tv"]) == want.stream_tv

@@ -437,14 +437,17 @@ def _rule_block_certificate(p, q, name: str, rule, args: argparse.Namespace, blo
 
     if args.stop_token or proposal is not None:
         raise _Usage("--block-certificate: stop tokens and --proposal are not in block certificates yet")
-    if position_tree(p, q, rule).recipes.get("reference") != ("copy", "p"):
+    first = position_tree(p, q, rule)
+    if first.recipes.get("reference") != ("copy", "p"):
         raise _Usage(f"--block-certificate: the rule {name!r} processes the target (its reference is not p: greedy or processed rows); a "
                      "block certificate states the stream against p itself")
     if block.stream_tv is None:
         raise _Usage("--block-certificate: V**(gamma + 1) is above the enumeration limit of the stream TV")
+    # the bonus token is drawn from the row the code samples from: p itself, or p rounded to the rule's float format
+    bonus_row = "p" if first.recipes.get("target") == ("copy", "p") else "target"
     try:
         tree = block_tree(lambda prefix: position_tree(p, q, rule, unchecked=len(prefix) < rule.unchecked_drafts),
-                          args.gamma)
+                          args.gamma, bonus_row=bonus_row)
     except InvalidTree as exc:
         raise _Usage(f"--block-certificate: {exc}") from None
     return certificate.build_block_certificate(

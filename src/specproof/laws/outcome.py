@@ -894,7 +894,7 @@ def _renamed_event(event: "Primitive", name: Callable[[str], str]) -> "Primitive
 
 
 def block_tree(position: Callable[[tuple], "OutcomeTree"], gamma: int,
-               last: Callable[[tuple, str, tuple], "Node"] | None = None) -> "OutcomeTree":
+               last: Callable[[tuple, str, tuple], "Node"] | None = None, bonus_row: str = "p") -> "OutcomeTree":
     """One verification step over a block of gamma drafts, composed from position trees.
 
     At the accepted prefix s (depth < gamma) the block runs ``position(s)``, a one-position tree
@@ -913,8 +913,13 @@ def block_tree(position: Callable[[tuple], "OutcomeTree"], gamma: int,
     gamma : int
         Drafts per block, >= 1.
     last : callable, optional
-        ``last(prefix, p_row_name, p_values) -> Node``: the final node after a full block,
-        reading the target's row there (the row ``p`` of ``position(prefix)``, named ``p[ids]``).
+        ``last(prefix, row_name, values) -> Node``: the final node after a full block, reading
+        the row ``bonus_row`` of ``position(prefix)`` there (named ``p[ids]`` for the default).
+    bonus_row : str, optional
+        The row of ``position(prefix)`` the bonus token is drawn from after a full block: ``"p"``
+        (default), or, say, ``"target"``, the row float code samples from (p rounded to its
+        format, ``torch.multinomial`` normalizing it exactly); it is listed with the rows its recipe
+        reads.
 
     Returns
     -------
@@ -944,7 +949,7 @@ def block_tree(position: Callable[[tuple], "OutcomeTree"], gamma: int,
     if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
         raise InvalidTree(f"gamma must be an integer >= 1, got {gamma!r}")
     trees: dict[tuple, OutcomeTree] = {}
-    targets: dict[tuple, tuple] = {}  # the target's row after each full block
+    full: dict[tuple, OutcomeTree] = {}  # the position after each full block, whose bonus_row the bonus reads
 
     def visit(prefix: tuple):
         tree = position(prefix)
@@ -957,17 +962,31 @@ def block_tree(position: Callable[[tuple], "OutcomeTree"], gamma: int,
         return pos
 
     def target_row(prefix: tuple):
-        targets[prefix] = row = tuple(position(prefix).rows["p"])
+        full[prefix] = tree = position(prefix)
+        row = tuple(tree.rows["p"])
         return row, Fraction(1), row
 
     law = compose(visit, gamma, target_row)
 
     rows, recipes, derivations = Rows(), {}, {}
 
-    def adopt(prefix: tuple, tree: "OutcomeTree") -> Callable[[str], str]:
+    def adopt(prefix: tuple, tree: "OutcomeTree", only: str | None = None) -> Callable[[str], str]:
         def name(n: str) -> str:
             return f"{n}{list(prefix)}"
+        needed, todo = set(tree.rows), []  # every row, or the row ``only`` and those its recipe reads
+        if only is not None:
+            needed, todo = set(), [only]
+        while todo:
+            n = todo.pop()
+            if n not in needed:
+                if n not in tree.rows:
+                    raise InvalidTree(f"the bonus row {n!r} is not a row of the position after {list(prefix)}")
+                needed.add(n)
+                recipe = tree.recipes.get(n, ("given",))
+                todo.extend(recipe[1 + i] for i in RECIPE_ROW_ARGS[recipe[0]])
         for n, values in tree.rows.items():
+            if n not in needed:
+                continue
             recipe = tuple(tree.recipes.get(n, ("given",)))
             if recipe[0] == "input":
                 if recipe[1] not in ("p", "q"):
@@ -1016,9 +1035,11 @@ def block_tree(position: Callable[[tuple], "OutcomeTree"], gamma: int,
             built[prefix] = copied(prefix)
             continue
         p_row = f"p{list(prefix)}"
-        if p_row not in rows:  # only the target's row after a full block is read
-            rows[p_row] = targets[prefix]
+        if bonus_row == "p" and p_row not in rows:  # only the target's row after a full block is read
+            rows[p_row] = tuple(full[prefix].rows["p"])
             recipes[p_row] = ("input", "p", list(prefix))
             derivations[p_row] = f"the target's row after {list(prefix)}"
+        elif bonus_row != "p":
+            p_row = adopt(prefix, full[prefix], only=bonus_row)(bonus_row)
         built[prefix] = (last or bonus)(prefix, p_row, rows[p_row])
     return OutcomeTree(rows, built[()], trees[()].vocab_size, derivations, recipes)
