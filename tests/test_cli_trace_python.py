@@ -132,6 +132,21 @@ def test_numpy_arrays_with_a_generator(files, capsys):
     assert _json(capsys)["verdict"] == "lossless"
 
 
+def test_a_binary_rows_files_dtype_is_the_default_and_a_missing_generator_is_named(files, capsys):
+    import numpy as np
+
+    np.save(files / "p.npy", np.array([0.6, 0.3, 0.1]))  # float64: traced as float64, not rounded to float32
+    np.save(files / "q.npy", np.array([0.2, 0.5, 0.3]))
+    assert main(["trace", "python", "samplers:numpy_verify", "--target", "p.npy", "--draft", "q.npy",
+                 "--array", "numpy", "--numpy-rng", "rng", "--json"]) == 0
+    out = _json(capsys)
+    assert out["dtype"] == "float64" and out["arithmetic"].startswith("u < fl64(p/q)")
+    assert main(["trace", "python", "samplers:numpy_verify", "--target", "p.npy", "--draft", "q.npy",
+                 "--array", "numpy"]) == 2
+    err = capsys.readouterr().err
+    assert "missing 1 required positional argument: 'rng'" in err and "--numpy-rng NAME" in err
+
+
 def test_search_finds_the_smallest_lossy_input(files, capsys):
     assert main(["trace", "python", "samplers:drafted_only", "--search"]) == 1
     text = capsys.readouterr().out

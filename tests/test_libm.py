@@ -66,7 +66,7 @@ def test_arithmetic_log_forms_need_a_library_and_a_grid():
     with pytest.raises(UnsupportedRule, match="float32 or float64, not float16"):
         Arithmetic("float16", "exp", library="torch")
     assert Arithmetic("float32", "ratio", library="torch").describe("<") == \
-        "u < fl32(p/q), residual fl32(max(p - q, 0)) as weights, torch's own sums"  # a processed row's renormalization
+        "u < fl32(p/q), residual fl32(max(p - q, 0)) as weights"  # its sums: a processed row's (the audit says so)
     with pytest.raises(UnsupportedRule, match="numpy's sum is evaluated in float32, float64, not float16"):
         Arithmetic("float16", "ratio", "divide", "numpy")
     with pytest.raises(UnsupportedRule, match="library must be one of torch, numpy or None, not 'jax'"):

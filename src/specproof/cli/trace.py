@@ -60,8 +60,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     py.add_argument("--target", metavar="P", help="target rows: [V] or [gamma + 1, V]")
     py.add_argument("--draft", metavar="Q", help="draft rows: [V] or [gamma, V]")
     py.add_argument("--gamma", type=int, metavar="G", help="drafts per block (default: from the rows' shapes)")
-    py.add_argument("--dtype", choices=("float16", "bfloat16", "float32", "float64"), default="float32",
-                    help="dtype of the rows given to the sampler (default float32); entries rounded to nearest")
+    py.add_argument("--dtype", choices=("float16", "bfloat16", "float32", "float64"), default=None,
+                    help="dtype of the rows given to the sampler (default: a .npy, .safetensors or .pt file's own "
+                         "float dtype, else float32); entries rounded to nearest")
     py.add_argument("--array", choices=("torch", "numpy"), default="torch",
                     help="give the rows as torch tensors (default) or NumPy arrays")
     py.add_argument("--numpy-rng", metavar="NAME",
@@ -127,6 +128,17 @@ def _comparison_json(result) -> dict:
             "assumptions": list(result.trace.assumptions), "caveats": list(result.caveats)}
 
 
+def _file_dtype(path: str | None) -> str | None:
+    """The float dtype a binary rows file holds (``.npy``, ``.safetensors``, ``.pt``), else None (text
+    formats hold decimal numbers, no dtype)."""
+    if path is None or Path(path).suffix not in (".npy", ".safetensors", ".pt"):
+        return None
+    dist = load_distributions(path, "p", keep_degenerate=True)
+    policy = getattr(dist.vectors[0], "policy", None) if dist.vectors else None
+    dtype = None if policy is None else str(policy.source_dtype).replace("torch.", "")
+    return dtype if dtype in ("float16", "bfloat16", "float32", "float64") else None
+
+
 def _trace_python(args: argparse.Namespace) -> int:
     from specproof.trace import testing
     from specproof.trace.tracer import SamplerRaised
@@ -134,6 +146,8 @@ def _trace_python(args: argparse.Namespace) -> int:
     func = _load_function(args.function)
     if args.max_runs < 1:
         raise _Usage("--max-runs must be >= 1")
+    if args.dtype is None:
+        args.dtype = _file_dtype(args.target) or "float32"
     if args.array == "numpy" and args.dtype == "bfloat16":
         raise _Usage("NumPy has no bfloat16: use --array torch")
     if args.array == "torch":
@@ -211,6 +225,9 @@ def _trace_python(args: argparse.Namespace) -> int:
                                  max_runs=args.max_runs, progress=True, reference=plain)
     except SamplerRaised as exc:
         if not degenerate:
+            if args.numpy_rng is None and "required positional argument" in str(exc):
+                raise _Usage(f"{exc}; a sampler that takes a NumPy Generator: name that argument with --numpy-rng "
+                             "NAME, and specproof passes the generator it controls") from None
             raise
         # the sampler refuses a row that is no distribution: the right answer, and the finding
         if args.json:

@@ -122,7 +122,7 @@ def exact_text(value: str | Fraction | checker.Ratio) -> str:
 
 
 #: Longest exact text :func:`number_text` writes in full after the decimals (longer: a digest).
-NUMBER_TEXT_EXACT_CHARS = 60
+NUMBER_TEXT_EXACT_CHARS = 100
 
 
 def number_text(value: str | Fraction | checker.Ratio) -> str:

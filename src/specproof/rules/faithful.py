@@ -497,15 +497,18 @@ def _judge(law: Mapping[Any, Fraction], target: Any, draft: Any, gamma: int | No
         tv, mine, reference = _stream(got, tmodel, gamma, v)
         differing = _difference(mine, reference)[1] if reference else []
     outside = _outside_support(got, tmodel, gamma, v)
-    # the caveats of the arithmetic modelled; a library's log and exp only when its member is the one named
-    caveats = sorted({c for m in family if m.rule.arithmetic.library is None for c in m.rule.arithmetic.caveats(v)})
+    # the caveats of the arithmetic modelled, in the rows' own format (all formats for rational rows); a library's
+    # only when its member is the one named
+    dtype = _row_dtype(target)
+    caveats = sorted({c for m in family if m.rule.arithmetic.library is None
+                      and (dtype is None or m.rule.arithmetic.dtype == dtype) for c in m.rule.arithmetic.caveats(v)})
     if tv == 0:
         return Judgement("lossless", tv, Fraction(0), "exact (the target's law)", None, reference, differing, [],
                          outside, tuple(caveats))
     if draft is None:
         return Judgement("lossy", tv, tv, "not compared: no draft rows were given, so the float-ideal family "
                          "could not be computed", None, reference, differing, [], outside, tuple(caveats))
-    dtype = _row_dtype(target)  # members in the rows' own format are named first, and nearest among them
+    # members in the rows' own format are named first, and nearest among them
     ordered = sorted(family, key=lambda m: m.rule.arithmetic.dtype != dtype) if dtype else list(family)
     own = {id(m) for m in ordered if dtype is None or m.rule.arithmetic.dtype in (dtype, "exact")}
     streams = gamma is not None and bool(reference)

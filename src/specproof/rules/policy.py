@@ -647,8 +647,8 @@ class Arithmetic:
         return f"{test}, residual {fl}(max(p - q, 0)) {self._norm(fl)}"
 
     def _norm(self, fl: str) -> str:
-        if self.normalization == "none":  # a library's sums are then a processed row's renormalization only
-            return f"as weights, {self.library}'s own sums" if self.library and not self.python_coin else "as weights"
+        if self.normalization == "none":  # a library's sums are then a processed row's renormalization only,
+            return "as weights"  # which the audit's arithmetic line names
         return f"divided by its {self.library} {fl} sum" if self.library else f"divided by its {fl} sum"
 
     def caveats(self, vocab_size: int, coin: CoinModel | None = None) -> list[str]:
