@@ -311,3 +311,15 @@ def test_an_audit_certificate_names_the_library_whose_results_it_holds(tmp_path)
     assert doc["provenance"]["library"].startswith("torch ") and "torch's own sum" in doc["statement"]
     assert checker.check(doc).valid
     assert "library" not in json.loads((tmp_path / "standard.json").read_text())["provenance"]
+
+
+def test_a_half_formats_stated_sum_is_allowed_one_more_rounding():
+    # bfloat16 1/2 + 3/1024 (u = 2^-8): every order gives fl(515/1024) = 1/2, 1.49 u S from the exact sum, past the
+    # k u = u S of one addition in the format itself; a half format's wider accumulator, rounded once more, is
+    # allowed (k + 1) u, and no more: 65/128, 2.49 u S away, is refused
+    fmt = checker.FLOAT_FORMATS["bfloat16"]
+    row = checker._Named(checker.Row([512, 3], 1024))
+    for ok in ("129/256", "1/2"):
+        checker._some_float_sum(row, fmt, ok, "w")
+    with pytest.raises(checker.Rejection, match="farther"):
+        checker._some_float_sum(row, fmt, "65/128", "w")
