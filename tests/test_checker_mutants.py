@@ -422,3 +422,63 @@ def test_each_float_format_underflows_below_its_own_smallest_subnormal(name, sma
 
     assert rounded(smallest) == smallest and rounded(3 * smallest / 4) == smallest
     assert rounded(smallest / 2) == 0
+
+
+# ---------------------------------------------------------------- the kernel's second half (issue 21 item 3)
+
+
+def _draws_p(rows, p, **kwargs):
+    """An outcome certificate over ``rows`` whose tree draws from p: valid, lossless."""
+    return _outcome(rows, [({"draw": {"row": "p", "token": t}}, x, _leaf(t)) for t, x in enumerate(p)],
+                    p, {"alpha": 1, "out_of_range": 0, "tv": 0}, lossless=True, **kwargs)
+
+
+def test_float_normalized_divides_by_the_float_sum():
+    """fl(a_i / fl-sum(a)): the given row (1/4, 1/4) becomes (1/2, 1/2); (1/3, 1/3, 1/6) in
+    float32 is divided by its float32 sum fl(fl(1/3) + fl(1/3)) + fl(1/6) rounded each step."""
+    from specproof.rules.floats import FORMATS
+
+    p = [F(1, 2), F(1, 2)]
+    doc = _draws_p({"p": _input("p", p), "g": (["given"], [F(1, 4), F(1, 4)]),
+                    "n": ["float-normalized", "g", "float32"]}, p)
+    assert _fractions(_facts(checker.check(doc))["rows"]["n"]) == [F(1, 2), F(1, 2)]
+    third = [F(1, 3), F(1, 3), F(1, 6)]
+    doc = _draws_p({"p": _input("p", [F(1, 3)] * 3), "g": (["given"], third),
+                    "n": ["float-normalized", "g", "float32"]}, [F(1, 3)] * 3)
+    fmt = FORMATS["float32"]
+    total = fmt.sum(third)
+    want = [fmt.round(x / total) for x in third]
+    assert _fractions(_facts(checker.check(doc))["rows"]["n"]) == want
+
+
+def test_float_normalized_keeps_a_row_whose_float_sum_is_zero(monkeypatch):
+    """(2^-30, 0) sums to 2^-30 in the float32 accumulator, which float16 rounds to 0 (below half
+    its smallest subnormal 2^-24): the row is kept as it is (never divided by 0), and its
+    denominator 2^30 is charged to the rows' budget (31 bits x V = 2)."""
+    p = [F(1, 2), F(1, 2)]
+    tiny = [F(1, 2 ** 30), F(0)]
+    doc = _draws_p({"p": _input("p", p), "z": (["given"], tiny), "n": ["float-normalized", "z", "float16"]}, p)
+    facts = _facts(checker.check(doc))
+    assert _fractions(facts["rows"]["n"]) == tiny and facts["rows"]["n"][0].den == 2 ** 30
+    need = _rows_bits(doc)
+    assert need == 2 * 2 + 2 * 31 + 2 * 31  # p, z, n
+    monkeypatch.setattr(checker, "STATED_ROW_BITS_PER_CHAR", 0)
+    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need)
+    assert checker.check(doc).valid
+    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need - 1)
+    verdict = checker.check(doc)
+    assert verdict.reason is R.MALFORMED and verdict.detail.startswith("certificate.rows.n: the rows hold more than")
+
+
+@pytest.mark.parametrize("source", [["ratio", "p", "q", 0, "float64"], ["float-ratio", "p", "q", 0],
+                                    ["float-ratio", "p", "q", 0, "float64", "x"], ["cdf", "p", 0, "float64", "x"]])
+def test_a_threshold_source_of_the_wrong_length_is_refused(source):
+    """A source is read by its kind and its exact length: a ratio with a format, a float-ratio
+    without one or with one more entry are none of the known sources."""
+    p, q = [F(1, 2), F(1, 2)], [F(1, 4), F(3, 4)]
+    coin = _coin(upper={"source": source, "strict": True})
+    doc = _outcome({"p": _input("p", p), "q": _input("q", q)}, [(coin, 1, _leaf(0))], [1, 0],
+                   {"alpha": 1, "out_of_range": 0, "tv": F(1, 2)})
+    verdict = checker.check(doc)
+    assert verdict.reason is R.MALFORMED, verdict
+    assert verdict.detail.startswith("certificate.nodes[0].branches[0].event.upper has source ")
