@@ -482,3 +482,15 @@ def test_a_threshold_source_of_the_wrong_length_is_refused(source):
     verdict = checker.check(doc)
     assert verdict.reason is R.MALFORMED, verdict
     assert verdict.detail.startswith("certificate.nodes[0].branches[0].event.upper has source ")
+
+
+@pytest.mark.parametrize("p", [[F(1, 2), F(1, 2)], [F(1), F(0)]])
+def test_a_float_ratio_over_a_zero_entry_is_refused(p):
+    """fl(a[x] / b[x]) with b[x] = 0 is refused, whether a[x] is positive (inf) or 0 (NaN)."""
+    q = [F(1), F(0)]
+    coin = _coin(upper={"source": ["float-ratio", "p", "q", 1, "float32"], "strict": True})
+    doc = _outcome({"p": _input("p", p), "q": _input("q", q)}, [(coin, 1, _leaf(0))], [1, 0],
+                   {"alpha": 1, "out_of_range": 0, "tv": 1 - p[0]})
+    verdict = checker.check(doc)
+    assert verdict.reason is R.MALFORMED, verdict
+    assert verdict.detail == "certificate.nodes[0].branches[0].event.upper divides by q[1] = 0"
