@@ -494,3 +494,13 @@ def test_a_float_ratio_over_a_zero_entry_is_refused(p):
     verdict = checker.check(doc)
     assert verdict.reason is R.MALFORMED, verdict
     assert verdict.detail == "certificate.nodes[0].branches[0].event.upper divides by q[1] = 0"
+
+
+def test_the_facts_name_both_rows_a_float_ratio_reads():
+    """u < fl(q[0] / p[0]) = 1/2 (float32): the coin reads q and p; q is read nowhere else."""
+    p, q = [F(1, 2), F(1, 2)], [F(1, 4), F(3, 4)]
+    bound = {"source": ["float-ratio", "q", "p", 0, "float32"], "strict": True}
+    doc = _outcome({"p": _input("p", p), "q": _input("q", q)},
+                   [(_coin(upper=bound), F(1, 2), _leaf(0)), (_coin(lower={**bound, "strict": False}), F(1, 2), _leaf(1))],
+                   p, {"alpha": 1, "out_of_range": 0, "tv": 0}, lossless=True)
+    assert _facts(checker.check(doc))["reads"] == ["p", "q"]
