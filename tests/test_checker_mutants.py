@@ -471,10 +471,13 @@ def test_float_normalized_keeps_a_row_whose_float_sum_is_zero(monkeypatch):
 
 
 @pytest.mark.parametrize("source", [["ratio", "p", "q", 0, "float64"], ["float-ratio", "p", "q", 0],
-                                    ["float-ratio", "p", "q", 0, "float64", "x"], ["cdf", "p", 0, "float64", "x"]])
+                                    ["float-ratio", "p", "q", 0, "float64", "x"], ["cdf", "p", 0, "float64", "x"],
+                                    ["ratio", "p", "q", 0, "float32", "continuous", "<"],
+                                    ["float-product", "p", "q", 0, "float32", "continuous"]])
 def test_a_threshold_source_of_the_wrong_length_is_refused(source):
-    """A source is read by its kind and its exact length: a ratio with a format, a float-ratio
-    without one or with one more entry are none of the known sources."""
+    """A source is read by its kind and its exact length: a ratio with a format (or with a
+    float-product's seven entries), a float-ratio without a format or with one more entry, a
+    float-product without its comparison are none of the known sources."""
     p, q = [F(1, 2), F(1, 2)], [F(1, 4), F(3, 4)]
     coin = _coin(upper={"source": source, "strict": True})
     doc = _outcome({"p": _input("p", p), "q": _input("q", q)}, [(coin, 1, _leaf(0))], [1, 0],
@@ -504,3 +507,19 @@ def test_the_facts_name_both_rows_a_float_ratio_reads():
                    [(_coin(upper=bound), F(1, 2), _leaf(0)), (_coin(lower={**bound, "strict": False}), F(1, 2), _leaf(1))],
                    p, {"alpha": 1, "out_of_range": 0, "tv": 0}, lossless=True)
     assert _facts(checker.check(doc))["reads"] == ["p", "q"]
+
+
+@pytest.mark.parametrize("model", ["float32-(0,1]", "fixed:1/1", "continuous"])
+def test_a_float_ratio_that_overflows_is_above_every_coin(model):
+    """fl(p[0] / q[0]) = fl(2^19) in float16 is +inf (past 65504): u < +inf holds for every coin,
+    u = 1 included (the top of the (0, 1] grid, a fixed coin at 1)."""
+    p, q = [F(1, 2), F(1, 2)], [F(1, 2 ** 20), 1 - F(1, 2 ** 20)]
+    coin = {"coin": {"model": model, "lower": None,
+                     "upper": {"source": ["float-ratio", "p", "q", 0, "float16"], "strict": True}}}
+    doc = _outcome({"p": _input("p", p), "q": _input("q", q)}, [(coin, 1, _leaf(0))], [1, 0],
+                   {"alpha": 1, "out_of_range": 0, "tv": F(1, 2)})
+    verdict = checker.check(doc)
+    assert verdict.valid, verdict
+    doc["nodes"][0]["branches"][0]["event"]["coin"]["upper"]["source"] = ["const", "1/1"]  # u < 1: u = 1 fails
+    verdict = checker.check(doc)
+    assert verdict.valid is (model == "continuous"), verdict
