@@ -291,6 +291,25 @@ def test_a_position_and_a_law_are_immutable():
         law.reach = {}
 
 
+def test_a_step_law_is_built_by_keyword_only():
+    """StepLaw and ChainLaw take their fields by name only (kw_only): a positional argument, even
+    one only of a ChainLaw's own fields beside its base's by name, is a TypeError, not a law with
+    its fields in some order."""
+    from specproof.laws.block import ChainLaw, StepLaw
+
+    step = StepLaw(gamma=1, emitted={(0,): F(1)}, accepted_length_law=(F(1), F(0)))
+    assert step.expected_accepted == 0 and step.expected_emitted == 1
+    with pytest.raises(TypeError):
+        StepLaw(1, {(0,): F(1)}, (F(1), F(0)))
+    law = verification_law(lambda s: HALF, lambda s: (F(1, 4), F(3, 4)), 1)
+    by_name = {f.name: getattr(law, f.name) for f in dataclasses.fields(law) if f.init}
+    assert ChainLaw(**by_name) == law
+    base = {f.name for f in dataclasses.fields(StepLaw)}
+    own = [by_name[f.name] for f in dataclasses.fields(law) if f.init and f.name not in base]
+    with pytest.raises(TypeError):
+        ChainLaw(*own, **{k: v for k, v in by_name.items() if k in base})
+
+
 def test_the_integer_textbook_position_by_hand():
     # p = (1/2, 1/2), q = (1/4, 3/4): accept masses (1, 2) over D = 4, residual (1, 0) over Z = 1/4
     pos = textbook_position(HALF, (F(1, 4), F(3, 4)))
