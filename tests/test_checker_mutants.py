@@ -470,6 +470,37 @@ def test_float_normalized_keeps_a_row_whose_float_sum_is_zero(monkeypatch):
     assert verdict.reason is R.MALFORMED and verdict.detail.startswith("certificate.rows.n: the rows hold more than")
 
 
+def test_float_divided_keeps_a_row_of_mass_zero(monkeypatch):
+    """A stated sum 0 of a row of mass 0 (p scaled by 0/1024: zeros over 2048): the row is kept as it
+    is, over its own denominator (never divided by 0), and that denominator is charged to the rows'
+    budget."""
+    p = [F(1, 2), F(1, 2)]
+    doc = _draws_p({"p": _input("p", p), "z": ["scaled", "p", "0/1024"],
+                    "n": ["float-divided", "z", "float32", "0/1"]}, p)
+    facts = _facts(checker.check(doc))
+    assert _fractions(facts["rows"]["n"]) == [0, 0] and facts["rows"]["n"][0].den == 2048
+    need = _rows_bits(doc)
+    assert need == 2 * 2 + 2 * 12 + 2 * 12  # p, z, n
+    monkeypatch.setattr(checker, "STATED_ROW_BITS_PER_CHAR", 0)
+    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need)
+    assert checker.check(doc).valid
+    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need - 1)
+    verdict = checker.check(doc)
+    assert verdict.reason is R.MALFORMED and verdict.detail.startswith("certificate.rows.n: the rows hold more than")
+
+
+def test_float_divided_divides_by_the_stated_sum():
+    """fl(a_i / s) for the stated s: (1/4, 1/4) over s = 1/2 is (1/2, 1/2); a stated sum of 1/d is
+    divided by, not taken for an empty row."""
+    p = [F(1, 2), F(1, 2)]
+    doc = _draws_p({"p": _input("p", p), "g": (["given"], [F(1, 4), F(1, 4)]),
+                    "n": ["float-divided", "g", "float32", "1/2"]}, p)
+    assert _fractions(_facts(checker.check(doc))["rows"]["n"]) == [F(1, 2), F(1, 2)]
+    doc = _draws_p({"p": _input("p", p), "g": (["given"], [F(1, 2), F(1, 2)]),
+                    "n": ["float-divided", "g", "float32", "1/1"]}, p)
+    assert _fractions(_facts(checker.check(doc))["rows"]["n"]) == [F(1, 2), F(1, 2)]
+
+
 @pytest.mark.parametrize("source", [["ratio", "p", "q", 0, "float64"], ["float-ratio", "p", "q", 0],
                                     ["float-ratio", "p", "q", 0, "float64", "x"], ["cdf", "p", 0, "float64", "x"],
                                     ["ratio", "p", "q", 0, "float32", "continuous", "<"],
