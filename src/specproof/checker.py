@@ -1110,16 +1110,11 @@ def _derive(kind, args, rows, size, where, room):
     if kind == "float-rounded":  # fl(a_i): a row as float code holds it
         return _charged(_rounded_row(a.row.nums, a.row.den, _float_format(args[1], f"{where}.recipe format")),
                         where, room)
-    if kind == "float-normalized":  # fl(a_i / s), s = the row's float sum; a row of mass 0 is kept
+    # fl(a_i / s), s the row's float sum: left to right (float-normalized), or stated, a library's own order
+    # (float-divided); a row of mass 0 is kept
+    if kind in ("float-normalized", "float-divided"):
         fmt = _float_format(args[1], f"{where}.recipe format")
-        total = _float_sum(a.row, fmt)
-        if total.num == 0:
-            room(a.row.den, where)
-            return a.row
-        return _charged(_rounded_row([n * total.den for n in a.row.nums], a.row.den * total.num, fmt), where, room)
-    if kind == "float-divided":  # fl(a_i / s), s a stated sum of a (a library's own order); a row of mass 0 is kept
-        fmt = _float_format(args[1], f"{where}.recipe format")
-        total = _some_float_sum(a, fmt, args[2], where)
+        total = _float_sum(a.row, fmt) if kind == "float-normalized" else _some_float_sum(a, fmt, args[2], where)
         if total.num == 0:
             room(a.row.den, where)
             return a.row
