@@ -30,7 +30,7 @@ from typing import Any, Callable, Sequence
 from specproof.errors import InvalidDistribution, ResidualUndefined
 from specproof.laws.block import LengthLawName, Position, compose, given_block, stream_tv, tree_position
 from specproof.laws.outcome import Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven, Rows
-from specproof.rules.policy import STANDARD, Arithmetic, Logits, Processing, Rule, UnsupportedRule, _argmax
+from specproof.rules.policy import STANDARD, Logits, Processing, Rule, UnsupportedRule, _argmax
 from specproof.rules import libm
 from specproof.rules.floats import FLOAT32
 from specproof.laws.rational import as_distribution, format_fraction
@@ -121,8 +121,8 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
         r_resid: tuple = ("float-positive-part", "target", "draft", dtype)
         if rule.arithmetic.normalization == "divide":
             extra_rows["residual-weights"], extra_recipes["residual-weights"] = resid, r_resid
-            modelled = fmt.round(FLOAT32.sum(resid)) if fmt.precision < 24 else fmt.sum(resid)  # half: float32 sum
-            total = residual_sum(rule.arithmetic, resid, modelled)
+            modelled = fmt.accumulated_sum(resid)
+            total = libm.row_sum(rule.arithmetic.library, dtype, resid, modelled)  # the library's own, if it names one
             resid = tuple(fmt.div(r, total) for r in resid) if total else resid
             # the checker sums left to right itself; a library's other sum is stated as a number it bounds
             r_resid = (("float-normalized", "residual-weights", dtype) if total == modelled else
@@ -142,33 +142,6 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
                "proposal": r_prop, "residual": r_resid, "reference": r_reference, "uniform": ("uniform",),
                **extra_recipes}
     return rows, recipes
-
-
-def residual_sum(arith: Arithmetic, residual: Sequence[Fraction], modelled: Fraction) -> Fraction | float:
-    """The float sum ``s`` code divides its residual by (``"divide"`` normalization).
-
-    Parameters
-    ----------
-    arith : Arithmetic
-        With a library: its own ``r.sum()`` (:func:`specproof.rules.libm.sum_value`), the blocks
-        PyTorch and NumPy sum in. Without one: ``modelled``.
-    residual : sequence of Fraction
-        The float residual ``fl(max(p - q, 0))``, entries of ``arith.dtype``.
-    modelled : Fraction
-        The left-to-right sum (the model; also the libraries' own order on rows of at most 4
-        entries, NumPy's of at most 7, measured here).
-
-    Returns
-    -------
-    Fraction or float
-        The sum's exact value (``+inf`` if it overflows).
-
-    Notes
-    -----
-    Where the library cannot be imported, ``modelled`` is used (:func:`specproof.rules.libm.row_sum`),
-    and the arithmetic's caveats say so.
-    """
-    return libm.row_sum(arith.library, arith.dtype, residual, modelled)
 
 
 def _normalized(row: Sequence[Fraction]) -> tuple[Fraction, ...]:

@@ -282,9 +282,7 @@ def degenerate_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = Non
                        for d in diffs]
         mass_positive = all(not _nan(w) for w in weights) and sum(w if _finite(w) else 1 for w in weights) > 0
         if mass_positive and fmt is not None and rule.arithmetic.normalization == "divide" and all(map(_finite, weights)):
-            from specproof.rules.floats import FLOAT32
-
-            total = fmt.round(FLOAT32.sum(weights)) if fmt.precision < 24 else fmt.sum(weights)  # as audit's residual
+            total = fmt.accumulated_sum(weights)  # as audit's residual
             weights = [fmt.div(w, total) for w in weights]
         if mass_positive:
             drawn = _draw(weights)

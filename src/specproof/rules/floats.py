@@ -175,6 +175,21 @@ class FloatFormat:
             total = self.add(total, v)
         return total
 
+    def accumulated_sum(self, values: Iterable) -> Fraction | float:
+        """The left-to-right sum as NumPy and PyTorch take it of a short row: :meth:`sum` for float32
+        and float64, a float32 accumulator rounded to this format once for float16 and bfloat16 (the
+        rules' model of ``row.sum()``; the libraries' own order on longer rows is
+        :func:`specproof.rules.libm.sum_value`).
+
+        Examples
+        --------
+        >>> FLOAT16.accumulated_sum([Fraction(1), Fraction(1, 2**11), Fraction(1, 2**11)])  # 1 + 2^-10
+        Fraction(1025, 1024)
+        >>> FLOAT16.sum([Fraction(1), Fraction(1, 2**11), Fraction(1, 2**11)])  # each addition a tie to even: 1
+        Fraction(1, 1)
+        """
+        return self.round(FLOAT32.sum(values)) if self.precision < 24 else self.sum(values)
+
     def _op(self, a, b, op: str):
         if any(isinstance(v, float) and math.isinf(v) for v in (a, b)):
             exact = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: a / b}[op]()

@@ -29,6 +29,7 @@ from typing import Any, Sequence
 from specproof.errors import SpecProofError
 from specproof.laws.outcome import CONTINUOUS, FLOAT32, FLOAT32_OPEN_CLOSED, CoinModel, coin_model
 from specproof.laws.rational import format_fraction, to_fraction
+from specproof.rules import libm
 
 __all__ = ["UnsupportedRule", "Processing", "Logits", "Arithmetic", "EXACT", "Rule", "STANDARD", "NamedRule", "NAMED_RULES",
            "named_rule", "rule_from_dict"]
@@ -83,12 +84,8 @@ class _FloatOps:
         self.fmt, self.round, self.add, self.mul, self.library = fmt, fmt.round, fmt.add, fmt.mul, library
 
     def renormalize(self, row):
-        from specproof.rules import libm
-        from specproof.rules.floats import FLOAT32
-
         fmt = self.fmt
-        modelled = fmt.round(FLOAT32.sum(row)) if fmt.precision < 24 else fmt.sum(row)
-        total = libm.row_sum(self.library, fmt.name, row, modelled)
+        total = libm.row_sum(self.library, fmt.name, row, fmt.accumulated_sum(row))
         return tuple(fmt.div(x, total) for x in row)
 
 
@@ -283,7 +280,7 @@ class Processing:
         fmt : FloatFormat
         library : {"torch", "numpy"} or None, optional
             Whose ``row.sum()`` renormalizes (:func:`specproof.rules.libm.row_sum`, evaluated as
-            data); None: the sum left to right.
+            data); None, or a library that cannot be imported here: the sum left to right.
 
         Returns
         -------
@@ -294,8 +291,6 @@ class Processing:
         ------
         UnsupportedRule
             A step that is not modelled on float probability rows (``refusal("float")``).
-        LibraryUnavailable
-            ``library`` cannot be imported and the row has more than 4 entries (NumPy: 7).
 
         Notes
         -----
@@ -403,8 +398,6 @@ class Processing:
         >>> Processing(top_k=1).apply_logits((Fraction(0), Fraction(1)), FLOAT64, "numpy")
         (Fraction(0, 1), Fraction(1, 1))
         """
-        from specproof.rules import libm
-
         if fmt is None or fmt.name not in libm.DTYPES:
             raise UnsupportedRule(f"logits are processed in {' or '.join(libm.DTYPES)} (the library's softmax is "
                                   f"evaluated in the row's dtype), not {getattr(fmt, 'name', 'exact arithmetic')}")
@@ -434,13 +427,13 @@ class Processing:
                     if cum[j] <= bar:  # NaN (no finite logit) compares false
                         z[i] = _NEG_INF
             elif step == "min_p" and self.min_p not in (None, 0):
-                r = self._softmax(libm, library, fmt, z)
+                r = self._softmax(library, fmt, z)
                 cut = fmt.mul(fmt.round(self.min_p), max(r))
                 z = [x if y >= cut else _NEG_INF for x, y in zip(z, r)]
-        return self._softmax(libm, library, fmt, z)
+        return self._softmax(library, fmt, z)
 
     @staticmethod
-    def _softmax(libm, library: str, fmt, z) -> tuple[Fraction, ...]:
+    def _softmax(library: str, fmt, z) -> tuple[Fraction, ...]:
         out = libm.softmax_row(library, fmt.name, z)
         if any(isinstance(x, float) for x in out):
             raise UnsupportedRule(f"{library}'s softmax of the processed logits is NaN: no finite logit is left "
@@ -492,10 +485,9 @@ class Logits:
 
     def __init__(self, values: Any, library: str = "torch") -> None:
         from specproof.errors import InvalidDistribution
-        from specproof.rules.libm import LIBRARIES
 
-        if library not in LIBRARIES:
-            raise UnsupportedRule(f"logits library {library!r} is not one of {', '.join(LIBRARIES)}")
+        if library not in libm.LIBRARIES:
+            raise UnsupportedRule(f"logits library {library!r} is not one of {', '.join(libm.LIBRARIES)}")
         if hasattr(values, "detach"):
             values = values.detach().cpu().double()
         if hasattr(values, "tolist"):
@@ -519,14 +511,8 @@ class Logits:
 
 _DTYPES = ("exact", "float16", "bfloat16", "float32", "float64")
 _TESTS = ("ratio", "product", "log", "exp")
-_LIBRARIES = ("torch", "numpy")
+_LIBRARIES = libm.LIBRARIES
 _NORMALIZATIONS = ("none", "divide")
-
-
-def _library_available(library: str) -> bool:
-    from specproof.rules import libm
-
-    return libm.available(library)
 
 
 @dataclass(frozen=True)
@@ -608,12 +594,10 @@ class Arithmetic:
                 raise UnsupportedRule(f"the {self.test} test is evaluated in float32 or float64, not {self.dtype} "
                                       "(log and exp of half formats are not evaluated)")
         elif self.library is not None:
-            from specproof.rules.libm import SUM_DTYPES
-
             if self.library not in _LIBRARIES:
                 raise UnsupportedRule(f"library must be one of {', '.join(_LIBRARIES)} or None, not {self.library!r}")
-            if self.dtype not in SUM_DTYPES[self.library]:
-                raise UnsupportedRule(f"{self.library}'s sum is evaluated in {', '.join(SUM_DTYPES[self.library])}, "
+            if self.dtype not in libm.SUM_DTYPES[self.library]:
+                raise UnsupportedRule(f"{self.library}'s sum is evaluated in {', '.join(libm.SUM_DTYPES[self.library])}, "
                                       f"not {self.dtype}")
 
     @property
@@ -660,7 +644,7 @@ class Arithmetic:
                 out.append(f"the residual's {self.dtype} sum is modelled left to right; at V = {vocab_size} PyTorch "
                            "(V >= 5) and NumPy (V >= 8) sum in blocks, whose rounding may differ by an ulp (the "
                            "arithmetics that name a library use its own sum)")
-            elif not _library_available(self.library):
+            elif not libm.available(self.library):
                 out.append(f"{self.library} cannot be imported here: the residual's {self.dtype} sum is modelled left "
                            f"to right, which is not {self.library}'s order at V = {vocab_size}, so the law may differ "
                            f"from the code's by an ulp's worth of the residual")
