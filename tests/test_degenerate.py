@@ -69,6 +69,13 @@ def test_on_finite_entries_the_degenerate_law_is_the_audits_law():
         got = degenerate_law([0.6, 0.3, 0.1], [0.2, 0.5, 0.3], rule)
         want = position_law([0.6, 0.3, 0.1], [0.2, 0.5, 0.3], rule)
         assert got.law == {i: m for i, m in enumerate(want.law) if m} and got.raised == 0 and got.tv == want.tv
+    # 16 entries, whose residual torch sums in blocks: the rule's own sum in both (le-float32-coin names torch's)
+    torch = pytest.importorskip("torch")
+    import numpy as np
+
+    p, q = (r.tolist() for r in torch.tensor(np.random.default_rng(0).normal(size=(2, 16)) * 2).softmax(-1).float())
+    got, want = degenerate_law(p, q, LE32), position_law(p, q, LE32)
+    assert got.law == {i: m for i, m in enumerate(want.law) if m} and got.tv == want.tv
 
 
 def test_rules_that_do_not_determine_the_outcome_say_so():

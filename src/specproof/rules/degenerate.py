@@ -282,7 +282,10 @@ def degenerate_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = Non
                        for d in diffs]
         mass_positive = all(not _nan(w) for w in weights) and sum(w if _finite(w) else 1 for w in weights) > 0
         if mass_positive and fmt is not None and rule.arithmetic.normalization == "divide" and all(map(_finite, weights)):
-            total = fmt.accumulated_sum(weights)  # as audit's residual
+            from specproof.rules import libm
+
+            # as audit's residual: the library's own sum when the rule names one
+            total = libm.row_sum(rule.arithmetic.library, fmt.name, weights, fmt.accumulated_sum(weights))
             weights = [fmt.div(w, total) for w in weights]
         if mass_positive:
             drawn = _draw(weights)
