@@ -128,12 +128,11 @@ def _comparison_json(result) -> dict:
             "assumptions": list(result.trace.assumptions), "caveats": list(result.caveats)}
 
 
-def _file_dtype(path: str | None) -> str | None:
-    """The float dtype a binary rows file holds (``.npy``, ``.safetensors``, ``.pt``), else None (text
-    formats hold decimal numbers, no dtype)."""
-    if path is None or Path(path).suffix not in (".npy", ".safetensors", ".pt"):
+def _file_dtype(path: str | None, dist) -> str | None:
+    """The float dtype a binary rows file holds (``.npy``, ``.safetensors``, ``.pt``; ``dist``, its
+    rows as loaded), else None (text formats hold decimal numbers, no dtype)."""
+    if path is None or dist is None or Path(path).suffix not in (".npy", ".safetensors", ".pt"):
         return None
-    dist = load_distributions(path, "p", keep_degenerate=True)
     policy = getattr(dist.vectors[0], "policy", None) if dist.vectors else None
     dtype = None if policy is None else str(policy.source_dtype).replace("torch.", "")
     return dtype if dtype in ("float16", "bfloat16", "float32", "float64") else None
@@ -146,8 +145,12 @@ def _trace_python(args: argparse.Namespace) -> int:
     func = _load_function(args.function)
     if args.max_runs < 1:
         raise _Usage("--max-runs must be >= 1")
+    files = ((args.target, "p"), (args.draft, "q"))
+    loaded = {}  # the rows files, read once: their rows, and a binary file's dtype
+    if not args.search and args.target and args.draft:
+        loaded = {what: load_distributions(path, what, keep_degenerate=True) for path, what in files}
     if args.dtype is None:
-        args.dtype = _file_dtype(args.target) or "float32"
+        args.dtype = _file_dtype(args.target, loaded.get("p")) or "float32"
     if args.array == "numpy" and args.dtype == "bfloat16":
         raise _Usage("NumPy has no bfloat16: use --array torch")
     if args.array == "torch":
@@ -208,8 +211,8 @@ def _trace_python(args: argparse.Namespace) -> int:
         raise _Usage("give --target P and --draft Q (or --search)")
     make = testing._row_maker(args.array, args.dtype)
     rows, degenerate = [], []
-    for path, what in ((args.target, "p"), (args.draft, "q")):
-        dist = load_distributions(path, what, keep_degenerate=True)  # a degenerate row is audited, not refused
+    for path, what in files:
+        dist = loaded[what]  # a degenerate row is audited, not refused
         vals = [[float(x) for x in v.fractions()] for v in dist.vectors] if dist.floats is None else \
             [[float(x) for x in f] for f in dist.floats]
         rows.append(make(vals if dist.batched else vals[0]))
