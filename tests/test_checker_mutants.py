@@ -253,6 +253,21 @@ def _rows_bits(doc):
     return sum(len(row) * max(1, row[0].den.bit_length()) for row in facts["rows"].values())
 
 
+def _rows_budget_is_exact(doc, monkeypatch, row=None):
+    """With the budget exactly the rows' V x bits (stated characters free) ``doc`` passes; with one
+    bit less it is rejected (at the row ``row``, when given). Returns the bits needed."""
+    need = _rows_bits(doc)
+    monkeypatch.setattr(checker, "STATED_ROW_BITS_PER_CHAR", 0)
+    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need)
+    assert checker.check(doc).valid
+    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need - 1)
+    verdict = checker.check(doc)
+    assert verdict.reason is R.MALFORMED and "the rows hold more than" in verdict.detail, verdict
+    if row is not None:
+        assert verdict.detail.startswith(f"certificate.rows.{row}: the rows hold more than"), verdict
+    return need
+
+
 def test_the_rows_budget_is_exact(monkeypatch):
     """MAX_TABLE_BITS + STATED_ROW_BITS_PER_CHAR x (characters of stated values): a document
     needing exactly the budget passes, one bit more is rejected; the stated characters count."""
@@ -338,13 +353,7 @@ def test_every_derived_row_is_counted_in_the_rows_budget(recipe, monkeypatch):
                    [({"draw": {"row": "p", "token": 0}}, F(1, 3), _leaf(0)),
                     ({"draw": {"row": "p", "token": 1}}, F(2, 3), _leaf(1))],
                    p, {"alpha": 1, "out_of_range": 0, "tv": 0}, lossless=True)
-    need = _rows_bits(doc)
-    monkeypatch.setattr(checker, "STATED_ROW_BITS_PER_CHAR", 0)
-    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need)
-    assert checker.check(doc).valid
-    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need - 1)
-    verdict = checker.check(doc)
-    assert verdict.reason is R.MALFORMED and "the rows hold more than" in verdict.detail, verdict
+    _rows_budget_is_exact(doc, monkeypatch)
 
 
 # ---------------------------------------------------------------- the limits at their values
@@ -460,14 +469,7 @@ def test_float_normalized_keeps_a_row_whose_float_sum_is_zero(monkeypatch):
     doc = _draws_p({"p": _input("p", p), "z": (["given"], tiny), "n": ["float-normalized", "z", "float16"]}, p)
     facts = _facts(checker.check(doc))
     assert _fractions(facts["rows"]["n"]) == tiny and facts["rows"]["n"][0].den == 2 ** 30
-    need = _rows_bits(doc)
-    assert need == 2 * 2 + 2 * 31 + 2 * 31  # p, z, n
-    monkeypatch.setattr(checker, "STATED_ROW_BITS_PER_CHAR", 0)
-    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need)
-    assert checker.check(doc).valid
-    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need - 1)
-    verdict = checker.check(doc)
-    assert verdict.reason is R.MALFORMED and verdict.detail.startswith("certificate.rows.n: the rows hold more than")
+    assert _rows_budget_is_exact(doc, monkeypatch, "n") == 2 * 2 + 2 * 31 + 2 * 31  # p, z, n
 
 
 def test_float_divided_keeps_a_row_of_mass_zero(monkeypatch):
@@ -479,14 +481,7 @@ def test_float_divided_keeps_a_row_of_mass_zero(monkeypatch):
                     "n": ["float-divided", "z", "float32", "0/1"]}, p)
     facts = _facts(checker.check(doc))
     assert _fractions(facts["rows"]["n"]) == [0, 0] and facts["rows"]["n"][0].den == 2048
-    need = _rows_bits(doc)
-    assert need == 2 * 2 + 2 * 12 + 2 * 12  # p, z, n
-    monkeypatch.setattr(checker, "STATED_ROW_BITS_PER_CHAR", 0)
-    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need)
-    assert checker.check(doc).valid
-    monkeypatch.setattr(checker, "MAX_TABLE_BITS", need - 1)
-    verdict = checker.check(doc)
-    assert verdict.reason is R.MALFORMED and verdict.detail.startswith("certificate.rows.n: the rows hold more than")
+    assert _rows_budget_is_exact(doc, monkeypatch, "n") == 2 * 2 + 2 * 12 + 2 * 12  # p, z, n
 
 
 def test_float_divided_divides_by_the_stated_sum():
