@@ -1034,12 +1034,6 @@ def block_tree(position: Callable[[tuple], "OutcomeTree"], gamma: int,
         if len(prefix) < gamma:
             built[prefix] = copied(prefix)
             continue
-        p_row = f"p{list(prefix)}"
-        if bonus_row == "p" and p_row not in rows:  # only the target's row after a full block is read
-            rows[p_row] = tuple(full[prefix].rows["p"])
-            recipes[p_row] = ("input", "p", list(prefix))
-            derivations[p_row] = f"the target's row after {list(prefix)}"
-        elif bonus_row != "p":
-            p_row = adopt(prefix, full[prefix], only=bonus_row)(bonus_row)
-        built[prefix] = (last or bonus)(prefix, p_row, rows[p_row])
+        row = adopt(prefix, full[prefix], only=bonus_row)(bonus_row)  # with the rows its recipe reads, if any
+        built[prefix] = (last or bonus)(prefix, row, rows[row])
     return OutcomeTree(rows, built[()], trees[()].vocab_size, derivations, recipes)
