@@ -45,7 +45,7 @@ class PhoneSource:
     Text becomes phones through pocketsphinx's CMU dictionary (first pronunciation; a word not
     in it is dropped and counted), with ``SIL`` at every sentence end. Each paragraph is one
     document that starts after ``SIL SIL``. Rows are the shipped fixture's tables
-    (:mod:`specproof.models.fixtures`), float64 ``1.0001 ** log``, made exact by ``from_floats``;
+    (:mod:`specproof.models.fixtures`), float64 ``1.0001 ** log`` (:func:`specproof.models.portable.power`), made exact by ``from_floats``;
     after ``</s>`` both models emit ``</s>`` with probability 1 (as :func:`specproof.models.fixtures.phone_lm_chain`).
     The model is Markov in its last two symbols, so every prefix is explored: the bounds are exact
     up to the grid's rounding.

@@ -12,7 +12,8 @@ Target: the model at temperature 1. Drafts, each from the same weights:
   norms unchanged);
 - ``t07``: the target's logits at temperature 0.7 (a warping mismatch).
 
-Logits are float32; distributions are ``softmax(float64(logits) / T)``. Everything runs with
+Logits are float32; distributions are ``softmax(float64(logits) / T)``
+(:func:`specproof.models.portable.softmax`: the same bits on every machine). Everything runs with
 one thread so that regenerated logits do not depend on the core count. They do depend on the
 instruction set: PyTorch and oneDNN pick their kernels (and so the order of float32 sums) by CPU
 capability, so the logits regenerate bitwise only on a CPU with the same features
@@ -33,6 +34,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
+
+from specproof.models.portable import softmax
 
 __all__ = ["PACKAGE", "GGUF_NAME", "LOGIT_TOLERANCE", "SIMD_FLAGS", "cpu_features", "SKIP_LAYERS", "QUANT_BITS", "QUANT_GROUP", "DRAFT_TEMPERATURE",
            "DRAFTS", "gguf_path", "load", "vocabulary", "logits", "logits_after", "softmax", "provenance"]
@@ -145,13 +148,6 @@ def logits_after(token_ids: Sequence[int]) -> dict[str, Any]:
         return out.logits[0, -1].numpy().astype(np.float32)
 
     return {"token_ids": ids[0].tolist(), "target": last(model), "skip": last(model, kept), "q3": last(quantized)}
-
-
-def softmax(values: np.ndarray, temperature: float = 1.0) -> np.ndarray:
-    """``softmax(float64(values) / temperature)``, float64 [V]."""
-    x = np.asarray(values, dtype=np.float64) / temperature
-    e = np.exp(x - x.max())
-    return e / e.sum()
 
 
 def cpu_features() -> dict[str, Any]:
