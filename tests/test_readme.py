@@ -73,3 +73,14 @@ def test_differential_example_runs_as_written(tmp_path):
     run = subprocess.run([sys.executable, "differential.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.splitlines() == ["lossless", "lossy 1/4"]  # what the comments say
+
+
+def test_the_emitted_law_example_is_the_first_and_runs_as_written():
+    import doctest
+
+    first = README.index("\n## ")
+    assert README.index("## The emitted law in one call") == first + 1  # before the tracer's quick start
+    block = re.search(r"```python\n(.*?)```", _section("The emitted law in one call"), re.DOTALL).group(1)
+    test = doctest.DocTestParser().get_doctest(block, {}, "README", "README.md", 0)
+    result = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS).run(test)
+    assert result.attempted == 5 and result.failed == 0
