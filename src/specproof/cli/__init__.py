@@ -19,53 +19,75 @@ to standard error when it is a terminal.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 from typing import Sequence
 
 from specproof import __version__
-from specproof.cli import audit, check, crosscheck, fixtures, prove, trace, transcript
-from specproof.corpus import cli as corpus
 from specproof.errors import SpecProofError
 from specproof.cli._common import _ArgumentParser, _ParseError, _Usage, _broken_pipe, _error, _print_json
 
 
-#: The subcommands: each module has ``add_parser(sub)`` and ``run(args) -> exit status``.
-COMMANDS = {"prove": prove.run, "check": check.run, "transcript": transcript.run, "fixtures": fixtures.run,
-            "crosscheck": crosscheck.run, "audit": audit.run, "trace": trace.run, "corpus": corpus.run}
+#: The subcommands: name -> (its module, which has ``add_parser(sub)`` and ``run(args) -> exit
+#: status``; its one-line help, as the module's own parser gives it). Only the module of the command
+#: being run is imported, so ``specproof --version`` and ``specproof check`` load no NumPy, SymPy or torch.
+COMMANDS = {
+    "prove": ("specproof.cli.prove", "prove every theorem on the embedded inputs, or one pair from files"),
+    "check": ("specproof.cli.check", "re-verify a certificate with the trusted checker alone"),
+    "transcript": ("specproof.cli.transcript", "render a certificate as a Markdown transcript"),
+    "fixtures": ("specproof.cli.fixtures", "show or rebuild the real-model fixtures shipped with specproof"),
+    "crosscheck": ("specproof.cli.crosscheck",
+                   "check the float path against the exact law on random pairs, the real pairs, or drafted blocks"),
+    "audit": ("specproof.cli.audit",
+              "the exact law of a verifier rule (coin model, comparison, residual, ...) on one pair"),
+    "trace": ("specproof.cli.trace",
+              "the exact law of a real library's speculative sampler, by controlled re-execution"),
+    "corpus": ("specproof.corpus.cli",
+               "exact acceptance at every position of a text; or check an engine's counters (--log)"),
+}
 
 
-
-def _parser() -> argparse.ArgumentParser:
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: ``command``'s own subparser, the others by name and help line only
+    (all of them, each from its module, with ``command="*"``)."""
     parser = _ArgumentParser(
         prog="specproof",
         description="Exact laws and proofs for speculative-decoding verifiers.",
     )
     parser.add_argument("--version", action="version", version=f"specproof {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    for command in (prove, check, transcript, fixtures, crosscheck, audit, trace, corpus):
-        command.add_parser(sub)
+    for name, (module, help_line) in COMMANDS.items():
+        if command in (name, "*"):
+            importlib.import_module(module).add_parser(sub)
+        else:
+            sub.add_parser(name, help=help_line, add_help=False)
     return parser
+
+
+def _command(words: Sequence[str]) -> str | None:
+    """The subcommand ``words`` name: their first word that is not an option (None if none is)."""
+    first = next((w for w in words if not w.startswith("-")), None)
+    return first if first in COMMANDS else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 1 rejected, 2 usage/bad input)."""
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
-    parser = _parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser(_command(words))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 0 on --help and --version
         return int(exc.code or 0)
     except _ParseError as exc:
         print(exc, file=sys.stderr)
-        words = list(sys.argv[1:] if argv is None else argv)
         if "--json" in words:
             command = next((w for w in words if w in COMMANDS), None)
             _print_json({"command": command, "error": str(exc)})
         return 2
     try:
-        code = COMMANDS[args.command](args)
+        code = importlib.import_module(COMMANDS[args.command][0]).run(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler below
         return code
     except BrokenPipeError:

@@ -9,12 +9,12 @@ import os
 import sys
 import unicodedata
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tqdm import tqdm
+if TYPE_CHECKING:  # imported where used: the command line's start loads neither NumPy nor tqdm
+    from tqdm import tqdm
 
-from specproof.report import transcript
-from specproof.cli.loaders import Distributions
+    from specproof.cli.loaders import Distributions
 
 
 log = logging.getLogger("specproof")
@@ -50,6 +50,8 @@ def _print_json(obj: dict[str, Any]) -> None:
 
 def _bar(**kwargs: Any) -> tqdm:
     """A progress bar on standard error, shown only when it is a terminal."""
+    from tqdm import tqdm
+
     return tqdm(file=sys.stderr, disable=None, leave=False, **kwargs)
 
 
