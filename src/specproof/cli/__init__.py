@@ -22,7 +22,7 @@ import argparse
 import importlib
 import logging
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
 from specproof import __version__
 from specproof.errors import SpecProofError
@@ -46,6 +46,13 @@ COMMANDS = {
     "corpus": ("specproof.corpus.cli",
                "exact acceptance at every position of a text; or check an engine's counters (--log)"),
 }
+
+
+def __getattr__(name: str) -> Any:
+    """A subcommand's module, imported on first use (``cli.prove``, ``cli.corpus``: as before the lazy start)."""
+    if name in COMMANDS:
+        return importlib.import_module(COMMANDS[name][0])
+    raise AttributeError(f"module 'specproof.cli' has no attribute {name!r}")
 
 
 def _parser(command: str | None = None) -> argparse.ArgumentParser:
