@@ -33,6 +33,7 @@ from fractions import Fraction
 from typing import Any, Callable, Mapping
 
 from specproof.errors import InvalidDistribution, SpecProofError
+from specproof.trace import _passed
 from specproof.report.transcript import number_text
 from specproof.trace.tracer import SamplerRaised, Trace, UnmodelledRandomness, trace
 
@@ -551,7 +552,18 @@ def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, gam
     if not ok:
         why = " (float_floor='fail')" if result.verdict == "float-faithful" else ""
         raise AssertionError(f"the sampler is not lossless{why}: {result.report()}")
+    _passed.PASSED.append(_passed_line(result))
     return result
+
+
+def _passed_line(result: Comparison) -> str:
+    """What a passing :func:`assert_lossless` passed, in one line (pytest's "specproof verdicts")."""
+    line = f"{result.verdict}, TV {number_text(result.tv)} from the target's law"
+    if result.verdict == "float-faithful":
+        line += f" (the float floor of {result.arithmetic})"
+    elif result.verdict == "lossy":
+        line += f" (within max_tv; TV {number_text(result.tv_from_float_ideal)} from {result.arithmetic})"
+    return line
 
 
 @dataclass(frozen=True)
@@ -756,4 +768,6 @@ def _statistical(sampler, target, draft, rows, key, eps, alpha, power, why: str)
             f"{result.observed_tv:.4g} >= threshold {result.threshold:.4g} over N = {result.n} draws; p-value "
             f"{result.p_value:.3g}; TV upper bound {result.tv_upper_bound:.4g} at level 1 - {alpha}"
             + (f"; outputs outside the target's support: {result.outside_support}" if result.outside_support else ""))
+    _passed.PASSED.append(f"passed a statistical test only (not traced: {why}): TV below eps = {eps} not excluded; "
+                          f"observed TV {result.observed_tv:.4g} over N = {result.n} draws")
     return result

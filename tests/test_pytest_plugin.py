@@ -1,0 +1,50 @@
+"""The pytest plugin: pytest's summary says what each passing assert_lossless passed, with and without
+pytest-xdist, and says nothing when assert_lossless is not called."""
+
+import subprocess
+import sys
+
+import pytest
+
+SAMPLERS = '''
+import torch
+from specproof.testing import assert_lossless
+
+def textbook(p, q):
+    x = int(torch.multinomial(q, 1))
+    if torch.rand(()) < p[x] / q[x]:
+        return x
+    return int(torch.multinomial(torch.clamp(p - q, min=0), 1))
+
+def test_float_rows():
+    assert_lossless(textbook, torch.tensor([0.6, 0.3, 0.1]), torch.tensor([0.2, 0.5, 0.3]))
+
+def test_dyadic_rows():
+    assert_lossless(textbook, torch.tensor([0.5, 0.25, 0.25]), torch.tensor([0.25, 0.5, 0.25]))
+
+def test_nothing_traced():
+    assert 1 + 1 == 2
+'''
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
+def test_the_summary_names_each_verdict(tmp_path, workers):
+    pytest.importorskip("torch")
+    (tmp_path / "test_mine.py").write_text(SAMPLERS, encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *workers, "test_mine.py"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    section = run.stdout[run.stdout.index("specproof verdicts"):]
+    lines = sorted(line for line in section.splitlines() if line.startswith("test_mine.py::"))
+    assert lines == [
+        "test_mine.py::test_dyadic_rows: lossless, TV 0 from the target's law",
+        "test_mine.py::test_float_rows: float-faithful, TV 6.70552e-09 (12079596/1801439944900609) from the target's "
+        "law (the float floor of u < fl32(p/q), residual fl32(max(p - q, 0)) as weights, float32 coin on [0, 1))",
+    ]
+
+
+def test_no_section_without_assert_lossless(tmp_path):
+    (tmp_path / "test_plain.py").write_text("def test_one():\n    assert True\n", encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_plain.py"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and "specproof verdicts" not in run.stdout
