@@ -23,8 +23,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="the exact law of a verifier rule (coin model, comparison, residual, ...) on one pair",
         description="Compute the exact emitted law of the verifier under a rule (a name from --list, or a "
         "JSON file of rule fields) on the pair --target/--draft, or with --real on the real pairs shipped "
-        "with specproof. With --gamma G the same rows serve every position of a block of G drafts. Exit 0 if "
-        "the emitted law equals the target's (lossless on this input), 1 if not, 2 for usage or bad input.",
+        "with specproof. With --gamma G the same rows serve every position of a block of G drafts. Verdict: "
+        "lossless (the emitted law equals the reference), float-faithful (a float rule whose law equals a float-ideal "
+        "verifier's exactly, one position: the TV is its float floor, as `trace` of the same code says) or lossy. "
+        "Exit 0 if lossless or float-faithful (with --strict only if lossless), 1 if lossy, 2 for usage or bad input.",
     )
     au.add_argument("--target", metavar="P", help="file with the target distribution p (as for prove)")
     au.add_argument("--draft", metavar="Q", help="file with the draft distribution q")
@@ -56,6 +58,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                          "typical acceptance, or block verification) as a block certificate that `specproof check` "
                          "re-verifies: its law, accepted-length law, expected emitted tokens and stream TV from the "
                          "target's joint law (no stop tokens or --proposal)")
+    au.add_argument("--strict", action="store_true",
+                    help="exit 1 unless lossless (a float-faithful rule, whose TV is its float floor, exits 0 without it)")
     au.add_argument("--list", action="store_true", help="list the named rules with their description and source")
     au.add_argument("--verifier", choices=["chain", "block", "multidraft", "tree", "typical"], default="chain",
                     help="the verifier (default chain, under --policy); the others are the textbook variants of "
@@ -88,8 +92,10 @@ def _audit_position(p, q, rule, proposal=None) -> dict:
     from specproof.laws.rational import format_fraction as ff
 
     law = position_law(p, q, rule, proposal=proposal)
+    floor = _float_floor(law, rule)
     return {
-        "verdict": "lossless" if law.lossless else "lossy",
+        "verdict": "lossless" if law.lossless else floor["verdict"] if floor else "lossy",
+        **({"float_floor": floor} if floor else {}),
         "tv": ff(law.tv),
         "alpha": ff(law.alpha),
         "textbook_alpha": ff(law.textbook_alpha),
@@ -102,6 +108,57 @@ def _audit_position(p, q, rule, proposal=None) -> dict:
         "out_of_range": {str(k): ff(v) for k, v in sorted(law.out_of_range.items())},
         "arithmetic": _arithmetic_note(rule, len(law.law), getattr(p, "library", None)),
     }
+
+
+#: Largest V at which `audit` judges a lossy float rule against the float-ideal family (its |FAMILY| x V
+#: threshold roundings); past it the output says the float floor was not judged.
+FLOAT_FLOOR_MAX_V = 1024
+
+
+def _float_floor(law, rule) -> dict | None:
+    """The three-way verdict `trace` gives the same code: a float rule whose exact law differs from the
+    target's is ``float-faithful`` when it equals a float-ideal verifier's law exactly (the TV is that
+    member's float floor), else ``lossy``. None where not judged: an exact rule or a lossless law, or a
+    reference other than the target rows' own law (the rule processes p: no float member computes it)."""
+    from fractions import Fraction
+
+    from specproof.laws.rational import format_fraction as ff
+    from specproof.rules.faithful import judge
+
+    if law.lossless or rule.arithmetic.is_exact or not rule.reference.identity:
+        return None
+    target, draft = law.tree.rows["target"], law.tree.rows["draft"]
+    total = sum(target, Fraction(0))
+    if total == 0:
+        return None
+    rows_law = tuple(x / total for x in target)
+    rounding = sum((abs(a - b) for a, b in zip(rows_law, law.reference)), Fraction(0)) / 2
+    if len(target) > FLOAT_FLOOR_MAX_V:
+        return {"verdict": "lossy", "judged": False,
+                "why": f"not judged at V = {len(target)} > {FLOAT_FLOOR_MAX_V}: LOSSY means the law differs from the "
+                       "reference, by any amount; trace the code for the three-way verdict"}
+    j = judge(dict(enumerate(law.law)), target, draft, count_equivalents=False)
+    out = {"verdict": j.verdict, "judged": True, "tv_from_float_ideal": ff(j.tv_from_float_ideal),
+           "nearest": j.arithmetic}
+    if j.verdict == "float-faithful":
+        out["why"] = (f"equals the float-ideal verifier with {j.arithmetic} exactly: the TV is its float floor, "
+                      "as `trace` of the same code says (--strict exits 1)")
+    if rounding:
+        out["rows_rounding_tv"] = ff(rounding)
+        out["why"] += (f"; judged on the rows rounded to {rule.arithmetic.dtype} (what the code computes on), whose own "
+                       f"law is at TV {float(rounding):.6g} from p's, part of the TV above")
+    elif j.outside_support and j.tv_from_float_ideal == 0:
+        out["why"] = (f"equals {j.arithmetic} exactly, but that arithmetic emits tokens the target gives probability "
+                      f"0 (mass {float(j.outside_support):.6g}): always a fault, not a float floor")
+    else:
+        out["why"] = (f"no float-ideal verifier has this law; TV from the nearest, {j.arithmetic}: "
+                      f"{float(j.tv_from_float_ideal):.6g} ({ff(j.tv_from_float_ideal)}): a fault, not the float floor")
+    return out
+
+
+def _exit(verdict: str, strict: bool) -> int:
+    """0 for lossless, and for float-faithful unless --strict; 1 otherwise."""
+    return 0 if verdict == "lossless" or (verdict == "float-faithful" and not strict) else 1
 
 
 def _degenerate_rows(args: argparse.Namespace) -> list[str]:
@@ -251,6 +308,8 @@ def _audit_report(name: str, out: dict) -> str:
              f"  alpha (P accepted under the rule): {show(out['alpha'])}; textbook sum min(p, q): {show(out['textbook_alpha'])}"]
     if "arithmetic" in out:
         lines.append(f"  arithmetic modelled: {out['arithmetic']}")
+    if "float_floor" in out:
+        lines.append(f"  float floor: {out['float_floor']['why']}")
     if out["differing"]:
         shown = ", ".join(map(str, out["differing"][:20])) + (" ..." if len(out["differing"]) > 20 else "")
         lines.append(f"  tokens whose emitted mass differs: {shown} ({len(out['differing'])} of {len(out['law'])})")
@@ -331,6 +390,9 @@ def run(args: argparse.Namespace) -> int:
         block = block_law(p, q, args.gamma, rule, stop_tokens=args.stop_token, proposal=proposal)
         out.update({
             "verdict": "lossless" if block.lossless and out["verdict"] == "lossless" else "lossy",
+            **({"float_floor": {"verdict": "lossy", "judged": False, "why": "not judged for a block (one position "
+                                "only): LOSSY means the block's law differs from the reference, by any amount"}}
+               if not block.lossless and "float_floor" in out else {}),
             "gamma": args.gamma,
             "accepted_length": [ff(x) for x in block.accepted_length_law],
             "expected_accepted": ff(block.expected_accepted),
@@ -369,7 +431,7 @@ def run(args: argparse.Namespace) -> int:
             "p": [ff(x) for x in c.p], "q": [ff(x) for x in c.q], "tv": ff(c.tv)}
         out["search"] = {"smallest": pack(found.smallest), "largest": pack(found.largest), "pairs": found.pairs}
     print(json.dumps(out, indent=2, sort_keys=True) if args.json else _audit_report(name, out))
-    return 0 if out["verdict"] == "lossless" else 1
+    return _exit(out["verdict"], args.strict)
 
 
 #: Largest number of drafted prefixes (D^gamma, D = the draft's support) `audit --gamma` enumerates,
@@ -533,10 +595,11 @@ def _audit_real(args: argparse.Namespace, name: str, rule) -> int:
         certificate.write(certificate.build_bundle(
             certs, name=f"real pairs, rule {name}", statement=f"Each position's law under the verifier rule {name!r}."),
             args.certificate)
+    verdicts = {r["verdict"] for r in results}
+    verdict = "lossy" if "lossy" in verdicts else "float-faithful" if "float-faithful" in verdicts else "lossless"
     if args.json:
-        verdict = "lossless" if all(r["verdict"] == "lossless" for r in results) else "lossy"
         print(json.dumps({"rule": name, "real": args.real, "verdict": verdict, "pairs": results}, indent=2, sort_keys=True))
     else:
         for r in results:
             print(_audit_report(name, r).replace(f"rule {name}:", f"{r['pair']}, rule {name}:", 1))
-    return 0 if all(r["verdict"] == "lossless" for r in results) else 1
+    return _exit(verdict, args.strict)
