@@ -252,8 +252,9 @@ def test_prove_float_json_with_integer_zero_and_bom(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     # alpha = min(1/2, 1/4) + min(1/2, 1/4) + min(0, 1/2) = 1/2, TV = 1/2 (by hand)
     assert out["proved"] is True and out["form"] == "full" and out["pairs"] == 1
+    # every exact number has its nearest float beside it (KEY_decimal)
     assert out["instances"] == [{"name": "pair", "alpha": "1/2", "tv": "1/2", "dist_equals_p": True,
-                                 "alpha_equals_one_minus_tv": True}]
+                                 "alpha_equals_one_minus_tv": True, "alpha_decimal": 0.5, "tv_decimal": 0.5}]
     assert out["checker"]["valid"] is True and out["checker"]["reason"] is None
 
 
@@ -525,7 +526,8 @@ def test_json_output_of_prove_all_and_errors(tmp_path, capsys, monkeypatch):
     out = json.loads(captured.out)  # exactly one object: json.loads refuses anything after it
     assert out["proved"] is True and [t["theorem"] for t in out["theorems"]] == ["seed_cases"]
     if importlib.util.find_spec("transformers") is not None:
-        assert out["findings"]["cases"] == [{"input": "disjoint supports", "verdict": "lossy", "tv": "1/16777216"}]
+        assert out["findings"]["cases"] == [{"input": "disjoint supports", "verdict": "lossy", "tv": "1/16777216",
+                                              "tv_decimal": 2 ** -24}]
     assert out["theorems"][0]["certificate"] == str(tmp_path / "seed_cases.json")
     assert main(["prove", "--target", "x.json", "--json"]) == 2
     captured = capsys.readouterr()

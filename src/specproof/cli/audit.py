@@ -48,7 +48,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     au.add_argument("--search", action="store_true",
                     help="also search the minimal counterexample (exhaustive V <= 4, denominators <= 8, then "
                          "1000 random pairs)")
-    au.add_argument("--json", action="store_true", help="print one JSON object (rationals as 'n/d' strings; --real: {rule, real, verdict, pairs: [one per pair]})")
+    au.add_argument("--json", action="store_true", help="print one JSON object (rationals as 'n/d' strings, each with KEY_decimal, its nearest float, beside it; --real: {rule, real, verdict, pairs: [one per pair]})")
     au.add_argument("--certificate", metavar="FILE.json",
                     help="write the position's outcome tree as a certificate that `specproof check` re-verifies "
                          "(with --real: a bundle, one per pair; --verifier block: the block certificate); the "
@@ -430,7 +430,7 @@ def run(args: argparse.Namespace) -> int:
         pack = lambda c: None if c is None else {  # noqa: E731
             "p": [ff(x) for x in c.p], "q": [ff(x) for x in c.q], "tv": ff(c.tv)}
         out["search"] = {"smallest": pack(found.smallest), "largest": pack(found.largest), "pairs": found.pairs}
-    print(json.dumps(out, indent=2, sort_keys=True) if args.json else _audit_report(name, out))
+    _print_json(out, indent=2) if args.json else print(_audit_report(name, out))
     return _exit(out["verdict"], args.strict)
 
 
@@ -545,7 +545,7 @@ def _audit_variant(args: argparse.Namespace, p, q) -> int:
             raise _Usage(f"--block-certificate: the {args.verifier} verifier has no block certificate (its "
                          "positions are certified by --certificate)")
         out["block_certificate"] = str(certificate.write(doc, args.block_certificate))
-    print(json.dumps(out, indent=2, sort_keys=True) if args.json else format_summary(out))
+    _print_json(out, indent=2) if args.json else print(format_summary(out))
     return 0 if out["verdict"] == "lossless" else 1
 
 
@@ -598,7 +598,7 @@ def _audit_real(args: argparse.Namespace, name: str, rule) -> int:
     verdicts = {r["verdict"] for r in results}
     verdict = "lossy" if "lossy" in verdicts else "float-faithful" if "float-faithful" in verdicts else "lossless"
     if args.json:
-        print(json.dumps({"rule": name, "real": args.real, "verdict": verdict, "pairs": results}, indent=2, sort_keys=True))
+        _print_json({"rule": name, "real": args.real, "verdict": verdict, "pairs": results}, indent=2)
     else:
         for r in results:
             print(_audit_report(name, r).replace(f"rule {name}:", f"{r['pair']}, rule {name}:", 1))
