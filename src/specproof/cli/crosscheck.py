@@ -103,5 +103,6 @@ def _worst(worst: Any) -> dict[str, Any]:
         if hasattr(pair, "tokens"):  # a drafted block
             out.update(gamma=len(pair.tokens), vocab_size=len(pair.target[0]), tokens=list(pair.tokens))
         else:
-            out["vocab_size"] = len(pair.p)
+            out.update(vocab_size=len(pair.p), p=[format_fraction(x) for x in pair.p],
+                       q=[format_fraction(x) for x in pair.q])
     return out
