@@ -149,6 +149,12 @@ def test_check_symbolic_record(tmp_path, capsys):
     (tmp_path / "s.json").write_text(json.dumps(doc))
     assert main(["check", str(tmp_path / "s.json")]) == 1
     assert "differs from a fresh run of the SymPy proof" in capsys.readouterr().out
+    # the SymPy that wrote it is provenance, not a claim: a record written under another SymPy checks
+    doc = json.loads(record.read_text())
+    doc["sympy_version"] = "1.12"
+    (tmp_path / "v.json").write_text(json.dumps(doc))
+    assert main(["check", str(tmp_path / "v.json")]) == 0
+    assert "(recorded under 1.12): it proves everything the record says" in capsys.readouterr().out
 
 
 def test_os_errors_exit_2(tmp_path, capsys):

@@ -282,8 +282,12 @@ def _check_record(path: str, doc: dict, as_json: bool = False) -> int:
     equal to that one costs a run of the proof, so a malformed or tampered record costs none."""
     fresh_fn, what = _RECORDS[doc["schema"]]
     shape = _record_shape(doc)
-    expected = None if shape else fresh_fn(False)
-    fresh = fresh_fn() if expected == doc else None
+
+    def as_recorded(run: dict) -> dict:  # the SymPy version is provenance (which one wrote it), not a claim
+        return {**run, "sympy_version": doc["sympy_version"]}
+
+    expected = None if shape else as_recorded(fresh_fn(False))
+    fresh = as_recorded(fresh_fn()) if expected == doc else None
     if shape:
         valid, detail = False, shape
     elif expected != doc:
@@ -294,7 +298,10 @@ def _check_record(path: str, doc: dict, as_json: bool = False) -> int:
     elif not fresh["proved"]:
         valid, detail = False, f"{what} did not prove everything"
     else:
-        valid, detail = True, f"re-ran {what}: it proves everything the record says"
+        import sympy
+
+        valid, detail = True, (f"re-ran {what} under SymPy {sympy.__version__} (recorded under "
+                               f"{doc['sympy_version']}): it proves everything the record says")
     if as_json:
         _print_check_json({"command": "check", "file": path, "valid": valid, "reason": None if valid else "record",
                            "detail": detail, "checker_version": None})
