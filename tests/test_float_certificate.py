@@ -13,6 +13,7 @@ from fractions import Fraction as F
 import pytest
 
 from specproof import checker
+from specproof.rules import libm
 from specproof.rules.audit import position_law
 from specproof.certify.certificate import build_outcome_certificate, dumps
 from specproof.errors import ResidualUndefined
@@ -35,6 +36,9 @@ def _law(verdict):
 @pytest.mark.parametrize("member", [m for m in FAMILY if not m.rule.arithmetic.is_exact],
                          ids=[m.name for m in FAMILY if not m.rule.arithmetic.is_exact])
 def test_every_float_member_is_certified_with_the_audits_law(member):
+    library = member.rule.arithmetic.library
+    if library is not None and not libm.available(library):
+        pytest.skip(f"{member.name} names {library}'s own log, exp or sum; {library} is not installed (models extra)")
     for p, q in PAIRS:
         try:
             want = position_law(p, q, member.rule)
