@@ -85,11 +85,18 @@ def _print_json(obj: Any, indent: int | None = None) -> None:
                   for c in text))
 
 
+#: ``--quiet`` (every subcommand): no progress bars and no informational log lines on standard error.
+QUIET = False
+
+
 def _bar(**kwargs: Any) -> tqdm:
-    """A progress bar on standard error, shown only when it is a terminal."""
+    """A progress bar on standard error (silenced by ``--quiet``): redrawn in place on a terminal; to a
+    file or pipe, one state every 10 s, so a long run in a log is never silent."""
     from tqdm import tqdm
 
-    return tqdm(file=sys.stderr, disable=None, leave=False, **kwargs)
+    tty = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+    kwargs.setdefault("leave", False)
+    return tqdm(file=sys.stderr, disable=QUIET, mininterval=0.1 if tty else 10.0, **kwargs)
 
 
 def _check_atol(atol: float | None) -> None:

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-from tqdm import tqdm
 
 from specproof.certify import certificate
 from specproof.cli.loaders import load_distribution, load_distributions
-from specproof.cli._common import _Usage, _print_json
+from specproof.cli._common import _Usage, _bar, _print_json
 
 
 # --------------------------------------------------------------------------- audit (issue 11)
@@ -425,7 +423,7 @@ def run(args: argparse.Namespace) -> int:
         from specproof.rules.audit import search_counterexample
         from specproof.laws.rational import format_fraction as ff
 
-        with tqdm(unit="pair", file=sys.stderr, disable=None, desc="search V <= 4, d <= 8, then 1000 random") as bar:
+        with _bar(unit="pair", desc="search V <= 4, d <= 8, then 1000 random") as bar:
             found = search_counterexample(rule, random_pairs=1000, progress=bar.update)
         pack = lambda c: None if c is None else {  # noqa: E731
             "p": [ff(x) for x in c.p], "q": [ff(x) for x in c.q], "tv": ff(c.tv)}
@@ -586,7 +584,7 @@ def _audit_real(args: argparse.Namespace, name: str, rule) -> int:
                "all": [fixtures.phone_lm_pairs, fixtures.smollm2_pairs]}[args.real]
     results, certs = [], []
     for source in sources:
-        for rp in tqdm(list(source()), unit="pair", file=sys.stderr, disable=None, desc=name):
+        for rp in _bar(list(source()), unit="pair", desc=name):
             results.append({"pair": rp.name, "rule": name, **_audit_position(rp.p, rp.q, rule)})
             if args.certificate:
                 certs.append(_audit_certificate(rp.p, rp.q, name, rule, label=rp.name,
