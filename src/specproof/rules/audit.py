@@ -35,7 +35,7 @@ from specproof.rules import libm
 from specproof.rules.floats import FLOAT32
 from specproof.laws.rational import as_distribution, format_fraction
 
-__all__ = ["position_tree", "PositionLaw", "position_law", "BlockRuleLaw", "block_law", "GivenBlockRuleLaw",
+__all__ = ["position_tree", "PositionRuleLaw", "position_law", "BlockRuleLaw", "block_law", "GivenBlockRuleLaw",
            "given_block_law", "Counterexample", "SearchResult", "search_counterexample", "acceptance_rate",
            "greedy_margin", "accepted_prefix_expectation"]
 
@@ -445,7 +445,7 @@ def _derivations(p: Any, q: Any, rule: Rule) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
-class PositionLaw:
+class PositionRuleLaw:
     """The exact law of one verification position under a rule.
 
     Attributes
@@ -485,7 +485,7 @@ class PositionLaw:
         return [i for i, (a, b) in enumerate(zip(self.law, self.reference)) if a != b]
 
 
-def position_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = None) -> PositionLaw:
+def position_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = None) -> PositionRuleLaw:
     """The exact emitted law, acceptance and TV of one verification position under ``rule``.
 
     Parameters
@@ -496,7 +496,7 @@ def position_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = None)
 
     Returns
     -------
-    PositionLaw
+    PositionRuleLaw
 
     Raises
     ------
@@ -520,7 +520,7 @@ def position_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = None)
     ref = tree.rows["reference"]
     textbook = sum((min(a, b) for a, b in zip(_normalized(tree.rows["target"]), _normalized(tree.rows["draft"]))),
                    Fraction(0))
-    return PositionLaw(tree, law, bad, ref, tree.accept_probability(), textbook,
+    return PositionRuleLaw(tree, law, bad, ref, tree.accept_probability(), textbook,
                        _tv(law, ref, sum(bad.values(), Fraction(0))))
 
 
@@ -1032,3 +1032,14 @@ def search_counterexample(rule: Rule, *, max_vocab: int = 4, max_denominator: in
             pair.append(tuple(Fraction(x, d) for x in parts))
         consider(*pair)
     return SearchResult(smallest, largest, count)
+
+
+def __getattr__(name: str) -> Any:
+    """Old names, kept working with a DeprecationWarning that says where they went."""
+    if name == "PositionLaw":
+        import warnings
+
+        warnings.warn("specproof.rules.audit.PositionLaw is now PositionRuleLaw (checker.PositionLaw is the "
+                      "checker's own record)", DeprecationWarning, stacklevel=2)
+        return PositionRuleLaw
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
