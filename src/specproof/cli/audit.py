@@ -584,7 +584,7 @@ def _audit_real(args: argparse.Namespace, name: str, rule) -> int:
                "all": [fixtures.phone_lm_pairs, fixtures.smollm2_pairs]}[args.real]
     results, certs = [], []
     for source in sources:
-        for rp in _bar(list(source()), unit="pair", desc=name):
+        for rp in _bar(iterable=list(source()), unit="pair", desc=name):
             results.append({"pair": rp.name, "rule": name, **_audit_position(rp.p, rp.q, rule)})
             if args.certificate:
                 certs.append(_audit_certificate(rp.p, rp.q, name, rule, label=rp.name,
