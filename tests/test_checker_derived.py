@@ -394,3 +394,187 @@ def test_an_accumulator_overflow_is_none():
     assert checker._ordered_sum(row, [0, 1], tiny, tiny, "s") == checker.Ratio(1024, 512)  # 2, unreduced
     huge = checker.Row([1 << 16, 1 << 16], 1)  # not a probability row: the primitive alone
     assert checker._ordered_sum(huge, [0, 1], tiny, tiny, "s") is None
+
+
+# ---------------------------------------------------------------- the gate: --require-lossless
+
+
+def _audit_doc(rule_name, p, q):
+    from specproof.certify.certificate import build_outcome_certificate, dumps
+    from specproof.rules.audit import position_law
+    from specproof.rules.policy import named_rule
+
+    tree = position_law(p, q, named_rule(rule_name)).tree
+    return json.loads(dumps(build_outcome_certificate(tree, name=rule_name, statement="s")))
+
+
+PA, QA = [F(3, 4), F(1, 4)], [F(1, 4), F(3, 4)]
+
+
+def test_accept_all_with_a_reference_equal_to_q_fails_the_gate(tmp_path, capsys):
+    """accept-all emits q (TV 1/2 from p); with a given reference row equal to q its law is its reference's:
+    valid, 'LOSSLESS' against that reference, but the reference is not p: the gate fails, in text and --json."""
+    doc = _audit_doc("accept-all", PA, QA)
+    doc["rows"]["ref-q"] = {"recipe": ["given"], "values": [_nd(x) for x in QA]}
+    doc["reference"] = "ref-q"
+    doc["totals"]["tv"] = "0/1"
+    doc["claims"]["lossless"] = True
+    verdict = checker.check(doc)
+    assert verdict.valid and verdict.facts[0]["reference_source"] == "given row ref-q"
+    path, bind = _files(tmp_path, doc, PA, QA)
+    for extra in ([], bind):
+        assert main(["check", path, *extra, "--require-lossless"]) == 1
+        out = capsys.readouterr().out
+        assert "LOSSLESS (reference: given row ref-q)" in out
+        assert "--require-lossless: the certified verifier is not lossless (exit 1): its reference is given row ref-q, not p" in out
+        code, report = _json(capsys, ["check", path, *extra, "--require-lossless", "--json"])
+        assert code == 1 and report["lossless"] == [True] and report["required_lossless"] is False
+        assert "its reference is given row ref-q, not p" in report["required_lossless_failures"]
+    # the same rule against p: LOSSY, and the gate fails for that
+    honest = _audit_doc("accept-all", PA, QA)
+    path, bind = _files(tmp_path, honest, PA, QA)
+    code, report = _json(capsys, ["check", path, *bind, "--require-lossless", "--json"])
+    assert code == 1 and report["lossless"] == [False] and report["tv"] == ["1/2"]
+
+
+def test_an_argmax_of_p_reference_fails_the_gate(tmp_path, capsys):
+    """The greedy rule emits the argmax of p: lossless against that reference (not p), so the gate fails."""
+    doc = _audit_doc("greedy", PA, QA)
+    doc["rows"]["reference"] = {"recipe": ["one-hot-argmax", "p"]}
+    verdict = checker.check(doc)
+    assert verdict.valid and verdict.facts[0]["reference_source"] == "argmax of p"
+    assert verdict.facts[0]["claims"]["lossless"] is True
+    path, bind = _files(tmp_path, doc, PA, QA)
+    code, report = _json(capsys, ["check", path, *bind, "--require-lossless", "--json"])
+    assert code == 1 and report["required_lossless"] is False and report["bound_to_inputs"] is True
+    assert report["required_lossless_failures"] == ["its reference is argmax of p, not p"]
+
+
+def test_the_gate_passes_for_p_and_says_against_what(tmp_path, capsys):
+    doc = _audit_doc("standard", PA, QA)
+    path, bind = _files(tmp_path, doc, PA, QA)
+    assert main(["check", path, "--require-lossless"]) == 0
+    assert ("--require-lossless: passed: the certified law is exactly the certificate's own input p (no --target "
+            "given: p is not bound to a file)") in capsys.readouterr().out
+    assert main(["check", path, *bind, "--require-lossless"]) == 0
+    assert "--require-lossless: passed: the certified law is exactly p, bound to --target" in capsys.readouterr().out
+    code, report = _json(capsys, ["check", path, "--require-lossless", "--json"])
+    assert code == 0 and report["required_lossless"] is True and report["required_lossless_failures"] == []
+    assert report["required_lossless_against"] == "the certificate's own input p (no --target: not bound to a file)"
+
+
+def test_a_given_row_the_tree_reads_fails_the_gate(tmp_path, capsys):
+    """The draft's row as a given row (equal to q): the law is p, but it depends on a row taken as stated."""
+    p, q = [F(1, 2), F(1, 4), F(1, 4)], [F(3, 8), F(3, 8), F(1, 4)]
+    doc = _textbook(p, q, ["normalized", "w"], p, extra_rows={"g": {"recipe": ["given"], "values": [_nd(x) for x in q]}})
+    doc["rows"]["w"]["recipe"] = ["positive-part", "p", "g"]
+    assert checker.check(doc).valid
+    path, bind = _files(tmp_path, doc, p, q)
+    code, report = _json(capsys, ["check", path, *bind, "--require-lossless", "--json"])
+    assert code == 1 and report["lossless"] == [True] and report["bound_to_inputs"] is False
+    assert "the tree reads given rows (g), stated, not re-derived" in report["required_lossless_failures"]
+
+
+# ---------------------------------------------------------------- no exception escapes; valid documents render
+
+
+def test_valid_documents_with_null_probabilities_and_nameless_bundle_members_render(tmp_path, capsys):
+    doc = _textbook(P16, Q16, ["float-divided", "w", "float16", "1/4"], P16)  # every probability and reach null
+    path = tmp_path / "null.json"
+    path.write_text(json.dumps(doc))
+    assert checker.check(doc).valid
+    assert main(["transcript", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "| (not stated) |" in text and "the tree reads the inputs p, q" in text
+    from specproof.certify.certificate import build_certificate
+
+    member = json.loads(json.dumps(build_certificate(["1/2", "1/2"], ["1/4", "3/4"], name="x")))
+    del member["name"]
+    bundle = {"schema": checker.BUNDLE_SCHEMA, "count": 1, "certificates": [member]}
+    assert checker.check(bundle).valid
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(bundle))
+    assert main(["transcript", str(path)]) == 0
+    assert "# Proof transcript: (unnamed)" in capsys.readouterr().out
+
+
+def test_a_tree_that_reads_no_input_says_so(tmp_path, capsys):
+    v = 2
+    doc = {"schema": checker.OUTCOME_SCHEMA, "vocab_size": v, "reference": "g",
+           "rows": {"p": {"recipe": ["input", "p"], "values": ["1/2", "1/2"]},
+                    "g": {"recipe": ["given"], "values": ["1/1", "0/1"]}},
+           "nodes": [{"label": "commit", "reach": "1/1", "branches": [
+               {"event": {"choice": {"condition": ["always"]}}, "probability": "1/1", "child": {"leaf": [0, True]}}]}],
+           "law": ["1/1", "0/1"], "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"},
+           "claims": {"lossless": True}}
+    verdict = checker.check(doc)
+    assert verdict.valid and verdict.facts[0]["reads"] == []
+    path = tmp_path / "noread.json"
+    path.write_text(json.dumps(doc))
+    assert main(["transcript", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "the tree reads no input row." in text and "the tree reads the inputs ." not in text
+
+
+def _hostile_documents():
+    """Every reproducer class kept in tests/data/trust (JSON files), the float and sum hostile documents of
+    this module, and mutants of a float certificate (each field of each row recipe and coin source replaced
+    by values of the wrong type)."""
+    from pathlib import Path
+
+    out = {}
+    for path in sorted((Path(__file__).parent / "data" / "trust").glob("*.json")):
+        out[path.name] = path.read_bytes()
+    base = _textbook(P16, Q16, ["float-divided", "w", "float16", ["left-to-right", "float32"]], P16)
+    junk = [None, True, -1, 2 ** 70, "x", "-1/2", "1/0", [], [[]], {}, [0, [1, [2, [3]]]], "float16", ["tree"],
+            ["tree", "float32", [0, 1, 2, 2]], 1.5]
+    n = 0
+    for name in list(base["rows"]):
+        recipe = base["rows"][name]["recipe"]
+        for i in range(len(recipe) + 1):
+            for value in junk:
+                doc = copy.deepcopy(base)
+                r = doc["rows"][name]["recipe"]
+                if i < len(r):
+                    r[i] = value
+                else:
+                    r.append(value)
+                out[f"recipe-{n}"] = doc
+                n += 1
+    for value in junk:
+        for field in ("model", "lower", "upper"):
+            doc = copy.deepcopy(base)
+            doc["nodes"][1]["branches"][0]["event"]["coin"][field] = value
+            out[f"coin-{n}"] = doc
+            n += 1
+        for i in range(8):
+            doc = copy.deepcopy(base)
+            src = ["rounded-coin-ratio", "p", "q", 0, "float32", "float64", "<"]
+            src[i % 7] = value
+            doc["nodes"][1]["branches"][0]["event"]["coin"]["upper"]["source"] = src if i < 7 else ["const", value]
+            out[f"source-{n}"] = doc
+            n += 1
+    return out
+
+
+def test_no_exception_escapes_check_json_or_transcript(tmp_path, capsys):
+    """Every hostile document through checker.check, `check`, `check --json` and `transcript`: a verdict or a
+    clean refusal (exit 0, 1 or 2), never an exception; --json always prints one JSON object."""
+    docs = _hostile_documents()
+    assert len(docs) > 300
+    for i, (name, doc) in enumerate(docs.items()):
+        verdict = checker.check(doc)
+        assert isinstance(verdict, checker.Verdict), name
+        path = tmp_path / f"d{i}.json"
+        path.write_bytes(doc if isinstance(doc, bytes) else json.dumps(doc).encode())
+        if name.startswith(("recipe-", "coin-", "source-")) and i % 5:
+            continue  # the CLI on every fifth mutant (each is checked above): the CLI's own paths are few
+        assert main(["check", str(path)]) in (0, 1, 2), name
+        capsys.readouterr()
+        assert main(["check", str(path), "--json"]) in (0, 1, 2), name
+        report = json.loads(capsys.readouterr().out)
+        assert report["valid"] is verdict.valid or name.startswith("symbolic") or name.startswith("dupkey"), name
+        assert main(["transcript", str(path)]) in (0, 1, 2), name
+        captured = capsys.readouterr()
+        if verdict.valid:  # a valid document renders
+            assert "cannot render" not in captured.err, (name, captured.err)
