@@ -15,13 +15,16 @@ Objects
   ``uniform``, ``times-capped-ratio`` c min(1, a[x]/b[x]), ``scaled`` c a, ``minimum``
   min(a, b), and the float steps (:data:`FLOAT_FORMATS`, each the exact IEEE rounding,
   :func:`_round_float`): ``float-rounded`` fl(a), ``float-positive-part`` max(fl(a - b), 0),
-  ``float-normalized`` fl(a / fl-sum(a)), ``float-divided`` fl(a / s) for a stated float s
-  that is a sum of a in some order (:func:`_some_float_sum`: a library's own sum).
+  ``float-normalized`` fl(a / s), s the float sum of a left to right, ``float-divided``
+  fl(a / s), s the float sum of a in the order the recipe names (:func:`_ordered_sum`: left to
+  right or a tree, in a named accumulator; a library's order) or, stated as a number, bounded
+  (:func:`_some_float_sum`) and reported as a stated value.
 - An **event** (:func:`_event_probability`) is a branch's primitive, its probability
   re-derived from the rows: ``draw`` (a token from a row), ``coin`` (a uniform between two
   thresholds, :func:`_threshold`: ``ratio`` a[x]/b[x], ``cdf``, ``masses`` sum(a)/sum(b),
-  ``const``, ``float-ratio`` fl(a[x]/b[x]), ``float-product`` the grid coins with
-  fl(u b[x]) < a[x]; under a coin model: continuous, a float grid, or fixed), ``choice`` (a
+  ``const`` (a stated value, reported), ``float-ratio`` fl(a[x]/b[x]), ``float-product`` the grid
+  coins with fl(u b[x]) < a[x], ``rounded-coin-ratio`` and ``rounded-coin-product`` the same with
+  the coin rounded to the format first; under a coin model: continuous, a float grid, or fixed), ``choice`` (a
   condition on the rows: argmax, zero, positive, always) and ``race`` (an exponential race
   sharing its noise with an earlier one, :func:`_race_given`). Trees the kernel builds itself
   also draw every token of a row at once (``every``).
@@ -1076,8 +1079,9 @@ def _named_sum(a, fmt, order, where):
 
 
 def _some_float_sum(row, fmt, value, where):
-    """A stated sum ``s`` of the derived row ``row`` (a library's ``r.sum()`` whose order the document does not
-    name), checked as far as any order allows (and reported as stated: this check bounds it, it does not derive it): a float of ``fmt``; 0 iff the row's mass is 0; at least the
+    """A stated sum ``s`` of the derived row ``row`` (a library's ``r.sum()`` whose order the document
+    does not name), checked as far as any order allows, which bounds it but does not derive it (the
+    check reports it as a stated value): a float of ``fmt``; 0 iff the row's mass is 0; at least the
     row's largest entry (rounding is monotone, so no order of adding non-negative floats gives less);
     and, for n non-zero entries (k = n - 1 additions that can round) with unit roundoff
     u = 2^-precision, within ``k u`` of the exact sum S, relative: every order of summation in
@@ -1732,8 +1736,10 @@ def _check_outcome(cert, where):
     mass), the TV from the reference row, and the claim ``lossless`` (TV = 0).
 
     What is trusted: that the tree is the verifier's program (built by specproof.rules.audit from the
-    rule, not re-derived here) and the values of ``given`` rows. The facts name the input rows
-    the tree reads and how the reference derives from p, so that both can be shown.
+    rule, not re-derived here), the values of ``given`` rows, ``const`` thresholds and stated float
+    sums. The facts name the input rows the tree reads, how the reference derives from p, the stated
+    values (``stated``) and the float sums derived in a named order (``sums``), so that all can be
+    shown.
     """
     size = _size(cert, where)
     nodes = _field(cert, "nodes", where)
@@ -1849,7 +1855,8 @@ def _check_block(cert, where):
     = 0: the stream statement of Leviathan et al. 2023, Theorem 3.5 over a block, and Sun et al.
     2024, Theorem 1).
 
-    What is trusted: that the tree is the verifier's program, and the ``given`` rows.
+    What is trusted: that the tree is the verifier's program, the ``given`` rows, ``const``
+    thresholds and stated float sums (named in the facts' ``stated``).
     """
     size = _size(cert, where)
     gamma = _field(cert, "gamma", where)
