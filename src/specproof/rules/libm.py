@@ -474,8 +474,8 @@ def numpy_pairwise_order(n: int, start: int = 0):
     --------
     >>> numpy_pairwise_order(3)
     [0, 1, 2]
-    >>> numpy_pairwise_order(9)
-    [[[[0, 8], 1], [2, 3]], [[4, 5], [6, 7]]]
+    >>> numpy_pairwise_order(9)  # ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)), then + a[8]
+    [[[0, 1], [2, 3]], [[4, 5], [6, 7]], 8]
     """
     if n < 8:
         out = None
@@ -549,8 +549,10 @@ def torch_cascade_order(n: int, lanes: int):
 
     Examples
     --------
-    >>> torch_cascade_order(5, 8)
-    [[0, 4], 1, 2, 3]
+    >>> torch_cascade_order(5, 8)  # four partial sums, a[4] into the first, then the others added to it
+    [0, 4, 1, 2, 3]
+    >>> torch_cascade_order(17, 8)  # the tail a[16] first, then the 8 lanes
+    [16, [0, 8], [1, 9], [2, 10], [3, 11], [4, 12], [5, 13], [6, 14], [7, 15]]
     """
     if n < lanes:
         return _torch_row_sum(lambda i: i, n)
