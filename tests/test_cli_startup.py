@@ -27,3 +27,21 @@ def test_version_and_help_import_no_subcommand():
             "or m.startswith(('specproof.cli.', 'specproof.laws', 'specproof.certify'))))")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.strip().splitlines()[-1] == "['specproof.cli._common']"
+
+
+def test_check_of_a_certificate_imports_no_numpy_sympy_or_jinja(tmp_path):
+    # the checker is standard library only, and check's start follows it (issue 34: CPU before any work)
+    from pathlib import Path
+
+    cert = Path(__file__).resolve().parents[1] / "proofs" / "transcripts" / "alpha_tv.json"
+    code = (f"import sys; from specproof.cli import main; code = main(['check', {str(cert)!r}, '-q']); "
+            "print(code, sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'sympy', 'torch', 'jinja2'}))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.strip().splitlines()[-1] == "0 []"
+
+
+def test_check_s_default_atol_is_the_library_s():
+    from specproof.cli import check
+    from specproof.laws.rational import DEFAULT_FLOAT_ATOL
+
+    assert check._DEFAULT_ATOL == DEFAULT_FLOAT_ATOL

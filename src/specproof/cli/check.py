@@ -9,10 +9,11 @@ from typing import Any, Callable
 
 
 from specproof import checker
-from specproof.report import transcript
-from specproof.cli.loaders import load_distributions
-from specproof.laws.rational import DEFAULT_FLOAT_ATOL
 from specproof.cli._common import _Usage, _bar, _check_atol, _json_option, _pairs, _print_json, _say
+
+
+#: laws.rational.DEFAULT_FLOAT_ATOL, written out so that check's start loads no NumPy (a test keeps them equal).
+_DEFAULT_ATOL = 1e-3
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -30,7 +31,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "names the rows compared, those not read, and those read but bound to nothing")
     ck.add_argument("--draft", metavar="Q", help="the same for q (give --target and --draft together)")
     ck.add_argument("--atol", type=float, default=None,
-                    help=f"tolerance on the float sums of --target/--draft, in (0, 1) (default {DEFAULT_FLOAT_ATOL})")
+                    help=f"tolerance on the float sums of --target/--draft, in (0, 1) (default {_DEFAULT_ATOL})")
     ck.add_argument("--require-lossless", action="store_true",
                     help="exit 1 also for a valid certificate unless its certified law is exactly p: the target row "
                          "bound to --target (without --target, the certificate's own input p, and the output says so); "
@@ -166,6 +167,8 @@ def run(args: argparse.Namespace) -> int:
         code = 1
     file = args.certificate
     if args.json:
+        from specproof.report import transcript  # where used: NumPy and Jinja stay out of check's start
+
         bind = {} if args.target is None else {
             "bound_to_inputs": verdict.valid and not binding.get("unbound", True),
             "bound_rows": binding.get("bound", []), "unbound_rows": binding.get("unbound", []),
@@ -204,6 +207,8 @@ def run(args: argparse.Namespace) -> int:
                 first = trees[lossy[0]]
                 stream = "stream " if first["schema"] == checker.BLOCK_SCHEMA else ""
                 at = f", at {len(lossy)} of {len(lossless)} positions" if len(lossless) > 1 else ""
+                from specproof.report import transcript
+
                 _say(f"  the certified verifier is LOSSY (exact {stream}TV {transcript.number_text(tvs[lossy[0]])}{at}; "
                      f"reference: {_reference_of(first)})")
         if args.require_lossless and failures:
@@ -251,8 +256,11 @@ def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> tuple[str, dict
     {}). What was compared: ``bound`` (the rows compared, "p", "q" or "p after [ids]"),
     ``unread`` (p or q, never read by a tree, so not compared) and ``unbound`` (rows the tree
     reads that nothing was compared with: the input row ``proposal`` and given rows)."""
+    from specproof.cli.loaders import load_distributions  # NumPy: only where --target/--draft are read
+    from specproof.report import transcript
+
     _check_atol(args.atol)
-    atol = DEFAULT_FLOAT_ATOL if args.atol is None else args.atol
+    atol = _DEFAULT_ATOL if args.atol is None else args.atol
     target = load_distributions(args.target, "p", atol=atol, atol_name="--atol")
     draft = load_distributions(args.draft, "q", atol=atol, atol_name="--atol")
     if any("law" not in facts for facts in verdict.facts):
