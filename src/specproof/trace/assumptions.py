@@ -1,4 +1,5 @@
-"""The assumptions a trace states: the general ones, and one per kind of random call."""
+"""The assumptions a trace states: the general ones (each source states its calls' own, see
+:class:`specproof.trace.sources.base.Source`)."""
 
 from __future__ import annotations
 
@@ -40,32 +41,6 @@ def _pushed_note(pushed: int, refuted: int) -> str:
         notes.append(f"at {prefixes(refuted)} the check run disagreed and every category was run (a use of the draw "
                      "the function mode did not see)")
     return "pushforward: " + "; ".join(notes)
-
-
-_CALL_ASSUMPTIONS = {
-    "torch.rand": "torch.rand: each element k/2^24 (float32) or k/2^53 (float64), k uniform on the grid",
-    "torch.rand_like": "torch.rand_like: each element k/2^24 (float32) or k/2^53 (float64), k uniform on the grid",
-    "Tensor.uniform_": "Tensor.uniform_(a, b): the bounds in the tensor's dtype, u (b - a) + a in double with u = "
-                       "k/2^24 (float32) or k/2^53 (float64), rounded to the tensor's dtype (PyTorch's CPU kernel)",
-    "torch.multinomial": "torch.multinomial: an exact categorical over the float weights as given (Fraction(w_i) "
-                         "/ sum); PyTorch's own sampling kernel (a float exponential race) is not traced",
-    "torch.randint": "torch.randint: each element exactly uniform over [low, high); PyTorch's CPU kernel takes a "
-                     "random 32- or 64-bit integer modulo the range, off from uniform by at most range / 2^32 "
-                     "(not modelled)",
-    "Tensor.exponential_": "Tensor.exponential_, traced only as the race argmax(w / E, dim=-1): IDEALIZED: E_i "
-                           "i.i.d. exact Exp(lambda), the division and the argmax exact, so row r's winner is i with "
-                           "probability w_i / sum_j w_j over its positive finite float weights (ties have probability "
-                           "0; zero and negative weights never win); a row with a NaN or +inf weight or no positive "
-                           "weight is decided by the code's own argmax (it does not depend on E). PyTorch's CPU kernel "
-                           "is not traced: it computes E = -(1/lambda) log(1 - u) in double, u = k/2^53, a discrete "
-                           "E that is -0.0 at k = 0 (probability 2^-53 per element, pytorch issues #22557, #192577), "
-                           "where w_i / E_i is NaN at a zero weight and argmax returns that zero-weight id: with "
-                           "exponential_zeros=False (the default) that edge is NOT in this law",
-    "Generator.random": "numpy Generator.random: k/2^53 (float64) or k/2^24 (float32), k uniform on the grid",
-    "Generator.uniform": "numpy Generator.uniform(a, b): a + (b - a) * k/2^53 in float64",
-    "Generator.choice": "numpy Generator.choice: an exact categorical over p (Fraction(p_i) / sum), uniform "
-                        "without p; NumPy's own inverse-CDF search is not traced",
-}
 
 
 _EXPONENTIAL_ZEROS = (

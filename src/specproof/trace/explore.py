@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import sys
 from fractions import Fraction
 from typing import Any, Callable
 
@@ -27,7 +26,7 @@ from specproof.trace.core import (
     _Run,
     _Uniform,
 )
-from specproof.trace.sources import _LATE_TORCH, _TORCH_PATCHED, _states
+from specproof.trace.sources import _install_late, _installed, _states
 from specproof.trace.sources.torch_mode import _mark_output_opaque, _race_mode
 
 
@@ -86,7 +85,7 @@ class _Tracer:
 
     def _run_once(self, prefix: tuple[int, ...]) -> tuple[Any, tuple]:
         r = _Run(prefix, self.exponential_zeros)
-        torch_patched = bool(_TORCH_PATCHED)
+        torch_patched = "torch" in _installed()
         before = _states(self.generator)
         if torch_patched and (self.need_mode or self.read_thresholds or self.pushforward or self.runs <= MODE_RUNS):
             r.mode = _race_mode(r)
@@ -104,8 +103,7 @@ class _Tracer:
                                 f"{self._describe(prefix)})") from exc
         finally:
             _ACTIVE.pop()
-        if not torch_patched and "torch" in sys.modules and _LATE_TORCH:
-            _LATE_TORCH[-1]()  # the sampler imported torch during the run: patch it, then run again
+        if _install_late():  # the sampler imported a source's module (torch) during the run: patch it, run again
             return self._run_once(prefix)
         if _states(self.generator) != before:
             raise UnmodelledRandomness(

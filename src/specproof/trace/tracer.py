@@ -142,6 +142,11 @@ bounds the work.
 
 Not thread-safe: the patches are process-wide while a trace runs.
 
+Where the parts are: :mod:`specproof.trace.core` (the slots, one run, :class:`Trace`),
+:mod:`specproof.trace.explore` (the exploration of branches), :mod:`specproof.trace.sources` (one module
+per randomness source behind :class:`specproof.trace.sources.base.Source`; a new source is one module
+and its tests), and this module (:func:`trace`, the assumptions it states, :func:`stream_tv`).
+
 References
 ----------
 The float grids: PyTorch ``aten/src/ATen/core/TransformationHelper.h`` (``uniform_real``) and
@@ -167,7 +172,7 @@ import numpy as np
 
 from specproof.errors import InvalidDistribution, SpecProofError
 from specproof.laws.block import stream_tv as _stream_tv
-from specproof.trace.assumptions import _CALL_ASSUMPTIONS, _EXPONENTIAL_ZEROS, _GENERAL, _READ_ALL, _pushed_note
+from specproof.trace.assumptions import _EXPONENTIAL_ZEROS, _GENERAL, _READ_ALL, _pushed_note
 from specproof.trace.core import (  # noqa: F401  (re-exported: the public names and limits)
     EXPONENTIAL_ZERO,
     MAX_CATEGORIES,
@@ -182,7 +187,7 @@ from specproof.trace.core import (  # noqa: F401  (re-exported: the public names
     UnmodelledRandomness,
 )
 from specproof.trace.explore import _Tracer
-from specproof.trace.sources import intercepted
+from specproof.trace.sources import _call_assumption, intercepted
 from specproof.trace.sources.numpy_generator import TracedGenerator
 
 __all__ = ["UnmodelledRandomness", "NotPiecewiseConstant", "ContinuousThreshold", "TraceTooLarge", "SamplerRaised",
@@ -314,7 +319,7 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
                    "were bisected, under the assumption above")
     if tracer.pushed_slots or tracer.push_refuted:
         general = (*general, _pushed_note(tracer.pushed_slots, tracer.push_refuted))
-    assumptions = general + tuple(_CALL_ASSUMPTIONS[c] for c in sorted(tracer.calls))
+    assumptions = general + tuple(_call_assumption(c) for c in sorted(tracer.calls))
     if exponential_zeros and "Tensor.exponential_" in tracer.calls:
         assumptions += (_EXPONENTIAL_ZEROS,)
     return Trace(law, tracer.runs, assumptions, tuple(sorted(tracer.calls)))

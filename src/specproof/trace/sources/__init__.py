@@ -4,22 +4,26 @@
 :mod:`~specproof.trace.sources.torch_mode` (the torch-function mode that decides exponential races,
 reads thresholds and follows draws), :mod:`~specproof.trace.sources.numpy_generator` (the NumPy
 generator the tracer provides and NumPy's legacy global functions), :mod:`~specproof.trace.sources.python_random`
-(Python's :mod:`random`). :func:`intercepted` puts every patch in place for the duration of a trace.
+(Python's :mod:`random`). Each is a :class:`~specproof.trace.sources.base.Source` in the registry
+:data:`SOURCES`; :func:`intercepted` puts every registered source's patches in place for the duration of a trace.
 """
 
 from __future__ import annotations
 
 import contextlib
-import random as _pyrandom
 import sys
 from typing import Any, Callable, Iterator
 
-import numpy as np
+from specproof.trace.sources.base import SOURCES, Patcher, Source, register, unregister
+from specproof.trace.sources.numpy_generator import NumpySource, TracedGenerator
+from specproof.trace.sources.python_random import PythonRandomSource
+from specproof.trace.sources.torch_calls import TorchSource
 
-from specproof.trace.core import _refuser
-from specproof.trace.sources.numpy_generator import _NUMPY_LEGACY, TracedGenerator
-from specproof.trace.sources.python_random import _PY_RANDOM
-from specproof.trace.sources.torch_calls import _TENSOR_REFUSED, _TORCH_REFUSED, _torch_patches
+__all__ = ["intercepted", "Source", "Patcher", "register", "unregister", "SOURCES", "TracedGenerator"]
+
+# the built-in sources, in installation order; a new source is one module with a Source subclass and this line
+for _source in (TorchSource(), NumpySource(), PythonRandomSource()):
+    register(_source)
 
 
 @contextlib.contextmanager
@@ -27,72 +31,58 @@ def intercepted() -> Iterator[None]:
     """Patch every modelled and refused random function for the duration of the block.
 
     The originals are restored on exit, also when the block raises. Within the block the modelled
-    functions take their values from the active run (see :func:`trace`).
+    functions take their values from the active run (see :func:`~specproof.trace.tracer.trace`). Every
+    registered source (:data:`SOURCES`) whose module is imported is installed; one whose module is
+    imported later (a sampler that imports torch during a run) is installed by :func:`_install_late`.
     """
-    undo: list[Callable[[], None]] = []
+    patcher = Patcher()
+    installed: set[str] = set()
 
-    def patch(owner: Any, name: str, new: Any) -> None:
-        if name in vars(owner):
-            old = vars(owner)[name]
-            undo.append(lambda: setattr(owner, name, old))
-        elif hasattr(owner, name):
-            undo.append(lambda: delattr(owner, name))
-        else:
-            return
-        setattr(owner, name, new)
-
-    def patch_torch() -> None:
-        import torch
-
-        # tiny tensors: one intra-op thread (measured: softmax of a [1, 3, 16] tensor took ~13 ms with
-        # the default thread pool on a shared 2-core machine, ~10 us with one thread); restored below
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        undo.append(lambda: torch.set_num_threads(threads))
-        fns = _torch_patches()
-        for name in ("rand", "rand_like", "multinomial", "randint"):
-            patch(torch, name, fns[name])
-        patch(torch.Tensor, "uniform_", fns["uniform_"])
-        patch(torch.Tensor, "multinomial", fns["tensor_multinomial"])
-        for name in _TORCH_REFUSED:
-            patch(torch, name, _refuser(f"torch.{name}"))
-        patch(torch.Tensor, "exponential_", fns["exponential_"])
-        for name in _TENSOR_REFUSED:
-            patch(torch.Tensor, name, _refuser(f"Tensor.{name}"))
-        _TORCH_PATCHED.append(True)
+    def install_ready() -> bool:
+        new = False
+        for source in list(SOURCES):
+            if source.name not in installed and (source.module is None or source.module in sys.modules):
+                source.install(patcher)
+                installed.add(source.name)
+                new = True
+        return new
 
     try:
-        if "torch" in sys.modules:  # a NumPy-only sampler does not import torch
-            patch_torch()
-        _LATE_TORCH.append(patch_torch)
-        for name in _NUMPY_LEGACY:
-            hint = ("; take the generator trace() provides (numpy_rng=...)" if name == "default_rng"
-                    else " (NumPy's global legacy generator)")
-            patch(np.random, name, _refuser(f"numpy.random.{name}", hint))
-        for name in _PY_RANDOM:
-            patch(_pyrandom, name, _refuser(f"random.{name}", " (Python's random module)"))
+        install_ready()
+        _INSTALLING.append((install_ready, installed))
         yield
     finally:
-        for fn in reversed(undo):
-            fn()
-        _TORCH_PATCHED.clear()
-        if _LATE_TORCH:
-            _LATE_TORCH.pop()
+        patcher.undo()
+        if _INSTALLING:
+            _INSTALLING.pop()
 
 
-#: While :func:`intercepted` is active: the function that patches torch (called when a sampler imports
-#: torch during a run), and whether torch is patched.
-_LATE_TORCH: list[Callable[[], None]] = []
-_TORCH_PATCHED: list[bool] = []
+#: While :func:`intercepted` is active: the function that installs the sources whose module was imported since,
+#: and the names of the sources installed.
+_INSTALLING: list[tuple[Callable[[], bool], set[str]]] = []
+
+
+def _installed() -> frozenset[str]:
+    """The names of the sources installed by the active :func:`intercepted` (empty outside one)."""
+    return frozenset(_INSTALLING[-1][1]) if _INSTALLING else frozenset()
+
+
+def _install_late() -> bool:
+    """Install the sources whose module was imported since the trace began; True if any was."""
+    return bool(_INSTALLING) and _INSTALLING[-1][0]()
 
 
 def _states(generator: TracedGenerator | None) -> tuple:
-    out: list[Any] = [_pyrandom.getstate()]
-    name, keys, pos, has_gauss, cached = np.random.mtrand._rand.get_state(legacy=True)
-    out.append((keys.tobytes(), pos, has_gauss, cached))
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        out.append(bytes(torch.default_generator.get_state().numpy()))
+    """The watched generators' states (every registered source's, then the provided NumPy generator's)."""
+    out: list[Any] = [source.state() for source in SOURCES if source.module is None or source.module in sys.modules]
     if generator is not None:
         out.append(repr(generator.bit_generator.state))
     return tuple(out)
+
+
+def _call_assumption(call: str) -> str:
+    """The modelling assumption a registered source states for ``call``."""
+    for source in SOURCES:
+        if call in source.assumptions:
+            return source.assumptions[call]
+    return f"{call}: modelled by a source that states no assumption"

@@ -7,6 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from specproof.trace.sources.base import Patcher, Source
 from specproof.trace.core import (
     MAX_CATEGORIES,
     SamplerRaised,
@@ -81,3 +82,28 @@ class TracedGenerator(np.random.Generator):
 for _name in [n for n in dir(np.random.Generator) if not n.startswith("_")
               and n not in ("random", "uniform", "choice", "bit_generator", "spawn")]:
     setattr(TracedGenerator, _name, _refuser(f"Generator.{_name}"))
+
+
+class NumpySource(Source):
+    """NumPy: the provided generator's ``random``, ``uniform`` and ``choice`` modelled (:class:`TracedGenerator`);
+    NumPy's legacy global functions refused; NumPy's legacy global generator watched."""
+
+    name = "numpy"
+    module = None
+    assumptions = {
+        "Generator.random": "numpy Generator.random: k/2^53 (float64) or k/2^24 (float32), k uniform on the grid",
+        "Generator.uniform": "numpy Generator.uniform(a, b): a + (b - a) * k/2^53 in float64",
+        "Generator.choice": "numpy Generator.choice: an exact categorical over p (Fraction(p_i) / sum), uniform "
+                            "without p; NumPy's own inverse-CDF search is not traced",
+    }
+
+    def install(self, patcher: Patcher) -> None:
+        for name in _NUMPY_LEGACY:
+            hint = ("; take the generator trace() provides (numpy_rng=...)" if name == "default_rng"
+                    else " (NumPy's global legacy generator)")
+            patcher.set(np.random, name, _refuser(f"numpy.random.{name}", hint))
+
+    def state(self) -> tuple:
+        name, keys, pos, has_gauss, cached = np.random.mtrand._rand.get_state(legacy=True)
+        return keys.tobytes(), pos, has_gauss, cached
+

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Callable
+import sys
+from typing import Any, Callable
 
 from specproof.trace.core import (
     MAX_CATEGORIES,
@@ -15,9 +16,11 @@ from specproof.trace.core import (
     _ExpDraw,
     _fraction_weights,
     _NeedMode,
+    _refuser,
     _run,
     _uniform_values,
 )
+from specproof.trace.sources.base import Patcher, Source
 from specproof.trace.sources.torch_mode import _mark_raw, _taint, _track_draw
 
 
@@ -176,3 +179,55 @@ _TORCH_REFUSED = ("randn", "randn_like", "randint_like", "randperm", "normal", "
                   "manual_seed", "seed", "set_rng_state")  # a sampler that seeds itself is not random
 _TENSOR_REFUSED = ("normal_", "bernoulli_", "bernoulli", "geometric_", "cauchy_",
                    "log_normal_", "random_")
+
+
+class TorchSource(Source):
+    """PyTorch: ``torch.rand``, ``rand_like``, ``Tensor.uniform_``, ``torch.multinomial``, ``torch.randint`` and
+    ``Tensor.exponential_`` (as a race) modelled; the other random functions and tensor methods refused; PyTorch's
+    default generator watched."""
+
+    name = "torch"
+    module = "torch"
+    assumptions = {
+        "torch.rand": "torch.rand: each element k/2^24 (float32) or k/2^53 (float64), k uniform on the grid",
+        "torch.rand_like": "torch.rand_like: each element k/2^24 (float32) or k/2^53 (float64), k uniform on the grid",
+        "Tensor.uniform_": "Tensor.uniform_(a, b): the bounds in the tensor's dtype, u (b - a) + a in double with u = "
+                           "k/2^24 (float32) or k/2^53 (float64), rounded to the tensor's dtype (PyTorch's CPU kernel)",
+        "torch.multinomial": "torch.multinomial: an exact categorical over the float weights as given (Fraction(w_i) "
+                             "/ sum); PyTorch's own sampling kernel (a float exponential race) is not traced",
+        "torch.randint": "torch.randint: each element exactly uniform over [low, high); PyTorch's CPU kernel takes a "
+                         "random 32- or 64-bit integer modulo the range, off from uniform by at most range / 2^32 "
+                         "(not modelled)",
+        "Tensor.exponential_": "Tensor.exponential_, traced only as the race argmax(w / E, dim=-1): IDEALIZED: E_i "
+                               "i.i.d. exact Exp(lambda), the division and the argmax exact, so row r's winner is i with "
+                               "probability w_i / sum_j w_j over its positive finite float weights (ties have probability "
+                               "0; zero and negative weights never win); a row with a NaN or +inf weight or no positive "
+                               "weight is decided by the code's own argmax (it does not depend on E). PyTorch's CPU kernel "
+                               "is not traced: it computes E = -(1/lambda) log(1 - u) in double, u = k/2^53, a discrete "
+                               "E that is -0.0 at k = 0 (probability 2^-53 per element, pytorch issues #22557, #192577), "
+                               "where w_i / E_i is NaN at a zero weight and argmax returns that zero-weight id: with "
+                               "exponential_zeros=False (the default) that edge is NOT in this law",
+    }
+
+    def install(self, patcher: Patcher) -> None:
+        import torch
+
+        # tiny tensors: one intra-op thread (measured: softmax of a [1, 3, 16] tensor took ~13 ms with
+        # the default thread pool on a shared 2-core machine, ~10 us with one thread); restored at exit
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        patcher.at_exit(lambda: torch.set_num_threads(threads))
+        fns = _torch_patches()
+        for name in ("rand", "rand_like", "multinomial", "randint"):
+            patcher.set(torch, name, fns[name])
+        patcher.set(torch.Tensor, "uniform_", fns["uniform_"])
+        patcher.set(torch.Tensor, "multinomial", fns["tensor_multinomial"])
+        for name in _TORCH_REFUSED:
+            patcher.set(torch, name, _refuser(f"torch.{name}"))
+        patcher.set(torch.Tensor, "exponential_", fns["exponential_"])
+        for name in _TENSOR_REFUSED:
+            patcher.set(torch.Tensor, name, _refuser(f"Tensor.{name}"))
+
+    def state(self) -> bytes:
+        return bytes(sys.modules["torch"].default_generator.get_state().numpy())
+
