@@ -125,6 +125,7 @@ def _comparison_json(result) -> dict:
             "arithmetic": result.arithmetic, "gamma": result.gamma, "outside_support": ff(result.outside_support),
             "law": {key(o): ff(m) for o, m in result.law.items()}, "differing": rows(result.differing),
             "member_differing": rows(result.member_differing), "runs": result.trace.runs,
+            "control": getattr(result.trace, "control", ""),
             "assumptions": list(result.trace.assumptions), "caveats": list(result.caveats)}
 
 

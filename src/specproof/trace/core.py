@@ -8,6 +8,7 @@ randomness source is in :mod:`specproof.trace.sources`, the exploration of branc
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable
@@ -43,6 +44,29 @@ EXPONENTIAL_ZERO = Fraction(1, 2**53)
 
 class UnmodelledRandomness(SpecProofError):
     """The sampler asked for randomness the tracer does not model (the message names the call)."""
+
+
+class UncontrolledRandomness(UnmodelledRandomness):
+    """The sampler's output depends on randomness specproof does not control (no verdict is given).
+
+    Raised for a generator reached through a path that is not patched (a NumPy ``Generator`` or
+    ``RandomState`` or a ``random.Random`` the tracer cannot rebind, a function bound before tracing),
+    ``os.urandom``/``secrets``, a sampler that seeds its own generator, and a sampler whose output changes
+    when a run is replayed with the same supplied draws (or with the clock shifted). The message names the
+    source and, where it was seen, the file and line.
+
+    Attributes
+    ----------
+    source : str
+        What drew the randomness (``"numpy.random.Generator (PCG64) at 0x..."``, ``"time.perf_counter"``).
+    where : str or None
+        ``file:line`` of the call in the sampler's code, where known.
+    """
+
+    def __init__(self, message: str, source: str = "", where: str | None = None) -> None:
+        super().__init__(message)
+        self.source = source
+        self.where = where
 
 
 class NotPiecewiseConstant(SpecProofError):
@@ -97,6 +121,9 @@ class _Run:
         self.slots: list[Any] = []
         self.calls: set[str] = set()
         self.exponential_zeros = exponential_zeros
+        self.clock_shift: float | None = None  # None: the real clock; a number: a replay's frozen clock, shifted
+        self.clock_reads = 0  # clock reads so far in a replay (its frozen clock advances 1 microsecond a read)
+        self.clock_sites: set[str] = set()  # the clock reads of this run ("time.perf_counter at file:line")
         self.mode: Any = None  # the _RaceMode watching this run's torch calls, if any
         self.keep: list[Any] = []  # tensors whose ids are keys below stay alive for the run
         self.exp: dict[int, _ExpDraw] = {}  # id(tensor) -> the exponential draw it holds (or a view of)
@@ -187,12 +214,43 @@ def _uniform_values(run: _Run, n: int, bits: int, call: str) -> list[float]:
     return [run.take(_Uniform(bits, call)) * scale for _ in range(n)]
 
 
+#: Files whose frames are not "the sampler's code" when a call site is named (the tracer, the libraries whose
+#: random functions are patched, and their helpers).
+_LIBRARY_FILES = ("/specproof/trace/", "/random.py", "/secrets.py", "/uuid.py", "/tempfile.py", "/numpy/random/",
+                  "/contextlib.py", "/functools.py")
+
+
+def _call_site(skip: int = 1) -> str | None:
+    """``file:line`` of the innermost frame outside the tracer and the patched libraries (None if none)."""
+    frame = sys._getframe(skip)
+    while frame is not None:
+        name = frame.f_code.co_filename.replace("\\", "/")
+        if not any(part in name for part in _LIBRARY_FILES):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
+
+
+def _importing() -> bool:
+    """True while a module is being imported (its import-time code, not the sampler, draws or reads the clock)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _refuser(name: str, hint: str = "") -> Callable:
     def refuse(*args, **kwargs):
-        raise UnmodelledRandomness(f"the sampler called {name}, which specproof.trace.tracer does not model{hint}; "
-                                   "modelled: torch.rand, torch.rand_like, Tensor.uniform_, torch.multinomial, "
-                                   "torch.randint, Tensor.exponential_ (as a race argmax(w / E)), and the provided "
-                                   "NumPy generator's random/uniform/choice")
+        where = _call_site(2)
+        raise UnmodelledRandomness(f"the sampler called {name}{f' at {where}' if where else ''}, which "
+                                   f"specproof.trace.tracer does not model{hint}; modelled: torch.rand, "
+                                   "torch.rand_like, Tensor.uniform_, torch.multinomial, torch.randint, "
+                                   "Tensor.exponential_ (as a race argmax(w / E)), NumPy's random/uniform/choice "
+                                   "(of any Generator or RandomState the sampler reaches, and the global "
+                                   "functions), Python's random.random, randrange, randint, choice, choices, "
+                                   "shuffle, sample and uniform (the module's and any random.Random's)")
     refuse.__name__ = name.rsplit(".", 1)[-1]
     return refuse
 
@@ -247,9 +305,13 @@ class Trace:
         random call the sampler made).
     calls : tuple of str
         The intercepted calls the sampler made (sorted names).
+    control : str
+        How the trace checked that the law is a function of the draws it supplied: the generators
+        rebound and watched, the runs replayed, the clock (:mod:`specproof.trace.control`).
     """
 
     law: dict[Any, Fraction]
     runs: int
     assumptions: tuple[str, ...]
     calls: tuple[str, ...] = field(default=())
+    control: str = ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import sys
 from fractions import Fraction
 from typing import Any, Callable
 
@@ -16,6 +17,7 @@ from specproof.trace.core import (
     NotPiecewiseConstant,
     SamplerRaised,
     TraceTooLarge,
+    UncontrolledRandomness,
     UnmodelledRandomness,
     _ACTIVE,
     _Categorical,
@@ -26,14 +28,17 @@ from specproof.trace.core import (
     _Run,
     _Uniform,
 )
-from specproof.trace.sources import _install_late, _installed, _states
+from specproof.trace.sources import SOURCES, _install_late, _installed, _states
 from specproof.trace.sources.torch_mode import _mark_output_opaque, _race_mode
 
 
 class _Tracer:
     def __init__(self, sampler, args, kwargs, key, generator, max_runs, check_pieces=True, exponential_zeros=False,
-                 progress=None, read_thresholds=True, pushforward=True):
+                 progress=None, read_thresholds=True, pushforward=True, control=None):
         self.sampler, self.args, self.kwargs, self.key = sampler, args, kwargs, key
+        self.control = control  # the generators rebound and watched (specproof.trace.control.Control), if any
+        self.executed: list[tuple[int, ...]] = []  # the prefixes run, in order
+        self.clocked: dict[tuple[int, ...], frozenset[str]] = {}  # prefix -> the clock reads of its run
         self.progress = progress
         self.generator, self.max_runs, self.check_pieces = generator, max_runs, check_pieces
         self.runs = 0
@@ -67,6 +72,7 @@ class _Tracer:
         while True:
             try:
                 got = self._run_once(prefix)
+                self.executed.append(prefix)
                 break
             except _NeedMode:  # Tensor.exponential_ needs the torch-function mode: run again with it
                 self.need_mode = True
@@ -83,16 +89,19 @@ class _Tracer:
                     self._push[longer] = self._push[prefix]
         return got
 
-    def _run_once(self, prefix: tuple[int, ...]) -> tuple[Any, tuple]:
+    def _execute(self, prefix: tuple[int, ...], clock_shift: float | None = None) -> tuple[_Run, Any]:
+        """One run of the sampler with ``prefix`` supplied: (the run's record, the sampler's return value)."""
         r = _Run(prefix, self.exponential_zeros)
-        torch_patched = "torch" in _installed()
-        before = _states(self.generator)
-        if torch_patched and (self.need_mode or self.read_thresholds or self.pushforward or self.runs <= MODE_RUNS):
+        r.clock_shift = clock_shift
+        if "torch" in _installed() and (self.need_mode or self.read_thresholds or self.pushforward or
+                                        self.runs <= MODE_RUNS):
             r.mode = _race_mode(r)
             r.pushforward = self.pushforward
         _ACTIVE.append(r)
         try:
             memo = {} if self.generator is None else {id(self.generator): self.generator}  # the traced generator stays
+            if self.control is not None:
+                memo.update(self.control.memo)  # so do the generators rebound for the trace
             args, kwargs = copy.deepcopy((self.args, self.kwargs), memo)  # fresh buffers, as an engine passes each step
             with r.mode if r.mode is not None else contextlib.nullcontext():
                 out = self.sampler(*args, **kwargs)
@@ -103,14 +112,45 @@ class _Tracer:
                                 f"{self._describe(prefix)})") from exc
         finally:
             _ACTIVE.pop()
+        return r, out
+
+    def _watched(self) -> tuple:
+        return _states(self.generator), (self.control.states() if self.control is not None else ())
+
+    def _uncontrolled(self, prefix: tuple[int, ...], before: tuple) -> None:
+        """Refuse a run that changed a watched generator's state, naming it and the line that drew from it."""
+        state_fns: list[tuple[str, Callable[[], Any]]] = []
+        if self.control is not None:
+            from specproof.trace.control import _state
+
+            for what, obj in self.control.changed(before[1]):
+                state_fns.append((f"{what} at {id(obj):#x}", lambda obj=obj: _state(obj)))
+        if _states(self.generator) != before[0]:
+            names = [s.name for s in SOURCES if s.module is None or s.module in sys.modules]
+            for i, (a, b) in enumerate(zip(_states(self.generator), before[0])):
+                if a != b:
+                    what = (f"the global generator of source {names[i]!r} (PyTorch's default, NumPy's legacy global "
+                            "or Python's random module)" if i < len(names) else "the provided NumPy generator")
+                    state_fns.append((what, lambda i=i: _states(self.generator)[i]))
+        what, state = state_fns[0] if state_fns else ("a watched generator", lambda: 0)
+        from specproof.trace.control import Control
+
+        where = Control.locate(lambda: self._execute(prefix), state) if state_fns else None
+        raise UncontrolledRandomness(
+            f"the sampler drew from {what}{f' at {where}' if where else ''} through a path specproof.trace.tracer "
+            "did not intercept (its state changed during a run): for example a generator specproof could not "
+            "rebind (kept in a tuple, or reached through an object it does not search), a random function bound "
+            "before tracing, torch.nn.functional.dropout or a C++ kernel; no verdict. Pass the generator as an "
+            "argument, keep it in a module-level name or an attribute, or use numpy_rng=", what, where)
+
+    def _run_once(self, prefix: tuple[int, ...], clock_shift: float | None = None,
+                  record: bool = True) -> tuple[Any, tuple]:
+        before = self._watched()
+        r, out = self._execute(prefix, clock_shift)
         if _install_late():  # the sampler imported a source's module (torch) during the run: patch it, run again
-            return self._run_once(prefix)
-        if _states(self.generator) != before:
-            raise UnmodelledRandomness(
-                "the sampler drew randomness through a path specproof.trace.tracer did not intercept (PyTorch's default "
-                "generator, NumPy's global generator, Python's random module or the provided generator changed "
-                "state during a run): for example torch.nn.functional.dropout, a C++ kernel, or a random function "
-                "bound before tracing")
+            return self._run_once(prefix, clock_shift, record)
+        if self._watched() != before:
+            self._uncontrolled(prefix, before)
         if any(not d.resolved for d in set(r.exp.values())):
             raise UnmodelledRandomness(
                 "the sampler drew E with Tensor.exponential_ but never divided a weight tensor by it: specproof.trace.tracer "
@@ -122,6 +162,10 @@ class _Tracer:
         if r.mode is not None:
             _mark_output_opaque(r, out)
         key = _freeze(out if self.key is None else self.key(out))
+        if not record:
+            return key, tuple(r.slots), frozenset(r.clock_sites)
+        if r.clock_sites:
+            self.clocked[prefix] = frozenset(r.clock_sites)
         self.calls |= r.calls
         self._reads[prefix] = (frozenset(r.readable - r.opaque), {k: frozenset(v) for k, v in r.reads.items()})
         last = len(r.slots) - 1
@@ -351,3 +395,80 @@ class _Tracer:
                 for k, m in sub.items():
                     out[k] = out.get(k, Fraction(0)) + w * m
         return out
+
+    def replay_check(self) -> None:
+        """Before any verdict: replay the first run and the first run of each output (up to ``REPLAYS``), and every
+        run that read the clock with the clock shifted too; refuse if any output or draw differs, or if the profiler
+        sees a random function or os.urandom called through a name bound before tracing."""
+        from specproof.trace.control import CLOCK_REPLAYS, CLOCK_SHIFT, REPLAYS, Control
+
+        control = self.control
+        chosen: list[tuple[int, ...]] = []
+        outputs: set = set()
+        for prefix in self.executed:
+            if len(chosen) >= REPLAYS:
+                break
+            out = repr(self._runs[prefix][0])
+            if not chosen or out not in outputs:
+                chosen.append(prefix)
+                outputs.add(out)
+        chosen += [p for p in self.clocked if p not in chosen][:REPLAYS]
+        for prefix in chosen:
+            expected = self._runs[prefix]
+            (key, slots, clock), seen = Control.profiled(lambda: self._run_once(prefix, clock_shift=0.0, record=False))
+            early = set()
+            for what, where in seen:
+                if what.startswith("time."):
+                    early.add(f"{what} at {where} (bound before tracing: not shifted)")
+                    continue
+                raise UncontrolledRandomness(
+                    f"the sampler calls {what} at {where}, which specproof.trace.tracer does not control (a random "
+                    "function bound before tracing, or the operating system's entropy); no verdict. Call it through "
+                    "its module (random.random(), not a name imported from random) or use numpy_rng=", what, where)
+            control.replayed += 1
+            clock = clock | self.clocked.get(prefix, frozenset()) | early
+            if not _same((key, slots), expected):
+                if clock:
+                    self._clock_dependence(prefix, clock, "with the clock frozen", key, expected[0])
+                raise UncontrolledRandomness(
+                    f"the sampler returned {_short(key)} on a replay of a run that returned {_short(expected[0])} with "
+                    f"the same supplied draws {self._describe(prefix)}{_drew(slots, expected[1])}: its output depends on "
+                    "randomness or state specproof does not control (a generator it does not see, or state kept "
+                    "between calls); no verdict", "an unknown source (the replay differs)", None)
+            if clock:
+                control.clock_sites |= clock
+                control.shifted += 1
+                for k in range(1, CLOCK_REPLAYS + 1):
+                    key2, slots2, _ = self._run_once(prefix, clock_shift=k * CLOCK_SHIFT, record=False)
+                    if not _same((key2, slots2), expected):
+                        self._clock_dependence(prefix, clock, f"and the clock shifted by {k} x {CLOCK_SHIFT} s", key2,
+                                               expected[0])
+
+    def _clock_dependence(self, prefix: tuple[int, ...], clock: frozenset, how: str, got: Any, expected: Any) -> None:
+        first = sorted(clock)[0]
+        source, _, where = first.partition(" at ")
+        raise UncontrolledRandomness(
+            f"the sampler's output depends on the clock ({', '.join(sorted(clock)[:3])}): a replay with the same "
+            f"supplied draws {self._describe(prefix)} {how} returned {_short(got)}, not {_short(expected)}; a "
+            "clock-driven choice is not a function of the draws; no verdict", source,
+            where.replace(" (bound before tracing: not shifted)", "") or None)
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a == b or repr(a) == repr(b)  # repr: a NaN output equals itself
+
+
+def _short(key: Any) -> str:
+    text = repr(key)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _drew(slots: tuple, expected: tuple) -> str:
+    if slots == expected:
+        return ""
+    return f" (and drew {len(slots)} random values, not {len(expected)}, or of other kinds)"
+
+
+def _clock_text(clock: frozenset) -> str:
+    return f" (the clock was read: {', '.join(sorted(clock)[:3])})" if clock else ""
+

@@ -258,6 +258,8 @@ class Comparison:
         listed = "listed by --json" if command_line else "Comparison.trace.assumptions"
         lines.append(f"  traced exactly over {self.trace.runs} runs ({len(self.trace.assumptions)} modelling "
                      f"assumptions: {listed})")
+        if getattr(self.trace, "control", ""):
+            lines.append(f"  {self.trace.control}")
         lines.extend(f"  caveat: {c}" for c in self.caveats)
         return "\n".join(lines)
 

@@ -39,23 +39,45 @@ NumPy ``Generator.uniform``    ``low + (high - low) * (k / 2^53)`` in float64
 NumPy ``Generator.choice``     an exact categorical over ``p`` (``Fraction(p_i) / sum``), or
                                uniform over ``a`` without ``p``; with replacement only (NumPy's
                                own inverse-CDF search is not traced)
+NumPy ``RandomState`` and the  ``random_sample``/``rand``/``random``: float64 ``k / 2^53``;
+global ``np.random.rand``,     ``uniform``, ``choice`` as the Generator's; ``randint`` exactly
+``random_sample``,             uniform on ``[low, high)``
+``uniform``, ``choice``,
+``randint``
+Python ``random.random``       ``k / 2^53`` (CPython's ``genrand_res53``), for the module and every
+                               ``random.Random`` instance (the class is patched); ``uniform`` and
+                               ``choices`` computed from it by CPython's own code
+Python ``randrange``,          ``Random._randbelow(n)``: exactly uniform on ``0 .. n - 1``
+``randint``, ``choice``,       (n at most 65,536); ``getrandbits(k)``, k <= 16, exactly uniform
+``shuffle``, ``sample``
 ============================== =================================================================
 
-Any other source of randomness is refused with :class:`UnmodelledRandomness`, naming the call:
-``torch.randn``, ``torch.normal``, ``torch.bernoulli``, ``Tensor.geometric_`` and the other
-random tensor methods, every other NumPy ``Generator`` method, NumPy's legacy global functions
-(``np.random.rand`` ...), ``np.random.default_rng`` (the sampler must take the generator specproof
-provides), and Python's :mod:`random`. As a catch-all, the states of PyTorch's default generator,
-NumPy's legacy global generator, Python's :mod:`random` and the provided NumPy generator's bit
-generator are compared before and after every run: a sampler that drew from one of them through
-a path that was not intercepted (a C++ kernel, a function bound before tracing) is refused.
+Never a verdict from uncontrolled randomness (:mod:`specproof.trace.control`): every NumPy ``Generator``
+or ``RandomState`` the sampler reaches without being given it (a module-level
+``np.random.default_rng(0)``, a closure's, an object's attribute, an argument's) is replaced by a traced
+one for the duration of the trace, and ``np.random.default_rng()`` inside a run returns one. Every other
+live generator (NumPy's, ``random.Random``) and the global ones (PyTorch's default, NumPy's legacy,
+Python's module) are compared before and after every run: a change (a generator kept in a tuple, a
+function bound before tracing, a C++ kernel) is refused with :class:`UncontrolledRandomness`, naming the
+generator and the line that drew from it. Before any verdict, the first run and one run of each output
+(up to 8) are replayed with the same supplied draws under a profiler that sees a random function or
+``os.urandom`` bound before tracing, and every run that read the clock (``time.time``,
+``perf_counter``, ``monotonic`` ...) is replayed with the clock frozen and then shifted: another output
+is refused, naming the clock's reads. ``os.urandom`` (``secrets``, ``uuid.uuid4``,
+``random.SystemRandom``) and a sampler that seeds its own generator (``random.Random(0)``,
+``np.random.default_rng(0)`` inside a run) are refused. A deterministic sampler (greedy) keeps its point
+mass. :attr:`Trace.control` says how this was checked.
+
+Any other source of randomness is refused with :class:`UnmodelledRandomness`, naming the call and its
+line: ``torch.randn``, ``torch.normal``, ``torch.bernoulli``, ``Tensor.geometric_`` and the other
+random tensor methods, every other NumPy ``Generator`` and ``RandomState`` method (and global
+function), and Python's continuous laws (``gauss``, ``expovariate`` ...).
 Invalid weights (NaN, inf, negative, all zero) given to ``torch.multinomial`` or ``Generator.choice``
 raise :class:`SamplerRaised`, as the real calls do. torch is imported only if the sampler uses it (a
 NumPy-only sampler leaves ``torch`` out of ``sys.modules``; a sampler that imports torch during a run
-is run again with torch patched).
-Not seen: a private generator the sampler builds itself and draws from through a path that is not
-patched (a ``random.Random`` or NumPy ``RandomState`` instance of its own). A ``generator=``
-argument of the intercepted torch calls is ignored: the value comes from the trace either way.
+is run again with torch patched). Random draws and clock reads of a module's import-time code (a
+library imported during a run) use the real generator and clock. A ``generator=`` argument of the
+intercepted torch calls is ignored: the value comes from the trace either way.
 
 How a uniform's probability is found
 ====================================
@@ -184,13 +206,15 @@ from specproof.trace.core import (  # noqa: F401  (re-exported: the public names
     SamplerRaised,
     Trace,
     TraceTooLarge,
+    UncontrolledRandomness,
     UnmodelledRandomness,
 )
+from specproof.trace.control import Control
 from specproof.trace.explore import _Tracer
 from specproof.trace.sources import _call_assumption, intercepted
 from specproof.trace.sources.numpy_generator import TracedGenerator
 
-__all__ = ["UnmodelledRandomness", "NotPiecewiseConstant", "ContinuousThreshold", "TraceTooLarge", "SamplerRaised",
+__all__ = ["UnmodelledRandomness", "UncontrolledRandomness", "NotPiecewiseConstant", "ContinuousThreshold", "TraceTooLarge", "SamplerRaised",
            "Trace", "trace", "intercepted", "stream_tv", "EXPONENTIAL_ZERO"]
 
 
@@ -252,13 +276,18 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
     Returns
     -------
     Trace
-        ``law`` (output -> Fraction, summing to 1), ``runs``, ``assumptions``, ``calls``.
+        ``law`` (output -> Fraction, summing to 1), ``runs``, ``assumptions``, ``calls``, ``control``
+        (how the trace checked that the law is a function of the draws it supplied).
 
     Raises
     ------
     UnmodelledRandomness
-        The sampler called a random function that is not modelled (the message names it), or
-        drew from a generator through a path that was not intercepted.
+        The sampler called a random function that is not modelled (the message names it and its line).
+    UncontrolledRandomness
+        (An UnmodelledRandomness.) The output depends on randomness specproof does not control: a
+        generator drawn from through a path that was not intercepted, ``os.urandom``, a sampler that
+        seeds itself, a clock-driven choice, or a replay with the same draws that differs; the
+        message names the source and, where seen, the line (``.source``, ``.where``).
     NotPiecewiseConstant
         An outcome appears on two separated intervals of a uniform's grid, or the sampler is not
         deterministic given its random numbers.
@@ -299,10 +328,12 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
     if numpy_rng is not None:
         generator = TracedGenerator(np.random.PCG64(0))
         kwargs[numpy_rng] = generator
+    control = Control(sampler, tuple(args), kwargs)
     tracer = _Tracer(sampler, tuple(args), kwargs, key, generator, max_runs, bool(check_pieces),
-                     bool(exponential_zeros), progress, bool(read_thresholds), bool(pushforward))
-    with intercepted():
+                     bool(exponential_zeros), progress, bool(read_thresholds), bool(pushforward), control)
+    with intercepted(), control.bound():
         law = tracer.law(())
+        tracer.replay_check()  # before any verdict: the law is a function of the supplied draws
     try:
         law = dict(sorted(law.items()))
     except TypeError:
@@ -322,7 +353,8 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
     assumptions = general + tuple(_call_assumption(c) for c in sorted(tracer.calls))
     if exponential_zeros and "Tensor.exponential_" in tracer.calls:
         assumptions += (_EXPONENTIAL_ZEROS,)
-    return Trace(law, tracer.runs, assumptions, tuple(sorted(tracer.calls)))
+    return Trace(law, tracer.runs, assumptions, tuple(sorted(tracer.calls)),
+                 control.statement(tracer.runs, bool(tracer.calls)))
 
 
 def stream_tv(law: dict[tuple[int, ...], Fraction], rows: Any) -> Fraction:

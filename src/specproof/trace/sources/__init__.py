@@ -17,12 +17,13 @@ from typing import Any, Callable, Iterator
 from specproof.trace.sources.base import SOURCES, Patcher, Source, register, unregister
 from specproof.trace.sources.numpy_generator import NumpySource, TracedGenerator
 from specproof.trace.sources.python_random import PythonRandomSource
+from specproof.trace.sources.system import SystemSource
 from specproof.trace.sources.torch_calls import TorchSource
 
 __all__ = ["intercepted", "Source", "Patcher", "register", "unregister", "SOURCES", "TracedGenerator"]
 
 # the built-in sources, in installation order; a new source is one module with a Source subclass and this line
-for _source in (TorchSource(), NumpySource(), PythonRandomSource()):
+for _source in (TorchSource(), NumpySource(), PythonRandomSource(), SystemSource()):
     register(_source)
 
 
