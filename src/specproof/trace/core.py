@@ -128,6 +128,7 @@ class _Run:
         self.keep: list[Any] = []  # tensors whose ids are keys below stay alive for the run
         self.exp: dict[int, _ExpDraw] = {}  # id(tensor) -> the exponential draw it holds (or a view of)
         self.quotients: dict[int, int] = {}  # id(w / E) -> E's number of dimensions
+        self.recips: dict[int, tuple[Any, Any]] = {}  # id(E.reciprocal()) -> (E's draw, E)
         self.taint: dict[int, frozenset[int]] = {}  # id(tensor) -> the uniform slots its values depend on
         self.raw: dict[int, int] = {}  # id(tensor) -> the slot of the one uniform it holds unchanged (k / 2^b)
         self.reads: dict[int, set[int]] = {}  # slot -> grid indices where a comparison with it changes its result

@@ -153,8 +153,9 @@ class _Tracer:
             self._uncontrolled(prefix, before)
         if any(not d.resolved for d in set(r.exp.values())):
             raise UnmodelledRandomness(
-                "the sampler drew E with Tensor.exponential_ but never divided a weight tensor by it: specproof.trace.tracer "
-                "models Tensor.exponential_ only as the exponential race argmax(w / E, dim=-1)")
+                "the sampler drew E with Tensor.exponential_ but never divided a weight tensor by it (nor multiplied "
+                "one by E.reciprocal()): specproof.trace.tracer models Tensor.exponential_ only as the exponential race "
+                "argmax(w / E, dim=-1)")
         if len(r.slots) < len(prefix):
             raise NotPiecewiseConstant(
                 f"the sampler drew {len(r.slots)} random values on a run where an earlier run drew at least "

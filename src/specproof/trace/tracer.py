@@ -30,7 +30,9 @@ What is intercepted, and how each call is modelled
                                probability 2^-53 per element; then ``0 / E`` is NaN and argmax
                                returns that zero-weight id; at a -inf weight ``-inf / E`` is
                                +inf, and that id wins) is an explicit option,
-                               ``exponential_zeros=True``. Any other use of E or of ``w / E``
+                               ``exponential_zeros=True``. vLLM V1's form ``inv = E.reciprocal()``
+                               then ``argmax(w * inv)`` is the same race (E set to decide it,
+                               ``inv`` set to ``1 / E``). Any other use of E or of ``w / E``
                                (``log E``, ``w * E``, a second race on the same E, ``max`` of the
                                values, a flattened argmax) is refused, naming it
 NumPy ``Generator.random``     float64 ``k / 2^53`` (``(next_uint64 >> 11) * 2^-53``); float32

@@ -198,7 +198,8 @@ class TorchSource(Source):
         "torch.randint": "torch.randint: each element exactly uniform over [low, high); PyTorch's CPU kernel takes a "
                          "random 32- or 64-bit integer modulo the range, off from uniform by at most range / 2^32 "
                          "(not modelled)",
-        "Tensor.exponential_": "Tensor.exponential_, traced only as the race argmax(w / E, dim=-1): IDEALIZED: E_i "
+        "Tensor.exponential_": "Tensor.exponential_, traced only as the race argmax(w / E, dim=-1) (or argmax(w * "
+                               "E.reciprocal()), vLLM V1's form): IDEALIZED: E_i "
                                "i.i.d. exact Exp(lambda), the division and the argmax exact, so row r's winner is i with "
                                "probability w_i / sum_j w_j over its positive finite float weights (ties have probability "
                                "0; zero and negative weights never win); a row with a NaN or +inf weight or no positive "

@@ -119,6 +119,8 @@ _REVEALING = frozenset({"__repr__", "__format__", "data_ptr"})
 _DIVISIONS = frozenset({"div", "div_", "divide", "divide_", "true_divide", "true_divide_", "__truediv__",
                         "__itruediv__", "__idiv__", "__div__"})
 _RDIVISIONS = frozenset({"__rdiv__", "__rtruediv__"})
+#: Multiplications of a weight tensor by E.reciprocal() (vLLM's recovered-token race).
+_MULTIPLICATIONS = frozenset({"mul", "multiply", "__mul__", "__rmul__", "mul_", "__imul__", "multiply_"})
 _COMPARISONS = frozenset({"lt", "le", "gt", "ge", "eq", "ne", "less", "less_equal", "greater", "greater_equal",
                           "not_equal", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "searchsorted",
                           "bucketize", "isclose", "lt_", "le_", "gt_", "ge_", "eq_", "ne_"})
@@ -162,12 +164,12 @@ def _race_mode(run: _Run) -> Any:
     def refuse_exp(name: str) -> None:
         hint = {"log": "; -log(E) is a Gumbel variable: write the race as argmax(w / E) instead of "
                        "argmax(log w - log E)",
-                "reciprocal": "; write w / E rather than w * E.reciprocal()",
-                "mul": "; write w / E rather than w * (1 / E)"}.get(name.rstrip("_"), "")
+                "mul": "; write w / E, or w * E.reciprocal()"}.get(name.rstrip("_"), "")
         raise UnmodelledRandomness(
             f"the exponential draw E from Tensor.exponential_ is used by {name}: specproof.trace.tracer models only the "
             "exponential race argmax(w / E, dim=-1) (E divides a weight tensor w once, by w / E, w.div(E), "
-            f"w.div_(E) or torch.div(w, E), and the quotient is used only by argmax over its last dimension){hint}")
+            "w.div_(E) or torch.div(w, E), or multiplies it as its reciprocal, w * E.reciprocal(), as vLLM writes "
+            f"it; the result is used only by argmax over its last dimension){hint}")
 
     def resolve(draw: _ExpDraw, w: Any, e: Any) -> None:
         if draw.resolved:
@@ -236,7 +238,7 @@ def _race_mode(run: _Run) -> Any:
             return out
 
         def dispatch(self, func, args, kwargs):
-            if not (run.exp or run.taint or run.quotients):
+            if not (run.exp or run.taint or run.quotients or run.recips):
                 return func(*args, **kwargs)
             name = _fname(func)
             ts = list(tensors(args, kwargs))
@@ -247,6 +249,8 @@ def _race_mode(run: _Run) -> Any:
                 return func(*args, **kwargs)
             if any(id(t) in run.exp for t in ts):
                 return self.exp_use(func, name, args, kwargs)
+            if any(id(t) in run.recips for t in ts):
+                return self.recip_use(func, name, args, kwargs)
             if any(id(t) in run.quotients for t in ts):
                 return self.quotient_use(func, name, args, kwargs)
             if name == "__getitem__" and len(args) == 2 and isinstance(args[0], torch.Tensor) and \
@@ -265,6 +269,13 @@ def _race_mode(run: _Run) -> Any:
             return self.tainted_use(func, name, args, kwargs, ts, marks)
 
         def exp_use(self, func, name, args, kwargs):
+            first = args[0] if args else None
+            if name == "reciprocal" and len(args) == 1 and not kwargs and isinstance(first, torch.Tensor) and \
+                    id(first) in run.exp and not run.exp[id(first)].resolved and id(first) not in \
+                    run.exp[id(first)].views:  # vLLM's inv_q = q.reciprocal(): the race waits for w * inv_q
+                out = func(*args, **kwargs)
+                run.track(run.recips, out, (run.exp[id(first)], first))
+                return out
             if name in _DIVISIONS and len(args) >= 2:
                 w, e = args[0], args[1]
             elif name in _RDIVISIONS and len(args) >= 2:
@@ -290,6 +301,25 @@ def _race_mode(run: _Run) -> Any:
             if isinstance(out, torch.Tensor):
                 run.track(run.quotients, out, len(draw.shape))
             return out
+
+        def recip_use(self, func, name, args, kwargs):
+            """A use of R = E.reciprocal(): only ``w * R`` (or ``R * w``), once, decides the race (as ``w / E``)."""
+            tensors_args = [a for a in args if isinstance(a, torch.Tensor) and id(a) in run.recips]
+            if name in _MULTIPLICATIONS and len(args) == 2 and len(tensors_args) == 1 and not kwargs:
+                r = tensors_args[0]
+                w = args[1] if args[0] is r else args[0]
+                if not (isinstance(w, torch.Tensor) and (id(w) in run.exp or id(w) in run.recips)):
+                    draw, e = run.recips[id(r)]
+                    if name.endswith("_") and args[0] is r:
+                        refuse_exp(f"{name} written into E.reciprocal()")
+                    resolve(draw, w, e)  # E set to decide the race; R set to match (1 / E, exactly as the code)
+                    with torch.no_grad():
+                        r.copy_(e.reciprocal())
+                    out = func(*args, **kwargs)
+                    if isinstance(out, torch.Tensor):
+                        run.track(run.quotients, out, len(draw.shape))
+                    return out
+            refuse_exp(f"{name} (on E.reciprocal())")
 
         def raw_use(self, func, name, args, kwargs, ts):
             """Read the breakpoints of a comparison of one raw uniform with a value that depends on no
