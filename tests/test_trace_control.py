@@ -156,7 +156,7 @@ def test_a_clock_read_only_for_timing_keeps_its_verdict_and_says_so():
     result = trace(sampler)
     assert result.law == {0: F(1, 2), 1: F(1, 2)}
     assert "the clock was read (time.perf_counter at" in result.control
-    assert "frozen and then shifted" in result.control
+    assert "frozen in every run" in result.control and "shifted by 3 multiples" in result.control
 
 
 def test_operating_system_entropy_is_refused_naming_the_line():
@@ -205,3 +205,23 @@ def test_the_patches_are_undone():
     assert random.getstate() == state
     assert random.Random(1).random() == random.Random(1).random()
     assert isinstance(time.perf_counter(), float) and len(__import__("os").urandom(3)) == 3
+
+
+class Verifier:
+    rng = np.random.default_rng(2)  # a class attribute, read as self.rng
+
+    def __init__(self):
+        self.own = np.random.default_rng(4)
+
+    def coin(self):
+        return int(self.rng.random() < 0.5)
+
+    def __call__(self):
+        return int(self.own.random() < 0.75)
+
+
+def test_generators_of_a_bound_method_or_a_callable_object_are_controlled():
+    verifier = Verifier()
+    assert trace(verifier.coin).law == {0: F(1, 2), 1: F(1, 2)}
+    assert trace(verifier).law == {0: F(1, 4), 1: F(3, 4)}
+    assert isinstance(verifier.own, np.random.Generator) and type(Verifier.rng) is np.random.Generator  # restored

@@ -11,7 +11,7 @@ and the line that drew from it (found by replaying that run line by line). After
 before any verdict, runs are replayed with the same supplied draws (the first run and one run of each
 output, up to :data:`REPLAYS`), under a profiler that sees a random function or a clock bound before
 tracing (``from random import random``, ``from time import perf_counter``); runs that read the clock
-through ``time`` are replayed with the clock frozen (at its value when the trace began) and then shifted by
+through ``time`` (frozen in every run at its value when the trace began) are replayed with the clock shifted by
 :data:`CLOCK_REPLAYS` multiples of :data:`CLOCK_SHIFT` seconds. A replay with
 another output, or other draws, is refused, naming the clock reads seen.
 """
@@ -177,6 +177,10 @@ class Control:
                 if isinstance(attrs, dict):
                     for k, a in list(attrs.items())[:256]:
                         visit(a, "attr", value, k, f"{label}.{k}", depth - 1)
+                if not isinstance(value, type):  # a generator kept as a class attribute (self.rng from the class)
+                    for k, a in list(vars(type(value)).items())[:256]:
+                        if isinstance(a, (np.random.Generator, np.random.RandomState)):
+                            visit(a, "attr", type(value), k, f"{type(value).__qualname__}.{k}", depth - 1)
                 call = getattr(type(value), "__call__", None)
                 if isinstance(call, types.FunctionType):
                     visit(call, "skip", None, None, f"{label}.__call__", depth - 1)
@@ -345,8 +349,8 @@ class Control:
                      "and draws")
         if self.clock_sites:
             sites = ", ".join(sorted(self.clock_sites)[:3])
-            parts.append(f"the clock was read ({sites}): {self.shifted} run(s) replayed with the clock frozen and "
-                         f"then shifted by {CLOCK_REPLAYS} multiples of {CLOCK_SHIFT} s gave the same outputs")
+            parts.append(f"the clock was read ({sites}; frozen in every run): {self.shifted} run(s) replayed with it "
+                         f"shifted by {CLOCK_REPLAYS} multiples of {CLOCK_SHIFT} s gave the same outputs")
         head = ("randomness under control: every draw went through the modelled calls" if draws else
                 "no random draw: the sampler is deterministic")
         return head + "; " + "; ".join(parts)

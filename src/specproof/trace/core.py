@@ -87,6 +87,12 @@ class TraceTooLarge(SpecProofError):
     """The trace needs more re-runs than ``max_runs``."""
 
 
+class TraceTimeout(TraceTooLarge):
+    """The trace passed its time budget (``max_seconds``, ``--timeout``): between runs, or inside a run that did
+    not return in time (a hanging sampler, interrupted where Python code runs). The message says how many runs were
+    done and where the trace was."""
+
+
 class SamplerRaised(SpecProofError):
     """The sampler raised an exception on one of the replayed runs (the cause is attached)."""
 
@@ -121,8 +127,8 @@ class _Run:
         self.slots: list[Any] = []
         self.calls: set[str] = set()
         self.exponential_zeros = exponential_zeros
-        self.clock_shift: float | None = None  # None: the real clock; a number: a replay's frozen clock, shifted
-        self.clock_reads = 0  # clock reads so far in a replay (its frozen clock advances 1 microsecond a read)
+        self.clock_shift = 0.0  # seconds added to the run's frozen clock (the replays that check the clock shift it)
+        self.clock_reads = 0  # clock reads so far in the run (its frozen clock advances 1 microsecond a read)
         self.clock_sites: set[str] = set()  # the clock reads of this run ("time.perf_counter at file:line")
         self.mode: Any = None  # the _RaceMode watching this run's torch calls, if any
         self.keep: list[Any] = []  # tensors whose ids are keys below stay alive for the run

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import sys
+import time
 from fractions import Fraction
 from typing import Any, Callable
 
@@ -16,6 +17,7 @@ from specproof.trace.core import (
     ContinuousThreshold,
     NotPiecewiseConstant,
     SamplerRaised,
+    TraceTimeout,
     TraceTooLarge,
     UncontrolledRandomness,
     UnmodelledRandomness,
@@ -31,12 +33,16 @@ from specproof.trace.core import (
 from specproof.trace.sources import SOURCES, _install_late, _installed, _states
 from specproof.trace.sources.torch_mode import _mark_output_opaque, _race_mode
 
+_MONOTONIC = time.monotonic  # the real clock, whatever the clock's patches do inside a run
+
 
 class _Tracer:
     def __init__(self, sampler, args, kwargs, key, generator, max_runs, check_pieces=True, exponential_zeros=False,
                  progress=None, read_thresholds=True, pushforward=True, control=None):
         self.sampler, self.args, self.kwargs, self.key = sampler, args, kwargs, key
         self.control = control  # the generators rebound and watched (specproof.trace.control.Control), if any
+        self.deadline: float | None = None  # time.monotonic() past which the trace stops (max_seconds)
+        self.max_seconds: float | None = None
         self.executed: list[tuple[int, ...]] = []  # the prefixes run, in order
         self.clocked: dict[tuple[int, ...], frozenset[str]] = {}  # prefix -> the clock reads of its run
         self.progress = progress
@@ -66,6 +72,8 @@ class _Tracer:
             return self._runs[prefix]
         if self.runs >= self.max_runs:
             raise TraceTooLarge(self._too_large())
+        if self.deadline is not None and _MONOTONIC() > self.deadline:
+            raise TraceTimeout(self.timed_out())
         self.runs += 1
         if self.progress is not None:
             self.progress(1)
@@ -89,7 +97,7 @@ class _Tracer:
                     self._push[longer] = self._push[prefix]
         return got
 
-    def _execute(self, prefix: tuple[int, ...], clock_shift: float | None = None) -> tuple[_Run, Any]:
+    def _execute(self, prefix: tuple[int, ...], clock_shift: float = 0.0) -> tuple[_Run, Any]:
         """One run of the sampler with ``prefix`` supplied: (the run's record, the sampler's return value)."""
         r = _Run(prefix, self.exponential_zeros)
         r.clock_shift = clock_shift
@@ -143,7 +151,7 @@ class _Tracer:
             "before tracing, torch.nn.functional.dropout or a C++ kernel; no verdict. Pass the generator as an "
             "argument, keep it in a module-level name or an attribute, or use numpy_rng=", what, where)
 
-    def _run_once(self, prefix: tuple[int, ...], clock_shift: float | None = None,
+    def _run_once(self, prefix: tuple[int, ...], clock_shift: float = 0.0,
                   record: bool = True) -> tuple[Any, tuple]:
         before = self._watched()
         r, out = self._execute(prefix, clock_shift)
@@ -206,6 +214,16 @@ class _Tracer:
             return got
 
         return outputs
+
+    def timed_out(self) -> str:
+        """The message of a trace past its time budget."""
+        where = ""
+        if self._where:
+            n, call, breaks, what = self._where[-1]
+            where = f", while bisecting {what} on uniform #{n} from {call}"
+        runs = f"{self.runs} run{'s' if self.runs != 1 else ''}"
+        return (f"the trace passed its time budget of {self.max_seconds:g} s after {runs} of the sampler"
+                f"{where}; raise max_seconds (--timeout), or trace fewer positions or a smaller vocabulary")
 
     def _too_large(self) -> str:
         msg = f"the trace needs more than max_runs = {self.max_runs} runs of the sampler"
@@ -430,7 +448,7 @@ class _Tracer:
             clock = clock | self.clocked.get(prefix, frozenset()) | early
             if not _same((key, slots), expected):
                 if clock:
-                    self._clock_dependence(prefix, clock, "with the clock frozen", key, expected[0])
+                    self._clock_dependence(prefix, clock, "(the clock not shifted)", key, expected[0])
                 raise UncontrolledRandomness(
                     f"the sampler returned {_short(key)} on a replay of a run that returned {_short(expected[0])} with "
                     f"the same supplied draws {self._describe(prefix)}{_drew(slots, expected[1])}: its output depends on "

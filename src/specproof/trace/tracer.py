@@ -64,8 +64,8 @@ function bound before tracing, a C++ kernel) is refused with :class:`Uncontrolle
 generator and the line that drew from it. Before any verdict, the first run and one run of each output
 (up to 8) are replayed with the same supplied draws under a profiler that sees a random function or
 ``os.urandom`` bound before tracing, and every run that read the clock (``time.time``,
-``perf_counter``, ``monotonic`` ...) is replayed with the clock frozen and then shifted: another output
-is refused, naming the clock's reads. ``os.urandom`` (``secrets``, ``uuid.uuid4``,
+``perf_counter``, ``monotonic`` ...; frozen in every run) is replayed with the clock shifted: another
+output is refused, naming the clock's reads. ``os.urandom`` (``secrets``, ``uuid.uuid4``,
 ``random.SystemRandom``) and a sampler that seeds its own generator (``random.Random(0)``,
 ``np.random.default_rng(0)`` inside a run) are refused. A deterministic sampler (greedy) keeps its point
 mass. :attr:`Trace.control` says how this was checked.
@@ -162,7 +162,7 @@ transformers' does) is traced over every drafted block, ``V^gamma`` of them, eac
 13,717 at V = 4, gamma = 3; 37,841 at V = 16, gamma = 2 (0.4 to 10 ms a run on a loaded 2-core
 machine). V = 64 with gamma = 4 is out of reach for a black box (the law alone can have 64^5
 blocks); compute such a rule's law with :func:`specproof.rules.audit.block_law` instead. ``max_runs``
-bounds the work.
+bounds the work, ``max_seconds`` its time (:class:`TraceTimeout`).
 
 Not thread-safe: the patches are process-wide while a trace runs.
 
@@ -189,14 +189,20 @@ True
 
 from __future__ import annotations
 
+import contextlib
+import math
+import signal
+import threading
+import time
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from specproof.errors import InvalidDistribution, SpecProofError
 from specproof.laws.block import stream_tv as _stream_tv
 from specproof.trace.assumptions import _EXPONENTIAL_ZEROS, _GENERAL, _READ_ALL, _pushed_note
+from specproof.trace.core import _ACTIVE
 from specproof.trace.core import (  # noqa: F401  (re-exported: the public names and limits)
     EXPONENTIAL_ZERO,
     MAX_CATEGORIES,
@@ -207,6 +213,7 @@ from specproof.trace.core import (  # noqa: F401  (re-exported: the public names
     NotPiecewiseConstant,
     SamplerRaised,
     Trace,
+    TraceTimeout,
     TraceTooLarge,
     UncontrolledRandomness,
     UnmodelledRandomness,
@@ -216,7 +223,7 @@ from specproof.trace.explore import _Tracer
 from specproof.trace.sources import _call_assumption, intercepted
 from specproof.trace.sources.numpy_generator import TracedGenerator
 
-__all__ = ["UnmodelledRandomness", "UncontrolledRandomness", "NotPiecewiseConstant", "ContinuousThreshold", "TraceTooLarge", "SamplerRaised",
+__all__ = ["UnmodelledRandomness", "UncontrolledRandomness", "NotPiecewiseConstant", "ContinuousThreshold", "TraceTooLarge", "TraceTimeout", "SamplerRaised",
            "Trace", "trace", "intercepted", "stream_tv", "EXPONENTIAL_ZERO"]
 
 
@@ -224,7 +231,7 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
           numpy_rng: str | None = None, key: Callable[[Any], Any] | None = None,
           max_runs: int = 200_000, check_pieces: bool = True, exponential_zeros: bool = False,
           progress: Callable[[int], Any] | None = None, read_thresholds: bool = True,
-          pushforward: bool = True) -> Trace:
+          pushforward: bool = True, max_seconds: float | None = None) -> Trace:
     """The exact law of ``sampler(*args, **kwargs)`` under the modelled random calls.
 
     Parameters
@@ -275,6 +282,11 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
         compares, converts (``int``, ``.item()``, ``.tolist()``), indexes with or computes with is
         enumerated, one run per category, as with False.
 
+    max_seconds : float, optional
+        A time budget in seconds (default: none): checked before every run, and, in the main thread
+        where no other SIGALRM handler is installed, also inside a run (a timer interrupts a sampler
+        that does not return, where Python code runs); past it :class:`TraceTimeout`.
+
     Returns
     -------
     Trace
@@ -299,6 +311,8 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
         :data:`MAX_CONSECUTIVE_BREAKS` consecutive grid points.
     TraceTooLarge
         More than ``max_runs`` runs would be needed.
+    TraceTimeout
+        (A TraceTooLarge.) The trace passed ``max_seconds``.
     SamplerRaised
         The sampler raised on one of the replayed runs.
 
@@ -325,6 +339,9 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
         raise SpecProofError(f"max_runs is {max_runs!r}, not an integer >= 1")
     if not callable(sampler):
         raise SpecProofError(f"the sampler {sampler!r} is not callable")
+    if max_seconds is not None and (isinstance(max_seconds, bool) or not isinstance(max_seconds, (int, float))
+                                    or not max_seconds > 0 or not math.isfinite(max_seconds)):
+        raise SpecProofError(f"max_seconds is {max_seconds!r}, not a number of seconds > 0")
     kwargs = dict(kwargs or {})
     generator = None
     if numpy_rng is not None:
@@ -333,7 +350,7 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
     control = Control(sampler, tuple(args), kwargs)
     tracer = _Tracer(sampler, tuple(args), kwargs, key, generator, max_runs, bool(check_pieces),
                      bool(exponential_zeros), progress, bool(read_thresholds), bool(pushforward), control)
-    with intercepted(), control.bound():
+    with intercepted(), control.bound(), _budget(tracer, max_seconds):
         law = tracer.law(())
         tracer.replay_check()  # before any verdict: the law is a function of the supplied draws
     try:
@@ -357,6 +374,36 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
         assumptions += (_EXPONENTIAL_ZEROS,)
     return Trace(law, tracer.runs, assumptions, tuple(sorted(tracer.calls)),
                  control.statement(tracer.runs, bool(tracer.calls)))
+
+
+@contextlib.contextmanager
+def _budget(tracer: _Tracer, max_seconds: float | None) -> Iterator[None]:
+    """``max_seconds`` for ``tracer``: a deadline checked before every run and, in the main thread where no other
+    SIGALRM handler is set, a timer that interrupts a run past it (cancelled before the patches are undone)."""
+    if max_seconds is None:
+        yield
+        return
+    tracer.max_seconds = float(max_seconds)
+    tracer.deadline = time.monotonic() + float(max_seconds)
+    alarm = (hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+             and signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN, None)
+             and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0))
+    if not alarm:
+        yield
+        return
+
+    def expired(signum, frame):
+        raise TraceTimeout(tracer.timed_out())
+
+    depth = len(_ACTIVE)
+    old = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, float(max_seconds))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        del _ACTIVE[depth:]  # a run the timer interrupted between its start and its own cleanup
 
 
 def stream_tv(law: dict[tuple[int, ...], Fraction], rows: Any) -> Fraction:

@@ -3,9 +3,10 @@
 ``os.urandom`` (behind :mod:`secrets`, ``uuid.uuid4`` and ``random.SystemRandom``) cannot be replayed: it is
 refused, naming the line. The clock (``time.time``, ``perf_counter``, ``monotonic``, ``process_time`` and their
 ``_ns`` forms) is not random, but a choice driven by it is not a function of the supplied draws: each read
-inside a run is recorded with its line and returns the real clock; in the replays that check that the output
-does not depend on it, the clock is frozen at its value when the trace began (advancing 1 microsecond a read),
-then shifted by :data:`specproof.trace.control.CLOCK_SHIFT`. A clock function bound before tracing (``from time import perf_counter``) is not patched; the replays'
+inside a run is recorded with its line and returns a frozen clock: its value when the trace began, advancing
+1 microsecond a read, the same in every run (so the runs are a function of the draws and a wait loop ends); the
+replays that check that the output does not depend on it shift it by multiples of
+:data:`specproof.trace.control.CLOCK_SHIFT`. A clock function bound before tracing (``from time import perf_counter``) is not patched; the replays'
 profiler sees it (:mod:`specproof.trace.control`).
 """
 
@@ -32,9 +33,8 @@ def _clock(name: str, original: Callable[[], Any]) -> Callable[[], Any]:
         run = _ACTIVE[-1]
         where = _call_site(2)
         run.clock_sites.add(f"time.{name} at {where}" if where else f"time.{name}")
-        if run.clock_shift is None:  # an ordinary run: the real clock
-            return original()
-        # a replay: a frozen clock, shifted, advancing 1 microsecond a read (so a wait loop ends)
+        # a frozen clock (the same in every run, so the runs are a function of the draws), advancing 1 microsecond
+        # a read (so a wait loop ends); shifted in the replays that check that the output does not depend on it
         run.clock_reads += 1
         if ns:  # odd nanoseconds per shift: 7919001001001
             return base + round(run.clock_shift * 1e6) * 1000 + round(run.clock_shift / 7919.001001) + \
