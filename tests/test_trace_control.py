@@ -225,3 +225,12 @@ def test_generators_of_a_bound_method_or_a_callable_object_are_controlled():
     assert trace(verifier.coin).law == {0: F(1, 2), 1: F(1, 2)}
     assert trace(verifier).law == {0: F(1, 4), 1: F(3, 4)}
     assert isinstance(verifier.own, np.random.Generator) and type(Verifier.rng) is np.random.Generator  # restored
+
+
+def test_assert_lossless_refuses_uncontrolled_randomness_naming_it():
+    def sampler(p, q):
+        return int(IN_A_TUPLE[0].random() < 0.5)  # drawn from the tuple-held generator
+
+    with pytest.raises(UncontrolledRandomness, match="statistical=True") as info:
+        assert_lossless(sampler, P, Q)
+    assert info.value.where == f"{HERE}:{line_of('drawn from the tuple-held generator')}"

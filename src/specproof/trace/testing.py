@@ -35,7 +35,7 @@ from typing import Any, Callable, Mapping
 from specproof.errors import InvalidDistribution, SpecProofError
 from specproof.trace import _passed
 from specproof.report.transcript import number_text
-from specproof.trace.tracer import SamplerRaised, Trace, UnmodelledRandomness, trace
+from specproof.trace.tracer import SamplerRaised, Trace, UncontrolledRandomness, UnmodelledRandomness, trace
 
 __all__ = ["Comparison", "compare", "assert_law", "assert_lossless", "law_difference", "Counterexample",
            "search_lossy", "ReferenceRaised"]
@@ -545,8 +545,11 @@ def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, gam
                          check_pieces=check_pieces, progress=progress, max_seconds=max_seconds)
     except UnmodelledRandomness as exc:
         if not statistical:
-            raise UnmodelledRandomness(f"{exc}; pass statistical=True to test it statistically instead (it then "
-                                       f"detects only a TV of at least eps = {eps})") from None
+            message = (f"{exc}; pass statistical=True to test it statistically instead (it then detects only a TV "
+                       f"of at least eps = {eps})")
+            if isinstance(exc, UncontrolledRandomness):  # keep what drew and where
+                raise UncontrolledRandomness(message, exc.source, exc.where) from None
+            raise UnmodelledRandomness(message) from None
         rows = target.tolist() if hasattr(target, "tolist") else list(target)
         if _gamma_of(target, gamma) is not None or numpy_rng is not None or callable(target):
             raise
