@@ -234,3 +234,13 @@ def test_assert_lossless_refuses_uncontrolled_randomness_naming_it():
     with pytest.raises(UncontrolledRandomness, match="statistical=True") as info:
         assert_lossless(sampler, P, Q)
     assert info.value.where == f"{HERE}:{line_of('drawn from the tuple-held generator')}"
+
+
+class Sampler:
+    RNG = np.random.default_rng(6)  # named through the class, not an instance
+
+
+def test_a_generator_named_through_its_class_and_generator_integers_are_controlled():
+    assert trace(lambda: int(Sampler.RNG.integers(3))).law == {0: F(1, 3), 1: F(1, 3), 2: F(1, 3)}
+    assert trace(lambda: int(RNG.integers(1, 2, endpoint=True))).law == {1: F(1, 2), 2: F(1, 2)}
+    assert type(Sampler.RNG) is np.random.Generator

@@ -172,6 +172,11 @@ class Control:
             elif isinstance(value, dict):
                 for k, a in list(value.items())[:256]:
                     visit(a, "item", value, k, f"{label}[{k!r}]", depth - 1)
+            elif isinstance(value, type):  # a class the code names: a generator kept as its attribute
+                if not _library(value.__module__):
+                    for k, a in list(vars(value).items())[:256]:
+                        if isinstance(a, (np.random.Generator, np.random.RandomState)):
+                            visit(a, "attr", value, k, f"{value.__qualname__}.{k}", depth - 1)
             elif not _library(type(value).__module__):
                 attrs = getattr(value, "__dict__", None)
                 if isinstance(attrs, dict):

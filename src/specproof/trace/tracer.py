@@ -38,6 +38,7 @@ What is intercepted, and how each call is modelled
 NumPy ``Generator.random``     float64 ``k / 2^53`` (``(next_uint64 >> 11) * 2^-53``); float32
                                ``k / 2^24``
 NumPy ``Generator.uniform``    ``low + (high - low) * (k / 2^53)`` in float64
+NumPy ``Generator.integers``   exactly uniform on ``[low, high)`` (at most 65,536 values)
 NumPy ``Generator.choice``     an exact categorical over ``p`` (``Fraction(p_i) / sum``), or
                                uniform over ``a`` without ``p``; with replacement only (NumPy's
                                own inverse-CDF search is not traced)

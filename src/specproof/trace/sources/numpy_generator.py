@@ -69,6 +69,23 @@ class TracedGenerator(np.random.Generator):
         vals = np.float64(low) + (np.float64(high) - np.float64(low)) * u
         return float(vals[0]) if size is None else vals.reshape(size)
 
+    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+        call = "Generator.integers"
+        if high is None:
+            low, high = 0, low
+        if np.ndim(low) or np.ndim(high):
+            raise UnmodelledRandomness(f"{call} with array bounds is not modelled")
+        low, high = int(low), int(high) + (1 if endpoint else 0)
+        if not 0 < high - low <= MAX_CATEGORIES:
+            raise UnmodelledRandomness(f"{call}: range [{low}, {high}) has {high - low} values; 1 to "
+                                       f"{MAX_CATEGORIES} are modelled")
+        values = tuple(range(low, high))
+        probs = tuple(Fraction(1, high - low) for _ in values)
+        run = _run()
+        n = 1 if size is None else int(np.prod(size))
+        vals = [_draw_categorical(run, values, probs, call) for _ in range(n)]
+        return np.dtype(dtype).type(vals[0]) if size is None else np.array(vals, dtype=dtype).reshape(size)
+
     def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
         call = "Generator.choice"
         n_out = 1 if size is None else int(np.prod(size))
@@ -91,7 +108,7 @@ class TracedGenerator(np.random.Generator):
 
 
 for _name in [n for n in dir(np.random.Generator) if not n.startswith("_")
-              and n not in ("random", "uniform", "choice", "bit_generator", "spawn")]:
+              and n not in ("random", "uniform", "choice", "integers", "bit_generator", "spawn")]:
     setattr(TracedGenerator, _name, _refuser(f"Generator.{_name}"))
 
 
@@ -206,6 +223,7 @@ class NumpySource(Source):
                                "float64",
         "RandomState.choice": "numpy RandomState.choice (and np.random.choice): an exact categorical over p "
                               "(Fraction(p_i) / sum), uniform without p; NumPy's own inverse-CDF search is not traced",
+        "Generator.integers": "numpy Generator.integers: exactly uniform on [low, high) ([low, high] with endpoint)",
         "RandomState.randint": "numpy RandomState.randint (and np.random.randint): exactly uniform on [low, high)",
     }
 
