@@ -37,9 +37,9 @@ _NUMPY_LEGACY = ("rand", "randn", "random", "random_sample", "ranf", "sample", "
 
 
 class TracedGenerator(np.random.Generator):
-    """The NumPy generator :func:`trace` hands the sampler: ``random``, ``uniform`` and ``choice``
-    take their values from the trace; every other random method raises
-    :class:`UnmodelledRandomness`."""
+    """The NumPy generator :func:`~specproof.trace.tracer.trace` hands the sampler (``numpy_rng=``) and puts in
+    place of the generators the sampler reaches: ``random``, ``uniform``, ``choice`` and ``integers`` take their
+    values from the trace; every other random method raises :class:`UnmodelledRandomness`."""
 
     def random(self, size=None, dtype=np.float64, out=None):
         dt = np.dtype(dtype)
