@@ -118,5 +118,11 @@ def register(source: Source) -> Source:
 
 
 def unregister(name: str) -> None:
-    """Remove the source called ``name`` (nothing if there is none)."""
+    """Remove the source called ``name`` from the sources later traces install.
+
+    Parameters
+    ----------
+    name : str
+        The source's ``name``; nothing happens if no source has it.
+    """
     SOURCES[:] = [s for s in SOURCES if s.name != name]
