@@ -94,7 +94,8 @@ MODULES = {
     "checker": Target("src/specproof/checker.py", ("tests/test_checker.py", "tests/test_chain_certificate.py",
                                                    "tests/test_outcome_certificate.py", "tests/test_checker_fuzz.py",
                                                    "tests/test_checker_mutants.py", "tests/test_block_certificate.py",
-                                                   "tests/test_float_certificate.py", "tests/test_trust_cases.py"),
+                                                   "tests/test_float_certificate.py", "tests/test_checker_derived.py",
+                                                   "tests/test_trust_cases.py"),
                       first=((r"_outcome_rows|_dependency_order|_Named|_named|_list|_fraction|_derive|_named_row|_token"
                               r"|_coin_below|_threshold|_event_probability|_race_given|_check_outcome|_less|_branch_shapes"
                               r"|_reference|_reads",
@@ -105,6 +106,8 @@ MODULES = {
                               "tests/test_block_certificate.py"),
                              (r"_textbook_position|_token_law|_law_tv|_check_position|_free|Position|Node|Branch",
                               "tests/test_checker.py"),
+                             (r"_ordered_sum|_named_sum|_stated_sums|_sum_orders|_derived_from",
+                              "tests/test_checker_derived.py"),
                              (r"_float_format|_round_float|_rounded_row|_float_sum|_float_product|_charged",
                               "tests/test_float_certificate.py"))),
     "exact": Target("src/specproof/laws/exact.py", ("tests/test_exact.py",)),

@@ -460,16 +460,21 @@ def test_float_normalized_divides_by_the_float_sum():
     assert _fractions(_facts(checker.check(doc))["rows"]["n"]) == want
 
 
-def test_float_normalized_keeps_a_row_whose_float_sum_is_zero(monkeypatch):
+def test_a_float_sum_of_zero_is_refused_by_both_recipes():
     """(2^-30, 0) sums to 2^-30 in the float32 accumulator, which float16 rounds to 0 (below half
-    its smallest subnormal 2^-24): the row is kept as it is (never divided by 0), and its
-    denominator 2^30 is charged to the rows' budget (31 bits x V = 2)."""
+    its smallest subnormal 2^-24): float code would divide by 0, so float-normalized refuses the row,
+    as float-divided does with the same sum derived left to right or stated (one semantics)."""
     p = [F(1, 2), F(1, 2)]
     tiny = [F(1, 2 ** 30), F(0)]
-    doc = _draws_p({"p": _input("p", p), "z": (["given"], tiny), "n": ["float-normalized", "z", "float16"]}, p)
-    facts = _facts(checker.check(doc))
-    assert _fractions(facts["rows"]["n"]) == tiny and facts["rows"]["n"][0].den == 2 ** 30
-    assert _rows_budget_is_exact(doc, monkeypatch, "n") == 2 * 2 + 2 * 31 + 2 * 31  # p, z, n
+    for recipe in (["float-normalized", "z", "float16"], ["float-divided", "z", "float16", ["left-to-right", "float32"]],
+                   ["float-divided", "z", "float16", ["tree", "float32", [1, 0]]]):
+        doc = _draws_p({"p": _input("p", p), "z": (["given"], tiny), "n": recipe}, p)
+        verdict = checker.check(doc)
+        assert not verdict.valid and verdict.reason == checker.Reason.TOTAL, verdict
+        assert verdict.detail == ("certificate.rows.n: the float sum of row z is 0 while its mass is not 0 "
+                                  "(float code would divide by it: inf or NaN entries)")
+    doc = _draws_p({"p": _input("p", p), "z": (["given"], tiny), "n": ["float-divided", "z", "float16", "0/1"]}, p)
+    assert checker.check(doc).reason == checker.Reason.TOTAL
 
 
 def test_float_divided_keeps_a_row_of_mass_zero(monkeypatch):

@@ -149,6 +149,12 @@ def test_check_symbolic_record(tmp_path, capsys):
     (tmp_path / "s.json").write_text(json.dumps(doc))
     assert main(["check", str(tmp_path / "s.json")]) == 1
     assert "differs from a fresh run of the SymPy proof" in capsys.readouterr().out
+    # the SymPy that wrote it is provenance, not a claim: a record written under another SymPy checks
+    doc = json.loads(record.read_text())
+    doc["sympy_version"] = "1.12"
+    (tmp_path / "v.json").write_text(json.dumps(doc))
+    assert main(["check", str(tmp_path / "v.json")]) == 0
+    assert "(recorded under 1.12): it proves everything the record says" in capsys.readouterr().out
 
 
 def test_os_errors_exit_2(tmp_path, capsys):
@@ -252,8 +258,9 @@ def test_prove_float_json_with_integer_zero_and_bom(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     # alpha = min(1/2, 1/4) + min(1/2, 1/4) + min(0, 1/2) = 1/2, TV = 1/2 (by hand)
     assert out["proved"] is True and out["form"] == "full" and out["pairs"] == 1
+    # every exact number has its nearest float beside it (KEY_decimal)
     assert out["instances"] == [{"name": "pair", "alpha": "1/2", "tv": "1/2", "dist_equals_p": True,
-                                 "alpha_equals_one_minus_tv": True}]
+                                 "alpha_equals_one_minus_tv": True, "alpha_decimal": 0.5, "tv_decimal": 0.5}]
     assert out["checker"]["valid"] is True and out["checker"]["reason"] is None
 
 
@@ -525,7 +532,8 @@ def test_json_output_of_prove_all_and_errors(tmp_path, capsys, monkeypatch):
     out = json.loads(captured.out)  # exactly one object: json.loads refuses anything after it
     assert out["proved"] is True and [t["theorem"] for t in out["theorems"]] == ["seed_cases"]
     if importlib.util.find_spec("transformers") is not None:
-        assert out["findings"]["cases"] == [{"input": "disjoint supports", "verdict": "lossy", "tv": "1/16777216"}]
+        assert out["findings"]["cases"] == [{"input": "disjoint supports", "verdict": "lossy", "tv": "1/16777216",
+                                              "tv_decimal": 2 ** -24}]
     assert out["theorems"][0]["certificate"] == str(tmp_path / "seed_cases.json")
     assert main(["prove", "--target", "x.json", "--json"]) == 2
     captured = capsys.readouterr()

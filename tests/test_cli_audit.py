@@ -93,17 +93,45 @@ def test_list_and_usage_errors(tmp_path, capsys):
     assert "unknown rule 'no-such-rule'" in capsys.readouterr().err
 
 
-def test_real_phone_pairs_standard_lossless_float32_lossy(capsys):
+def test_real_phone_pairs_standard_lossless_float32_float_faithful(capsys):
     assert main(["audit", "--real", "phone", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["verdict"] == "lossless" and doc["rule"] == "standard" and doc["real"] == "phone"
     results = doc["pairs"]
     assert len(results) == 20 and all(r["verdict"] == "lossless" and r["tv"] == "0/1" for r in results)
-    assert main(["audit", "--real", "phone", "--json", "--policy", "lt-float32-coin"]) == 1
-    lossy = json.loads(capsys.readouterr().out)["pairs"]
+    assert main(["audit", "--real", "phone", "--json", "--policy", "lt-float32-coin"]) == 0
+    doc = json.loads(capsys.readouterr().out)
     # tiny but not 0: each accept mass q(x) P(u < t) exceeds q(x) t by less than q(x) 2^-24 and the
-    # rejection mass shrinks by the same total, so TV <= sum_x q(x) 2^-24 = 2^-24
-    assert all(r["verdict"] == "lossy" and 0 < F(r["tv"]) <= F(1, N24) for r in lossy)
+    # rejection mass shrinks by the same total, so TV <= sum_x q(x) 2^-24 = 2^-24; and each law is a
+    # float-ideal verifier's exactly (the float floor), as trace of the same code says
+    assert doc["verdict"] == "float-faithful"
+    assert all(r["verdict"] == "float-faithful" and 0 < F(r["tv"]) <= F(1, N24) for r in doc["pairs"])
+    assert all(r["float_floor"]["nearest"].startswith("u < fl32(p/q)") for r in doc["pairs"])
+    assert main(["audit", "--real", "phone", "--json", "--policy", "lt-float32-coin", "--strict"]) == 1
+    capsys.readouterr()
+
+
+def test_a_float_rule_gets_trace_s_three_way_verdict_with_its_float_floor_named(tmp_path, capsys):
+    def audit(p, q, *extra):
+        code = main(["audit", "--target", _write(tmp_path, "p.json", p), "--draft", _write(tmp_path, "q.json", q),
+                     "--policy", "le-float32-coin", *extra])
+        return code, capsys.readouterr().out
+
+    # the same rows and rule as trace's <= coin: float-faithful where no p = 0 token is drafted ...
+    code, out = audit([0.6, 0.3, 0.1], [0.2, 0.5, 0.3])
+    assert code == 0 and out.startswith("rule le-float32-coin: FLOAT-FAITHFUL\n")
+    assert ("float floor: equals the float-ideal verifier with u <= fl32(p/q), residual fl32(max(p - q, 0)) as "
+            "weights, float32 coin on [0, 1) exactly: the TV is its float floor") in out
+    assert audit([0.6, 0.3, 0.1], [0.2, 0.5, 0.3], "--strict")[0] == 1
+    code, doc = _audit(tmp_path, capsys, [0.6, 0.3, 0.1], [0.2, 0.5, 0.3], "--policy", "le-float32-coin")
+    assert code == 0 and doc["verdict"] == "float-faithful" and doc["float_floor"]["tv_from_float_ideal"] == "0/1"
+    # ... and a fault where the draft puts mass on a token the target never emits: the coin u = 0 accepts it
+    code, out = audit([0.5, 0.5, 0], [0.25, 0.25, 0.5])
+    assert code == 1 and out.startswith("rule le-float32-coin: LOSSY\n")
+    assert "emits tokens the target gives probability 0 (mass 2.98023e-08): always a fault" in out
+    # a block is not judged against the float family: LOSSY, and it says so
+    code, out = audit([0.6, 0.3, 0.1], [0.2, 0.5, 0.3], "--gamma", "2")
+    assert code == 1 and "float floor: not judged for a block" in out
 
 
 def test_proposal_file(tmp_path, capsys):

@@ -177,6 +177,9 @@ def test_search_finds_the_smallest_lossy_input(files, capsys):
      "--target has V = 3 entries per row (p.json) but --draft has V = 2 (q2.json)"),
     (["samplers:chain", "--target", "P.json", "--draft", "Q4.json"],
      "--target has V = 3 entries per row (P.json) but --draft has V = 4 (Q4.json)"),
+    # one-position rows cannot make a block of 2: refused, never a one-position verdict under a block's name
+    (["samplers:verify", "--target", "p.json", "--draft", "q.json", "--gamma", "2"],
+     "gamma = 2 asks for a block of 2 drafts, which needs gamma + 1 = 3 target rows"),
 ])
 def test_usage_errors_exit_2_with_a_message(files, capsys, argv, message):
     assert main(["trace", "python", *argv]) == 2

@@ -140,3 +140,17 @@ def test_block_crosscheck_fails_when_the_float_path_is_wrong(monkeypatch):
     report = cc.crosscheck_blocks(40, seed=0)
     assert not report.passed and report.joint.error > 0.01
     assert "BOUND EXCEEDED" in report.summary()
+
+
+def test_wide_rows_are_cut_in_the_summary_and_whole_in_json():
+    from fractions import Fraction
+
+    from specproof.certify.crosscheck import _cut_row
+
+    row = [Fraction(k, 997) for k in range(1, 41)]
+    text = _cut_row(row)
+    assert text.startswith("[1/997, 2/997, 3/997,") and len(text) < 160
+    shown = text[1:text.index(", ...")].split(", ")
+    assert [Fraction(x) for x in shown] == row[:len(shown)]  # the values shown are exact
+    assert text.endswith(f", ... {40 - len(shown)} more of V = 40: --json has them all]")
+    assert _cut_row(row[:3]) == "[1/997, 2/997, 3/997]"  # short rows whole

@@ -478,3 +478,17 @@ def test_bfloat16_rows_whose_rounding_moves_their_sum_past_the_float_tolerance_a
     far = torch.tensor([0.2, 0.2, 0.2, 0.2, 0.1, 0.102])  # a float32 row off from 1 by 0.002: not rounding
     with pytest.raises(InvalidDistribution, match="more than float rounding"):
         compare(sampler, far, q.float())
+
+
+def test_gamma_refuses_rows_and_samplers_that_cannot_make_a_block():
+    # one row each: no block of 2 can be drawn from them
+    with pytest.raises(SpecProofError, match=r"gamma = 2 .* needs gamma \+ 1 = 3 target rows .* got one row \[V\]"):
+        compare(textbook, P, Q, gamma=2)
+    with pytest.raises(SpecProofError, match=r"gamma = 2 .* needs 2 draft rows .* got one row \[V\]"):
+        compare(textbook, torch.stack([P, P, P]), Q, gamma=2)
+
+    def first_position_only(p, q):  # block rows, but it verifies position 0 and returns one token
+        return textbook(p[0], q[0])
+
+    with pytest.raises(SpecProofError, match=r"the sampler returned one token \(\d\), not a sequence"):
+        compare(first_position_only, torch.stack([P, P, P]), torch.stack([Q, Q]), gamma=2)

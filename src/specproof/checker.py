@@ -15,13 +15,16 @@ Objects
   ``uniform``, ``times-capped-ratio`` c min(1, a[x]/b[x]), ``scaled`` c a, ``minimum``
   min(a, b), and the float steps (:data:`FLOAT_FORMATS`, each the exact IEEE rounding,
   :func:`_round_float`): ``float-rounded`` fl(a), ``float-positive-part`` max(fl(a - b), 0),
-  ``float-normalized`` fl(a / fl-sum(a)), ``float-divided`` fl(a / s) for a stated float s
-  that is a sum of a in some order (:func:`_some_float_sum`: a library's own sum).
+  ``float-normalized`` fl(a / s), s the float sum of a left to right, ``float-divided``
+  fl(a / s), s the float sum of a in the order the recipe names (:func:`_ordered_sum`: left to
+  right or a tree, in a named accumulator; a library's order) or, stated as a number, bounded
+  (:func:`_some_float_sum`) and reported as a stated value.
 - An **event** (:func:`_event_probability`) is a branch's primitive, its probability
   re-derived from the rows: ``draw`` (a token from a row), ``coin`` (a uniform between two
   thresholds, :func:`_threshold`: ``ratio`` a[x]/b[x], ``cdf``, ``masses`` sum(a)/sum(b),
-  ``const``, ``float-ratio`` fl(a[x]/b[x]), ``float-product`` the grid coins with
-  fl(u b[x]) < a[x]; under a coin model: continuous, a float grid, or fixed), ``choice`` (a
+  ``const`` (a stated value, reported), ``float-ratio`` fl(a[x]/b[x]), ``float-product`` the grid
+  coins with fl(u b[x]) < a[x], ``rounded-coin-ratio`` and ``rounded-coin-product`` the same with
+  the coin rounded to the format first; under a coin model: continuous, a float grid, or fixed), ``choice`` (a
   condition on the rows: argmax, zero, positive, always) and ``race`` (an exponential race
   sharing its noise with an earlier one, :func:`_race_given`). Trees the kernel builds itself
   also draw every token of a row at once (``every``).
@@ -992,17 +995,93 @@ def _rounded_row(values, den, fmt):
 
 def _float_sum(row, fmt):
     """The row's sum in ``fmt``, left to right, one rounding per addition (float16 and bfloat16:
-    in a float32 accumulator, rounded once at the end), as NumPy and PyTorch sum short rows."""
-    acc_fmt = FLOAT_FORMATS["float32"] if fmt[0] < 24 else fmt
-    total = Ratio(0, 1)
-    for n in row.nums:
-        total = _round_float(Ratio(total.num * row.den + n * total.den, total.den * row.den), acc_fmt)
-    return _round_float(total, fmt)
+    in a float32 accumulator, rounded once at the end), as NumPy and PyTorch sum short rows; None
+    when it overflows (see :func:`_ordered_sum`)."""
+    acc = FLOAT_FORMATS["float32"] if fmt[0] < 24 else fmt
+    return _ordered_sum(row, list(range(len(row.nums))), acc, fmt, "a left-to-right sum")
+
+
+#: The summation orders a ``float-divided`` recipe may name (its fourth argument): the order the
+#: kernel evaluates, in an accumulator format it names, then rounded once to the row's format.
+SUM_ORDERS = ("left-to-right", "tree")
+
+
+def _ordered_sum(row, tree, acc, fmt, where):
+    """The float sum of ``row`` (a :class:`Row`) in the order ``tree``, evaluated exactly as IEEE
+    code does: every token id of ``tree`` (a non-empty list of token ids and of such lists) is one
+    entry, converted to the accumulator ``acc`` (an IEEE rounding); a list is the left-to-right
+    sum of its members, each addition rounded to ``acc`` (:func:`_round_float`, to nearest, ties to
+    even); the whole is rounded once to ``fmt``. Every token of the row is added exactly once. The
+    walk is iterative (no recursion however deep the lists), one rounding per entry and per
+    addition. Returns the sum (a :class:`Ratio`), or None when an addition or the last rounding
+    overflows to +inf."""
+    size, nums, den = len(row.nums), row.nums, row.den
+    if not isinstance(tree, list) or not tree:
+        raise Rejection(Reason.MALFORMED, f"{where} is not a non-empty list of token ids and lists")
+    seen = bytearray(size)
+    overflow = False
+
+    def add(a, b):
+        nonlocal overflow
+        if a is None:
+            return b
+        if b is None or overflow:
+            return b
+        out = _round_float(Ratio(a.num * b.den + b.num * a.den, a.den * b.den), acc)
+        overflow = out is None
+        return out
+
+    stack, result = [[tree, 0, None]], None  # frames: [list, next member, partial sum]
+    while stack:
+        frame = stack[-1]
+        members, i = frame[0], frame[1]
+        if i == len(members):
+            stack.pop()
+            if stack:
+                stack[-1][2] = add(stack[-1][2], frame[2])
+            else:
+                result = frame[2]
+            continue
+        frame[1] = i + 1
+        member = members[i]
+        if isinstance(member, list):
+            if not member:
+                raise Rejection(Reason.MALFORMED, f"{where} holds an empty list")
+            stack.append([member, 0, None])
+            continue
+        t = _token(member, size, f"{where} member")
+        if seen[t]:
+            raise Rejection(Reason.TOKENS, f"{where} adds token {t} twice")
+        seen[t] = 1
+        frame[2] = add(frame[2], _round_float(Ratio(nums[t], den), acc))
+    if overflow or result is None:
+        return None
+    if not all(seen):
+        raise Rejection(Reason.TOKENS, f"{where} does not add token {seen.index(0)} (a sum adds every token once)")
+    return _round_float(result, fmt)
+
+
+def _named_sum(a, fmt, order, where):
+    """The sum a ``float-divided`` recipe divides by, and whether it is stated. ``order`` is
+    ``["left-to-right", accumulator]`` or ``["tree", accumulator, tree]`` (:func:`_ordered_sum`):
+    re-derived; or an ``"n/d"`` string, a sum the document states (a library's own, whose order the
+    document does not name): checked as far as any order allows (:func:`_some_float_sum`) and
+    reported as a stated value the verdict depends on. None: the sum overflows."""
+    if isinstance(order, str):
+        return _some_float_sum(a, fmt, order, where), True
+    if not isinstance(order, list) or not order or order[0] not in SUM_ORDERS \
+            or len(order) != (2 if order[0] == "left-to-right" else 3):
+        raise Rejection(Reason.MALFORMED, f"{where}.recipe sum is {_show(order)}: not [\"left-to-right\", "
+                                          f"accumulator], [\"tree\", accumulator, tree] or a stated 'n/d' sum")
+    acc = _float_format(order[1], f"{where}.recipe accumulator")
+    tree = list(range(len(a.row.nums))) if order[0] == "left-to-right" else order[2]
+    return _ordered_sum(a.row, tree, acc, fmt, f"{where}.recipe sum order"), False
 
 
 def _some_float_sum(row, fmt, value, where):
-    """A stated sum ``s`` of the derived row ``row`` (a library's ``r.sum()``, whose order the kernel cannot know),
-    checked as far as any order allows: a float of ``fmt``; 0 iff the row's mass is 0; at least the
+    """A stated sum ``s`` of the derived row ``row`` (a library's ``r.sum()`` whose order the document
+    does not name), checked as far as any order allows, which bounds it but does not derive it (the
+    check reports it as a stated value): a float of ``fmt``; 0 iff the row's mass is 0; at least the
     row's largest entry (rounding is monotone, so no order of adding non-negative floats gives less);
     and, for n non-zero entries (k = n - 1 additions that can round) with unit roundoff
     u = 2^-precision, within ``k u`` of the exact sum S, relative: every order of summation in
@@ -1110,14 +1189,22 @@ def _derive(kind, args, rows, size, where, room):
     if kind == "float-rounded":  # fl(a_i): a row as float code holds it
         return _charged(_rounded_row(a.row.nums, a.row.den, _float_format(args[1], f"{where}.recipe format")),
                         where, room)
-    # fl(a_i / s), s the row's float sum: left to right (float-normalized), or stated, a library's own order
-    # (float-divided); a row of mass 0 is kept
+    # fl(a_i / s), s the row's float sum: left to right (float-normalized), or in the order the recipe
+    # names (float-divided); a row of mass 0 is kept (it is all zeros: no draw reads it), and a row of
+    # positive mass whose float sum is 0 or overflows is refused, in both recipes
     if kind in ("float-normalized", "float-divided"):
         fmt = _float_format(args[1], f"{where}.recipe format")
-        total = _float_sum(a.row, fmt) if kind == "float-normalized" else _some_float_sum(a, fmt, args[2], where)
-        if total.num == 0:
+        if kind == "float-normalized":
+            total = _float_sum(a.row, fmt)
+        else:
+            total, _ = _named_sum(a, fmt, args[2], where)
+        if a.cumulative[-1] == 0:
             room(a.row.den, where)
             return a.row
+        if total is None or total.num == 0:
+            raise Rejection(Reason.TOTAL, f"{where}: the float sum of row {_cut(args[0])} "
+                                          f"{'overflows to inf' if total is None else 'is 0'} while its mass is not 0 "
+                                          f"(float code would divide by it: inf or NaN entries)")
         return _charged(_rounded_row([n * total.den for n in a.row.nums], a.row.den * total.num, fmt), where, room)
     b = _named_row(rows, args[1], where).row
     if kind == "float-positive-part":  # max(fl(a_i - b_i), 0): the residual as float code forms it
@@ -1200,9 +1287,11 @@ def _coin_below(model, t, strict):
     return Ratio(max(0, min(high, top) - low + 1), n)
 
 
-def _threshold(bound, rows, size, where, read, model, upper):
+def _threshold(bound, rows, size, where, read, model, upper, stated=None):
     """A coin interval's end: ``{"source": [...], "strict": bool}``, its value re-derived; ``model``
-    is the coin's, ``upper`` whether this is the upper end."""
+    is the coin's, ``upper`` whether this is the upper end. A ``const`` end is the one value that is
+    not re-derived: it is appended to ``stated`` (where it is, and its value), which the check reports
+    as a stated value the verdict depends on."""
     bound = _only_fields(bound, ("source", "strict"), where)
     source, strict = bound["source"], bound["strict"]
     if type(strict) is not bool or not isinstance(source, list) or not source:
@@ -1228,7 +1317,10 @@ def _threshold(bound, rows, size, where, read, model, upper):
         read.update(source[1:3])
         return Ratio(a.cumulative[-1] * b.row.den, a.row.den * b.cumulative[-1]), strict
     if kind == "const" and len(source) == 2:
-        return _constant(source[1], f"{where} constant"), strict
+        value = _constant(source[1], f"{where} constant")
+        if stated is not None:
+            stated.append(f"{where}: the constant {_show(value)}")
+        return value, strict
     if kind == "float-ratio" and len(source) == 5:  # fl(a[x] / b[x]); +inf is 2, above every coin
         a, b = _named_row(rows, source[1], where).row, _named_row(rows, source[2], where).row
         x = _token(source[3], size, f"{where} token")
@@ -1238,40 +1330,64 @@ def _threshold(bound, rows, size, where, read, model, upper):
         read.update(source[1:3])
         value = _round_float(Ratio(a.nums[x] * b.den, a.den * b.nums[x]), fmt)
         return (Ratio(2, 1) if value is None else value), strict
-    if kind == "float-product" and len(source) == 7:  # the passing coins are u < t: the upper end, strict
+    if kind in _GRID_TESTS and len(source) == 7:  # the passing coins are u < t: the upper end, strict
         if source[5] != model or strict != upper:  # or the failing ones, u >= t: the lower end, not strict
-            raise Rejection(Reason.MALFORMED, f"{where}: a float-product threshold counts the coins of its own grid "
+            raise Rejection(Reason.MALFORMED, f"{where}: a {kind} threshold counts the coins of its own grid "
                                               f"{_show(source[5])} that pass (u < t, an upper end, strict) or fail "
                                               f"(u >= t, a lower end, not strict); here the coin is {_show(model)}, "
                                               f"an {'upper' if upper else 'lower'} end, strict {strict}")
         return _float_product(source, rows, size, where, read), strict
     raise Rejection(Reason.MALFORMED, f"{where} has source {_show(source)}, not ratio/cdf/masses/const/"
-                                      "float-ratio/float-product")
+                                      "float-ratio/float-product/rounded-coin-ratio/rounded-coin-product")
+
+
+#: The thresholds that count the grid coins passing a float test (:func:`_float_product`).
+_GRID_TESTS = ("float-product", "rounded-coin-ratio", "rounded-coin-product")
 
 
 def _float_product(source, rows, size, where, read):
-    """``["float-product", a, b, x, format, coin, cmp]``: the threshold t with ``u < t`` exactly for
-    the grid coins u that pass ``fl(u * b[x]) cmp a[x]``, the product rounded in the wider of the
-    format and the coin's own (float32 for a 24-bit grid, float64 for 53 bits). Rounding is monotone,
-    so the passing coins are the grid's first ones; their count is found by bisection (at most 54
-    roundings)."""
-    _, a_name, b_name, x, fmt_name, coin, cmp = source
+    """``[kind, a, b, x, format, coin, cmp]``: the threshold t with ``u < t`` exactly for the grid
+    coins u that pass the float test ``kind`` (:data:`_GRID_TESTS`):
+
+    - ``float-product``: ``fl(u * b[x]) cmp a[x]``, the product rounded in the wider of the format
+      and the coin's own (float32 for a 24-bit grid, float64 for 53 bits);
+    - ``rounded-coin-ratio``: ``fl(u) cmp fl(a[x] / b[x])``, the coin rounded to the format first
+      (NumPy >= 2 meeting a Python-float coin with a float32 value, NEP 50), a ratio that overflows
+      +inf (every coin passes);
+    - ``rounded-coin-product``: ``fl(fl(u) * b[x]) cmp a[x]``, the coin and the product rounded to
+      the format.
+
+    Rounding is monotone, so the passing coins are the grid's first ones; their count is found by
+    bisection (at most 54 tests of at most two roundings each)."""
+    kind, a_name, b_name, x, fmt_name, coin, cmp = source
     a, b = _named_row(rows, a_name, where).row, _named_row(rows, b_name, where).row
     x = _token(x, size, f"{where} token")
     fmt = _float_format(fmt_name, where)
     if not isinstance(coin, str) or coin not in _COIN_GRIDS or cmp not in ("<", "<="):
-        raise Rejection(Reason.MALFORMED, f"{where}: the product test needs a grid coin and < or <=, not "
+        raise Rejection(Reason.MALFORMED, f"{where}: the {kind} test needs a grid coin and < or <=, not "
                                           f"{_show(coin)} and {_show(cmp)}")
     bits, open_closed = _COIN_GRIDS[coin]
     wide = max(fmt, FLOAT_FORMATS["float32" if bits <= 24 else "float64"])
     read.update((a_name, b_name))
     n = 1 << bits
+    right = Ratio(a.nums[x], a.den)
+    if kind == "rounded-coin-ratio":
+        if b.nums[x] == 0:
+            raise Rejection(Reason.MALFORMED, f"{where} divides by {_cut(b_name)}[{x}] = 0")
+        right = _round_float(Ratio(a.nums[x] * b.den, a.den * b.nums[x]), fmt)  # None: +inf
 
     def passes(k):
-        prod = _round_float(Ratio(k * b.nums[x], n * b.den), wide)
-        if prod is None:
-            return False
-        return _less(prod, Ratio(a.nums[x], a.den), cmp == "<")
+        if right is None:  # fl(a[x] / b[x]) = +inf: every coin passes
+            return True
+        if kind == "float-product":
+            value = _round_float(Ratio(k * b.nums[x], n * b.den), wide)
+            if value is None:
+                return False
+        else:
+            value = _round_float(Ratio(k, n), fmt)  # a coin in [0, 1] never overflows
+            if kind == "rounded-coin-product":
+                value = _round_float(Ratio(value.num * b.nums[x], value.den * b.den), fmt)  # <= b[x] <= 1
+        return _less(value, right, cmp == "<")
 
     lo, hi = (1, n + 1) if open_closed else (0, n)  # the first failing k lies in [lo, hi]
     while lo < hi:
@@ -1283,13 +1399,14 @@ def _float_product(source, rows, size, where, read):
     return Ratio(lo, n)
 
 
-def _event_probability(event, rows, size, where, read):
+def _event_probability(event, rows, size, where, read, stated=None):
     """A branch's probability (a :class:`Ratio`) from its primitive and the rows alone; the
     names of the rows it reads are added to ``read``.
 
     ``draw {row, token}``: row[token] / sum(row). ``coin {model, lower, upper}``: the coin lies
     between the two thresholds (either may be null). ``choice {condition}``: 1 if the condition
     holds on the rows, else 0. ``race {first, given, second, winner}``: see :func:`_race_given`.
+    A ``const`` coin threshold is appended to ``stated`` (:func:`_threshold`).
     """
     (kind, body), = event.items()  # one event: checked by _branch_shapes
     if kind == "draw":
@@ -1306,10 +1423,10 @@ def _event_probability(event, rows, size, where, read):
             raise Rejection(Reason.MALFORMED, f"{where} has coin model {_show(model)}")
         top = Ratio(1, 1)
         if body["upper"] is not None:
-            top = _coin_below(model, *_threshold(body["upper"], rows, size, f"{where}.upper", read, model, True))
+            top = _coin_below(model, *_threshold(body["upper"], rows, size, f"{where}.upper", read, model, True, stated))
         if body["lower"] is None:
             return top
-        value, strict = _threshold(body["lower"], rows, size, f"{where}.lower", read, model, False)
+        value, strict = _threshold(body["lower"], rows, size, f"{where}.lower", read, model, False, stated)
         under = _coin_below(model, value, not strict)  # P(u at or below the lower end)
         gap = top.num * under.den - under.num * top.den
         return Ratio(gap, top.den * under.den) if gap > 0 else Ratio(0, 1)
@@ -1428,6 +1545,46 @@ def _reads(recipes, names, source="input"):
     return sorted(out)
 
 
+def _derived_from(recipes, names):
+    """The rows ``names`` and every row they are derived from (their recipes, transitively), sorted."""
+    seen, stack = set(), list(names)
+    while stack:
+        name = stack.pop()
+        if name not in seen:
+            seen.add(name)
+            kind, *args = recipes[name]
+            stack.extend(args[i] for i in _RECIPE_ROWS[kind])
+    return sorted(seen)
+
+
+def _stated_sums(recipes, names, where):
+    """The float sums that rows read by the tree (``names``, transitively) divide by as stated, not
+    derived (a ``float-divided`` recipe whose sum is an ``"n/d"`` string), in words."""
+    out = []
+    for name in _derived_from(recipes, names):
+        recipe = recipes[name]
+        if recipe[0] == "float-divided" and isinstance(recipe[3], str):
+            out.append(f"{where}.rows.{_cut(name)}: the float sum {_cut(recipe[3])} of row {_cut(recipe[1])}, "
+                       f"stated (bounded, not derived)")
+    return out
+
+
+def _sum_orders(recipes, names):
+    """The float sums that rows read by the tree (``names``, transitively) divide by, re-derived in a
+    named order: (row, summed row, format, order in words), the order a modelling assumption about
+    the code (which library sums in which order) that the output names."""
+    out = []
+    for name in _derived_from(recipes, names):
+        kind, *args = recipes[name]
+        if kind == "float-normalized":
+            out.append((name, args[0], args[1], "left to right" + (", in a float32 accumulator"
+                                                                    if FLOAT_FORMATS[args[1]][0] < 24 else "")))
+        elif kind == "float-divided" and isinstance(args[2], list):
+            order = "left to right" if args[2][0] == "left-to-right" else "in a stated tree order"
+            out.append((name, args[0], args[1], f"{order}, in a {args[2][1]} accumulator"))
+    return out
+
+
 def _position_leaf(child, where):
     """[output id, accepted]"""
     if isinstance(child, dict) and set(child) == {"leaf"} and isinstance(child["leaf"], list) \
@@ -1461,7 +1618,7 @@ def _document_nodes(nodes):
             for node in nodes]
 
 
-def _walk(nodes, rows, size, where, leaf_key, bounded=True):
+def _walk(nodes, rows, size, where, leaf_key, bounded=True, stated=None):
     """THE WALK: every document kind's tree goes through it. Walk the nodes (parents first):
     re-derive each branch's probability from its primitive and the rows, check it against the
     claim (if any) and each node's branches sum to 1, and check each node's claimed reach (if
@@ -1476,7 +1633,8 @@ def _walk(nodes, rows, size, where, leaf_key, bounded=True):
     from rows whose size the document paid for is not. Returns (the leaves, each
     ``leaf_key(child)``, with their re-derived masses; the spread leaves of ``every`` draws, as
     (s, row name, child) with mass s x the row's numerator at each token; the names of the rows
-    the events read)."""
+    the events read). The stated values the events use (``const`` thresholds) are appended to
+    ``stated``."""
     bound = where if bounded else None
     inflow = [[] for _ in nodes]  # re-derived reach x probability of each branch group into node i
     inflow[0].append(Ratio(1, 1))
@@ -1498,7 +1656,7 @@ def _walk(nodes, rows, size, where, leaf_key, bounded=True):
                 spread.append((Ratio(reach.num, reach.den * row.cumulative[-1]), branch.event["every"], branch.child))
                 probabilities.append(Ratio(1, 1))
                 continue
-            probability = _event_probability(branch.event, rows, size, f"{there}.event", read)
+            probability = _event_probability(branch.event, rows, size, f"{there}.event", read, stated)
             if branch.probability is not None:
                 _same(Reason.BRANCH, f"{there}.probability", probability,
                       _rational(branch.probability, f"{there}.probability"))
@@ -1578,8 +1736,10 @@ def _check_outcome(cert, where):
     mass), the TV from the reference row, and the claim ``lossless`` (TV = 0).
 
     What is trusted: that the tree is the verifier's program (built by specproof.rules.audit from the
-    rule, not re-derived here) and the values of ``given`` rows. The facts name the input rows
-    the tree reads and how the reference derives from p, so that both can be shown.
+    rule, not re-derived here), the values of ``given`` rows, ``const`` thresholds and stated float
+    sums. The facts name the input rows the tree reads, how the reference derives from p, the stated
+    values (``stated``) and the float sums derived in a named order (``sums``), so that all can be
+    shown.
     """
     size = _size(cert, where)
     nodes = _field(cert, "nodes", where)
@@ -1589,7 +1749,8 @@ def _check_outcome(cert, where):
     reference_name = _field(cert, "reference", where)
     reference = _named_row(rows, reference_name, f"{where}.reference").row
     reference_source = _reference(recipes, reference_name, where)
-    leaves, spread, read = _walk(_document_nodes(nodes), rows, size, where, _position_leaf)
+    stated = []  # the const thresholds the events use
+    leaves, spread, read = _walk(_document_nodes(nodes), rows, size, where, _position_leaf, stated=stated)
     claimed_law = [_rational(v, f"{where}.law[{t}]") for t, v in enumerate(_list(_field(cert, "law", where), size, f"{where}.law"))]
     law, outside, accepted = _token_law(leaves, spread, rows, size, where)  # re-derived: the claims are only compared
     for t, claimed in enumerate(claimed_law):
@@ -1608,6 +1769,8 @@ def _check_outcome(cert, where):
             "reads": _reads(recipes, read | {reference_name}),
             "given_reads": _reads(recipes, read | {reference_name}, "given"), "recipes": recipes, "given": given,
             "rows": {k: [Ratio(x, r.row.den) for x in r.row.nums] for k, r in rows.items()},
+            "stated": _stated_sums(recipes, read | {reference_name}, where) + stated,
+            "sums": _sum_orders(recipes, read | {reference_name}),
             "totals": totals, "nodes": len(nodes), "claims": truth}
 
 
@@ -1692,7 +1855,8 @@ def _check_block(cert, where):
     = 0: the stream statement of Leviathan et al. 2023, Theorem 3.5 over a block, and Sun et al.
     2024, Theorem 1).
 
-    What is trusted: that the tree is the verifier's program, and the ``given`` rows.
+    What is trusted: that the tree is the verifier's program, the ``given`` rows, ``const``
+    thresholds and stated float sums (named in the facts' ``stated``).
     """
     size = _size(cert, where)
     gamma = _field(cert, "gamma", where)
@@ -1706,7 +1870,8 @@ def _check_block(cert, where):
     def leaf(child, there):
         return _block_leaf(child, there, size, gamma)
     leaf.__doc__ = "[[ids], accepted]"
-    leaves, _, read = _walk(_document_nodes(nodes), rows, size, where, leaf)
+    stated = []  # the const thresholds the events use
+    leaves, _, read = _walk(_document_nodes(nodes), rows, size, where, leaf, stated=stated)
     law, lengths = {}, [[] for _ in range(gamma + 1)]
     for (tokens, accepted), masses in leaves.items():
         law.setdefault(tokens, []).extend(masses)
@@ -1746,6 +1911,7 @@ def _check_block(cert, where):
             "reads": sorted(key for key, name in inputs.items() if name in tree_reads or (key[0] == "p" and key[1] in streamed)),
             "given_reads": _reads(recipes, read, "given"),
             "rows": {k: [Ratio(x, r.row.den) for x in r.row.nums] for k, r in rows.items()},
+            "stated": _stated_sums(recipes, read, where) + stated, "sums": _sum_orders(recipes, read),
             "nodes": len(nodes), "claims": truth}
 
 

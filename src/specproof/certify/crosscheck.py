@@ -192,7 +192,20 @@ def pairs(n: int, seed: int) -> Iterator[Pair]:
         yield _make(KINDS[i % len(KINDS)], rng)
 
 
-_PRINT_V = 64  # pairs up to this size are printed in full in the summary
+_PRINT_WIDTH = 100  # characters of a row of exact values in the summary; the rest is cut (--json has it all)
+
+
+def _cut_row(vec: Sequence[Fraction], width: int = _PRINT_WIDTH) -> str:
+    """``[a, b, ...]`` of the exact values, cut after ``width`` characters with how many were left out."""
+    shown: list[str] = []
+    used = 0
+    for i, x in enumerate(vec):
+        text = str(x)
+        if shown and used + len(text) + 2 > width:
+            return f"[{', '.join(shown)}, ... {len(vec) - i} more of V = {len(vec)}: --json has them all]"
+        shown.append(text)
+        used += len(text) + 2
+    return f"[{', '.join(shown)}]"
 
 
 @dataclass
@@ -234,7 +247,8 @@ class CrosscheckReport:
         return self.dist.error <= self.bound and self.alpha.error <= self.bound
 
     def summary(self) -> str:
-        """Human-readable lines: each worst error with its pair (p and q in full), the verdict."""
+        """Human-readable lines: each worst error with its pair (p and q, cut after about 100 characters),
+        the verdict."""
         lines = [f"crosscheck: {self.pairs} pairs, float path vs exact law, bound {self.bound:g}"]
         for name, worst in (("dist", self.dist), ("alpha", self.alpha)):
             where = ""
@@ -242,9 +256,9 @@ class CrosscheckReport:
                 tok = "" if worst.token is None else f" token {worst.token},"
                 where = f" ({worst.pair.kind} pair,{tok} V={len(worst.pair.p)})"
             lines.append(f"  worst |{name} error| = {float(worst.error):.3e}{where}")
-            if worst.pair is not None and len(worst.pair.p) <= _PRINT_V:
+            if worst.pair is not None:
                 for label, vec in (("p", worst.pair.p), ("q", worst.pair.q)):
-                    lines.append(f"    {label} = [{', '.join(map(str, vec))}]")
+                    lines.append(f"    {label} = {_cut_row(vec)}")
         lines.append("  verdict: " + ("within bound" if self.passed else "BOUND EXCEEDED"))
         return "\n".join(lines)
 

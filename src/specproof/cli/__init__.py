@@ -13,7 +13,7 @@ and :mod:`~specproof.cli._common` holds what they share; ``corpus`` is wired fro
 Exit status: 0 proved / valid / within bound; 1 not proved / rejected / bound exceeded;
 2 usage error or unreadable input; 141 when standard output is a pipe its reader closed.
 ``--json`` prints one JSON object on standard output instead of text; progress bars (tqdm) go
-to standard error when it is a terminal.
+to standard error (redrawn on a terminal, every 10 s to a file or pipe); ``--quiet`` silences them.
 """
 
 from __future__ import annotations
@@ -67,6 +67,9 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     for name, (module, help_line) in COMMANDS.items():
         if command in (name, "*"):
             importlib.import_module(module).add_parser(sub)
+            sub.choices[name].add_argument(
+                "--quiet", "-q", action="store_true",
+                help="no progress bars or informational lines on standard error (errors still)")
         else:
             sub.add_parser(name, help=help_line, add_help=False)
     return parser
@@ -93,6 +96,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             command = next((w for w in words if w in COMMANDS), None)
             _print_json({"command": command, "error": str(exc)})
         return 2
+    from specproof.cli import _common
+
+    _common.QUIET = bool(getattr(args, "quiet", False))
+    if _common.QUIET:
+        logging.getLogger().setLevel(logging.WARNING)
     try:
         code = importlib.import_module(COMMANDS[args.command][0]).run(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler below

@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import sys
 import unicodedata
 from fractions import Fraction
@@ -37,22 +38,65 @@ class _ParseError(Exception):
 def _json_option(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--json", action="store_true",
                      help="print exactly one JSON object on standard output instead of text (rationals as "
-                          "'n/d' strings; progress and errors still go to standard error); exit status unchanged")
+                          "'n/d' strings, each with its nearest float beside it as KEY_decimal; progress and "
+                          "errors still go to standard error); exit status unchanged")
 
 
-def _print_json(obj: dict[str, Any]) -> None:
+_EXACT = re.compile(r"-?[0-9]+/[0-9]+")
+
+
+def _decimal(text: str) -> float | None:
+    """The nearest float to an exact 'n/d' string (None past the float range)."""
+    try:
+        return float(Fraction(text))
+    except (OverflowError, ZeroDivisionError):
+        return None
+
+
+def _with_decimals(obj: Any) -> Any:
+    """``obj`` with a ``KEY_decimal`` beside every ``KEY`` whose value is an exact number ('n/d') or a
+    list of them: the nearest float, for readers that want a number (the exact string stays)."""
+    if isinstance(obj, list):
+        return [_with_decimals(v) for v in obj]
+    if not isinstance(obj, dict):
+        return obj
+    out: dict[Any, Any] = {}
+    for key, value in obj.items():
+        out[key] = _with_decimals(value)
+        if not isinstance(key, str) or key.lstrip("-").isdigit() or f"{key}_decimal" in obj:
+            continue  # a map of token ids -> mass gets its decimals as one map beside it, below
+        if isinstance(value, str) and _EXACT.fullmatch(value):
+            out[f"{key}_decimal"] = _decimal(value)
+        elif (isinstance(value, list) and value
+              and all(isinstance(v, str) and _EXACT.fullmatch(v) for v in value)):
+            out[f"{key}_decimal"] = [_decimal(v) for v in value]
+        elif (isinstance(value, dict) and value
+              and all(isinstance(v, str) and _EXACT.fullmatch(v) for v in value.values())):
+            out[f"{key}_decimal"] = {k: _decimal(v) for k, v in value.items()}
+    return out
+
+
+def _print_json(obj: Any, indent: int | None = None) -> None:
     """One JSON object on standard output, with DEL, C1 and bidi controls escaped as well (JSON
-    escapes only C0 itself), so that nothing in it is a terminal control."""
-    text = json.dumps(obj, sort_keys=True, ensure_ascii=False)
+    escapes only C0 itself), so that nothing in it is a terminal control. Every exact number ('n/d',
+    alone or in a list) gets its nearest float beside it under ``KEY_decimal``."""
+    text = json.dumps(_with_decimals(obj), sort_keys=True, ensure_ascii=False, indent=indent)
     print("".join(f"\\u{ord(c):04x}" if c in _BIDI or "\x7f" <= c <= "\x9f" or c in "\u2028\u2029" else c
                   for c in text))
 
 
+#: ``--quiet`` (every subcommand): no progress bars and no informational log lines on standard error.
+QUIET = False
+
+
 def _bar(**kwargs: Any) -> tqdm:
-    """A progress bar on standard error, shown only when it is a terminal."""
+    """A progress bar on standard error (silenced by ``--quiet``): redrawn in place on a terminal; to a
+    file or pipe, one state every 10 s, so a long run in a log is never silent."""
     from tqdm import tqdm
 
-    return tqdm(file=sys.stderr, disable=None, leave=False, **kwargs)
+    tty = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+    kwargs.setdefault("leave", False)
+    return tqdm(file=sys.stderr, disable=QUIET, mininterval=0.1 if tty else 10.0, **kwargs)
 
 
 def _check_atol(atol: float | None) -> None:

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-from tqdm import tqdm
 
 from specproof.certify import certificate
 from specproof.cli.loaders import load_distribution, load_distributions
-from specproof.cli._common import _Usage, _print_json
+from specproof.cli._common import _Usage, _bar, _print_json
 
 
 # --------------------------------------------------------------------------- audit (issue 11)
@@ -23,8 +21,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="the exact law of a verifier rule (coin model, comparison, residual, ...) on one pair",
         description="Compute the exact emitted law of the verifier under a rule (a name from --list, or a "
         "JSON file of rule fields) on the pair --target/--draft, or with --real on the real pairs shipped "
-        "with specproof. With --gamma G the same rows serve every position of a block of G drafts. Exit 0 if "
-        "the emitted law equals the target's (lossless on this input), 1 if not, 2 for usage or bad input.",
+        "with specproof. With --gamma G the same rows serve every position of a block of G drafts. Verdict: "
+        "lossless (the emitted law equals the reference), float-faithful (a float rule whose law equals a float-ideal "
+        "verifier's exactly, one position: the TV is its float floor, as `trace` of the same code says) or lossy. "
+        "Exit 0 if lossless or float-faithful (with --strict only if lossless), 1 if lossy, 2 for usage or bad input.",
     )
     au.add_argument("--target", metavar="P", help="file with the target distribution p (as for prove)")
     au.add_argument("--draft", metavar="Q", help="file with the draft distribution q")
@@ -46,7 +46,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     au.add_argument("--search", action="store_true",
                     help="also search the minimal counterexample (exhaustive V <= 4, denominators <= 8, then "
                          "1000 random pairs)")
-    au.add_argument("--json", action="store_true", help="print one JSON object (rationals as 'n/d' strings; --real: {rule, real, verdict, pairs: [one per pair]})")
+    au.add_argument("--json", action="store_true", help="print one JSON object (rationals as 'n/d' strings, each with KEY_decimal, its nearest float, beside it; --real: {rule, real, verdict, pairs: [one per pair]})")
     au.add_argument("--certificate", metavar="FILE.json",
                     help="write the position's outcome tree as a certificate that `specproof check` re-verifies "
                          "(with --real: a bundle, one per pair; --verifier block: the block certificate); the "
@@ -56,6 +56,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                          "typical acceptance, or block verification) as a block certificate that `specproof check` "
                          "re-verifies: its law, accepted-length law, expected emitted tokens and stream TV from the "
                          "target's joint law (no stop tokens or --proposal)")
+    au.add_argument("--strict", action="store_true",
+                    help="exit 1 unless lossless (a float-faithful rule, whose TV is its float floor, exits 0 without it)")
     au.add_argument("--list", action="store_true", help="list the named rules with their description and source")
     au.add_argument("--verifier", choices=["chain", "block", "multidraft", "tree", "typical"], default="chain",
                     help="the verifier (default chain, under --policy); the others are the textbook variants of "
@@ -88,8 +90,10 @@ def _audit_position(p, q, rule, proposal=None) -> dict:
     from specproof.laws.rational import format_fraction as ff
 
     law = position_law(p, q, rule, proposal=proposal)
+    floor = _float_floor(law, rule)
     return {
-        "verdict": "lossless" if law.lossless else "lossy",
+        "verdict": "lossless" if law.lossless else floor["verdict"] if floor else "lossy",
+        **({"float_floor": floor} if floor else {}),
         "tv": ff(law.tv),
         "alpha": ff(law.alpha),
         "textbook_alpha": ff(law.textbook_alpha),
@@ -102,6 +106,57 @@ def _audit_position(p, q, rule, proposal=None) -> dict:
         "out_of_range": {str(k): ff(v) for k, v in sorted(law.out_of_range.items())},
         "arithmetic": _arithmetic_note(rule, len(law.law), getattr(p, "library", None)),
     }
+
+
+#: Largest V at which `audit` judges a lossy float rule against the float-ideal family (its |FAMILY| x V
+#: threshold roundings); past it the output says the float floor was not judged.
+FLOAT_FLOOR_MAX_V = 1024
+
+
+def _float_floor(law, rule) -> dict | None:
+    """The three-way verdict `trace` gives the same code: a float rule whose exact law differs from the
+    target's is ``float-faithful`` when it equals a float-ideal verifier's law exactly (the TV is that
+    member's float floor), else ``lossy``. None where not judged: an exact rule or a lossless law, or a
+    reference other than the target rows' own law (the rule processes p: no float member computes it)."""
+    from fractions import Fraction
+
+    from specproof.laws.rational import format_fraction as ff
+    from specproof.rules.faithful import judge
+
+    if law.lossless or rule.arithmetic.is_exact or not rule.reference.identity:
+        return None
+    target, draft = law.tree.rows["target"], law.tree.rows["draft"]
+    total = sum(target, Fraction(0))
+    if total == 0:
+        return None
+    rows_law = tuple(x / total for x in target)
+    rounding = sum((abs(a - b) for a, b in zip(rows_law, law.reference)), Fraction(0)) / 2
+    if len(target) > FLOAT_FLOOR_MAX_V:
+        return {"verdict": "lossy", "judged": False,
+                "why": f"not judged at V = {len(target)} > {FLOAT_FLOOR_MAX_V}: LOSSY means the law differs from the "
+                       "reference, by any amount; trace the code for the three-way verdict"}
+    j = judge(dict(enumerate(law.law)), target, draft, count_equivalents=False)
+    out = {"verdict": j.verdict, "judged": True, "tv_from_float_ideal": ff(j.tv_from_float_ideal),
+           "nearest": j.arithmetic}
+    if j.verdict == "float-faithful":
+        out["why"] = (f"equals the float-ideal verifier with {j.arithmetic} exactly: the TV is its float floor, "
+                      "as `trace` of the same code says (--strict exits 1)")
+    if rounding:
+        out["rows_rounding_tv"] = ff(rounding)
+        out["why"] += (f"; judged on the rows rounded to {rule.arithmetic.dtype} (what the code computes on), whose own "
+                       f"law is at TV {float(rounding):.6g} from p's, part of the TV above")
+    elif j.outside_support and j.tv_from_float_ideal == 0:
+        out["why"] = (f"equals {j.arithmetic} exactly, but that arithmetic emits tokens the target gives probability "
+                      f"0 (mass {float(j.outside_support):.6g}): always a fault, not a float floor")
+    else:
+        out["why"] = (f"no float-ideal verifier has this law; TV from the nearest, {j.arithmetic}: "
+                      f"{float(j.tv_from_float_ideal):.6g} ({ff(j.tv_from_float_ideal)}): a fault, not the float floor")
+    return out
+
+
+def _exit(verdict: str, strict: bool) -> int:
+    """0 for lossless, and for float-faithful unless --strict; 1 otherwise."""
+    return 0 if verdict == "lossless" or (verdict == "float-faithful" and not strict) else 1
 
 
 def _degenerate_rows(args: argparse.Namespace) -> list[str]:
@@ -251,6 +306,8 @@ def _audit_report(name: str, out: dict) -> str:
              f"  alpha (P accepted under the rule): {show(out['alpha'])}; textbook sum min(p, q): {show(out['textbook_alpha'])}"]
     if "arithmetic" in out:
         lines.append(f"  arithmetic modelled: {out['arithmetic']}")
+    if "float_floor" in out:
+        lines.append(f"  float floor: {out['float_floor']['why']}")
     if out["differing"]:
         shown = ", ".join(map(str, out["differing"][:20])) + (" ..." if len(out["differing"]) > 20 else "")
         lines.append(f"  tokens whose emitted mass differs: {shown} ({len(out['differing'])} of {len(out['law'])})")
@@ -331,6 +388,9 @@ def run(args: argparse.Namespace) -> int:
         block = block_law(p, q, args.gamma, rule, stop_tokens=args.stop_token, proposal=proposal)
         out.update({
             "verdict": "lossless" if block.lossless and out["verdict"] == "lossless" else "lossy",
+            **({"float_floor": {"verdict": "lossy", "judged": False, "why": "not judged for a block (one position "
+                                "only): LOSSY means the block's law differs from the reference, by any amount"}}
+               if not block.lossless and "float_floor" in out else {}),
             "gamma": args.gamma,
             "accepted_length": [ff(x) for x in block.accepted_length_law],
             "expected_accepted": ff(block.expected_accepted),
@@ -363,13 +423,13 @@ def run(args: argparse.Namespace) -> int:
         from specproof.rules.audit import search_counterexample
         from specproof.laws.rational import format_fraction as ff
 
-        with tqdm(unit="pair", file=sys.stderr, disable=None, desc="search V <= 4, d <= 8, then 1000 random") as bar:
+        with _bar(unit="pair", desc="search V <= 4, d <= 8, then 1000 random") as bar:
             found = search_counterexample(rule, random_pairs=1000, progress=bar.update)
         pack = lambda c: None if c is None else {  # noqa: E731
             "p": [ff(x) for x in c.p], "q": [ff(x) for x in c.q], "tv": ff(c.tv)}
         out["search"] = {"smallest": pack(found.smallest), "largest": pack(found.largest), "pairs": found.pairs}
-    print(json.dumps(out, indent=2, sort_keys=True) if args.json else _audit_report(name, out))
-    return 0 if out["verdict"] == "lossless" else 1
+    _print_json(out, indent=2) if args.json else print(_audit_report(name, out))
+    return _exit(out["verdict"], args.strict)
 
 
 #: Largest number of drafted prefixes (D^gamma, D = the draft's support) `audit --gamma` enumerates,
@@ -483,7 +543,7 @@ def _audit_variant(args: argparse.Namespace, p, q) -> int:
             raise _Usage(f"--block-certificate: the {args.verifier} verifier has no block certificate (its "
                          "positions are certified by --certificate)")
         out["block_certificate"] = str(certificate.write(doc, args.block_certificate))
-    print(json.dumps(out, indent=2, sort_keys=True) if args.json else format_summary(out))
+    _print_json(out, indent=2) if args.json else print(format_summary(out))
     return 0 if out["verdict"] == "lossless" else 1
 
 
@@ -524,7 +584,7 @@ def _audit_real(args: argparse.Namespace, name: str, rule) -> int:
                "all": [fixtures.phone_lm_pairs, fixtures.smollm2_pairs]}[args.real]
     results, certs = [], []
     for source in sources:
-        for rp in tqdm(list(source()), unit="pair", file=sys.stderr, disable=None, desc=name):
+        for rp in _bar(iterable=list(source()), unit="pair", desc=name):
             results.append({"pair": rp.name, "rule": name, **_audit_position(rp.p, rp.q, rule)})
             if args.certificate:
                 certs.append(_audit_certificate(rp.p, rp.q, name, rule, label=rp.name,
@@ -533,10 +593,11 @@ def _audit_real(args: argparse.Namespace, name: str, rule) -> int:
         certificate.write(certificate.build_bundle(
             certs, name=f"real pairs, rule {name}", statement=f"Each position's law under the verifier rule {name!r}."),
             args.certificate)
+    verdicts = {r["verdict"] for r in results}
+    verdict = "lossy" if "lossy" in verdicts else "float-faithful" if "float-faithful" in verdicts else "lossless"
     if args.json:
-        verdict = "lossless" if all(r["verdict"] == "lossless" for r in results) else "lossy"
-        print(json.dumps({"rule": name, "real": args.real, "verdict": verdict, "pairs": results}, indent=2, sort_keys=True))
+        _print_json({"rule": name, "real": args.real, "verdict": verdict, "pairs": results}, indent=2)
     else:
         for r in results:
             print(_audit_report(name, r).replace(f"rule {name}:", f"{r['pair']}, rule {name}:", 1))
-    return 0 if all(r["verdict"] == "lossless" for r in results) else 1
+    return _exit(verdict, args.strict)

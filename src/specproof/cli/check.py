@@ -32,8 +32,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ck.add_argument("--atol", type=float, default=None,
                     help=f"tolerance on the float sums of --target/--draft, in (0, 1) (default {DEFAULT_FLOAT_ATOL})")
     ck.add_argument("--require-lossless", action="store_true",
-                    help="exit 1 also for a valid certificate whose verifier is not lossless against its reference "
-                         "(for CI: a valid certificate of a lossy verifier otherwise exits 0)")
+                    help="exit 1 also for a valid certificate unless its certified law is exactly p: the target row "
+                         "bound to --target (without --target, the certificate's own input p, and the output says so); "
+                         "a verifier that is lossy, a reference other than p (a given row, the argmax of p), and a "
+                         "verdict that depends on a stated value (a constant threshold, a stated float sum, a given "
+                         "row the tree reads) or on a row bound to nothing fail it (for CI: a valid certificate of a "
+                         "lossy verifier otherwise exits 0)")
     _json_option(ck)
 
 
@@ -99,6 +103,34 @@ def _is_lossless(facts: dict[str, Any]) -> bool:
     return claims.get("lossless", claims.get("dist_equals_p", claims.get("stream_equals_target_law")))
 
 
+def _gate(verdict: checker.Verdict, binding: dict[str, Any] | None) -> list[str]:
+    """Why a valid document does not certify that a verifier's law is exactly p ([] if it does):
+    p bound to --target (``binding``, what :func:`_bind` compared) or, without --target (``binding``
+    None), the certificate's own input p. Fails: a law that is not its reference's; a reference that
+    is not p (a given row, the argmax of p); a stated value the verdict depends on (a constant
+    threshold, a stated float sum) or a given row the tree reads; with --target, a row the tree
+    reads that is bound to nothing, or a p that was not compared."""
+    out = []
+    many = len(verdict.facts) > 1
+    for i, facts in enumerate(verdict.facts):
+        at = f"certificate {i}: " if many else ""
+        if not _is_lossless(facts):
+            out.append(f"{at}the certified verifier is not lossless")
+        if facts["schema"] == checker.OUTCOME_SCHEMA and facts["reference_source"] != "p":
+            out.append(f"{at}its reference is {facts['reference_source']}, not p")
+        stated = facts.get("stated", [])
+        if stated:
+            out.append(f"{at}the verdict depends on {len(stated)} stated value(s), not re-derived")
+        if facts.get("given_reads"):
+            out.append(f"{at}the tree reads given rows ({', '.join(facts['given_reads'][:5])}), stated, not re-derived")
+    if binding is not None:
+        if binding.get("unbound"):
+            out.append("rows the tree reads are bound to nothing: " + ", ".join(binding["unbound"][:5]))
+        if not any(name.split()[0] == "p" for name in binding.get("bound", [])):
+            out.append("no p row was compared with --target")
+    return out
+
+
 def _tv_of(facts: dict[str, Any]) -> Fraction:
     if facts["schema"] == checker.BLOCK_SCHEMA:
         return facts["stream_tv"]
@@ -128,7 +160,9 @@ def run(args: argparse.Namespace) -> int:
     lossless = [bool(f["claims"]["lossless"]) for f in trees]
     tvs = [_tv_of(f) for f in trees]
     lossy_any = verdict.valid and not all(_is_lossless(f) for f in verdict.facts)
-    if args.require_lossless and lossy_any:
+    stated = [s for f in trees for s in f.get("stated", [])]
+    failures = _gate(verdict, binding if args.target is not None else None) if verdict.valid else ["not valid"]
+    if args.require_lossless and failures:
         code = 1
     file = args.certificate
     if args.json:
@@ -138,8 +172,14 @@ def run(args: argparse.Namespace) -> int:
             "unread_inputs": binding.get("unread", [])}
         result = {"lossless": lossless, "tv": [transcript.exact_text(x) for x in tvs],
                   "tv_approx": [transcript.show(x) for x in tvs],
-                  "reference": [_reference_of(f) for f in trees]} if trees else {}
-        required = {"required_lossless": verdict.valid and not lossy_any} if args.require_lossless else {}
+                  "reference": [_reference_of(f) for f in trees],
+                  "stated_values": [list(f.get("stated", [])) for f in trees],
+                  "sum_orders": [[f"{name}: {row} summed {order} ({fmt})" for name, row, fmt, order in f.get("sums", [])]
+                                 for f in trees]} if trees else {}
+        required = {"required_lossless": verdict.valid and not failures,
+                    "required_lossless_against": "p bound to --target" if args.target is not None
+                    else "the certificate's own input p (no --target: not bound to a file)",
+                    "required_lossless_failures": failures if verdict.valid else []} if args.require_lossless else {}
         _print_check_json({"command": "check", "file": file, **_verdict_json(verdict), **bind, **result, **required})
     elif verdict.valid:
         _say(f"{file}: valid ({verdict.detail})")
@@ -147,6 +187,13 @@ def run(args: argparse.Namespace) -> int:
         if given:
             _say(f"  trusted as stated (given rows, not re-derived): {', '.join(given[:10])}"
                  + (f" and {len(given) - 10} more" if len(given) > 10 else ""))
+        if stated:
+            _say(f"  stated, not re-derived (the verdict depends on them): {len(stated)} value(s): "
+                 + "; ".join(stated[:3]) + (f"; and {len(stated) - 3} more" if len(stated) > 3 else ""))
+        sums = sorted({f"{name} ({row} summed {order}, {fmt})" for f in trees for name, row, fmt, order in f.get("sums", [])})
+        if sums:
+            _say("  float sums re-derived in the order the certificate names (which order the code uses is a "
+                 "modelling assumption): " + "; ".join(sums[:3]) + (f"; and {len(sums) - 3} more" if len(sums) > 3 else ""))
         if trees:  # what the certified law says (an outcome or block certificate may prove a verifier lossy)
             lossy = [i for i, ok in enumerate(lossless) if not ok]
             refs = sorted({_reference_of(f) for f in trees})
@@ -159,8 +206,13 @@ def run(args: argparse.Namespace) -> int:
                 at = f", at {len(lossy)} of {len(lossless)} positions" if len(lossless) > 1 else ""
                 _say(f"  the certified verifier is LOSSY (exact {stream}TV {transcript.number_text(tvs[lossy[0]])}{at}; "
                      f"reference: {_reference_of(first)})")
-        if args.require_lossless and lossy_any:
-            _say("  --require-lossless: the certified verifier is not lossless (exit 1)")
+        if args.require_lossless and failures:
+            _say(f"  --require-lossless: the certified verifier is not lossless (exit 1): " + "; ".join(failures[:4])
+                 + (f"; and {len(failures) - 4} more" if len(failures) > 4 else ""))
+        elif args.require_lossless:
+            _say("  --require-lossless: passed: the certified law is exactly "
+                 + ("p, bound to --target" if args.target is not None else
+                    "the certificate's own input p (no --target given: p is not bound to a file)"))
     else:
         _say(f"{file}: REJECTED ({verdict.reason.value}): {verdict.detail}")
     return code
@@ -221,11 +273,13 @@ def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> tuple[str, dict
                     if (role, prefix) in read]
             unread.update(k for k in ("p", "q") if not any(role == k for role, _ in read))
             unbound.update(f"given row {g}" for g in facts["given_reads"])
+            unbound.update(f"stated value {s}" for s in facts.get("stated", []))
         elif facts["schema"] == checker.OUTCOME_SCHEMA:  # the input rows the tree reads
             mine = [(k, k, facts["inputs"][k]) for k in ("p", "q") if k in facts["reads"]]
             unread.update(k for k in ("p", "q") if k not in facts["reads"])
             unbound.update(k for k in facts["reads"] if k not in ("p", "q"))  # proposal
             unbound.update(f"given row {g}" for g in facts["given_reads"])
+            unbound.update(f"stated value {s}" for s in facts.get("stated", []))
         else:
             law = facts["law"]
             mine = [("p", "p", [checker.Ratio(x, law.den) for x in law.target]),
@@ -282,8 +336,12 @@ def _check_record(path: str, doc: dict, as_json: bool = False) -> int:
     equal to that one costs a run of the proof, so a malformed or tampered record costs none."""
     fresh_fn, what = _RECORDS[doc["schema"]]
     shape = _record_shape(doc)
-    expected = None if shape else fresh_fn(False)
-    fresh = fresh_fn() if expected == doc else None
+
+    def as_recorded(run: dict) -> dict:  # the SymPy version is provenance (which one wrote it), not a claim
+        return {**run, "sympy_version": doc["sympy_version"]}
+
+    expected = None if shape else as_recorded(fresh_fn(False))
+    fresh = as_recorded(fresh_fn()) if expected == doc else None
     if shape:
         valid, detail = False, shape
     elif expected != doc:
@@ -294,7 +352,10 @@ def _check_record(path: str, doc: dict, as_json: bool = False) -> int:
     elif not fresh["proved"]:
         valid, detail = False, f"{what} did not prove everything"
     else:
-        valid, detail = True, f"re-ran {what}: it proves everything the record says"
+        import sympy
+
+        valid, detail = True, (f"re-ran {what} under SymPy {sympy.__version__} (recorded under "
+                               f"{doc['sympy_version']}): it proves everything the record says")
     if as_json:
         _print_check_json({"command": "check", "file": path, "valid": valid, "reason": None if valid else "record",
                            "detail": detail, "checker_version": None})

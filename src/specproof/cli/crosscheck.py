@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from typing import Any
 
-from tqdm import tqdm
 
 from specproof.certify.crosscheck import crosscheck, crosscheck_blocks, crosscheck_real, crosscheck_variants
 from specproof.laws.rational import format_fraction
-from specproof.cli._common import _Usage, _json_option, _print_json
+from specproof.cli._common import _Usage, _bar, _json_option, _print_json
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -57,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     if args.blocks is not None:
         if args.blocks < 1:
             raise _Usage(f"--blocks must be >= 1, got {args.blocks}")
-        with tqdm(total=args.blocks, unit="block", file=sys.stderr, disable=None) as bar:
+        with _bar(total=args.blocks, unit="block") as bar:
             report = crosscheck_blocks(args.blocks, args.seed, progress=lambda done: bar.update(done - bar.n),
                                        **kwargs)
         return _crosscheck_result(args, report, {
@@ -67,17 +65,17 @@ def run(args: argparse.Namespace) -> int:
     if args.variants is not None:
         if args.variants < 1:
             raise _Usage(f"--variants must be >= 1, got {args.variants}")
-        with tqdm(total=args.variants, unit="pair", file=sys.stderr, disable=None) as bar:
+        with _bar(total=args.variants, unit="pair") as bar:
             report = crosscheck_variants(args.variants, args.seed, progress=lambda _: bar.update(1), **kwargs)
         return _crosscheck_result(args, report, {
             "mode": "variants", "pairs": report.pairs, "seed": args.seed, "dist": _worst(report.dist),
             "acceptance": _worst(report.acceptance), "accepted_at": _worst(report.accepted_at)})
     if args.real:
-        with tqdm(unit="pair", file=sys.stderr, disable=None) as bar:
+        with _bar(unit="pair") as bar:
             report = crosscheck_real(progress=lambda _: bar.update(1), backend=args.backend, **kwargs)
         return _crosscheck_result(args, report, {"mode": "real", "backend": args.backend, "pairs": report.pairs,
                                                  "dist": _worst(report.dist), "alpha": _worst(report.alpha)})
-    with tqdm(total=args.pairs, unit="pair", file=sys.stderr, disable=None) as bar:
+    with _bar(total=args.pairs, unit="pair") as bar:
         report = crosscheck(args.pairs, args.seed, progress=lambda _: bar.update(1), backend=args.backend, **kwargs)
     return _crosscheck_result(args, report, {"mode": "pairs", "backend": args.backend, "pairs": report.pairs,
                                              "seed": args.seed, "dist": _worst(report.dist),
@@ -103,5 +101,6 @@ def _worst(worst: Any) -> dict[str, Any]:
         if hasattr(pair, "tokens"):  # a drafted block
             out.update(gamma=len(pair.tokens), vocab_size=len(pair.target[0]), tokens=list(pair.tokens))
         else:
-            out["vocab_size"] = len(pair.p)
+            out.update(vocab_size=len(pair.p), p=[format_fraction(x) for x in pair.p],
+                       q=[format_fraction(x) for x in pair.q])
     return out

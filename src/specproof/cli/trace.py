@@ -9,11 +9,10 @@ import os
 import sys
 from pathlib import Path
 
-from tqdm import tqdm
 
 from specproof.cli.loaders import load_distributions
 from specproof.laws.rational import format_fraction
-from specproof.cli._common import _Usage, _print_json
+from specproof.cli._common import _Usage, _bar, _print_json
 
 
 # --------------------------------------------------------------------------- trace (issue 12)
@@ -179,7 +178,7 @@ def _trace_python(args: argparse.Namespace) -> int:
             tried[0] += n
             bar.update(n)
 
-        with tqdm(unit="pair", file=sys.stderr, disable=None, desc=f"search {desc}") as bar:
+        with _bar(unit="pair", desc=f"search {desc}") as bar:
             found = testing.search_lossy(func, gamma=args.gamma, dtype=args.dtype, array=args.array,
                                          max_vocab=args.max_vocab, max_denominator=args.max_denominator,
                                          numpy_rng=args.numpy_rng, max_runs=args.max_runs, progress=step)
@@ -229,8 +228,10 @@ def _trace_python(args: argparse.Namespace) -> int:
                      f"V = {draft.shape[-1]} ({Path(args.draft).name}): the rows of one vocabulary have one length")
     plain = None if args.reference is None else _load_function(args.reference)
     try:
-        result = testing.compare(func, target, draft, gamma=args.gamma, numpy_rng=args.numpy_rng,
-                                 max_runs=args.max_runs, progress=True, reference=plain, max_seconds=args.timeout)
+        with _bar(unit="run", desc="tracing") as bar:
+            result = testing.compare(func, target, draft, gamma=args.gamma, numpy_rng=args.numpy_rng,
+                                     max_runs=args.max_runs, progress=bar.update, reference=plain,
+                                     max_seconds=args.timeout)
     except SamplerRaised as exc:
         if not degenerate:
             if args.numpy_rng is None and "required positional argument" in str(exc):

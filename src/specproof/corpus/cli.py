@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -113,16 +112,26 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     log.info("specproof corpus: %d units, %d to compute (%d shards already in %s)", len(units), len(todo),
              len(units) - len(todo), out / "shards")
-    from tqdm import tqdm
+    from specproof.cli._common import _bar
 
-    bar = tqdm(total=len(todo), desc="units", unit="doc", file=sys.stderr, disable=None)
+    bar = _bar(total=len(todo), desc="units", unit="doc")
     if args.ray is not None:
         from .ray import run_ray
 
         run_ray(todo, cfg, out, address=None if args.ray == "local" else args.ray, workers=args.workers,
                 progress=lambda u: bar.update(1))
     else:
-        run_local(todo, cfg, out, progress=lambda u: bar.update(1))
+        nodes: list[Any] = []
+
+        def stage(text: str, total: int | None) -> Any:  # a second bar: the current unit's stage and its nodes
+            for b in nodes:
+                b.close()
+            nodes[:] = [_bar(total=total, desc=text, unit="node")]
+            return None if total is None else (lambda: nodes[0].update(1))
+
+        run_local(todo, cfg, out, progress=lambda u: bar.update(1), stage=stage)
+        for b in nodes:
+            b.close()
     bar.close()
     summary = finish(units, cfg, out)
     log.info("specproof corpus: %.1f s; wrote %s", time.monotonic() - start, out / "corpus.parquet")

@@ -103,8 +103,9 @@ def infer_unit(unit: dict[str, Any], cfg: Config) -> list[dict[str, Any]]:
              "children": json.dumps(r["children"])} for r in reqs]
 
 
-def exact_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The exact stage: each node record -> its exact law as JSON (big integers as strings)."""
+def exact_records(records: Iterable[dict[str, Any]], progress: Any = None) -> list[dict[str, Any]]:
+    """The exact stage: each node record -> its exact law as JSON (big integers as strings);
+    ``progress()`` (optional) is called after each node."""
     from .sources import rows_to_probs
 
     out = []
@@ -116,6 +117,8 @@ def exact_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         q = rows_to_probs(src, np.frombuffer(r["q"], dtype=dtype))
         node = node_law(p, q, json.loads(r["children"]), atol=src.atol)
         out.append({"unit": r["unit"], "n_nodes": r["n_nodes"], "key": r["key"], "law": json.dumps(node_record(node))})
+        if progress is not None:
+            progress()
     return out
 
 
@@ -176,10 +179,18 @@ def write_shard(unit: dict[str, Any], rows: list[dict[str, Any]], out: Path) -> 
     return _write(rows, shard_path(out, unit))
 
 
-def run_local(units: list[dict[str, Any]], cfg: Config, out: Path, progress: Any = None) -> None:
-    """Run the stages in this process, one unit after another."""
+def run_local(units: list[dict[str, Any]], cfg: Config, out: Path, progress: Any = None,
+              stage: Any = None) -> None:
+    """Run the stages in this process, one unit after another. ``progress(unit)`` (optional) is
+    called after each unit; ``stage(text, total)`` (optional) when a stage of a unit starts, and
+    returns a callable called after each of its ``total`` steps (or None)."""
     for unit in units:
-        laws = exact_records(infer_unit(unit, cfg))
+        uid = f"{unit['pair']}#{unit['doc']}"
+        if stage is not None:
+            stage(f"{uid}: model ({len(unit['ids'])} tokens)", None)
+        records = infer_unit(unit, cfg)
+        step = None if stage is None else stage(f"{uid}: exact laws", len(records))
+        laws = exact_records(records, progress=step)
         write_shard(unit, combine_unit(unit, laws, cfg), out)
         if progress is not None:
             progress(unit)

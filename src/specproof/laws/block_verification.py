@@ -260,7 +260,8 @@ def _block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree
             chosen = lambda: emit(prefix, row("p", tmodel, prefix))  # noqa: E731
         else:
             r, c = residual(prefix), complement(prefix)
-            source = ("masses", r, c) if any(b.rows[c]) else ("const", Fraction(0))
+            # an empty complement: the threshold 0, re-derived as sum(c) / sum(p after the prefix), not stated
+            source = ("masses", r, c) if any(b.rows[c]) else ("masses", c, row("p", tmodel, prefix))
             chosen = lambda: emit(prefix, r)  # noqa: E731
 
         def build() -> Node:

@@ -278,7 +278,10 @@ class Bound:
         ``fl(a[x] / b[x])`` rounded in ``dtype`` (an overflow counts as 2, above every coin);
         ``("float-product", a, b, x, dtype, coin, cmp)``: the t with ``u < t`` exactly for the
         grid coins u with ``fl(u * b[x]) cmp a[x]`` (used with ``strict`` True for the accept
-        side and False for the reject side).
+        side and False for the reject side); ``("rounded-coin-ratio", a, b, x, dtype, coin, cmp)``
+        and ``("rounded-coin-product", ...)``: the same for ``fl(u) cmp fl(a[x] / b[x])`` and
+        ``fl(fl(u) * b[x]) cmp a[x]``, the coin rounded to ``dtype`` first
+        (:func:`rounded_coin_threshold`).
     strict : bool
         For a lower end, True means ``t < u``; for an upper end, True means ``u < t``.
     """
@@ -315,6 +318,10 @@ class Bound:
         if kind == "float-product":
             _, a, b, x, dtype, coin, comparison = self.source
             return _float_product_threshold(_row(rows, a)[x], _row(rows, b)[x], dtype, coin_model(coin), comparison)
+        if kind in ("rounded-coin-ratio", "rounded-coin-product"):
+            _, a, b, x, dtype, coin, comparison = self.source
+            return rounded_coin_threshold(_row(rows, a)[x], _row(rows, b)[x], dtype, coin_model(coin), comparison,
+                                          kind.rpartition("-")[2])
         raise InvalidTree(f"unknown threshold source {self.source!r}")
 
 
@@ -373,6 +380,58 @@ def _float_product_threshold(a: Fraction, b: Fraction, dtype: str, coin: "CoinMo
         else:
             bottom = mid
     return Fraction(top, n)  # u < top / n holds exactly for the passing grid points
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def rounded_coin_threshold(a: Fraction, b: Fraction, dtype: str, coin: "CoinModel", comparison: str,
+                           test: str) -> Fraction:
+    """The grid point t with ``{u : u < t}`` = the grid coins u that pass the test with the coin
+    rounded to ``dtype`` first (NumPy >= 2 meeting a Python-float coin with a float32 value, NEP 50).
+
+    Parameters
+    ----------
+    a, b : Fraction
+        p(x) and q(x) as the code holds them (floats of ``dtype``).
+    dtype : str
+        The format of the test.
+    coin : CoinModel
+        A grid coin.
+    comparison : {"<", "<="}
+    test : {"ratio", "product"}
+        ``fl(u) cmp fl(a / b)`` (an overflow is +inf: every coin passes; b > 0), or
+        ``fl(fl(u) * b) cmp a``.
+
+    Returns
+    -------
+    Fraction
+        t = K / 2^bits, K the index after the last passing grid point (rounding is monotone, so
+        the passing coins are the grid's first ones), found by bisection.
+    """
+    from specproof.rules.floats import FORMATS
+
+    if coin.bits is None:
+        raise InvalidTree(f"a rounded coin is a grid coin, not {coin.name}")
+    fmt = FORMATS[dtype]
+    if test == "ratio":
+        if b == 0:
+            raise InvalidTree(f"rounded-coin ratio threshold {a}/{b} divides by 0")
+        right = fmt.div(a, b)
+
+        def passes(u: Fraction) -> bool:
+            return right == math.inf or (fmt.round(u) < right if comparison == "<" else fmt.round(u) <= right)
+    else:
+        def passes(u: Fraction) -> bool:
+            prod = fmt.mul(fmt.round(u), b)
+            return prod < a if comparison == "<" else prod <= a
+    n = 1 << coin.bits
+    first, last = (1, n + 1) if coin.open_closed else (0, n)  # the first failing k lies in [first, last]
+    while first < last:
+        mid = (first + last) // 2
+        if passes(Fraction(mid, n)):
+            first = mid + 1
+        else:
+            last = mid
+    return Fraction(first, n)
 
 
 @dataclass(frozen=True)
@@ -871,7 +930,7 @@ RECIPE_ROW_ARGS = _RECIPE_ROWS
 
 #: Threshold source kind -> the positions of its arguments that name rows.
 _SOURCE_ROW_ARGS = {"ratio": (0, 1), "cdf": (0,), "masses": (0, 1), "const": (), "float-ratio": (0, 1),
-                    "float-product": (0, 1)}
+                    "float-product": (0, 1), "rounded-coin-ratio": (0, 1), "rounded-coin-product": (0, 1)}
 
 
 def _renamed_event(event: "Primitive", name: Callable[[str], str]) -> "Primitive":

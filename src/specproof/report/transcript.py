@@ -439,7 +439,8 @@ def _render_certificate(cert: Mapping[str, Any], verdict: Verdict, json_name: st
     word, detail = _verdict_words(verdict)
     cols = _columns(cert, verdict.facts[0] if verdict.valid else None)
     return _ENV.get_template("certificate.md.j2").render(
-        name=_plain(cert["name"]), statement=_plain(cert["statement"], STATEMENT_LIMIT), assumptions=ASSUMPTIONS,
+        name=_plain(cert.get("name", "(unnamed)")), statement=_plain(cert.get("statement", "(none given)"), STATEMENT_LIMIT),
+        assumptions=ASSUMPTIONS,
         checker=checker_identity(), json_name=json_name, schema=cert["schema"], not_proved=NOT_PROVED,
         trust=_trust(verdict, _FROM_FLOATS if cert["schema"] == checker.COMPACT_SCHEMA else _FROM_PQ),
         float_rows=_float_rows(verdict), provenance=_provenance(cert.get("provenance", {})), table=_table(cert, cols),
@@ -559,7 +560,7 @@ def _render_bundle(bundle: Mapping[str, Any], verdict: Verdict, json_name: str) 
     for i, c in enumerate(certs):
         tot = c["totals"]
         summaries.append({
-            "index": i, "name": _plain(c["name"]), "vocab_size": c["vocab_size"],
+            "index": i, "name": _plain(c.get("name", "")), "vocab_size": c["vocab_size"],
             "alpha": show(tot["alpha"]), "tv": show(tot["tv"]), "normalizer": show(tot["normalizer"]),
             "residual": _residual_carriers(c, *_residual_column(c, verdict.facts[i] if verdict.valid else None)),
             "dist": "yes" if claims[i]["dist_equals_p"] else "NO",
@@ -586,17 +587,24 @@ def _render_bundle(bundle: Mapping[str, Any], verdict: Verdict, json_name: str) 
     ]
     word, detail = _verdict_words(verdict)
     return _ENV.get_template("bundle.md.j2").render(
-        name=_plain(bundle["name"]), statement=_plain(bundle["statement"], STATEMENT_LIMIT), assumptions=ASSUMPTIONS,
+        name=_plain(bundle.get("name", "(unnamed)")), statement=_plain(bundle.get("statement", "(none given)"), STATEMENT_LIMIT),
+        assumptions=ASSUMPTIONS,
         checker=checker_identity(), json_name=json_name, schema=bundle["schema"], count=len(certs),
         trust=_trust(verdict, _FROM_FLOATS if any(c["schema"] == checker.COMPACT_SCHEMA for c in certs) else _FROM_PQ),
         float_rows=_float_rows(verdict), not_proved=NOT_PROVED, provenance=_provenance(bundle.get("provenance", {})),
         shown=len(shown), selection=f"the first {len(shown)}", instances=shown, summary=summary,
-        details=[{"index": i, "name": _plain(c["name"]), "note": _plain(c.get("provenance", {}).get("note", "")),
+        details=[{"index": i, "name": _plain(c.get("name", "")), "note": _plain(_note(c)),
                   "table": _table(c, columns[i])} for i, c in enumerate(detailed)],
         details_note="" if len(detailed) == len(certs) else
         f"Instance 0 of {len(certs)} in detail (every instance is in {json_name}).",
         steps=steps, verdict=word, verdict_detail=detail,
     )
+
+
+def _note(cert: Mapping[str, Any]) -> Any:
+    """A certificate's provenance note ("" when it has none, or its provenance is not an object)."""
+    info = cert.get("provenance", {})
+    return info.get("note", "") if isinstance(info, dict) else ""
 
 
 def _render_symbolic(doc: Mapping[str, Any], json_name: str) -> str:
@@ -719,8 +727,12 @@ def _bound_text(bound: Any) -> str:
         text = f"{args[3]}({args[0]}[{args[2]}] / {args[1]}[{args[2]}])"
     elif kind == "float-product":
         text = f"the {args[4]} coins with {args[3]}(u * {args[1]}[{args[2]}]) {args[5]} {args[0]}[{args[2]}]"
+    elif kind == "rounded-coin-ratio":
+        text = f"the {args[4]} coins with {args[3]}(u) {args[5]} {args[3]}({args[0]}[{args[2]}] / {args[1]}[{args[2]}])"
+    elif kind == "rounded-coin-product":
+        text = f"the {args[4]} coins with {args[3]}({args[3]}(u) * {args[1]}[{args[2]}]) {args[5]} {args[0]}[{args[2]}]"
     else:
-        text = show(args[0])
+        text = f"{show(args[0])} (stated)"
     return text
 
 
@@ -751,7 +763,8 @@ def _tree_rows(cert: Mapping[str, Any]) -> list[dict[str, str]]:
             else:
                 goes = f"emit {child['leaf'][0]} ({'accepted' if child['leaf'][1] else 'not accepted'})"
             rows.append({"node": f"{i}: {_cell(str(node['label'])[:60])}", "event": _cell(_event_text(branch["event"])[:160]),
-                         "probability": show(branch["probability"]), "then": goes})
+                         "probability": "(not stated)" if branch["probability"] is None else show(branch["probability"]),
+                         "then": goes})
             if len(rows) == TREE_ROWS:
                 return rows
     return rows
@@ -781,13 +794,23 @@ def _render_outcome(doc: Mapping[str, Any], verdict: Verdict, json_name: str) ->
             "alpha": show(facts["totals"]["alpha"]), "tv": show(facts["totals"]["tv"]),
             "outside": show(facts["totals"]["out_of_range"]), "lossless": "yes" if facts["claims"]["lossless"] else "NO",
             "differing": (", ".join(map(str, diff[:20])) + (" ..." if len(diff) > 20 else "")) if diff else "none",
-            "reference": _plain(facts["reference_source"]), "reads": ", ".join(facts["reads"]),
+            "reference": _plain(facts["reference_source"]),
+            "reads": f"the tree reads the inputs {', '.join(facts['reads'])}" if facts["reads"] else "the tree reads no input row",
+            **_stated_rows(facts),
             **_recipe_rows(facts["recipes"]),
             "table": [{"token": t, "reference": show(reference[t]), "emitted": show(law[t]),
                        "difference": _signed(law[t], reference[t])} for t in list(shown)[:FULL_TABLE_ROWS]],
             "tree": _tree_rows(c), "branches": sum(len(n["branches"]) for n in c["nodes"]),
         })
     return _render_tree_document("outcome.md.j2", doc, verdict, json_name, len(certs), rows, given, _outcome_summary(rows))
+
+
+def _stated_rows(facts: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The stated values a tree's verdict depends on (const thresholds, stated float sums) and the float
+    sums re-derived in a named order, for a transcript (each list cut to its first entries)."""
+    stated = [_plain(x) for x in facts.get("stated", [])]
+    sums = [_plain(f"{name}: {row} summed {order}, then rounded to {fmt}") for name, row, fmt, order in facts.get("sums", [])]
+    return {"stated": stated[:10], "more_stated": max(0, len(stated) - 10), "sums": sums[:10]}
 
 
 def _render_tree_document(template: str, doc: Mapping[str, Any], verdict: Verdict, json_name: str, count: int,
@@ -819,7 +842,7 @@ def _render_block(doc: Mapping[str, Any], verdict: Verdict, json_name: str) -> s
             "name": _plain(c.get("name", "")), "vocab_size": len(facts["inputs"][("p", ())]), "gamma": facts["gamma"],
             "nodes": facts["nodes"], "expected": show(facts["expected_emitted"]), "tv": show(facts["stream_tv"]),
             "lossless": "yes" if facts["claims"]["lossless"] else "NO",
-            "lengths": [show(x) for x in facts["accepted_length"]],
+            "lengths": [show(x) for x in facts["accepted_length"]], **_stated_rows(facts),
             **_recipe_rows(facts["recipes"]),
             "tree": _tree_rows(c), "branches": sum(len(n["branches"]) for n in c["nodes"]),
             "table": [{"block": str(list(b)), "mass": show(m)} for b, m in law[:FULL_TABLE_ROWS]],

@@ -35,7 +35,7 @@ from specproof.rules import libm
 from specproof.rules.floats import FLOAT32
 from specproof.laws.rational import as_distribution, format_fraction
 
-__all__ = ["position_tree", "PositionLaw", "position_law", "BlockRuleLaw", "block_law", "GivenBlockRuleLaw",
+__all__ = ["position_tree", "PositionRuleLaw", "position_law", "BlockRuleLaw", "block_law", "GivenBlockRuleLaw",
            "given_block_law", "Counterexample", "SearchResult", "search_counterexample", "acceptance_rate",
            "greedy_margin", "accepted_prefix_expectation"]
 
@@ -124,9 +124,13 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
             modelled = fmt.accumulated_sum(resid)
             total = libm.row_sum(rule.arithmetic.library, dtype, resid, modelled)  # the library's own, if it names one
             resid = tuple(fmt.div(r, total) for r in resid) if total else resid
-            # the checker sums left to right itself; a library's other sum is stated as a number it bounds
-            r_resid = (("float-normalized", "residual-weights", dtype) if total == modelled else
-                       ("float-divided", "residual-weights", dtype, format_fraction(total)))
+            # the checker sums left to right itself, or in the order the recipe names (the library's, modelled
+            # and kept only where it gives the library's value); a sum no modelled order gives is stated
+            if total == modelled:
+                r_resid = ("float-normalized", "residual-weights", dtype)
+            else:
+                order = libm.sum_order(rule.arithmetic.library, dtype, extra_rows["residual-weights"], total)
+                r_resid = ("float-divided", "residual-weights", dtype, format_fraction(total) if order is None else order[1])
     elif rule.residual == "positive-part":
         resid = tuple(max(a - b, Fraction(0)) for a, b in zip(target, draft))
         r_resid = ("positive-part", "target", "draft")
@@ -273,11 +277,12 @@ def accept_bound(rows: Rows, x: int, rule: Rule) -> tuple[tuple, bool]:
     strict = rule.comparison == "<"
     if arith.is_exact:
         return ("ratio", "target", "draft", x), strict
-    if arith.python_coin:  # NumPy: fl32(u) meets the test
-        return ("const", _rounded_coin_threshold(rows, x, rule)), True
+    if arith.python_coin:  # NumPy: fl32(u) meets the test; the checker counts the grid coins that pass
+        kind = "rounded-coin-ratio" if arith.test == "ratio" else "rounded-coin-product"
+        return (kind, "target", "draft", x, arith.dtype, rule.coin.name, rule.comparison), True
     if arith.test == "ratio":
         return ("float-ratio", "target", "draft", x, arith.dtype), strict
-    if arith.test in ("log", "exp"):  # the library's own log and exp, as data: a constant threshold
+    if arith.test in ("log", "exp"):  # the library's own log and exp, as data: a stated constant threshold
         strict = strict if arith.test == "exp" and not libm.rounds_python_coin(arith.library, arith.dtype) else True
         return ("const", _library_threshold(rows, x, rule)), strict
     # fl(u * q) < p: a threshold on the grid, compared strictly
@@ -322,7 +327,7 @@ class _Builder(Builder):
     def _cdf(self, lower: Bound | None) -> list[Branch | None]:
         """The residual token as the smallest i with u < C_i, u restricted to ``lower``'s side."""
         out = []
-        prev = Bound(("const", 0), False)
+        prev = start = Bound(("const", 0), False)
         bounds = [*(Bound(("cdf", "residual", i), True) for i in range(self.v)), None]
         for i, upper in enumerate(bounds):
             low = prev
@@ -331,6 +336,7 @@ class _Builder(Builder):
                 if a > b or (a == b and lower.strict):
                     low = lower
             output = i if upper is not None else (self.v - 1 if self.rule.fallthrough == "last" else self.v)
+            low = None if low is start else low  # u >= 0 always holds: no threshold to state
             out.append(self.branch(Coin(self.rule.coin, lower=low, upper=upper), Leaf(output, False)))
             if upper is not None:
                 prev = Bound(upper.source, False)
@@ -445,7 +451,7 @@ def _derivations(p: Any, q: Any, rule: Rule) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
-class PositionLaw:
+class PositionRuleLaw:
     """The exact law of one verification position under a rule.
 
     Attributes
@@ -485,7 +491,7 @@ class PositionLaw:
         return [i for i, (a, b) in enumerate(zip(self.law, self.reference)) if a != b]
 
 
-def position_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = None) -> PositionLaw:
+def position_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = None) -> PositionRuleLaw:
     """The exact emitted law, acceptance and TV of one verification position under ``rule``.
 
     Parameters
@@ -496,7 +502,7 @@ def position_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = None)
 
     Returns
     -------
-    PositionLaw
+    PositionRuleLaw
 
     Raises
     ------
@@ -520,7 +526,7 @@ def position_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = None)
     ref = tree.rows["reference"]
     textbook = sum((min(a, b) for a, b in zip(_normalized(tree.rows["target"]), _normalized(tree.rows["draft"]))),
                    Fraction(0))
-    return PositionLaw(tree, law, bad, ref, tree.accept_probability(), textbook,
+    return PositionRuleLaw(tree, law, bad, ref, tree.accept_probability(), textbook,
                        _tv(law, ref, sum(bad.values(), Fraction(0))))
 
 
@@ -1032,3 +1038,14 @@ def search_counterexample(rule: Rule, *, max_vocab: int = 4, max_denominator: in
             pair.append(tuple(Fraction(x, d) for x in parts))
         consider(*pair)
     return SearchResult(smallest, largest, count)
+
+
+def __getattr__(name: str) -> Any:
+    """Old names, kept working with a DeprecationWarning that says where they went."""
+    if name == "PositionLaw":
+        import warnings
+
+        warnings.warn("specproof.rules.audit.PositionLaw is now PositionRuleLaw (checker.PositionLaw is the "
+                      "checker's own record)", DeprecationWarning, stacklevel=2)
+        return PositionRuleLaw
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -46,12 +46,13 @@ import importlib
 import math
 import sys
 from fractions import Fraction
-from typing import Sequence
+from typing import Any, Sequence
 
 from specproof.errors import SpecProofError
 
 __all__ = ["LIBRARIES", "DTYPES", "LibraryUnavailable", "loaded", "provenance", "log_row", "exp_value",
-           "softmax_row", "cumsum_row", "sum_value", "row_sum", "available", "SUM_DTYPES", "log_coin_count", "rounds_python_coin"]
+           "softmax_row", "cumsum_row", "sum_value", "row_sum", "available", "SUM_DTYPES", "log_coin_count", "rounds_python_coin",
+           "numpy_pairwise_order", "torch_cascade_order", "evaluate_order", "sum_order"]
 
 #: The libraries whose functions can be evaluated.
 LIBRARIES = ("torch", "numpy")
@@ -447,3 +448,185 @@ def log_coin_count(library: str, bits: int, open_closed: bool, threshold, compar
     if library not in LIBRARIES:
         raise SpecProofError(f"library {library!r} is not one of {', '.join(LIBRARIES)}")
     return _count(library, bits, bool(open_closed), threshold, comparison)
+
+
+# ----------------------------------------------------------------------- summation orders, as data
+
+
+def _joined(a, b):
+    """The symbolic sum a + b of two partial sums (None: an accumulator still 0, which adds exactly):
+    a list is summed left to right, so adding to a list extends it (no nesting grows with n)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + [b] if isinstance(a, list) else [a, b]
+
+
+def numpy_pairwise_order(n: int, start: int = 0):
+    """NumPy's ``pairwise_sum`` of ``n`` entries from ``start`` as a summation tree (token ids, lists
+    summed left to right): fewer than 8 entries left to right; up to 128 in 8 interleaved
+    accumulators combined as ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)), then the rest left to
+    right; more split in two at a multiple of 8 below n / 2 (NumPy's ``loops_utils.h``). A
+    reduction adds the result to its initial 0, exactly.
+
+    Examples
+    --------
+    >>> numpy_pairwise_order(3)
+    [0, 1, 2]
+    >>> numpy_pairwise_order(9)  # ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)), then + a[8]
+    [[[0, 1], [2, 3]], [[4, 5], [6, 7]], 8]
+    """
+    if n < 8:
+        out = None
+        for i in range(start, start + n):
+            out = _joined(out, i)
+        return out
+    if n <= 128:
+        r: list = [start + j for j in range(8)]
+        i = 8
+        while i < n - n % 8:
+            r = [_joined(r[j], start + i + j) for j in range(8)]
+            i += 8
+        out = [[[r[0], r[1]], [r[2], r[3]]], [[r[4], r[5]], [r[6], r[7]]]]
+        while i < n:
+            out = _joined(out, start + i)
+            i += 1
+        return out
+    half = n // 2
+    half -= half % 8
+    return [numpy_pairwise_order(half, start), numpy_pairwise_order(n - half, start + half)]
+
+
+def _ceil_log2(x: int) -> int:
+    return 0 if x <= 1 else (x - 1).bit_length()
+
+
+def _multi_row_sum(load, nrows: int, size: int) -> list:
+    """PyTorch's ``multi_row_sum`` (4 levels of accumulators, ``nrows`` columns), symbolically."""
+    levels = 4
+    power = max(4, _ceil_log2(size) // levels)
+    step, mask = 1 << power, (1 << power) - 1
+    acc: list = [[None] * nrows for _ in range(levels)]
+    i = 0
+    while i + step <= size:
+        for _ in range(step):
+            for k in range(nrows):
+                acc[0][k] = _joined(acc[0][k], load(i, k))
+            i += 1
+        for j in range(1, levels):
+            for k in range(nrows):
+                acc[j][k], acc[j - 1][k] = _joined(acc[j][k], acc[j - 1][k]), None
+            if i & (mask << (j * power)):
+                break
+    while i < size:
+        for k in range(nrows):
+            acc[0][k] = _joined(acc[0][k], load(i, k))
+        i += 1
+    for j in range(1, levels):
+        for k in range(nrows):
+            acc[0][k] = _joined(acc[0][k], acc[j][k])
+    return acc[0]
+
+
+def _torch_row_sum(load, size: int):
+    """PyTorch's ``row_sum``: four interleaved partial sums (``multi_row_sum``), the rest into the first."""
+    ilp = 4
+    partial = _multi_row_sum(lambda i, k: load(i * ilp + k), ilp, size // ilp)
+    for i in range(size // ilp * ilp, size):
+        partial[0] = _joined(partial[0], load(i))
+    for k in range(1, ilp):
+        partial[0] = _joined(partial[0], partial[k])
+    return partial[0]
+
+
+def torch_cascade_order(n: int, lanes: int):
+    """PyTorch's CPU ``sum`` of a contiguous row of ``n`` entries (``cascade_sum`` in
+    ``aten/src/ATen/native/cpu/SumKernel.cpp``) as a summation tree: with ``lanes`` accumulators per
+    vector (the CPU's vector width over the accumulator's size: 8 float32 lanes with AVX2, 16 with
+    AVX-512), each lane sums its entries by ``row_sum``; the tail after the last whole vector is
+    added left to right, then the lanes in order. Rows shorter than a vector are one ``row_sum``.
+
+    Examples
+    --------
+    >>> torch_cascade_order(5, 8)  # four partial sums, a[4] into the first, then the others added to it
+    [0, 4, 1, 2, 3]
+    >>> torch_cascade_order(17, 8)  # the tail a[16] first, then the 8 lanes
+    [16, [0, 8], [1, 9], [2, 10], [3, 11], [4, 12], [5, 13], [6, 14], [7, 15]]
+    """
+    if n < lanes:
+        return _torch_row_sum(lambda i: i, n)
+    whole = n // lanes
+    out = None
+    for k in range(whole * lanes, n):
+        out = _joined(out, k)
+    for lane in range(lanes):
+        out = _joined(out, _torch_row_sum(lambda i, lane=lane: i * lanes + lane, whole))
+    return out
+
+
+def evaluate_order(tree, row: Sequence, accumulator: str, dtype: str):
+    """The float sum of ``row`` in the summation tree ``tree`` (token ids; a list is summed left to
+    right, each addition rounded to ``accumulator``), rounded to ``dtype`` once: what the checker
+    derives from a ``["tree", accumulator, tree]`` order. ``inf`` on overflow."""
+    from specproof.rules.floats import FORMATS
+
+    acc, fmt = FORMATS[accumulator], FORMATS[dtype]
+    stack: list = [[tree if isinstance(tree, list) else [tree], 0, None]]
+    result = None
+    while stack:
+        frame = stack[-1]
+        if frame[1] == len(frame[0]):
+            stack.pop()
+            value = frame[2]
+            if stack:
+                top = stack[-1]
+                top[2] = value if top[2] is None else acc.add(top[2], value)
+            else:
+                result = value
+            continue
+        member = frame[0][frame[1]]
+        frame[1] += 1
+        if isinstance(member, list):
+            stack.append([member, 0, None])
+        else:
+            value = acc.round(Fraction(row[member]))
+            frame[2] = value if frame[2] is None else acc.add(frame[2], value)
+    return fmt.round(result)
+
+
+def sum_order(library: str | None, dtype: str, row: Sequence, total) -> tuple[str, list] | None:
+    """A summation order that gives ``total``, the sum ``library`` returned for ``row`` here: its
+    description and the order as a checker's ``float-divided`` recipe names it (``["tree",
+    accumulator, tree]``), or None when no modelled order gives it (then the sum can only be stated).
+
+    The candidates are the library's documented or read order: NumPy's pairwise sum; PyTorch's CPU
+    cascade sum with this CPU's vector width first, then the other widths. Which order a library
+    uses is a modelling assumption; the candidate is kept only if its exact value on this row is the
+    library's (so the checker's derived sum is the one the code divided by).
+    """
+    from specproof.rules.floats import FORMATS
+
+    if library is None or isinstance(total, float):  # no library, or the sum overflowed
+        return None
+    accumulator = "float32" if FORMATS[dtype].precision < 24 else dtype
+    size = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}[accumulator]
+    n = len(row)
+    candidates: list[tuple[str, Any]] = []
+    if library == "numpy":
+        candidates.append(("NumPy's pairwise sum (blocks of 128, 8 accumulators)", numpy_pairwise_order(n)))
+    elif library == "torch":
+        widths = [64, 32, 16]
+        try:
+            capability = _module("torch").backends.cpu.get_cpu_capability()
+            if "AVX512" not in capability:
+                widths = [32, 64, 16]
+        except Exception:  # an older torch: every width is tried
+            pass
+        for width in widths:
+            lanes = width // size
+            candidates.append((f"PyTorch's CPU cascade sum, {lanes} lanes of {accumulator}", torch_cascade_order(n, lanes)))
+    for description, tree in candidates:
+        if tree is not None and evaluate_order(tree, row, accumulator, dtype) == total:
+            return description, ["tree", accumulator, tree if isinstance(tree, list) else [tree]]
+    return None

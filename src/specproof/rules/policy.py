@@ -649,8 +649,11 @@ class Arithmetic:
                            f"to right, which is not {self.library}'s order at V = {vocab_size}, so the law may differ "
                            f"from the code's by an ulp's worth of the residual")
             else:
-                out.append(f"the residual's {self.dtype} sum is not modelled: it is {self._provenance()}'s own sum on "
-                           "this machine, evaluated at the residual and used as data")
+                out.append(f"the residual's {self.dtype} sum is {self._provenance()}'s own sum on this machine, "
+                           "evaluated at the residual; the certificate names the order that gives it (NumPy's pairwise "
+                           "sum, or PyTorch's CPU cascade sum at this CPU's vector width: a modelling assumption, kept "
+                           "only where it gives the library's value), which the checker evaluates itself, or states the "
+                           "sum where no modelled order gives it")
         if self.python_coin:
             out.append("NumPy >= 2 rounds a Python-float coin to float32 where it meets a float32 value (NEP 50); "
                        "with NumPy 1's value-based casting the comparison would be exact")

@@ -69,7 +69,7 @@ def _state(obj: Any) -> Any:
         return repr(obj.bit_generator.state)
     if isinstance(obj, np.random.RandomState):
         name, keys, pos, has_gauss, cached = obj.get_state(legacy=True)
-        return keys.tobytes(), pos, has_gauss, cached
+        return np.asarray(keys).tobytes(), pos, has_gauss, cached
     return obj.getstate()
 
 
@@ -98,7 +98,7 @@ def _live_generators() -> list[Any]:
 
 
 def _library(module: str | None) -> bool:
-    return bool(module) and module.split(".")[0] in _SKIP_MODULES
+    return module is not None and module.split(".")[0] in _SKIP_MODULES
 
 
 def _code_names(code: types.CodeType) -> set[str]:
@@ -151,7 +151,7 @@ class Control:
             seen.add(id(value))
             if isinstance(value, types.FunctionType):
                 if not _library(getattr(value, "__module__", None)):
-                    function(value, depth - 1)
+                    visit_function(value, depth - 1)
             elif isinstance(value, types.MethodType):
                 visit(value.__self__, "skip", None, None, label + ".__self__", depth - 1)
                 visit(value.__func__, "skip", None, None, label, depth)
@@ -186,11 +186,11 @@ class Control:
                     for k, a in list(vars(type(value)).items())[:256]:
                         if isinstance(a, (np.random.Generator, np.random.RandomState)):
                             visit(a, "attr", type(value), k, f"{type(value).__qualname__}.{k}", depth - 1)
-                call = getattr(type(value), "__call__", None)
+                call = next((vars(c)["__call__"] for c in type(value).__mro__ if "__call__" in vars(c)), None)
                 if isinstance(call, types.FunctionType):
                     visit(call, "skip", None, None, f"{label}.__call__", depth - 1)
 
-        def function(f: types.FunctionType, depth: int) -> None:
+        def visit_function(f: types.FunctionType, depth: int) -> None:
             names = _code_names(f.__code__)
             module = f.__globals__.get("__name__", "?")
             for name in sorted(names):

@@ -11,6 +11,7 @@ import math
 import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
+from types import FrameType
 from typing import Any, Callable
 
 import numpy as np
@@ -136,7 +137,7 @@ class _Run:
         self.quotients: dict[int, int] = {}  # id(w / E) -> E's number of dimensions
         self.recips: dict[int, tuple[Any, Any]] = {}  # id(E.reciprocal()) -> (E's draw, E)
         self.taint: dict[int, frozenset[int]] = {}  # id(tensor) -> the uniform slots its values depend on
-        self.raw: dict[int, int] = {}  # id(tensor) -> the slot of the one uniform it holds unchanged (k / 2^b)
+        self.raw: dict[int, tuple[int, int]] = {}  # id(tensor) -> (first slot, count) of the uniforms it holds unchanged
         self.reads: dict[int, set[int]] = {}  # slot -> grid indices where a comparison with it changes its result
         self.opaque: set[int] = set()  # slots used other than by a comparison with a value that depends on no uniform
         self.readable: set[int] = set()  # slots drawn as raw torch uniforms while the mode watched
@@ -229,7 +230,7 @@ _LIBRARY_FILES = ("/specproof/trace/", "/random.py", "/secrets.py", "/uuid.py", 
 
 def _call_site(skip: int = 1) -> str | None:
     """``file:line`` of the innermost frame outside the tracer and the patched libraries (None if none)."""
-    frame = sys._getframe(skip)
+    frame: FrameType | None = sys._getframe(skip)
     while frame is not None:
         name = frame.f_code.co_filename.replace("\\", "/")
         if not any(part in name for part in _LIBRARY_FILES):
@@ -240,7 +241,7 @@ def _call_site(skip: int = 1) -> str | None:
 
 def _importing() -> bool:
     """True while a module is being imported (its import-time code, not the sampler, draws or reads the clock)."""
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None:
         if frame.f_code.co_filename.startswith("<frozen importlib"):
             return True

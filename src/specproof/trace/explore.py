@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import sys
 import time
 from fractions import Fraction
@@ -132,14 +133,14 @@ class _Tracer:
             from specproof.trace.control import _state
 
             for what, obj in self.control.changed(before[1]):
-                state_fns.append((f"{what} at {id(obj):#x}", lambda obj=obj: _state(obj)))
+                state_fns.append((f"{what} at {id(obj):#x}", functools.partial(_state, obj)))
         if _states(self.generator) != before[0]:
             names = [s.name for s in SOURCES if s.module is None or s.module in sys.modules]
             for i, (a, b) in enumerate(zip(_states(self.generator), before[0])):
                 if a != b:
                     what = (f"the global generator of source {names[i]!r} (PyTorch's default, NumPy's legacy global "
                             "or Python's random module)" if i < len(names) else "the provided NumPy generator")
-                    state_fns.append((what, lambda i=i: _states(self.generator)[i]))
+                    state_fns.append((what, functools.partial(self._global_state, i)))
         what, state = state_fns[0] if state_fns else ("a watched generator", lambda: 0)
         from specproof.trace.control import Control
 
@@ -151,8 +152,11 @@ class _Tracer:
             "before tracing, torch.nn.functional.dropout or a C++ kernel; no verdict. Pass the generator as an "
             "argument, keep it in a module-level name or an attribute, or use numpy_rng=", what, where)
 
+    def _global_state(self, i: int) -> Any:
+        return _states(self.generator)[i]
+
     def _run_once(self, prefix: tuple[int, ...], clock_shift: float = 0.0,
-                  record: bool = True) -> tuple[Any, tuple]:
+                  record: bool = True) -> tuple:
         before = self._watched()
         r, out = self._execute(prefix, clock_shift)
         if _install_late():  # the sampler imported a source's module (torch) during the run: patch it, run again

@@ -307,6 +307,12 @@ def _gamma_of(target: Any, gamma: int | None, draft: Any = None) -> int | None:
     if gamma is not None and (isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1):
         raise SpecProofError(f"gamma must be an integer >= 1 or None, got {gamma!r}")
     n_target, n_draft = _stack_length(target), _stack_length(draft)
+    if gamma is not None and n_target is None and not callable(target):
+        raise SpecProofError(f"gamma = {gamma} asks for a block of {gamma} drafts, which needs gamma + 1 = {gamma + 1} "
+                             "target rows ([gamma + 1, V]) or a callable prefix -> row; got one row [V]")
+    if gamma is not None and n_draft is None and draft is not None and not callable(draft):
+        raise SpecProofError(f"gamma = {gamma} asks for a block of {gamma} drafts, which needs {gamma} draft rows "
+                             "([gamma, V]) or a callable prefix -> row; got one row [V]")
     if n_target is not None:
         if n_target < 2:
             raise SpecProofError(f"a stack of target rows needs gamma + 1 >= 2 rows, got {n_target}")
@@ -419,6 +425,12 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
         traced = trace(sampler, (target, draft), numpy_rng=numpy_rng, key=key, max_runs=max_runs,
                        check_pieces=check_pieces, exponential_zeros=exponential_zeros, progress=progress or None,
                        read_thresholds=read_thresholds, pushforward=pushforward, max_seconds=max_seconds)
+    if gamma is not None:
+        single = next((o for o in traced.law if not isinstance(o, tuple)), None)
+        if single is not None:
+            raise SpecProofError(f"gamma = {gamma} asks for a block, but the sampler returned one token ({single!r}), "
+                                 "not a sequence of 1 to gamma + 1 tokens: it verifies one position; trace it "
+                                 "without gamma")
     if callable(reference):
         return _differential(traced, reference, target, draft, gamma, numpy_rng, max_runs, check_pieces)
     if reference is not None:

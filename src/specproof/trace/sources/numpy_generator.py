@@ -238,5 +238,5 @@ class NumpySource(Source):
 
     def state(self) -> tuple:
         name, keys, pos, has_gauss, cached = np.random.mtrand._rand.get_state(legacy=True)
-        return keys.tobytes(), pos, has_gauss, cached
+        return np.asarray(keys).tobytes(), pos, has_gauss, cached
 

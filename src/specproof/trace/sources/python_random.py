@@ -37,7 +37,7 @@ _PY_REFUSED = ("gauss", "normalvariate", "lognormvariate", "expovariate", "vonmi
 _PY_SEEDING = ("seed", "setstate")
 
 _ORIGINAL_RANDOM = _pyrandom.Random.random
-_ORIGINAL_RANDBELOW = _pyrandom.Random._randbelow
+_ORIGINAL_RANDBELOW = _pyrandom.Random._randbelow  # type: ignore[attr-defined]
 _ORIGINAL_GETRANDBITS = _pyrandom.Random.getrandbits
 
 
