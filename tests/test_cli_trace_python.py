@@ -70,6 +70,13 @@ SAMPLERS = textwrap.dedent('''
             return 8191
         return int(torch.multinomial(r, 1))
 
+    def hangs(p, q):  # a sampler that never returns
+        while True:
+            pass
+
+    def interrupted(p, q):  # as if Ctrl-C were pressed during the trace
+        raise KeyboardInterrupt
+
     def numpy_verify(p, q, rng):
         x = int(rng.choice(len(q), p=q / q.sum()))
         if rng.random() < p[x] / q[x]:
@@ -248,3 +255,21 @@ def test_a_degenerate_draft_row_is_reported(files, capsys):
     out = _json(capsys)
     assert out["verdict"] == "refused" and out["degenerate"] == ["q (qinf.json): +inf at id 1"]
     assert "torch.multinomial" in out["raised"]
+
+
+def test_a_hanging_sampler_ends_at_the_timeout_with_one_line(files, capsys):
+    assert main(["trace", "python", "samplers:hangs", "--target", "p.json", "--draft", "q.json",
+                 "--timeout", "0.5"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == ("specproof trace: error: the trace passed its time budget of 0.5 s after 1 run of the sampler; "
+                       "raise max_seconds (--timeout), or trace fewer positions or a smaller vocabulary")
+    assert main(["trace", "python", "samplers:verify", "--target", "p.json", "--draft", "q.json",
+                 "--timeout", "0"]) == 2
+    assert "--timeout must be a number of seconds > 0" in capsys.readouterr().err
+
+
+def test_ctrl_c_exits_130_with_one_line(files, capsys):
+    assert main(["trace", "python", "samplers:interrupted", "--target", "p.json", "--draft", "q.json"]) == 130
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1] == "specproof trace: interrupted" and "Traceback" not in err  # after the bar
+

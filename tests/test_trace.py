@@ -23,6 +23,7 @@ from specproof.trace.tracer import (  # noqa: E402
     ContinuousThreshold,
     NotPiecewiseConstant,
     SamplerRaised,
+    TraceTimeout,
     TraceTooLarge,
     UnmodelledRandomness,
     trace,
@@ -239,9 +240,9 @@ def test_without_replacement_multinomial():
     ("torch.bernoulli", lambda: int(torch.bernoulli(torch.tensor(0.5)))),
     ("torch.normal", lambda: int(torch.normal(torch.tensor(0.0), torch.tensor(1.0)) > 0)),
     ("Tensor.geometric_", lambda: int(torch.empty(()).geometric_(0.5) > 1)),
-    ("random.random", lambda: int(random.random() < 0.5)),
-    ("numpy.random.rand", lambda: int(np.random.rand() < 0.5)),
-    ("numpy.random.default_rng", lambda: int(np.random.default_rng(0).random() < 0.5)),
+    ("random.gauss", lambda: int(random.gauss(0, 1) > 0)),
+    ("numpy.random.randn", lambda: int(np.random.randn() > 0)),
+    ("numpy.random.default_rng", lambda: int(np.random.default_rng(0).random() < 0.5)),  # seeds itself
 ])
 def test_unmodelled_randomness_is_refused_by_name(call, run):
     with pytest.raises(UnmodelledRandomness, match=call.replace(".", r"\.")):
@@ -460,3 +461,20 @@ def test_uses_the_function_mode_cannot_see_send_a_uniform_to_bisection():
         assert trace(f).law == trace(f, read_thresholds=False).law
     with pytest.raises(ContinuousThreshold):
         trace(lambda: (int(torch.rand(()) < 0.5), torch.rand(())), max_runs=5000)
+
+
+def test_a_hanging_sampler_ends_at_the_time_budget():
+    def hangs():
+        if torch.rand(()) < 0.5:
+            while True:
+                pass
+        return 0
+
+    with pytest.raises(TraceTimeout, match=r"passed its time budget of 0\.3 s after \d+ runs? of the sampler") as info:
+        trace(hangs, max_seconds=0.3)
+    assert isinstance(info.value, TraceTooLarge)
+    assert trace(lambda: int(torch.rand(()) < 0.5), max_seconds=60).law == {0: F(1, 2), 1: F(1, 2)}
+    assert torch.rand(()).dtype == torch.float32  # the patches are undone after a timeout
+    with pytest.raises(SpecProofError, match="max_seconds"):
+        trace(lambda: 0, max_seconds=0)
+

@@ -184,7 +184,7 @@ def test_the_negative_zero_edge_as_an_explicit_option():
 @pytest.mark.parametrize("run,match", [
     (lambda w: int(torch.argmax(torch.log(w) - torch.log(torch.empty_like(w).exponential_()))),
      r"used by log.*Gumbel variable"),
-    (lambda w: int(torch.argmax(w * torch.empty_like(w).exponential_().reciprocal())), r"used by reciprocal"),
+    (lambda w: int(torch.argmax(torch.empty_like(w).exponential_().reciprocal() + w)), r"on E\.reciprocal\(\)"),
     (lambda w: int(torch.argmax(w * torch.empty_like(w).exponential_())), r"used by mul"),
     (lambda w: (torch.empty_like(w).exponential_(), 0)[1], r"never divided a weight tensor"),
     (lambda w: float((w / torch.empty_like(w).exponential_()).max()), r"quotient w / E.*used by max"),
@@ -315,3 +315,72 @@ def test_a_minus_inf_weight_wins_when_its_e_is_negative_zero():
     w = torch.tensor([0.0, -inf])  # no positive weight: without a -0.0, 0 / E = 0 wins
     assert trace(race, (w,), exponential_zeros=True).law == {0: 1 - (1 - eps) * eps, 1: (1 - eps) * eps}
     assert trace(race, (w,)).law == {0: F(1)}
+
+
+# --------------------------------------------------------------------------- vLLM V1's recovered-token form (issue 33)
+
+
+def vllm_v1_recovered(target, draft, draft_id):
+    """A stand-alone torch function of the form vLLM V1's sample_recovered_tokens has (not its code): the noise
+    q.exponential_(), inv_q = q.reciprocal(), then argmax of prob * inv_q over the residual max(p - q, 0)."""
+    prob = torch.clamp(target - draft, min=0)
+    q = torch.empty_like(prob)
+    q.exponential_()
+    inv_q = q.reciprocal()
+    return int(torch.argmax(prob * inv_q, dim=-1))
+
+
+def vllm_v1_step(target, draft):
+    """Draft, a float64 coin accepting when p/q >= u (vLLM V1's test), else the recovered token."""
+    x = int(torch.multinomial(draft, 1))
+    if target[x] / draft[x] >= torch.rand((), dtype=torch.float64):
+        return x
+    return vllm_v1_recovered(target, draft, x)
+
+
+def test_the_reciprocal_race_is_the_exponential_race():
+    p = t32([0.5, 0.25, 0.25, 0.0])
+    q = t32([0.25, 0.0, 0.5, 0.25])
+    got = trace(vllm_v1_recovered, (p, q, 0))
+    assert got.law == {0: F(1, 2), 1: F(1, 2)}  # the residual (1/4, 1/4, 0, 0), normalized
+    divided = trace(lambda a, b: int(torch.argmax(torch.clamp(a - b, min=0) / torch.empty_like(a).exponential_(),
+                                                  dim=-1)), (p, q))
+    assert got.law == divided.law
+    assert got.calls == ("Tensor.exponential_",)
+
+
+def test_the_reciprocal_race_batched_and_in_float64():
+    w = torch.tensor([[0.5, 0.5, 0.0], [0.0, 0.25, 0.75]], dtype=torch.float64)
+
+    def batched(w):
+        inv = torch.empty_like(w).exponential_().reciprocal()
+        return tuple(torch.argmax(w * inv, dim=-1).tolist())
+
+    law = trace(batched, (w,)).law
+    assert law == {(0, 1): F(1, 8), (0, 2): F(3, 8), (1, 1): F(1, 8), (1, 2): F(3, 8)}
+    assert trace(lambda w: int(torch.argmax(w[1].mul(torch.empty_like(w[1]).exponential_().reciprocal()))),
+                 (w,)).law == {1: F(1, 4), 2: F(3, 4)}
+
+
+def test_a_vllm_v1_form_rejection_sampler_is_traced_with_the_right_verdict():
+    from specproof.trace.testing import compare
+
+    result = compare(vllm_v1_step, t32([0.5, 0.25, 0.25]), t32([0.25, 0.25, 0.5]))
+    # p/q >= u accepts token 2 (ratio 1/2) at u = 1/2 too: the float floor of the <= member, 2^-54
+    assert result.verdict == "float-faithful" and result.tv == F(1, 2**54), result.report()
+    assert "u <= fl32(p/q)" in result.arithmetic and "float64 coin" in result.arithmetic
+    # a target that misses a drafted token: p/q = 0 >= u at u = 0 accepts it, 2^-53 of a float64 coin per draft
+    result = compare(vllm_v1_step, t32([0.5, 0.5, 0.0]), t32([0.25, 0.25, 0.5]))
+    assert result.verdict == "lossy" and result.outside_support == F(1, 2) * F(1, 2**53)
+
+
+def test_the_reciprocal_used_twice_or_otherwise_is_refused():
+    def twice(w):
+        inv = torch.empty_like(w).exponential_().reciprocal()
+        return int(torch.argmax(w * inv)), int(torch.argmax(w * inv))
+
+    with pytest.raises(UnmodelledRandomness, match="divides a second weight tensor"):
+        trace(twice, (t32([0.5, 0.5]),))
+    with pytest.raises(UnmodelledRandomness, match="quotient w / E.*used by max"):
+        trace(lambda w: float((w * torch.empty_like(w).exponential_().reciprocal()).max()), (t32([0.5, 0.5]),))
+

@@ -82,7 +82,7 @@ def _command(words: Sequence[str]) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status (0 ok, 1 rejected, 2 usage/bad input)."""
+    """Run the command line; return the exit status (0 ok, 1 rejected, 2 usage/bad input, 130 interrupted)."""
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     words = list(sys.argv[1:] if argv is None else argv)
     parser = _parser(_command(words))
@@ -107,6 +107,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     except BrokenPipeError:
         return _broken_pipe()
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status for SIGINT
+        print(f"\nspecproof {args.command}: interrupted", file=sys.stderr)
+        return 130
     except _Usage as exc:
         return _error(args, str(exc))
     except (SpecProofError, OSError) as exc:  # bad input, or a file that cannot be read or written

@@ -67,6 +67,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     py.add_argument("--numpy-rng", metavar="NAME",
                     help="also pass a traced numpy.random.Generator as the keyword argument NAME")
     py.add_argument("--max-runs", type=int, default=200_000, metavar="N", help="most runs of the sampler (default 200,000)")
+    py.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                    help="a time budget for the trace; past it a one-line error, exit 2 (default: none)")
     py.add_argument("--search", action="store_true",
                     help="instead of --target/--draft, search small rational rows (V 2..--max-vocab, denominators up "
                          "to --max-denominator) for the smallest input on which the sampler is lossy")
@@ -124,6 +126,7 @@ def _comparison_json(result) -> dict:
             "arithmetic": result.arithmetic, "gamma": result.gamma, "outside_support": ff(result.outside_support),
             "law": {key(o): ff(m) for o, m in result.law.items()}, "differing": rows(result.differing),
             "member_differing": rows(result.member_differing), "runs": result.trace.runs,
+            "control": getattr(result.trace, "control", ""),
             "assumptions": list(result.trace.assumptions), "caveats": list(result.caveats)}
 
 
@@ -144,6 +147,8 @@ def _trace_python(args: argparse.Namespace) -> int:
     func = _load_function(args.function)
     if args.max_runs < 1:
         raise _Usage("--max-runs must be >= 1")
+    if args.timeout is not None and not args.timeout > 0:
+        raise _Usage("--timeout must be a number of seconds > 0")
     files = ((args.target, "p"), (args.draft, "q"))
     loaded = {}  # the rows files, read once: their rows, and a binary file's dtype
     if not args.search and args.target and args.draft:
@@ -225,7 +230,8 @@ def _trace_python(args: argparse.Namespace) -> int:
     try:
         with _bar(unit="run", desc="tracing") as bar:
             result = testing.compare(func, target, draft, gamma=args.gamma, numpy_rng=args.numpy_rng,
-                                     max_runs=args.max_runs, progress=bar.update, reference=plain)
+                                     max_runs=args.max_runs, progress=bar.update, reference=plain,
+                                     max_seconds=args.timeout)
     except SamplerRaised as exc:
         if not degenerate:
             if args.numpy_rng is None and "required positional argument" in str(exc):

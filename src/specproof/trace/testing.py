@@ -35,7 +35,7 @@ from typing import Any, Callable, Mapping
 from specproof.errors import InvalidDistribution, SpecProofError
 from specproof.trace import _passed
 from specproof.report.transcript import number_text
-from specproof.trace.tracer import SamplerRaised, Trace, UnmodelledRandomness, trace
+from specproof.trace.tracer import SamplerRaised, Trace, UncontrolledRandomness, UnmodelledRandomness, trace
 
 __all__ = ["Comparison", "compare", "assert_law", "assert_lossless", "law_difference", "Counterexample",
            "search_lossy", "ReferenceRaised"]
@@ -258,6 +258,8 @@ class Comparison:
         listed = "listed by --json" if command_line else "Comparison.trace.assumptions"
         lines.append(f"  traced exactly over {self.trace.runs} runs ({len(self.trace.assumptions)} modelling "
                      f"assumptions: {listed})")
+        if getattr(self.trace, "control", ""):
+            lines.append(f"  {self.trace.control}")
         lines.extend(f"  caveat: {c}" for c in self.caveats)
         return "\n".join(lines)
 
@@ -326,7 +328,8 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
             reference: Any = None, numpy_rng: str | None = None, key: Callable[[Any], Any] | None = None,
             max_runs: int = 200_000, check_pieces: bool = True, exponential_zeros: bool = False,
             progress: Callable[[int], Any] | bool | None = None, read_thresholds: bool = True,
-            pushforward: bool = True, _count_equivalents: bool = True) -> Comparison:
+            pushforward: bool = True, max_seconds: float | None = None,
+            _count_equivalents: bool = True) -> Comparison:
     """Trace ``sampler(target, draft)`` and judge its exact law; never raises on a difference.
 
     Parameters
@@ -352,8 +355,9 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
         laws are equal (a block: the stream's first gamma + 1 tokens), else ``lossy`` with the
         exact TV; the float-ideal family is not used (a float floor against a reference sampler
         is not separated).
-    numpy_rng, key, max_runs, check_pieces, exponential_zeros, read_thresholds, pushforward
-        As :func:`specproof.trace.tracer.trace` (``exponential_zeros=True``: PyTorch's CPU
+    numpy_rng, key, max_runs, check_pieces, exponential_zeros, read_thresholds, pushforward, max_seconds
+        As :func:`specproof.trace.tracer.trace` (``max_seconds``: a time budget for the trace of the
+        sampler, past it :class:`~specproof.trace.tracer.TraceTimeout`; ``exponential_zeros=True``: PyTorch's CPU
         ``exponential_`` returning -0.0 is in the law of an exponential race; ``read_thresholds``
         reads a coin's breakpoints from its comparisons, default True; ``pushforward`` reads a last
         ``torch.multinomial`` draw that is only moved into the output at every category from one run,
@@ -416,11 +420,11 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
         with tqdm(unit="run", file=sys.stderr, disable=None, desc="tracing") as bar:
             traced = trace(sampler, (target, draft), numpy_rng=numpy_rng, key=key, max_runs=max_runs,
                            check_pieces=check_pieces, exponential_zeros=exponential_zeros, progress=bar.update,
-                           read_thresholds=read_thresholds, pushforward=pushforward)
+                           read_thresholds=read_thresholds, pushforward=pushforward, max_seconds=max_seconds)
     else:
         traced = trace(sampler, (target, draft), numpy_rng=numpy_rng, key=key, max_runs=max_runs,
                        check_pieces=check_pieces, exponential_zeros=exponential_zeros, progress=progress or None,
-                       read_thresholds=read_thresholds, pushforward=pushforward)
+                       read_thresholds=read_thresholds, pushforward=pushforward, max_seconds=max_seconds)
     if gamma is not None:
         single = next((o for o in traced.law if not isinstance(o, tuple)), None)
         if single is not None:
@@ -495,12 +499,13 @@ def _differential(traced: Trace, plain: Callable[..., Any], target: Any, draft: 
 def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int | None = None,
                     float_floor: str = "allow", max_tv: Any = None, numpy_rng: str | None = None,
                     key: Callable[[Any], Any] | None = None, max_runs: int = 200_000, check_pieces: bool = True,
-                    progress: Callable[[int], Any] | bool | None = None, statistical: bool = False, eps: float = 0.05, alpha: float = 1e-6, power: float = 0.95) -> Any:
+                    progress: Callable[[int], Any] | bool | None = None, statistical: bool = False, eps: float = 0.05, alpha: float = 1e-6, power: float = 0.95,
+                    max_seconds: float | None = None) -> Any:
     """Assert that the verifier ``sampler(target, draft)`` emits the target's law.
 
     Parameters
     ----------
-    sampler, target, draft, gamma, numpy_rng, key, max_runs, check_pieces, progress
+    sampler, target, draft, gamma, numpy_rng, key, max_runs, check_pieces, progress, max_seconds
         As :func:`compare`.
     float_floor : {"allow", "fail"}
         ``"allow"`` (default): a ``float-faithful`` sampler passes (it is the textbook verifier
@@ -549,11 +554,14 @@ def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, gam
     bound = None if max_tv is None else _fraction(max_tv, "max_tv")
     try:
         result = compare(sampler, target, draft, gamma=gamma, numpy_rng=numpy_rng, key=key, max_runs=max_runs,
-                         check_pieces=check_pieces, progress=progress)
+                         check_pieces=check_pieces, progress=progress, max_seconds=max_seconds)
     except UnmodelledRandomness as exc:
         if not statistical:
-            raise UnmodelledRandomness(f"{exc}; pass statistical=True to test it statistically instead (it then "
-                                       f"detects only a TV of at least eps = {eps})") from None
+            message = (f"{exc}; pass statistical=True to test it statistically instead (it then detects only a TV "
+                       f"of at least eps = {eps})")
+            if isinstance(exc, UncontrolledRandomness):  # keep what drew and where
+                raise UncontrolledRandomness(message, exc.source, exc.where) from None
+            raise UnmodelledRandomness(message) from None
         rows = target.tolist() if hasattr(target, "tolist") else list(target)
         if _gamma_of(target, gamma) is not None or numpy_rng is not None or callable(target):
             raise

@@ -1,0 +1,325 @@
+"""The tracer's core: its exceptions and limits, the random slots a run consumes, one run, the result.
+
+Split from :mod:`specproof.trace.tracer` (which re-exports the public names); the model of each
+randomness source is in :mod:`specproof.trace.sources`, the exploration of branches in
+:mod:`specproof.trace.explore`.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass, field
+from fractions import Fraction
+from types import FrameType
+from typing import Any, Callable
+
+import numpy as np
+
+from specproof.errors import SpecProofError
+
+#: Largest number of values a single ``torch.randint`` / uniform ``choice`` element may take.
+MAX_CATEGORIES = 65_536
+
+
+#: Most random values one run of a sampler may draw (a run past it is a loop the trace's default
+#: values never end).
+MAX_VALUES_PER_RUN = 100_000
+
+#: A piece search that finds a breakpoint at this many consecutive grid points of one uniform stops
+#: with :class:`ContinuousThreshold` (an outcome, or the law of the rest of the run, that changes at
+#: every grid point: a continuous dependence, which bisection cannot finish).
+MAX_CONSECUTIVE_BREAKS = 32
+
+#: The first runs of a trace watch every torch call (a TorchFunctionMode) to name Gumbel-max and other
+#: continuous uses of uniforms at once; runs after these are watched only if the sampler draws
+#: ``Tensor.exponential_`` (the races need the mode), to keep the other runs fast.
+MODE_RUNS = 16
+
+#: Probability that one element of PyTorch's CPU ``Tensor.exponential_`` is zero: the kernel computes
+#: ``-(1/lambda) log(1 - u)`` in double with ``u = k / 2^53`` (``aten/src/ATen/core/TransformationHelper.h``,
+#: ``transformation::exponential``), which is ``-0.0`` exactly at ``k = 0`` and at least about 2^-53
+#: otherwise (so float32, bfloat16 and float64 results are zero only there); pytorch issue #22557.
+EXPONENTIAL_ZERO = Fraction(1, 2**53)
+
+
+class UnmodelledRandomness(SpecProofError):
+    """The sampler asked for randomness the tracer does not model (the message names the call)."""
+
+
+class UncontrolledRandomness(UnmodelledRandomness):
+    """The sampler's output depends on randomness specproof does not control (no verdict is given).
+
+    Raised for a generator reached through a path that is not patched (a NumPy ``Generator`` or
+    ``RandomState`` or a ``random.Random`` the tracer cannot rebind, a function bound before tracing),
+    ``os.urandom``/``secrets``, a sampler that seeds its own generator, and a sampler whose output changes
+    when a run is replayed with the same supplied draws (or with the clock shifted). The message names the
+    source and, where it was seen, the file and line.
+
+    Attributes
+    ----------
+    source : str
+        What drew the randomness (``"numpy.random.Generator (PCG64) at 0x..."``, ``"time.perf_counter"``).
+    where : str or None
+        ``file:line`` of the call in the sampler's code, where known.
+    """
+
+    def __init__(self, message: str, source: str = "", where: str | None = None) -> None:
+        super().__init__(message)
+        self.source = source
+        self.where = where
+
+
+class NotPiecewiseConstant(SpecProofError):
+    """A uniform's effect is not one outcome per interval (not monotone), or takes too many pieces."""
+
+
+class ContinuousThreshold(NotPiecewiseConstant):
+    """A threshold depends continuously on an earlier uniform, so bisection would never end.
+
+    Raised for Gumbel-max on uniforms (``argmax(log w - log(-log u))``), a comparison between values
+    computed from two different uniforms (``u2 < f(u1)``), a uniform used as a value, and any piece
+    search that finds a breakpoint at each of :data:`MAX_CONSECUTIVE_BREAKS` consecutive grid points.
+    The message names the construction and what to use instead.
+    """
+
+
+class TraceTooLarge(SpecProofError):
+    """The trace needs more re-runs than ``max_runs``."""
+
+
+class TraceTimeout(TraceTooLarge):
+    """The trace passed its time budget (``max_seconds``, ``--timeout``): between runs, or inside a run that did
+    not return in time (a hanging sampler, interrupted where Python code runs). The message says how many runs were
+    done and where the trace was."""
+
+
+class SamplerRaised(SpecProofError):
+    """The sampler raised an exception on one of the replayed runs (the cause is attached)."""
+
+
+# --------------------------------------------------------------------------- one run
+
+
+@dataclass(frozen=True)
+class _Uniform:
+    bits: int
+    call: str
+
+    def default(self) -> int:
+        return 0
+
+
+@dataclass(frozen=True)
+class _Categorical:
+    values: tuple  # the category labels (token ids, or array elements)
+    probs: tuple[Fraction, ...]
+    call: str
+
+    def default(self) -> int:
+        return next(i for i, w in enumerate(self.probs) if w)
+
+
+class _Run:
+    """One replay: values for the first slots (the prefix), defaults after; records every slot."""
+
+    def __init__(self, prefix: tuple[int, ...], exponential_zeros: bool = False):
+        self.prefix = prefix
+        self.slots: list[Any] = []
+        self.calls: set[str] = set()
+        self.exponential_zeros = exponential_zeros
+        self.clock_shift = 0.0  # seconds added to the run's frozen clock (the replays that check the clock shift it)
+        self.clock_reads = 0  # clock reads so far in the run (its frozen clock advances 1 microsecond a read)
+        self.clock_sites: set[str] = set()  # the clock reads of this run ("time.perf_counter at file:line")
+        self.mode: Any = None  # the _RaceMode watching this run's torch calls, if any
+        self.keep: list[Any] = []  # tensors whose ids are keys below stay alive for the run
+        self.exp: dict[int, _ExpDraw] = {}  # id(tensor) -> the exponential draw it holds (or a view of)
+        self.quotients: dict[int, int] = {}  # id(w / E) -> E's number of dimensions
+        self.recips: dict[int, tuple[Any, Any]] = {}  # id(E.reciprocal()) -> (E's draw, E)
+        self.taint: dict[int, frozenset[int]] = {}  # id(tensor) -> the uniform slots its values depend on
+        self.raw: dict[int, tuple[int, int]] = {}  # id(tensor) -> (first slot, count) of the uniforms it holds unchanged
+        self.reads: dict[int, set[int]] = {}  # slot -> grid indices where a comparison with it changes its result
+        self.opaque: set[int] = set()  # slots used other than by a comparison with a value that depends on no uniform
+        self.readable: set[int] = set()  # slots drawn as raw torch uniforms while the mode watched
+        self.pushforward = False  # track torch.multinomial's results (set by the tracer when the mode watches)
+        # id(tensor) -> (map, slots, root): the tensor's elements that are a torch.multinomial draw past the prefix,
+        # as an int64 tensor of its shape holding the draw's slot there and -1 elsewhere; the set of those slots; and
+        # the tracked tensor whose memory it shares (itself, unless it is a view or alias made by a move)
+        self.lazy: dict[int, tuple[Any, frozenset[int], Any]] = {}
+        self.lazy_slots: set[int] = set()  # the slots drawn by torch.multinomial whose results are tracked
+        self.dirty: set[int] = set()  # tracked slots whose value was read, branched on or used as other than data
+
+    def make_dirty(self, slots: frozenset[int]) -> None:
+        """The draws ``slots`` are used as values: their laws are enumerated, not pushed forward."""
+        self.dirty |= slots
+        for k in [k for k, (_, s, _) in self.lazy.items() if s <= self.dirty]:
+            del self.lazy[k]
+
+    def make_opaque(self, tensor: Any) -> None:
+        """The uniforms ``tensor`` holds are used as values: their breakpoints are bisected, not read."""
+        if id(tensor) in self.raw:
+            first, count = self.raw[id(tensor)]
+            self.opaque.update(range(first, first + count))
+        self.opaque.update(self.taint.get(id(tensor), ()))
+
+    def track(self, table: dict, tensor: Any, value: Any) -> None:
+        self.keep.append(tensor)
+        table[id(tensor)] = value
+
+    def take(self, slot: Any) -> int:
+        i = len(self.slots)
+        if i >= MAX_VALUES_PER_RUN:
+            raise TraceTooLarge(f"one run of the sampler drew more than {MAX_VALUES_PER_RUN} random values (a loop "
+                                "that waits for a value the trace's default never gives, e.g. `while rand() < "
+                                "0.5` at u = 0, or resampling until a token other than the first)")
+        self.slots.append(slot)
+        self.calls.add(slot.call)
+        return self.prefix[i] if i < len(self.prefix) else slot.default()
+
+
+@dataclass(eq=False)
+class _ExpDraw:
+    """One ``Tensor.exponential_`` draw E, waiting for the division ``w / E`` that decides its races."""
+
+    shape: tuple[int, ...]
+    views: set[int] = field(default_factory=set)  # ids of views of E (only exponential_ may use them)
+    resolved: bool = False
+
+
+class _NeedMode(BaseException):
+    """Internal: a run met Tensor.exponential_ without the torch-function mode; the tracer re-runs it."""
+
+
+_ACTIVE: list[_Run] = []
+
+
+def _run() -> _Run:
+    if not _ACTIVE:  # a patched function called outside a run (cannot happen inside trace)
+        raise UnmodelledRandomness("a patched random function was called outside a traced run")
+    return _ACTIVE[-1]
+
+
+def _fraction_weights(values: Any, call: str) -> tuple[Fraction, ...]:
+    out = []
+    for i, w in enumerate(values):
+        w = float(w)
+        if not math.isfinite(w) or w < 0:  # torch.multinomial and Generator.choice raise on these
+            raise SamplerRaised(f"{call}: weight {i} is {w!r}, not a finite number >= 0, on which the real call "
+                                "raises an error")
+        out.append(Fraction(w))
+    total = sum(out, Fraction(0))
+    if total == 0:
+        raise SamplerRaised(f"{call}: the weights sum to 0, on which the real call raises an error")
+    return tuple(w / total for w in out)
+
+
+def _draw_categorical(run: _Run, values: tuple, probs: tuple[Fraction, ...], call: str) -> Any:
+    return values[run.take(_Categorical(values, probs, call))]
+
+
+def _uniform_values(run: _Run, n: int, bits: int, call: str) -> list[float]:
+    scale = 2.0 ** -bits
+    return [run.take(_Uniform(bits, call)) * scale for _ in range(n)]
+
+
+#: Files whose frames are not "the sampler's code" when a call site is named (the tracer, the libraries whose
+#: random functions are patched, and their helpers).
+_LIBRARY_FILES = ("/specproof/trace/", "/random.py", "/secrets.py", "/uuid.py", "/tempfile.py", "/numpy/random/",
+                  "/contextlib.py", "/functools.py")
+
+
+def _call_site(skip: int = 1) -> str | None:
+    """``file:line`` of the innermost frame outside the tracer and the patched libraries (None if none)."""
+    frame: FrameType | None = sys._getframe(skip)
+    while frame is not None:
+        name = frame.f_code.co_filename.replace("\\", "/")
+        if not any(part in name for part in _LIBRARY_FILES):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
+
+
+def _importing() -> bool:
+    """True while a module is being imported (its import-time code, not the sampler, draws or reads the clock)."""
+    frame: FrameType | None = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _refuser(name: str, hint: str = "") -> Callable:
+    def refuse(*args, **kwargs):
+        where = _call_site(2)
+        raise UnmodelledRandomness(f"the sampler called {name}{f' at {where}' if where else ''}, which "
+                                   f"specproof.trace.tracer does not model{hint}; modelled: torch.rand, "
+                                   "torch.rand_like, Tensor.uniform_, torch.multinomial, torch.randint, "
+                                   "Tensor.exponential_ (as a race argmax(w / E)), NumPy's random/uniform/choice "
+                                   "(of any Generator or RandomState the sampler reaches, and the global "
+                                   "functions), Python's random.random, randrange, randint, choice, choices, "
+                                   "shuffle, sample and uniform (the module's and any random.Random's)")
+    refuse.__name__ = name.rsplit(".", 1)[-1]
+    return refuse
+
+
+_RACE_HINT = ("use torch.multinomial(w, 1) for a categorical draw, or the exponential race "
+              "argmax(w / torch.empty_like(w).exponential_(), dim=-1), which specproof.trace.tracer models exactly")
+
+
+# --------------------------------------------------------------------------- the result
+
+
+def _freeze(x: Any) -> Any:
+    """A hashable key for a sampler's output: tensors and arrays become nested tuples."""
+    if hasattr(x, "detach") and hasattr(x, "tolist"):  # a torch tensor
+        return _freeze(x.detach().cpu().tolist())
+    if isinstance(x, np.ndarray):
+        return _freeze(x.tolist())
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, (list, tuple)):
+        return tuple(_freeze(v) for v in x)
+    if isinstance(x, dict):
+        return tuple(sorted((k, _freeze(v)) for k, v in x.items()))
+    try:
+        hash(x)
+    except TypeError:
+        raise SpecProofError(f"the sampler returned a {type(x).__name__}, which cannot be an outcome (not hashable): "
+                             "return a token id, a tuple of ids or a tensor, or pass key= to map it to one") from None
+    return x
+
+
+def _hashable(v: Any) -> Any:
+    if isinstance(v, dict):
+        return frozenset(v.items())
+    return v
+
+
+@dataclass(frozen=True)
+class Trace:
+    """The exact law of a traced sampler.
+
+    Attributes
+    ----------
+    law : dict of output -> Fraction
+        P(the sampler returns each output), exact; the masses sum to 1. Outputs are the
+        sampler's return values made hashable (tensors and arrays as nested tuples of Python
+        numbers), or ``key(output)`` when a key was given.
+    runs : int
+        How many times the sampler was run.
+    assumptions : tuple of str
+        Every modelling assumption the law rests on (the general ones, then one per kind of
+        random call the sampler made).
+    calls : tuple of str
+        The intercepted calls the sampler made (sorted names).
+    control : str
+        How the trace checked that the law is a function of the draws it supplied: the generators
+        rebound and watched, the runs replayed, the clock (:mod:`specproof.trace.control`).
+    """
+
+    law: dict[Any, Fraction]
+    runs: int
+    assumptions: tuple[str, ...]
+    calls: tuple[str, ...] = field(default=())
+    control: str = ""

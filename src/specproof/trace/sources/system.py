@@ -1,0 +1,72 @@
+"""The operating system's randomness and the clock: ``os.urandom`` refused, the clock's reads recorded.
+
+``os.urandom`` (behind :mod:`secrets`, ``uuid.uuid4`` and ``random.SystemRandom``) cannot be replayed: it is
+refused, naming the line. The clock (``time.time``, ``perf_counter``, ``monotonic``, ``process_time`` and their
+``_ns`` forms) is not random, but a choice driven by it is not a function of the supplied draws: each read
+inside a run is recorded with its line and returns a frozen clock: its value when the trace began, advancing
+1 microsecond a read, the same in every run (so the runs are a function of the draws and a wait loop ends); the
+replays that check that the output does not depend on it shift it by multiples of
+:data:`specproof.trace.control.CLOCK_SHIFT`. A clock function bound before tracing (``from time import perf_counter``) is not patched; the replays'
+profiler sees it (:mod:`specproof.trace.control`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Callable
+
+from specproof.trace.core import _ACTIVE, UncontrolledRandomness, _call_site, _importing
+from specproof.trace.sources.base import Patcher, Source
+
+_CLOCKS = ("time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time",
+           "process_time_ns", "thread_time", "thread_time_ns")
+
+
+def _clock(name: str, original: Callable[[], Any]) -> Callable[[], Any]:
+    ns = name.endswith("_ns")
+    base = original()  # the frozen clock of the replays starts here
+
+    def clock() -> Any:
+        if not _ACTIVE or _importing():
+            return original()
+        run = _ACTIVE[-1]
+        where = _call_site(2)
+        run.clock_sites.add(f"time.{name} at {where}" if where else f"time.{name}")
+        # a frozen clock (the same in every run, so the runs are a function of the draws), advancing 1 microsecond
+        # a read (so a wait loop ends); shifted in the replays that check that the output does not depend on it
+        run.clock_reads += 1
+        if ns:  # odd nanoseconds per shift: 7919001001001
+            return base + round(run.clock_shift * 1e6) * 1000 + round(run.clock_shift / 7919.001001) + \
+                run.clock_reads * 1000
+        return base + run.clock_shift + run.clock_reads * 1e-6
+
+    clock.__name__ = name
+    return clock
+
+
+def _urandom(original: Callable[[int], bytes]) -> Callable[[int], bytes]:
+    def urandom(n: int) -> bytes:
+        if not _ACTIVE or _importing():
+            return original(n)
+        where = _call_site(2)
+        raise UncontrolledRandomness(
+            f"the sampler draws from os.urandom{f' at {where}' if where else ''} (also behind secrets, uuid.uuid4 "
+            "and random.SystemRandom): operating-system entropy cannot be replayed, so specproof does not model it; "
+            "draw with random.random / a random.Random instance, NumPy or torch instead", "os.urandom", where)
+
+    urandom.__name__ = "urandom"
+    return urandom
+
+
+class SystemSource(Source):
+    """``os.urandom`` refused; the clock's reads recorded and shifted in the replays."""
+
+    name = "system"
+    module = None
+
+    def install(self, patcher: Patcher) -> None:
+        patcher.set(os, "urandom", _urandom(os.urandom))
+        for name in _CLOCKS:
+            if hasattr(time, name):
+                patcher.set(time, name, _clock(name, getattr(time, name)))

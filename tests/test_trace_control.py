@@ -1,0 +1,246 @@
+"""specproof.trace.control: never a verdict from uncontrolled randomness (issue 33, item 1).
+
+Generators the sampler reaches are rebound to traced ones (a module-level NumPy Generator or RandomState, a
+closure's, an argument's), Python's random is controlled for the module and every random.Random, and what cannot
+be controlled (a generator in a tuple, a function bound before tracing, os.urandom, a clock-driven choice, a
+sampler that seeds itself, hidden state) is refused with UncontrolledRandomness naming the source and the line.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import time
+from fractions import Fraction as F
+from random import random as bound_random
+
+import numpy as np
+import pytest
+
+from specproof.errors import SpecProofError
+from specproof.trace.core import UncontrolledRandomness, UnmodelledRandomness
+from specproof.trace.testing import assert_lossless, compare
+from specproof.trace.tracer import trace
+
+HERE = __file__
+RNG = np.random.default_rng(0)  # a textbook NumPy sampler's module-level generator
+LEGACY = np.random.RandomState(0)
+PRIVATE = random.Random(0)
+IN_A_TUPLE = (np.random.default_rng(1),)
+COUNTER = [0]
+
+# dyadic rows: every ratio p/q and every residual weight is exact in float64, so the law is exactly p
+P = np.array([0.5, 0.25, 0.25])
+Q = np.array([0.25, 0.25, 0.5])
+P_EXACT = {0: F(1, 2), 1: F(1, 4), 2: F(1, 4)}
+
+
+def textbook_numpy(p, q):
+    x = RNG.choice(len(q), p=q)
+    if RNG.random() < p[x] / q[x]:
+        return int(x)
+    r = np.maximum(p - q, 0)
+    return int(RNG.choice(len(p), p=r / r.sum()))
+
+
+def textbook_legacy(p, q):
+    x = LEGACY.choice(len(q), p=q)
+    if np.random.rand() < p[x] / q[x]:  # NumPy's global functions are controlled too
+        return int(x)
+    r = np.maximum(p - q, 0)
+    return int(LEGACY.choice(len(p), p=r / r.sum()))
+
+
+def line_of(text: str) -> int:
+    """The line of this file holding ``text`` (the refusals name it)."""
+    with open(HERE) as f:
+        return next(i for i, line in enumerate(f, 1) if text in line and "line_of" not in line)
+
+
+def test_a_module_level_numpy_generator_is_rebound_and_gets_the_exact_law():
+    result = trace(textbook_numpy, (P, Q))
+    assert result.law == P_EXACT
+    assert "Generator.random" in result.calls and "Generator.choice" in result.calls
+    assert "rebound to traced generators for the trace: test_trace_control.RNG" in result.control
+    assert RNG.bit_generator.state == np.random.default_rng(0).bit_generator.state  # restored, never drawn from
+
+
+def test_a_module_level_numpy_generator_gets_the_right_verdict_and_assert_lossless_agrees():
+    p, q = np.array([0.6, 0.3, 0.1]), np.array([0.2, 0.5, 0.3])
+    result = compare(textbook_numpy, p, q)
+    assert result.verdict == "float-faithful", result.report()
+    assert result.tv < F(1, 10**16)
+    assert "u < fl64(p/q)" in result.arithmetic and "float64 coin on [0, 1)" in result.arithmetic
+    assert "randomness under control" in result.report()
+    assert_lossless(textbook_numpy, p, q)
+
+
+def test_a_module_level_random_state_and_numpy_global_functions_are_controlled():
+    result = trace(textbook_legacy, (P, Q))
+    assert result.law == P_EXACT
+    assert {"RandomState.choice", "RandomState.random_sample"} <= set(result.calls)
+
+
+def test_a_private_random_instance_is_controlled_on_the_2_to_the_minus_53_grid():
+    result = trace(lambda: 0 if PRIVATE.random() < 0.25 else 1)
+    assert result.law == {0: F(1, 4), 1: F(3, 4)}
+    assert result.calls == ("random.random",)
+    assert any(a.startswith("random.random") and "k/2^53" in a for a in result.assumptions)
+
+
+def test_python_random_module_functions_are_controlled():
+    assert trace(lambda: random.random() < 0.5).law == {False: F(1, 2), True: F(1, 2)}
+    assert trace(lambda: random.choice("abc")).law == {"a": F(1, 3), "b": F(1, 3), "c": F(1, 3)}
+    assert trace(lambda: random.randint(1, 4)).law == {k: F(1, 4) for k in range(1, 5)}
+    assert trace(lambda: random.choices([0, 1], weights=[1, 3])[0]).law == {0: F(1, 4), 1: F(3, 4)}
+    assert trace(lambda: PRIVATE.randrange(3)).law == {0: F(1, 3), 1: F(1, 3), 2: F(1, 3)}
+
+
+def test_generators_in_a_closure_and_in_the_arguments_are_controlled():
+    rng = np.random.default_rng(5)
+
+    def closure():
+        return int(rng.random() < 0.5)
+
+    assert trace(closure).law == {0: F(1, 2), 1: F(1, 2)}
+    # an argument used to be deep-copied for every run: the same values each time, a point mass
+    assert trace(lambda g: int(g.random() < 0.5), (np.random.default_rng(3),)).law == {0: F(1, 2), 1: F(1, 2)}
+    assert trace(lambda d: int(d["g"].random() < 0.25), ({"g": np.random.default_rng(3)},)).law == \
+        {0: F(3, 4), 1: F(1, 4)}
+
+
+def test_a_generator_that_cannot_be_rebound_is_refused_naming_it_and_the_line():
+    def sampler():
+        return int(IN_A_TUPLE[0].random() < 0.5)  # the generator in a tuple
+
+    with pytest.raises(UncontrolledRandomness) as info:
+        trace(sampler)
+    assert "numpy.random.Generator (PCG64)" in str(info.value)
+    assert info.value.where == f"{HERE}:{line_of('the generator in a tuple')}"
+    assert isinstance(info.value, SpecProofError) and isinstance(info.value, ValueError)
+
+
+def test_a_random_function_bound_before_tracing_is_refused_naming_the_line():
+    def sampler():
+        return 0 if bound_random() < 0.5 else 1  # bound at import
+
+    with pytest.raises(UncontrolledRandomness) as info:
+        trace(sampler)
+    assert info.value.where == f"{HERE}:{line_of('bound at import')}"
+    assert "python-random" in str(info.value)
+
+
+def test_a_clock_driven_choice_never_gets_a_verdict():
+    def sampler():
+        return time.perf_counter_ns() % 2  # the clock decides
+
+    with pytest.raises(UncontrolledRandomness, match="clock") as info:
+        trace(sampler)
+    assert info.value.source == "time.perf_counter_ns"
+    assert info.value.where == f"{HERE}:{line_of('the clock decides')}"
+
+    def seconds():
+        return int(time.time()) % 3 == 0 if random.random() < 0.5 else 2
+
+    with pytest.raises(UncontrolledRandomness, match="time.time"):
+        trace(seconds)
+
+
+def test_a_clock_read_only_for_timing_keeps_its_verdict_and_says_so():
+    def sampler():
+        start = time.perf_counter()
+        x = 0 if random.random() < 0.5 else 1
+        assert time.perf_counter() >= start
+        return x
+
+    result = trace(sampler)
+    assert result.law == {0: F(1, 2), 1: F(1, 2)}
+    assert "the clock was read (time.perf_counter at" in result.control
+    assert "frozen in every run" in result.control and "shifted by 3 multiples" in result.control
+
+
+def test_operating_system_entropy_is_refused_naming_the_line():
+    with pytest.raises(UncontrolledRandomness, match="os.urandom") as info:
+        trace(lambda: secrets.randbelow(2))  # secrets
+    assert info.value.where == f"{HERE}:{line_of('# secrets')}"
+    with pytest.raises(UncontrolledRandomness, match="os.urandom"):
+        trace(lambda: __import__("os").urandom(1)[0] % 2)
+    with pytest.raises(UncontrolledRandomness, match="SystemRandom"):
+        trace(lambda: random.SystemRandom().random() < 0.5)
+
+
+def test_a_sampler_that_seeds_itself_is_refused_and_an_unseeded_new_generator_is_traced():
+    with pytest.raises(UncontrolledRandomness, match="seeds a Python random generator"):
+        trace(lambda: random.Random(0).random() < 0.5)
+    with pytest.raises(UncontrolledRandomness, match="seeds a NumPy generator"):
+        trace(lambda: np.random.default_rng(7).random() < 0.5)
+    assert trace(lambda: int(np.random.default_rng().random() < 0.5)).law == {0: F(1, 2), 1: F(1, 2)}
+    assert trace(lambda: random.Random().random() < 0.5).law == {False: F(1, 2), True: F(1, 2)}
+
+
+def test_hidden_state_is_caught_by_the_replay():
+    def sampler():
+        COUNTER[0] += 1
+        return COUNTER[0] % 2
+
+    with pytest.raises(UncontrolledRandomness, match="on a replay of a run that returned"):
+        trace(sampler)
+
+
+def test_a_deterministic_sampler_keeps_its_point_mass_verdict():
+    result = trace(lambda p: int(np.argmax(p)), (P,))
+    assert result.law == {0: F(1)}
+    assert result.control.startswith("no random draw: the sampler is deterministic")
+    assert "1 of the 1 runs replayed" in result.control
+
+
+def test_continuous_python_random_draws_are_refused_by_name():
+    with pytest.raises(UnmodelledRandomness, match=r"random\.expovariate"):
+        trace(lambda: PRIVATE.expovariate(1.0) > 1)
+
+
+def test_the_patches_are_undone():
+    state = random.getstate()
+    trace(lambda: random.random() < 0.5)
+    assert random.getstate() == state
+    assert random.Random(1).random() == random.Random(1).random()
+    assert isinstance(time.perf_counter(), float) and len(__import__("os").urandom(3)) == 3
+
+
+class Verifier:
+    rng = np.random.default_rng(2)  # a class attribute, read as self.rng
+
+    def __init__(self):
+        self.own = np.random.default_rng(4)
+
+    def coin(self):
+        return int(self.rng.random() < 0.5)
+
+    def __call__(self):
+        return int(self.own.random() < 0.75)
+
+
+def test_generators_of_a_bound_method_or_a_callable_object_are_controlled():
+    verifier = Verifier()
+    assert trace(verifier.coin).law == {0: F(1, 2), 1: F(1, 2)}
+    assert trace(verifier).law == {0: F(1, 4), 1: F(3, 4)}
+    assert isinstance(verifier.own, np.random.Generator) and type(Verifier.rng) is np.random.Generator  # restored
+
+
+def test_assert_lossless_refuses_uncontrolled_randomness_naming_it():
+    def sampler(p, q):
+        return int(IN_A_TUPLE[0].random() < 0.5)  # drawn from the tuple-held generator
+
+    with pytest.raises(UncontrolledRandomness, match="statistical=True") as info:
+        assert_lossless(sampler, P, Q)
+    assert info.value.where == f"{HERE}:{line_of('drawn from the tuple-held generator')}"
+
+
+class Sampler:
+    RNG = np.random.default_rng(6)  # named through the class, not an instance
+
+
+def test_a_generator_named_through_its_class_and_generator_integers_are_controlled():
+    assert trace(lambda: int(Sampler.RNG.integers(3))).law == {0: F(1, 3), 1: F(1, 3), 2: F(1, 3)}
+    assert trace(lambda: int(RNG.integers(1, 2, endpoint=True))).law == {1: F(1, 2), 2: F(1, 2)}
+    assert type(Sampler.RNG) is np.random.Generator
