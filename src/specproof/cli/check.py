@@ -160,7 +160,6 @@ def run(args: argparse.Namespace) -> int:
         if verdict.valid else []
     lossless = [bool(f["claims"]["lossless"]) for f in trees]
     tvs = [_tv_of(f) for f in trees]
-    lossy_any = verdict.valid and not all(_is_lossless(f) for f in verdict.facts)
     stated = [s for f in trees for s in f.get("stated", [])]
     failures = _gate(verdict, binding if args.target is not None else None) if verdict.valid else ["not valid"]
     if args.require_lossless and failures:
@@ -212,7 +211,7 @@ def run(args: argparse.Namespace) -> int:
                 _say(f"  the certified verifier is LOSSY (exact {stream}TV {transcript.number_text(tvs[lossy[0]])}{at}; "
                      f"reference: {_reference_of(first)})")
         if args.require_lossless and failures:
-            _say(f"  --require-lossless: the certified verifier is not lossless (exit 1): " + "; ".join(failures[:4])
+            _say("  --require-lossless: the certified verifier is not lossless (exit 1): " + "; ".join(failures[:4])
                  + (f"; and {len(failures) - 4} more" if len(failures) > 4 else ""))
         elif args.require_lossless:
             _say("  --require-lossless: passed: the certified law is exactly "

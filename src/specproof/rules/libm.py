@@ -592,7 +592,7 @@ def evaluate_order(tree, row: Sequence, accumulator: str, dtype: str):
         else:
             value = acc.round(Fraction(row[member]))
             frame[2] = value if frame[2] is None else acc.add(frame[2], value)
-    return fmt.round(result)
+    return fmt.round(Fraction(0) if result is None else result)  # an empty tree sums to 0
 
 
 def sum_order(library: str | None, dtype: str, row: Sequence, total) -> tuple[str, list] | None:
