@@ -18,7 +18,7 @@
     context. *)
 
 From mathcomp Require Import all_ssreflect ssralg ssrnum.
-From SpecProof Require Import OnePosition.
+From SpecProof Require Import Spec OnePosition.
 Import Order.POrderTheory GRing.Theory Num.Theory.
 
 Set Implicit Arguments.
@@ -29,14 +29,6 @@ Local Open Scope ring_scope.
 
 Section GridCoin.
 Variable R : numFieldType.
-
-(** A coin [u] uniform on the grid [0, 1/N, ..., (N-1)/N] of [0, 1): the
-    probability that [u < r]. *)
-Definition grid_coin (N : nat) (r : R) : R :=
-  \sum_(0 <= k < N) N%:R^-1 * (k%:R / N%:R < r)%R%:R.
-
-(** The float32 coin: [N = 2^24]. *)
-Definition float32_coin (r : R) : R := grid_coin (2 ^ 24) r.
 
 (** Counting the grid points [k < N] below [t]: the count [c] is [N] (then
     [N - 1 < t]), or [t <= c] and [c - 1 < t] (so [c = ceil t]). *)
@@ -109,20 +101,9 @@ Variable R : numFieldType.
 Variable T : finType.
 Implicit Types (p q fallback acc : T -> R).
 
-(** The verifier with the accept probability [acc x] in place of
-    [min(1, p x / q x)]; the rest (draft from [q], residual) unchanged. *)
-Definition verifier_with acc p q fallback : T -> R :=
-  bind q (fun x =>
-  bind (coin (acc x)) (fun accepted =>
-  if accepted then ret R x else resample p q fallback)).
-
 Lemma verifier_with_exact p q fallback y :
   verifier_with (accept_prob p q) p q fallback y = verifier p q fallback y.
 Proof. by []. Qed.
-
-(** The float32 verifier: accept [x] when the float32 coin is below [p x / q x]. *)
-Definition float32_verifier p q fallback : T -> R :=
-  verifier_with (fun x => float32_coin (p x / q x)) p q fallback.
 
 Lemma verifier_with_unfold acc p q fallback y :
   verifier_with acc p q fallback y =

@@ -109,7 +109,7 @@ def _verified_result(expr: sp.Basic, cases: Sequence[Case] = ()) -> str:
 #: Where the Coq development lives in a source checkout (absent from an installed wheel).
 COQ_DIR = Path(__file__).resolve().parents[3] / "proofs" / "coq"
 #: Its files, in compilation order, under the logical prefix ``SpecProof``; FloatGrid.v needs Flocq.
-COQ_FILES = ("OnePosition.v", "Chain.v", "FloatCoin.v", "FloatGrid.v")
+COQ_FILES = ("Spec.v", "OnePosition.v", "Chain.v", "FloatCoin.v", "FloatGrid.v")
 _FLOCQ_FILES = ("FloatGrid.v",)
 #: The axioms a Flocq theorem may rest on (Coq's standard reals and classical logic), one per line.
 _ALLOWED_AXIOMS_FILE = "FloatGrid.axioms"
