@@ -109,7 +109,7 @@ def _verified_result(expr: sp.Basic, cases: Sequence[Case] = ()) -> str:
 #: Where the Coq development lives in a source checkout (absent from an installed wheel).
 COQ_DIR = Path(__file__).resolve().parents[3] / "proofs" / "coq"
 #: Its files, in compilation order, under the logical prefix ``SpecProof``; FloatGrid.v needs Flocq.
-COQ_FILES = ("Spec.v", "OnePosition.v", "Chain.v", "FloatCoin.v", "FloatGrid.v")
+COQ_FILES = ("Spec.v", "OnePosition.v", "Chain.v", "FloatCoin.v", "Optimal.v", "FloatGrid.v")
 _FLOCQ_FILES = ("FloatGrid.v",)
 #: The axioms a Flocq theorem may rest on (Coq's standard reals and classical logic), one per line.
 _ALLOWED_AXIOMS_FILE = "FloatGrid.axioms"
@@ -193,6 +193,38 @@ COQ_THEOREMS: tuple[dict[str, str], ...] = (
      "statement": "Theorem float32_verifier_TV : TV (float32_verifier p q fallback) p < 2 ^- 24.",
      "says": "for distributions p, q and fallback, one position verified with the float32 coin (u < p x / q x) "
              "emits a law within total variation less than 2^-24 of p"},
+    {"name": "lossless_acceptance_le_alpha", "file": "Optimal.v",
+     "statement": "Theorem lossless_acceptance_le_alpha p q K : is_distribution p -> is_distribution q -> "
+                  "(forall x, is_distribution (K x)) -> (forall y, bind q K y = p y) -> "
+                  "kernel_acceptance q K <= alpha p q.",
+     "says": "any lossless single-draft verifier (a kernel K: given the draft x ~ q it emits a token drawn from "
+             "K x, and the emitted law is p) emits the drafted token itself with probability "
+             "sum_x q x K x x at most alpha = sum_x min(p x, q x)"},
+    {"name": "lossless_acceptance_le_1_minus_TV", "file": "Optimal.v",
+     "statement": "Corollary lossless_acceptance_le_1_minus_TV p q K : is_distribution p -> is_distribution q -> "
+                  "(forall x, is_distribution (K x)) -> (forall y, bind q K y = p y) -> "
+                  "kernel_acceptance q K <= 1 - TV p q.",
+     "says": "hence any lossless single-draft verifier accepts the draft with probability at most 1 - TV(p, q)"},
+    {"name": "verifier_kernel_attains", "file": "Optimal.v",
+     "statement": "Theorem verifier_kernel_attains : (forall x, is_distribution (verifier_kernel p q fallback x)) /\\ "
+                  "(forall y, bind q (verifier_kernel p q fallback) y = p y) /\\ "
+                  "kernel_acceptance q (verifier_kernel p q fallback) = alpha p q.",
+     "says": "for distributions p, q and fallback, the textbook verifier as a kernel is lossless and emits the "
+             "drafted token with probability exactly alpha = 1 - TV(p, q): the bound is attained"},
+    {"name": "ret_is_distribution", "file": "Spec.v",
+     "statement": "Lemma ret_is_distribution (x : T) : is_distribution (ret R x).",
+     "says": "non-vacuity: distributions exist (a point mass is one)"},
+    {"name": "always_accept_emits_q", "file": "Spec.v",
+     "statement": "Lemma always_accept_emits_q p q fallback y : verifier_with (fun _ => 1) p q fallback y = q y.",
+     "says": "non-vacuity: the verifier program with a coin that always accepts emits the draft's law q"},
+    {"name": "never_accept_emits_residual", "file": "Spec.v",
+     "statement": "Lemma never_accept_emits_residual p q fallback y : \\sum_x q x = 1 -> residual_mass p q != 0 -> "
+                  "verifier_with (fun _ => 0) p q fallback y = residual p q y / residual_mass p q.",
+     "says": "non-vacuity: with a coin that never accepts it emits the residual (p - q)+ normalized by its mass"},
+    {"name": "target_law_chain_rule", "file": "Spec.v",
+     "statement": "Lemma target_law_chain_rule (p : seq T -> T -> R) n c y s : "
+                  "target_law p n.+1 c (y :: s) = p c y * target_law p n (rcons c y) s.",
+     "says": "non-vacuity: the target's joint law obeys the chain rule (first token from p c, the rest after it)"},
     {"name": "float32_grid_exact", "file": "FloatGrid.v",
      "statement": "Theorem float32_grid_exact (k : Z) : (0 <= k < 2 ^ 24)%Z -> "
                   "is_finite (grid_float k) = true /\\ B2R (grid_float k) = IZR k * bpow radix2 (-24) /\\ "
