@@ -29,15 +29,6 @@ Variable R : numFieldType.
 Variable T : finType.
 Implicit Types (p q fallback : T -> R) (K : T -> T -> R).
 
-(** The probability that the verifier emits the token it was given. *)
-Definition kernel_acceptance q K : R := \sum_x q x * K x x.
-
-(** The textbook verifier as a kernel: given the draft [x], emit [x] with
-    probability [accept_prob p q x], else a draw from the residual. *)
-Definition verifier_kernel p q fallback (x : T) : T -> R :=
-  bind (coin (accept_prob p q x)) (fun accepted =>
-  if accepted then ret R x else resample p q fallback).
-
 Lemma le_min_real (a b c : R) :
   b \is Num.real -> c \is Num.real -> a <= b -> a <= c -> a <= Num.min b c.
 Proof. by move=> rb rc hb hc; case: (real_leP rb rc). Qed.

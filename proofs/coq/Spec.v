@@ -89,6 +89,27 @@ Definition verifier_with acc p q fallback : T -> R :=
 
 End OnePosition.
 
+(** ** Single-draft verifiers as kernels (Optimal.v)
+
+    A single-draft verifier is a kernel [K]: given the drafted token [x] it
+    emits a token drawn from [K x]; it accepts the draft when it emits [x]. *)
+
+Section Kernels.
+Variable R : numFieldType.
+Variable T : finType.
+Implicit Types (p q fallback : T -> R) (K : T -> T -> R).
+
+(** The probability that the verifier emits the token it was given. *)
+Definition kernel_acceptance q K : R := \sum_x q x * K x x.
+
+(** The textbook verifier as a kernel: given the draft [x], emit [x] with
+    probability [accept_prob p q x], else a draw from the residual. *)
+Definition verifier_kernel p q fallback (x : T) : T -> R :=
+  bind (coin (accept_prob p q x)) (fun accepted =>
+  if accepted then ret R x else resample p q fallback).
+
+End Kernels.
+
 (** ** The chain: gamma drafts per step and the bonus token *)
 
 Section Chain.

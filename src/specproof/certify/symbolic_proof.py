@@ -8,6 +8,8 @@ case split (substitutions such as ``a = b + t, t >= 0``), ``rewrite(Piecewise)``
 
 from __future__ import annotations
 
+import hashlib
+import re
 import shutil
 import subprocess
 import tempfile
@@ -18,7 +20,8 @@ from typing import Any
 
 import sympy as sp
 
-__all__ = ["prove_every_v", "COQ_DIR", "COQ_FILES", "COQ_THEOREMS", "formal_proof", "check_coq"]
+__all__ = ["prove_every_v", "COQ_DIR", "COQ_FILES", "COQ_THEOREMS", "COQ_SPEC_FILE", "coq_spec", "formal_proof",
+           "check_coq"]
 
 Case = tuple[str, dict]
 
@@ -236,6 +239,75 @@ COQ_THEOREMS: tuple[dict[str, str], ...] = (
                   "is_finite r = true -> (Bcompare u r = Some Lt <-> B2R u < B2R r).",
      "says": "(Flocq) for finite binary32 floats, u < r in floating point is u < r in the reals"},
 )
+
+
+#: The pinned record of every definition in :data:`COQ_FILES` (under :data:`COQ_DIR`), written by
+#: ``python proofs/coq/pin_spec.py``; tests/test_coq.py requires it to equal :func:`coq_spec`.
+COQ_SPEC_FILE = "spec.json"
+_COQ_DEFINITION = re.compile(r"^[ \t]*(Definition|Fixpoint|Variables|Variable)\s+\(?(\w+)\b(.*?)\.(?=\s|$)",
+                             re.M | re.S)
+
+
+def _strip_coq_comments(text: str) -> str:
+    out, depth, i = [], 0, 0
+    while i < len(text):
+        if text.startswith("(*", i):
+            depth, i = depth + 1, i + 2
+        elif depth and text.startswith("*)", i):
+            depth, i = depth - 1, i + 2
+        else:
+            if not depth:
+                out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def coq_spec(source_dir: str | Path | None = None) -> dict[str, Any]:
+    """The text of every definition of the Coq model, for pinning.
+
+    Parameters
+    ----------
+    source_dir : str or pathlib.Path, optional
+        Directory holding :data:`COQ_FILES` (default :data:`COQ_DIR`).
+
+    Returns
+    -------
+    dict
+        ``schema`` (1), ``files`` (the files read), ``definitions`` (a list, in file order, of
+        dicts with ``file``, ``kind`` (``Definition``, ``Fixpoint``, or ``Variable`` / ``Variables``
+        for the section variables the definitions are generalized over), ``name`` (of the
+        first variable, for those), ``text`` (the
+        whole sentence, comments removed and whitespace normalized) and ``sha256`` of the text)
+        and ``sha256`` (of all the texts, one per line). Nothing is compiled: a definition whose
+        text changes changes its record, which tests/test_coq.py compares with the committed
+        proofs/coq/spec.json.
+
+    Raises
+    ------
+    specproof.errors.SpecProofError
+        A file of :data:`COQ_FILES` is missing from ``source_dir``.
+
+    Examples
+    --------
+    >>> [d["name"] for d in coq_spec()["definitions"] if d["kind"] == "Definition"][:3]
+    ['is_distribution', 'ret', 'bind']
+    """
+    from specproof.errors import SpecProofError
+
+    src = Path(source_dir) if source_dir is not None else COQ_DIR
+    definitions = []
+    for name in COQ_FILES:
+        path = src / name
+        if not path.is_file():
+            raise SpecProofError(f"{name} not found in {src} (the Coq sources ship with the repository)")
+        text = _strip_coq_comments(path.read_text(encoding="utf-8"))
+        for m in _COQ_DEFINITION.finditer(text):
+            body = " ".join(m.group(0).split())
+            definitions.append({"file": name, "kind": m.group(1), "name": m.group(2), "text": body,
+                                "sha256": hashlib.sha256(body.encode("utf-8")).hexdigest()})
+    joined = "\n".join(d["text"] for d in definitions)
+    return {"schema": 1, "files": list(COQ_FILES), "definitions": definitions,
+            "sha256": hashlib.sha256(joined.encode("utf-8")).hexdigest()}
 
 
 def formal_proof() -> dict[str, Any]:
