@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from specproof.certify import symbolic_proof as sproof
-from specproof.certify.symbolic_proof import COQ_DIR, COQ_FILES, COQ_SPEC_FILE, COQ_THEOREMS, check_coq, coq_spec
+from specproof.certify.symbolic_proof import (COQ_DIR, COQ_FILES, COQ_SPEC_FILE, COQ_THEOREMS, FLOCQ_FILES, check_coq,
+                                              coq_spec)
 from specproof.errors import SpecProofError
 
 CLOSED = "Closed under the global context"
@@ -54,7 +55,7 @@ def test_assumptions_files_list_every_main_theorem():
     assert re.findall(r"^Print Assumptions (\w+)\.$", text, re.M) == [t["name"] for t in COQ_THEOREMS]
     flocq = (COQ_DIR / "AssumptionsFlocq.v").read_text(encoding="utf-8")
     assert re.findall(r"^Print Assumptions (\w+)\.$", flocq, re.M) == [
-        t["name"] for t in COQ_THEOREMS if t["file"] == "FloatGrid.v"]
+        t["name"] for t in COQ_THEOREMS if t["file"] in FLOCQ_FILES]
 
 
 def test_the_allowed_axioms_are_the_standard_reals_and_classical_logic():
@@ -87,7 +88,7 @@ def test_the_pin_covers_the_model():
         assert names.count(name) == 1, name
     # the MathComp model is Spec.v's alone: the proof files define nothing
     assert {d["file"] for d in spec["definitions"] if d["kind"] in ("Definition", "Fixpoint")} <= {
-        "Spec.v", *[f for f in COQ_FILES if f.startswith(("FloatGrid", "Fl32"))]}
+        "Spec.v", *FLOCQ_FILES}
     assert spec["files"] == list(COQ_FILES) and len(spec["sha256"]) == 64
 
 
@@ -168,10 +169,12 @@ def test_coq_proofs_compile_and_every_main_theorem_is_closed(coq_result):
     assert result["passed"] is True, result["summary"]
     if result["skipped"] and os.environ.get("SPECPROOF_REQUIRE_COQ") == "1":
         pytest.fail(f"SPECPROOF_REQUIRE_COQ=1 but Flocq is missing: {result['summary']}")
-    closed = {t["name"]: CLOSED for t in COQ_THEOREMS if t["file"] != "FloatGrid.v"}
+    closed = {t["name"]: CLOSED for t in COQ_THEOREMS if t["file"] not in FLOCQ_FILES}
     assert {k: v for k, v in result["assumptions"].items() if k in closed} == closed
     allowed = set((COQ_DIR / "FloatGrid.axioms").read_text(encoding="utf-8").split())
-    for name in ("float32_grid_exact", "float32_lt_is_real_lt"):
+    flocq = [t["name"] for t in COQ_THEOREMS if t["file"] in FLOCQ_FILES]
+    assert "fl32_ratio_coin_bound" in flocq and "fl32_verifier_TV" in flocq
+    for name in flocq:
         if name not in result["skipped"]:
             assert set(sproof._axioms(result["assumptions"][name])) <= allowed
 

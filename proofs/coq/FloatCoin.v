@@ -198,5 +198,30 @@ move: q1; rewrite big1 => [/esym/eqP|x _]; last exact: q0.
 by rewrite oner_eq0.
 Qed.
 
+(** A coin within [eps] of [min(1, p x / q x)] at every token the draft can
+    propose gives a law within total variation [eps] of [p] (strictly). *)
+Theorem coin_TV_lt acc (eps : R) :
+  (forall x, 0 < q x -> `|acc x - accept_prob p q x| < eps) ->
+  TV (verifier_with acc p q fallback) p < eps.
+Proof.
+move=> close; have [q_ge0 q1] := Hq.
+pose delta x := `|acc x - accept_prob p q x|.
+apply: (le_lt_trans (coin_error_TV _)); rewrite -/(delta _) -subr_gt0.
+have -> : eps - \sum_x q x * delta x = \sum_x q x * (eps - delta x).
+  by rewrite -[X in X - _]mul1r -q1 mulr_suml -sumrB; apply: eq_bigr => x _; rewrite mulrBr.
+have nn x : 0 <= q x * (eps - delta x).
+  have [->|qx0] := eqVneq (q x) 0; first by rewrite mul0r.
+  by rewrite mulr_ge0 // subr_ge0 ltW // close // lt_def qx0 q_ge0.
+rewrite lt0r sumr_ge0 ?andbT => [|x _]; last exact: nn.
+apply/eqP => sum0.
+have all0 := sum_nonneg_eq0 nn sum0.
+have q0 x : q x = 0.
+  have [//|qx0] := eqVneq (q x) 0.
+  have /eqP := all0 x; rewrite mulf_eq0 (negbTE qx0) /= subr_eq0 => /eqP h.
+  by move: (close x); rewrite lt_def qx0 q_ge0 -/(delta x) -h ltxx => /(_ isT).
+move: q1; rewrite big1 => [/esym/eqP|x _]; last exact: q0.
+by rewrite oner_eq0.
+Qed.
+
 End WithDistributions.
 End CoinError.
