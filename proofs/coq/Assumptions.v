@@ -19,6 +19,8 @@ Print Assumptions float32_coin_bound.
 Print Assumptions coin_error_TV.
 Print Assumptions float32_verifier_TV.
 Print Assumptions coin_TV_lt.
+Print Assumptions grid_coin_le_extra.
+Print Assumptions grid_coin_le_at_zero.
 Print Assumptions lossless_acceptance_le_alpha.
 Print Assumptions lossless_acceptance_le_1_minus_TV.
 Print Assumptions verifier_kernel_attains.

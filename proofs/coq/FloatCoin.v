@@ -94,6 +94,35 @@ move=> r0; have := @grid_coin_bound (2 ^ 24) r.
 by rewrite natrX expn_gt0; apply.
 Qed.
 
+(** The [<=] coin's exact extra mass: [P(u <= r) - P(u < r)] is the mass of
+    the grid points equal to [r] ([1 / N] when [r] is one, 0 otherwise). *)
+Theorem grid_coin_le_extra (N : nat) (r : R) : 0 <= r ->
+  grid_coin_le N r - grid_coin N r = N%:R^-1 * \sum_(0 <= k < N) (k%:R / N%:R == r)%:R.
+Proof.
+move=> r0; rewrite /grid_coin_le /grid_coin -sumrB mulr_sumr; apply: eq_bigr => k _.
+rewrite -mulrBr; congr (_ * _).
+have rk : k%:R / N%:R \is @Num.real R by apply: ger0_real; rewrite divr_ge0 ?ler0n.
+rewrite le_eqVlt; case: eqP => [->|_] /=; first by rewrite ltxx subr0.
+by rewrite subrr.
+Qed.
+
+(** At [r = 0] (a draft with [p x = 0]) the [<] coin never accepts and the
+    [<=] coin accepts with probability [1 / N] (the grid point 0). *)
+Corollary grid_coin_le_at_zero (N : nat) : (0 < N)%N ->
+  grid_coin N (0 : R) = 0 /\ grid_coin_le N (0 : R) = N%:R^-1.
+Proof.
+move=> N0.
+have lt0 : grid_coin N (0 : R) = 0.
+  rewrite /grid_coin big1 // => k _.
+  have : 0 <= k%:R / N%:R :> R by rewrite divr_ge0 ?ler0n.
+  by move/le_gtF => ->; rewrite mulr0.
+split=> //.
+have := grid_coin_le_extra N (lexx (0 : R)); rewrite lt0 subr0 => ->.
+rewrite -[RHS]mulr1; congr (_ * _); clear lt0; case: N N0 => // n _.
+rewrite big_nat_recl //= mul0r eqxx big1 ?addr0 // => k _.
+by rewrite mulf_eq0 invr_eq0 !pnatr_eq0.
+Qed.
+
 End GridCoin.
 
 Section CoinError.

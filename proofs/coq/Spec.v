@@ -171,6 +171,11 @@ Definition grid_coin (N : nat) (r : R) : R :=
 (** The float32 coin: [N = 2^24]. *)
 Definition float32_coin (r : R) : R := grid_coin (2 ^ 24) r.
 
+(** The same coin with the test [u <= r] (a [<=] coin), as some engines
+    write it. *)
+Definition grid_coin_le (N : nat) (r : R) : R :=
+  \sum_(0 <= k < N) N%:R^-1 * (k%:R / N%:R <= r)%R%:R.
+
 End GridCoin.
 
 (** The float32 verifier: accept [x] when the float32 coin is below the exact

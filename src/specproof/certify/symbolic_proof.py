@@ -204,6 +204,16 @@ COQ_THEOREMS: tuple[dict[str, str], ...] = (
                   "TV (verifier_with acc p q fallback) p < eps.",
      "says": "for distributions p, q and fallback, a coin within eps of min(1, p x / q x) at every token the draft "
              "can propose (q x > 0) gives an emitted law within total variation less than eps of p"},
+    {"name": "grid_coin_le_extra", "file": "FloatCoin.v",
+     "statement": "Theorem grid_coin_le_extra (N : nat) (r : R) : 0 <= r -> grid_coin_le N r - grid_coin N r = "
+                  "N%:R^-1 * \\sum_(0 <= k < N) (k%:R / N%:R == r)%:R.",
+     "says": "the <= coin's exact extra mass: a coin uniform on the N grid points accepts u <= r more often than "
+             "u < r by exactly the mass of the grid points equal to r (1/N when r is one of them, else 0)"},
+    {"name": "grid_coin_le_at_zero", "file": "FloatCoin.v",
+     "statement": "Corollary grid_coin_le_at_zero (N : nat) : (0 < N)%N -> "
+                  "grid_coin N (0 : R) = 0 /\\ grid_coin_le N (0 : R) = N%:R^-1.",
+     "says": "at r = 0 (a draft with p x = 0) the < coin never accepts, and the <= coin accepts with "
+             "probability 1/N (2^-24 for the float32 coin): how p = 0 drafts get accepted"},
     {"name": "lossless_acceptance_le_alpha", "file": "Optimal.v",
      "statement": "Theorem lossless_acceptance_le_alpha p q K : is_distribution p -> is_distribution q -> "
                   "(forall x, is_distribution (K x)) -> (forall y, bind q K y = p y) -> "
@@ -378,7 +388,7 @@ def formal_proof() -> dict[str, Any]:
                       "tests/test_coq.py) and by `specproof prove` when coqc is on PATH.",
         "not_proved": "that the float32 coin is uniform on its grid (measured on torch.rand); that the Coq "
                       "programs are any engine's code; float rows that do not sum to exactly 1, the float "
-                      "residual and its sum; the float64 coin and the <= coin; the float floor over n positions "
+                      "residual and its sum; the float64 coin; the float floor over n positions "
                       "(n 2^-24, a union bound over the per-position bounds).",
     }
 
