@@ -5,6 +5,7 @@ SPECPROOF_REQUIRE_COQ=1 (set by .ci/run), which makes them fail instead."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -13,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from specproof.certify import symbolic_proof as sproof
-from specproof.certify.symbolic_proof import COQ_DIR, COQ_FILES, COQ_THEOREMS, check_coq
+from specproof.certify.symbolic_proof import (COQ_DIR, COQ_FILES, COQ_SPEC_FILE, COQ_THEOREMS, FLOCQ_FILES, check_coq,
+                                              coq_spec)
+from specproof.errors import SpecProofError
 
 CLOSED = "Closed under the global context"
 
@@ -52,7 +55,7 @@ def test_assumptions_files_list_every_main_theorem():
     assert re.findall(r"^Print Assumptions (\w+)\.$", text, re.M) == [t["name"] for t in COQ_THEOREMS]
     flocq = (COQ_DIR / "AssumptionsFlocq.v").read_text(encoding="utf-8")
     assert re.findall(r"^Print Assumptions (\w+)\.$", flocq, re.M) == [
-        t["name"] for t in COQ_THEOREMS if t["file"] == "FloatGrid.v"]
+        t["name"] for t in COQ_THEOREMS if t["file"] in FLOCQ_FILES]
 
 
 def test_the_allowed_axioms_are_the_standard_reals_and_classical_logic():
@@ -67,6 +70,51 @@ def test_sources_declare_no_axiom_and_admit_nothing():
         text = (COQ_DIR / name).read_text(encoding="utf-8")
         assert not re.search(r"\b(Admitted|admit|Axiom|Axioms|Parameter|Conjecture|Hypothesis\s+\w+\s*:\s*False)\b",
                              re.sub(r"\(\*.*?\*\)", "", text, flags=re.S)), name
+
+
+def test_the_pinned_specification_is_the_sources():
+    # a definition changed without proofs/coq/spec.json fails here: run python proofs/coq/pin_spec.py and
+    # commit both, so that the change of the model shows in spec.json's diff
+    pinned = json.loads((COQ_DIR / COQ_SPEC_FILE).read_text(encoding="utf-8"))
+    assert pinned == coq_spec()
+
+
+def test_the_pin_covers_the_model():
+    spec = coq_spec()
+    names = [d["name"] for d in spec["definitions"] if d["kind"] in ("Definition", "Fixpoint")]
+    for name in ("is_distribution", "bind", "coin", "accept_prob", "residual", "resample", "verifier", "alpha", "TV",
+                 "verifier_with", "kernel_acceptance", "verifier_kernel", "emit", "target_law", "draft", "verify",
+                 "speculative_law", "grid_coin", "float32_coin", "float32_verifier", "binary32", "grid_float"):
+        assert names.count(name) == 1, name
+    # the MathComp model is Spec.v's alone: the proof files define nothing
+    assert {d["file"] for d in spec["definitions"] if d["kind"] in ("Definition", "Fixpoint")} <= {
+        "Spec.v", *FLOCQ_FILES}
+    assert spec["files"] == list(COQ_FILES) and len(spec["sha256"]) == 64
+
+
+@pytest.mark.parametrize("old, new, changed", [
+    ("Definition accept_prob p q x : R := Num.min 1 (p x / q x).",
+     "Definition accept_prob p q x : R := Num.min 1 (q x / p x).", ["accept_prob"]),  # swapped ratio
+    ("if residual_mass p q == 0 then fallback y else residual p q y / residual_mass p q.",
+     "if residual_mass p q == 0 then fallback y else residual p q y.", ["resample"]),  # unnormalized residual
+    ("Variable R : numFieldType.\nVariable T : finType.\nImplicit Types (p q fallback acc",
+     "Variable R : numFieldType.\nVariable T : finType.\n\nImplicit Types (p q fallback acc", []),  # layout only
+])
+def test_a_changed_definition_no_longer_matches_the_pin(tmp_path, old, new, changed):
+    for name in COQ_FILES:
+        shutil.copyfile(COQ_DIR / name, tmp_path / name)
+    text = (tmp_path / "Spec.v").read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    (tmp_path / "Spec.v").write_text(text.replace(old, new), encoding="utf-8")
+    pinned = json.loads((COQ_DIR / COQ_SPEC_FILE).read_text(encoding="utf-8"))["definitions"]
+    edited = coq_spec(tmp_path)
+    assert [e["name"] for e, d in zip(edited["definitions"], pinned, strict=True) if e != d] == changed
+    assert (edited == coq_spec()) == (not changed)
+
+
+def test_coq_spec_without_sources(tmp_path):
+    with pytest.raises(SpecProofError, match="Spec.v not found"):
+        coq_spec(tmp_path)
 
 
 def test_not_run_without_coqc():
@@ -109,16 +157,24 @@ def test_the_symbolic_record_names_the_coq_theorems_and_the_proved_lemma():
 
 # ---------------------------------------------------------------- with Coq
 
-def test_coq_proofs_compile_and_every_main_theorem_is_closed():
+@pytest.fixture(scope="module")
+def coq_result() -> dict:
+    """The Coq check of the committed sources: compiled once for this module."""
     _require_coq()
-    result = _checked()
+    return _checked()
+
+
+def test_coq_proofs_compile_and_every_main_theorem_is_closed(coq_result):
+    result = coq_result
     assert result["passed"] is True, result["summary"]
     if result["skipped"] and os.environ.get("SPECPROOF_REQUIRE_COQ") == "1":
         pytest.fail(f"SPECPROOF_REQUIRE_COQ=1 but Flocq is missing: {result['summary']}")
-    closed = {t["name"]: CLOSED for t in COQ_THEOREMS if t["file"] != "FloatGrid.v"}
+    closed = {t["name"]: CLOSED for t in COQ_THEOREMS if t["file"] not in FLOCQ_FILES}
     assert {k: v for k, v in result["assumptions"].items() if k in closed} == closed
     allowed = set((COQ_DIR / "FloatGrid.axioms").read_text(encoding="utf-8").split())
-    for name in ("float32_grid_exact", "float32_lt_is_real_lt"):
+    flocq = [t["name"] for t in COQ_THEOREMS if t["file"] in FLOCQ_FILES]
+    assert "fl32_ratio_coin_bound" in flocq and "fl32_verifier_TV" in flocq
+    for name in flocq:
         if name not in result["skipped"]:
             assert set(sproof._axioms(result["assumptions"][name])) <= allowed
 
@@ -133,6 +189,7 @@ def _broken_copy(tmp_path: Path, old: str, new: str, file: str = "OnePosition.v"
     return tmp_path
 
 
+@pytest.mark.slow  # compiles a copy of every file
 def test_a_broken_proof_fails_the_check(tmp_path):
     _require_coq()
     # the last step of verifier_lossless, dropped: coqc rejects the file
@@ -142,6 +199,7 @@ def test_a_broken_proof_fails_the_check(tmp_path):
     assert "coqc rejected OnePosition.v" in result["summary"]
 
 
+@pytest.mark.slow  # compiles a copy of every file
 def test_an_admitted_proof_fails_the_check(tmp_path):
     _require_coq()
     # the same step replaced by admit / Admitted: the file compiles, Print Assumptions is not closed
@@ -155,6 +213,7 @@ def test_an_admitted_proof_fails_the_check(tmp_path):
     assert result["assumptions"]["alpha_eq_1_minus_TV"] == CLOSED
 
 
+@pytest.mark.slow  # compiles a copy of every file
 def test_a_flocq_theorem_with_an_unlisted_axiom_fails_the_check(tmp_path):
     _require_coq()
     proof = ("intros fu fr. rewrite Bcompare_correct by assumption.\nsplit.\n"

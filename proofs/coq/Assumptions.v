@@ -2,7 +2,7 @@
     [Print Assumptions] below must print "Closed under the global context".
     [make check] (and tests/test_coq.py, and [specproof prove] when coqc is on
     PATH) fail otherwise. *)
-From SpecProof Require Import OnePosition Chain FloatCoin.
+From SpecProof Require Import Spec OnePosition Chain FloatCoin Optimal.
 
 Print Assumptions verifier_lossless.
 Print Assumptions acceptance_is_alpha.
@@ -18,3 +18,13 @@ Print Assumptions grid_coin_bound.
 Print Assumptions float32_coin_bound.
 Print Assumptions coin_error_TV.
 Print Assumptions float32_verifier_TV.
+Print Assumptions coin_TV_lt.
+Print Assumptions grid_coin_le_extra.
+Print Assumptions grid_coin_le_at_zero.
+Print Assumptions lossless_acceptance_le_alpha.
+Print Assumptions lossless_acceptance_le_1_minus_TV.
+Print Assumptions verifier_kernel_attains.
+Print Assumptions ret_is_distribution.
+Print Assumptions always_accept_emits_q.
+Print Assumptions never_accept_emits_residual.
+Print Assumptions target_law_chain_rule.

@@ -16,7 +16,7 @@
     induction over the prefix tree (on [n], for every prefix). *)
 
 From mathcomp Require Import all_ssreflect ssralg ssrnum.
-From SpecProof Require Import OnePosition.
+From SpecProof Require Import Spec OnePosition.
 Import Order.POrderTheory GRing.Theory Num.Theory.
 
 Set Implicit Arguments.
@@ -33,41 +33,12 @@ Variable T : finType.
     fallback law used when a residual is empty. *)
 Variables (p q fallback : seq T -> T -> R).
 
-(** Laws over token sequences are mass functions [seq T -> R].
-    [emit x d]: emit the token [x], then tokens distributed as [d]. *)
-Definition emit (x : T) (d : seq T -> R) : seq T -> R := fun s =>
-  if s is y :: s' then (x == y)%:R * d s' else 0.
-
-(** The target's joint law of the next [n] tokens after prefix [c]. *)
-Fixpoint target_law (n : nat) (c : seq T) : seq T -> R :=
-  if n is n'.+1 then bind (p c) (fun y => emit y (target_law n' (rcons c y)))
-  else ret R [::].
-
-(** Draft [k] tokens after prefix [c], each from the draft given the prefix and
-    the drafts before it, then continue with [cont drafts]. *)
-Fixpoint draft (k : nat) (c : seq T) (cont : seq T -> seq T -> R) : seq T -> R :=
-  if k is k'.+1 then bind (q c) (fun x => draft k' (rcons c x) (fun xs => cont (x :: xs)))
-  else cont [::].
-
 Variable gamma : nat.
 
-(** [verify n c xs]: the law of the next [n] emitted tokens when the prefix is
-    [c] and the drafts [xs] of the current step remain to be verified.  Every
-    emitted token extends the prefix; after a residual or a bonus token a new
-    step drafts [gamma] tokens. *)
-Fixpoint verify (n : nat) (c : seq T) (xs : seq T) : seq T -> R :=
-  if n is n'.+1 then
-    let end_step y := emit y (draft gamma (rcons c y) (verify n' (rcons c y))) in
-    if xs is x :: xs' then
-      bind (coin (accept_prob (p c) (q c) x)) (fun accepted =>
-      if accepted then emit x (verify n' (rcons c x) xs')
-      else bind (resample (p c) (q c) (fallback c)) end_step)
-    else bind (p c) end_step
-  else ret R [::].
-
-(** Speculative decoding from prefix [c]: the law of its first [n] tokens. *)
-Definition speculative_law (n : nat) (c : seq T) : seq T -> R :=
-  draft gamma c (verify n c).
+(** The definitions are Spec.v's, for these [p], [q], [fallback] and [gamma]. *)
+Local Notation target_law := (target_law p).
+Local Notation draft := (draft q).
+Local Notation verify := (verify p q fallback gamma).
 
 Hypothesis p_dist : forall c, is_distribution (p c).
 Hypothesis q_dist : forall c, is_distribution (q c).

@@ -18,7 +18,7 @@
     context. *)
 
 From mathcomp Require Import all_ssreflect ssralg ssrnum.
-From SpecProof Require Import OnePosition.
+From SpecProof Require Import Spec OnePosition.
 Import Order.POrderTheory GRing.Theory Num.Theory.
 
 Set Implicit Arguments.
@@ -29,14 +29,6 @@ Local Open Scope ring_scope.
 
 Section GridCoin.
 Variable R : numFieldType.
-
-(** A coin [u] uniform on the grid [0, 1/N, ..., (N-1)/N] of [0, 1): the
-    probability that [u < r]. *)
-Definition grid_coin (N : nat) (r : R) : R :=
-  \sum_(0 <= k < N) N%:R^-1 * (k%:R / N%:R < r)%R%:R.
-
-(** The float32 coin: [N = 2^24]. *)
-Definition float32_coin (r : R) : R := grid_coin (2 ^ 24) r.
 
 (** Counting the grid points [k < N] below [t]: the count [c] is [N] (then
     [N - 1 < t]), or [t <= c] and [c - 1 < t] (so [c = ceil t]). *)
@@ -102,6 +94,35 @@ move=> r0; have := @grid_coin_bound (2 ^ 24) r.
 by rewrite natrX expn_gt0; apply.
 Qed.
 
+(** The [<=] coin's exact extra mass: [P(u <= r) - P(u < r)] is the mass of
+    the grid points equal to [r] ([1 / N] when [r] is one, 0 otherwise). *)
+Theorem grid_coin_le_extra (N : nat) (r : R) : 0 <= r ->
+  grid_coin_le N r - grid_coin N r = N%:R^-1 * \sum_(0 <= k < N) (k%:R / N%:R == r)%:R.
+Proof.
+move=> r0; rewrite /grid_coin_le /grid_coin -sumrB mulr_sumr; apply: eq_bigr => k _.
+rewrite -mulrBr; congr (_ * _).
+have rk : k%:R / N%:R \is @Num.real R by apply: ger0_real; rewrite divr_ge0 ?ler0n.
+rewrite le_eqVlt; case: eqP => [->|_] /=; first by rewrite ltxx subr0.
+by rewrite subrr.
+Qed.
+
+(** At [r = 0] (a draft with [p x = 0]) the [<] coin never accepts and the
+    [<=] coin accepts with probability [1 / N] (the grid point 0). *)
+Corollary grid_coin_le_at_zero (N : nat) : (0 < N)%N ->
+  grid_coin N (0 : R) = 0 /\ grid_coin_le N (0 : R) = N%:R^-1.
+Proof.
+move=> N0.
+have lt0 : grid_coin N (0 : R) = 0.
+  rewrite /grid_coin big1 // => k _.
+  have : 0 <= k%:R / N%:R :> R by rewrite divr_ge0 ?ler0n.
+  by move/le_gtF => ->; rewrite mulr0.
+split=> //.
+have := grid_coin_le_extra N (lexx (0 : R)); rewrite lt0 subr0 => ->.
+rewrite -[RHS]mulr1; congr (_ * _); clear lt0; case: N N0 => // n _.
+rewrite big_nat_recl //= mul0r eqxx big1 ?addr0 // => k _.
+by rewrite mulf_eq0 invr_eq0 !pnatr_eq0.
+Qed.
+
 End GridCoin.
 
 Section CoinError.
@@ -109,20 +130,9 @@ Variable R : numFieldType.
 Variable T : finType.
 Implicit Types (p q fallback acc : T -> R).
 
-(** The verifier with the accept probability [acc x] in place of
-    [min(1, p x / q x)]; the rest (draft from [q], residual) unchanged. *)
-Definition verifier_with acc p q fallback : T -> R :=
-  bind q (fun x =>
-  bind (coin (acc x)) (fun accepted =>
-  if accepted then ret R x else resample p q fallback)).
-
 Lemma verifier_with_exact p q fallback y :
   verifier_with (accept_prob p q) p q fallback y = verifier p q fallback y.
 Proof. by []. Qed.
-
-(** The float32 verifier: accept [x] when the float32 coin is below [p x / q x]. *)
-Definition float32_verifier p q fallback : T -> R :=
-  verifier_with (fun x => float32_coin (p x / q x)) p q fallback.
 
 Lemma verifier_with_unfold acc p q fallback y :
   verifier_with acc p q fallback y =
@@ -213,6 +223,31 @@ have all0 := sum_nonneg_eq0 nn sum0.
 have q0 x : q x = 0.
   have /eqP := all0 x; rewrite mulf_eq0 => /orP [/eqP //|].
   by rewrite subr_eq0 => /eqP h; move: (delta_lt x); rewrite h ltxx.
+move: q1; rewrite big1 => [/esym/eqP|x _]; last exact: q0.
+by rewrite oner_eq0.
+Qed.
+
+(** A coin within [eps] of [min(1, p x / q x)] at every token the draft can
+    propose gives a law within total variation [eps] of [p] (strictly). *)
+Theorem coin_TV_lt acc (eps : R) :
+  (forall x, 0 < q x -> `|acc x - accept_prob p q x| < eps) ->
+  TV (verifier_with acc p q fallback) p < eps.
+Proof.
+move=> close; have [q_ge0 q1] := Hq.
+pose delta x := `|acc x - accept_prob p q x|.
+apply: (le_lt_trans (coin_error_TV _)); rewrite -/(delta _) -subr_gt0.
+have -> : eps - \sum_x q x * delta x = \sum_x q x * (eps - delta x).
+  by rewrite -[X in X - _]mul1r -q1 mulr_suml -sumrB; apply: eq_bigr => x _; rewrite mulrBr.
+have nn x : 0 <= q x * (eps - delta x).
+  have [->|qx0] := eqVneq (q x) 0; first by rewrite mul0r.
+  by rewrite mulr_ge0 // subr_ge0 ltW // close // lt_def qx0 q_ge0.
+rewrite lt0r sumr_ge0 ?andbT => [|x _]; last exact: nn.
+apply/eqP => sum0.
+have all0 := sum_nonneg_eq0 nn sum0.
+have q0 x : q x = 0.
+  have [//|qx0] := eqVneq (q x) 0.
+  have /eqP := all0 x; rewrite mulf_eq0 (negbTE qx0) /= subr_eq0 => /eqP h.
+  by move: (close x); rewrite lt_def qx0 q_ge0 -/(delta x) -h ltxx => /(_ isT).
 move: q1; rewrite big1 => [/esym/eqP|x _]; last exact: q0.
 by rewrite oner_eq0.
 Qed.

@@ -11,6 +11,7 @@
     which is all that the case splits on [Num.min] and [Num.max] need. *)
 
 From mathcomp Require Import all_ssreflect ssralg ssrnum.
+From SpecProof Require Import Spec.
 Import Order.POrderTheory GRing.Theory Num.Theory.
 
 Set Implicit Arguments.
@@ -19,57 +20,10 @@ Unset Printing Implicit Defensive.
 
 Local Open Scope ring_scope.
 
-Section Programs.
-Variable R : numFieldType.
-
-(** A finite distribution on [T]: non-negative masses that sum to 1. *)
-Definition is_distribution (T : finType) (d : T -> R) : Prop :=
-  (forall x, 0 <= d x) /\ \sum_x d x = 1.
-
-(** Programs on distributions.  A law is a mass function [U -> R];
-    [bind d k] draws [x] from [d] (a finite sum over the draws) and runs [k x]. *)
-Definition ret (T : eqType) (x : T) : T -> R := fun y => (x == y)%:R.
-
-Definition bind (T : finType) (U : Type) (d : T -> R) (k : T -> U -> R) : U -> R :=
-  fun u => \sum_x d x * k x u.
-
-(** A coin that comes up [true] with probability [a]. *)
-Definition coin (a : R) : bool -> R := fun b => if b then a else 1 - a.
-
-End Programs.
-
 Section OnePosition.
 Variable R : numFieldType.
 Variable T : finType.
 Implicit Types (p q fallback : T -> R) (x y : T).
-
-(** [min(1, p x / q x)]; where [q x = 0] the token is never drafted (and
-    MathComp's [p x / 0 = 0] makes the value 0, which no law below depends on). *)
-Definition accept_prob p q x : R := Num.min 1 (p x / q x).
-
-(** The residual [(p - q)+] and its mass [Z]. *)
-Definition residual p q x : R := Num.max (p x - q x) 0.
-Definition residual_mass p q : R := \sum_x residual p q x.
-
-(** Draw from the residual normalized by [Z]; when [Z = 0] (that is, [p == q])
-    the rejection branch has probability 0 and an arbitrary [fallback] law is
-    used instead. *)
-Definition resample p q fallback : T -> R := fun y =>
-  if residual_mass p q == 0 then fallback y else residual p q y / residual_mass p q.
-
-(** The verifier, as a program: draft [x] from [q]; accept it with probability
-    [accept_prob p q x] and emit [x]; otherwise emit a draw from [resample]. *)
-Definition verifier p q fallback : T -> R :=
-  bind q (fun x =>
-  bind (coin (accept_prob p q x)) (fun accepted =>
-  if accepted then ret R x else resample p q fallback)).
-
-(** Probability that the drafted token is accepted, and that it is rejected. *)
-Definition acceptance_prob p q : R := \sum_x q x * accept_prob p q x.
-Definition rejection_prob p q : R := \sum_x q x * (1 - accept_prob p q x).
-
-Definition alpha p q : R := \sum_x Num.min (p x) (q x).
-Definition TV p q : R := (\sum_x `|p x - q x|) / 2.
 
 (** ** Lemmas on one token *)
 

@@ -8,6 +8,8 @@ case split (substitutions such as ``a = b + t, t >= 0``), ``rewrite(Piecewise)``
 
 from __future__ import annotations
 
+import hashlib
+import re
 import shutil
 import subprocess
 import tempfile
@@ -18,7 +20,8 @@ from typing import Any
 
 import sympy as sp
 
-__all__ = ["prove_every_v", "COQ_DIR", "COQ_FILES", "COQ_THEOREMS", "formal_proof", "check_coq"]
+__all__ = ["prove_every_v", "COQ_DIR", "COQ_FILES", "FLOCQ_FILES", "COQ_THEOREMS", "COQ_SPEC_FILE", "coq_spec",
+           "formal_proof", "check_coq"]
 
 Case = tuple[str, dict]
 
@@ -108,9 +111,12 @@ def _verified_result(expr: sp.Basic, cases: Sequence[Case] = ()) -> str:
 
 #: Where the Coq development lives in a source checkout (absent from an installed wheel).
 COQ_DIR = Path(__file__).resolve().parents[3] / "proofs" / "coq"
-#: Its files, in compilation order, under the logical prefix ``SpecProof``; FloatGrid.v needs Flocq.
-COQ_FILES = ("OnePosition.v", "Chain.v", "FloatCoin.v", "FloatGrid.v")
-_FLOCQ_FILES = ("FloatGrid.v",)
+#: Its files, in compilation order, under the logical prefix ``SpecProof``; the last three need Flocq.
+COQ_FILES = ("Spec.v", "OnePosition.v", "Chain.v", "FloatCoin.v", "Optimal.v", "FloatGrid.v", "Fl32Coin.v",
+             "Fl32Verifier.v")
+#: The files that need Flocq (over Coq's standard reals): their theorems may rest on FloatGrid.axioms.
+FLOCQ_FILES = ("FloatGrid.v", "Fl32Coin.v", "Fl32Verifier.v")
+_FLOCQ_FILES = FLOCQ_FILES
 #: The axioms a Flocq theorem may rest on (Coq's standard reals and classical logic), one per line.
 _ALLOWED_AXIOMS_FILE = "FloatGrid.axioms"
 _COQ_FLAGS = ("-w", "-notation-overridden,-ambiguous-paths")
@@ -118,7 +124,7 @@ _CLOSED = "Closed under the global context"
 
 #: The main Coq theorems: name, file, statement (the source text, whitespace-normalized; a
 #: test keeps it equal to the file) and what it says. ``Print Assumptions`` of each must
-#: print "Closed under the global context", except for the theorems of FloatGrid.v (Flocq,
+#: print "Closed under the global context", except for the theorems of :data:`FLOCQ_FILES` (Flocq,
 #: over Coq's standard reals), whose axioms must all be listed in FloatGrid.axioms. In
 #: OnePosition.v and FloatCoin.v, R is any numFieldType and T any finite type (the vocabulary).
 COQ_THEOREMS: tuple[dict[str, str], ...] = (
@@ -193,6 +199,53 @@ COQ_THEOREMS: tuple[dict[str, str], ...] = (
      "statement": "Theorem float32_verifier_TV : TV (float32_verifier p q fallback) p < 2 ^- 24.",
      "says": "for distributions p, q and fallback, one position verified with the float32 coin (u < p x / q x) "
              "emits a law within total variation less than 2^-24 of p"},
+    {"name": "coin_TV_lt", "file": "FloatCoin.v",
+     "statement": "Theorem coin_TV_lt acc (eps : R) : (forall x, 0 < q x -> `|acc x - accept_prob p q x| < eps) -> "
+                  "TV (verifier_with acc p q fallback) p < eps.",
+     "says": "for distributions p, q and fallback, a coin within eps of min(1, p x / q x) at every token the draft "
+             "can propose (q x > 0) gives an emitted law within total variation less than eps of p"},
+    {"name": "grid_coin_le_extra", "file": "FloatCoin.v",
+     "statement": "Theorem grid_coin_le_extra (N : nat) (r : R) : 0 <= r -> grid_coin_le N r - grid_coin N r = "
+                  "N%:R^-1 * \\sum_(0 <= k < N) (k%:R / N%:R == r)%:R.",
+     "says": "the <= coin's exact extra mass: a coin uniform on the N grid points accepts u <= r more often than "
+             "u < r by exactly the mass of the grid points equal to r (1/N when r is one of them, else 0)"},
+    {"name": "grid_coin_le_at_zero", "file": "FloatCoin.v",
+     "statement": "Corollary grid_coin_le_at_zero (N : nat) : (0 < N)%N -> "
+                  "grid_coin N (0 : R) = 0 /\\ grid_coin_le N (0 : R) = N%:R^-1.",
+     "says": "at r = 0 (a draft with p x = 0) the < coin never accepts, and the <= coin accepts with "
+             "probability 1/N (2^-24 for the float32 coin): how p = 0 drafts get accepted"},
+    {"name": "lossless_acceptance_le_alpha", "file": "Optimal.v",
+     "statement": "Theorem lossless_acceptance_le_alpha p q K : is_distribution p -> is_distribution q -> "
+                  "(forall x, is_distribution (K x)) -> (forall y, bind q K y = p y) -> "
+                  "kernel_acceptance q K <= alpha p q.",
+     "says": "any lossless single-draft verifier (a kernel K: given the draft x ~ q it emits a token drawn from "
+             "K x, and the emitted law is p) emits the drafted token itself with probability "
+             "sum_x q x K x x at most alpha = sum_x min(p x, q x)"},
+    {"name": "lossless_acceptance_le_1_minus_TV", "file": "Optimal.v",
+     "statement": "Corollary lossless_acceptance_le_1_minus_TV p q K : is_distribution p -> is_distribution q -> "
+                  "(forall x, is_distribution (K x)) -> (forall y, bind q K y = p y) -> "
+                  "kernel_acceptance q K <= 1 - TV p q.",
+     "says": "hence any lossless single-draft verifier accepts the draft with probability at most 1 - TV(p, q)"},
+    {"name": "verifier_kernel_attains", "file": "Optimal.v",
+     "statement": "Theorem verifier_kernel_attains : (forall x, is_distribution (verifier_kernel p q fallback x)) /\\ "
+                  "(forall y, bind q (verifier_kernel p q fallback) y = p y) /\\ "
+                  "kernel_acceptance q (verifier_kernel p q fallback) = alpha p q.",
+     "says": "for distributions p, q and fallback, the textbook verifier as a kernel is lossless and emits the "
+             "drafted token with probability exactly alpha = 1 - TV(p, q): the bound is attained"},
+    {"name": "ret_is_distribution", "file": "Spec.v",
+     "statement": "Lemma ret_is_distribution (x : T) : is_distribution (ret R x).",
+     "says": "non-vacuity: distributions exist (a point mass is one)"},
+    {"name": "always_accept_emits_q", "file": "Spec.v",
+     "statement": "Lemma always_accept_emits_q p q fallback y : verifier_with (fun _ => 1) p q fallback y = q y.",
+     "says": "non-vacuity: the verifier program with a coin that always accepts emits the draft's law q"},
+    {"name": "never_accept_emits_residual", "file": "Spec.v",
+     "statement": "Lemma never_accept_emits_residual p q fallback y : \\sum_x q x = 1 -> residual_mass p q != 0 -> "
+                  "verifier_with (fun _ => 0) p q fallback y = residual p q y / residual_mass p q.",
+     "says": "non-vacuity: with a coin that never accepts it emits the residual (p - q)+ normalized by its mass"},
+    {"name": "target_law_chain_rule", "file": "Spec.v",
+     "statement": "Lemma target_law_chain_rule (p : seq T -> T -> R) n c y s : "
+                  "target_law p n.+1 c (y :: s) = p c y * target_law p n (rcons c y) s.",
+     "says": "non-vacuity: the target's joint law obeys the chain rule (first token from p c, the rest after it)"},
     {"name": "float32_grid_exact", "file": "FloatGrid.v",
      "statement": "Theorem float32_grid_exact (k : Z) : (0 <= k < 2 ^ 24)%Z -> "
                   "is_finite (grid_float k) = true /\\ B2R (grid_float k) = IZR k * bpow radix2 (-24) /\\ "
@@ -203,7 +256,105 @@ COQ_THEOREMS: tuple[dict[str, str], ...] = (
      "statement": "Theorem float32_lt_is_real_lt (u r : binary32) : is_finite u = true -> "
                   "is_finite r = true -> (Bcompare u r = Some Lt <-> B2R u < B2R r).",
      "says": "(Flocq) for finite binary32 floats, u < r in floating point is u < r in the reals"},
+    {"name": "fl32_count_bound", "file": "Fl32Coin.v",
+     "statement": "Theorem fl32_count_bound p q : nonneg_float p -> pos_float q -> "
+                  "let a := Z.to_nat (units p) in let b := Z.to_nat (units q) in "
+                  "let c := count_below (fl32_below p q) grid_size in "
+                  "(0 < b)%nat /\\ ((b <= a)%nat -> c = grid_size) /\\ "
+                  "((a < b)%nat -> (c * b < grid_size * a + b)%nat /\\ (grid_size * a < c * b + b)%nat).",
+     "says": "(Flocq) for finite binary32 p >= 0 and q > 0 (p = a 2^-149, q = b 2^-149), the number c of the "
+             "2^24 grid floats u = k 2^-24 for which the engine's float test u < fl32(p / q) holds (Bdiv rounded "
+             "to nearest, ties to even; Bcompare; overflow to +infinity included) is 2^24 when p >= q, and "
+             "otherwise |c / 2^24 - p / q| < 2^-24"},
+    {"name": "fl32_ratio_coin_bound", "file": "Fl32Verifier.v",
+     "statement": "Theorem fl32_ratio_coin_bound p q : nonneg_float p -> pos_float q -> "
+                  "`|fl32_ratio_coin p q - Num.min 1 (f32_val p / f32_val q)| < 2 ^- 24.",
+     "says": "(Flocq) over any numFieldType: for binary32 p >= 0 and q > 0, a coin uniform on the float32 grid "
+             "k 2^-24 passes the code's test u < fl32(p / q) with probability within 2^-24 (strictly, both "
+             "ways) of min(1, p / q), the exact ratio of the floats' values"},
+    {"name": "fl32_ratio_coin_is_grid_coin", "file": "Fl32Verifier.v",
+     "statement": "Theorem fl32_ratio_coin_is_grid_coin p q : nonneg_float p -> pos_float q -> "
+                  "BinarySingleNaN.is_finite (fl32_div p q) = true -> "
+                  "fl32_ratio_coin p q = float32_coin (f32_val (fl32_div p q)).",
+     "says": "(Flocq) the link: when fl32(p / q) is finite, that probability is FloatCoin.v's float32_coin (the "
+             "grid coin) at the value of fl32(p / q)"},
+    {"name": "fl32_verifier_TV", "file": "Fl32Verifier.v",
+     "statement": "Theorem fl32_verifier_TV : (forall x, nonneg_float (pf x)) -> (forall x, nonneg_float (qf x)) -> "
+                  "is_distribution (fun x => f32_val (pf x)) -> is_distribution (fun x => f32_val (qf x)) -> "
+                  "is_distribution fallback -> TV fl32_verifier (fun x => f32_val (pf x)) < 2 ^- 24.",
+     "says": "(Flocq) one position of the textbook verifier on binary32 rows whose exact values are "
+             "distributions, accepting when the float32 coin is below fl32(p x / q x), emits a law within total "
+             "variation less than 2^-24 of the target (the residual computed exactly)"},
 )
+
+
+#: The pinned record of every definition in :data:`COQ_FILES` (under :data:`COQ_DIR`), written by
+#: ``python proofs/coq/pin_spec.py``; tests/test_coq.py requires it to equal :func:`coq_spec`.
+COQ_SPEC_FILE = "spec.json"
+_COQ_DEFINITION = re.compile(r"^[ \t]*(Definition|Fixpoint|Variables|Variable)\s+\(?(\w+)\b(.*?)\.(?=\s|$)",
+                             re.M | re.S)
+
+
+def _strip_coq_comments(text: str) -> str:
+    out, depth, i = [], 0, 0
+    while i < len(text):
+        if text.startswith("(*", i):
+            depth, i = depth + 1, i + 2
+        elif depth and text.startswith("*)", i):
+            depth, i = depth - 1, i + 2
+        else:
+            if not depth:
+                out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def coq_spec(source_dir: str | Path | None = None) -> dict[str, Any]:
+    """The text of every definition of the Coq model, for pinning.
+
+    Parameters
+    ----------
+    source_dir : str or pathlib.Path, optional
+        Directory holding :data:`COQ_FILES` (default :data:`COQ_DIR`).
+
+    Returns
+    -------
+    dict
+        ``schema`` (1), ``files`` (the files read), ``definitions`` (a list, in file order, of
+        dicts with ``file``, ``kind`` (``Definition``, ``Fixpoint``, or ``Variable`` / ``Variables``
+        for the section variables the definitions are generalized over), ``name`` (of the
+        first variable, for those), ``text`` (the
+        whole sentence, comments removed and whitespace normalized) and ``sha256`` of the text)
+        and ``sha256`` (of all the texts, one per line). Nothing is compiled: a definition whose
+        text changes changes its record, which tests/test_coq.py compares with the committed
+        proofs/coq/spec.json.
+
+    Raises
+    ------
+    specproof.errors.SpecProofError
+        A file of :data:`COQ_FILES` is missing from ``source_dir``.
+
+    Examples
+    --------
+    >>> [d["name"] for d in coq_spec()["definitions"] if d["kind"] == "Definition"][:3]
+    ['is_distribution', 'ret', 'bind']
+    """
+    from specproof.errors import SpecProofError
+
+    src = Path(source_dir) if source_dir is not None else COQ_DIR
+    definitions = []
+    for name in COQ_FILES:
+        path = src / name
+        if not path.is_file():
+            raise SpecProofError(f"{name} not found in {src} (the Coq sources ship with the repository)")
+        text = _strip_coq_comments(path.read_text(encoding="utf-8"))
+        for m in _COQ_DEFINITION.finditer(text):
+            body = " ".join(m.group(0).split())
+            definitions.append({"file": name, "kind": m.group(1), "name": m.group(2), "text": body,
+                                "sha256": hashlib.sha256(body.encode("utf-8")).hexdigest()})
+    joined = "\n".join(d["text"] for d in definitions)
+    return {"schema": 1, "files": list(COQ_FILES), "definitions": definitions,
+            "sha256": hashlib.sha256(joined.encode("utf-8")).hexdigest()}
 
 
 def formal_proof() -> dict[str, Any]:
@@ -230,13 +381,15 @@ def formal_proof() -> dict[str, Any]:
         "field": "any numFieldType R (the rationals, the reals, ...) and any finite vocabulary T",
         "theorems": [dict(t) for t in COQ_THEOREMS],
         "checked_by": "coqc compiles the files, and Print Assumptions of each theorem below must print "
-                      "'Closed under the global context' (no axioms, no Admitted), except the two Flocq "
-                      "theorems, which may rest only on the axioms of Coq's standard reals and classical "
-                      "logic (proofs/coq/FloatGrid.axioms): checked by .ci/run (make -C proofs/coq, "
+                      "'Closed under the global context' (no axioms, no Admitted), except the Flocq "
+                      "theorems (FloatGrid.v, Fl32Coin.v, Fl32Verifier.v), which may rest only on the axioms of "
+                      "Coq's standard reals and classical logic (proofs/coq/FloatGrid.axioms): checked by .ci/run "
+                      "(make -C proofs/coq, "
                       "tests/test_coq.py) and by `specproof prove` when coqc is on PATH.",
         "not_proved": "that the float32 coin is uniform on its grid (measured on torch.rand); that the Coq "
-                      "programs are any engine's code; the float floor over n positions (n 2^-24, a union "
-                      "bound over the per-position bound float32_verifier_TV).",
+                      "programs are any engine's code; float rows that do not sum to exactly 1, the float "
+                      "residual and its sum; the float64 coin; the float floor over n positions "
+                      "(n 2^-24, a union bound over the per-position bounds).",
     }
 
 
@@ -289,9 +442,9 @@ def check_coq(source_dir: str | Path | None = None, coqc: str | None = None, tim
     Takes about 5 s on a 2-core machine (four files and one ``Print Assumptions`` file, each
     theorem's output redirected to its own file so that no output is attributed to the wrong
     theorem). ``passed`` is True only if every file compiles, every theorem of
-    :data:`COQ_THEOREMS` outside FloatGrid.v prints exactly "Closed under the global
-    context", and every axiom a FloatGrid.v theorem prints is listed in FloatGrid.axioms.
-    Without Flocq, FloatGrid.v is skipped (``skipped``, and the summary says so).
+    :data:`COQ_THEOREMS` outside :data:`FLOCQ_FILES` prints exactly "Closed under the global
+    context", and every axiom a theorem of those files prints is listed in FloatGrid.axioms.
+    Without Flocq, those files are skipped (``skipped``, and the summary says so).
 
     Examples
     --------
