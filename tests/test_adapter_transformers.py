@@ -16,7 +16,9 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from specproof.trace.adapters.transformers import block_law, edge_cases, read_logits, stream_tv  # noqa: E402
+from specproof.trace.adapters.transformers import edge_cases, read_logits  # noqa: E402
+from specproof.trace.adapters.transformers import speculative_sampling_law  # noqa: E402
+from specproof.trace.tracer import rows_stream_tv  # noqa: E402
 from specproof.rules.audit import block_law as rule_block_law  # noqa: E402
 from specproof.cli import main  # noqa: E402
 from specproof.errors import InvalidDistribution, SpecProofError  # noqa: E402
@@ -28,7 +30,7 @@ NEG = float("-inf")
 def test_dyadic_rows_match_the_le_float32_rule_exactly():
     # p = (1/2, 1/2, 0, 0), q uniform: ratios 2, 2, 0, 0 (all on the grid); transformers accepts
     # r <= p/q with a float32 coin, so a drafted token with p = 0 passes when r == 0
-    got = block_law([[0, 0, NEG, NEG]] * 3, [[0.0] * 4] * 2)
+    got = speculative_sampling_law([[0, 0, NEG, NEG]] * 3, [[0.0] * 4] * 2)
     want = rule_block_law([F(1, 2), F(1, 2), 0, 0], [F(1, 4)] * 4, 2, named_rule("le-float32-coin"))
     assert got.law == want.emitted
     assert got.tv == want.stream_tv == F(3, 2**26)
@@ -50,8 +52,8 @@ def test_more_dyadic_rows_match_the_rule(target, draft):
     def exact(rows):
         return [[F(int(i in r), len(r)) for i in range(4)] for r in rows]
 
-    got = block_law(_support_rows(target), _support_rows(draft))
-    assert block_law(_support_rows(target), _support_rows(draft), check_pieces=False).law == got.law
+    got = speculative_sampling_law(_support_rows(target), _support_rows(draft))
+    assert speculative_sampling_law(_support_rows(target), _support_rows(draft), check_pieces=False).law == got.law
     t, d = exact(target), exact(draft)
     want = rule_block_law(lambda s: t[len(s)], lambda s: d[min(len(s), 1)], 2, named_rule("le-float32-coin"))
     assert got.law == want.emitted and got.tv == want.stream_tv
@@ -59,52 +61,52 @@ def test_more_dyadic_rows_match_the_rule(target, draft):
 
 def test_edge_cases_with_exact_softmax():
     cases = edge_cases()
-    same = block_law(*cases["p == q (uniform rows)"][:2])
+    same = speculative_sampling_law(*cases["p == q (uniform rows)"][:2])
     assert same.lossless and same.tv == 0
     assert same.law[(0, 1, 2)] == F(1, 64) and len(same.law) == 64
-    never = block_law(*cases["target never wants a drafted token (-inf)"][:2])
+    never = speculative_sampling_law(*cases["target never wants a drafted token (-inf)"][:2])
     # token 3 (p = 0, q = 1/4) is accepted when the coin is 0, at each of the two positions
     assert never.tv == F(7, 2**28)
-    disjoint = block_law(*cases["disjoint supports"][:2])
+    disjoint = speculative_sampling_law(*cases["disjoint supports"][:2])
     assert disjoint.tv == F(1, 2**24)
     assert disjoint.accepted_length_law[0] == 1 - F(1, 2**24)
 
 
 def test_off_grid_ratios_and_the_ensemble_option():
     t, d, _ = edge_cases()["ratios not multiples of 2^-24"]
-    plain = block_law(t, d)
+    plain = speculative_sampling_law(t, d)
     assert 0 < plain.tv < F(1, 10**6) and not plain.lossless
     assert sum(plain.law.values()) == 1
-    ens = block_law(t[:2], d[:1], ensemble_weight=0.5)  # gamma = 1 keeps the test fast
+    ens = speculative_sampling_law(t[:2], d[:1], ensemble_weight=0.5)  # gamma = 1 keeps the test fast
     assert ens.tv > F(1, 10)  # the static ensemble is lossy by design
-    assert block_law(t[:2], t[:1]).lossless  # p == q on the same generic rows
+    assert speculative_sampling_law(t[:2], t[:1]).lossless  # p == q on the same generic rows
 
 
 def test_gamma_one_and_float64():
-    got = block_law([[0.0, 0.0], [0.0, NEG]], [[0.0, NEG]])
+    got = speculative_sampling_law([[0.0, 0.0], [0.0, NEG]], [[0.0, NEG]])
     # the draft is always 0 (p = 1/2, q = 1): accepted iff r <= 1/2, else the residual gives 1
     assert got.law == {(0, 0): F(2**23 + 1, 2**24), (1,): F(2**23 - 1, 2**24)}
     assert got.tv == F(1, 2**24)
-    assert block_law([[0.0, 0.0], [0.0, 0.0]], [[0.0, 0.0]], dtype="float64").lossless
+    assert speculative_sampling_law([[0.0, 0.0], [0.0, 0.0]], [[0.0, 0.0]], dtype="float64").lossless
 
 
 def test_bad_inputs_are_refused():
     with pytest.raises(InvalidDistribution, match="gamma \\+ 1"):
-        block_law([[0.0, 0.0]] * 2, [[0.0, 0.0]] * 2)
+        speculative_sampling_law([[0.0, 0.0]] * 2, [[0.0, 0.0]] * 2)
     with pytest.raises(InvalidDistribution, match="-inf everywhere"):
-        block_law([[NEG, NEG], [0.0, 0.0]], [[0.0, 0.0]])
+        speculative_sampling_law([[NEG, NEG], [0.0, 0.0]], [[0.0, 0.0]])
     with pytest.raises(InvalidDistribution, match="NaN"):
-        block_law([[float("nan"), 0.0], [0.0, 0.0]], [[0.0, 0.0]])
+        speculative_sampling_law([[float("nan"), 0.0], [0.0, 0.0]], [[0.0, 0.0]])
     with pytest.raises(SpecProofError, match="ensemble weight"):
-        block_law([[0.0, 0.0]] * 2, [[0.0, 0.0]], ensemble_weight=1.5)
+        speculative_sampling_law([[0.0, 0.0]] * 2, [[0.0, 0.0]], ensemble_weight=1.5)
 
 
 def test_stream_tv_counts_continuations():
     half = (F(1, 2), F(1, 2))
-    assert stream_tv({(0,): F(1, 2), (1,): F(1, 2)}, [half, half]) == 0
-    assert stream_tv({(0, 0): F(1)}, [half, half]) == F(3, 4)
+    assert rows_stream_tv({(0,): F(1, 2), (1,): F(1, 2)}, [half, half]) == 0
+    assert rows_stream_tv({(0, 0): F(1)}, [half, half]) == F(3, 4)
     with pytest.raises(InvalidDistribution):
-        stream_tv({(0, 0, 0): F(1)}, [half, half])
+        rows_stream_tv({(0, 0, 0): F(1)}, [half, half])
 
 
 def test_read_logits(tmp_path):
@@ -152,11 +154,11 @@ def test_verdicts_separate_the_float_floor_from_faults(tmp_path, capsys):
     # the float rounding of p/q alone is the float floor: float-faithful, equal to the `<=` member exactly;
     # a drafted token the target never wants, accepted on a zero coin, is a fault: lossy
     cases = edge_cases()
-    generic = block_law(*cases["ratios not multiples of 2^-24"][:2])
+    generic = speculative_sampling_law(*cases["ratios not multiples of 2^-24"][:2])
     assert generic.verdict == "float-faithful" and generic.tv > 0
     assert generic.judgement.tv_from_float_ideal == 0 and generic.judgement.arithmetic.startswith("u <= fl32(p/q)")
     assert generic.as_dict()["tv_from_float_ideal"] == "0/1"
-    never = block_law(*cases["target never wants a drafted token (-inf)"][:2])
+    never = speculative_sampling_law(*cases["target never wants a drafted token (-inf)"][:2])
     assert never.verdict == "lossy" and never.judgement.outside_support > 0
     assert never.tv == never.judgement.tv  # the judge's stream TV is the adapter's
     t = _write(tmp_path, "t.json", cases["ratios not multiples of 2^-24"][0])

@@ -183,7 +183,7 @@ def test_named_float32_rules_agree_with_their_code_on_1000_rows():
 
 def _transformers_agreement(n, seed):
     pytest.importorskip("transformers")
-    from specproof.trace.adapters.transformers import block_law as traced_block
+    from specproof.trace.adapters.transformers import speculative_sampling_law as traced_block
 
     rng = np.random.default_rng(seed)
     rule = named_rule("le-float32-coin")
@@ -210,7 +210,7 @@ def _long_rows(dtype, seed, n, v):
 
 def _transformers_agreement_long(n, seed, v):
     pytest.importorskip("transformers")
-    from specproof.trace.adapters.transformers import block_law as traced_block
+    from specproof.trace.adapters.transformers import speculative_sampling_law as traced_block
 
     rng = np.random.default_rng(seed)
     rule = named_rule("le-float32-coin")

@@ -15,7 +15,7 @@ SAME_CONTRACT = {"emitted_distribution", "acceptance_probability", "residual", "
                  "multidraft_law", "vocabulary"}
 
 #: Names still exported by two modules as different objects; each leaves this list when one is renamed.
-KNOWN = {"stream_tv", "Counterexample", "block_law", "Node", "exact_text", "render", "run", "provenance"}
+KNOWN = {"Node", "exact_text", "render", "run", "provenance"}
 
 
 MISSING: list[str] = []  # modules not imported here (their optional extra is not installed)
@@ -53,3 +53,18 @@ def test_the_renamed_audit_record_warns_where_it_went():
 
     with pytest.warns(DeprecationWarning, match="now PositionRuleLaw"):
         assert audit.PositionLaw is audit.PositionRuleLaw
+
+
+def test_the_renamed_tracer_names_warn_where_they_went():
+    import pytest
+
+    pytest.importorskip("torch")
+    from specproof.trace import testing, tracer
+    from specproof.trace.adapters import transformers
+
+    with pytest.warns(DeprecationWarning, match="now rows_stream_tv"):
+        assert tracer.stream_tv is tracer.rows_stream_tv
+    with pytest.warns(DeprecationWarning, match="now LossyInput"):
+        assert testing.Counterexample is testing.LossyInput
+    with pytest.warns(DeprecationWarning, match="now speculative_sampling_law"):
+        assert transformers.block_law is transformers.speculative_sampling_law

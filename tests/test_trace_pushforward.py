@@ -166,13 +166,13 @@ def test_aliases_are_written_through_the_tensor_that_owns_their_memory():
 
 def test_transformers_laws_are_unchanged_on_random_logits():
     pytest.importorskip("transformers")
-    from specproof.trace.adapters.transformers import block_law
+    from specproof.trace.adapters.transformers import speculative_sampling_law
 
     rng = np.random.default_rng(7)
     for v, gamma in ((6, 1), (3, 2)):
         target = (rng.normal(size=(gamma + 1, v)) * 2).astype(np.float32).tolist()
         draft = (rng.normal(size=(gamma, v)) * 2).astype(np.float32).tolist()
-        fast = block_law(target, draft)
-        slow = block_law(target, draft, pushforward=False)
+        fast = speculative_sampling_law(target, draft)
+        slow = speculative_sampling_law(target, draft, pushforward=False)
         assert fast.law == slow.law and fast.tv == slow.tv and fast.runs < slow.runs
         assert any(a.startswith("pushforward:") for a in fast.assumptions)

@@ -2,3 +2,4 @@
 
 from specproof.trace.testing import *  # noqa: F401,F403
 from specproof.trace.testing import __all__  # noqa: F401
+from specproof.trace.testing import __getattr__  # noqa: F401,E402  (renamed names warn where they went)

@@ -79,13 +79,13 @@ def _library_findings(inputs: Sequence[str] | None = None) -> dict[str, Any]:
     try:
         import transformers
 
-        from specproof.trace.adapters.transformers import block_law, edge_cases
+        from specproof.trace.adapters.transformers import edge_cases, speculative_sampling_law
     except ImportError as exc:
         return {"library": "transformers", "skipped": f"not installed ({exc.name}); the 'models' extra has it"}
     cases = edge_cases()
     rows = []
     for key in _EXACT_EDGE_CASES if inputs is None else inputs:
-        law = block_law(*cases[key][:2])
+        law = speculative_sampling_law(*cases[key][:2])
         rows.append({"input": key, "verdict": law.verdict, "tv": format_fraction(law.tv)})
     return {"library": "transformers", "version": transformers.__version__,
             "function": "transformers.generation.utils._speculative_sampling", "vocab_size": 4, "gamma": 2,

@@ -12,3 +12,4 @@ module.
 
 from specproof.trace.tracer import *  # noqa: F401,F403
 from specproof.trace.tracer import __all__  # noqa: F401
+from specproof.trace.tracer import __getattr__  # noqa: F401,E402  (renamed names warn where they went)

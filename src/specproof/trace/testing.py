@@ -37,7 +37,7 @@ from specproof.trace import _passed
 from specproof.report.transcript import number_text
 from specproof.trace.tracer import SamplerRaised, Trace, UncontrolledRandomness, UnmodelledRandomness, trace
 
-__all__ = ["Comparison", "compare", "assert_law", "assert_lossless", "law_difference", "Counterexample",
+__all__ = ["Comparison", "compare", "assert_law", "assert_lossless", "law_difference", "LossyInput",
            "search_lossy", "ReferenceRaised"]
 
 #: How many differing outputs a failure message lists.
@@ -587,7 +587,7 @@ def _passed_line(result: Comparison) -> str:
 
 
 @dataclass(frozen=True)
-class Counterexample:
+class LossyInput:
     """The smallest input found on which a traced sampler is ``lossy``.
 
     Attributes
@@ -653,7 +653,7 @@ def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_v
                  max_denominator: int = 4, dtype: str = "float32", array: str = "torch",
                  numpy_rng: str | None = None, max_pairs: int = 5_000, max_runs: int = 200_000,
                  progress: Callable[[int], Any] | None = None,
-                 reference: Callable[..., Any] | None = None) -> Counterexample | None:
+                 reference: Callable[..., Any] | None = None) -> LossyInput | None:
     """The smallest small rational input on which ``sampler`` is judged ``lossy`` (as
     :func:`specproof.rules.audit.search_counterexample` does for rules).
 
@@ -688,7 +688,7 @@ def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_v
 
     Returns
     -------
-    Counterexample or None
+    LossyInput or None
         The first pair on which the sampler is lossy or raises; None if there is none within the
         limits.
 
@@ -731,11 +731,11 @@ def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_v
             except InvalidDistribution:
                 continue  # a row that the dtype rounds to no distribution (all zero)
             except SamplerRaised as exc:
-                return Counterexample(a, b, None, pairs, str(exc))
+                return LossyInput(a, b, None, pairs, str(exc))
             if progress is not None:
                 progress(1)
             if result.verdict == "lossy" and not result.degenerate:
-                return Counterexample(a, b, result, pairs)
+                return LossyInput(a, b, result, pairs)
     return None
 
 
@@ -791,3 +791,17 @@ def _statistical(sampler, target, draft, rows, key, eps, alpha, power, why: str)
     _passed.PASSED.append(f"passed a statistical test only (not traced: {why}): TV below eps = {eps} not excluded; "
                           f"observed TV {result.observed_tv:.4g} over N = {result.n} draws")
     return result
+
+
+_RENAMED = {"Counterexample": ("LossyInput", "specproof.rules.audit.Counterexample is a rule's lossy pair")}
+
+
+def __getattr__(name: str) -> Any:
+    """Old names, kept working with a DeprecationWarning that says where they went."""
+    if name in _RENAMED:
+        import warnings
+
+        new, why = _RENAMED[name]
+        warnings.warn(f"{__name__}.{name} is now {new} ({why})", DeprecationWarning, stacklevel=2)
+        return globals()[new]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -170,7 +170,7 @@ Not thread-safe: the patches are process-wide while a trace runs.
 Where the parts are: :mod:`specproof.trace.core` (the slots, one run, :class:`Trace`),
 :mod:`specproof.trace.explore` (the exploration of branches), :mod:`specproof.trace.sources` (one module
 per randomness source behind :class:`specproof.trace.sources.base.Source`; a new source is one module
-and its tests), and this module (:func:`trace`, the assumptions it states, :func:`stream_tv`).
+and its tests), and this module (:func:`trace`, the assumptions it states, :func:`rows_stream_tv`).
 
 References
 ----------
@@ -225,7 +225,7 @@ from specproof.trace.sources import _call_assumption, intercepted
 from specproof.trace.sources.numpy_generator import TracedGenerator
 
 __all__ = ["UnmodelledRandomness", "UncontrolledRandomness", "NotPiecewiseConstant", "ContinuousThreshold", "TraceTooLarge", "TraceTimeout", "SamplerRaised",
-           "Trace", "trace", "intercepted", "stream_tv", "EXPONENTIAL_ZERO"]
+           "Trace", "trace", "intercepted", "rows_stream_tv", "EXPONENTIAL_ZERO"]
 
 
 def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = None, *,
@@ -407,7 +407,7 @@ def _budget(tracer: _Tracer, max_seconds: float | None) -> Iterator[None]:
         del _ACTIVE[depth:]  # a run the timer interrupted between its start and its own cleanup
 
 
-def stream_tv(law: dict[tuple[int, ...], Fraction], rows: Any) -> Fraction:
+def rows_stream_tv(law: dict[tuple[int, ...], Fraction], rows: Any) -> Fraction:
     """Exact TV between a block law continued by ``rows`` and the product of ``rows``.
 
     Parameters
@@ -432,7 +432,7 @@ def stream_tv(law: dict[tuple[int, ...], Fraction], rows: Any) -> Fraction:
     Examples
     --------
     >>> half = (Fraction(1, 2), Fraction(1, 2))
-    >>> stream_tv({(0,): Fraction(1, 2), (1, 1): Fraction(1, 2)}, [half, half])
+    >>> rows_stream_tv({(0,): Fraction(1, 2), (1, 1): Fraction(1, 2)}, [half, half])
     Fraction(1, 4)
     """
     n = len(rows)
@@ -440,3 +440,17 @@ def stream_tv(law: dict[tuple[int, ...], Fraction], rows: Any) -> Fraction:
         if not 1 <= len(b) <= n:
             raise InvalidDistribution(f"block {b} has {len(b)} ids, not 1 to {n}")
     return _stream_tv(law, lambda prefix: rows[len(prefix)], n - 1)
+
+
+_RENAMED = {"stream_tv": ("rows_stream_tv", "specproof.laws.block.stream_tv is the block engine's, with another signature")}
+
+
+def __getattr__(name: str) -> Any:
+    """Old names, kept working with a DeprecationWarning that says where they went."""
+    if name in _RENAMED:
+        import warnings
+
+        new, why = _RENAMED[name]
+        warnings.warn(f"{__name__}.{name} is now {new} ({why})", DeprecationWarning, stacklevel=2)
+        return globals()[new]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

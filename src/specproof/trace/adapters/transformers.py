@@ -14,7 +14,7 @@ ensemble weight ``w`` the ratio is ``1 - w + w p_i / q_i`` (lossy by design). 4.
 ``is_done_candidate`` instead of the ensemble weight; this adapter reads the signature and passes
 the ensemble weight only where it exists.
 
-:func:`block_law` runs that function under :func:`specproof.trace.tracer.trace`: the drafts are drawn by
+:func:`speculative_sampling_law` runs that function under :func:`specproof.trace.tracer.trace`: the drafts are drawn by
 ``torch.multinomial`` from the draft's softmax rows, then the function verifies them (batch 1,
 gamma >= 1). The result is the exact law of the emitted block (accepted drafts then one token),
 its exact TV from the target's joint law and a verdict (lossless, float-faithful or lossy, judged
@@ -52,9 +52,9 @@ import numpy as np
 
 from specproof.errors import InvalidDistribution, SpecProofError
 from specproof.laws.block import LengthLawName
-from specproof.trace.tracer import stream_tv, trace
+from specproof.trace.tracer import rows_stream_tv, trace
 
-__all__ = ["TransformersBlockLaw", "block_law", "read_logits", "edge_cases", "stream_tv", "versions"]
+__all__ = ["TransformersBlockLaw", "speculative_sampling_law", "read_logits", "edge_cases", "versions"]
 
 
 @dataclass(frozen=True)
@@ -214,7 +214,7 @@ def _exact_row(row: Any) -> tuple[Fraction, ...]:
     return tuple(v / total for v in vals)
 
 
-def block_law(target_logits: Any, draft_logits: Any, *, ensemble_weight: float | None = None,
+def speculative_sampling_law(target_logits: Any, draft_logits: Any, *, ensemble_weight: float | None = None,
               dtype: str = "float32", max_runs: int = 1_000_000, check_pieces: bool = True,
               read_thresholds: bool = True, pushforward: bool = True) -> TransformersBlockLaw:
     """The exact law of the block transformers' ``_speculative_sampling`` emits on fixed logits.
@@ -267,7 +267,7 @@ def block_law(target_logits: Any, draft_logits: Any, *, ensemble_weight: float |
 
     Examples
     --------
-    >>> law = block_law([[0.0, 0.0], [0.0, 0.0]], [[0.0, 0.0]])
+    >>> law = speculative_sampling_law([[0.0, 0.0], [0.0, 0.0]], [[0.0, 0.0]])
     >>> law.lossless, law.law[(0, 1)]
     (True, Fraction(1, 4))
     """
@@ -330,7 +330,7 @@ def block_law(target_logits: Any, draft_logits: Any, *, ensemble_weight: float |
     # against the target alone (the family is not computed)
     judgement = judge(law, new_logits.softmax(dim=-1)[0], None if ensemble_weight is not None else q_rows, gamma=gamma,
                       family=ratio_members(dtype))
-    return TransformersBlockLaw(law, reference, stream_tv(law, reference), tuple(lengths), gamma, v,
+    return TransformersBlockLaw(law, reference, rows_stream_tv(law, reference), tuple(lengths), gamma, v,
                                 None if ensemble_weight is None else float(ensemble_weight), traced.runs,
                                 assumptions, versions(), judgement)
 
@@ -375,3 +375,18 @@ def edge_cases() -> dict[str, tuple[list[list[float]], list[list[float]], float 
         "ratios not multiples of 2^-24": (generic_t, generic_d, None),
         "ratios not multiples of 2^-24, ensemble w = 1/2": (generic_t, generic_d, 0.5),
     }
+
+
+_RENAMED = {"block_law": ("speculative_sampling_law", "specproof.rules.audit.block_law is a rule's block law"),
+            "stream_tv": ("rows_stream_tv", "from specproof.trace.tracer")}
+
+
+def __getattr__(name: str) -> Any:
+    """Old names, kept working with a DeprecationWarning that says where they went."""
+    if name in _RENAMED:
+        import warnings
+
+        new, why = _RENAMED[name]
+        warnings.warn(f"{__name__}.{name} is now {new} ({why})", DeprecationWarning, stacklevel=2)
+        return globals()[new]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
