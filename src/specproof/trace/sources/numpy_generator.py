@@ -62,49 +62,14 @@ class TracedGenerator(np.random.Generator):
         return vals
 
     def uniform(self, low=0.0, high=1.0, size=None):
-        if np.ndim(low) or np.ndim(high):
-            raise UnmodelledRandomness("Generator.uniform with array bounds is not modelled")
-        n = 1 if size is None else int(np.prod(size))
-        u = np.array(_uniform_values(_run(), n, 53, "Generator.uniform"), dtype=np.float64)
-        vals = np.float64(low) + (np.float64(high) - np.float64(low)) * u
-        return float(vals[0]) if size is None else vals.reshape(size)
+        return _uniform("Generator.uniform", low, high, size)
 
     def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
-        call = "Generator.integers"
-        if high is None:
-            low, high = 0, low
-        if np.ndim(low) or np.ndim(high):
-            raise UnmodelledRandomness(f"{call} with array bounds is not modelled")
-        low, high = int(low), int(high) + (1 if endpoint else 0)
-        if not 0 < high - low <= MAX_CATEGORIES:
-            raise UnmodelledRandomness(f"{call}: range [{low}, {high}) has {high - low} values; 1 to "
-                                       f"{MAX_CATEGORIES} are modelled")
-        values = tuple(range(low, high))
-        probs = tuple(Fraction(1, high - low) for _ in values)
-        run = _run()
-        n = 1 if size is None else int(np.prod(size))
-        vals = [_draw_categorical(run, values, probs, call) for _ in range(n)]
+        vals = _integers("Generator.integers", low, high, size, endpoint)
         return np.dtype(dtype).type(vals[0]) if size is None else np.array(vals, dtype=dtype).reshape(size)
 
     def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
-        call = "Generator.choice"
-        n_out = 1 if size is None else int(np.prod(size))
-        if not replace and n_out > 1:
-            raise UnmodelledRandomness(f"{call} without replacement (size > 1) is not modelled")
-        pool = tuple(range(int(a))) if np.ndim(a) == 0 else tuple(np.asarray(a).tolist())
-        if not pool:
-            raise UnmodelledRandomness(f"{call}: empty population")
-        if len(pool) > MAX_CATEGORIES:
-            raise UnmodelledRandomness(f"{call}: {len(pool)} categories; at most {MAX_CATEGORIES} are modelled")
-        if p is None:
-            probs = tuple(Fraction(1, len(pool)) for _ in pool)
-        else:
-            if len(p) != len(pool):
-                raise UnmodelledRandomness(f"{call}: p has {len(p)} entries for {len(pool)} categories")
-            probs = _fraction_weights(p, call)
-        run = _run()
-        vals = [_draw_categorical(run, pool, probs, call) for _ in range(n_out)]
-        return vals[0] if size is None else np.array(vals).reshape(size)
+        return _choice("Generator.choice", a, size, replace, p)
 
 
 for _name in [n for n in dir(np.random.Generator) if not n.startswith("_")
@@ -132,32 +97,41 @@ class TracedRandomState(np.random.RandomState):
         return self.random_sample(None if not args else tuple(int(a) for a in args))
 
     def uniform(self, low=0.0, high=1.0, size=None):
-        if np.ndim(low) or np.ndim(high):
-            raise UnmodelledRandomness("RandomState.uniform with array bounds is not modelled")
-        n = 1 if size is None else int(np.prod(size))
-        u = np.array(_uniform_values(_run(), n, 53, "RandomState.uniform"), dtype=np.float64)
-        vals = np.float64(low) + (np.float64(high) - np.float64(low)) * u
-        return float(vals[0]) if size is None else vals.reshape(size)
+        return _uniform("RandomState.uniform", low, high, size)
 
     def choice(self, a, size=None, replace=True, p=None):
         return _choice("RandomState.choice", a, size, replace, p)
 
     def randint(self, low, high=None, size=None, dtype=int):
-        call = "RandomState.randint"
-        if high is None:
-            low, high = 0, low
-        if np.ndim(low) or np.ndim(high):
-            raise UnmodelledRandomness(f"{call} with array bounds is not modelled")
-        low, high = int(low), int(high)
-        if not 0 < high - low <= MAX_CATEGORIES:
-            raise UnmodelledRandomness(f"{call}: range [{low}, {high}) has {high - low} values; 1 to "
-                                       f"{MAX_CATEGORIES} are modelled")
-        values = tuple(range(low, high))
-        probs = tuple(Fraction(1, high - low) for _ in values)
-        run = _run()
-        n = 1 if size is None else int(np.prod(size))
-        vals = [_draw_categorical(run, values, probs, call) for _ in range(n)]
+        vals = _integers("RandomState.randint", low, high, size, False)
         return int(vals[0]) if size is None else np.array(vals, dtype=dtype).reshape(size)
+
+
+def _uniform(call: str, low: Any, high: Any, size: Any) -> Any:
+    """``size`` float64 uniforms on [low, high): the 2^-53 grid mapped by low + (high - low) * u."""
+    if np.ndim(low) or np.ndim(high):
+        raise UnmodelledRandomness(f"{call} with array bounds is not modelled")
+    n = 1 if size is None else int(np.prod(size))
+    u = np.array(_uniform_values(_run(), n, 53, call), dtype=np.float64)
+    vals = np.float64(low) + (np.float64(high) - np.float64(low)) * u
+    return float(vals[0]) if size is None else vals.reshape(size)
+
+
+def _integers(call: str, low: Any, high: Any, size: Any, endpoint: bool) -> list[int]:
+    """The draws of ``size`` integers uniform on [low, high) (``endpoint``: [low, high]), exactly."""
+    if high is None:
+        low, high = 0, low
+    if np.ndim(low) or np.ndim(high):
+        raise UnmodelledRandomness(f"{call} with array bounds is not modelled")
+    low, high = int(low), int(high) + (1 if endpoint else 0)
+    if not 0 < high - low <= MAX_CATEGORIES:
+        raise UnmodelledRandomness(f"{call}: range [{low}, {high}) has {high - low} values; 1 to "
+                                   f"{MAX_CATEGORIES} are modelled")
+    values = tuple(range(low, high))
+    probs = tuple(Fraction(1, high - low) for _ in values)
+    run = _run()
+    n = 1 if size is None else int(np.prod(size))
+    return [_draw_categorical(run, values, probs, call) for _ in range(n)]
 
 
 def _choice(call: str, a: Any, size: Any, replace: bool, p: Any) -> Any:
