@@ -578,3 +578,17 @@ def test_no_exception_escapes_check_json_or_transcript(tmp_path, capsys):
         captured = capsys.readouterr()
         if verdict.valid:  # a valid document renders
             assert "cannot render" not in captured.err, (name, captured.err)
+
+
+@pytest.mark.parametrize("fmt, words", [("float16", "left to right, in a float32 accumulator"),
+                                        ("bfloat16", "left to right, in a float32 accumulator"),
+                                        ("float32", "left to right"), ("float64", "left to right")])
+def test_a_float_normalized_sum_is_named_with_its_order(fmt, words):
+    """float-normalized's sum is derived left to right (a half format in a float32 accumulator): the facts
+    name that order, the modelling assumption the output shows."""
+    p, q = [F(1, 2), F(1, 4), F(1, 4)], [F(3, 8), F(3, 8), F(1, 4)]
+    w = [max(a - b, F(0)) for a, b in zip(p, q)]
+    r = [FORMATS[fmt].div(x, sum(w, F(0))) for x in w]
+    verdict = checker.check(_textbook(p, q, ["float-normalized", "w", fmt], _law(p, q, r)))
+    assert verdict.valid, verdict
+    assert verdict.facts[0]["sums"] == [("r", "w", fmt, words)] and verdict.facts[0]["stated"] == []
