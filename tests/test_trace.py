@@ -327,14 +327,18 @@ def test_deterministic_sampler_and_cost():
 # ---------------------------------------------------------------- an adversarial review's cases
 
 
-def test_a_loop_the_defaults_never_end_is_refused():
+def test_a_loop_the_defaults_never_end_is_refused(monkeypatch):
+    from specproof.trace import core
+
+    monkeypatch.setattr(core, "MAX_VALUES_PER_RUN", 1000)  # the mechanism, not 100,000 draws (12 s of CPU)
+
     def geometric():
         n = 0
         while float(torch.rand(())) < 0.5:  # the trace's default u = 0 never leaves the loop
             n += 1
         return n
 
-    with pytest.raises(TraceTooLarge, match="drew more than"):
+    with pytest.raises(TraceTooLarge, match="drew more than 1000 random values"):
         trace(geometric)
 
 
