@@ -3,9 +3,14 @@
 Every error specproof raises on bad input derives from :class:`SpecProofError`, which is
 itself a :class:`ValueError`, so ``except ValueError`` catches them all. Messages name the
 check that failed, the token index where there is one, and the expected and actual values.
+:func:`renamed` keeps an old public name working, with a :class:`DeprecationWarning` that says where
+it went (PEP 562).
 """
 
 from __future__ import annotations
+
+import warnings
+from typing import Any, Callable, Mapping
 
 __all__ = [
     "SpecProofError",
@@ -15,6 +20,7 @@ __all__ = [
     "CrosscheckFailed",
     "InvalidOption",
     "BackendUnavailable",
+    "renamed",
 ]
 
 
@@ -65,3 +71,32 @@ class BackendUnavailable(InvalidOption):
 
     The message names the library, the import error and the extra that installs it.
     """
+
+
+def renamed(module: str, names: Mapping[str, tuple[str, str]], namespace: Mapping[str, Any]) -> Callable[[str], Any]:
+    """A module-level ``__getattr__`` for names that moved.
+
+    Parameters
+    ----------
+    module : str
+        The module's ``__name__`` (named in the warning and in the AttributeError).
+    names : mapping of str -> (str, str)
+        Old name -> (its new name in the same module, why it changed).
+    namespace : mapping
+        The module's ``globals()``, where the new name is looked up when the old one is used.
+
+    Returns
+    -------
+    callable
+        ``__getattr__(name)``: the new object with a ``DeprecationWarning`` for an old name; else
+        ``AttributeError``, as for any missing attribute.
+    """
+
+    def __getattr__(name: str) -> Any:
+        if name in names:
+            new, why = names[name]
+            warnings.warn(f"{module}.{name} is now {new} ({why})", DeprecationWarning, stacklevel=2)
+            return namespace[new]
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    return __getattr__

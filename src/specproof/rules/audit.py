@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from specproof.errors import InvalidDistribution, ResidualUndefined
+from specproof.errors import InvalidDistribution, ResidualUndefined, renamed
 from specproof.laws.block import LengthLawName, Position, compose, given_block, stream_tv, tree_position
 from specproof.laws.outcome import Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven, Rows
 from specproof.rules.policy import STANDARD, Logits, Processing, Rule, UnsupportedRule, _argmax
@@ -1040,12 +1040,5 @@ def search_counterexample(rule: Rule, *, max_vocab: int = 4, max_denominator: in
     return SearchResult(smallest, largest, count)
 
 
-def __getattr__(name: str) -> Any:
-    """Old names, kept working with a DeprecationWarning that says where they went."""
-    if name == "PositionLaw":
-        import warnings
-
-        warnings.warn("specproof.rules.audit.PositionLaw is now PositionRuleLaw (checker.PositionLaw is the "
-                      "checker's own record)", DeprecationWarning, stacklevel=2)
-        return PositionRuleLaw
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = renamed(__name__, {"PositionLaw": ("PositionRuleLaw", "checker.PositionLaw is the checker's own record")},
+                      globals())

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Mapping
 
-from specproof.errors import InvalidDistribution, SpecProofError
+from specproof.errors import InvalidDistribution, SpecProofError, renamed
 from specproof.trace import _passed
 from specproof.report.transcript import number_text
 from specproof.trace.tracer import SamplerRaised, Trace, UncontrolledRandomness, UnmodelledRandomness, trace
@@ -795,13 +795,4 @@ def _statistical(sampler, target, draft, rows, key, eps, alpha, power, why: str)
 
 _RENAMED = {"Counterexample": ("LossyInput", "specproof.rules.audit.Counterexample is a rule's lossy pair")}
 
-
-def __getattr__(name: str) -> Any:
-    """Old names, kept working with a DeprecationWarning that says where they went."""
-    if name in _RENAMED:
-        import warnings
-
-        new, why = _RENAMED[name]
-        warnings.warn(f"{__name__}.{name} is now {new} ({why})", DeprecationWarning, stacklevel=2)
-        return globals()[new]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = renamed(__name__, _RENAMED, globals())

@@ -200,7 +200,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from specproof.errors import InvalidDistribution, SpecProofError
+from specproof.errors import InvalidDistribution, SpecProofError, renamed
 from specproof.laws.block import stream_tv as _stream_tv
 from specproof.trace.assumptions import _EXPONENTIAL_ZEROS, _GENERAL, _READ_ALL, _pushed_note
 from specproof.trace.core import _ACTIVE
@@ -444,13 +444,4 @@ def rows_stream_tv(law: dict[tuple[int, ...], Fraction], rows: Any) -> Fraction:
 
 _RENAMED = {"stream_tv": ("rows_stream_tv", "specproof.laws.block.stream_tv is the block engine's, with another signature")}
 
-
-def __getattr__(name: str) -> Any:
-    """Old names, kept working with a DeprecationWarning that says where they went."""
-    if name in _RENAMED:
-        import warnings
-
-        new, why = _RENAMED[name]
-        warnings.warn(f"{__name__}.{name} is now {new} ({why})", DeprecationWarning, stacklevel=2)
-        return globals()[new]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = renamed(__name__, _RENAMED, globals())

@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from specproof.errors import InvalidDistribution, SpecProofError
+from specproof.errors import InvalidDistribution, SpecProofError, renamed
 from specproof.laws.block import LengthLawName
 from specproof.trace.tracer import rows_stream_tv, trace
 
@@ -380,13 +380,4 @@ def edge_cases() -> dict[str, tuple[list[list[float]], list[list[float]], float 
 _RENAMED = {"block_law": ("speculative_sampling_law", "specproof.rules.audit.block_law is a rule's block law"),
             "stream_tv": ("rows_stream_tv", "from specproof.trace.tracer")}
 
-
-def __getattr__(name: str) -> Any:
-    """Old names, kept working with a DeprecationWarning that says where they went."""
-    if name in _RENAMED:
-        import warnings
-
-        new, why = _RENAMED[name]
-        warnings.warn(f"{__name__}.{name} is now {new} ({why})", DeprecationWarning, stacklevel=2)
-        return globals()[new]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = renamed(__name__, _RENAMED, globals())
