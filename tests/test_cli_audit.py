@@ -216,3 +216,14 @@ def test_logits_on_the_command_line(tmp_path, capsys):
                             str(tmp_path / "c.json")], "without certificates")):
         assert main(["audit", "--logits", "numpy", *argv]) == 2
         assert message in capsys.readouterr().err
+
+
+def test_the_rule_may_be_named_as_a_positional_argument(tmp_path, capsys):
+    # `specproof audit le-float32-coin ...`, as one types it after --list: the same as --policy
+    args = ["--target", _write(tmp_path, "p.json", [0.6, 0.3, 0.1]), "--draft", _write(tmp_path, "q.json", [0.2, 0.5, 0.3])]
+    assert main(["audit", "le-float32-coin", *args]) == 0
+    positional = capsys.readouterr().out
+    assert main(["audit", "--policy", "le-float32-coin", *args]) == 0
+    assert capsys.readouterr().out == positional and positional.startswith("rule le-float32-coin: FLOAT-FAITHFUL")
+    assert main(["audit", "le-float32-coin", "--policy", "accept-all", *args]) == 2
+    assert "give the rule once" in capsys.readouterr().err

@@ -8,7 +8,10 @@ from specproof.cli import main
 
 
 @pytest.mark.parametrize("argv", [["crosscheck", "--pairs", "20"], ["crosscheck", "--pairs", "20", "--json"]])
-def test_progress_goes_to_stderr_even_when_it_is_not_a_terminal(capsys, argv):
+def test_progress_goes_to_stderr_even_when_it_is_not_a_terminal(capsys, argv, monkeypatch):
+    from specproof.cli import _common
+
+    monkeypatch.setattr(_common, "DELAY", 0)  # shown from the start (a real run waits 2 s before its first bar)
     assert main(argv) == 0
     captured = capsys.readouterr()
     assert "0/20 [" in captured.err  # tqdm's first state, written although stderr is captured (no terminal)

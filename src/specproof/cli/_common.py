@@ -87,16 +87,19 @@ def _print_json(obj: Any, indent: int | None = None) -> None:
 
 #: ``--quiet`` (every subcommand): no progress bars and no informational log lines on standard error.
 QUIET = False
+#: Seconds before a bar first shows: a command that ends sooner (or fails on its arguments) prints none.
+DELAY = 2.0
 
 
 def _bar(**kwargs: Any) -> tqdm:
-    """A progress bar on standard error (silenced by ``--quiet``): redrawn in place on a terminal; to a
-    file or pipe, one state every 10 s, so a long run in a log is never silent."""
+    """A progress bar on standard error (silenced by ``--quiet``), shown once the command has run
+    :data:`DELAY` seconds: redrawn in place on a terminal; to a file or pipe, one state every 10 s,
+    so a long run in a log is never silent."""
     from tqdm import tqdm
 
     tty = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
     kwargs.setdefault("leave", False)
-    return tqdm(file=sys.stderr, disable=QUIET, mininterval=0.1 if tty else 10.0, **kwargs)
+    return tqdm(file=sys.stderr, disable=QUIET, mininterval=0.1 if tty else 10.0, delay=DELAY, **kwargs)
 
 
 def _check_atol(atol: float | None) -> None:

@@ -26,6 +26,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "verifier's exactly, one position: the TV is its float floor, as `trace` of the same code says) or lossy. "
         "Exit 0 if lossless or float-faithful (with --strict only if lossless), 1 if lossy, 2 for usage or bad input.",
     )
+    au.add_argument("rule", nargs="?", metavar="RULE", help="the rule, as --policy RULE (a name from --list or a JSON file)")
     au.add_argument("--target", metavar="P", help="file with the target distribution p (as for prove)")
     au.add_argument("--draft", metavar="Q", help="file with the draft distribution q")
     au.add_argument("--proposal", metavar="R",
@@ -350,6 +351,10 @@ def run(args: argparse.Namespace) -> int:
             for r in NAMED_RULES.values():
                 print(f"{r.name.ljust(width)}  {r.description}\n{'':{width}}  source: {r.source}")
         return 0
+    if args.rule is not None:
+        if args.policy != "standard":
+            raise _Usage(f"give the rule once: RULE ({args.rule}) or --policy ({args.policy})")
+        args.policy = args.rule
     name, rule = _audit_rule(args.policy)
     if args.real:
         return _audit_real(args, name, rule)

@@ -125,7 +125,7 @@ def _prove_theorems(out: Path, jobs: int, coq: bool = True) -> tuple[list[theore
           f"process(es); one line each as it finishes:", file=sys.stderr, flush=True)
     if coq and "symbolic_every_v" in tasks and shutil.which("coqc"):
         print(f"coqc is on PATH: '{theorems.THEOREMS['symbolic_every_v'][0]}' also compiles the Coq proofs in "
-              "proofs/coq (16 s here on two cores in December 2026; its time is reported when done; --no-coq skips them)", file=sys.stderr, flush=True)
+              "proofs/coq (35 s of make on two quiet cores, up to a minute under load, December 2026; its time is reported when done; --no-coq skips them)", file=sys.stderr, flush=True)
     done: dict[str, Any] = {}
     for i, (name, result) in enumerate(theorems.run_parallel(tasks, jobs), 1):
         done[name] = result
