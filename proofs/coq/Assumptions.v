@@ -28,6 +28,7 @@ Print Assumptions TV_bind.
 Print Assumptions TV_bind_le.
 Print Assumptions speculative_TV_tokens.
 Print Assumptions float32_speculative_TV_tokens.
+Print Assumptions speculative_law_with_exact.
 Print Assumptions ret_is_distribution.
 Print Assumptions always_accept_emits_q.
 Print Assumptions never_accept_emits_residual.

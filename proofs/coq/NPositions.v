@@ -17,6 +17,8 @@
     - [float32_speculative_TV_tokens]: with the float32 coin ([u < p c x / q c x],
       [u] on the [2^24]-point grid; FloatCoin.v's per-position bound [2^-24]):
       within [n 2^-24].
+    - [speculative_law_with_exact]: with the exact accept probability
+      [min(1, p/q)] the chain with a coin is Chain.v's, hence lossless.
 
     Over any [numFieldType]; closed under the global context. *)
 
@@ -273,3 +275,44 @@ move=> p_dist q_dist f_dist; apply: speculative_TV_tokens => // [c' x|c'].
   by apply: grid_coin_01; rewrite expn_gt0.
 exact: ltW (float32_verifier_TV (p_dist c') (q_dist c') (f_dist c')).
 Qed.
+
+(** The link with Chain.v: with the exact accept probability [min(1, p/q)],
+    the chain with a coin is Chain.v's, so its first [n] tokens have the
+    target's joint law (and [speculative_TV_tokens] holds with [eps = 0]). *)
+Section Exact.
+Variable R : numFieldType.
+Variable T : finType.
+Variables (p q fallback : seq T -> T -> R) (gamma : nat).
+
+Lemma draft_ext k c (f g : seq T -> seq T -> R) s :
+  (forall xs s', f xs s' = g xs s') -> draft q k c f s = draft q k c g s.
+Proof.
+elim: k c f g => [|k IH] c f g h /=; first exact: h.
+by rewrite /bind; apply: eq_bigr => x _; congr (_ * _); apply: IH => xs s'; apply: h.
+Qed.
+
+Lemma verify_with_exact n : forall c xs s,
+  verify_with p q fallback gamma (fun c => accept_prob (p c) (q c)) n c xs s =
+  verify p q fallback gamma n c xs s.
+Proof.
+elim: n => [//|n IH] c xs s.
+have end_step y s' :
+    emit y (draft q gamma (rcons c y)
+      (verify_with p q fallback gamma (fun c => accept_prob (p c) (q c)) n (rcons c y))) s' =
+    emit y (draft q gamma (rcons c y) (verify p q fallback gamma n (rcons c y))) s'.
+  by apply: emit_ext => s''; apply: draft_ext => xs' s3; apply: IH.
+case: xs => [|x xs] /=; rewrite /bind.
+  by apply: eq_bigr => y _; rewrite end_step.
+apply: eq_bigr => b _; congr (_ * _); case: b.
+Qed.
+
+Corollary speculative_law_with_exact n c s :
+  (forall c, is_distribution (p c)) -> (forall c, is_distribution (q c)) ->
+  speculative_law_with p q fallback gamma (fun c => accept_prob (p c) (q c)) n c s =
+  target_law p n c s.
+Proof.
+move=> p_dist q_dist; rewrite -(speculative_lossless fallback gamma n c p_dist q_dist s).
+by apply: draft_ext => xs s'; apply: verify_with_exact.
+Qed.
+
+End Exact.

@@ -267,6 +267,12 @@ COQ_THEOREMS: tuple[dict[str, str], ...] = (
      "says": "with the float32 grid coin at every position (u < p x / q x at the exact ratio, u on the 2^24 "
              "multiples of 2^-24): the first n tokens are within total variation n 2^-24 of the target's joint "
              "law"},
+    {"name": "speculative_law_with_exact", "file": "NPositions.v",
+     "statement": "Corollary speculative_law_with_exact n c s : (forall c, is_distribution (p c)) -> "
+                  "(forall c, is_distribution (q c)) -> "
+                  "speculative_law_with p q fallback gamma (fun c => accept_prob (p c) (q c)) n c s = target_law p n c s.",
+     "says": "non-vacuity and the link with Chain.v: the chain with a coin, given the exact accept probability "
+             "min(1, p/q), is Chain.v's speculative law, so its first n tokens have the target's joint law"},
     {"name": "ret_is_distribution", "file": "Spec.v",
      "statement": "Lemma ret_is_distribution (x : T) : is_distribution (ret R x).",
      "says": "non-vacuity: distributions exist (a point mass is one)"},
