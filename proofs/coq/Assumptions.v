@@ -2,7 +2,7 @@
     [Print Assumptions] below must print "Closed under the global context".
     [make check] (and tests/test_coq.py, and [specproof prove] when coqc is on
     PATH) fail otherwise. *)
-From SpecProof Require Import Spec OnePosition Chain FloatCoin Optimal.
+From SpecProof Require Import Spec OnePosition Chain FloatCoin Optimal NPositions.
 
 Print Assumptions verifier_lossless.
 Print Assumptions acceptance_is_alpha.
@@ -24,6 +24,11 @@ Print Assumptions grid_coin_le_at_zero.
 Print Assumptions lossless_acceptance_le_alpha.
 Print Assumptions lossless_acceptance_le_1_minus_TV.
 Print Assumptions verifier_kernel_attains.
+Print Assumptions TV_bind.
+Print Assumptions TV_bind_le.
+Print Assumptions speculative_TV_tokens.
+Print Assumptions float32_speculative_TV_tokens.
+Print Assumptions speculative_law_with_exact.
 Print Assumptions ret_is_distribution.
 Print Assumptions always_accept_emits_q.
 Print Assumptions never_accept_emits_residual.

@@ -156,6 +156,29 @@ Fixpoint verify (n : nat) (c : seq T) (xs : seq T) : seq T -> R :=
 Definition speculative_law (n : nat) (c : seq T) : seq T -> R :=
   draft gamma c (verify n c).
 
+(** The chain with the accept probability [acc c x] (prefix [c], draft [x]) in
+    place of [min(1, p c x / q c x)]; the rest (drafts, residual, bonus token)
+    as in [verify]. *)
+Variable acc : seq T -> T -> R.
+
+Fixpoint verify_with (n : nat) (c : seq T) (xs : seq T) : seq T -> R :=
+  if n is n'.+1 then
+    let end_step y := emit y (draft gamma (rcons c y) (verify_with n' (rcons c y))) in
+    if xs is x :: xs' then
+      bind (coin (acc c x)) (fun accepted =>
+      if accepted then emit x (verify_with n' (rcons c x) xs')
+      else bind (resample (p c) (q c) (fallback c)) end_step)
+    else bind (p c) end_step
+  else ret R [::].
+
+Definition speculative_law_with (n : nat) (c : seq T) : seq T -> R :=
+  draft gamma c (verify_with n c).
+
+(** Total variation between two laws of the next [n] tokens, over the
+    sequences of length [n] (where the laws above put all their mass). *)
+Definition TV_tokens (n : nat) (d d' : seq T -> R) : R :=
+  (\sum_(t : n.-tuple T) `|d t - d' t|) / 2.
+
 End Chain.
 
 (** ** The float coin's grid *)

@@ -112,8 +112,8 @@ def _verified_result(expr: sp.Basic, cases: Sequence[Case] = ()) -> str:
 #: Where the Coq development lives in a source checkout (absent from an installed wheel).
 COQ_DIR = Path(__file__).resolve().parents[3] / "proofs" / "coq"
 #: Its files, in compilation order, under the logical prefix ``SpecProof``; the last three need Flocq.
-COQ_FILES = ("Spec.v", "OnePosition.v", "Chain.v", "FloatCoin.v", "Optimal.v", "FloatGrid.v", "Fl32Coin.v",
-             "Fl32Verifier.v")
+COQ_FILES = ("Spec.v", "OnePosition.v", "Chain.v", "FloatCoin.v", "Optimal.v", "NPositions.v", "FloatGrid.v",
+             "Fl32Coin.v", "Fl32Verifier.v")
 #: The files that need Flocq (over Coq's standard reals): their theorems may rest on FloatGrid.axioms.
 FLOCQ_FILES = ("FloatGrid.v", "Fl32Coin.v", "Fl32Verifier.v")
 _FLOCQ_FILES = FLOCQ_FILES
@@ -232,6 +232,47 @@ COQ_THEOREMS: tuple[dict[str, str], ...] = (
                   "kernel_acceptance q (verifier_kernel p q fallback) = alpha p q.",
      "says": "for distributions p, q and fallback, the textbook verifier as a kernel is lossless and emits the "
              "drafted token with probability exactly alpha = 1 - TV(p, q): the bound is attained"},
+    {"name": "TV_bind", "file": "NPositions.v",
+     "statement": "Theorem TV_bind (d1 d2 : T -> R) (k1 k2 : T -> U -> R) : (forall x, 0 <= d1 x) -> "
+                  "(forall x, is_distribution (k2 x)) -> "
+                  "TV (bind d1 k1) (bind d2 k2) <= TV d1 d2 + \\sum_x d1 x * TV (k1 x) (k2 x).",
+     "says": "over finite types T and U: the total variation between two two-stage laws (a first draw from d1 or "
+             "d2, then a kernel k1 x or k2 x) is at most the total variation of the first stages plus the "
+             "d1-expected total variation of the kernels"},
+    {"name": "TV_bind_le", "file": "NPositions.v",
+     "statement": "Corollary TV_bind_le (d1 d2 : T -> R) (k1 k2 : T -> U -> R) (eps : R) : is_distribution d1 -> "
+                  "(forall x, is_distribution (k2 x)) -> (forall x, TV (k1 x) (k2 x) <= eps) -> "
+                  "TV (bind d1 k1) (bind d2 k2) <= TV d1 d2 + eps.",
+     "says": "hence at most the total variation of the first stages plus the largest total variation of the "
+             "kernels"},
+    {"name": "speculative_TV_tokens", "file": "NPositions.v",
+     "statement": "Theorem speculative_TV_tokens (R : numFieldType) (T : finType) "
+                  "(p q fallback acc : seq T -> T -> R) (gamma n : nat) (c : seq T) (eps : R) : "
+                  "(forall c, is_distribution (p c)) -> (forall c, is_distribution (q c)) -> "
+                  "(forall c, is_distribution (fallback c)) -> (forall c x, 0 <= acc c x <= 1) -> "
+                  "(forall c, TV (verifier_with (acc c) (p c) (q c) (fallback c)) (p c) <= eps) -> "
+                  "TV_tokens n (speculative_law_with p q fallback gamma acc n c) (target_law p n c) <= n%:R * eps.",
+     "says": "the n-token bound: speculative decoding as in Chain.v (prefix-dependent rows, gamma drafts per step, "
+             "residual at the first rejection, bonus token) but accepting draft x after prefix c with probability "
+             "acc c x: if every position's verifier emits a law within total variation eps of the target's row, "
+             "the first n emitted tokens are within total variation n eps of the target's joint law (over the "
+             "sequences of length n)"},
+    {"name": "float32_speculative_TV_tokens", "file": "NPositions.v",
+     "statement": "Corollary float32_speculative_TV_tokens (R : numFieldType) (T : finType) "
+                  "(p q fallback : seq T -> T -> R) (gamma n : nat) (c : seq T) : "
+                  "(forall c, is_distribution (p c)) -> (forall c, is_distribution (q c)) -> "
+                  "(forall c, is_distribution (fallback c)) -> "
+                  "TV_tokens n (speculative_law_with p q fallback gamma "
+                  "(fun c x => float32_coin (p c x / q c x)) n c) (target_law p n c) <= n%:R * 2 ^- 24.",
+     "says": "with the float32 grid coin at every position (u < p x / q x at the exact ratio, u on the 2^24 "
+             "multiples of 2^-24): the first n tokens are within total variation n 2^-24 of the target's joint "
+             "law"},
+    {"name": "speculative_law_with_exact", "file": "NPositions.v",
+     "statement": "Corollary speculative_law_with_exact n c s : (forall c, is_distribution (p c)) -> "
+                  "(forall c, is_distribution (q c)) -> "
+                  "speculative_law_with p q fallback gamma (fun c => accept_prob (p c) (q c)) n c s = target_law p n c s.",
+     "says": "non-vacuity and the link with Chain.v: the chain with a coin, given the exact accept probability "
+             "min(1, p/q), is Chain.v's speculative law, so its first n tokens have the target's joint law"},
     {"name": "ret_is_distribution", "file": "Spec.v",
      "statement": "Lemma ret_is_distribution (x : T) : is_distribution (ret R x).",
      "says": "non-vacuity: distributions exist (a point mass is one)"},
@@ -388,8 +429,9 @@ def formal_proof() -> dict[str, Any]:
                       "tests/test_coq.py) and by `specproof prove` when coqc is on PATH.",
         "not_proved": "that the float32 coin is uniform on its grid (measured on torch.rand); that the Coq "
                       "programs are any engine's code; float rows that do not sum to exactly 1, the float "
-                      "residual and its sum; the float64 coin; the float floor over n positions "
-                      "(n 2^-24, a union bound over the per-position bounds).",
+                      "residual and its sum; the float64 coin; the n-position bound for the code's test "
+                      "u < fl32(p / q) on binary32 rows (NPositions.v proves n eps from any per-position "
+                      "bound eps, and n 2^-24 for the float32 grid coin at the exact ratio p / q).",
     }
 
 
