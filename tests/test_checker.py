@@ -492,3 +492,15 @@ def test_a_position_over_a_wide_denominator_is_not_bound_by_the_trees_mass_limit
     verdict = check(cert)
     assert verdict.valid and verdict.facts[0]["claims"]["dist_equals_p"], verdict
     assert (a * b * b).bit_length() > checker.MAX_MASS_BITS
+
+
+@pytest.mark.slow
+def test_checker_is_clean_under_mypy_strict(tmp_path):
+    # CI's `mypy` step checks the same on every run, through pyproject.toml's override for
+    # specproof.checker; this runs --strict on the file alone (about 4 s, so in the slow run;
+    # skipped where mypy is not installed)
+    api = pytest.importorskip("mypy.api")
+    out, err, status = api.run(["--strict", "--python-version", "3.11", "--cache-dir", str(tmp_path),
+                                checker.__file__])
+    assert (status, err) == (0, ""), out + err
+    assert out.startswith("Success: no issues found in 1 source file"), out
