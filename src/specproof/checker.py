@@ -85,8 +85,27 @@ from dataclasses import dataclass, field
 from enum import Enum
 from fractions import Fraction
 from itertools import accumulate
+from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from math import gcd, lcm
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, TypeVar, cast
+
+if TYPE_CHECKING:  # for annotations only: never imported when the checker runs
+    from os import PathLike
+
+#: A JSON value as parsed: arbitrary by nature, narrowed with isinstance (or ``type(...) is``)
+#: where the checker reads it.
+Json: TypeAlias = Any
+#: What the checker recomputed for one certificate (keys by kind: see :func:`check`).
+Facts: TypeAlias = dict[str, Any]
+#: An IEEE 754 binary format: (precision, the smallest and the largest normal exponent).
+Format: TypeAlias = tuple[int, int, int]
+#: A token sequence: a chain's prefix, or a block's ids.
+Ids: TypeAlias = tuple[int, ...]
+#: A row recipe as the document writes it: ``[kind, *arguments]``.
+Recipe: TypeAlias = list[Json]
+#: The charge for a row before it is built: ``room(den, where)``.
+Room: TypeAlias = Callable[[int, str], None]
+LeafKey = TypeVar("LeafKey", bound=Hashable)
 
 #: The version names the tolerance on float rows, which the checker fixes (no document can).
 VERSION = "2.0 (float rows within 1/1000 of 1)"
@@ -180,7 +199,7 @@ class Ratio(NamedTuple):
 class Row(NamedTuple):
     """A probability row as integers over one denominator: entry i is ``nums[i] / den``."""
 
-    nums: list
+    nums: list[int]
     den: int
 
 
@@ -192,10 +211,10 @@ class PositionLaw(NamedTuple):
     """
 
     den: int
-    target: list
-    draft: list
-    accept: list
-    residual: list
+    target: list[int]
+    draft: list[int]
+    accept: list[int]
+    residual: list[int]
     accepted: int
     normalizer: int
 
@@ -211,16 +230,16 @@ class Verdict:
     valid: bool
     reason: Reason | None = None
     detail: str = ""
-    facts: tuple = field(default=(), compare=False, repr=False)
+    facts: tuple[Facts, ...] = field(default=(), compare=False, repr=False)
 
-    def __bool__(self):  # so that `if check(doc):` means "valid"
+    def __bool__(self) -> bool:  # so that `if check(doc):` means "valid"
         return self.valid
 
 
 class Rejection(Exception):
     """A rejection on its way out of nested checks: a :class:`Reason` and a detail."""
 
-    def __init__(self, reason, detail):
+    def __init__(self, reason: Reason, detail: str) -> None:
         super().__init__(detail)
         self.reason = reason
         self.detail = detail
@@ -229,7 +248,7 @@ class Rejection(Exception):
 # ---------------------------------------------------------------- reading a document
 
 
-def parse(data):
+def parse(data: str | bytes | bytearray) -> Json:
     """JSON text or bytes -> a JSON value, the one parsing path for every document.
 
     Bytes may be UTF-8 (with or without a byte-order mark), UTF-16 or UTF-32 (as JSON allows).
@@ -257,31 +276,31 @@ class Number:
 
     __slots__ = ("text",)
 
-    def __init__(self, text):
+    def __init__(self, text: str) -> None:
         self.text = text
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return self.text
 
     __str__ = __repr__
 
 
-def _unique_keys(pairs):
+def _unique_keys(pairs: list[tuple[str, Json]]) -> dict[str, Json]:
     """A JSON object; a repeated key would hold two claims for one value."""
     out = dict(pairs)
     if len(out) != len(pairs):  # linear: one pass to find the repeated keys
-        seen, repeated = set(), set()
+        seen: set[str] = set()
+        repeated: set[str] = set()
         for key, _ in pairs:
             (repeated if key in seen else seen).add(key)
-        repeated = sorted(repeated)
-        raise Rejection(Reason.MALFORMED, f"a JSON object repeats the key(s) {_cut(repr(repeated))}")
+        raise Rejection(Reason.MALFORMED, f"a JSON object repeats the key(s) {_cut(repr(sorted(repeated)))}")
     return out
 
 
-def _no_lone_surrogates(value):
+def _no_lone_surrogates(value: Json) -> None:
     """Every string must be valid Unicode text (a lone surrogate cannot be written out), and
     every object key a string (as in JSON text; a Python dict may hold other keys)."""
-    stack = [value]
+    stack: list[Json] = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
@@ -298,7 +317,7 @@ def _no_lone_surrogates(value):
                 raise Rejection(Reason.MALFORMED, "a string holds a lone surrogate (not Unicode text)") from None
 
 
-def _field(obj, key, where):
+def _field(obj: Json, key: str, where: str) -> Json:
     if not isinstance(obj, dict):
         raise Rejection(Reason.MALFORMED, f"{where} is not a JSON object")
     if key not in obj:
@@ -306,7 +325,7 @@ def _field(obj, key, where):
     return obj[key]
 
 
-def _only_fields(obj, keys, where):
+def _only_fields(obj: Json, keys: Collection[str], where: str) -> dict[str, Json]:
     """A section such as "totals" or a chain node: a JSON object with exactly these keys."""
     if not isinstance(obj, dict):
         raise Rejection(Reason.MALFORMED, f"{where} is not a JSON object")
@@ -318,7 +337,7 @@ def _only_fields(obj, keys, where):
     return obj
 
 
-def _rational(value, where):
+def _rational(value: Json, where: str) -> Ratio:
     """A non-negative rational from its "n/d" string, as an unreduced :class:`Ratio`."""
     if isinstance(value, str) and len(value) > MAX_NUMBER_CHARS:
         raise Rejection(Reason.NOT_RATIONAL, f"{where} has {len(value)} characters: too many digits")
@@ -338,11 +357,11 @@ def _rational(value, where):
     return Ratio(num, den)
 
 
-def _integer(text):
+def _integer(text: str) -> int:
     return int(text, 16) if text.startswith("0x") else int(text)
 
 
-def _size(cert, where):
+def _size(cert: Json, where: str) -> int:
     size = _field(cert, "vocab_size", where)
     if type(size) is not int or size < 1:
         raise Rejection(Reason.TOKENS, f"{where} has vocab_size {_show(size)}")
@@ -352,7 +371,7 @@ def _size(cert, where):
 # ---------------------------------------------------------------- rows of probabilities
 
 
-def _exact_row(texts, where, size):
+def _exact_row(texts: Json, where: str, size: int) -> Row:
     """A row given as "n/d" strings, over the least common denominator of its entries."""
     if not isinstance(texts, list):
         raise Rejection(Reason.MALFORMED, f"{where} is not a list of 'n/d' strings")
@@ -362,7 +381,7 @@ def _exact_row(texts, where, size):
     return _over_common_denominator(values)
 
 
-def _over_common_denominator(values):
+def _over_common_denominator(values: list[Ratio]) -> Row:
     """Stated entries as one :class:`Row` over the least common denominator of their reduced
     forms: each entry is reduced first (one gcd on its own digits), so an entry written
     unreduced (``k/(k V)``) cannot inflate the row's denominator."""
@@ -371,7 +390,7 @@ def _over_common_denominator(values):
     return Row([v.num * (den // v.den) for v in values], den)
 
 
-def _float_row(text, where, size):
+def _float_row(text: Json, where: str, size: int) -> tuple[Row, Ratio]:
     """A row of little-endian IEEE 754 binary64 numbers (base64 text), made exact and divided
     by its exact sum, which must lie within :data:`FLOAT_ROW_TOLERANCE` of 1.
 
@@ -396,7 +415,7 @@ def _float_row(text, where, size):
     return Row(nums, total), raw_sum
 
 
-def _float64_parts(bits, where):
+def _float64_parts(bits: int, where: str) -> tuple[int, int]:
     """(mantissa, exponent) with value mantissa * 2^exponent, for a finite float >= 0."""
     sign, exponent, fraction = bits >> 63, (bits >> 52) & 0x7FF, bits & ((1 << 52) - 1)
     if exponent == 0x7FF:
@@ -408,7 +427,7 @@ def _float64_parts(bits, where):
     return (1 << 52) | fraction, exponent - 1075
 
 
-def _within_tolerance(raw_sum, where):
+def _within_tolerance(raw_sum: Ratio, where: str) -> None:
     """|raw_sum - 1| <= FLOAT_ROW_TOLERANCE, and raw_sum > 0 (integers only)."""
     tol_num, tol_den = FLOAT_ROW_TOLERANCE
     if raw_sum.num == 0 or abs(raw_sum.num - raw_sum.den) * tol_den > tol_num * raw_sum.den:
@@ -416,7 +435,7 @@ def _within_tolerance(raw_sum, where):
                                                f"{tol_num}/{tol_den} (the checker's fixed tolerance)")
 
 
-def _normalized(row, where):
+def _normalized(row: Row, where: str) -> None:
     """An exact row must sum to exactly 1."""
     if sum(row.nums) != row.den:
         raise Rejection(Reason.NOT_NORMALIZED, f"{where} sums to {_show(Ratio(sum(row.nums), row.den))}, not 1")
@@ -433,7 +452,7 @@ class Position(NamedTuple):
     TV(p, q) and whether the emitted law is p."""
 
     law: PositionLaw
-    emitted: tuple
+    emitted: tuple[list[int], int]
     alpha: Ratio
     rejection: Ratio
     normalizer: Ratio
@@ -450,12 +469,12 @@ _ACCEPT = {"coin": {"model": "continuous", "lower": None, "upper": {"source": ["
 _REJECT = {"coin": {"model": "continuous", "lower": {"source": ["masses", "accept", "q"], "strict": False}, "upper": None}}
 
 
-def _free(den, where):
+def _free(den: int, where: str) -> None:
     """No row budget: a textbook position's rows are over p's and q's common denominator, whose
     size the document paid for (:func:`_position_budget`)."""
 
 
-def _textbook_position(p, q, where):
+def _textbook_position(p: Row, q: Row, where: str) -> Position:
     """THE FRONT END of one-position, compact and chain certificates: the sampler's steps on p and
     q (normalized :class:`Row` values of one length) written as an outcome tree, walked by
     :func:`_walk` and compared with p by :func:`_law_tv`.
@@ -471,11 +490,12 @@ def _textbook_position(p, q, where):
     rows = {"p": _named(p), "q": _named(q)}
     for name, kind in (("accept", "minimum"), ("residual", "positive-part")):
         rows[name] = _named(_derive(kind, ["p", "q"], rows, size, where, _free))
-    root, nodes = [], [None]
-    for event, row, accepted in ((_ACCEPT, "accept", True), (_REJECT, "residual", False)):
+    root: list[Branch] = []
+    nodes = [Node(None, root)]  # the root, replaced below once its branches are known
+    for event, row, flag in ((_ACCEPT, "accept", True), (_REJECT, "residual", False)):
         if rows[row].cumulative[-1]:
             root.append(Branch(event, None, len(nodes)))
-            nodes.append(Node(None, [Branch({"every": row}, None, accepted)]))
+            nodes.append(Node(None, [Branch({"every": row}, None, flag)]))
     nodes[0] = Node(None, root)
     leaves, spread, _ = _walk(nodes, rows, size, where, _position_leaf, bounded=False)
     law, _, accepted = _token_law(leaves, spread, rows, size, None)
@@ -495,16 +515,16 @@ def _textbook_position(p, q, where):
 # ---------------------------------------------------------------- comparing claims
 
 
-def _equal(a, b):
+def _equal(a: Ratio, b: Ratio) -> bool:
     return a.num * b.den == b.num * a.den
 
 
-def _same(reason, where, expected, claimed):
+def _same(reason: Reason, where: str, expected: Ratio, claimed: Ratio) -> None:
     if not _equal(expected, claimed):
         raise Rejection(reason, f"{where}: expected {_show(expected)}, claimed {_show(claimed)}")
 
 
-def _claims(cert, where, keys, truth):
+def _claims(cert: Json, where: str, keys: tuple[str, ...], truth: dict[str, bool]) -> dict[str, bool]:
     """Each claim is made (true or false) and equals what the recomputed law shows."""
     claims = _only_fields(_field(cert, "claims", where), keys, f"{where}.claims")
     for key in keys:
@@ -523,14 +543,15 @@ _ROW_REASONS = {"p": Reason.INPUT, "q": Reason.INPUT, "accept": Reason.ACCEPT,
                 "residual": Reason.RESIDUAL, "emitted": Reason.EMITTED}
 
 
-def _claimed_rows(cert, where, size, every_token):
+def _claimed_rows(cert: Json, where: str, size: int, every_token: bool) -> list[tuple[int, dict[str, Ratio]]]:
     """The claimed rows: every token 0..V-1 in order, or (compact) a strictly increasing subset."""
     rows = _field(cert, "rows", where)
     if not isinstance(rows, list) or (every_token and not rows):
         raise Rejection(Reason.MALFORMED, f"{where}.rows is not a non-empty list")
     if every_token and len(rows) != size:
         raise Rejection(Reason.TOKENS, f"{where} has vocab_size {_show(size)} but {len(rows)} rows")
-    claimed, last = [], -1
+    claimed: list[tuple[int, dict[str, Ratio]]] = []
+    last = -1
     for i, row in enumerate(rows):
         here = f"{where}.rows[{i}]"
         token = _field(row, "token", here)
@@ -542,7 +563,7 @@ def _claimed_rows(cert, where, size, every_token):
     return claimed
 
 
-def _compact_inputs(cert, where, size):
+def _compact_inputs(cert: Json, where: str, size: int) -> tuple[Row, Row, dict[str, Ratio]]:
     """p and q of a compact certificate, and their raw float sums."""
     inputs = _only_fields(_field(cert, "inputs", where), ("encoding", "p", "q"), f"{where}.inputs")
     if inputs["encoding"] != COMPACT_ENCODING:
@@ -552,7 +573,7 @@ def _compact_inputs(cert, where, size):
     return p, q, {"p": p_sum, "q": q_sum}
 
 
-def _stated_characters(cert, every_token):
+def _stated_characters(cert: Json, every_token: bool) -> int:
     """The characters of a one-position certificate's stated p and q (its rows' "n/d" texts, or
     the compact inputs' base64 texts), which pay for the law's memory."""
     if every_token:
@@ -560,7 +581,7 @@ def _stated_characters(cert, every_token):
     return sum(len(cert["inputs"][k]) for k in "pq")
 
 
-def _position_budget(p, q, size, chars, where):
+def _position_budget(p: Row, q: Row, size: int, chars: int, where: str) -> None:
     """The law over D = lcm of p's and q's denominators holds V entries of D's bits in each of
     its rows: V x bits(D) is bounded by MAX_TABLE_BITS + STATED_ROW_BITS_PER_CHAR per stated
     character (checked before the law is built), so that its cost is bounded by the size."""
@@ -571,14 +592,14 @@ def _position_budget(p, q, size, chars, where):
                                           f"{MAX_TABLE_BITS} + {STATED_ROW_BITS_PER_CHAR} x (characters of p and q) bits")
 
 
-def _check_position(cert, where):
+def _check_position(cert: Json, where: str) -> Facts:
     """A one-position certificate: recompute the law from p and q, compare every claimed value."""
     size = _size(cert, where)
     every_token = cert["schema"] == CERTIFICATE_SCHEMA
     claimed = _claimed_rows(cert, where, size, every_token)
     if every_token:
         p, q = (_over_common_denominator([values[k] for _, values in claimed]) for k in "pq")
-        raw_sums = {}
+        raw_sums: dict[str, Ratio] = {}
     else:
         p, q, raw_sums = _compact_inputs(cert, where, size)
     _normalized(p, f"{where}: p")
@@ -609,7 +630,7 @@ def _check_position(cert, where):
 # ---------------------------------------------------------------- one chain step
 
 
-def _chain_rows(cert, where, size):
+def _chain_rows(cert: Json, where: str, size: int) -> tuple[list[Row], list[Ratio]]:
     """A chain's table of rows ("n/d" lists, or float64 texts divided by their sums)."""
     rows = _only_fields(_field(cert, "rows", where), ("encoding", "table"), f"{where}.rows")
     encoding, table = rows["encoding"], rows["table"]
@@ -618,7 +639,8 @@ def _chain_rows(cert, where, size):
                                        f"{EXACT_ENCODING!r} or {COMPACT_ENCODING!r}")
     if not isinstance(table, list) or not table:
         raise Rejection(Reason.MALFORMED, f"{where}.rows.table is not a non-empty list")
-    out, raw_sums = [], []
+    out: list[Row] = []
+    raw_sums: list[Ratio] = []
     for i, item in enumerate(table):
         here = f"{where}.rows.table[{i}]"
         if encoding == EXACT_ENCODING:
@@ -631,14 +653,14 @@ def _chain_rows(cert, where, size):
     return out, raw_sums
 
 
-def _row_index(node, key, table, where):
+def _row_index(node: dict[str, Json], key: str, table: list[Row], where: str) -> int:
     index = node[key]
     if type(index) is not int or not 0 <= index < len(table):
         raise Rejection(Reason.MALFORMED, f"{where}.{key} is {_show(index)}, not the index of a row of the table")
     return index
 
 
-def _check_prefix(node, expected, count, where):
+def _check_prefix(node: dict[str, Json], expected: Ids | None, count: int, where: str) -> None:
     """A node's prefix must be the next prefix the verifier can accept (breadth first)."""
     prefix = node["prefix"]
     if expected is None:
@@ -647,11 +669,11 @@ def _check_prefix(node, expected, count, where):
         raise Rejection(Reason.NODES, f"{where} has prefix {_show(prefix)}; the verifier accepts {list(expected)} next")
 
 
-def _product(a, b):
+def _product(a: Ratio, b: Ratio) -> Ratio:
     return Ratio(a.num * b.num, a.den * b.den)
 
 
-def _sum(terms, where=None):
+def _sum(terms: Iterable[Ratio], where: str | None = None) -> Ratio:
     """The exact sum of many unreduced ratios: the numerators of terms over one denominator are
     added first (one integer sum each), then the distinct denominators are merged pairwise in a
     balanced tree, so the numbers stay as small as the result needs.
@@ -660,21 +682,21 @@ def _sum(terms, where=None):
     more than :data:`MAX_MASS_BITS` bits is rejected (MALFORMED), so that a sum costs at most one
     product of bounded numbers per term.
     """
-    by_den = {}
+    by_den: dict[int, int] = {}
     for term in terms:
         by_den[term.den] = by_den.get(term.den, 0) + term.num
-    terms = [Ratio(num, den) for den, num in by_den.items()] or [Ratio(0, 1)]
-    while len(terms) > 1:
-        merged = [Ratio(a.num * b.den + b.num * a.den, a.den * b.den) for a, b in zip(terms[0::2], terms[1::2])]
+    level = [Ratio(num, den) for den, num in by_den.items()] or [Ratio(0, 1)]
+    while len(level) > 1:
+        merged = [Ratio(a.num * b.den + b.num * a.den, a.den * b.den) for a, b in zip(level[0::2], level[1::2])]
         if where is not None:
             _bounded_mass(max(merged, key=lambda r: r.den), where)
-        if len(terms) % 2:
-            merged.append(terms[-1])
-        terms = merged
-    return terms[0]
+        if len(level) % 2:
+            merged.append(level[-1])
+        level = merged
+    return level[0]
 
 
-def _bounded_mass(value, where):
+def _bounded_mass(value: Ratio, where: str) -> Ratio:
     """A re-derived mass (a reach, a branch's mass, a sum of them) of an outcome or block tree
     holds a denominator of at most :data:`MAX_MASS_BITS` bits."""
     if value.den.bit_length() > MAX_MASS_BITS:
@@ -683,13 +705,13 @@ def _bounded_mass(value, where):
     return value
 
 
-def _children(law, stops):
+def _children(law: PositionLaw, stops: frozenset[int]) -> list[int]:
     """The tokens with accept mass min(p, q)(t) > 0 that are not stop tokens: the drafts the
     verifier can accept and go on from (an accepted stop token ends the block)."""
     return [t for t, mass in enumerate(law.accept) if mass and t not in stops]
 
 
-def _stop_tokens(cert, where, size):
+def _stop_tokens(cert: Json, where: str, size: int) -> frozenset[int]:
     """A chain's stop ids (absent: none), strictly increasing ids in [0, V)."""
     stops = cert.get("stop_tokens", [])
     if not isinstance(stops, list) or any(type(t) is not int or not 0 <= t < size for t in stops) \
@@ -698,7 +720,7 @@ def _stop_tokens(cert, where, size):
     return frozenset(stops)
 
 
-def _check_chain(cert, where):
+def _check_chain(cert: Json, where: str) -> Facts:
     """One verification step over gamma drafted tokens, node by node.
 
     The verifier drafts x ~ q(. | s) at the prefix s, accepts it as at one position, and goes
@@ -743,11 +765,18 @@ def _check_chain(cert, where):
     table, raw_sums = _chain_rows(cert, where, size)
     stop_set = _stop_tokens(cert, where, size)
 
-    laws, children = {}, {}  # (p index, q index) -> PositionLaw, and its children tokens
-    order, expected_reach = [()], {(): Ratio(1, 1)}  # prefixes the verifier accepts, breadth first
-    stops = [[] for _ in range(gamma)]  # checked stop masses, by depth
-    reach_by_pair, last_by_pair = {}, {}  # checked reaches by pair of rows: all nodes; depth gamma - 1
-    ended_by_depth = [{} for _ in range(gamma)]  # checked reaches by pair, by depth + 1 of an accepted stop
+    # (p index, q index) -> its Position (with the PositionLaw), and its children tokens
+    laws: dict[tuple[int, int], Position] = {}
+    children: dict[tuple[int, int], list[int]] = {}
+    # prefixes the verifier accepts, breadth first
+    order: list[Ids] = [()]
+    expected_reach: dict[Ids, Ratio] = {(): Ratio(1, 1)}
+    stops: list[list[Ratio]] = [[] for _ in range(gamma)]  # checked stop masses, by depth
+    # checked reaches by pair of rows: all nodes; depth gamma - 1
+    reach_by_pair: dict[tuple[int, int], list[Ratio]] = {}
+    last_by_pair: dict[tuple[int, int], list[Ratio]] = {}
+    # checked reaches by pair, by depth + 1 of an accepted stop
+    ended_by_depth: list[dict[tuple[int, int], list[Ratio]]] = [{} for _ in range(gamma)]
     uncounted = 0  # children of listed nodes beyond the number of nodes listed
     for i, node in enumerate(nodes):
         here = f"{where}.nodes[{i}]"
@@ -780,10 +809,10 @@ def _check_chain(cert, where):
     if len(nodes) != len(order):
         raise Rejection(Reason.NODES, f"{where} lists {len(nodes)} nodes; the verifier accepts {len(order)} prefixes")
 
-    def passed(groups):  # sum of A(s) * alpha(s) over the nodes grouped by pair of rows
+    def passed(groups: dict[tuple[int, int], list[Ratio]]) -> Ratio:  # sum of A(s) * alpha(s) over the nodes grouped by pair of rows
         return _sum([_product(_sum(reaches), laws[pair].alpha) for pair, reaches in groups.items()])
 
-    def ended(groups):  # sum of A(s) * (accept mass on stop tokens at s), grouped by pair of rows
+    def ended(groups: dict[tuple[int, int], list[Ratio]]) -> Ratio:  # sum of A(s) * (accept mass on stop tokens at s), grouped by pair of rows
         return _sum([_product(_sum(reaches), Ratio(sum(laws[pair].law.accept[t] for t in stop_set), laws[pair].law.den))
                      for pair, reaches in groups.items()])
 
@@ -822,12 +851,15 @@ class _Named:
     the smallest id), each computed once (the argmax when first asked for)."""
 
     __slots__ = ("row", "cumulative", "_top")
+    row: Row
+    cumulative: list[int]
+    _top: int | None
 
-    def __init__(self, row):
+    def __init__(self, row: Row) -> None:
         self.row, self.cumulative, self._top = row, list(accumulate(row.nums)), None
 
     @property
-    def top(self):
+    def top(self) -> int:
         if self._top is None:
             nums = self.row.nums
             self._top = max(range(len(nums)), key=lambda i: (nums[i], -i))
@@ -837,7 +869,8 @@ class _Named:
 _named = _Named
 
 
-def _outcome_rows(cert, where, size, branches, gamma=None):
+def _outcome_rows(cert: Json, where: str, size: int, branches: int, gamma: int | None = None
+                  ) -> tuple[dict[str, _Named], dict[str, Recipe], list[str], dict[tuple[str, Ids], str]]:
     """The named rows of an outcome certificate, each re-derived from its recipe.
 
     A row is ``{"recipe": [...]}`` with ``"values"`` ("n/d" strings) only for an ``input`` row
@@ -861,7 +894,8 @@ def _outcome_rows(cert, where, size, branches, gamma=None):
     spec = _field(cert, "rows", where)
     if not isinstance(spec, dict) or not spec:
         raise Rejection(Reason.MALFORMED, f"{where}.rows is not a non-empty JSON object")
-    recipes, inputs = {}, {}
+    recipes: dict[str, Recipe] = {}
+    inputs: dict[tuple[str, Ids], str] = {}
     for name, item in spec.items():
         here = f"{where}.rows.{_cut(name)}"
         if not isinstance(item, dict) or not set(item) <= {"recipe", "values"}:
@@ -887,7 +921,7 @@ def _outcome_rows(cert, where, size, branches, gamma=None):
                                           f"input rows: more than 16 + branches // vocab_size + 8 per input row")
     budget = [MAX_TABLE_BITS + STATED_ROW_BITS_PER_CHAR * _stated_lengths(spec, recipes, size, where)]
 
-    def room(den, here):  # called before a row over ``den`` is built
+    def room(den: int, here: str) -> None:  # called before a row over ``den`` is built
         if den.bit_length() > MAX_ROW_BITS:
             raise Rejection(Reason.MALFORMED, f"{here}: a row over a common denominator of {den.bit_length()} bits "
                                               f"(outcome certificates hold rows up to {MAX_ROW_BITS} bits)")
@@ -895,7 +929,8 @@ def _outcome_rows(cert, where, size, branches, gamma=None):
         if budget[0] < 0:
             raise Rejection(Reason.MALFORMED, f"{here}: the rows hold more than {MAX_TABLE_BITS} + "
                                               f"{STATED_ROW_BITS_PER_CHAR} x (characters of stated row values) bits")
-    rows, given = {}, []
+    rows: dict[str, _Named] = {}
+    given: list[str] = []
     for name in _dependency_order(recipes, where):
         here, (kind, *args) = f"{where}.rows.{_cut(name)}", recipes[name]
         if kind in ("input", "given"):
@@ -914,7 +949,7 @@ def _outcome_rows(cert, where, size, branches, gamma=None):
     return rows, recipes, given, inputs
 
 
-def _stated_lengths(spec, recipes, size, where):
+def _stated_lengths(spec: dict[str, Json], recipes: dict[str, Recipe], size: int, where: str) -> int:
     """Every input and given row states exactly V values (checked before any row is derived, so
     that no recipe, ``uniform`` included, builds a row of a vocabulary its inputs do not have);
     returns the characters of all stated values (what pays for the rows' memory)."""
@@ -929,7 +964,7 @@ def _stated_lengths(spec, recipes, size, where):
     return chars
 
 
-def _input_key(recipe, name, size, gamma, where):
+def _input_key(recipe: Recipe, name: str, size: int, gamma: int | None, where: str) -> tuple[str, Ids]:
     """An input row's (role, prefix): ``["input", name]`` with name one of INPUT_ROWS, or in a
     block certificate ``["input", "p" or "q", [ids]]``, a prefix of at most gamma ids in [0, V)."""
     if gamma is None:
@@ -959,14 +994,14 @@ FLOAT_FORMATS = {"float16": (11, -14, 15), "bfloat16": (8, -126, 127), "float32"
                  "float64": (53, -1022, 1023)}
 
 
-def _float_format(name, where):
+def _float_format(name: Json, where: str) -> Format:
     if not isinstance(name, str) or name not in FLOAT_FORMATS:
         raise Rejection(Reason.MALFORMED, f"{where} names the float format {_show(name)}, not one of "
                                           f"{', '.join(FLOAT_FORMATS)}")
     return FLOAT_FORMATS[name]
 
 
-def _round_float(value, fmt):
+def _round_float(value: Ratio, fmt: Format) -> Ratio | None:
     """fl(value): the float of ``fmt`` nearest to the ratio ``value`` >= 0, ties to even, as a
     :class:`Ratio` (a power of two below); None when it overflows to +inf."""
     precision, emin, emax = fmt
@@ -986,14 +1021,15 @@ def _round_float(value, fmt):
     return Ratio(m << step, 1) if step >= 0 else Ratio(m, 1 << -step)
 
 
-def _rounded_row(values, den, fmt):
+def _rounded_row(values: list[int], den: int, fmt: Format) -> Row:
     """Each entry n_i / den rounded to ``fmt``, as a :class:`Row` over one power-of-two denominator."""
-    rounded = [_round_float(Ratio(n, den), fmt) for n in values]
+    # Entries here are at most 1 (rows hold probabilities): none rounds to +inf (None).
+    rounded = [cast(Ratio, _round_float(Ratio(n, den), fmt)) for n in values]
     common = max(r.den for r in rounded)
     return Row([r.num * (common // r.den) for r in rounded], common)
 
 
-def _float_sum(row, fmt):
+def _float_sum(row: Row, fmt: Format) -> Ratio | None:
     """The row's sum in ``fmt``, left to right, one rounding per addition (float16 and bfloat16:
     in a float32 accumulator, rounded once at the end), as NumPy and PyTorch sum short rows; None
     when it overflows (see :func:`_ordered_sum`)."""
@@ -1006,7 +1042,7 @@ def _float_sum(row, fmt):
 SUM_ORDERS = ("left-to-right", "tree")
 
 
-def _ordered_sum(row, tree, acc, fmt, where):
+def _ordered_sum(row: Row, tree: Json, acc: Format, fmt: Format, where: str) -> Ratio | None:
     """The float sum of ``row`` (a :class:`Row`) in the order ``tree``, evaluated exactly as IEEE
     code does: every token id of ``tree`` (a non-empty list of token ids and of such lists) is one
     entry, converted to the accumulator ``acc`` (an IEEE rounding); a list is the left-to-right
@@ -1021,7 +1057,7 @@ def _ordered_sum(row, tree, acc, fmt, where):
     seen = bytearray(size)
     overflow = False
 
-    def add(a, b):
+    def add(a: Ratio | None, b: Ratio | None) -> Ratio | None:
         nonlocal overflow
         if a is None:
             return b
@@ -1031,7 +1067,9 @@ def _ordered_sum(row, tree, acc, fmt, where):
         overflow = out is None
         return out
 
-    stack, result = [[tree, 0, None]], None  # frames: [list, next member, partial sum]
+    # frames: [list, next member, partial sum]
+    stack: list[list[Any]] = [[tree, 0, None]]
+    result: Ratio | None = None
     while stack:
         frame = stack[-1]
         members, i = frame[0], frame[1]
@@ -1061,7 +1099,7 @@ def _ordered_sum(row, tree, acc, fmt, where):
     return _round_float(result, fmt)
 
 
-def _named_sum(a, fmt, order, where):
+def _named_sum(a: _Named, fmt: Format, order: Json, where: str) -> tuple[Ratio | None, bool]:
     """The sum a ``float-divided`` recipe divides by, and whether it is stated. ``order`` is
     ``["left-to-right", accumulator]`` or ``["tree", accumulator, tree]`` (:func:`_ordered_sum`):
     re-derived; or an ``"n/d"`` string, a sum the document states (a library's own, whose order the
@@ -1078,7 +1116,7 @@ def _named_sum(a, fmt, order, where):
     return _ordered_sum(a.row, tree, acc, fmt, f"{where}.recipe sum order"), False
 
 
-def _some_float_sum(row, fmt, value, where):
+def _some_float_sum(row: _Named, fmt: Format, value: Json, where: str) -> Ratio:
     """A stated sum ``s`` of the derived row ``row`` (a library's ``r.sum()`` whose order the document
     does not name), checked as far as any order allows, which bounds it but does not derive it (the
     check reports it as a stated value): a float of ``fmt``; 0 iff the row's mass is 0; at least the
@@ -1109,15 +1147,16 @@ def _some_float_sum(row, fmt, value, where):
     return s
 
 
-def _is_float(value, fmt):
+def _is_float(value: Ratio, fmt: Format) -> bool:
     """True iff the ratio ``value`` >= 0 is a finite float of ``fmt`` (its own rounding)."""
     rounded = _round_float(value, fmt)
     return rounded is not None and rounded.num * value.den == value.num * rounded.den
 
 
-def _dependency_order(recipes, where):
+def _dependency_order(recipes: dict[str, Recipe], where: str) -> list[str]:
     """The row names, each after the rows its recipe reads (depth first, without recursion)."""
-    order, state = [], {}  # state: 1 while a row's dependencies are being visited, 2 when done
+    order: list[str] = []
+    state: dict[str, int] = {}  # state: 1 while a row's dependencies are being visited, 2 when done
     for start in recipes:
         stack = [start]
         while stack:
@@ -1127,7 +1166,7 @@ def _dependency_order(recipes, where):
                 continue
             state[name] = 1
             kind, *args = recipes[name]
-            pending = []
+            pending: list[str] = []
             for i in _RECIPE_ROWS[kind]:
                 arg = args[i]
                 if not isinstance(arg, str) or arg not in recipes:
@@ -1144,7 +1183,7 @@ def _dependency_order(recipes, where):
     return order
 
 
-def _derive(kind, args, rows, size, where, room):
+def _derive(kind: str, args: list[Json], rows: dict[str, _Named], size: int, where: str, room: Room) -> Row:
     """One recipe step on rows already derived (see :func:`_outcome_rows`), in integers;
     ``room(den, where)`` is called with the new row's denominator before its entries are built."""
     if kind == "uniform":
@@ -1225,34 +1264,34 @@ def _derive(kind, args, rows, size, where, room):
     return Row([max(x * sa - y * sb, low) for x, y in zip(a.row.nums, b.nums)], den)
 
 
-def _charged(row, where, room):
+def _charged(row: Row, where: str, room: Room) -> Row:
     room(row.den, where)
     return row
 
 
-def _constant(value, where):
+def _constant(value: Json, where: str) -> Ratio:
     """A rational constant of a tree (a coin threshold, a fixed coin, a factor, a floor), with
     numerator and denominator of at most MAX_ROW_BITS bits, as a row's entries."""
-    value = _rational(value, where)
-    if max(value.num.bit_length(), value.den.bit_length()) > MAX_ROW_BITS:
-        raise Rejection(Reason.MALFORMED, f"{where} is a rational of {value.num.bit_length()}/{value.den.bit_length()} "
+    ratio = _rational(value, where)
+    if max(ratio.num.bit_length(), ratio.den.bit_length()) > MAX_ROW_BITS:
+        raise Rejection(Reason.MALFORMED, f"{where} is a rational of {ratio.num.bit_length()}/{ratio.den.bit_length()} "
                                           f"bits (constants hold up to {MAX_ROW_BITS} bits, as rows do)")
-    return value
+    return ratio
 
 
-def _list(value, size, where):
+def _list(value: Json, size: int, where: str) -> list[Json]:
     if not isinstance(value, list) or len(value) != size:
         raise Rejection(Reason.TOKENS, f"{where} is not a list of vocab_size = {size} entries")
     return value
 
 
-def _named_row(rows, name, where):
+def _named_row(rows: dict[str, _Named], name: Json, where: str) -> _Named:
     if not isinstance(name, str) or name not in rows:
         raise Rejection(Reason.MALFORMED, f"{where} refers to row {_show(name)}, which is not listed")
     return rows[name]
 
 
-def _token(value, size, where):
+def _token(value: Json, size: int, where: str) -> int:
     if type(value) is not int or not 0 <= value < size:
         raise Rejection(Reason.TOKENS, f"{where} is {_show(value)}, not a token id in [0, {size})")
     return value
@@ -1261,13 +1300,13 @@ def _token(value, size, where):
 _COIN_GRIDS = {"float32": (24, False), "float64": (53, False), "float32-(0,1]": (24, True), "float64-(0,1]": (53, True)}
 
 
-def _less(a, b, strict):
+def _less(a: Ratio, b: Ratio, strict: bool) -> bool:
     """a < b (strict) or a <= b, for unreduced ratios with positive denominators."""
     left, right = a.num * b.den, b.num * a.den
     return left < right if strict else left <= right
 
 
-def _coin_below(model, t, strict):
+def _coin_below(model: str, t: Ratio, strict: bool) -> Ratio:
     """P(u < t) (strict) or P(u <= t), a :class:`Ratio`, for the coin ``model``: U[0,1)
     ("continuous"), a grid of multiples of 2^-b on [0, 1) or (0, 1], or "fixed:v" (u is always
     v). A grid's probability is a count of grid points: those k with k < t 2^b (strict) or
@@ -1287,7 +1326,8 @@ def _coin_below(model, t, strict):
     return Ratio(max(0, min(high, top) - low + 1), n)
 
 
-def _threshold(bound, rows, size, where, read, model, upper, stated=None):
+def _threshold(bound: Json, rows: dict[str, _Named], size: int, where: str, read: set[str], model: str, upper: bool,
+               stated: list[str] | None = None) -> tuple[Ratio, bool]:
     """A coin interval's end: ``{"source": [...], "strict": bool}``, its value re-derived; ``model``
     is the coin's, ``upper`` whether this is the upper end. A ``const`` end is the one value that is
     not re-derived: it is appended to ``stated`` (where it is, and its value), which the check reports
@@ -1311,11 +1351,11 @@ def _threshold(bound, rows, size, where, read, model, upper, stated=None):
         read.add(source[1])
         return Ratio(r.cumulative[i], r.cumulative[-1]), strict
     if kind == "masses" and len(source) == 3:  # sum(a) / sum(b)
-        a, b = _named_row(rows, source[1], where), _named_row(rows, source[2], where)
-        if b.cumulative[-1] == 0:
+        top, bottom = _named_row(rows, source[1], where), _named_row(rows, source[2], where)
+        if bottom.cumulative[-1] == 0:
             raise Rejection(Reason.MALFORMED, f"{where} divides by the mass of row {_cut(source[2])}, which is 0")
         read.update(source[1:3])
-        return Ratio(a.cumulative[-1] * b.row.den, a.row.den * b.cumulative[-1]), strict
+        return Ratio(top.cumulative[-1] * bottom.row.den, top.row.den * bottom.cumulative[-1]), strict
     if kind == "const" and len(source) == 2:
         value = _constant(source[1], f"{where} constant")
         if stated is not None:
@@ -1328,8 +1368,8 @@ def _threshold(bound, rows, size, where, read, model, upper, stated=None):
         if b.nums[x] == 0:
             raise Rejection(Reason.MALFORMED, f"{where} divides by {_cut(source[2])}[{x}] = 0")
         read.update(source[1:3])
-        value = _round_float(Ratio(a.nums[x] * b.den, a.den * b.nums[x]), fmt)
-        return (Ratio(2, 1) if value is None else value), strict
+        rounded = _round_float(Ratio(a.nums[x] * b.den, a.den * b.nums[x]), fmt)
+        return (Ratio(2, 1) if rounded is None else rounded), strict
     if kind in _GRID_TESTS and len(source) == 7:  # the passing coins are u < t: the upper end, strict
         if source[5] != model or strict != upper:  # or the failing ones, u >= t: the lower end, not strict
             raise Rejection(Reason.MALFORMED, f"{where}: a {kind} threshold counts the coins of its own grid "
@@ -1345,7 +1385,7 @@ def _threshold(bound, rows, size, where, read, model, upper, stated=None):
 _GRID_TESTS = ("float-product", "rounded-coin-ratio", "rounded-coin-product")
 
 
-def _float_product(source, rows, size, where, read):
+def _float_product(source: list[Json], rows: dict[str, _Named], size: int, where: str, read: set[str]) -> Ratio:
     """``[kind, a, b, x, format, coin, cmp]``: the threshold t with ``u < t`` exactly for the grid
     coins u that pass the float test ``kind`` (:data:`_GRID_TESTS`):
 
@@ -1370,13 +1410,13 @@ def _float_product(source, rows, size, where, read):
     wide = max(fmt, FLOAT_FORMATS["float32" if bits <= 24 else "float64"])
     read.update((a_name, b_name))
     n = 1 << bits
-    right = Ratio(a.nums[x], a.den)
+    right: Ratio | None = Ratio(a.nums[x], a.den)
     if kind == "rounded-coin-ratio":
         if b.nums[x] == 0:
             raise Rejection(Reason.MALFORMED, f"{where} divides by {_cut(b_name)}[{x}] = 0")
         right = _round_float(Ratio(a.nums[x] * b.den, a.den * b.nums[x]), fmt)  # None: +inf
 
-    def passes(k):
+    def passes(k: int) -> bool:
         if right is None:  # fl(a[x] / b[x]) = +inf: every coin passes
             return True
         if kind == "float-product":
@@ -1384,9 +1424,9 @@ def _float_product(source, rows, size, where, read):
             if value is None:
                 return False
         else:
-            value = _round_float(Ratio(k, n), fmt)  # a coin in [0, 1] never overflows
+            value = cast(Ratio, _round_float(Ratio(k, n), fmt))  # a coin in [0, 1] never overflows
             if kind == "rounded-coin-product":
-                value = _round_float(Ratio(value.num * b.nums[x], value.den * b.den), fmt)  # <= b[x] <= 1
+                value = cast(Ratio, _round_float(Ratio(value.num * b.nums[x], value.den * b.den), fmt))  # <= b[x] <= 1
         return _less(value, right, cmp == "<")
 
     lo, hi = (1, n + 1) if open_closed else (0, n)  # the first failing k lies in [lo, hi]
@@ -1399,7 +1439,8 @@ def _float_product(source, rows, size, where, read):
     return Ratio(lo, n)
 
 
-def _event_probability(event, rows, size, where, read, stated=None):
+def _event_probability(event: dict[str, Json], rows: dict[str, _Named], size: int, where: str, read: set[str],
+                       stated: list[str] | None = None) -> Ratio:
     """A branch's probability (a :class:`Ratio`) from its primitive and the rows alone; the
     names of the rows it reads are added to ``read``.
 
@@ -1459,7 +1500,7 @@ def _event_probability(event, rows, size, where, read, stated=None):
     raise Rejection(Reason.MALFORMED, f"{where} has unknown event {_show(kind)}")
 
 
-def _race_given(a, x, b, y):
+def _race_given(a: list[int], x: int, b: list[int], y: int) -> Fraction:
     """P(argmax_i b_i/E_i = y | argmax_i a_i/E_i = x), with E_i i.i.d. Exp(1) shared by both races
     (a and b: non-negative integer weights; a race depends only on their ratios).
 
@@ -1473,15 +1514,17 @@ def _race_given(a, x, b, y):
     if b[y] == 0:
         return Fraction(0)
     if x == y:
-        joint = 1 / sum(max(Fraction(a[i], a[x]), Fraction(b[i], b[x])) for i in range(len(a)))
+        joint = Fraction(1) / sum(max(Fraction(a[i], a[x]), Fraction(b[i], b[x])) for i in range(len(a)))
     else:
         lo, hi = Fraction(a[y], b[y]), (Fraction(a[x], b[x]) if b[x] else None)
         others = [i for i in range(len(a)) if i not in (x, y)]
         cuts = sorted({Fraction(a[i], b[i]) for i in others if b[i] and lo < Fraction(a[i], b[i])
                        and (hi is None or Fraction(a[i], b[i]) < hi)})
-        edges = [lo, *cuts, hi] if hi is None or lo < hi else []
+        # the pieces between consecutive edges lo, *cuts, hi (hi None: unbounded)
+        pieces: list[tuple[Fraction, Fraction | None]] = \
+            list(zip([lo, *cuts], [*cuts, hi])) if hi is None or lo < hi else []
         total = Fraction(0)
-        for left, right in zip(edges, edges[1:]):
+        for left, right in pieces:
             probe = left + 1 if right is None else (left + right) / 2  # a point inside the piece
             c = a[x] + sum(a[i] for i in others if b[i] * probe <= a[i])
             d = b[y] + sum(b[i] for i in others if b[i] * probe > a[i])
@@ -1490,7 +1533,7 @@ def _race_given(a, x, b, y):
     return joint * sum(a) / a[x]
 
 
-def _branch_shapes(nodes, where):
+def _branch_shapes(nodes: list[Json], where: str) -> int:
     """Every node is ``{"label", "reach", "branches"}`` and every branch ``{"event", "probability",
     "child"}`` with one event of a known kind; returns the number of branches (checked before any
     row is derived, so that only well-formed branches pay for derived rows)."""
@@ -1508,10 +1551,11 @@ def _branch_shapes(nodes, where):
     return count
 
 
-def _reference(recipes, name, where):
+def _reference(recipes: dict[str, Recipe], name: Json, where: str) -> str:
     """The reference row must be the target p itself, a copy or the argmax of a copy of it
     (greedy rules), or a given row (reported as trusted); returns how it derives from p."""
-    seen, path = set(), []
+    seen: set[str] = set()
+    path: list[str] = []
     while name not in seen:
         seen.add(name)
         kind, *args = recipes[name]
@@ -1529,10 +1573,12 @@ def _reference(recipes, name, where):
     raise Rejection(Reason.MALFORMED, f"{where}.reference must be p, a copy or the argmax of p, or a given row")
 
 
-def _reads(recipes, names, source="input"):
+def _reads(recipes: dict[str, Recipe], names: Iterable[str], source: str = "input") -> list[str]:
     """The input rows (or, with ``source="given"``, the given rows) that the rows ``names`` are
     derived from (their recipes, transitively)."""
-    out, stack, seen = set(), list(names), set()
+    out: set[str] = set()
+    stack = list(names)
+    seen: set[str] = set()
     while stack:
         name = stack.pop()
         if name in seen:
@@ -1545,9 +1591,10 @@ def _reads(recipes, names, source="input"):
     return sorted(out)
 
 
-def _derived_from(recipes, names):
+def _derived_from(recipes: dict[str, Recipe], names: Iterable[str]) -> list[str]:
     """The rows ``names`` and every row they are derived from (their recipes, transitively), sorted."""
-    seen, stack = set(), list(names)
+    seen: set[str] = set()
+    stack = list(names)
     while stack:
         name = stack.pop()
         if name not in seen:
@@ -1557,7 +1604,7 @@ def _derived_from(recipes, names):
     return sorted(seen)
 
 
-def _stated_sums(recipes, names, where):
+def _stated_sums(recipes: dict[str, Recipe], names: Iterable[str], where: str) -> list[str]:
     """The float sums that rows read by the tree (``names``, transitively) divide by as stated, not
     derived (a ``float-divided`` recipe whose sum is an ``"n/d"`` string), in words."""
     out = []
@@ -1569,7 +1616,7 @@ def _stated_sums(recipes, names, where):
     return out
 
 
-def _sum_orders(recipes, names):
+def _sum_orders(recipes: dict[str, Recipe], names: Iterable[str]) -> list[tuple[str, str, str, str]]:
     """The float sums that rows read by the tree (``names``, transitively) divide by, re-derived in a
     named order: (row, summed row, format, order in words), the order a modelling assumption about
     the code (which library sums in which order) that the output names."""
@@ -1585,7 +1632,7 @@ def _sum_orders(recipes, names):
     return out
 
 
-def _position_leaf(child, where):
+def _position_leaf(child: Json, where: str) -> tuple[int, bool] | None:
     """[output id, accepted]"""
     if isinstance(child, dict) and set(child) == {"leaf"} and isinstance(child["leaf"], list) \
             and len(child["leaf"]) == 2 and type(child["leaf"][0]) is int and type(child["leaf"][1]) is bool:
@@ -1597,8 +1644,8 @@ class Node(NamedTuple):
     """A node of an outcome tree, as the walk reads it: the claimed reach (an "n/d" text, or None
     in a tree the checker built itself) and its branches."""
 
-    reach: object
-    branches: list
+    reach: Json
+    branches: list["Branch"]
 
 
 class Branch(NamedTuple):
@@ -1607,18 +1654,20 @@ class Branch(NamedTuple):
     ``leaf_key``). The event ``{"every": row}`` (trees the checker builds only; no document can
     name it) is a draw of every token t of the row at once, each to the leaf (t, child)."""
 
-    event: dict
-    probability: object
-    child: object
+    event: dict[str, Json]
+    probability: Json
+    child: Json
 
 
-def _document_nodes(nodes):
+def _document_nodes(nodes: list[Json]) -> list[Node]:
     """A document's nodes (shapes checked by :func:`_branch_shapes`) as :class:`Node` values."""
     return [Node(node["reach"], [Branch(b["event"], b["probability"], b["child"]) for b in node["branches"]])
             for node in nodes]
 
 
-def _walk(nodes, rows, size, where, leaf_key, bounded=True, stated=None):
+def _walk(nodes: Sequence[Node], rows: dict[str, _Named], size: int, where: str,
+          leaf_key: Callable[[Json, str], LeafKey | None], bounded: bool = True, stated: list[str] | None = None
+          ) -> tuple[dict[LeafKey, list[Ratio]], list[tuple[Ratio, str, Json]], set[str]]:
     """THE WALK: every document kind's tree goes through it. Walk the nodes (parents first):
     re-derive each branch's probability from its primitive and the rows, check it against the
     claim (if any) and each node's branches sum to 1, and check each node's claimed reach (if
@@ -1636,9 +1685,12 @@ def _walk(nodes, rows, size, where, leaf_key, bounded=True, stated=None):
     the events read). The stated values the events use (``const`` thresholds) are appended to
     ``stated``."""
     bound = where if bounded else None
-    inflow = [[] for _ in nodes]  # re-derived reach x probability of each branch group into node i
+    # re-derived reach x probability of each branch group into node i
+    inflow: list[list[Ratio]] = [[] for _ in nodes]
     inflow[0].append(Ratio(1, 1))
-    leaves, spread, read = {}, [], set()  # leaf key -> masses; every-draws; rows the events read
+    leaves: dict[LeafKey, list[Ratio]] = {}  # leaf key -> masses
+    spread: list[tuple[Ratio, str, Json]] = []  # every-draws
+    read: set[str] = set()  # rows the events read
     for i, node in enumerate(nodes):
         here = f"{where}.nodes[{i}]"
         if not inflow[i]:
@@ -1646,8 +1698,10 @@ def _walk(nodes, rows, size, where, leaf_key, bounded=True, stated=None):
         reach = _sum(inflow[i], bound and f"{here}.reach")
         if node.reach is not None:
             _same(Reason.NODE_MASS, f"{here}.reach", reach, _rational(node.reach, f"{here}.reach"))
-        inflow[i] = None
-        probabilities, groups = [], {}  # groups: ("node", index) or ("leaf", key) -> probabilities
+        inflow[i] = []  # freed: branches lead to later nodes only, never back to node i
+        probabilities: list[Ratio] = []
+        # ("node", index) or ("leaf", key) -> probabilities: the second item an int or a LeafKey
+        groups: dict[tuple[str, Any], list[Ratio]] = {}
         for j, branch in enumerate(node.branches):
             there = f"{here}.branches[{j}]"
             if "every" in branch.event:  # a draw of every token of a row: each token's mass kept apart
@@ -1683,12 +1737,13 @@ def _walk(nodes, rows, size, where, leaf_key, bounded=True, stated=None):
     return leaves, spread, read
 
 
-def _token_law(leaves, spread, rows, size, where):
+def _token_law(leaves: dict[tuple[int, bool], list[Ratio]], spread: list[tuple[Ratio, str, Json]],
+               rows: dict[str, _Named], size: int, where: str | None) -> tuple[list[Ratio], list[Ratio], list[Ratio]]:
     """The emitted law by token, from a walk over leaves [output, accepted]: each token's masses
     summed. Returns (the law, a :class:`Ratio` per token; the masses outside [0, V) and the
     accepted leaves' masses, to be summed into the mass outside and alpha); ``where`` bounds the
     sums (None: a tree the checker built)."""
-    by_output = {}
+    by_output: dict[int, list[Ratio]] = {}
     for (output, _), masses in leaves.items():
         by_output.setdefault(output if 0 <= output < size else -1, []).extend(masses)
     accepted = [m for (_, flag), masses in leaves.items() if flag for m in masses]
@@ -1704,7 +1759,7 @@ def _token_law(leaves, spread, rows, size, where):
     return law, by_output.get(-1, []), accepted
 
 
-def _law_tv(law, reference, outside=Ratio(0, 1), where=None):
+def _law_tv(law: Sequence[Ratio], reference: Row, outside: Ratio = Ratio(0, 1), where: str | None = None) -> Ratio:
     """THE LAW COMPARISON: the total variation between a law over tokens (a :class:`Ratio` per
     token, and the mass outside [0, V)) and a reference row, (1/2) (sum_t |law(t) - ref(t)| +
     outside). The verdict of every position (one-position, compact and chain certificates' row
@@ -1720,7 +1775,7 @@ def _law_tv(law, reference, outside=Ratio(0, 1), where=None):
     return Ratio(distance.num, 2 * distance.den)
 
 
-def _check_outcome(cert, where):
+def _check_outcome(cert: Json, where: str) -> Facts:
     """One position of a verifier under an engine's rule, given as an outcome tree.
 
     The document lists the rows (each re-derived from its recipe; p and q are its inputs), the
@@ -1749,13 +1804,13 @@ def _check_outcome(cert, where):
     reference_name = _field(cert, "reference", where)
     reference = _named_row(rows, reference_name, f"{where}.reference").row
     reference_source = _reference(recipes, reference_name, where)
-    stated = []  # the const thresholds the events use
+    stated: list[str] = []  # the const thresholds the events use
     leaves, spread, read = _walk(_document_nodes(nodes), rows, size, where, _position_leaf, stated=stated)
     claimed_law = [_rational(v, f"{where}.law[{t}]") for t, v in enumerate(_list(_field(cert, "law", where), size, f"{where}.law"))]
-    law, outside, accepted = _token_law(leaves, spread, rows, size, where)  # re-derived: the claims are only compared
+    law, outside_masses, accepted = _token_law(leaves, spread, rows, size, where)  # re-derived: the claims are only compared
     for t, claimed in enumerate(claimed_law):
         _same(Reason.EMITTED, f"{where}.law[{t}]", law[t], claimed)
-    outside = _sum(outside, f"{where}.totals.out_of_range")
+    outside = _sum(outside_masses, f"{where}.totals.out_of_range")
     alpha = _sum(accepted, f"{where}.totals.alpha")
     tv = _law_tv(law, reference, outside, where)
     totals = {"alpha": alpha, "out_of_range": outside, "tv": tv}
@@ -1777,7 +1832,7 @@ def _check_outcome(cert, where):
 # ---------------------------------------------------------------- one block as an outcome tree
 
 
-def _block_leaf(child, where, size, gamma):
+def _block_leaf(child: Json, where: str, size: int, gamma: int) -> tuple[Ids, int] | None:
     """A block certificate's leaf ``{"leaf": [[ids], accepted]}``: the emitted ids (1 to gamma + 1,
     each in [0, V)) and how many of them are accepted drafts (len - 1 or len: a block ends at a
     stop token), as ((ids), accepted), or None."""
@@ -1791,7 +1846,7 @@ def _block_leaf(child, where, size, gamma):
     return tuple(_token(t, size, f"{where} id") for t in tokens), accepted
 
 
-def _stream_gap(law, targets, where, streamed):
+def _stream_gap(law: dict[Ids, Ratio], targets: dict[Ids, _Named], where: str, streamed: set[Ids]) -> Fraction:
     """The stream statement: TV between the target's joint law of gamma + 1 tokens and the
     output stream (the emitted block, continued by sampling the target after it).
 
@@ -1810,15 +1865,16 @@ def _stream_gap(law, targets, where, streamed):
     ``streamed``.
     """
     live = {tokens[:i] for tokens in law for i in range(len(tokens))}
-    taken = {}  # live prefix -> its children that are live or emitted
+    taken: dict[Ids, set[int]] = {}  # live prefix -> its children that are live or emitted
     for tokens in live | set(law):
         if tokens:
             taken.setdefault(tokens[:-1], set()).add(tokens[-1])
-    level, total = {(): Fraction(1)}, Fraction(0)
+    level: dict[Ids, Fraction] = {(): Fraction(1)}
+    total = Fraction(0)
     while level:
-        nxt = {}
+        nxt: dict[Ids, Fraction] = {}
         for prefix, gap in level.items():
-            row = None
+            row: _Named | None = None
             if gap:
                 if prefix not in targets:
                     raise Rejection(Reason.MISSING_FIELD, f"{where}: the stream's gap at prefix {_show(list(prefix))} "
@@ -1842,7 +1898,7 @@ def _stream_gap(law, targets, where, streamed):
     return total / 2
 
 
-def _check_block(cert, where):
+def _check_block(cert: Json, where: str) -> Facts:
     """One verification step over a block of gamma drafts, given as an outcome tree.
 
     As an outcome certificate (:func:`_check_outcome`: rows re-derived from recipes, every
@@ -1867,16 +1923,17 @@ def _check_block(cert, where):
         raise Rejection(Reason.MALFORMED, f"{where}.nodes is not a non-empty list")
     rows, recipes, given, inputs = _outcome_rows(cert, where, size, _branch_shapes(nodes, where), gamma)
 
-    def leaf(child, there):
+    def leaf(child: Json, there: str) -> tuple[Ids, int] | None:
         return _block_leaf(child, there, size, gamma)
     leaf.__doc__ = "[[ids], accepted]"
-    stated = []  # the const thresholds the events use
+    stated: list[str] = []  # the const thresholds the events use
     leaves, _, read = _walk(_document_nodes(nodes), rows, size, where, leaf, stated=stated)
-    law, lengths = {}, [[] for _ in range(gamma + 1)]
+    by_block: dict[Ids, list[Ratio]] = {}
+    lengths: list[list[Ratio]] = [[] for _ in range(gamma + 1)]
     for (tokens, accepted), masses in leaves.items():
-        law.setdefault(tokens, []).extend(masses)
+        by_block.setdefault(tokens, []).extend(masses)
         lengths[accepted].extend(masses)
-    law = {tokens: _sum(masses, f"{where}.law") for tokens, masses in sorted(law.items())}
+    law = {tokens: _sum(masses, f"{where}.law") for tokens, masses in sorted(by_block.items())}
     law = {tokens: mass for tokens, mass in law.items() if mass.num}
     claimed = _field(cert, "law", where)
     if not isinstance(claimed, list) or any(not isinstance(e, list) or len(e) != 2 or not isinstance(e[0], list)
@@ -1892,7 +1949,7 @@ def _check_block(cert, where):
     accepted_length = [_sum(masses, f"{where}.totals.accepted_length") for masses in lengths]
     emitted = _sum([Ratio(len(tokens) * m.num, m.den) for tokens, m in law.items()], f"{where}.totals.expected_emitted")
     targets = {prefix: rows[name] for (role, prefix), name in inputs.items() if role == "p"}
-    streamed = set()  # the prefixes whose target row the stream check reads
+    streamed: set[Ids] = set()  # the prefixes whose target row the stream check reads
     tv = _stream_gap(law, targets, where, streamed)
     tree_reads = set(_reads(recipes, read))
     totals = _only_fields(_field(cert, "totals", where), BLOCK_TOTALS, f"{where}.totals")
@@ -1918,18 +1975,18 @@ def _check_block(cert, where):
 # ---------------------------------------------------------------- documents
 
 
-_CHECKS = {CERTIFICATE_SCHEMA: _check_position, COMPACT_SCHEMA: _check_position, CHAIN_SCHEMA: _check_chain,
+_CHECKS: dict[str, Callable[[Json, str], Facts]] = {CERTIFICATE_SCHEMA: _check_position, COMPACT_SCHEMA: _check_position, CHAIN_SCHEMA: _check_chain,
            OUTCOME_SCHEMA: _check_outcome, BLOCK_SCHEMA: _check_block}
 
 
-def _check_one(cert, where):
+def _check_one(cert: Json, where: str) -> Facts:
     schema = _field(cert, "schema", where)
     if not isinstance(schema, str) or schema not in _CHECKS:
         raise Rejection(Reason.SCHEMA, f"{where} has unknown schema {_show(schema)}, expected one of {sorted(_CHECKS)}")
     return _CHECKS[schema](cert, where)
 
 
-def _check_document(doc, progress=None):
+def _check_document(doc: Json, progress: Callable[[], object] | None = None) -> list[Facts]:
     """A certificate, or a bundle of them; returns what was recomputed, one dict each.
     ``progress()`` (optional) is called after each certificate is checked."""
     if _field(doc, "schema", "document") != BUNDLE_SCHEMA:
@@ -1955,11 +2012,11 @@ def _check_document(doc, progress=None):
 
 
 #: Kinds of certificate: a bundle holds one kind (a report is about one kind of statement).
-_FAMILIES = {CERTIFICATE_SCHEMA: "position", COMPACT_SCHEMA: "position", CHAIN_SCHEMA: "chain", OUTCOME_SCHEMA: "outcome",
+_FAMILIES: dict[object, str] = {CERTIFICATE_SCHEMA: "position", COMPACT_SCHEMA: "position", CHAIN_SCHEMA: "chain", OUTCOME_SCHEMA: "outcome",
              BLOCK_SCHEMA: "block"}
 
 
-def check(document, progress=None):
+def check(document: Json, progress: Callable[[], object] | None = None) -> Verdict:
     """Re-verify a certificate or bundle: a parsed JSON value, or its JSON text or bytes.
 
     Parameters
@@ -2005,7 +2062,7 @@ def check(document, progress=None):
     return Verdict(True, None, f"re-verified {len(facts)} certificate(s)", tuple(facts))
 
 
-def read(path):
+def read(path: "str | PathLike[str]") -> bytes:
     """The bytes of ``path``, or :class:`Rejection` (UNREADABLE). Read once: check what you show."""
     try:
         with open(path, "rb") as handle:
@@ -2014,7 +2071,7 @@ def read(path):
         raise Rejection(Reason.UNREADABLE, f"cannot read {path}: {exc.strerror}") from None
 
 
-def check_file(path):
+def check_file(path: "str | PathLike[str]") -> Verdict:
     """Read ``path`` and :func:`check` its bytes; a file that cannot be read is UNREADABLE."""
     try:
         return check(read(path))
@@ -2025,7 +2082,7 @@ def check_file(path):
 # ---------------------------------------------------------------- messages
 
 
-def _show(x):
+def _show(x: object) -> str:
     """A value for a message: long ones cut, huge numbers by size (never printed in full)."""
     if isinstance(x, Fraction):
         x = Ratio(x.numerator, x.denominator)
@@ -2039,5 +2096,5 @@ def _show(x):
     return _cut(repr(x))
 
 
-def _cut(text):
+def _cut(text: str) -> str:
     return text if len(text) <= 80 else text[:80] + "..."
