@@ -168,6 +168,7 @@ def test_search_finds_the_smallest_lossy_input(files, capsys):
     (["samplers:nope", "--target", "p.json", "--draft", "q.json"], "has no function 'nope'"),
     (["samplers.verify", "--target", "p.json", "--draft", "q.json"], "is not MODULE:FUNCTION"),
     (["no_such_module:verify", "--target", "p.json", "--draft", "q.json"], "cannot import 'no_such_module'"),
+    (["missing.py:verify", "--target", "p.json", "--draft", "q.json"], "cannot load 'missing.py': no such file"),
     (["samplers:verify", "--draft", "q.json"], "give --target P and --draft Q"),
     (["samplers:verify", "--search", "--target", "p.json"], "give no --target"),
     (["samplers:verify", "--target", "p.json", "--draft", "q.json", "--array", "numpy", "--dtype", "bfloat16"],

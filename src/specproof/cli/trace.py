@@ -94,6 +94,8 @@ def _load_function(text: str):
         raise _Usage(f"{text!r} is not MODULE:FUNCTION")
     try:
         if module_name.endswith(".py") or os.sep in module_name:
+            if not Path(module_name).exists():
+                raise _Usage(f"cannot load {module_name!r}: no such file")
             spec = importlib.util.spec_from_file_location(Path(module_name).stem, module_name)
             if spec is None or spec.loader is None or not Path(module_name).is_file():
                 raise _Usage(f"cannot load {module_name!r}: not a Python file")
