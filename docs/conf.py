@@ -29,6 +29,8 @@ autosummary_generate = True
 autosummary_imported_members = False
 autodoc_default_options = {"members": True, "show-inheritance": True}
 autodoc_member_order = "bysource"
+# the tracer's NumPy stand-ins would otherwise show NumPy's docstrings, whose labels are not ours
+autodoc_inherit_docstrings = False
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 
@@ -38,3 +40,17 @@ myst_heading_anchors = 3
 html_theme = "pydata_sphinx_theme"
 html_title = f"specproof {release}"
 html_theme_options = {"navigation_with_keys": False}
+
+
+def _skip_type_aliases(app, what, name, obj, skip, options):
+    """Type aliases (``Facts = dict[str, Any]``) are not classes: autodoc cannot format them as such."""
+    import types
+    import typing
+
+    if isinstance(obj, (types.GenericAlias, typing._GenericAlias, types.UnionType)):  # noqa: SLF001
+        return True
+    return None
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_type_aliases)

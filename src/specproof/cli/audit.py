@@ -109,7 +109,7 @@ def _audit_position(p, q, rule, proposal=None) -> dict:
     }
 
 
-#: Largest V at which `audit` judges a lossy float rule against the float-ideal family (its |FAMILY| x V
+#: Largest V at which `audit` judges a lossy float rule against the float-ideal family (len(FAMILY) x V
 #: threshold roundings); past it the output says the float floor was not judged.
 FLOAT_FLOOR_MAX_V = 1024
 

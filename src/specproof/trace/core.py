@@ -260,6 +260,7 @@ def _refuser(name: str, hint: str = "") -> Callable:
                                    "functions), Python's random.random, randrange, randint, choice, choices, "
                                    "shuffle, sample and uniform (the module's and any random.Random's)")
     refuse.__name__ = name.rsplit(".", 1)[-1]
+    refuse.__doc__ = f"Refused under the tracer: {name} is not modelled (raises UnmodelledRandomness)."
     return refuse
 
 
