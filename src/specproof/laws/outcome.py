@@ -423,8 +423,15 @@ def rounded_coin_threshold(a: Fraction, b: Fraction, dtype: str, coin: "CoinMode
         def passes(u: Fraction) -> bool:
             prod = fmt.mul(fmt.round(u), b)
             return prod < a if comparison == "<" else prod <= a
-    n = 1 << coin.bits
-    first, last = (1, n + 1) if coin.open_closed else (0, n)  # the first failing k lies in [first, last]
+    return first_failing(coin.bits, coin.open_closed, passes)
+
+
+def first_failing(bits: int, open_closed: bool, passes: Callable[[Fraction], bool]) -> Fraction:
+    """K / 2^bits, K the index after the last grid coin k / 2^bits with ``passes`` (monotone: the passing
+    coins are the grid's first ones; the grid is k = 0 .. 2^bits - 1, or 1 .. 2^bits when ``open_closed``),
+    found by bisection, so that ``u < K / 2^bits`` holds exactly for the passing coins."""
+    n = 1 << bits
+    first, last = (1, n + 1) if open_closed else (0, n)  # the first failing k lies in [first, last]
     while first < last:
         mid = (first + last) // 2
         if passes(Fraction(mid, n)):

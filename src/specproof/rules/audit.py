@@ -210,16 +210,9 @@ _DERIVATIONS = {
 def _first_failing(rule: Rule, passes: Callable[[Fraction], bool]) -> Fraction:
     """The grid point after the last coin u of the rule's grid with ``passes(u)`` (monotone: the passing coins are
     the grid's first ones), so that ``u < t`` (strict) holds exactly for them."""
-    n = 1 << rule.coin.bits
-    lo, hi = (1, n) if rule.coin.open_closed else (0, n - 1)
-    first, last = lo, hi + 1
-    while first < last:
-        mid = (first + last) // 2
-        if passes(Fraction(mid, n)):
-            first = mid + 1
-        else:
-            last = mid
-    return Fraction(first, n)
+    from specproof.laws.outcome import first_failing
+
+    return first_failing(rule.coin.bits, rule.coin.open_closed, passes)
 
 
 def _rounded_coin_threshold(rows: Rows, x: int, rule: Rule) -> Fraction:
