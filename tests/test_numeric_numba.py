@@ -133,7 +133,7 @@ def test_overflowing_rejection_over_z_normalizes_the_residual_first():
     inv, c, zd = numeric_numba.coefficients(1.0, 1.0 - 1e-15, 5e-324)
     assert (inv, zd) == (1.0, 5e-324) and c == 1.0 - (1.0 - 1e-15)
     p, q, out = np.array([0.5, 0.5, 5e-324]), np.array([0.5, 0.5, 0.0]), np.empty(3)
-    numeric_numba.write(p, q, 1.0, inv, c, zd, out)
+    numeric_numba.write_row(p, q, 1.0, inv, c, zd, out)
     assert out.tolist() == [0.5, 0.5, c]
     # ordinary rows: c = (sum p - alpha) / Z / sum p, zd = 1; p == q (Z == 0): c = 0
     assert numeric_numba.coefficients(2.0, 1.0, 0.5) == (0.5, 1.0, 1.0)
@@ -284,7 +284,7 @@ def test_row_sum_within_the_stated_bound(v, x):
     exact = sum(map(Fraction, x.tolist()), Fraction(0))
     h = numeric_numba.tree_height(v)
     gamma = h * U / (1 - h * U)
-    got = Fraction(numeric_numba.row_sum(x))
+    got = Fraction(numeric_numba.kernel_row_sum(x))
     assert abs(got - exact) <= gamma * exact
     if v >= 16 and x[0] == 1.0:  # 1.0 then v - 1 entries of 2^-53: added one by one, each is lost
         sequential = 0.0

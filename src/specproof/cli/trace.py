@@ -276,7 +276,7 @@ def run(args: argparse.Namespace) -> int:
         raise _Usage(f"--gamma {args.gamma} needs [gamma + 1, V] target and [gamma, V] draft logits; got "
                      f"{list(t.shape)} and {list(d.shape)}")
     try:
-        result = hf.block_law(t, d, ensemble_weight=args.ensemble_weight, dtype=args.dtype)
+        result = hf.speculative_sampling_law(t, d, ensemble_weight=args.ensemble_weight, dtype=args.dtype)
     except ImportError as exc:  # pragma: no cover
         raise _Usage(f"specproof trace transformers needs torch and transformers: {exc}")
     out = result.as_dict()

@@ -57,7 +57,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["CHUNK", "coefficients", "law_rows", "row_sum", "tree_height", "write"]
+__all__ = ["CHUNK", "coefficients", "kernel_row_sum", "law_rows", "tree_height", "write_row"]
 
 #: Largest chunk (entries) of a row reduced before the chunk sums are added pairwise.
 CHUNK = 8192
@@ -156,7 +156,7 @@ def _first_mr(p, q, k, w, tm, tr, mn):
 
 
 @njit(**_JIT)
-def write(p, q, k, inv, c, zd, out):
+def write_row(p, q, k, inv, c, zd, out):
     """out = m inv + (r / zd) c; zd is 1.0 except where the residual is normalized first."""
     if zd == 1.0:
         for i in range(p.shape[0]):
@@ -267,7 +267,7 @@ def law_rows(p, q, r0, r1, tol, dist, alpha, z):
         if not least >= 0.0:  # min(p, q k) < 0 iff p or q has a negative entry (the NumPy path's test)
             return r
         inv, c, zd = coefficients(sp, a, zb)
-        write(pr, qr, k, inv, c, zd, dist[r])
+        write_row(pr, qr, k, inv, c, zd, dist[r])
         alpha[r] = a / sp
         z[r] = zb / sp
     return -1
@@ -282,6 +282,6 @@ def _row_sum(x):
                  np.empty((3, 8)), np.empty((3, 8)))[0]
 
 
-def row_sum(x: np.ndarray) -> float:
+def kernel_row_sum(x: np.ndarray) -> float:
     """The kernel's sum of one row (its summation tree; for tests of the bound)."""
     return float(_row_sum(np.ascontiguousarray(x, dtype=np.float64)))
