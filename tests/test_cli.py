@@ -63,7 +63,7 @@ def test_prove_all_writes_and_summarizes(tmp_path, capsys, monkeypatch):
     quick = {k: theorems.THEOREMS[k] for k in ("seed_cases", "real_phone_lm")}
     monkeypatch.setattr(theorems, "THEOREMS", quick)
     monkeypatch.setattr(cli.prove, "_EXACT_EDGE_CASES", ("disjoint supports",))  # the quickest traced input
-    assert main(["prove", "--out", str(tmp_path)]) == 0
+    assert main(["prove", "--out", str(tmp_path), "--jobs", "1"]) == 0  # worker processes: the test below
     out = capsys.readouterr().out
     assert "2 of 2 theorems proved" in out
     if importlib.util.find_spec("transformers") is not None:  # a measured finding about the installed library
@@ -482,8 +482,8 @@ def test_json_output_of_check_and_crosscheck(tmp_path, capsys):
 
 
 def test_prove_all_in_one_process_and_in_worker_processes_writes_the_committed_files(tmp_path, capsys, monkeypatch):
-    # the theorems run in worker processes (default --jobs 2, test_prove_all_writes_and_summarizes
-    # and the text table) or in this one (--jobs 1, with --json): both write exactly the committed
+    # the theorems run in worker processes (--jobs 2, the default, with the text table) or in this
+    # one (--jobs 1, with --json): both write exactly the committed
     # bytes, keep the summary order, print one progress line per task and a time per theorem
     from pathlib import Path
 
@@ -527,7 +527,7 @@ def test_json_output_of_prove_all_and_errors(tmp_path, capsys, monkeypatch):
 
     monkeypatch.setattr(theorems, "THEOREMS", {"seed_cases": theorems.THEOREMS["seed_cases"]})
     monkeypatch.setattr(cli.prove, "_EXACT_EDGE_CASES", ("disjoint supports",))
-    assert main(["prove", "--out", str(tmp_path), "--json"]) == 0
+    assert main(["prove", "--out", str(tmp_path), "--json", "--jobs", "1"]) == 0
     captured = capsys.readouterr()
     out = json.loads(captured.out)  # exactly one object: json.loads refuses anything after it
     assert out["proved"] is True and [t["theorem"] for t in out["theorems"]] == ["seed_cases"]

@@ -85,6 +85,7 @@ def test_deterministic(doc):
     assert json.dumps(again, sort_keys=True) == json.dumps(doc, sort_keys=True)
 
 
+@pytest.mark.slow  # three interpreters, each proving every step again; test_deterministic above is the quick guard
 def test_deterministic_across_hash_seeds():
     code = (
         "import json; from specproof.certify.symbolic_proof import prove_every_v; "
