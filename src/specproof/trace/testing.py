@@ -507,8 +507,8 @@ def _argue_floor(result: Comparison, sampler: Callable[..., Any], target: Any, d
     verdict = {"float artefact": "float-faithful", "fault": "lossy", "not made": "undecided"}[argued.outcome]
     arithmetic = result.arithmetic
     if verdict == "float-faithful":
-        arithmetic = (f"the same code re-traced on the same rows in {argued.wide} (a float artefact: its TV fell with "
-                      f"the unit roundoff; not a member of the family)")
+        arithmetic = (f"the same code re-traced on the same rows' laws in {argued.wide} (a float artefact: its TV fell "
+                      f"with the unit roundoff; not a member of the family)")
     return dataclasses.replace(result, verdict=verdict, arithmetic=arithmetic, floor=argued)
 
 
@@ -648,7 +648,10 @@ def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, gam
 def _passed_line(result: Comparison) -> str:
     """What a passing :func:`assert_lossless` passed, in one line (pytest's "specproof verdicts")."""
     line = f"{result.verdict}, TV {number_text(result.tv)} from the target's law"
-    if result.verdict == "float-faithful":
+    if result.verdict == "float-faithful" and result.floor is not None:
+        line += (f" (a float floor by re-tracing the same code in {result.floor.wide}: TV "
+                 f"{number_text(result.floor.tv_wide)} there)")
+    elif result.verdict == "float-faithful":
         line += f" (the float floor of {result.arithmetic})"
     elif result.verdict == "lossy":
         line += f" (within max_tv; TV {number_text(result.tv_from_float_ideal)} from {result.arithmetic})"
