@@ -149,3 +149,93 @@ def test_widen_gives_each_probability_row_its_law_in_float64_and_logits_their_ex
     assert floor.widen(lambda prefix: torch.tensor([0.5, 0.5]))(()).dtype == torch.float64
     assert floor.row_format([0.5, 0.5]) == "float64" and floor.row_format(P) == "float32"
     assert floor.gross_threshold("float32") == F(1, 2 ** 12) and floor.gross_threshold("bfloat16") == F(1, 64)
+
+
+def test_a_match_rule_drawing_the_target_token_by_inverse_cdf_is_float_faithful():
+    def match(p, q):  # draft x ~ q, the target's token y by an inverse CDF on a coin; emit y (x accepted iff x == y)
+        int(torch.multinomial(q, 1))
+        y = torch.searchsorted(torch.cumsum(p, 0), torch.rand(()), right=True)
+        return int(y.clamp(max=len(p) - 1))
+
+    c = compare(match, P, Q)
+    assert c.verdict == "float-faithful" and c.floor.outcome == "float artefact"
+    assert c.tv == F(75497475, 2251799897571328)  # 3.4e-8: the float32 cumsum
+    assert c.floor.tv_wide == F(724775733, 9671406556917034202955776)  # 7.5e-17
+
+
+def block_step(p_rows, q_rows, drop_min_p_at=None):
+    """A block of gamma drafts, min-p applied to each target row inside (``drop_min_p_at``: not at that position)."""
+    out = []
+    for i in range(len(q_rows)):
+        t = p_rows[i] if i == drop_min_p_at else min_p(p_rows[i])
+        q = q_rows[i]
+        x = int(torch.multinomial(q, 1))
+        if torch.rand(()) < t[x] / q[x]:
+            out.append(x)
+            continue
+        return (*out, int(torch.multinomial(torch.clamp(t - q, min=0), 1)))
+    return (*out, int(torch.multinomial(min_p(p_rows[-1]), 1)))
+
+
+def test_a_block_with_min_p_inside_against_its_plain_sampler():
+    rows, drafts = torch.stack([P, P, P]), torch.stack([Q, Q])
+    c = compare(block_step, rows, drafts, reference=plain)
+    assert c.gamma == 2 and c.verdict == "float-faithful" and c.floor.outcome == "float artefact"
+    assert c.tv == F(1, 201326595)
+    assert c.floor.tv_wide == F(4503599426043905, 121694457621910022543683507716096)
+    bad = compare(lambda a, b: block_step(a, b, drop_min_p_at=1), rows, drafts, reference=plain)
+    assert bad.verdict == "lossy" and bad.floor is None
+    # 0.053: at position 1 the step emits id 2, which min-p removes (all of the TV is outside the plain law's support)
+    assert bad.tv == bad.outside_support == F(40297527495627509835, 755578659777141538816)
+
+
+def test_numpy_code_on_float32_arrays():
+    np = pytest.importorskip("numpy")
+
+    def np_posterior(p, q, rng, k=2):
+        row = p.copy()
+        for c in np.argsort(-q, kind="stable")[:k]:
+            if rng.random() <= row[c]:
+                return int(c)
+            row[c] = 0
+            row = row / row.sum()
+        return int(rng.choice(len(row), p=row / row.sum()))
+
+    p, q = np.array([0.6, 0.3, 0.1], dtype=np.float32), np.array([0.2, 0.5, 0.3], dtype=np.float32)
+    c = compare(np_posterior, p, q, numpy_rng="rng")
+    assert c.verdict == "float-faithful" and c.floor.outcome == "float artefact"
+    assert c.tv == F(31525198733770757, 1208925864650625448411136)
+
+
+def test_the_command_line_says_which_argument_was_used(tmp_path, monkeypatch, capsys):
+    import json
+    import textwrap
+
+    from specproof.cli import main
+
+    (tmp_path / "eagle_like.py").write_text(textwrap.dedent('''
+        import random
+        import torch
+
+        def posterior(p, q, k=2):
+            row = p.clone()
+            for c in torch.topk(q, k).indices.tolist():
+                if random.random() <= row[c]:
+                    return c
+                row[c] = 0
+                row = row / row.sum()
+            return int(torch.multinomial(row, 1))
+    '''))
+    (tmp_path / "p.json").write_text("[0.6, 0.3, 0.1]")
+    (tmp_path / "q.json").write_text("[0.2, 0.5, 0.3]")
+    monkeypatch.chdir(tmp_path)
+    args = ["trace", "python", "eagle_like.py:posterior", "--target", "p.json", "--draft", "q.json"]
+    assert main([*args, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "float-faithful" and out["floor"]["argument"] == "widening"
+    assert out["floor"]["outcome"] == "float artefact" and out["floor"]["wide"] == "float64"
+    assert out["floor"]["tv"] == out["tv"] == "31525198733770757/1208925864650625448411136"
+    assert main(args) == 0
+    assert "float floor by re-tracing in float64" in capsys.readouterr().out
+    assert main([*args, "--dtype", "float64"]) == 1  # float64 rows: nothing wider, undecided
+    assert "UNDECIDED" in capsys.readouterr().out
