@@ -33,7 +33,8 @@ import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, Iterator
+from types import FrameType
+from typing import Any, Callable, Collection, Iterator
 
 from specproof.report.transcript import number_text
 
@@ -84,9 +85,10 @@ class FloorArgument:
         """The argument in one line, as reports print it."""
         if self.outcome == "not made":
             return f"float floor not argued (TV {number_text(self.tv)}): {self.reason}"
+        wide = "?" if self.tv_wide is None else number_text(self.tv_wide)
+        needs = "" if self.threshold is None else f" (a float artefact needs <= {float(self.threshold):.3g})"
         return (f"float floor by re-tracing in {self.wide}: TV {number_text(self.tv)} with {self.narrow} rows, "
-                f"{number_text(self.tv_wide)} on the same rows' laws in {self.wide} (a float artefact needs "
-                f"<= {float(self.threshold):.3g}): {self.reason}")
+                f"{wide} on the same rows' laws in {self.wide}{needs}: {self.reason}")
 
 
 def _precision(fmt: str) -> int:
@@ -212,7 +214,8 @@ def code_of(f: Any) -> set[Any]:
     """The code objects of a callable (a function, a lambda, a bound method, a ``functools.partial``, an
     object with ``__call__``), to tell the sampler's own calls from the tracer's."""
     codes = set()
-    for g in (f, getattr(f, "func", None), getattr(f, "__func__", None), getattr(type(f), "__call__", None)):
+    call = type(f).__dict__.get("__call__") if not isinstance(f, type) else None  # an object with __call__
+    for g in (f, getattr(f, "func", None), getattr(f, "__func__", None), call):
         code = getattr(g, "__code__", None)
         if code is not None:
             codes.add(code)
@@ -222,10 +225,10 @@ def code_of(f: Any) -> set[Any]:
 _OUTSIDE = ("/specproof/", "/torch/", "/contextlib.py", "/functools.py", "/copy.py", "<frozen")
 
 
-def _sampler_site(codes: set[Any]) -> str | None:
+def _sampler_site(codes: Collection[Any]) -> str | None:
     """``file:line`` of the innermost frame outside specproof and torch, if it runs inside the sampler (a
     frame of one of ``codes`` at or beyond it; any frame when ``codes`` is empty), else None."""
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     site = None
     while frame is not None:
         name = frame.f_code.co_filename.replace("\\", "/")
@@ -240,7 +243,7 @@ def _sampler_site(codes: set[Any]) -> str | None:
 
 
 @contextmanager
-def widened(codes: set[Any] = frozenset()) -> Iterator[list[str]]:
+def widened(codes: Collection[Any] = frozenset()) -> Iterator[list[str]]:
     """PyTorch's default dtype float64 for the duration (if torch is imported), and a function mode that
     lists every torch call in the sampler's code (run inside a frame of ``codes``) that returned a floating
     tensor narrower than float64 (``"float32 from rand at file.py:12"``): the code did not compute in the
@@ -275,7 +278,7 @@ def widened(codes: set[Any] = frozenset()) -> Iterator[list[str]]:
 
 
 def argue(tv: Fraction, target: Any, draft: Any, retrace: Callable[[Any, Any], tuple[Fraction, int]],
-          errors: tuple[type[BaseException], ...], codes: set[Any] = frozenset()) -> FloorArgument:
+          errors: tuple[type[BaseException], ...], codes: Collection[Any] = frozenset()) -> FloorArgument:
     """Make the widening argument for a TV ``tv`` measured on ``target``/``draft``.
 
     Parameters
