@@ -732,7 +732,9 @@ def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_v
     Pairs (p, q) are tried by vocabulary size V = 2..``max_vocab``, then by the larger of their
     denominators (1..``max_denominator``), then in order; each row is given to the sampler as a
     tensor (or array) of ``dtype`` (so 1/3 arrives as fl(1/3)), the same row at every position of
-    a block of ``gamma`` drafts. ``float-faithful`` pairs are not counterexamples.
+    a block of ``gamma`` drafts. ``float-faithful`` pairs are not counterexamples (by the family, or argued
+    by re-tracing in float64: :mod:`specproof.trace.floor`), nor are ``undecided`` ones (a small TV the
+    argument could not be made for, as on float64 rows: the search goes on past them).
 
     Parameters
     ----------
