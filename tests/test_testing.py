@@ -401,14 +401,19 @@ def test_search_lossy_with_a_reference_finds_the_smallest_differential_differenc
     found = search_lossy(lambda p, q: _step_min_p(p, q, drop=True), max_vocab=2, max_denominator=4,
                          reference=_plain_min_p)
     assert found is not None and "differential" in found.comparison.arithmetic
-    # the first difference is a float floor, which the differential test does not separate: on p = fl32(1/3, 2/3),
-    # q = (0, 1) min_p keeps both tokens (fl32(2/3) = 2 fl32(1/3)); the step accepts id 1 w.p. fl32(2/3) (a grid
-    # point), the plain sampler draws it w.p. fl32(2/3) / (1 + 2^-25) (the row's exact sum): TV 1 / (3 2^24)
-    assert (found.p, found.q) == ((F(1, 3), F(2, 3)), (F(0), F(1)))
-    assert found.comparison.tv == F(1, 3 * 2 ** 24) and found.pairs == 16
-    # without the reference the same pair is float-faithful (the plain sampler is what differs)
+    # the first difference is the fault: p = (1/4, 3/4), q = (0, 1): min_p removes id 0, which the step still emits
+    # through its residual; the float floor before it (p = fl32(1/3, 2/3), q = (0, 1), pair 16: min_p keeps both
+    # tokens, the step accepts id 1 w.p. fl32(2/3), a grid point, the plain sampler draws it w.p. fl32(2/3) /
+    # (1 + 2^-25), the row's exact sum: TV 1 / (3 2^24)) is argued a float artefact by re-tracing in float64
+    assert (found.p, found.q) == ((F(1, 4), F(3, 4)), (F(0), F(1)))
+    assert found.comparison.tv == F(1, 4) and found.pairs == 36 and found.comparison.floor is None
+    floored = compare(lambda p, q: _step_min_p(p, q, drop=True), torch.tensor([1 / 3, 2 / 3]), torch.tensor([0.0, 1.0]),
+                      reference=_plain_min_p)
+    assert floored.verdict == "float-faithful" and floored.tv == F(1, 3 * 2 ** 24)
+    assert floored.floor.argument == "widening" and floored.floor.tv_wide == F(1, 27021597764222976)  # 1 / (3 2^53)
+    # without the reference the same pair is float-faithful by the family (the plain sampler is what differs)
     alone = compare(lambda p, q: _step_min_p(p, q, drop=True), torch.tensor([1 / 3, 2 / 3]), torch.tensor([0.0, 1.0]))
-    assert alone.verdict == "float-faithful"
+    assert alone.verdict == "float-faithful" and alone.floor is None
     # the fault itself, on a dyadic row: min_p removes id 0 (1/4 < 3/8), which the step still emits
     p, q = torch.tensor([0.25, 0.75]), torch.tensor([0.5, 0.5])
     wrong = compare(lambda a, b: _step_min_p(a, b, drop=True), p, q, reference=_plain_min_p)

@@ -27,8 +27,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "trace", help="the exact law of a real library's speculative sampler, by controlled re-execution",
         description="Run a library's verifier under specproof.trace.tracer (every random number supplied by specproof) "
         "and print the exact law of the emitted block, its exact TV from the target's joint law and a verdict "
-        "(lossless, float-faithful or lossy). Exit 0 lossless or float-faithful, 1 lossy (--strict: float-faithful "
-        "too), 2 usage or bad input.")
+        "(lossless, float-faithful or lossy; undecided where a small TV could not be argued a float floor). Exit 0 "
+        "lossless or float-faithful, 1 lossy or undecided (--strict: float-faithful too), 2 usage or bad input.")
     lib = tc.add_subparsers(dest="library", required=True, metavar="LIBRARY")
     hf = lib.add_parser(
         "transformers", help="transformers.generation.utils._speculative_sampling (needs torch and transformers)",
@@ -53,8 +53,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "path to a .py file), on the rows of P and Q (the formats of `prove`; [V] for one position, [gamma + 1, V] "
         "and [gamma, V] for a block) given as tensors (or arrays) of --dtype. Prints the verdict: lossless (the "
         "target's law exactly), float-faithful (exactly a correct float implementation: its TV from p is the float "
-        "floor) or lossy, the exact TVs and the arithmetic matched. Exit 0 lossless or float-faithful (--strict: "
-        "lossless only), 1 lossy, 2 usage or bad input.")
+        "floor; or, for code outside the family and with --reference, the same code re-traced on the rows' laws in "
+        "float64, its TV falling with the unit roundoff), lossy, or undecided (a small TV that could not be argued "
+        "either way), the exact TVs and the argument used. Exit 0 lossless or float-faithful (--strict: "
+        "lossless only), 1 lossy or undecided, 2 usage or bad input.")
     py.add_argument("function", metavar="MODULE:FUNCTION", help="e.g. mysampler:verify or path/to/file.py:verify")
     py.add_argument("--target", metavar="P", help="target rows: [V] or [gamma + 1, V]")
     py.add_argument("--draft", metavar="Q", help="draft rows: [V] or [gamma, V]")
@@ -129,7 +131,20 @@ def _comparison_json(result) -> dict:
             "law": {key(o): ff(m) for o, m in result.law.items()}, "differing": rows(result.differing),
             "member_differing": rows(result.member_differing), "runs": result.trace.runs,
             "control": getattr(result.trace, "control", ""),
-            "assumptions": list(result.trace.assumptions), "caveats": list(result.caveats)}
+            "assumptions": list(result.trace.assumptions), "caveats": list(result.caveats),
+            "floor": _floor_json(getattr(result, "floor", None))}
+
+
+def _floor_json(floor) -> dict | None:
+    """The widening argument of a small TV (``specproof.trace.floor``), or None when none was made."""
+    from specproof.laws.rational import format_fraction as ff
+
+    if floor is None:
+        return None
+    return {"argument": floor.argument, "outcome": floor.outcome, "narrow": floor.narrow, "wide": floor.wide,
+            "tv": ff(floor.tv), "tv_wide": None if floor.tv_wide is None else ff(floor.tv_wide),
+            "threshold": None if floor.threshold is None else ff(floor.threshold), "reason": floor.reason,
+            "runs": floor.runs}
 
 
 def _file_dtype(path: str | None, dist) -> str | None:

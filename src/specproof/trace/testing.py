@@ -195,8 +195,11 @@ class Comparison:
 
     Attributes
     ----------
-    verdict : {"lossless", "float-faithful", "lossy"}
-        See :mod:`specproof.rules.faithful`.
+    verdict : {"lossless", "float-faithful", "lossy", "undecided"}
+        See :mod:`specproof.rules.faithful`; ``float-faithful`` either by the family (``floor`` None) or by
+        re-tracing the code on the same rows in float64 (``floor``, :mod:`specproof.trace.floor`);
+        ``undecided``: the TV is small enough to be a float floor, the family does not explain it, and the
+        widening argument could not be made (``floor.reason`` says why).
     tv : Fraction
         Exact TV from the target's law (a block: the stream's first gamma + 1 tokens against the
         target's joint law).
@@ -220,6 +223,9 @@ class Comparison:
         How many other float-ideal members give the same law (see :class:`~specproof.rules.faithful.Judgement`).
     degenerate : bool
         A target row was degenerate (NaN, inf, all zero): no valid law, every output a fault.
+    floor : FloorArgument or None
+        The widening argument (:class:`specproof.trace.floor.FloorArgument`: which argument, the exact TV
+        as given and re-traced in float64, and the reason), when it was made or tried; None otherwise.
     """
 
     verdict: str
@@ -236,6 +242,7 @@ class Comparison:
     caveats: tuple[str, ...] = ()
     equivalents: int = 0
     degenerate: bool = False
+    floor: Any = None
 
     def report(self, *, command_line: bool = False) -> str:
         """The comparison in at most about 20 lines: verdict, TVs, the outputs that differ.
@@ -277,7 +284,13 @@ def verdict_lines(judged: Any) -> list[str]:
     ``degenerate``).
     """
     lines = []
-    if judged.verdict == "float-faithful":
+    floor = getattr(judged, "floor", None)
+    if floor is not None:
+        lines.append(f"  {floor.line()}")
+        if judged.verdict != "float-faithful" and not judged.arithmetic.startswith("differential"):
+            lines.append(f"  TV from the nearest correct float implementation {number_text(judged.tv_from_float_ideal)}: "
+                         f"{judged.arithmetic}")
+    elif judged.verdict == "float-faithful":
         lines.append(f"  equals the textbook verifier with {judged.arithmetic} exactly: the TV is its float floor")
         if judged.equivalents:
             lines.append(f"  ({judged.equivalents} other arithmetic(s) of the family give the same law on these rows)")
@@ -328,7 +341,7 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
             reference: Any = None, numpy_rng: str | None = None, key: Callable[[Any], Any] | None = None,
             max_runs: int = 200_000, check_pieces: bool = True, exponential_zeros: bool = False,
             progress: Callable[[int], Any] | bool | None = None, read_thresholds: bool = True,
-            pushforward: bool = True, max_seconds: float | None = None,
+            pushforward: bool = True, max_seconds: float | None = None, widen: bool = True,
             _count_equivalents: bool = True) -> Comparison:
     """Trace ``sampler(target, draft)`` and judge its exact law; never raises on a difference.
 
@@ -365,6 +378,15 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
     progress : callable or bool, optional
         Called with 1 after each run of the sampler; True shows a progress bar on standard error
         (tqdm, only on a terminal).
+    widen : bool, optional
+        Default True: a ``lossy`` verdict with a small TV (at most
+        :func:`specproof.trace.floor.gross_threshold` of the rows' format, nothing outside the target's
+        support), against the target's law or a callable ``reference``, is argued again by re-tracing the
+        same code (and the reference) on the same rows widened to float64, PyTorch's default dtype float64
+        (:mod:`specproof.trace.floor`): a TV that falls with the unit roundoff is a float artefact
+        (``float-faithful``), one that does not is ``lossy``; where the argument cannot be made
+        (rows already float64, code that raises or keeps a narrower format on float64 rows) the
+        verdict is ``undecided``. ``Comparison.floor`` says which argument was used. False: no re-trace.
 
     Returns
     -------
@@ -432,15 +454,62 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
                                  "not a sequence of 1 to gamma + 1 tokens: it verifies one position; trace it "
                                  "without gamma")
     if callable(reference):
-        return _differential(traced, reference, target, draft, gamma, numpy_rng, max_runs, check_pieces)
-    if reference is not None:
+        result = _differential(traced, reference, target, draft, gamma, numpy_rng, max_runs, check_pieces)
+    elif reference is not None:
         want = _expected(reference)
         tv, diff = law_difference(traced.law, want)
         return Comparison("lossless" if not diff else "lossy", tv, tv, "not compared: an expected law was given",
                           traced.law, want, diff, [], Fraction(0), gamma, traced)
-    j = judge(traced.law, target, draft, gamma=gamma, count_equivalents=_count_equivalents)
-    return Comparison(j.verdict, j.tv, j.tv_from_float_ideal, j.arithmetic, traced.law, j.reference, j.differing,
-                      j.member_differing, j.outside_support, gamma, traced, j.caveats, j.equivalents, j.degenerate)
+    else:
+        j = judge(traced.law, target, draft, gamma=gamma, count_equivalents=_count_equivalents)
+        result = Comparison(j.verdict, j.tv, j.tv_from_float_ideal, j.arithmetic, traced.law, j.reference,
+                            j.differing, j.member_differing, j.outside_support, gamma, traced, j.caveats,
+                            j.equivalents, j.degenerate)
+    if widen:
+        result = _argue_floor(result, sampler, target, draft, gamma, reference,
+                              dict(numpy_rng=numpy_rng, key=key, max_runs=max_runs, check_pieces=check_pieces,
+                                   exponential_zeros=exponential_zeros, read_thresholds=read_thresholds,
+                                   pushforward=pushforward, max_seconds=max_seconds))
+    return result
+
+
+def _argue_floor(result: Comparison, sampler: Callable[..., Any], target: Any, draft: Any, gamma: int | None,
+                 reference: Any, options: dict) -> Comparison:
+    """A small ``lossy`` TV argued by re-tracing in float64 (:mod:`specproof.trace.floor`): the verdict
+    becomes ``float-faithful`` (it fell with the unit roundoff), stays ``lossy`` (it did not) or becomes
+    ``undecided`` (the argument could not be made); a gross TV, an output outside the target's support or
+    a degenerate row keep ``lossy`` without a re-trace."""
+    import dataclasses
+
+    from specproof.rules.faithful import judge
+    from specproof.trace import floor
+
+    if result.verdict != "lossy" or result.degenerate or result.outside_support or result.tv == 0:
+        return result
+    fmt = floor.row_format(target)
+    if result.tv > floor.gross_threshold(fmt or "float64", floor.sum_error(target, draft)):
+        return result
+
+    def retrace(wide_target: Any, wide_draft: Any) -> tuple[Fraction, int]:
+        wide = trace(sampler, (wide_target, wide_draft), **options)
+        if callable(reference):
+            c = _differential(wide, reference, wide_target, wide_draft, gamma, options["numpy_rng"],
+                              options["max_runs"], options["check_pieces"])
+            return c.tv, c.trace.runs
+        j = judge(wide.law, wide_target, None, gamma=gamma)
+        if j.outside_support:
+            raise SpecProofError(f"on float64 rows the code emits outputs the target gives probability 0 "
+                                 f"(mass {number_text(j.outside_support)})")
+        return j.tv, wide.runs
+
+    codes = floor.code_of(sampler) | (floor.code_of(reference) if callable(reference) else set())
+    argued = floor.argue(result.tv, target, draft, retrace, (SpecProofError,), codes)
+    verdict = {"float artefact": "float-faithful", "fault": "lossy", "not made": "undecided"}[argued.outcome]
+    arithmetic = result.arithmetic
+    if verdict == "float-faithful":
+        arithmetic = (f"the same code re-traced on the same rows' laws in {argued.wide} (a float artefact: its TV fell "
+                      f"with the unit roundoff; not a member of the family)")
+    return dataclasses.replace(result, verdict=verdict, arithmetic=arithmetic, floor=argued)
 
 
 def _differential(traced: Trace, plain: Callable[..., Any], target: Any, draft: Any, gamma: int | None,
@@ -579,7 +648,10 @@ def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, gam
 def _passed_line(result: Comparison) -> str:
     """What a passing :func:`assert_lossless` passed, in one line (pytest's "specproof verdicts")."""
     line = f"{result.verdict}, TV {number_text(result.tv)} from the target's law"
-    if result.verdict == "float-faithful":
+    if result.verdict == "float-faithful" and result.floor is not None:
+        line += (f" (a float floor by re-tracing the same code in {result.floor.wide}: TV "
+                 f"{number_text(result.floor.tv_wide)} there)")
+    elif result.verdict == "float-faithful":
         line += f" (the float floor of {result.arithmetic})"
     elif result.verdict == "lossy":
         line += f" (within max_tv; TV {number_text(result.tv_from_float_ideal)} from {result.arithmetic})"
@@ -660,7 +732,9 @@ def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_v
     Pairs (p, q) are tried by vocabulary size V = 2..``max_vocab``, then by the larger of their
     denominators (1..``max_denominator``), then in order; each row is given to the sampler as a
     tensor (or array) of ``dtype`` (so 1/3 arrives as fl(1/3)), the same row at every position of
-    a block of ``gamma`` drafts. ``float-faithful`` pairs are not counterexamples.
+    a block of ``gamma`` drafts. ``float-faithful`` pairs are not counterexamples (by the family, or argued
+    by re-tracing in float64: :mod:`specproof.trace.floor`), nor are ``undecided`` ones (a small TV the
+    argument could not be made for, as on float64 rows: the search goes on past them).
 
     Parameters
     ----------
