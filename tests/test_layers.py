@@ -23,7 +23,6 @@ KNOWN_UPWARD = {
     ("laws/relaxed.py", "rules"),
     ("laws/typical.py", "certify"),
     ("certify/theorems.py", "report"),
-    ("trace/testing.py", "report"),
     ("corpus/cli.py", "cli"),
 }
 

@@ -36,7 +36,7 @@ from fractions import Fraction
 from types import FrameType
 from typing import Any, Callable, Collection, Iterator
 
-from specproof.report.transcript import number_text
+from specproof.laws.numtext import number_text
 
 __all__ = ["FloorArgument", "argue", "code_of", "gross_threshold", "row_format", "sum_error", "widen", "widened"]
 

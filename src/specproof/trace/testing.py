@@ -34,7 +34,7 @@ from typing import Any, Callable, Mapping
 
 from specproof.errors import InvalidDistribution, SpecProofError, renamed
 from specproof.trace import _passed
-from specproof.report.transcript import number_text
+from specproof.laws.numtext import number_text
 from specproof.trace.tracer import SamplerRaised, Trace, UncontrolledRandomness, UnmodelledRandomness, trace
 
 __all__ = ["Comparison", "compare", "assert_law", "assert_lossless", "law_difference", "LossyInput",
