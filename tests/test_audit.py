@@ -506,7 +506,7 @@ def test_le_float32_coin_rounds_the_ratio_as_the_code_does():
 
 
 def test_rows_are_rounded_to_the_dtype_and_the_law_is_of_the_rounded_rows():
-    from specproof.rules.floats import FLOAT16
+    from specproof.laws.floats import FLOAT16
     from specproof.rules.policy import Arithmetic
 
     p, q = ["1/3", "2/3"], ["1/2", "1/2"]

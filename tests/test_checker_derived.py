@@ -6,7 +6,7 @@ a tree, in a named accumulator), never accepted within a bound; a sum the docume
 ``--json`` and the transcript, and fail ``--require-lossless``, which passes only for a law equal to p
 bound to ``--target`` (or, without ``--target``, the certificate's own p, said so). The reviewer's
 cases are rebuilt here from the issue's description; the expected laws are computed independently with
-``specproof.rules.floats``, not by the checker.
+``specproof.laws.floats``, not by the checker.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pytest
 
 from specproof import checker
 from specproof.cli import main
-from specproof.rules.floats import FORMATS, FLOAT32
+from specproof.laws.floats import FORMATS, FLOAT32
 
 
 def _nd(x):

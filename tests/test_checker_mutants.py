@@ -445,7 +445,7 @@ def _draws_p(rows, p, **kwargs):
 def test_float_normalized_divides_by_the_float_sum():
     """fl(a_i / fl-sum(a)): the given row (1/4, 1/4) becomes (1/2, 1/2); (1/3, 1/3, 1/6) in
     float32 is divided by its float32 sum fl(fl(1/3) + fl(1/3)) + fl(1/6) rounded each step."""
-    from specproof.rules.floats import FORMATS
+    from specproof.laws.floats import FORMATS
 
     p = [F(1, 2), F(1, 2)]
     doc = _draws_p({"p": _input("p", p), "g": (["given"], [F(1, 4), F(1, 4)]),

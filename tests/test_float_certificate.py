@@ -18,7 +18,7 @@ from specproof.rules.audit import position_law
 from specproof.certify.certificate import build_outcome_certificate, dumps
 from specproof.errors import ResidualUndefined
 from specproof.rules.faithful import FAMILY
-from specproof.rules.floats import FORMATS
+from specproof.laws.floats import FORMATS
 from specproof.rules.policy import named_rule
 
 PAIRS = [(["1/2", "1/4", "1/4"], ["3/8", "3/8", "1/4"]), (["1/3", "1/3", "1/3"], ["1/2", "1/4", "1/4"]),
@@ -299,7 +299,7 @@ def test_a_wide_float_document_checks_quickly_in_work_not_time():
 def test_a_half_format_row_is_summed_in_a_float32_accumulator(name, row, total):
     """float-normalized divides by the row's float sum: float16 and bfloat16 accumulate in float32
     (rounded once at the end), float32 and float64 in their own format, as the audit does."""
-    from specproof.rules.floats import FLOAT32
+    from specproof.laws.floats import FLOAT32
 
     den = 2 ** 60
     got = checker._float_sum(checker.Row([int(x * den) for x in row], den), checker.FLOAT_FORMATS[name])

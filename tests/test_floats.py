@@ -1,4 +1,4 @@
-"""specproof.rules.floats: exact IEEE rounding, compared with the hardware's own arithmetic."""
+"""specproof.laws.floats: exact IEEE rounding, compared with the hardware's own arithmetic."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specproof.errors import SpecProofError
-from specproof.rules.floats import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, FORMATS, INF, UnknownFormat, float_format
+from specproof.laws.floats import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, FORMATS, INF, UnknownFormat, float_format
 
 NUMPY = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
 

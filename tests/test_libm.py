@@ -13,7 +13,7 @@ from specproof.errors import SpecProofError
 from specproof.rules import libm
 from specproof.rules.audit import position_law
 from specproof.rules.faithful import FAMILY, judge, member_law
-from specproof.rules.floats import FLOAT32
+from specproof.laws.floats import FLOAT32
 from specproof.rules.policy import Arithmetic, Rule, UnsupportedRule, rule_from_dict
 from specproof.laws.outcome import FLOAT32 as COIN32, coin_model
 
@@ -121,7 +121,7 @@ def test_sum_value_is_the_librarys_own_sum(library, dtype):
 
 
 def test_a_missing_librarys_sum_is_modelled_left_to_right_and_said_so(monkeypatch):
-    from specproof.rules.floats import FORMATS
+    from specproof.laws.floats import FORMATS
     from specproof.rules.policy import named_rule
 
     def unavailable(library):

@@ -179,7 +179,7 @@ def test_tree_round_trips_through_json_and_tampering_is_caught():
 def test_the_float_product_threshold_is_the_first_failing_grid_point(a, b, dtype, coin, cmp):
     # the threshold K / n: grid point K - 1 passes fl(u * b) cmp a (or is below the grid) and K fails (or is past it)
     from specproof.laws.outcome import _float_product_threshold, coin_model
-    from specproof.rules.floats import FORMATS
+    from specproof.laws.floats import FORMATS
 
     fmt, model = FORMATS[dtype], coin_model(coin)
     a, b = fmt.round(F(a)), fmt.round(F(b))

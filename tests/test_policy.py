@@ -136,7 +136,7 @@ def test_logit_bias_bans_are_exact_and_finite_biases_are_refused():
 
 
 def test_float_processing_rounds_each_renormalization():
-    from specproof.rules.floats import FLOAT32
+    from specproof.laws.floats import FLOAT32
 
     # top-k 2 of (0.5, 0.3, 0.2) in float32: kept (fl(0.5), fl(0.3)), each divided by their float32 sum
     row = tuple(FLOAT32.round(F(x)) for x in ("1/2", "3/10", "1/5"))
@@ -149,7 +149,7 @@ def test_float_processing_rounds_each_renormalization():
 def test_logits_as_input_need_a_float_arithmetic_and_finite_or_masked_entries():
     from specproof.errors import InvalidDistribution
     from specproof.rules.policy import Logits
-    from specproof.rules.floats import FLOAT64, FLOAT16
+    from specproof.laws.floats import FLOAT64, FLOAT16
 
     assert Logits([0.5, float("-inf"), 2], library="numpy").values == (F(1, 2), -float("inf"), F(2))
     for bad, message in (([float("nan")], r"logits\[0\] is nan"), ([float("inf")], r"logits\[0\] is inf"),

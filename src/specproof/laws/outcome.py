@@ -327,7 +327,7 @@ class Bound:
 
 def _float_ratio(a: Fraction, b: Fraction, dtype: str) -> Fraction:
     """``fl(a / b)`` in ``dtype``; an overflow (``+inf``) is returned as 2, above every coin."""
-    from specproof.rules.floats import FORMATS
+    from specproof.laws.floats import FORMATS
 
     if b == 0:
         raise InvalidTree(f"float ratio threshold {a}/{b} divides by 0")
@@ -347,7 +347,7 @@ def _float_product_threshold(a: Fraction, b: Fraction, dtype: str, coin: "CoinMo
     ``ulp(a) n / b`` grid points), never more than twice a bisection's. Cached: the members of
     the float-ideal family that differ only in their residual share their thresholds.
     """
-    from specproof.rules.floats import FORMATS
+    from specproof.laws.floats import FORMATS
 
     if coin.bits is None:
         raise InvalidTree(f"the product test fl(u * q) {comparison} p needs a float-grid coin, not {coin.name}")
@@ -407,7 +407,7 @@ def rounded_coin_threshold(a: Fraction, b: Fraction, dtype: str, coin: "CoinMode
         t = K / 2^bits, K the index after the last passing grid point (rounding is monotone, so
         the passing coins are the grid's first ones), found by bisection.
     """
-    from specproof.rules.floats import FORMATS
+    from specproof.laws.floats import FORMATS
 
     if coin.bits is None:
         raise InvalidTree(f"a rounded coin is a grid coin, not {coin.name}")

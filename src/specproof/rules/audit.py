@@ -32,7 +32,7 @@ from specproof.laws.block import LengthLawName, Position, compose, given_block, 
 from specproof.laws.outcome import Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven, Rows
 from specproof.rules.policy import STANDARD, Logits, Processing, Rule, UnsupportedRule, _argmax
 from specproof.rules import libm
-from specproof.rules.floats import FLOAT32
+from specproof.laws.floats import FLOAT32
 from specproof.laws.rational import as_distribution, format_fraction
 
 __all__ = ["position_tree", "PositionRuleLaw", "position_law", "BlockRuleLaw", "block_law", "GivenBlockRuleLaw",

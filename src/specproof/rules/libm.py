@@ -569,7 +569,7 @@ def evaluate_order(tree, row: Sequence, accumulator: str, dtype: str):
     """The float sum of ``row`` in the summation tree ``tree`` (token ids; a list is summed left to
     right, each addition rounded to ``accumulator``), rounded to ``dtype`` once: what the checker
     derives from a ``["tree", accumulator, tree]`` order. ``inf`` on overflow."""
-    from specproof.rules.floats import FORMATS
+    from specproof.laws.floats import FORMATS
 
     acc, fmt = FORMATS[accumulator], FORMATS[dtype]
     stack: list = [[tree if isinstance(tree, list) else [tree], 0, None]]
@@ -605,7 +605,7 @@ def sum_order(library: str | None, dtype: str, row: Sequence, total) -> tuple[st
     uses is a modelling assumption; the candidate is kept only if its exact value on this row is the
     library's (so the checker's derived sum is the one the code divided by).
     """
-    from specproof.rules.floats import FORMATS
+    from specproof.laws.floats import FORMATS
 
     if library is None or isinstance(total, float):  # no library, or the sum overflowed
         return None

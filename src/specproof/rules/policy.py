@@ -271,7 +271,7 @@ class Processing:
 
     def apply_float(self, row: Sequence[Fraction], fmt, library: str | None = None) -> tuple[Fraction, ...]:
         """The processed row as float code on probability rows computes it, every operation rounded
-        in ``fmt`` (a :class:`~specproof.rules.floats.FloatFormat`).
+        in ``fmt`` (a :class:`~specproof.laws.floats.FloatFormat`).
 
         Parameters
         ----------
@@ -308,7 +308,7 @@ class Processing:
 
         Examples
         --------
-        >>> from specproof.rules.floats import FLOAT32
+        >>> from specproof.laws.floats import FLOAT32
         >>> Processing(top_k=1).apply_float((Fraction(1, 4), Fraction(3, 4)), FLOAT32)
         (Fraction(0, 1), Fraction(1, 1))
         """
@@ -394,7 +394,7 @@ class Processing:
 
         Examples
         --------
-        >>> from specproof.rules.floats import FLOAT64
+        >>> from specproof.laws.floats import FLOAT64
         >>> Processing(top_k=1).apply_logits((Fraction(0), Fraction(1)), FLOAT64, "numpy")
         (Fraction(0, 1), Fraction(1, 1))
         """
@@ -525,7 +525,7 @@ class Arithmetic:
         The format the rows are held and computed in. ``"exact"``: rational arithmetic (the
         papers' verifier). A float format: the target's and the draft's rows are rounded to it
         (a row that is already in the format is unchanged), and every operation below is the
-        exact result rounded to nearest, ties to even (:mod:`specproof.rules.floats`).
+        exact result rounded to nearest, ties to even (:mod:`specproof.laws.floats`).
     test : {"ratio", "product", "log", "exp"}
         The form of the accept test, with the rule's comparison ``<`` or ``<=``: ``"ratio"``
         compares the coin with ``fl(p(x) / q(x))``; ``"product"`` compares ``fl(u * q(x))`` with
@@ -611,8 +611,8 @@ class Arithmetic:
         return self.library == "numpy" and self.dtype == "float32" and self.test in ("ratio", "product")
 
     def format(self):
-        """The :class:`~specproof.rules.floats.FloatFormat` of ``dtype`` (None when exact)."""
-        from specproof.rules.floats import FORMATS
+        """The :class:`~specproof.laws.floats.FloatFormat` of ``dtype`` (None when exact)."""
+        from specproof.laws.floats import FORMATS
 
         return FORMATS.get(self.dtype)
 

@@ -81,7 +81,7 @@ def _refuse_off_sum(total: Fraction, what: str, dtype: Any = None) -> None:
     the sum within 2^-8 of 1), twice that format's unit roundoff. Judging such a row would
     renormalize it silently."""
     from specproof.laws.rational import DEFAULT_FLOAT_ATOL
-    from specproof.rules.floats import FORMATS
+    from specproof.laws.floats import FORMATS
 
     fmt = FORMATS.get(str(dtype).replace("torch.", ""))
     atol = max(Fraction(DEFAULT_FLOAT_ATOL), Fraction(2, 1 << fmt.precision) if fmt is not None else Fraction(0))
