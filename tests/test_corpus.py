@@ -18,7 +18,7 @@ pytest.importorskip("pyarrow")
 
 
 def test_import_specproof_imports_neither_pyarrow_nor_ray_nor_torch():
-    code = ("import sys, specproof, specproof.corpus, specproof.corpus.cli, specproof.cli; "
+    code = ("import sys, specproof, specproof.corpus, specproof.cli.corpus, specproof.cli; "
             "print(sorted(m for m in ('pyarrow', 'ray', 'torch') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

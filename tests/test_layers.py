@@ -22,7 +22,6 @@ KNOWN_UPWARD = {
     ("laws/relaxed.py", "rules"),
     ("laws/typical.py", "certify"),
     ("certify/theorems.py", "report"),
-    ("corpus/cli.py", "cli"),
 }
 
 

@@ -9,7 +9,7 @@ One module per subcommand, each with ``add_parser(sub)`` and ``run(args)``:
 exact law of a rule, a variant or a real pair) and :mod:`~specproof.cli.trace` (a library's
 verifier or one's own sampler, traced); :mod:`~specproof.cli.loaders` reads p and q from files
 and :mod:`~specproof.cli._common` holds what they share; ``corpus`` is wired from
-:mod:`specproof.corpus.cli` (exact acceptance along a text, an engine log's counters checked).
+:mod:`specproof.cli.corpus` (exact acceptance along a text, an engine log's counters checked).
 Exit status: 0 proved / valid / within bound; 1 not proved / rejected / bound exceeded;
 2 usage error or unreadable input; 141 when standard output is a pipe its reader closed.
 ``--json`` prints one JSON object on standard output instead of text; progress bars (tqdm) go
@@ -43,7 +43,7 @@ COMMANDS = {
               "the exact law of a verifier rule (coin model, comparison, residual, ...) on one pair"),
     "trace": ("specproof.cli.trace",
               "the exact law of a real library's speculative sampler, by controlled re-execution"),
-    "corpus": ("specproof.corpus.cli",
+    "corpus": ("specproof.cli.corpus",
                "exact acceptance at every position of a text; or check an engine's counters (--log)"),
 }
 

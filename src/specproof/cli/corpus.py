@@ -55,10 +55,10 @@ def _check_options(args: argparse.Namespace) -> None:
     settings become ``"n/d"`` strings."""
     import math
 
-    from ..errors import InvalidOption
-    from ..laws.rational import format_fraction
-    from .log import false_alarm_level, power_bias
-    from .summary import cost_ratio
+    from specproof.errors import InvalidOption
+    from specproof.laws.rational import format_fraction
+    from specproof.corpus.log import false_alarm_level, power_bias
+    from specproof.corpus.summary import cost_ratio
 
     if not 1 <= args.gamma_max <= MAX_GAMMA:
         raise InvalidOption(f"--gamma-max is {args.gamma_max}; give 1 to {MAX_GAMMA}")
@@ -75,7 +75,7 @@ def _check_options(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``specproof corpus``; 0 on success (log check: 0 passed, 1 flagged)."""
-    from ..errors import SpecProofError
+    from specproof.errors import SpecProofError
 
     try:
         import pyarrow  # noqa: F401
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         raise SpecProofError("specproof corpus needs pyarrow: pip install 'specproof[corpus]'") from None
     _check_options(args)
     if args.log is not None:
-        from .log import check_log, render_check
+        from specproof.corpus.log import check_log, render_check
 
         report = check_log(args.log, level=args.level, bias=args.bias)
         if args.json:
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(render_check(report))
         return 0 if report["passed"] else 1
-    from .pipeline import Config, default_text, finish, plan, run_local
+    from specproof.corpus.pipeline import Config, default_text, finish, plan, run_local
 
     cfg = Config(pairs=tuple(args.pairs or ("phone", "smollm2")), gamma_max=args.gamma_max, mass_bound=args.mass_bound,
                  max_explore=args.max_explore, cost_ratio=args.cost_ratio)
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
             raise
         raise SpecProofError(f"--pair {' --pair '.join(cfg.pairs)}: {type(exc).__name__}: {exc!s:.300}") from None
     if not units:
-        from ..errors import InvalidOption
+        from specproof.errors import InvalidOption
 
         raise InvalidOption(f"--text {args.text or '(the shipped text)'} has no paragraph of at least two tokens "
                             f"for {', '.join(cfg.pairs)}: nothing to compute")
@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
 
     bar = _bar(total=len(todo), desc="units", unit="doc")
     if args.ray is not None:
-        from .ray import run_ray
+        from specproof.corpus.ray import run_ray
 
         run_ray(todo, cfg, out, address=None if args.ray == "local" else args.ray, workers=args.workers,
                 progress=lambda u: bar.update(1))
@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary, sort_keys=True))
     else:
-        from .summary import render_markdown
+        from specproof.corpus.summary import render_markdown
 
         print(render_markdown(summary))
     return 0
