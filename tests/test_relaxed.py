@@ -51,6 +51,15 @@ def test_match_is_lossless_with_alpha_sum_pq_on_the_grid(p, q):
     assert law.alpha == sum(a * b for a, b in zip(p, q))
 
 
+@pytest.mark.parametrize("p,q", SMALL_PAIRS)
+def test_match_law_is_the_match_rules_position_law(p, q):
+    from specproof.rules.audit import position_law
+    from specproof.rules.policy import Rule
+
+    law, rule = match_law(p, q), position_law(p, q, Rule(acceptance="match"))
+    assert law.law == tuple(rule.law) and law.alpha == rule.alpha
+
+
 # --------------------------------------------------------------------------- TensorRT-LLM relaxed top-k / delta
 
 

@@ -611,7 +611,10 @@ def typical_acceptance_law(p: Any, q: Any, eps: Any = Fraction(9, 100), delta: A
 def match_law(p: Any, q: Any) -> RelaxedLaw:
     """Sampler-match: accept iff an independent target sample equals the draft; emit that sample.
 
-    Computed by :func:`specproof.rules.audit.position_law` with ``Rule(acceptance="match")``.
+    The draft x is accepted with probability ``a(x) = p(x)``; a rejection of x emits the target
+    sample conditioned on differing from x, ``p(y) / (1 - p(x))`` for ``y != x``. The same law as
+    :func:`specproof.rules.audit.position_law` with ``Rule(acceptance="match")`` (a test checks
+    the two agree).
 
     Returns
     -------
@@ -624,13 +627,12 @@ def match_law(p: Any, q: Any) -> RelaxedLaw:
     >>> law.alpha, law.lossless
     (Fraction(5, 16), True)
     """
-    from specproof.rules.audit import position_law
-    from specproof.rules.policy import Rule
-
     pv, qv = _pair(p, q)
-    pos = position_law(pv, qv, Rule(acceptance="match"))
-    law = tuple(pos.law)
-    return RelaxedLaw("match", {}, law, pv, pos.alpha, pv, _tv(law, pv), _tv(law, pv))
+
+    def other_sample(x: int) -> Row:  # only asked for when p(x) < 1 (a rejection has mass)
+        return tuple(_ZERO if y == x else pv[y] / (1 - pv[x]) for y in range(len(pv)))
+
+    return _law_from("match", {}, pv, qv, _Kernel(pv, other_sample, pv, pv))
 
 
 def standard_law(p: Any, q: Any) -> RelaxedLaw:
