@@ -215,11 +215,13 @@ def gumbel_max(w):
     return int(torch.argmax(torch.log(w) - torch.log(-torch.log(u))))
 
 
-def test_gumbel_max_on_uniforms_is_named_on_the_first_run():
+def test_gumbel_max_on_uniforms_is_traced_as_a_race_and_other_forms_named_on_the_first_run():
     w = torch.tensor([0.5, 0.25, 0.25])
+    assert trace(gumbel_max, (w,)).law == {0: F(1, 2), 1: F(1, 4), 2: F(1, 4)}  # a race in disguise: see test_trace_gumbel
     with pytest.raises(ContinuousThreshold, match=r"argmax orders values computed from 3 different uniforms "
                                                   r"\(Gumbel-max.*torch\.multinomial.*exponential_"):
-        trace(gumbel_max, (w,), max_runs=1)
+        trace(lambda w: int(torch.argmax(torch.log(w) - torch.log(-torch.log(torch.rand(w.shape))) ** 3)), (w,),
+              max_runs=1)
     assert issubclass(ContinuousThreshold, NotPiecewiseConstant)
 
     def gumbel_uniform_(w):  # the same with Tensor.uniform_ on a buffer, batched, and sort instead of argmax

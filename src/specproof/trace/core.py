@@ -148,6 +148,9 @@ class _Run:
         self.lazy: dict[int, tuple[Any, frozenset[int], Any]] = {}
         self.lazy_slots: set[int] = set()  # the slots drawn by torch.multinomial whose results are tracked
         self.dirty: set[int] = set()  # tracked slots whose value was read, branched on or used as other than data
+        self.gumbel: dict[int, Any] = {}  # id(tensor) -> its node in a chain from uniforms to a race (sources.gumbel)
+        self.gumbel_plans: set[tuple] = set()  # the draws to defer as Gumbel noise (the tracer's, shared by its runs)
+        self.logs: dict[int, Any] = {}  # id(log w) -> w, for tensors w that hold no uniform (the weights of a race)
 
     def make_dirty(self, slots: frozenset[int]) -> None:
         """The draws ``slots`` are used as values: their laws are enumerated, not pushed forward."""

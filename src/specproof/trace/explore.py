@@ -32,6 +32,7 @@ from specproof.trace.core import (
     _Uniform,
 )
 from specproof.trace.sources import SOURCES, _install_late, _installed, _states
+from specproof.trace.sources.gumbel import _Plan
 from specproof.trace.sources.torch_mode import _mark_output_opaque, _race_mode
 
 _MONOTONIC = time.monotonic  # the real clock, whatever the clock's patches do inside a run
@@ -51,7 +52,8 @@ class _Tracer:
         self.runs = 0
         self.calls: set[str] = set()
         self.exponential_zeros = exponential_zeros
-        self.need_mode = False  # set once a run calls Tensor.exponential_
+        self.need_mode = False  # set once a run calls Tensor.exponential_ or draws a Gumbel noise
+        self.gumbel_plans: set[tuple] = set()  # the uniform draws deferred as Gumbel noise (sources.gumbel)
         self._where: list[list] = []  # the uniforms being bisected: [slot index, call, breakpoints found, what]
         self._runs: dict[tuple[int, ...], tuple[Any, tuple]] = {}
         self.read_thresholds = read_thresholds
@@ -85,6 +87,11 @@ class _Tracer:
                 break
             except _NeedMode:  # Tensor.exponential_ needs the torch-function mode: run again with it
                 self.need_mode = True
+            except _Plan as plan:  # a Gumbel race on uniforms: run again with that draw deferred
+                if plan.key in self.gumbel_plans:
+                    raise UnmodelledRandomness(f"a Gumbel noise drawn by {plan.key[1]} could not be deferred") from None
+                self.gumbel_plans.add(plan.key)
+                self.need_mode = True
         # the run is also the run of every longer prefix that fixes its later slots to the defaults they took
         slots, longer = got[1], prefix
         for i in range(len(prefix), len(slots) + 1):
@@ -101,6 +108,7 @@ class _Tracer:
     def _execute(self, prefix: tuple[int, ...], clock_shift: float = 0.0) -> tuple[_Run, Any]:
         """One run of the sampler with ``prefix`` supplied: (the run's record, the sampler's return value)."""
         r = _Run(prefix, self.exponential_zeros)
+        r.gumbel_plans = self.gumbel_plans
         r.clock_shift = clock_shift
         if "torch" in _installed() and (self.need_mode or self.read_thresholds or self.pushforward or
                                         self.runs <= MODE_RUNS):

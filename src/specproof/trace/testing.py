@@ -35,7 +35,8 @@ from typing import Any, Callable, Mapping
 from specproof.errors import InvalidDistribution, SpecProofError, renamed
 from specproof.trace import _passed
 from specproof.laws.numtext import number_text
-from specproof.trace.tracer import SamplerRaised, Trace, UncontrolledRandomness, UnmodelledRandomness, trace
+from specproof.trace.tracer import (ContinuousThreshold, SamplerRaised, Trace, UncontrolledRandomness,
+                                    UnmodelledRandomness, trace)
 
 __all__ = ["Comparison", "compare", "assert_law", "assert_lossless", "law_difference", "LossyInput",
            "search_lossy", "ReferenceRaised"]
@@ -585,7 +586,9 @@ def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, gam
         an output outside the target's support still fails).
     statistical : bool, optional
         Default False: a sampler that cannot be traced raises
-        :class:`~specproof.trace.tracer.UnmodelledRandomness`. True: for one position, fall back to
+        :class:`~specproof.trace.tracer.UnmodelledRandomness` (or
+        :class:`~specproof.trace.tracer.ContinuousThreshold`: Gumbel-max on uniforms outside the forms traced
+        as a race, a comparison of two uniforms). True: for one position, fall back to
         :func:`specproof.trace.conformance.conformance_test` (false-alarm rate ``alpha``, power
         ``power`` at TV >= ``eps``; a sampler off by less than ``eps`` may pass).
     eps, alpha, power : float
@@ -624,12 +627,14 @@ def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, gam
     try:
         result = compare(sampler, target, draft, gamma=gamma, numpy_rng=numpy_rng, key=key, max_runs=max_runs,
                          check_pieces=check_pieces, progress=progress, max_seconds=max_seconds)
-    except UnmodelledRandomness as exc:
+    except (UnmodelledRandomness, ContinuousThreshold) as exc:
         if not statistical:
             message = (f"{exc}; pass statistical=True to test it statistically instead (it then detects only a TV "
                        f"of at least eps = {eps})")
             if isinstance(exc, UncontrolledRandomness):  # keep what drew and where
                 raise UncontrolledRandomness(message, exc.source, exc.where) from None
+            if isinstance(exc, ContinuousThreshold):  # Gumbel-max outside the race forms, u2 < f(u1): no exact route
+                raise ContinuousThreshold(message) from None
             raise UnmodelledRandomness(message) from None
         rows = target.tolist() if hasattr(target, "tolist") else list(target)
         if _gamma_of(target, gamma) is not None or numpy_rng is not None or callable(target):

@@ -16,12 +16,22 @@ from specproof.trace.core import (
     _ExpDraw,
     _fraction_weights,
     _NeedMode,
+    _call_site,
     _refuser,
     _run,
     _uniform_values,
 )
 from specproof.trace.sources.base import Patcher, Source
+from specproof.trace.sources import gumbel as _gumbel
 from specproof.trace.sources.torch_mode import _mark_raw, _taint, _track_draw
+
+
+def _deferred(run: Any, shape: tuple, call: str) -> tuple[bool, Any]:
+    """(deferred?, the draw's key) for a tensor of uniforms the mode may follow as a Gumbel noise."""
+    if run.mode is None:
+        return False, None
+    key = (len(run.slots), call, tuple(shape), _call_site(3))
+    return key in run.gumbel_plans, key
 
 
 def _grid_bits(dtype: Any, call: str) -> int:
@@ -61,9 +71,14 @@ def _torch_patches() -> dict[str, Callable]:
         bits = _grid_bits(dtype, "torch.rand")
         run = _run()
         first = len(run.slots)
-        vals = _uniform_values(run, math.prod(shape), bits, "torch.rand")
+        deferred, key = _deferred(run, shape, "torch.rand")
+        vals = [0.5] * math.prod(shape) if deferred else _uniform_values(run, math.prod(shape), bits, "torch.rand")
         t = torch.tensor(vals, dtype=dtype).reshape(shape)
         t = finish(t if device is None else t.to(device), out, requires_grad)
+        if key is not None and out is None:
+            _gumbel.start(run, t, key, deferred)
+        if deferred:
+            return t
         _taint(run, t, first)
         if out is None:  # an out= buffer may be read through views the mode never sees: bisect it
             _mark_raw(run, t, first)
@@ -74,9 +89,14 @@ def _torch_patches() -> dict[str, Callable]:
         bits = _grid_bits(dtype, "torch.rand_like")
         run = _run()
         first = len(run.slots)
-        vals = _uniform_values(run, input.numel(), bits, "torch.rand_like")
+        deferred, key = _deferred(run, tuple(input.shape), "torch.rand_like")
+        vals = [0.5] * input.numel() if deferred else _uniform_values(run, input.numel(), bits, "torch.rand_like")
         t = torch.tensor(vals, dtype=dtype).reshape(input.shape)
         t = finish(t.to(input.device if device is None else device), None, requires_grad)
+        if key is not None:
+            _gumbel.start(run, t, key, deferred)
+        if deferred:
+            return t
         _taint(run, t, first)
         _mark_raw(run, t, first)
         return t
@@ -87,6 +107,12 @@ def _torch_patches() -> dict[str, Callable]:
         bits = _grid_bits(self.dtype, "Tensor.uniform_")
         run = _run()
         first = len(run.slots)
+        deferred, key = _deferred(run, tuple(self.shape), "Tensor.uniform_") if (from_, to) == (0, 1) else (False, None)
+        if deferred:
+            with torch.no_grad():
+                self.fill_(0.5)
+            _gumbel.start(run, self, key, True)
+            return self
         vals = _uniform_values(run, self.numel(), bits, "Tensor.uniform_")
         # PyTorch's CPU kernel (measured on seeded draws): the bounds in the tensor's dtype, then
         # u * (b - a) + a in double, then rounded to the tensor's dtype
@@ -95,6 +121,8 @@ def _torch_patches() -> dict[str, Callable]:
         with torch.no_grad():
             self.copy_(u.to(self.dtype))
         _taint(run, self, first)
+        if key is not None:
+            _gumbel.start(run, self, key, False)
         return self
 
     def exponential_(self, lambd=1.0, *, generator=None):
@@ -208,6 +236,16 @@ class TorchSource(Source):
                                "E that is -0.0 at k = 0 (probability 2^-53 per element, pytorch issues #22557, #192577), "
                                "where w_i / E_i is NaN at a zero weight and argmax returns that zero-weight id: with "
                                "exponential_zeros=False (the default) that edge is NOT in this law",
+        "Gumbel-max": "Gumbel-max on uniforms, argmax(l + G) with G = -log(-log u) (or argmax(w / (-log u))), over "
+                      "the last dimension (specproof.trace.sources.gumbel): IDEALIZED as the exponential race it is: "
+                      "u continuous, the logs, the sum and the argmax exact, so row r's winner is i with probability "
+                      "w_i / sum_j w_j, where w = exp(l / c - max) in float64 (relative error below 2^-52) for "
+                      "scores l + c G, w itself where the scores are log w of a tensor w, and w of w / (-log u); the "
+                      "float grid of u (PyTorch's k/2^24) and guards clamp(min=eps), u + eps with eps <= 1e-6 are not "
+                      "in this law",
+        "Gumbel-top-k": "Gumbel-top-k on uniforms, topk(l + G, k) over the last dimension: IDEALIZED as Gumbel-max "
+                        "above, so the k ids are drawn without replacement, each in turn with probability proportional "
+                        "to the weights left (Plackett-Luce); the values topk returns are not modelled",
     }
 
     def install(self, patcher: Patcher) -> None:

@@ -7,6 +7,7 @@ import math
 from fractions import Fraction
 from typing import Any
 
+from specproof.trace.sources import gumbel as _gumbel
 from specproof.trace.core import (
     EXPONENTIAL_ZERO,
     ContinuousThreshold,
@@ -56,7 +57,15 @@ _ORDER_TESTS = frozenset({"lt", "le", "gt", "ge", "less", "less_equal", "greater
 
 
 def _mark_output_opaque(run: _Run, out: Any, depth: int = 0) -> None:
-    """A tensor holding uniforms returned by the sampler is used as a value: not readable."""
+    """A tensor holding uniforms returned by the sampler is used as a value: not readable (a deferred Gumbel noise:
+    refused)."""
+    if depth == 0 and run.gumbel:
+        for d in {id(n.draw): n.draw for n in run.gumbel.values()}.values():
+            if d.deferred and not d.resolved:
+                raise UnmodelledRandomness(
+                    "a tensor of uniforms followed as a Gumbel noise (drawn by "
+                    f"{d.key[1]}{f' at {d.key[3]}' if d.key[3] else ''}) was never ordered by argmax or topk on this "
+                    "run: specproof.trace.tracer models it only as a race argmax(l + G) / topk(l + G, k)")
     if depth > 4:
         return
     if isinstance(out, (list, tuple)):
@@ -66,6 +75,8 @@ def _mark_output_opaque(run: _Run, out: Any, depth: int = 0) -> None:
         for o in list(out.values())[:1000]:
             _mark_output_opaque(run, o, depth + 1)
     else:
+        if depth <= 4 and id(out) in run.gumbel and run.gumbel[id(out)].draw.deferred:
+            raise _gumbel.refuse(run.gumbel[id(out)], "the sampler's return value")
         run.make_opaque(out)
 
 
@@ -130,6 +141,9 @@ _ORDERINGS = frozenset({"argmax", "argmin", "sort", "argsort", "topk", "kthvalue
                         "mode", "nanmedian", "unique", "cummax", "cummin"})
 
 
+_LOGS = frozenset({"log"})
+
+
 def _fname(func: Any) -> str:
     """The name of the torch function the mode sees (``shape`` for the ``Tensor.shape`` getter)."""
     name = getattr(func, "__name__", "") or ""
@@ -160,6 +174,11 @@ def _race_mode(run: _Run) -> Any:
         elif depth < 6 and isinstance(obj, dict):
             for o in obj.values():
                 yield from tensors_in(o, depth + 1)
+
+    def clean(t: Any) -> bool:  # a tensor that holds no uniform and no noise
+        i = id(t)
+        return not (i in run.taint or i in run.raw or i in run.gumbel or i in run.exp or i in run.quotients or
+                    i in run.recips)
 
     def refuse_exp(name: str) -> None:
         hint = {"log": "; -log(E) is a Gumbel variable: write the race as argmax(w / E) instead of "
@@ -238,9 +257,41 @@ def _race_mode(run: _Run) -> Any:
             return out
 
         def dispatch(self, func, args, kwargs):
+            name = _fname(func)
+            if name in _LOGS and len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor) and clean(args[0]):
+                out = self.dispatch_rest(func, args, kwargs, name)
+                if isinstance(out, torch.Tensor):  # log w of weights w: a Gumbel race's scores may be these
+                    run.track(run.logs, out, args[0])
+                return out
+            if run.gumbel:
+                held = [t for t in tensors_in((args, kwargs)) if id(t) in run.gumbel]
+                if held:
+                    return self.gumbel_use(func, name, args, kwargs, held)
+            return self.dispatch_rest(func, args, kwargs, name)
+
+        def gumbel_use(self, func, name, args, kwargs, held):
+            """A call on a tensor followed as a Gumbel noise (:mod:`specproof.trace.sources.gumbel`)."""
+            deferred = any(run.gumbel[id(t)].draw.deferred for t in held)
+            if name in _META:
+                if deferred and name in _REVEALING:
+                    raise _gumbel.refuse(run.gumbel[id(held[0])], name)
+                return self.dispatch_rest(func, args, kwargs, name)
+            kind, got = _gumbel.step(run, func, name, args, kwargs, clean)
+            if kind == "end":
+                return got
+            if deferred:
+                if kind == "no":
+                    raise _gumbel.refuse(run.gumbel[id(held[0])], name)
+                out = func(*args, **kwargs)
+            else:
+                out = self.dispatch_rest(func, args, kwargs, name)
+            if kind == "node":
+                _gumbel.follow(run, out, got, name)
+            return out
+
+        def dispatch_rest(self, func, args, kwargs, name):
             if not (run.exp or run.taint or run.quotients or run.recips):
                 return func(*args, **kwargs)
-            name = _fname(func)
             ts = list(tensors(args, kwargs))
             if name in _META:
                 if name in _REVEALING:  # the values leave torch: the uniforms they hold are not readable
