@@ -4,7 +4,8 @@
 :mod:`~specproof.trace.sources.torch_mode` (the torch-function mode that decides exponential races,
 reads thresholds and follows draws), :mod:`~specproof.trace.sources.numpy_generator` (the NumPy
 generator the tracer provides and NumPy's legacy global functions), :mod:`~specproof.trace.sources.python_random`
-(Python's :mod:`random`). Each is a :class:`~specproof.trace.sources.base.Source` in the registry
+(Python's :mod:`random`), :mod:`~specproof.trace.sources.mlx_random` (MLX's ``mx.random``),
+:mod:`~specproof.trace.sources.gumbel` (Gumbel-max on torch uniforms, as a race). Each is a :class:`~specproof.trace.sources.base.Source` in the registry
 :data:`SOURCES`; :func:`intercepted` puts every registered source's patches in place for the duration of a trace.
 """
 
@@ -15,6 +16,7 @@ import sys
 from typing import Any, Callable, Iterator
 
 from specproof.trace.sources.base import SOURCES, Patcher, Source, register, unregister
+from specproof.trace.sources.mlx_random import MlxSource
 from specproof.trace.sources.numpy_generator import NumpySource, TracedGenerator
 from specproof.trace.sources.python_random import PythonRandomSource
 from specproof.trace.sources.system import SystemSource
@@ -23,7 +25,7 @@ from specproof.trace.sources.torch_calls import TorchSource
 __all__ = ["intercepted", "Source", "Patcher", "register", "unregister", "SOURCES", "TracedGenerator"]
 
 # the built-in sources, in installation order; a new source is one module with a Source subclass and this line
-for _source in (TorchSource(), NumpySource(), PythonRandomSource(), SystemSource()):
+for _source in (TorchSource(), NumpySource(), PythonRandomSource(), SystemSource(), MlxSource()):
     register(_source)
 
 
