@@ -122,6 +122,8 @@ class Control:
         self.replayed = 0
         self.shifted = 0
         self.clock_sites: set[str] = set()
+        self.seed_args: list[str] = []  # the arguments named like a seed that were changed in replays
+        self.seeds_replayed = 0
 
     # ------------------------------------------------------------------ finding and rebinding generators
 
@@ -356,6 +358,9 @@ class Control:
             sites = ", ".join(sorted(self.clock_sites)[:3])
             parts.append(f"the clock was read ({sites}; frozen in every run): {self.shifted} run(s) replayed with it "
                          f"shifted by {CLOCK_REPLAYS} multiples of {CLOCK_SHIFT} s gave the same outputs")
+        if self.seed_args:
+            parts.append(f"the seed argument(s) {', '.join(self.seed_args[:3])} changed in {self.seeds_replayed} "
+                         "replay(s) with the same supplied draws: the same outputs (no seeded or hash-based noise)")
         head = ("randomness under control: every draw went through the modelled calls" if draws else
                 "no random draw: the sampler is deterministic")
         return head + "; " + "; ".join(parts)

@@ -150,6 +150,7 @@ class _Run:
         self.dirty: set[int] = set()  # tracked slots whose value was read, branched on or used as other than data
         self.gumbel: dict[int, Any] = {}  # id(tensor) -> its node in a chain from uniforms to a race (sources.gumbel)
         self.gumbel_plans: set[tuple] = set()  # the draws to defer as Gumbel noise (the tracer's, shared by its runs)
+        self.hashed: dict[int, str | None] = {}  # id(tensor) -> where integer bit-mixing began (hash-based noise)
         self.logs: dict[int, Any] = {}  # id(log w) -> w, for tensors w that hold no uniform (the weights of a race)
 
     def make_dirty(self, slots: frozenset[int]) -> None:

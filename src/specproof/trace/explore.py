@@ -475,6 +475,51 @@ class _Tracer:
                         self._clock_dependence(prefix, clock, f"and the clock shifted by {k} x {CLOCK_SHIFT} s", key2,
                                                expected[0])
 
+    def seed_check(self) -> None:
+        """Before any verdict: replay the first run (and the first of another output) with each argument named like a
+        seed changed (a top-level argument, a dict entry or an attribute whose name contains "seed", holding an
+        integer or an integer array or tensor); refuse if the output or the draws change: seeded or hash-based noise
+        (vLLM 0.34's Gumbel from a murmur3 hash of (seed, position, token)) that specproof does not control."""
+        seeds = _seed_arguments(self.sampler, self.args, self.kwargs)
+        if not seeds:
+            return
+        chosen: list[tuple[int, ...]] = []
+        outputs: set = set()
+        for prefix in self.executed:
+            out = repr(self._runs[prefix][0])
+            if out not in outputs:
+                chosen.append(prefix)
+                outputs.add(out)
+            if len(chosen) >= 2:
+                break
+        args, kwargs = self.args, self.kwargs
+        try:
+            for label, value, replace in seeds:
+                for k in SEED_SHIFTS:
+                    changed = _perturbed(value, k)
+                    self.args, self.kwargs = replace(changed)
+                    for prefix in chosen:
+                        expected = self._runs[prefix]
+                        try:
+                            key, slots, _ = self._run_once(prefix, record=False)
+                        except SamplerRaised:
+                            continue
+                        if self.control is not None:
+                            self.control.seeds_replayed += 1
+                        if not _same((key, slots), expected):
+                            raise UncontrolledRandomness(
+                                f"the sampler's output depends on its seed argument {label}: a replay with the same "
+                                f"supplied draws {self._describe(prefix)} and {label} changed by {k} returned "
+                                f"{_short(key)}, not {_short(expected[0])}{_drew(slots, expected[1])}: seeded or "
+                                "hash-based noise (such as vLLM 0.34's Gumbel from a seeded murmur3 hash of (seed, "
+                                "position, token)) that specproof does not control; no verdict. Draw the noise through "
+                                "the modelled calls (torch.rand, Tensor.exponential_, a torch.Generator per request is "
+                                "fine: its draws are supplied) to trace it", f"the seed argument {label}", None)
+                if self.control is not None and label not in self.control.seed_args:
+                    self.control.seed_args.append(label)
+        finally:
+            self.args, self.kwargs = args, kwargs
+
     def _clock_dependence(self, prefix: tuple[int, ...], clock: frozenset, how: str, got: Any, expected: Any) -> None:
         first = sorted(clock)[0]
         source, _, where = first.partition(" at ")
@@ -483,6 +528,76 @@ class _Tracer:
             f"supplied draws {self._describe(prefix)} {how} returned {_short(got)}, not {_short(expected)}; a "
             "clock-driven choice is not a function of the draws; no verdict", source,
             where.replace(" (bound before tracing: not shifted)", "") or None)
+
+
+#: The changes made to an argument named like a seed in the replays of :meth:`_Tracer.seed_check` (several: a hash of
+#: a few outcomes can agree on one changed seed by chance).
+SEED_SHIFTS = (1, 2, 3, 7919)
+
+
+def _perturbed(value: Any, k: int) -> Any:
+    """``value`` (an integer, or an integer array or tensor) plus ``k``."""
+    return value + k
+
+
+def _is_seed_value(value: Any) -> bool:
+    import numpy as np
+
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, np.integer)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "iu" and value.size > 0
+    if "torch" in sys.modules and isinstance(value, sys.modules["torch"].Tensor):
+        torch = sys.modules["torch"]
+        return not value.is_floating_point() and not value.is_complex() and value.dtype != torch.bool and \
+            value.numel() > 0
+    return False
+
+
+def _seed_arguments(sampler: Any, args: tuple, kwargs: dict) -> list[tuple[str, Any, Callable[[Any], tuple]]]:
+    """The arguments named like a seed: (label, value, a function giving (args, kwargs) with the value replaced)."""
+    import inspect
+
+    names: list[str | None] = [None] * len(args)
+    try:
+        params = list(inspect.signature(sampler).parameters.values())
+        for i in range(len(args)):
+            if i < len(params) and params[i].kind in (params[i].POSITIONAL_ONLY, params[i].POSITIONAL_OR_KEYWORD):
+                names[i] = params[i].name
+    except (TypeError, ValueError):
+        pass
+    found: list[tuple[str, Any, Callable[[Any], tuple]]] = []
+
+    def inside(value: Any, label: str, put: Callable[[Any], tuple]) -> None:
+        if isinstance(value, dict):
+            for k, v in list(value.items())[:64]:
+                if isinstance(k, str) and "seed" in k.lower() and _is_seed_value(v):
+                    found.append((f"{label}[{k!r}]", v, lambda new, k=k, d=value: put({**d, k: new})))
+        elif hasattr(value, "__dict__") and not isinstance(value, type) and not callable(value):
+            for k, v in list(vars(value).items())[:64]:
+                if "seed" in k.lower() and _is_seed_value(v):
+                    def setter(new: Any, k: str = k, obj: Any = value) -> tuple:
+                        other = copy.copy(obj)
+                        setattr(other, k, new)
+                        return put(other)
+                    found.append((f"{label}.{k}", v, setter))
+
+    for i, a in enumerate(args):
+        put = lambda new, i=i: (args[:i] + (new,) + args[i + 1:], kwargs)  # noqa: E731
+        label = names[i] or f"argument {i}"
+        if names[i] and "seed" in names[i].lower() and _is_seed_value(a):
+            found.append((label, a, put))
+        else:
+            inside(a, label, put)
+    for k, a in kwargs.items():
+        put = lambda new, k=k: (args, {**kwargs, k: new})  # noqa: E731
+        if "seed" in k.lower() and _is_seed_value(a):
+            found.append((k, a, put))
+        else:
+            inside(a, k, put)
+    return found[:8]
 
 
 def _same(a: Any, b: Any) -> bool:

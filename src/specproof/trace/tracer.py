@@ -354,6 +354,7 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
     with intercepted(), control.bound(), _budget(tracer, max_seconds):
         law = tracer.law(())
         tracer.replay_check()  # before any verdict: the law is a function of the supplied draws
+        tracer.seed_check()  # ... and not of a seed argument (seeded or hash-based noise)
     try:
         law = dict(sorted(law.items()))
     except TypeError:

@@ -9,6 +9,7 @@ from typing import Any
 
 from specproof.trace.sources import gumbel as _gumbel
 from specproof.trace.core import (
+    UncontrolledRandomness,
     EXPONENTIAL_ZERO,
     ContinuousThreshold,
     UnmodelledRandomness,
@@ -142,6 +143,25 @@ _ORDERINGS = frozenset({"argmax", "argmin", "sort", "argsort", "topk", "kthvalue
 
 
 _LOGS = frozenset({"log"})
+#: Integer bit-mixing: an xor of integer tensors starts hash-based noise (murmur3, xorshift and Philox all xor); shifts
+#: and ands alone do not (a vocabulary bitmask is unpacked with them).
+_MIXING = frozenset({"bitwise_xor", "bitwise_xor_", "__xor__", "__rxor__", "__ixor__", "logical_xor"})
+#: Where hash-based noise becomes a choice: refused there.
+_HASH_FEEDS = frozenset({"log", "log_", "log1p", "log1p_", "log2", "log10", "argmax", "argmin", "topk", "sort",
+                         "argsort", "msort", "kthvalue", "multinomial", "searchsorted", "bucketize", "exponential_"})
+
+
+def _user_site() -> str | None:
+    """``file:line`` of the innermost frame outside specproof's tracer and torch."""
+    import sys
+
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_filename.replace("\\", "/")
+        if "/specproof/trace/" not in name and "/torch/" not in name:
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
 
 
 def _fname(func: Any) -> str:
@@ -150,6 +170,9 @@ def _fname(func: Any) -> str:
     if name == "__get__":
         return getattr(getattr(func, "__self__", None), "__name__", name)
     return name
+
+
+_NOTHING = object()
 
 
 def _race_mode(run: _Run) -> Any:
@@ -258,6 +281,10 @@ def _race_mode(run: _Run) -> Any:
 
         def dispatch(self, func, args, kwargs):
             name = _fname(func)
+            if name in _MIXING or run.hashed:
+                got = self.hash_use(func, name, args, kwargs)
+                if got is not _NOTHING:
+                    return got
             if name in _LOGS and len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor) and clean(args[0]):
                 out = self.dispatch_rest(func, args, kwargs, name)
                 if isinstance(out, torch.Tensor):  # log w of weights w: a Gumbel race's scores may be these
@@ -268,6 +295,36 @@ def _race_mode(run: _Run) -> Any:
                 if held:
                     return self.gumbel_use(func, name, args, kwargs, held)
             return self.dispatch_rest(func, args, kwargs, name)
+
+        def hash_use(self, func, name, args, kwargs):
+            """Integer bit-mixing followed to where it becomes a choice (a log, an ordering, a float comparison):
+            hash-based noise is a function of its integer inputs, not a draw specproof supplies; refused there."""
+            ts = list(tensors_in((args, kwargs)))
+            held = [t for t in ts if id(t) in run.hashed]
+            if not held:
+                if name not in _MIXING or not any(not t.is_floating_point() and t.dtype != torch.bool and
+                                                  not t.is_complex() for t in ts):
+                    return _NOTHING
+                where = _user_site()
+            else:
+                where = run.hashed[id(held[0])]
+                floats = any(t.is_floating_point() for t in ts)
+                if name in _HASH_FEEDS or (name in _COMPARISONS and floats) or \
+                        (name in ("max", "min") and (len(args) > 1 or "dim" in kwargs)):
+                    raise UncontrolledRandomness(
+                        f"integer bit-mixing (an xor of integer tensors{f' at {where}' if where else ''}) feeds "
+                        f"{name}: the sampler draws hash-based noise (such as vLLM 0.34's Gumbel from a seeded murmur3 "
+                        "hash of (seed, position, token)), a function of its integer inputs rather than a draw "
+                        "specproof supplies, so the law of its output cannot be traced; no verdict. Draw the noise "
+                        "with torch.rand / torch.rand_like / Tensor.exponential_ (traced exactly) to trace it",
+                        "hash-based noise (integer bit-mixing)", where)
+            out = self.dispatch_rest(func, args, kwargs, name)
+            for o in (out if isinstance(out, (tuple, list)) else (out,)):
+                if isinstance(o, torch.Tensor):
+                    run.track(run.hashed, o, where)
+            if (name.endswith("_") or name.startswith("__i")) and args and isinstance(args[0], torch.Tensor):
+                run.track(run.hashed, args[0], where)  # mixed in place
+            return out
 
         def gumbel_use(self, func, name, args, kwargs, held):
             """A call on a tensor followed as a Gumbel noise (:mod:`specproof.trace.sources.gumbel`)."""
