@@ -117,3 +117,41 @@ def test_draws_with_explicit_keys_are_fresh_draws_and_a_reused_key_is_refused():
 def test_mlx_paths_not_modelled_are_refused_never_given_a_verdict(run, error, match):
     with pytest.raises(error, match=match):
         trace(run, max_runs=20)
+
+
+@pytest.fixture(scope="module")
+def mlx_lm_sample_utils(tmp_path_factory):
+    """MLX-LM's own sample_utils, loaded from its published wheel (``pip download --no-deps``); never committed."""
+    import importlib
+    import subprocess
+    import sys
+    import zipfile
+
+    where = tmp_path_factory.mktemp("mlx_lm")
+    got = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "mlx-lm", "-d", str(where)],
+                         capture_output=True, text=True, timeout=300)
+    wheels = list(where.glob("mlx_lm-*.whl"))
+    if got.returncode != 0 or not wheels:
+        pytest.skip(f"the mlx-lm wheel cannot be had here: {got.stderr.strip()[-200:]}")
+    with zipfile.ZipFile(wheels[0]) as z:
+        z.extractall(where)
+    sys.path.insert(0, str(where))
+    try:
+        yield importlib.import_module("mlx_lm.sample_utils")
+    finally:
+        sys.path.remove(str(where))
+        for name in [m for m in sys.modules if m == "mlx_lm" or m.startswith("mlx_lm.")]:
+            del sys.modules[name]
+
+
+@pytest.mark.slow
+def test_mlx_lm_own_compiled_sampler_is_traced_with_its_exact_law(mlx_lm_sample_utils):
+    logp = mx.log(mx.array([0.5, 0.25, 0.125, 0.125]))[None]
+    plain = mlx_lm_sample_utils.make_sampler(temp=1.0)
+    got = trace(lambda: int(plain(logp)[0]))  # before: run once, "LOSSY, TV 15/16"
+    assert got.law == dict(enumerate(softmax([float(x) for x in (logp[0] * 1.0).tolist()])))
+    assert got.calls == ("mx.random.categorical",) and got.runs == 4
+    top2 = mlx_lm_sample_utils.make_sampler(temp=1.0, top_k=2)
+    law = trace(lambda: int(top2(logp)[0])).law
+    assert set(law) == {0, 1} and abs(law[0] - F(2, 3)) < F(1, 10**8)
+    assert trace(lambda: int(mlx_lm_sample_utils.make_sampler(temp=0.0)(logp)[0])).law == {0: F(1)}
