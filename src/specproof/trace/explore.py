@@ -125,6 +125,13 @@ class _Tracer:
         except (SpecProofError, _NeedMode):
             raise
         except Exception as exc:
+            cause = exc.__cause__ or exc.__context__
+            for _ in range(8):  # a tracer error wrapped by the sampler's framework (Triton's interpreter): that error
+                if cause is None or isinstance(cause, SpecProofError):
+                    break
+                cause = cause.__cause__ or cause.__context__
+            if isinstance(cause, SpecProofError):
+                raise cause from None
             raise SamplerRaised(f"the sampler raised {type(exc).__name__}: {exc} (on a run with the random values "
                                 f"{self._describe(prefix)})") from exc
         finally:

@@ -5,7 +5,8 @@
 reads thresholds and follows draws), :mod:`~specproof.trace.sources.numpy_generator` (the NumPy
 generator the tracer provides and NumPy's legacy global functions), :mod:`~specproof.trace.sources.python_random`
 (Python's :mod:`random`), :mod:`~specproof.trace.sources.mlx_random` (MLX's ``mx.random``),
-:mod:`~specproof.trace.sources.gumbel` (Gumbel-max on torch uniforms, as a race). Each is a :class:`~specproof.trace.sources.base.Source` in the registry
+:mod:`~specproof.trace.sources.gumbel` (Gumbel-max on torch uniforms, as a race),
+:mod:`~specproof.trace.sources.triton_random` (Triton's ``tl.rand``/``tl.randint`` under ``TRITON_INTERPRET=1``). Each is a :class:`~specproof.trace.sources.base.Source` in the registry
 :data:`SOURCES`; :func:`intercepted` puts every registered source's patches in place for the duration of a trace.
 """
 
@@ -21,11 +22,12 @@ from specproof.trace.sources.numpy_generator import NumpySource, TracedGenerator
 from specproof.trace.sources.python_random import PythonRandomSource
 from specproof.trace.sources.system import SystemSource
 from specproof.trace.sources.torch_calls import TorchSource
+from specproof.trace.sources.triton_random import TritonSource
 
 __all__ = ["intercepted", "Source", "Patcher", "register", "unregister", "SOURCES", "TracedGenerator"]
 
 # the built-in sources, in installation order; a new source is one module with a Source subclass and this line
-for _source in (TorchSource(), NumpySource(), PythonRandomSource(), SystemSource(), MlxSource()):
+for _source in (TorchSource(), NumpySource(), PythonRandomSource(), SystemSource(), MlxSource(), TritonSource()):
     register(_source)
 
 
