@@ -581,7 +581,9 @@ def _seed_arguments(sampler: Any, args: tuple, kwargs: dict) -> list[tuple[str, 
         if isinstance(value, dict):
             for k, v in list(value.items())[:64]:
                 if isinstance(k, str) and "seed" in k.lower() and _is_seed_value(v):
-                    found.append((f"{label}[{k!r}]", v, lambda new, k=k, d=value: put({**d, k: new})))
+                    def item(new: Any, k: str = k, d: dict = value) -> tuple:
+                        return put({**d, k: new})
+                    found.append((f"{label}[{k!r}]", v, item))
         elif hasattr(value, "__dict__") and not isinstance(value, type) and not callable(value):
             for k, v in list(vars(value).items())[:64]:
                 if "seed" in k.lower() and _is_seed_value(v):
@@ -593,8 +595,9 @@ def _seed_arguments(sampler: Any, args: tuple, kwargs: dict) -> list[tuple[str, 
 
     for i, a in enumerate(args):
         put = lambda new, i=i: (args[:i] + (new,) + args[i + 1:], kwargs)  # noqa: E731
-        label = names[i] or f"argument {i}"
-        if names[i] and "seed" in names[i].lower() and _is_seed_value(a):
+        name = names[i]
+        label = name or f"argument {i}"
+        if name and "seed" in name.lower() and _is_seed_value(a):
             found.append((label, a, put))
         else:
             inside(a, label, put)

@@ -154,8 +154,9 @@ _HASH_FEEDS = frozenset({"log", "log_", "log1p", "log1p_", "log2", "log10", "arg
 def _user_site() -> str | None:
     """``file:line`` of the innermost frame outside specproof's tracer and torch."""
     import sys
+    from types import FrameType
 
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None:
         name = frame.f_code.co_filename.replace("\\", "/")
         if "/specproof/trace/" not in name and "/torch/" not in name:
