@@ -135,3 +135,17 @@ def test_the_statistical_fallback_states_that_it_ran():
     got = assert_lossless(shifted, W, W, max_runs=50, statistical=True, eps=0.1, alpha=1e-3, power=0.9)
     assert isinstance(got, ConformanceResult) and got.conforms
     assert _passed.PASSED[before].startswith("passed a statistical test only (not traced:")
+
+
+def test_the_exponential_race_written_in_log_space_is_the_same_race():
+    # vLLM's race argmax(w / E), written as argmax(log w - log E) (E from Tensor.exponential_): traced, not refused
+    got = trace(lambda: int(torch.argmax(torch.log(W) - torch.log(torch.empty_like(W).exponential_()))))
+    assert got.law == {0: F(1, 2), 1: F(1, 4), 2: F(1, 4)} and got.calls == ("Gumbel-max", "Tensor.exponential_")
+    logits = torch.tensor([[1.0, 0.0, -1.0]])
+    law = trace(lambda: int((logits / 0.5 - torch.empty_like(logits).exponential_().log()).argmax(-1)[0])).law
+    assert law == dict(enumerate(softmax_law((logits / 0.5)[0])))
+    with pytest.raises(UnmodelledRandomness, match="two races sharing one noise"):
+        def twice():
+            e = torch.empty_like(W).exponential_()
+            return int(torch.argmax(torch.log(W) - torch.log(e))), int(torch.argmax(W / e))
+        trace(twice, max_runs=10)

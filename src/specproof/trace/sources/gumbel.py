@@ -6,7 +6,8 @@ With ``u`` uniform, ``E = -log u`` is exponential and ``G = -log E = -log(-log u
 with probability proportional to the weights left: Plackett-Luce). The torch-function mode
 (:mod:`specproof.trace.sources.torch_mode`) follows a tensor of uniforms (``torch.rand``, ``rand_like``,
 ``uniform_(0, 1)``) through the forms samplers write (``-log(-log u)``, ``log(-log u)`` subtracted, ``1 - u``,
-a tiny ``clamp(min=eps)`` or ``+ eps`` guard, a positive scalar temperature, ``w / (-log u)``); when such a
+a tiny ``clamp(min=eps)`` or ``+ eps`` guard, a positive scalar temperature, ``w / (-log u)``; and ``l - log E`` with ``E`` from ``Tensor.exponential_``, the
+race written in log space); when such a
 chain ends in ``argmax`` or ``topk`` over the last dimension the run is restarted with that draw *deferred*:
 it takes no uniform slots, and the ``argmax`` (``topk``) becomes exact categorical draws over the weights
 (``w`` itself where the scores are ``log w`` of a tensor that holds no uniform, else ``exp(l / c)`` in float64).
@@ -59,6 +60,7 @@ class Draw:
     deferred: bool
     resolved: bool = False
     guards: list[float] = field(default_factory=list)
+    exp: Any = None  # the Tensor.exponential_ draw E when the chain starts at log E (not at uniforms)
 
 
 @dataclass(frozen=True)
@@ -215,6 +217,11 @@ def _rows(run: _Run, node: Node, call: str) -> list[list[Fraction]]:
         raise UnmodelledRandomness(f"a Gumbel noise is ordered twice ({call}): two races sharing one noise are "
                                    "correlated, which is not modelled; draw a fresh noise for each race")
     node.draw.resolved = True
+    if node.draw.exp is not None:
+        if node.draw.exp.resolved:
+            raise UnmodelledRandomness(f"the exponential draw E of a {call} race also decides another race: two races "
+                                       "sharing one noise are correlated, which is not modelled")
+        node.draw.exp.resolved = True  # E is used only through this race (any other use of E is refused)
     w, kind = _weights(run, node)
     v = node.draw.shape[-1] if node.draw.shape else 1
     rows = []

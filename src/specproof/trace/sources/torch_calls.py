@@ -236,7 +236,8 @@ class TorchSource(Source):
                                "E that is -0.0 at k = 0 (probability 2^-53 per element, pytorch issues #22557, #192577), "
                                "where w_i / E_i is NaN at a zero weight and argmax returns that zero-weight id: with "
                                "exponential_zeros=False (the default) that edge is NOT in this law",
-        "Gumbel-max": "Gumbel-max on uniforms, argmax(l + G) with G = -log(-log u) (or argmax(w / (-log u))), over "
+        "Gumbel-max": "Gumbel-max, argmax(l + G) with G = -log(-log u) on uniforms (or argmax(w / (-log u)), or "
+                      "argmax(l - log E) with E from Tensor.exponential_), over "
                       "the last dimension (specproof.trace.sources.gumbel): IDEALIZED as the exponential race it is: "
                       "u continuous, the logs, the sum and the argmax exact, so row r's winner is i with probability "
                       "w_i / sum_j w_j, where w = exp(l / c - max) in float64 (relative error below 2^-52) for "

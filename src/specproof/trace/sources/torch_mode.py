@@ -205,8 +205,8 @@ def _race_mode(run: _Run) -> Any:
                     i in run.recips)
 
     def refuse_exp(name: str) -> None:
-        hint = {"log": "; -log(E) is a Gumbel variable: write the race as argmax(w / E) instead of "
-                       "argmax(log w - log E)",
+        hint = {"log": "; -log(E) is a Gumbel variable: argmax(l - log E) over the last dimension (log E not in place, "
+                       "once) is traced as the race, or write argmax(w / E)",
                 "mul": "; write w / E, or w * E.reciprocal()"}.get(name.rstrip("_"), "")
         raise UnmodelledRandomness(
             f"the exponential draw E from Tensor.exponential_ is used by {name}: specproof.trace.tracer models only the "
@@ -384,6 +384,14 @@ def _race_mode(run: _Run) -> Any:
                     run.exp[id(first)].views:  # vLLM's inv_q = q.reciprocal(): the race waits for w * inv_q
                 out = func(*args, **kwargs)
                 run.track(run.recips, out, (run.exp[id(first)], first))
+                return out
+            if name in _gumbel._LOG and len(args) == 1 and not kwargs and isinstance(first, torch.Tensor) and \
+                    id(first) in run.exp and not run.exp[id(first)].resolved and id(first) not in \
+                    run.exp[id(first)].views and not name.endswith("_"):  # log E: -log E is a Gumbel variable
+                out = func(*args, **kwargs)
+                draw = run.exp[id(first)]
+                run.track(run.gumbel, out, _gumbel.Node(_gumbel.Draw(("exponential", id(draw)), draw.shape, True,
+                                                                     exp=draw), _gumbel.LOG_E))
                 return out
             if name in _DIVISIONS and len(args) >= 2:
                 w, e = args[0], args[1]
