@@ -77,7 +77,8 @@ class NotPiecewiseConstant(SpecProofError):
 class ContinuousThreshold(NotPiecewiseConstant):
     """A threshold depends continuously on an earlier uniform, so bisection would never end.
 
-    Raised for Gumbel-max on uniforms (``argmax(log w - log(-log u))``), a comparison between values
+    Raised for Gumbel-max on uniforms outside the forms traced as a race (:mod:`specproof.trace.sources.gumbel`:
+    ``argmax(log w - log(-log u))`` is traced; the noise squared or used twice is not), a comparison between values
     computed from two different uniforms (``u2 < f(u1)``), a uniform used as a value, and any piece
     search that finds a breakpoint at each of :data:`MAX_CONSECUTIVE_BREAKS` consecutive grid points.
     The message names the construction and what to use instead.

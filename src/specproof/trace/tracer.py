@@ -138,10 +138,13 @@ Continuous thresholds are named, not bisected forever
 Bisection finishes only if each uniform meets thresholds computed from the rows. The first
 :data:`MODE_RUNS` runs (and every run of a sampler that draws ``Tensor.exponential_``) go through a
 ``torch.overrides.TorchFunctionMode`` that follows which uniforms each tensor's values depend on:
-an ordering (``argmax``, ``sort``, ``topk``, ``max(dim=...)``) of values computed from two or more
-uniforms (Gumbel-max, ``argmax(log w - log(-log u))``) or a comparison of two such values
+Gumbel-max in the forms that are an exponential race in disguise (``argmax(l - log(-log u))``,
+``topk(l + G, k)``, ``argmax(w / (-log u))``, ``argmax(l - log E)``) is traced exactly as that race
+(:mod:`specproof.trace.sources.gumbel`); any other ordering (``argmax``, ``sort``, ``topk``,
+``max(dim=...)``) of values computed from two or more uniforms or a comparison of two such values
 (``u2 < f(u1)``) raises :class:`ContinuousThreshold` on the first run, naming the construction and
-what to use instead (``torch.multinomial`` or an exponential race). Comparisons with row
+what to use instead (``torch.multinomial`` or an exponential race; ``assert_lossless(...,
+statistical=True)`` tests such a sampler statistically and says so). Comparisons with row
 thresholds through continuous operations (``log u < log p - log q``, ``u * q < p``) stay traced.
 Where values leave torch (``float(u)``, NumPy), the piece search raises
 :class:`ContinuousThreshold` once it finds breakpoints at :data:`MAX_CONSECUTIVE_BREAKS`
@@ -307,7 +310,7 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
         An outcome appears on two separated intervals of a uniform's grid, or the sampler is not
         deterministic given its random numbers.
     ContinuousThreshold
-        (A NotPiecewiseConstant.) Gumbel-max on uniforms, a comparison between values of two
+        (A NotPiecewiseConstant.) Gumbel-max on uniforms outside the race forms, a comparison between values of two
         uniforms, a uniform used as a value, or a piece search finding a breakpoint at each of
         :data:`MAX_CONSECUTIVE_BREAKS` consecutive grid points.
     TraceTooLarge
