@@ -239,3 +239,37 @@ def test_the_command_line_says_which_argument_was_used(tmp_path, monkeypatch, ca
     assert "float floor by re-tracing in float64" in capsys.readouterr().out
     assert main([*args, "--dtype", "float64"]) == 1  # float64 rows: nothing wider, undecided
     assert "UNDECIDED" in capsys.readouterr().out
+
+
+def posterior_in_float32(target, draft):
+    """The posterior stand-in, making its rows float32 whatever it is given (a ``dtype=torch.float32``)."""
+    return posterior(torch.as_tensor(target, dtype=torch.float32), torch.as_tensor(draft, dtype=torch.float32))
+
+
+def test_float64_rows_made_float32_inside_the_code_name_what_the_verdict_rests_on():
+    # correct code outside the textbook family; its TV (about 3e-8) is gross for float64 rows (> 2^-41) but
+    # within float32's floor range, the format the code computes in: nothing wider to re-trace in. The verdict
+    # is the family's (it was "lossy" with no word on this), and the report says what it rests on
+    rows = [0.6, 0.3, 0.1], [0.2, 0.5, 0.3]
+    c = compare(posterior_in_float32, *rows)
+    assert c.verdict == "lossy" and 0 < c.tv < F(1, 10 ** 7)
+    assert c.floor.outcome == "not made" and c.floor.narrow == "float64"
+    assert "computes in float32 on float64 rows" in c.floor.reason and "test_trace_floor.py" in c.floor.reason
+    assert any("on the textbook float family alone" in caveat for caveat in c.caveats)
+    report = c.report()
+    assert "float floor not argued" in report and "caveat: lossy on the textbook float family alone" in report
+
+
+def test_a_small_fault_in_float64_code_on_float64_rows_stays_lossy():
+    def shaved(p, q):  # accepts with p/q (1 - 2^-20): a logic fault of TV about 4e-7, all in float64
+        p, q = (torch.as_tensor(r, dtype=torch.float64) for r in (p, q))
+        x = int(torch.multinomial(q, 1))
+        if torch.rand((), dtype=torch.float64) < p[x] / q[x] * (1 - 2.0 ** -20):
+            return x
+        return int(torch.multinomial(torch.clamp(p - q, min=0), 1))
+
+    c = compare(shaved, [0.6, 0.3, 0.1], [0.2, 0.5, 0.3])
+    assert c.verdict == "lossy" and F(1, 10 ** 7) < c.tv < F(1, 10 ** 6)
+    assert c.floor is None  # no narrower arithmetic seen: the float64 floor is far below this TV
+    assert any("narrower arithmetic outside PyTorch" in caveat and "(float64)" in caveat for caveat in c.caveats)
+    assert "caveat: lossy on the assumption" in c.report()

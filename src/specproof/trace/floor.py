@@ -38,7 +38,8 @@ from typing import Any, Callable, Collection, Iterator
 
 from specproof.laws.numtext import number_text
 
-__all__ = ["FloorArgument", "argue", "code_of", "gross_threshold", "row_format", "sum_error", "widen", "widened"]
+__all__ = ["FloorArgument", "argue", "code_of", "gross_threshold", "narrower_than", "narrowest", "row_format", "sum_error",
+           "widen", "widened"]
 
 #: Formats that can be widened, and their precision (significand bits, the hidden one included).
 _PRECISION = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
@@ -240,6 +241,43 @@ def _sampler_site(codes: Collection[Any]) -> str | None:
             return site
         frame = frame.f_back
     return None
+
+
+@contextmanager
+def narrower_than(fmt: str, codes: Collection[Any] = frozenset()) -> Iterator[list[tuple[str, str]]]:
+    """A PyTorch function mode (PyTorch's default dtype unchanged) that lists every torch call in the sampler's
+    code (run inside a frame of ``codes``) that returned a floating tensor of less precision than ``fmt``, as
+    ``(format, "float32 from as_tensor at file.py:12")``: the code computes in a narrower format than its rows.
+    Nothing is listed where torch is not imported (NumPy's arithmetic is not watched)."""
+    found: list[tuple[str, str]] = []
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield found
+        return
+    from torch.overrides import TorchFunctionMode
+
+    bits = _precision(fmt)
+
+    class _Watch(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if len(found) < 8:
+                for t in (out if isinstance(out, (tuple, list)) else (out,)):
+                    name = str(t.dtype).replace("torch.", "") if isinstance(t, torch.Tensor) else ""
+                    if name in _PRECISION and _precision(name) < bits:
+                        site = _sampler_site(codes)
+                        if site is not None:
+                            found.append((name, f"{name} from {getattr(func, '__name__', str(func))} at {site}"))
+                        break
+            return out
+
+    with _Watch():
+        yield found
+
+
+def narrowest(formats: Collection[str]) -> str | None:
+    """The format of least precision among ``formats`` (None for none)."""
+    return min(formats, key=_precision, default=None)
 
 
 @contextmanager

@@ -474,6 +474,14 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
     return result
 
 
+WIDE_FORMAT = "float64"
+
+#: What a small lossy TV rests on where narrower arithmetic was looked for (issue 33, item 3).
+_UNWATCHED = ("lossy on the assumption that the code computes in its rows' format ({fmt}) or wider: no narrower "
+              "PyTorch tensor was made in its code, but narrower arithmetic outside PyTorch (NumPy's "
+              "astype(float32), a compiled kernel) is not watched, and would read lossy here")
+
+
 def _argue_floor(result: Comparison, sampler: Callable[..., Any], target: Any, draft: Any, gamma: int | None,
                  reference: Any, options: dict) -> Comparison:
     """A small ``lossy`` TV argued by re-tracing in float64 (:mod:`specproof.trace.floor`): the verdict
@@ -487,9 +495,31 @@ def _argue_floor(result: Comparison, sampler: Callable[..., Any], target: Any, d
 
     if result.verdict != "lossy" or result.degenerate or result.outside_support or result.tv == 0:
         return result
-    fmt = floor.row_format(target)
-    if result.tv > floor.gross_threshold(fmt or "float64", floor.sum_error(target, draft)):
-        return result
+    fmt = floor.row_format(target) or "float64"
+    err = floor.sum_error(target, draft)
+    codes = floor.code_of(sampler) | (floor.code_of(reference) if callable(reference) else set())
+    if result.tv > floor.gross_threshold(fmt, err):
+        if result.tv > floor.gross_threshold("bfloat16"):  # gross in any format
+            return result
+        # Gross for the rows' format, but the code may compute in a narrower one (float64 rows made float32
+        # inside it): its floor is that format's. Trace it once more, watching for narrower torch tensors.
+        with floor.narrower_than(fmt, codes) as found:
+            again = trace(sampler, (target, draft), **options)
+            if callable(reference):
+                _differential(again, reference, target, draft, gamma, options["numpy_rng"], options["max_runs"],
+                              options["check_pieces"])
+        inner = floor.narrowest({f for f, _ in found})
+        if inner is not None and result.tv <= floor.gross_threshold(inner, err):
+            argued = floor.FloorArgument(
+                "widening", "not made", fmt, "", result.tv, None, None,
+                f"the code computes in {inner} on {fmt} rows ({found[0][1]}), and its TV is within {inner}'s "
+                f"float floor range; its rows cannot be widened past it (make its dtype follow the rows' to have "
+                "it argued)")
+            caveat = (f"lossy on the textbook float family alone: no member in consistent arithmetic explains the "
+                      f"law, but the code computes in {inner} on {fmt} rows, so correct code outside that family "
+                      f"would read lossy here too")
+            return dataclasses.replace(result, floor=argued, caveats=(*result.caveats, caveat))
+        return dataclasses.replace(result, caveats=(*result.caveats, _UNWATCHED.format(fmt=fmt)))
 
     def retrace(wide_target: Any, wide_draft: Any) -> tuple[Fraction, int]:
         wide = trace(sampler, (wide_target, wide_draft), **options)
@@ -503,9 +533,10 @@ def _argue_floor(result: Comparison, sampler: Callable[..., Any], target: Any, d
                                  f"(mass {number_text(j.outside_support)})")
         return j.tv, wide.runs
 
-    codes = floor.code_of(sampler) | (floor.code_of(reference) if callable(reference) else set())
     argued = floor.argue(result.tv, target, draft, retrace, (SpecProofError,), codes)
     verdict = {"float artefact": "float-faithful", "fault": "lossy", "not made": "undecided"}[argued.outcome]
+    if verdict == "lossy":
+        result = dataclasses.replace(result, caveats=(*result.caveats, _UNWATCHED.format(fmt=WIDE_FORMAT)))
     arithmetic = result.arithmetic
     if verdict == "float-faithful":
         arithmetic = (f"the same code re-traced on the same rows' laws in {argued.wide} (a float artefact: its TV fell "
