@@ -131,3 +131,40 @@ def test_certify_v_needs_its_sources(tmp_path):
     with pytest.raises(coq.NotCertifiable, match="Certify.v not found"):
         shutil.copyfile(COQ_DIR / "Spec.v", tmp_path / "Spec.v")
         coq.compile_files([], source_dir=tmp_path)
+
+
+# ---------------------------------------------------------------- specproof prove --coq
+
+def _pair(tmp_path: Path) -> list[str]:
+    (tmp_path / "p.json").write_text('["1/2", "1/4", "1/4"]', encoding="utf-8")
+    (tmp_path / "q.json").write_text('["1/2", "0", "1/2"]', encoding="utf-8")
+    return ["prove", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json"),
+            "--out", str(tmp_path / "out"), "--name", "never-proposes", "--coq", "--json"]
+
+
+def test_prove_coq_writes_the_file_and_says_when_coqc_is_missing(tmp_path, monkeypatch, capsys):
+    from specproof.cli import main, prove
+
+    monkeypatch.setattr(prove.shutil, "which", lambda name: None)
+    assert main(_pair(tmp_path)) == 0
+    result = json.loads(capsys.readouterr().out)["coq"]
+    assert result == {"file": str(tmp_path / "out" / "never_proposes.v"), "checked": None, "seconds": None,
+                      "summary": "written; not checked (coqc is not on PATH; Coq 8.16 with MathComp compiles it)"}
+    assert "Definition draft : seq Q := [:: Qmake 1 2; Qmake 0 1; Qmake 1 2]." in Path(result["file"]).read_text()
+
+
+def test_prove_coq_refuses_a_compact_certificate(tmp_path, capsys):
+    from specproof.cli import main
+
+    assert main([*_pair(tmp_path), "--certificate", "compact"]) == 2
+    assert "--coq transcribes full certificates" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_prove_coq_compiles_with_coqc(tmp_path, capsys):
+    _require_coq()
+    from specproof.cli import main
+
+    assert main(_pair(tmp_path)) == 0
+    result = json.loads(capsys.readouterr().out)["coq"]
+    assert result["checked"] is True and result["summary"].startswith("proved by coqc in ")
