@@ -168,3 +168,21 @@ def test_prove_coq_compiles_with_coqc(tmp_path, capsys):
     assert main(_pair(tmp_path)) == 0
     result = json.loads(capsys.readouterr().out)["coq"]
     assert result["checked"] is True and result["summary"].startswith("proved by coqc in ")
+
+
+def test_the_definitions_a_reader_trusts_are_pinned():
+    # a generated statement means what it says only through these three definitions of Certify.v (the rest of
+    # the statement is Spec.v's, pinned in spec.json): changing one must show in this test's diff
+    text = " ".join((COQ_DIR / "Certify.v").read_text(encoding="utf-8").split())
+    for definition in (
+        "Definition int_of_Z (z : Z) : int := (Z.to_nat z)%:Z - (Z.to_nat (Z.opp z))%:Z.",
+        "Definition Q2R (x : Q) : R := (int_of_Z (Qnum x))%:~R / (Pos.to_nat (Qden x))%:R.",
+        "Definition row (R : numFieldType) (n : nat) (l : seq Q) (x : 'I_n) : R := Q2R R (nth q0 l x).",
+        "Definition q0 : Q := Qmake Z0 xH.",
+    ):
+        assert text.count(definition) == 1, definition
+    assert "Section Q2R. Variable R : numFieldType." in text
+    assert not re.search(r"\b(Admitted|admit|Axiom|Parameter|Conjecture)\b", re.sub(r"\(\*.*?\*\)", "", text))
+    assert re.findall(r"^Print Assumptions (\w+)\.$", (COQ_DIR / "AssumptionsCertify.v").read_text(), re.M) == [
+        "verifier_on_rows", "alpha_on_rows", "TV_on_rows", "distribution_on_rows", "alpha_rows", "TV_rows",
+        "residual_mass_rows", "rejection_rows"]

@@ -7,3 +7,7 @@ Print Assumptions verifier_on_rows.
 Print Assumptions alpha_on_rows.
 Print Assumptions TV_on_rows.
 Print Assumptions distribution_on_rows.
+Print Assumptions alpha_rows.
+Print Assumptions TV_rows.
+Print Assumptions residual_mass_rows.
+Print Assumptions rejection_rows.
