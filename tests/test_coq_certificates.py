@@ -40,7 +40,7 @@ def test_the_rows_are_transcribed_as_written():
     assert "alpha (row R (size target) target) (row R (size target) draft) = Q2R R (Qmake 3 4)." in text
     assert "(* never ( * x * ) *)" in text  # a name cannot close the comment
     assert re.findall(r"^Theorem (\w+)", text, re.M) == [
-        "vocabulary", "law", "lossless", "alpha_is", "TV_is", "normalizer_is", "rejection_is", "alpha_is_1_minus_TV",
+        "vocabulary", "law", "lossless", "TV_from_p", "alpha_is", "TV_is", "normalizer_is", "rejection_is", "alpha_is_1_minus_TV",
         "target_is_distribution", "draft_is_distribution"]
     # nothing is admitted or assumed; every proof applies Certify.v and computes
     assert not re.search(r"\b(Admitted|admit|Axiom|Parameter|Hypothesis)\b", text)
@@ -54,7 +54,8 @@ def test_a_bundle_is_one_module_per_certificate():
 def test_a_false_claim_is_not_stated():
     cert = build_certificate(["1/2", "1/2"], ["1/4", "3/4"], name="x")
     cert["claims"]["dist_equals_p"] = False
-    assert "Theorem lossless" not in coq.coq_text(cert) and "Theorem law " in coq.coq_text(cert)
+    text = coq.coq_text(cert)
+    assert "Theorem lossless" not in text and "Theorem TV_from_p" not in text and "Theorem law " in text
 
 
 def _mutated(edit) -> dict:

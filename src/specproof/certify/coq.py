@@ -7,7 +7,8 @@ definitions of ``proofs/coq/Spec.v`` evaluated on those rows, over any ``numFiel
 
 - ``law``: the verifier (``Spec.verifier``, the one ``verifier_lossless`` is about) emits token y
   with probability ``emitted[y]``, for every token y and every fallback law;
-- ``lossless`` (where the certificate claims ``dist_equals_p``): it emits y with probability p[y];
+- ``lossless`` and ``TV_from_p`` (where the certificate claims ``dist_equals_p``): it emits y with
+  probability p[y], and the total variation of its law from p is 0;
 - ``alpha_is``, ``TV_is``, ``normalizer_is``, ``rejection_is``: ``alpha``, ``TV``,
   ``residual_mass`` and ``rejection_prob`` of Spec.v on the rows are the stated totals;
 - ``alpha_is_1_minus_TV`` (where claimed), ``target_is_distribution``,
@@ -127,6 +128,11 @@ def _certificate(cert: Mapping[str, Any], where: str) -> list[str]:
             "Theorem lossless (R : numFieldType) (fallback : 'I_(size target) -> R) (y : 'I_(size target)) :",
             f"  verifier {rows_of} fallback y = row R (size target) target y.",
             f"Proof. by apply: verifier_on_rows; {_CHECK}. Qed.",
+            "",
+            "(** The total variation of the verifier's law from the target row is 0. *)",
+            "Theorem TV_from_p (R : numFieldType) (fallback : 'I_(size target) -> R) :",
+            f"  TV (verifier {rows_of} fallback) (row R (size target) target) = 0.",
+            "Proof. by rewrite /TV big1 ?mul0r // => y _; rewrite lossless subrr normr0. Qed.",
         ]
     for name, spec, key, lemma in (("alpha_is", "alpha", "alpha", "alpha_rows"), ("TV_is", "TV", "tv", "TV_rows"),
                                    ("normalizer_is", "residual_mass", "normalizer", "residual_mass_rows"),
@@ -197,7 +203,7 @@ def coq_text(doc: Mapping[str, Any]) -> str:
         "From Coq Require Import QArith.",
         "From mathcomp Require Import all_ssreflect ssralg ssrnum.",
         "From SpecProof Require Import Spec Certify.",
-        "Import GRing.Theory.",
+        "Import GRing.Theory Num.Theory.",
         "Local Open Scope ring_scope.",
     ]
     for i, cert in enumerate(certs):
