@@ -51,6 +51,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     help="with no --target/--draft: do not compile the Coq proofs (proofs/coq). By default the "
                          "'lossless for every V' theorem compiles them where coqc is on PATH (it says so on "
                          "standard error first, and reports the time taken)")
+    pr.add_argument("--coq", dest="coq_file", action="store_true",
+                    help="with --target/--draft: also write NAME.v, the certificate's law, alpha, TV and claims "
+                         "stated about the Coq model (proofs/coq/Spec.v) and proved by computation "
+                         "(proofs/coq/Certify.v), and compile it with coqc where coqc is on PATH (exit 1 if "
+                         "coqc rejects it); needs a full certificate (--certificate auto or full)")
     _json_option(pr)
 
 DEFAULT_OUT = "specproof-transcripts"
@@ -169,11 +174,13 @@ def run(args: argparse.Namespace) -> int:
         raise _Usage("--target and --draft go together")
     if args.jobs is not None:
         raise _Usage("--jobs applies to the embedded theorems (no --target/--draft)")
+    if args.coq_file and args.certificate == "compact":
+        raise _Usage("--coq transcribes full certificates (every token's row as 'n/d'); use --certificate full or auto")
     _check_name(args.name)
     atol = DEFAULT_FLOAT_ATOL if args.atol is None else args.atol
     target = load_distributions(args.target, "p", atol=atol, atol_name="--atol")
     draft = load_distributions(args.draft, "q", atol=atol, atol_name="--atol")
-    form = _form(args.certificate, target, draft)
+    form = "full" if args.coq_file else _form(args.certificate, target, draft)
     pairs = _pairs(target, draft, form)
     certs = []
     # one bar over the steps a person waits for at large V: build each, check each, render
@@ -203,12 +210,13 @@ def run(args: argparse.Namespace) -> int:
         md_path.write_text(transcript.render(written, verdict, json_name=json_path.name),
                            encoding="utf-8", newline="\n")
         bar.update(1)
+    coq_result = _coq_check(written, out, args.name) if args.coq_file else None
     alphas = [Fraction(*transcript._parts(c["totals"]["alpha"])) for c in certs]
     if args.json:
         _print_json({
             "command": "prove", "name": args.name, "proved": verdict.valid, "vocab_size": certs[0]["vocab_size"],
             "pairs": len(certs), "form": form, "certificate": str(json_path), "transcript": str(md_path),
-            "checker": _verdict_json(verdict),
+            "checker": _verdict_json(verdict), **({"coq": coq_result} if coq_result else {}),
             "instances": [{"name": c["name"], "alpha": c["totals"]["alpha"], "tv": c["totals"]["tv"],
                            **c["claims"]} for c in certs],
         })
@@ -220,7 +228,31 @@ def run(args: argparse.Namespace) -> int:
             what += f", alpha = {transcript.show(alphas[0])}"
         print(f"{args.name}: {'PROVED' if verdict.valid else 'NOT PROVED'} ({what}); {verdict.detail} ({form} certificate)")
         print(f"  {json_path}\n  {md_path}")
-    return 0 if verdict.valid else 1
+        if coq_result:
+            print(f"  {coq_result['file']}: {coq_result['summary']}")
+    coq_ok = coq_result is None or coq_result["checked"] is not False
+    return 0 if verdict.valid and coq_ok else 1
+
+
+def _coq_check(doc: Any, out: Path, name: str) -> dict[str, Any]:
+    """Write the certificate as NAME.v (NAME made a Coq identifier) and compile it with coqc where
+    coqc is on PATH: ``checked`` is True (coqc proved it), False (coqc rejected it) or None (not run)."""
+    import re
+
+    from specproof.certify import coq
+
+    stem = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    stem = stem if re.match(r"[A-Za-z_]", stem) else f"c_{stem}"
+    path = coq.write(doc, out / f"{stem}.v")
+    if shutil.which("coqc") is None:
+        return {"file": str(path), "checked": None, "seconds": None,
+                "summary": "written; not checked (coqc is not on PATH; Coq 8.16 with MathComp compiles it)"}
+    print(f"compiling {path} with coqc (about 5 s per certificate of 41 tokens, plus 10 s for Certify.v)",
+          file=sys.stderr, flush=True)
+    result = coq.compile_files([path])[0]
+    summary = (f"proved by coqc in {result['seconds']:.1f} s" if result["ok"] else
+               f"REJECTED by coqc: {result['output'].strip()[-600:]}")
+    return {"file": str(path), "checked": result["ok"], "seconds": round(result["seconds"], 3), "summary": summary}
 
 
 _BUNDLE_STATEMENT = "For each row of the target file and the same row of the draft file (a single row pairs with every row): "
