@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
             files = []
             for name, doc in docs:
                 stem = "".join(c if c.isalnum() else "_" for c in name)
-                files.append(coq.write(doc, Path(tmp) / f"c_{stem}.v"))
+                files.append(coq.write_v(doc, Path(tmp) / f"c_{stem}.v"))
             results = coq.compile_files(files)
         except coq.NotCertifiable as exc:
             print(f"coq_certificates: {exc}", file=sys.stderr)

@@ -85,8 +85,8 @@ def test_hostile_documents_are_refused(edit, message):
 
 def test_a_file_name_must_be_a_coq_identifier(tmp_path):
     with pytest.raises(coq.NotCertifiable, match="IDENT.v"):
-        coq.write(_seed(), tmp_path / "seed-cases.v")
-    assert coq.write(_seed(), tmp_path / "seed_cases.v") == tmp_path / "seed_cases.v"
+        coq.write_v(_seed(), tmp_path / "seed-cases.v")
+    assert coq.write_v(_seed(), tmp_path / "seed_cases.v") == tmp_path / "seed_cases.v"
 
 
 # ---------------------------------------------------------------- with coqc
@@ -112,7 +112,7 @@ def test_coqc_proves_the_committed_certificates_and_rejects_wrong_values(tmp_pat
     wrong_tv = copy.deepcopy(phone)
     wrong_tv["totals"]["tv"] = _one_ulp_more(phone["totals"]["tv"])
     swapped = _mutated(lambda c: [r.update(p=r["q"], q=r["p"]) for r in c["rows"]])  # p and q swapped, law unchanged
-    files = {name: coq.write(doc, tmp_path / f"{name}.v") for name, doc in (
+    files = {name: coq.write_v(doc, tmp_path / f"{name}.v") for name, doc in (
         ("seed_cases", _seed()), ("phone", phone), ("wrong_law", wrong_law), ("wrong_tv", wrong_tv),
         ("swapped", swapped))}
     results = {Path(r["path"]).stem: r for r in coq.compile_files(list(files.values()))}

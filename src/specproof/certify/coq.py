@@ -35,7 +35,7 @@ from typing import Any, Mapping, Sequence
 
 from specproof.errors import SpecProofError
 
-__all__ = ["NotCertifiable", "MAX_BITS", "coq_text", "write", "compile_files", "COQ_SOURCES"]
+__all__ = ["NotCertifiable", "MAX_BITS", "coq_text", "write_v", "compile_files", "COQ_SOURCES"]
 
 #: The largest numerator or denominator, in bits, that :func:`coq_text` transcribes (the real
 #: models' rows have about 70 bits, their totals about 135).
@@ -211,7 +211,7 @@ def coq_text(doc: Mapping[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def write(doc: Mapping[str, Any], path: str | Path) -> Path:
+def write_v(doc: Mapping[str, Any], path: str | Path) -> Path:
     """Write :func:`coq_text` of ``doc`` to ``path`` (a ``.v`` file; Coq needs its stem to be
     a Coq identifier) and return the path.
 
@@ -234,7 +234,7 @@ def compile_files(paths: Sequence[str | Path], source_dir: str | Path | None = N
     Parameters
     ----------
     paths : sequence of path
-        ``.v`` files written by :func:`write`.
+        ``.v`` files written by :func:`write_v`.
     source_dir : path, optional
         Directory holding :data:`COQ_SOURCES` (default ``proofs/coq`` of the source checkout). They
         are compiled in a scratch directory, which also receives copies of ``paths``.

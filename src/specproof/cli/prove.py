@@ -243,7 +243,7 @@ def _coq_check(doc: Any, out: Path, name: str) -> dict[str, Any]:
 
     stem = re.sub(r"[^A-Za-z0-9_]", "_", name)
     stem = stem if re.match(r"[A-Za-z_]", stem) else f"c_{stem}"
-    path = coq.write(doc, out / f"{stem}.v")
+    path = coq.write_v(doc, out / f"{stem}.v")
     if shutil.which("coqc") is None:
         return {"file": str(path), "checked": None, "seconds": None,
                 "summary": "written; not checked (coqc is not on PATH; Coq 8.16 with MathComp compiles it)"}
