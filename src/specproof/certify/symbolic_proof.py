@@ -111,11 +111,11 @@ def _verified_result(expr: sp.Basic, cases: Sequence[Case] = ()) -> str:
 
 #: Where the Coq development lives in a source checkout (absent from an installed wheel).
 COQ_DIR = Path(__file__).resolve().parents[3] / "proofs" / "coq"
-#: Its files, in compilation order, under the logical prefix ``SpecProof``; the last three need Flocq.
+#: Its files, in compilation order, under the logical prefix ``SpecProof``; the last five need Flocq.
 COQ_FILES = ("Spec.v", "OnePosition.v", "Chain.v", "FloatCoin.v", "Optimal.v", "NPositions.v", "FloatGrid.v",
-             "Fl32Coin.v", "Fl32Verifier.v")
+             "Fl32Coin.v", "Fl32Verifier.v", "FlCoin.v", "Fl64Verifier.v")
 #: The files that need Flocq (over Coq's standard reals): their theorems may rest on FloatGrid.axioms.
-FLOCQ_FILES = ("FloatGrid.v", "Fl32Coin.v", "Fl32Verifier.v")
+FLOCQ_FILES = ("FloatGrid.v", "Fl32Coin.v", "Fl32Verifier.v", "FlCoin.v", "Fl64Verifier.v")
 _FLOCQ_FILES = FLOCQ_FILES
 #: The axioms a Flocq theorem may rest on (Coq's standard reals and classical logic), one per line.
 _ALLOWED_AXIOMS_FILE = "FloatGrid.axioms"
@@ -326,6 +326,42 @@ COQ_THEOREMS: tuple[dict[str, str], ...] = (
      "says": "(Flocq) one position of the textbook verifier on binary32 rows whose exact values are "
              "distributions, accepting when the float32 coin is below fl32(p x / q x), emits a law within total "
              "variation less than 2^-24 of the target (the residual computed exactly)"},
+    {"name": "fl_count_bound_le", "file": "FlCoin.v",
+     "statement": "Theorem fl_count_bound_le p q : fl_nonneg p -> fl_pos q -> "
+                  "let a := Z.to_nat (fl_units p) in let b := Z.to_nat (fl_units q) in "
+                  "let c := count_below (fl_below_le p q) fl_grid_size in "
+                  "(0 < b)%nat /\\ ((b <= a)%nat -> c = fl_grid_size) /\\ "
+                  "((a < b)%nat -> (fl_grid_size * a < c * b)%nat /\\ (c * b < fl_grid_size * a + 2 * b)%nat).",
+     "says": "(Flocq) for any binary format (prec, emax) and coin grid k 2^-g of its floats (g <= prec, "
+             "emin <= -g), finite p >= 0 and q > 0 (p = a 2^emin, q = b 2^emin): the number c of grid floats u "
+             "passing u <= fl(p / q) (vLLM's fl(p / q) >= u; Bdiv to nearest, ties to even, overflow included) "
+             "is 2^g when p >= q, and otherwise p / q < c / 2^g < p / q + 2 / 2^g (FlCoin.v's fl_count_bound "
+             "is the same count for u < fl(p / q), with Fl32Coin.v's bound)"},
+    {"name": "fl64_ratio_coin_bound", "file": "Fl64Verifier.v",
+     "statement": "Theorem fl64_ratio_coin_bound (p q : binary64) : fl_nonneg p -> fl_pos q -> "
+                  "`|fl64_ratio_coin p q - Num.min 1 (f64_val p / f64_val q)| < 2 ^- 53.",
+     "says": "(Flocq) over any numFieldType: for binary64 p >= 0 and q > 0, a coin uniform on the float64 grid "
+             "k 2^-53 passes u < fl64(p / q) with probability within 2^-53 (strictly) of min(1, p / q)"},
+    {"name": "fl64_ratio_coin_le_bound", "file": "Fl64Verifier.v",
+     "statement": "Theorem fl64_ratio_coin_le_bound (p q : binary64) : fl_nonneg p -> fl_pos q -> "
+                  "Num.min 1 (f64_val p / f64_val q) <= fl64_ratio_coin_le p q < "
+                  "Num.min 1 (f64_val p / f64_val q) + 2 ^- 52.",
+     "says": "(Flocq) over any numFieldType: for binary64 p >= 0 and q > 0, the float64 grid coin passes vLLM's "
+             "test fl64(p / q) >= u (u <= fl64(p / q)) with probability at least min(1, p / q) and less than "
+             "min(1, p / q) + 2^-52"},
+    {"name": "fl64_verifier_TV", "file": "Fl64Verifier.v",
+     "statement": "Theorem fl64_verifier_TV : (forall x, fl_nonneg (pf x)) -> (forall x, fl_nonneg (qf x)) -> "
+                  "is_distribution (fun x => f64_val (pf x)) -> is_distribution (fun x => f64_val (qf x)) -> "
+                  "is_distribution fallback -> TV fl64_verifier (fun x => f64_val (pf x)) < 2 ^- 53.",
+     "says": "(Flocq) one position of the textbook verifier on binary64 rows whose exact values are "
+             "distributions, accepting when the float64 coin is below fl64(p x / q x), is within total variation "
+             "less than 2^-53 of the target (the residual computed exactly)"},
+    {"name": "fl64_verifier_le_TV", "file": "Fl64Verifier.v",
+     "statement": "Theorem fl64_verifier_le_TV : (forall x, fl_nonneg (pf x)) -> (forall x, fl_nonneg (qf x)) -> "
+                  "is_distribution (fun x => f64_val (pf x)) -> is_distribution (fun x => f64_val (qf x)) -> "
+                  "is_distribution fallback -> TV fl64_verifier_le (fun x => f64_val (pf x)) < 2 ^- 52.",
+     "says": "(Flocq) the same with vLLM's test fl64(p x / q x) >= u: within total variation less than 2^-52 "
+             "of the target (rows, quotient and coin all binary64; the residual computed exactly)"},
 )
 
 
@@ -423,13 +459,14 @@ def formal_proof() -> dict[str, Any]:
         "theorems": [dict(t) for t in COQ_THEOREMS],
         "checked_by": "coqc compiles the files, and Print Assumptions of each theorem below must print "
                       "'Closed under the global context' (no axioms, no Admitted), except the Flocq "
-                      "theorems (FloatGrid.v, Fl32Coin.v, Fl32Verifier.v), which may rest only on the axioms of "
+                      "theorems (FloatGrid.v, Fl32Coin.v, Fl32Verifier.v, FlCoin.v, Fl64Verifier.v), which may rest only on the axioms of "
                       "Coq's standard reals and classical logic (proofs/coq/FloatGrid.axioms): checked by .ci/run "
                       "(make -C proofs/coq, "
                       "tests/test_coq.py) and by `specproof prove` when coqc is on PATH.",
         "not_proved": "that the float32 coin is uniform on its grid (measured on torch.rand); that the Coq "
                       "programs are any engine's code; float rows that do not sum to exactly 1, the float "
-                      "residual and its sum; the float64 coin; the n-position bound for the code's test "
+                      "residual and its sum; a float64 coin compared with a ratio computed in another format (Fl64Verifier.v "
+                      "has rows, quotient and coin all binary64); the n-position bound for the code's test "
                       "u < fl32(p / q) on binary32 rows (NPositions.v proves n eps from any per-position "
                       "bound eps, and n 2^-24 for the float32 grid coin at the exact ratio p / q).",
     }
