@@ -112,7 +112,7 @@ def _verified_result(expr: sp.Basic, cases: Sequence[Case] = ()) -> str:
 #: Where the Coq development lives in a source checkout (absent from an installed wheel).
 COQ_DIR = Path(__file__).resolve().parents[3] / "proofs" / "coq"
 #: Its files, in compilation order, under the logical prefix ``SpecProof``; the last five need Flocq.
-COQ_FILES = ("Spec.v", "OnePosition.v", "Chain.v", "FloatCoin.v", "Optimal.v", "NPositions.v", "FloatGrid.v",
+COQ_FILES = ("Spec.v", "OnePosition.v", "Chain.v", "FloatCoin.v", "Optimal.v", "NPositions.v", "Block.v", "FloatGrid.v",
              "Fl32Coin.v", "Fl32Verifier.v", "FlCoin.v", "Fl64Verifier.v")
 #: The files that need Flocq (over Coq's standard reals): their theorems may rest on FloatGrid.axioms.
 FLOCQ_FILES = ("FloatGrid.v", "Fl32Coin.v", "Fl32Verifier.v", "FlCoin.v", "Fl64Verifier.v")
@@ -273,6 +273,20 @@ COQ_THEOREMS: tuple[dict[str, str], ...] = (
                   "speculative_law_with p q fallback gamma (fun c => accept_prob (p c) (q c)) n c s = target_law p n c s.",
      "says": "non-vacuity and the link with Chain.v: the chain with a coin, given the exact accept probability "
              "min(1, p/q), is Chain.v's speculative law, so its first n tokens have the target's joint law"},
+    {"name": "block_verification_lossless_le1", "file": "Block.v",
+     "statement": "Theorem block_verification_lossless_le1 (gamma : nat) (c : seq T) : "
+                  "(forall c, is_distribution (p c)) -> (forall c, is_distribution (q c)) -> (gamma <= 1)%N -> "
+                  "forall s, block_law p q fallback gamma c s = target_law p gamma.+1 c s.",
+     "says": "block verification (Sun et al. 2024, Algorithm 2, as Spec.v's block_law: weights p_i, residuals "
+             "(p_i M_b - M_s)+, thresholds h_i, tau decided from the top), for prefix-dependent rows that are "
+             "distributions and any fallback, with gamma <= 1 drafts: the step followed by the target emits "
+             "the target's joint law of gamma + 1 tokens (every gamma is not proved)"},
+    {"name": "block_gamma1_is_token_verification", "file": "Block.v",
+     "statement": "Corollary block_gamma1_is_token_verification (c : seq T) : "
+                  "(forall c, is_distribution (p c)) -> (forall c, is_distribution (q c)) -> "
+                  "forall s, block_law p q fallback 1 c s = speculative_law p q fallback 1 2 c s.",
+     "says": "at gamma = 1, block verification and token verification (Chain.v) emit the same law of the first "
+             "two tokens"},
     {"name": "ret_is_distribution", "file": "Spec.v",
      "statement": "Lemma ret_is_distribution (x : T) : is_distribution (ret R x).",
      "says": "non-vacuity: distributions exist (a point mass is one)"},
@@ -459,14 +473,17 @@ def formal_proof() -> dict[str, Any]:
         "theorems": [dict(t) for t in COQ_THEOREMS],
         "checked_by": "coqc compiles the files, and Print Assumptions of each theorem below must print "
                       "'Closed under the global context' (no axioms, no Admitted), except the Flocq "
-                      "theorems (FloatGrid.v, Fl32Coin.v, Fl32Verifier.v, FlCoin.v, Fl64Verifier.v), which may rest only on the axioms of "
+                      "theorems (FloatGrid.v, Fl32Coin.v, Fl32Verifier.v, FlCoin.v, Fl64Verifier.v), which may "
+                      "rest only on the axioms of "
                       "Coq's standard reals and classical logic (proofs/coq/FloatGrid.axioms): checked by .ci/run "
                       "(make -C proofs/coq, "
                       "tests/test_coq.py) and by `specproof prove` when coqc is on PATH.",
         "not_proved": "that the float32 coin is uniform on its grid (measured on torch.rand); that the Coq "
                       "programs are any engine's code; float rows that do not sum to exactly 1, the float "
-                      "residual and its sum; a float64 coin compared with a ratio computed in another format (Fl64Verifier.v "
-                      "has rows, quotient and coin all binary64); the n-position bound for the code's test "
+                      "residual and its sum; block verification's losslessness for gamma >= 2 (Block.v "
+                      "proves gamma <= 1); a float64 coin compared with a ratio computed in another format "
+                      "(Fl64Verifier.v has rows, quotient and coin all binary64); the n-position bound for the "
+                      "code's test "
                       "u < fl32(p / q) on binary32 rows (NPositions.v proves n eps from any per-position "
                       "bound eps, and n 2^-24 for the float32 grid coin at the exact ratio p / q).",
     }
