@@ -31,6 +31,9 @@ Print Assumptions float32_speculative_TV_tokens.
 Print Assumptions speculative_law_with_exact.
 Print Assumptions block_verification_lossless_le1.
 Print Assumptions block_gamma1_is_token_verification.
+Print Assumptions block_draft_split.
+Print Assumptions block_verification_lossless.
+Print Assumptions block_same_law_as_token_verification.
 Print Assumptions ret_is_distribution.
 Print Assumptions always_accept_emits_q.
 Print Assumptions never_accept_emits_residual.

@@ -280,13 +280,34 @@ COQ_THEOREMS: tuple[dict[str, str], ...] = (
      "says": "block verification (Sun et al. 2024, Algorithm 2, as Spec.v's block_law: weights p_i, residuals "
              "(p_i M_b - M_s)+, thresholds h_i, tau decided from the top), for prefix-dependent rows that are "
              "distributions and any fallback, with gamma <= 1 drafts: the step followed by the target emits "
-             "the target's joint law of gamma + 1 tokens (every gamma is not proved)"},
+             "the target's joint law of gamma + 1 tokens (block_verification_lossless is every gamma)"},
     {"name": "block_gamma1_is_token_verification", "file": "Block.v",
      "statement": "Corollary block_gamma1_is_token_verification (c : seq T) : "
                   "(forall c, is_distribution (p c)) -> (forall c, is_distribution (q c)) -> "
                   "forall s, block_law p q fallback 1 c s = speculative_law p q fallback 1 2 c s.",
      "says": "at gamma = 1, block verification and token verification (Chain.v) emit the same law of the first "
              "two tokens"},
+    {"name": "block_draft_split", "file": "Block.v",
+     "statement": "Lemma block_draft_split k : forall c xs a L s, 0 <= a <= 1 -> (size xs + k = gamma)%N -> "
+                  "block_draft p q fallback gamma k c xs a L s = "
+                  "a * emits xs (target_law p k.+1 c) s + (1 - a) * L s.",
+     "says": "the key lemma of block verification (rows distributions after every prefix): at a level with "
+             "accepted drafts xs and weight a in [0, 1], with k drafts left, whatever law L the lower levels "
+             "give, the rest of the step is a times the target continuing after xs plus 1 - a times L"},
+    {"name": "block_verification_lossless", "file": "Block.v",
+     "statement": "Theorem block_verification_lossless (gamma : nat) (c : seq T) : "
+                  "(forall c, is_distribution (p c)) -> (forall c, is_distribution (q c)) -> "
+                  "forall s, block_law p q fallback gamma c s = target_law p gamma.+1 c s.",
+     "says": "block verification (Sun et al. 2024, Algorithm 2, as Spec.v's block_law) is lossless for every "
+             "gamma and every finite vocabulary: for prefix-dependent rows that are distributions and any "
+             "fallback, one step followed by the target emits the target's joint law of gamma + 1 tokens "
+             "(Sun et al.'s Theorem 1)"},
+    {"name": "block_same_law_as_token_verification", "file": "Block.v",
+     "statement": "Corollary block_same_law_as_token_verification (gamma : nat) (c : seq T) : "
+                  "(forall c, is_distribution (p c)) -> (forall c, is_distribution (q c)) -> "
+                  "forall s, block_law p q fallback gamma c s = speculative_law p q fallback gamma gamma.+1 c s.",
+     "says": "block verification and token verification (Chain.v) emit the same law of the first gamma + 1 "
+             "tokens"},
     {"name": "ret_is_distribution", "file": "Spec.v",
      "statement": "Lemma ret_is_distribution (x : T) : is_distribution (ret R x).",
      "says": "non-vacuity: distributions exist (a point mass is one)"},
@@ -480,8 +501,7 @@ def formal_proof() -> dict[str, Any]:
                       "tests/test_coq.py) and by `specproof prove` when coqc is on PATH.",
         "not_proved": "that the float32 coin is uniform on its grid (measured on torch.rand); that the Coq "
                       "programs are any engine's code; float rows that do not sum to exactly 1, the float "
-                      "residual and its sum; block verification's losslessness for gamma >= 2 (Block.v "
-                      "proves gamma <= 1); a float64 coin compared with a ratio computed in another format "
+                      "residual and its sum; a float64 coin compared with a ratio computed in another format "
                       "(Fl64Verifier.v has rows, quotient and coin all binary64); the n-position bound for the "
                       "code's test "
                       "u < fl32(p / q) on binary32 rows (NPositions.v proves n eps from any per-position "
