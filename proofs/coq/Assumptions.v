@@ -2,7 +2,7 @@
     [Print Assumptions] below must print "Closed under the global context".
     [make check] (and tests/test_coq.py, and [specproof prove] when coqc is on
     PATH) fail otherwise. *)
-From SpecProof Require Import Spec OnePosition Chain FloatCoin Optimal NPositions.
+From SpecProof Require Import Spec OnePosition Chain FloatCoin Optimal NPositions Block.
 
 Print Assumptions verifier_lossless.
 Print Assumptions acceptance_is_alpha.
@@ -29,6 +29,11 @@ Print Assumptions TV_bind_le.
 Print Assumptions speculative_TV_tokens.
 Print Assumptions float32_speculative_TV_tokens.
 Print Assumptions speculative_law_with_exact.
+Print Assumptions block_verification_lossless_le1.
+Print Assumptions block_gamma1_is_token_verification.
+Print Assumptions block_draft_split.
+Print Assumptions block_verification_lossless.
+Print Assumptions block_same_law_as_token_verification.
 Print Assumptions ret_is_distribution.
 Print Assumptions always_accept_emits_q.
 Print Assumptions never_accept_emits_residual.

@@ -3,7 +3,7 @@
     [specproof prove]) require each one printed to be in FloatGrid.axioms:
     the axioms of the standard library's reals (ClassicalDedekindReals),
     functional extensionality and the excluded middle, and nothing else. *)
-From SpecProof Require Import FloatGrid Fl32Coin Fl32Verifier.
+From SpecProof Require Import FloatGrid Fl32Coin Fl32Verifier FlCoin Fl64Verifier.
 
 Print Assumptions float32_grid_exact.
 Print Assumptions float32_lt_is_real_lt.
@@ -11,3 +11,8 @@ Print Assumptions fl32_count_bound.
 Print Assumptions fl32_ratio_coin_bound.
 Print Assumptions fl32_ratio_coin_is_grid_coin.
 Print Assumptions fl32_verifier_TV.
+Print Assumptions fl_count_bound_le.
+Print Assumptions fl64_ratio_coin_bound.
+Print Assumptions fl64_ratio_coin_le_bound.
+Print Assumptions fl64_verifier_TV.
+Print Assumptions fl64_verifier_le_TV.

@@ -181,6 +181,72 @@ Definition TV_tokens (n : nat) (d d' : seq T -> R) : R :=
 
 End Chain.
 
+(** ** Block verification (Sun et al. 2024, Algorithm 2)
+
+    One step drafts [X_1 .. X_gamma] (each from the draft given the prefix and
+    the drafts before it), with the weights [p_0 = 1] and
+    [p_i = min(1, p_(i-1) M_b(X_i) / M_s(X_i))] ([M_b] the target [p], [M_s]
+    the draft [q], given the prefix [X^(i-1)]); after [X^i] the residual is
+    [(p_i M_b - M_s)+] with mass [S_i], and [h_i = S_i / (S_i + 1 - p_i)] (0
+    when [S_i + 1 - p_i = 0]) for [i < gamma], [h_gamma = p_gamma].  With
+    independent coins, tau is the largest [i] whose coin [eta_i <= h_i]
+    passes (decided from the top; [tau = 0] when none passes); the step emits
+    [X^tau] and a token [Y] drawn from the normalized residual after [X^tau]
+    ([tau < gamma]) or from the target after [X^gamma] ([tau = gamma]).  As
+    specproof's [block_verification_law], the stream continues by sampling the
+    target up to [gamma + 1] tokens, which the lossless statement compares with
+    the target's joint law. *)
+
+Section Block.
+Variable R : numFieldType.
+Variable T : finType.
+Variables (p q fallback : seq T -> T -> R).
+
+(** The residual [(a p c - q c)+] after prefix [c] with weight [a], its mass,
+    and a draw from it normalized ([fallback c] when it is empty). *)
+Definition block_residual (a : R) (c : seq T) (y : T) : R := Num.max (a * p c y - q c y) 0.
+Definition block_residual_mass (a : R) (c : seq T) : R := \sum_y block_residual a c y.
+Definition block_resample (a : R) (c : seq T) : T -> R := fun y =>
+  if block_residual_mass a c == 0 then fallback c y
+  else block_residual a c y / block_residual_mass a c.
+
+(** [h = S / (S + 1 - a)], 0 when [S + 1 - a = 0]. *)
+Definition block_h (a : R) (c : seq T) : R :=
+  if block_residual_mass a c + (1 - a) == 0 then 0
+  else block_residual_mass a c / (block_residual_mass a c + (1 - a)).
+
+Variable gamma : nat.
+
+(** Emit the tokens [xs], then tokens distributed as [d]. *)
+Fixpoint emits (xs : seq T) (d : seq T -> R) : seq T -> R :=
+  if xs is x :: xs' then emit x (emits xs' d) else d.
+
+(** The stream after tau = [size xs]: the accepted drafts [xs], a token [y]
+    drawn from [d] after the prefix [c] (which ends with [xs]), then the target
+    up to [gamma + 1] tokens. *)
+Definition block_tail (xs c : seq T) (d : T -> R) : seq T -> R :=
+  emits xs (bind d (fun y => emit y (target_law p (gamma - size xs) (rcons c y)))).
+
+(** [block_draft k c xs a L]: [xs] drafted so far (prefix [c]), [a = p_(size xs)],
+    [L] the law of the stream given tau < [size xs]; [k] drafts remain.  At the
+    top ([k = 0]) the coin is [a]; below it, [h]. *)
+Fixpoint block_draft (k : nat) (c xs : seq T) (a : R) (L : seq T -> R) : seq T -> R :=
+  if k is k'.+1 then
+    let L' := bind (coin (block_h a c)) (fun b => if b then block_tail xs c (block_resample a c) else L) in
+    bind (q c) (fun x => block_draft k' (rcons c x) (rcons xs x) (Num.min 1 (a * p c x / q c x)) L')
+  else bind (coin a) (fun b => if b then block_tail xs c (p c) else L).
+
+(** One step of block verification from prefix [c], then the target: the law
+    of the first [gamma + 1] tokens.  Level 0 is taken whenever no coin above
+    passes (tau = 0: a draw from the first residual [(p c - q c)+]). *)
+Definition block_law (c : seq T) : seq T -> R :=
+  if gamma is g'.+1 then
+    bind (q c) (fun x => block_draft g' (rcons c x) [:: x] (Num.min 1 (1 * p c x / q c x))
+                           (block_tail [::] c (block_resample 1 c)))
+  else block_tail [::] c (p c).
+
+End Block.
+
 (** ** The float coin's grid *)
 
 Section GridCoin.

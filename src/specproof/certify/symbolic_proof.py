@@ -111,11 +111,11 @@ def _verified_result(expr: sp.Basic, cases: Sequence[Case] = ()) -> str:
 
 #: Where the Coq development lives in a source checkout (absent from an installed wheel).
 COQ_DIR = Path(__file__).resolve().parents[3] / "proofs" / "coq"
-#: Its files, in compilation order, under the logical prefix ``SpecProof``; the last three need Flocq.
-COQ_FILES = ("Spec.v", "OnePosition.v", "Chain.v", "FloatCoin.v", "Optimal.v", "NPositions.v", "FloatGrid.v",
-             "Fl32Coin.v", "Fl32Verifier.v")
+#: Its files, in compilation order, under the logical prefix ``SpecProof``; the last five need Flocq.
+COQ_FILES = ("Spec.v", "OnePosition.v", "Chain.v", "FloatCoin.v", "Optimal.v", "NPositions.v", "Block.v", "FloatGrid.v",
+             "Fl32Coin.v", "Fl32Verifier.v", "FlCoin.v", "Fl64Verifier.v")
 #: The files that need Flocq (over Coq's standard reals): their theorems may rest on FloatGrid.axioms.
-FLOCQ_FILES = ("FloatGrid.v", "Fl32Coin.v", "Fl32Verifier.v")
+FLOCQ_FILES = ("FloatGrid.v", "Fl32Coin.v", "Fl32Verifier.v", "FlCoin.v", "Fl64Verifier.v")
 _FLOCQ_FILES = FLOCQ_FILES
 #: The axioms a Flocq theorem may rest on (Coq's standard reals and classical logic), one per line.
 _ALLOWED_AXIOMS_FILE = "FloatGrid.axioms"
@@ -273,6 +273,41 @@ COQ_THEOREMS: tuple[dict[str, str], ...] = (
                   "speculative_law_with p q fallback gamma (fun c => accept_prob (p c) (q c)) n c s = target_law p n c s.",
      "says": "non-vacuity and the link with Chain.v: the chain with a coin, given the exact accept probability "
              "min(1, p/q), is Chain.v's speculative law, so its first n tokens have the target's joint law"},
+    {"name": "block_verification_lossless_le1", "file": "Block.v",
+     "statement": "Theorem block_verification_lossless_le1 (gamma : nat) (c : seq T) : "
+                  "(forall c, is_distribution (p c)) -> (forall c, is_distribution (q c)) -> (gamma <= 1)%N -> "
+                  "forall s, block_law p q fallback gamma c s = target_law p gamma.+1 c s.",
+     "says": "block verification (Sun et al. 2024, Algorithm 2, as Spec.v's block_law: weights p_i, residuals "
+             "(p_i M_b - M_s)+, thresholds h_i, tau decided from the top), for prefix-dependent rows that are "
+             "distributions and any fallback, with gamma <= 1 drafts: the step followed by the target emits "
+             "the target's joint law of gamma + 1 tokens (block_verification_lossless is every gamma)"},
+    {"name": "block_gamma1_is_token_verification", "file": "Block.v",
+     "statement": "Corollary block_gamma1_is_token_verification (c : seq T) : "
+                  "(forall c, is_distribution (p c)) -> (forall c, is_distribution (q c)) -> "
+                  "forall s, block_law p q fallback 1 c s = speculative_law p q fallback 1 2 c s.",
+     "says": "at gamma = 1, block verification and token verification (Chain.v) emit the same law of the first "
+             "two tokens"},
+    {"name": "block_draft_split", "file": "Block.v",
+     "statement": "Lemma block_draft_split k : forall c xs a L s, 0 <= a <= 1 -> (size xs + k = gamma)%N -> "
+                  "block_draft p q fallback gamma k c xs a L s = "
+                  "a * emits xs (target_law p k.+1 c) s + (1 - a) * L s.",
+     "says": "the key lemma of block verification (rows distributions after every prefix): at a level with "
+             "accepted drafts xs and weight a in [0, 1], with k drafts left, whatever law L the lower levels "
+             "give, the rest of the step is a times the target continuing after xs plus 1 - a times L"},
+    {"name": "block_verification_lossless", "file": "Block.v",
+     "statement": "Theorem block_verification_lossless (gamma : nat) (c : seq T) : "
+                  "(forall c, is_distribution (p c)) -> (forall c, is_distribution (q c)) -> "
+                  "forall s, block_law p q fallback gamma c s = target_law p gamma.+1 c s.",
+     "says": "block verification (Sun et al. 2024, Algorithm 2, as Spec.v's block_law) is lossless for every "
+             "gamma and every finite vocabulary: for prefix-dependent rows that are distributions and any "
+             "fallback, one step followed by the target emits the target's joint law of gamma + 1 tokens "
+             "(Sun et al.'s Theorem 1)"},
+    {"name": "block_same_law_as_token_verification", "file": "Block.v",
+     "statement": "Corollary block_same_law_as_token_verification (gamma : nat) (c : seq T) : "
+                  "(forall c, is_distribution (p c)) -> (forall c, is_distribution (q c)) -> "
+                  "forall s, block_law p q fallback gamma c s = speculative_law p q fallback gamma gamma.+1 c s.",
+     "says": "block verification and token verification (Chain.v) emit the same law of the first gamma + 1 "
+             "tokens"},
     {"name": "ret_is_distribution", "file": "Spec.v",
      "statement": "Lemma ret_is_distribution (x : T) : is_distribution (ret R x).",
      "says": "non-vacuity: distributions exist (a point mass is one)"},
@@ -326,6 +361,42 @@ COQ_THEOREMS: tuple[dict[str, str], ...] = (
      "says": "(Flocq) one position of the textbook verifier on binary32 rows whose exact values are "
              "distributions, accepting when the float32 coin is below fl32(p x / q x), emits a law within total "
              "variation less than 2^-24 of the target (the residual computed exactly)"},
+    {"name": "fl_count_bound_le", "file": "FlCoin.v",
+     "statement": "Theorem fl_count_bound_le p q : fl_nonneg p -> fl_pos q -> "
+                  "let a := Z.to_nat (fl_units p) in let b := Z.to_nat (fl_units q) in "
+                  "let c := count_below (fl_below_le p q) fl_grid_size in "
+                  "(0 < b)%nat /\\ ((b <= a)%nat -> c = fl_grid_size) /\\ "
+                  "((a < b)%nat -> (fl_grid_size * a < c * b)%nat /\\ (c * b < fl_grid_size * a + 2 * b)%nat).",
+     "says": "(Flocq) for any binary format (prec, emax) and coin grid k 2^-g of its floats (g <= prec, "
+             "emin <= -g), finite p >= 0 and q > 0 (p = a 2^emin, q = b 2^emin): the number c of grid floats u "
+             "passing u <= fl(p / q) (vLLM's fl(p / q) >= u; Bdiv to nearest, ties to even, overflow included) "
+             "is 2^g when p >= q, and otherwise p / q < c / 2^g < p / q + 2 / 2^g (FlCoin.v's fl_count_bound "
+             "is the same count for u < fl(p / q), with Fl32Coin.v's bound)"},
+    {"name": "fl64_ratio_coin_bound", "file": "Fl64Verifier.v",
+     "statement": "Theorem fl64_ratio_coin_bound (p q : binary64) : fl_nonneg p -> fl_pos q -> "
+                  "`|fl64_ratio_coin p q - Num.min 1 (f64_val p / f64_val q)| < 2 ^- 53.",
+     "says": "(Flocq) over any numFieldType: for binary64 p >= 0 and q > 0, a coin uniform on the float64 grid "
+             "k 2^-53 passes u < fl64(p / q) with probability within 2^-53 (strictly) of min(1, p / q)"},
+    {"name": "fl64_ratio_coin_le_bound", "file": "Fl64Verifier.v",
+     "statement": "Theorem fl64_ratio_coin_le_bound (p q : binary64) : fl_nonneg p -> fl_pos q -> "
+                  "Num.min 1 (f64_val p / f64_val q) <= fl64_ratio_coin_le p q < "
+                  "Num.min 1 (f64_val p / f64_val q) + 2 ^- 52.",
+     "says": "(Flocq) over any numFieldType: for binary64 p >= 0 and q > 0, the float64 grid coin passes vLLM's "
+             "test fl64(p / q) >= u (u <= fl64(p / q)) with probability at least min(1, p / q) and less than "
+             "min(1, p / q) + 2^-52"},
+    {"name": "fl64_verifier_TV", "file": "Fl64Verifier.v",
+     "statement": "Theorem fl64_verifier_TV : (forall x, fl_nonneg (pf x)) -> (forall x, fl_nonneg (qf x)) -> "
+                  "is_distribution (fun x => f64_val (pf x)) -> is_distribution (fun x => f64_val (qf x)) -> "
+                  "is_distribution fallback -> TV fl64_verifier (fun x => f64_val (pf x)) < 2 ^- 53.",
+     "says": "(Flocq) one position of the textbook verifier on binary64 rows whose exact values are "
+             "distributions, accepting when the float64 coin is below fl64(p x / q x), is within total variation "
+             "less than 2^-53 of the target (the residual computed exactly)"},
+    {"name": "fl64_verifier_le_TV", "file": "Fl64Verifier.v",
+     "statement": "Theorem fl64_verifier_le_TV : (forall x, fl_nonneg (pf x)) -> (forall x, fl_nonneg (qf x)) -> "
+                  "is_distribution (fun x => f64_val (pf x)) -> is_distribution (fun x => f64_val (qf x)) -> "
+                  "is_distribution fallback -> TV fl64_verifier_le (fun x => f64_val (pf x)) < 2 ^- 52.",
+     "says": "(Flocq) the same with vLLM's test fl64(p x / q x) >= u: within total variation less than 2^-52 "
+             "of the target (rows, quotient and coin all binary64; the residual computed exactly)"},
 )
 
 
@@ -423,13 +494,16 @@ def formal_proof() -> dict[str, Any]:
         "theorems": [dict(t) for t in COQ_THEOREMS],
         "checked_by": "coqc compiles the files, and Print Assumptions of each theorem below must print "
                       "'Closed under the global context' (no axioms, no Admitted), except the Flocq "
-                      "theorems (FloatGrid.v, Fl32Coin.v, Fl32Verifier.v), which may rest only on the axioms of "
+                      "theorems (FloatGrid.v, Fl32Coin.v, Fl32Verifier.v, FlCoin.v, Fl64Verifier.v), which may "
+                      "rest only on the axioms of "
                       "Coq's standard reals and classical logic (proofs/coq/FloatGrid.axioms): checked by .ci/run "
                       "(make -C proofs/coq, "
                       "tests/test_coq.py) and by `specproof prove` when coqc is on PATH.",
         "not_proved": "that the float32 coin is uniform on its grid (measured on torch.rand); that the Coq "
                       "programs are any engine's code; float rows that do not sum to exactly 1, the float "
-                      "residual and its sum; the float64 coin; the n-position bound for the code's test "
+                      "residual and its sum; a float64 coin compared with a ratio computed in another format "
+                      "(Fl64Verifier.v has rows, quotient and coin all binary64); the n-position bound for the "
+                      "code's test "
                       "u < fl32(p / q) on binary32 rows (NPositions.v proves n eps from any per-position "
                       "bound eps, and n 2^-24 for the float32 grid coin at the exact ratio p / q).",
     }
