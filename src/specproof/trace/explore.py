@@ -38,6 +38,22 @@ from specproof.trace.sources.torch_mode import _mark_output_opaque, _race_mode
 _MONOTONIC = time.monotonic  # the real clock, whatever the clock's patches do inside a run
 
 
+#: After this many runs the trace estimates its cost (:meth:`_Tracer.estimate`) and refuses if it is infeasible.
+ESTIMATE_AFTER_RUNS = 3
+#: A categorical draw with at most this many outcomes is never the reason for a refusal.
+ESTIMATE_MIN_OUTCOMES = 1000
+#: With no ``max_seconds``, a trace estimated to take longer than this is refused (one hour).
+INFEASIBLE_SECONDS = 3600.0
+
+
+def _duration(seconds: float) -> str:
+    """``seconds`` for people: s, min, h or days."""
+    for unit, size in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds:.3g} s"
+
+
 class _Tracer:
     def __init__(self, sampler, args, kwargs, key, generator, max_runs, check_pieces=True, exponential_zeros=False,
                  progress=None, read_thresholds=True, pushforward=True, control=None):
@@ -50,6 +66,7 @@ class _Tracer:
         self.progress = progress
         self.generator, self.max_runs, self.check_pieces = generator, max_runs, check_pieces
         self.runs = 0
+        self.run_seconds: list[float] = []  # wall time of each run (the estimate after ESTIMATE_AFTER_RUNS)
         self.calls: set[str] = set()
         self.exponential_zeros = exponential_zeros
         self.need_mode = False  # set once a run calls Tensor.exponential_ or draws a Gumbel noise
@@ -80,6 +97,7 @@ class _Tracer:
         self.runs += 1
         if self.progress is not None:
             self.progress(1)
+        started = _MONOTONIC()
         while True:
             try:
                 got = self._run_once(prefix)
@@ -92,6 +110,7 @@ class _Tracer:
                     raise UnmodelledRandomness(f"a Gumbel noise drawn by {plan.key[1]} could not be deferred") from None
                 self.gumbel_plans.add(plan.key)
                 self.need_mode = True
+        self.run_seconds.append(_MONOTONIC() - started)
         # the run is also the run of every longer prefix that fixes its later slots to the defaults they took
         slots, longer = got[1], prefix
         for i in range(len(prefix), len(slots) + 1):
@@ -103,6 +122,10 @@ class _Tracer:
                     self._reads[longer] = self._reads[prefix]
                 if prefix in self._push:
                     self._push[longer] = self._push[prefix]
+        if self.runs == 1:
+            self._refuse_if_infeasible(margin=10.0)  # the first run's time includes warming up: only a clear case
+        elif self.runs == ESTIMATE_AFTER_RUNS:
+            self._refuse_if_infeasible()
         return got
 
     def _execute(self, prefix: tuple[int, ...], clock_shift: float = 0.0) -> tuple[_Run, Any]:
@@ -233,6 +256,41 @@ class _Tracer:
             return got
 
         return outputs
+
+    def estimate(self) -> tuple[int, float, str] | None:
+        """A lower bound on the trace's cost from its first runs: (runs, seconds, the draw) where the first run's
+        first categorical draw is not its last draw (so each of its K outcomes needs a run of its own, at
+        least), and K exceeds :data:`ESTIMATE_MIN_OUTCOMES`; else None."""
+        first = self._runs.get(())
+        if first is None or not self.run_seconds:
+            return None
+        slots = first[1]
+        for i, slot in enumerate(slots[:-1]):
+            if isinstance(slot, _Categorical):
+                k = sum(1 for w in slot.probs if w)
+                if k <= ESTIMATE_MIN_OUTCOMES:
+                    return None
+                per_run = sorted(self.run_seconds)[len(self.run_seconds) // 2]  # the median: the first run warms up
+                return k, k * per_run, slot.call
+        return None
+
+    def _refuse_if_infeasible(self, margin: float = 1.0) -> None:
+        """Refuse a trace whose lower-bound cost (:meth:`estimate`) is past ``margin`` times its budget
+        (``max_seconds``, else :data:`INFEASIBLE_SECONDS`), after its first runs, with the estimate."""
+        found = self.estimate()
+        budget = self.max_seconds if self.max_seconds is not None else INFEASIBLE_SECONDS
+        if found is None or found[1] <= margin * budget:
+            return
+        k, seconds, call = found
+        per_run = seconds / k
+        what = (f"the first run's draw from {call} has {k} outcomes, and each needs at least one run of the sampler "
+                f"(about {per_run:.2g} s a run here): at least {k} runs, about {_duration(seconds)}")
+        after = f"refused after {self.runs} run{'s' if self.runs != 1 else ''}: {what}"
+        if self.max_seconds is not None:
+            raise TraceTimeout(f"{after}, past the time budget of {self.max_seconds:g} s; trace a smaller vocabulary "
+                               "or raise max_seconds (--timeout)")
+        raise TraceTooLarge(f"{after}, past {_duration(INFEASIBLE_SECONDS)}; trace a smaller vocabulary, or pass "
+                            "max_seconds (--timeout) to try it within a budget")
 
     def timed_out(self) -> str:
         """The message of a trace past its time budget."""
