@@ -273,3 +273,27 @@ def test_a_small_fault_in_float64_code_on_float64_rows_stays_lossy():
     assert c.floor is None  # no narrower arithmetic seen: the float64 floor is far below this TV
     assert any("narrower arithmetic outside PyTorch" in caveat and "(float64)" in caveat for caveat in c.caveats)
     assert "caveat: lossy on the assumption" in c.report()
+
+
+def test_code_in_a_folder_named_specproof_is_still_the_users(tmp_path, monkeypatch):
+    # a clone of the repository is a folder named specproof: the code there is the user's, not the library's
+    # (a path test by name read its narrower arithmetic as the library's, and the verdict was a false "lossy")
+    folder = tmp_path / "specproof"
+    folder.mkdir()
+    (folder / "my_narrow_sampler.py").write_text(
+        "import torch\n"
+        "import random\n\n"
+        "def narrow(target, draft):\n"
+        "    row, draft = target.float().clone(), draft.float()\n"
+        "    for c in torch.topk(draft, 2).indices.tolist():\n"
+        "        if random.random() <= row[c]:\n"
+        "            return c\n"
+        "        row[c] = 0\n"
+        "        row = row / row.sum()\n"
+        "    return int(torch.multinomial(row, 1))\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(folder))
+    import my_narrow_sampler
+
+    c = compare(my_narrow_sampler.narrow, P, Q)
+    assert c.verdict == "undecided" and "narrower format" in c.floor.reason
+    assert str(folder / "my_narrow_sampler.py") in c.floor.reason

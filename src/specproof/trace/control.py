@@ -30,7 +30,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from specproof.trace.core import _LIBRARY_FILES
+from specproof.trace.core import _library_file
 from specproof.trace.sources.base import Patcher
 from specproof.trace.sources.numpy_generator import TracedGenerator, TracedRandomState
 
@@ -292,7 +292,7 @@ class Control:
                     return None
                 last[1] = now
                 name = frame.f_code.co_filename
-                if event == "line" and not any(part in name.replace("\\", "/") for part in _LIBRARY_FILES):
+                if event == "line" and not _library_file(name):
                     last[0] = f"{name}:{frame.f_lineno}"
             return local
 
@@ -330,7 +330,7 @@ class Control:
                 what = f"random.{arg.__name__} (a bound method of a random.Random, taken before tracing)"
             if what is not None:
                 name = frame.f_code.co_filename
-                if not any(part in name.replace("\\", "/") for part in _LIBRARY_FILES):  # the tracer, random.py
+                if not _library_file(name):  # the tracer, random.py
                     seen.append((what, f"{name}:{frame.f_lineno}"))
 
         if sys.getprofile() is not None:  # another profiler (cProfile) is active: do not replace it

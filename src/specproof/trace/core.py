@@ -7,8 +7,11 @@ randomness source is in :mod:`specproof.trace.sources`, the exploration of branc
 
 from __future__ import annotations
 
+import functools
 import math
+import os
 import sys
+import sysconfig
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import FrameType
@@ -227,18 +230,56 @@ def _uniform_values(run: _Run, n: int, bits: int, call: str) -> list[float]:
     return [run.take(_Uniform(bits, call)) * scale for _ in range(n)]
 
 
-#: Files whose frames are not "the sampler's code" when a call site is named (the tracer, the libraries whose
-#: random functions are patched, and their helpers).
-_LIBRARY_FILES = ("/specproof/trace/", "/random.py", "/secrets.py", "/uuid.py", "/tempfile.py", "/numpy/random/",
-                  "/contextlib.py", "/functools.py")
+def _real_dir(path: str) -> str:
+    """``path``'s directory, resolved, with forward slashes and a trailing one."""
+    return os.path.dirname(os.path.realpath(path)).replace("\\", "/") + "/"
+
+
+#: The tracer's own directory (specproof/trace/), specproof's, and the standard library's: files are told apart by
+#: where they are, never by a name a user's folder could also have (a clone of the repository is a "specproof").
+TRACE_DIR = _real_dir(__file__)
+PACKAGE_DIR = _real_dir(os.path.dirname(os.path.realpath(__file__)))
+STDLIB_DIR = os.path.realpath(sysconfig.get_paths()["stdlib"]).replace("\\", "/") + "/"
+
+
+@functools.lru_cache(maxsize=4096)
+def real_file(name: str) -> str:
+    """A code object's file name, resolved, with forward slashes (``<frozen ...>`` and the like as given)."""
+    if name.startswith("<"):
+        return name
+    return os.path.realpath(name).replace("\\", "/")
+
+
+def module_dir(module: str) -> str | None:
+    """The resolved directory of an imported package (``"torch"``, ``"numpy.random"``), else None."""
+    m = sys.modules.get(module)
+    where = getattr(m, "__file__", None)
+    return _real_dir(where) if where else None
+
+
+def in_stdlib(name: str, *files: str) -> bool:
+    """True if ``name`` (a resolved file name) is one of the standard library's ``files`` (``"random.py"``)."""
+    return name.startswith(STDLIB_DIR) and name[len(STDLIB_DIR):] in files
+
+
+def _library_file(name: str) -> bool:
+    """A frame that is not "the sampler's code" when a call site is named: the tracer, the modules whose random
+    functions are patched (the standard library's random, secrets, uuid, tempfile; NumPy's random) and their
+    helpers (contextlib, functools)."""
+    real = real_file(name)
+    if real.startswith(TRACE_DIR):
+        return True
+    if in_stdlib(real, "random.py", "secrets.py", "uuid.py", "tempfile.py", "contextlib.py", "functools.py"):
+        return True
+    numpy_random = module_dir("numpy.random")
+    return numpy_random is not None and real.startswith(numpy_random)
 
 
 def _call_site(skip: int = 1) -> str | None:
     """``file:line`` of the innermost frame outside the tracer and the patched libraries (None if none)."""
     frame: FrameType | None = sys._getframe(skip)
     while frame is not None:
-        name = frame.f_code.co_filename.replace("\\", "/")
-        if not any(part in name for part in _LIBRARY_FILES):
+        if not _library_file(frame.f_code.co_filename):
             return f"{frame.f_code.co_filename}:{frame.f_lineno}"
         frame = frame.f_back
     return None

@@ -223,7 +223,15 @@ def code_of(f: Any) -> set[Any]:
     return codes
 
 
-_OUTSIDE = ("/specproof/", "/torch/", "/contextlib.py", "/functools.py", "/copy.py", "<frozen")
+def _outside(name: str) -> bool:
+    """A frame of specproof, torch, or the standard library's contextlib, functools or copy (by where the file is,
+    not by its name: a user's clone of the repository is a folder named specproof too)."""
+    from specproof.trace.core import PACKAGE_DIR, in_stdlib, module_dir, real_file
+
+    real = real_file(name)
+    torch_dir = module_dir("torch")
+    return (real.startswith("<") or real.startswith(PACKAGE_DIR) or (torch_dir is not None and real.startswith(torch_dir))
+            or in_stdlib(real, "contextlib.py", "functools.py", "copy.py"))
 
 
 def _sampler_site(codes: Collection[Any]) -> str | None:
@@ -232,8 +240,7 @@ def _sampler_site(codes: Collection[Any]) -> str | None:
     frame: FrameType | None = sys._getframe(2)
     site = None
     while frame is not None:
-        name = frame.f_code.co_filename.replace("\\", "/")
-        if site is None and not any(part in name for part in _OUTSIDE):
+        if site is None and not _outside(frame.f_code.co_filename):
             site = f"{frame.f_code.co_filename}:{frame.f_lineno}"
             if not codes:
                 return site

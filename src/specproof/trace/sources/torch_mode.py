@@ -156,10 +156,13 @@ def _user_site() -> str | None:
     import sys
     from types import FrameType
 
+    from specproof.trace.core import TRACE_DIR, module_dir, real_file
+
+    torch_dir = module_dir("torch")
     frame: FrameType | None = sys._getframe(2)
     while frame is not None:
-        name = frame.f_code.co_filename.replace("\\", "/")
-        if "/specproof/trace/" not in name and "/torch/" not in name:
+        name = real_file(frame.f_code.co_filename)
+        if not name.startswith(TRACE_DIR) and not (torch_dir is not None and name.startswith(torch_dir)):
             return f"{frame.f_code.co_filename}:{frame.f_lineno}"
         frame = frame.f_back
     return None
