@@ -297,3 +297,19 @@ def test_code_in_a_folder_named_specproof_is_still_the_users(tmp_path, monkeypat
     c = compare(my_narrow_sampler.narrow, P, Q)
     assert c.verdict == "undecided" and "narrower format" in c.floor.reason
     assert str(folder / "my_narrow_sampler.py") in c.floor.reason
+
+
+def test_target_and_draft_of_different_sizes_are_refused_before_the_sampler_runs():
+    from specproof.errors import InvalidDistribution
+
+    ran = []
+
+    def sampler(p, q):
+        ran.append(1)
+        return spec_step(p, q)
+
+    with pytest.raises(InvalidDistribution, match=r"target's row has V = 2 tokens and the draft's V = 3"):
+        compare(sampler, torch.tensor([0.5, 0.5]), Q)
+    with pytest.raises(InvalidDistribution, match="V = 2 tokens and the draft's V = 3"):
+        assert_lossless(sampler, [0.5, 0.5], [0.2, 0.5, 0.3])
+    assert ran == []

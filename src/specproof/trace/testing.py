@@ -96,6 +96,24 @@ class ReferenceRaised(SpecProofError):
     never reports it as the speculative step's counterexample."""
 
 
+def _check_sizes(target: Any, draft: Any) -> None:
+    """Refuse target and draft rows (the first position's) of different vocabulary sizes, before the sampler runs
+    on them (it would raise an IndexError, or worse read past a row)."""
+    from specproof.rules import faithful
+
+    if target is None or draft is None:
+        return
+    sizes = []
+    for rows in (target, draft):
+        try:
+            sizes.append(len(faithful._model(rows)(())))
+        except (TypeError, SpecProofError):  # a callable that needs its own prefix, a scalar: the trace reports it
+            return
+    if sizes[0] != sizes[1]:
+        raise InvalidDistribution(f"the target's row has V = {sizes[0]} tokens and the draft's V = {sizes[1]}; "
+                                  "they must match")
+
+
 def _check_sums(target: Any, draft: Any) -> None:
     """Refuse a target or draft row (the first position's) whose sum is off from 1 by more than float
     rounding (:func:`_refuse_off_sum`). Degenerate rows are judged, not refused."""
@@ -397,7 +415,8 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
     ------
     SpecProofError
         The tracer's errors (unmodelled randomness, too many runs, a sampler that raised) and bad
-        rows (InvalidDistribution: a row whose sum is off from 1 by more than float rounding);
+        rows (InvalidDistribution: a row whose sum is off from 1 by more than float rounding, or target and
+        draft rows of different sizes);
         never for a law that differs.
     ReferenceRaised
         A callable ``reference`` raised (it is named as the reference, not as ``sampler``).
@@ -433,6 +452,7 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
     from specproof.rules.faithful import judge
 
     gamma = _gamma_of(target, gamma, draft)
+    _check_sizes(target, draft)
     if reference is None:  # judged against the target's law: the rows must be probability rows
         _check_sums(target, draft)
     if progress is True:
