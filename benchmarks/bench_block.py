@@ -25,6 +25,7 @@ from fractions import Fraction
 
 def cases() -> dict:
     from specproof.certify.certificate import build_chain_certificate
+    from specproof.certify import blocks
     from specproof.laws import chain, relaxed, variants
     from specproof.models.fixtures import PHONE_END, phone_lm_chain
     from specproof.rules import audit, policy
@@ -42,7 +43,7 @@ def cases() -> dict:
                                                                           stop_tokens=[end]),
         "audit.block_law V 4 gamma 3": lambda: audit.block_law(p4, q4, 3, rule, stop_tokens=[3]),
         "typical_block_law V 4 gamma 3": lambda: variants.typical_block_law(p4, q4, 3),
-        "typical_block_certificate V 4 gamma 3": lambda: variants.typical_block_certificate(p4, q4, 3),
+        "typical_block_certificate V 4 gamma 3": lambda: blocks.typical_block_certificate(p4, q4, 3),
         "block_verification_law V 3 gamma 4": lambda: variants.block_verification_law(p3, q3, 4),
         "relaxed_block_law V 4 gamma 4": lambda: relaxed.relaxed_block_law(p4, q4, 4, "sglang-threshold"),
         "greedy_tree_law V 4 top-2 depth 4": lambda: variants.greedy_tree_law(p4, variants.topk_tree(q4, [2] * 4)),

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from specproof import checker
 from specproof.certify.certificate import dumps
-from specproof.laws.variants import block_verification_certificate, block_verification_law
+from specproof.certify.blocks import block_verification_certificate
+from specproof.laws.variants import block_verification_law
 
 R = checker.Reason
 PAPER = (["1/3", "2/3"], ["2/3", "1/3"])  # Sun et al.'s binary example
@@ -316,7 +317,8 @@ TYPICAL = [(["1/2", "1/2"], ["1/2", "1/2"], 1, F(1, 2)),  # p(x) = 1/2 > 9/100 a
 
 @pytest.mark.parametrize("p,q,gamma,tv", TYPICAL)
 def test_typical_acceptance_blocks_are_certified_lossy(p, q, gamma, tv):
-    from specproof.laws.variants import typical_block_certificate, typical_block_law
+    from specproof.certify.blocks import typical_block_certificate
+    from specproof.laws.variants import typical_block_law
 
     doc = typical_block_certificate(p, q, gamma)
     verdict = _check(doc)

@@ -18,7 +18,7 @@ import pytest
 
 from specproof import checker
 from specproof.rules.audit import position_law
-from specproof.laws.variants import block_verification_certificate
+from specproof.certify.blocks import block_verification_certificate
 from specproof.certify.certificate import (build_bundle, build_certificate, build_chain_certificate,
                                    build_compact_certificate, build_outcome_certificate)
 from specproof.rules.policy import named_rule

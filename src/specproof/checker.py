@@ -2041,7 +2041,7 @@ def check(document: Json, progress: Callable[[], object] | None = None) -> Verdi
 
     Examples
     --------
-    >>> from specproof.laws.variants import block_verification_certificate, typical_block_certificate
+    >>> from specproof.certify.blocks import block_verification_certificate, typical_block_certificate
     >>> verdict = check(block_verification_certificate(["1/3", "2/3"], ["2/3", "1/3"], 2))
     >>> bool(verdict), verdict.facts[0]["claims"]["lossless"], verdict.facts[0]["stream_tv"]
     (True, True, Fraction(0, 1))

@@ -302,7 +302,7 @@ def block_verification_bundle() -> dict[str, Any]:
     """Block certificates of block verification (Sun et al. 2024, Algorithm 2): their binary
     example and the worked pair at gamma 1..3, and edge rows (p == q, zeros in p and q,
     disjoint supports) at gamma 2; each claims lossless, which the checker re-derives."""
-    from specproof.laws.variants import block_verification_certificate
+    from specproof.certify.blocks import block_verification_certificate
     from specproof.certify.variants_proof import PAPER_MB, PAPER_MS, WORKED_P, WORKED_Q
 
     cases = [(f"paper example, gamma {g}", PAPER_MB, PAPER_MS, g) for g in (1, 2, 3)]
@@ -314,7 +314,7 @@ def block_verification_bundle() -> dict[str, Any]:
                                                                              "draft": [str(x) for x in q]})
              for name, p, q, g in cases]
     return certificate.build_bundle(
-        certs, name="block verification", provenance={"source": "specproof.laws.variants.block_verification_certificate"},
+        certs, name="block verification", provenance={"source": "specproof.certify.blocks.block_verification_certificate"},
         statement="Block verification (Sun et al. 2024, Algorithm 2; the same rows after every prefix) is lossless on "
                   "each input: the emitted block, continued by sampling the target, has the target's joint law over "
                   "gamma + 1 tokens. Its expected accepted drafts on the paper's binary example at gamma 2 are 11/9 "

@@ -537,13 +537,13 @@ def _audit_variant(args: argparse.Namespace, p, q) -> int:
     if args.certificate:
         out["certificate"] = str(certificate.write(_variant_certificate(p, q, args, out), args.certificate))
     if args.block_certificate:
-        from specproof.laws import variants
+        from specproof.certify import blocks
 
         provenance = {"verifier": args.verifier, "target": args.target, "draft": args.draft}
         if args.verifier == "block":
-            doc = variants.block_verification_certificate(p, q, args.gamma, provenance=provenance)
+            doc = blocks.block_verification_certificate(p, q, args.gamma, provenance=provenance)
         elif args.verifier == "typical":
-            doc = variants.typical_block_certificate(p, q, args.gamma, provenance=provenance)
+            doc = blocks.typical_block_certificate(p, q, args.gamma, provenance=provenance)
         else:
             raise _Usage(f"--block-certificate: the {args.verifier} verifier has no block certificate (its "
                          "positions are certified by --certificate)")
@@ -556,6 +556,7 @@ def _variant_certificate(p, q, args: argparse.Namespace, out: dict) -> dict:
     """The certificate of a variant: an outcome certificate of its position (multidraft,
     typical), a bundle of one per node of a token tree, or a block certificate (block
     verification over --gamma drafts, the same rows after every prefix)."""
+    from specproof.certify import blocks
     from specproof.laws import variants
 
     provenance = {"verifier": args.verifier, "target": args.target, "draft": args.draft}
@@ -573,7 +574,7 @@ def _variant_certificate(p, q, args: argparse.Namespace, out: dict) -> dict:
         return certificate.build_bundle(certs, name="token tree", statement="Each node of the token tree emits its law.",
                                         provenance=provenance)
     else:
-        return variants.block_verification_certificate(
+        return blocks.block_verification_certificate(
             p, q, out["gamma"], provenance=provenance,
             statement=f"Block verification (Sun et al. 2024, Algorithm 2) over {out['gamma']} drafts, --target's and "
                       f"--draft's rows after every prefix: the emitted block, continued by sampling the target, has "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 from specproof.errors import InvalidDistribution
 from specproof.laws.block import StepLaw, stream_tv, tree_law
@@ -175,7 +175,7 @@ def block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree:
     -------
     OutcomeTree
         Its leaves carry the emitted block (a tuple of ids) as ``output`` and tau (the accepted
-        drafts) as ``accepted``; use :func:`block_verification_certificate` for its law.
+        drafts) as ``accepted``; use :func:`specproof.certify.blocks.block_verification_certificate` for its law.
 
     Raises
     ------
@@ -278,49 +278,3 @@ def _block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree
             b.branch(Draw(qp, x), lambda x=x: drafts(prefix + (x,))) for x in range(v)])
 
     return b.tree(drafts(()))
-
-
-def block_verification_certificate(target: Any, draft: Any, gamma: int, *, name: str | None = None,
-                                   statement: str | None = None, provenance: Mapping[str, Any] | None = None) -> dict:
-    """A ``specproof.block-certificate/1`` document for block verification on these rows.
-
-    The tree is :func:`block_verification_tree`; its law, accepted-length law and expected
-    emitted tokens are summed from the tree's leaves, and the stream TV is the block engine's
-    :func:`specproof.laws.block.stream_tv` (the checker recomputes it with its own code).
-    :func:`specproof.checker.check` re-verifies it.
-
-    Parameters
-    ----------
-    target, draft, gamma
-        As :func:`block_verification_tree`.
-    name, statement : str, optional
-        What the certificate proves, in words (defaults name block verification and gamma).
-    provenance : mapping, optional
-        JSON-ready facts (where the rows came from).
-
-    Returns
-    -------
-    dict
-
-    Raises
-    ------
-    InvalidDistribution, InvalidVerifier
-        As :func:`block_verification_tree`.
-
-    Examples
-    --------
-    >>> from specproof import checker
-    >>> doc = block_verification_certificate(["1/3", "2/3"], ["2/3", "1/3"], 2)
-    >>> doc["totals"]["accepted_length"], doc["claims"], bool(checker.check(doc))
-    (['1/3', '1/9', '5/9'], {'lossless': True}, True)
-    """
-    from specproof.certify.certificate import build_block_certificate
-
-    tree = block_verification_tree(target, draft, gamma)
-    tv = stream_tv(tree_law(tree, gamma)[0], _model(target), gamma)
-    return build_block_certificate(
-        tree, gamma=gamma, stream_tv=tv, name=name or f"block verification, gamma = {gamma}",
-        statement=statement or (f"Block verification (Sun et al. 2024, Algorithm 2) with gamma = {gamma}: the "
-                                f"emitted block, continued by sampling the target, has the target's joint law "
-                                f"over gamma + 1 tokens"),
-        provenance=provenance)

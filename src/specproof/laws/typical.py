@@ -6,11 +6,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 from specproof.errors import SpecProofError
-from specproof.laws.block import Position, StepLaw, compose, stream_tv, tree_law, tree_position
-from specproof.laws.outcome import Branch, Choice, Draw, Leaf, Node, OutcomeTree
+from specproof.laws.block import Position, StepLaw, compose, stream_tv, tree_position
+from specproof.laws.outcome import Choice, Draw, Leaf, Node, OutcomeTree
 from specproof.laws.rational import to_fraction
 from specproof.laws._verifiers import (Row, Prefix, _ONE, InvalidVerifier, _dist, _pair, _model, _positive_int,
                                        _argmax, _tv, _fr, _Builder)
@@ -333,66 +333,3 @@ def typical_block_law(target: Any, draft: Any, gamma: int, *, eps: Any = MEDUSA_
     emitted = law.emitted.to_dict()
     return TypicalBlockLaw(gamma=gamma, emitted=emitted, accepted_length_law=law.accepted_length_law,
                            node_tv=dict(law.node_tv), stream_tv=stream_tv(emitted, tmodel, gamma))
-
-
-def typical_block_certificate(target: Any, draft: Any, gamma: int, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUSA_DELTA,
-                              offset: Any = 0, name: str | None = None, statement: str | None = None,
-                              provenance: Mapping[str, Any] | None = None) -> dict:
-    """A ``specproof.block-certificate/1`` document for typical acceptance over gamma drafts.
-
-    The block tree composes :func:`typical_tree` at every accepted prefix
-    (:func:`specproof.laws.outcome.block_tree`): draft from q, keep the draft iff it passes the
-    typical test (a ``given`` mask row after each prefix, decided exactly by
-    :func:`typical_accepts`), else emit the target's argmax there; after gamma accepted drafts,
-    the target's argmax. Its stream TV (from the target's joint law over gamma + 1 tokens) is
-    :func:`stream_tv` of the tree's law, which the checker recomputes; it equals
-    :attr:`TypicalBlockLaw.stream_tv` (tested).
-
-    Parameters
-    ----------
-    target, draft, gamma, eps, delta, offset
-        As :func:`typical_block_law` (gamma at most :data:`specproof.checker.MAX_BLOCK_GAMMA`).
-    name, statement : str, optional
-    provenance : mapping, optional
-
-    Returns
-    -------
-    dict
-
-    Raises
-    ------
-    InvalidDistribution, InvalidVerifier, Undecidable
-        As :func:`typical_block_law`.
-
-    Examples
-    --------
-    >>> from specproof import checker
-    >>> doc = typical_block_certificate(["1/2", "1/2"], ["1/2", "1/2"], 1)
-    >>> doc["totals"]["stream_tv"], doc["claims"], bool(checker.check(doc))
-    ('1/2', {'lossless': False}, True)
-    """
-    from specproof.certify.certificate import build_block_certificate
-    from specproof.checker import MAX_BLOCK_GAMMA
-    from specproof.laws.outcome import block_tree
-
-    _positive_int(gamma, "gamma")
-    if gamma > MAX_BLOCK_GAMMA:
-        raise InvalidVerifier(f"gamma = {gamma}; block certificates hold blocks of at most {MAX_BLOCK_GAMMA} drafts")
-    tmodel, dmodel = _model(target), _model(draft, "q")
-
-    def position(prefix: Prefix) -> OutcomeTree:
-        return typical_tree(tmodel(prefix), dmodel(prefix), eps=eps, delta=delta, offset=offset)
-
-    def greedy(prefix: Prefix, p_row: str, row: Row) -> Node:
-        top = _argmax(row)
-        return Node(f"greedy token after {list(prefix)}", (Branch(Choice(("argmax-is", p_row, top), "the target's argmax"),
-                                                                  Fraction(1), Leaf(prefix + (top,), gamma)),))
-
-    tree = block_tree(position, gamma, greedy)
-    tv = stream_tv(tree_law(tree, gamma)[0], tmodel, gamma)
-    return build_block_certificate(
-        tree, gamma=gamma, stream_tv=tv, name=name or f"typical acceptance, gamma = {gamma}",
-        statement=statement or (f"Typical acceptance (Medusa) over {gamma} drafts: the emitted block, continued by "
-                                f"sampling the target, is at exact TV {_fr(tv)} from the target's joint law "
-                                f"over gamma + 1 tokens."),
-        provenance=provenance)

@@ -7,7 +7,7 @@ re-derives outcome trees re-verifies it without new code. Where a verifier needs
 makes (Medusa's typical-acceptance mask, decided with exp and log), the row's recipe is
 ``("given",)`` and its derivation names the recipe it would need (:data:`PROPOSED_RECIPES`).
 Blocks (block verification, typical acceptance over gamma drafts) are block certificates:
-:func:`block_verification_certificate`, :func:`typical_block_certificate`.
+:func:`specproof.certify.blocks.block_verification_certificate`, :func:`specproof.certify.blocks.typical_block_certificate`.
 
 The verifiers live by role in :mod:`~specproof.laws.multidraft`, :mod:`~specproof.laws.token_trees`,
 :mod:`~specproof.laws.block_verification` and :mod:`~specproof.laws.typical` (shared pieces in
@@ -54,7 +54,7 @@ from typing import Any, Mapping
 
 from specproof.laws._verifiers import InvalidVerifier, _fr, _positive_int
 from specproof.laws.block import extend_by_target, stream_tv, target_joint
-from specproof.laws.block_verification import (BlockVerificationLaw, block_verification_certificate,
+from specproof.laws.block_verification import (BlockVerificationLaw,
                                                block_verification_law, block_verification_tree,
                                                full_information_bound)
 from specproof.laws.multidraft import (MAX_DRAFTS, MULTIDRAFT_METHODS, MultiDraftLaw, acceptance_by_k,
@@ -62,7 +62,7 @@ from specproof.laws.multidraft import (MAX_DRAFTS, MULTIDRAFT_METHODS, MultiDraf
 from specproof.laws.token_trees import (TokenTreeLaw, deterministic_tree_law, greedy_sibling_tree, greedy_tree_law,
                                         sibling_tree, stochastic_tree_law, topk_tree)
 from specproof.laws.typical import (MEDUSA_DELTA, MEDUSA_EPS, PROPOSED_RECIPES, TypicalBlockLaw, TypicalLaw,
-                                    Undecidable, typical_accepts, typical_block_certificate, typical_block_law,
+                                    Undecidable, typical_accepts, typical_block_law,
                                     typical_law, typical_tree)
 
 __all__ = [
@@ -71,7 +71,7 @@ __all__ = [
     "sibling_tree", "greedy_sibling_tree", "topk_tree", "TokenTreeLaw", "deterministic_tree_law",
     "stochastic_tree_law", "greedy_tree_law",
     "BlockVerificationLaw", "block_verification_law", "full_information_bound", "block_verification_tree",
-    "block_verification_certificate", "typical_block_certificate", "stream_tv",
+    "stream_tv",
     "MEDUSA_EPS", "MEDUSA_DELTA", "typical_accepts", "typical_tree", "TypicalLaw", "typical_law",
     "TypicalBlockLaw", "typical_block_law", "extend_by_target", "target_joint",
     "VERIFIERS", "audit_summary", "format_summary",

@@ -15,7 +15,7 @@ import json
 import time
 
 from specproof import checker
-from specproof.laws.variants import block_verification_certificate
+from specproof.certify.blocks import block_verification_certificate
 
 doc = block_verification_certificate(["1/3", "2/3"], ["2/3", "1/3"], 2)
 cases = {
