@@ -96,6 +96,12 @@ def _precision(fmt: str) -> int:
     return _PRECISION[fmt]
 
 
+def _bits(fmt: str) -> int:
+    """The precision of a format the code may compute in: 0 for a floating format narrower than all of
+    :data:`_PRECISION` (PyTorch's float8 types), so it counts as the narrowest."""
+    return _PRECISION.get(fmt, 0)
+
+
 def gross_threshold(fmt: str, sum_error: float = 0.0) -> Fraction:
     """The TV above which a ``lossy`` verdict is kept without a floor argument: ``min(2^-6, 2^12 e)`` with
     ``e`` the larger of the rows' unit roundoff ``u = 2^-precision`` and ``sum_error``, how far a given
@@ -109,7 +115,7 @@ def gross_threshold(fmt: str, sum_error: float = 0.0) -> Fraction:
     >>> gross_threshold("float32"), gross_threshold("float64")
     (Fraction(1, 4096), Fraction(1, 2199023255552))
     """
-    e = max(Fraction(1, 2 ** _precision(fmt)), Fraction(sum_error))
+    e = max(Fraction(1, 2 ** _bits(fmt)), Fraction(sum_error))
     return min(Fraction(1, 64), 2 ** 12 * e)
 
 
@@ -270,8 +276,8 @@ def narrower_than(fmt: str, codes: Collection[Any] = frozenset()) -> Iterator[li
             out = func(*args, **(kwargs or {}))
             if len(found) < 8:
                 for t in (out if isinstance(out, (tuple, list)) else (out,)):
-                    name = str(t.dtype).replace("torch.", "") if isinstance(t, torch.Tensor) else ""
-                    if name in _PRECISION and _precision(name) < bits:
+                    if isinstance(t, torch.Tensor) and t.is_floating_point() and _bits(
+                            name := str(t.dtype).replace("torch.", "")) < bits:
                         site = _sampler_site(codes)
                         if site is not None:
                             found.append((name, f"{name} from {getattr(func, '__name__', str(func))} at {site}"))
@@ -284,39 +290,23 @@ def narrower_than(fmt: str, codes: Collection[Any] = frozenset()) -> Iterator[li
 
 def narrowest(formats: Collection[str]) -> str | None:
     """The format of least precision among ``formats`` (None for none)."""
-    return min(formats, key=_precision, default=None)
+    return min(formats, key=_bits, default=None)
 
 
 @contextmanager
-def widened(codes: Collection[Any] = frozenset()) -> Iterator[list[str]]:
-    """PyTorch's default dtype float64 for the duration (if torch is imported), and a function mode that
-    lists every torch call in the sampler's code (run inside a frame of ``codes``) that returned a floating
-    tensor narrower than float64 (``"float32 from rand at file.py:12"``): the code did not compute in the
-    wider format there."""
-    narrow: list[str] = []
+def widened(codes: Collection[Any] = frozenset()) -> Iterator[list[tuple[str, str]]]:
+    """PyTorch's default dtype float64 for the duration (if torch is imported), and :func:`narrower_than`
+    float64: every torch call in the sampler's code (run inside a frame of ``codes``) that returned a floating
+    tensor narrower than float64, as ``(format, "float32 from rand at file.py:12")``: the code did not compute
+    in the wider format there."""
     torch = sys.modules.get("torch")
     if torch is None:
-        yield narrow
+        yield []
         return
-    from torch.overrides import TorchFunctionMode
-
-    class _Watch(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            out = func(*args, **(kwargs or {}))
-            if len(narrow) < 8:
-                for t in (out if isinstance(out, (tuple, list)) else (out,)):
-                    if isinstance(t, torch.Tensor) and t.is_floating_point() and t.dtype != torch.float64:
-                        site = _sampler_site(codes)
-                        if site is not None:
-                            name = getattr(func, "__name__", str(func))
-                            narrow.append(f"{str(t.dtype).replace('torch.', '')} from {name} at {site}")
-                        break
-            return out
-
     old = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     try:
-        with _Watch():
+        with narrower_than(WIDE, codes) as narrow:
             yield narrow
     finally:
         torch.set_default_dtype(old)
@@ -367,7 +357,7 @@ def argue(tv: Fraction, target: Any, draft: Any, retrace: Callable[[Any, Any], t
                              f"the code could not be re-traced on the rows widened to float64 ({first})")
     if narrow_ops:
         return FloorArgument("widening", "not made", narrow, WIDE, tv, tv_wide, threshold,
-                             f"on float64 rows the code still computes in a narrower format ({narrow_ops[0]}"
+                             f"on float64 rows the code still computes in a narrower format ({narrow_ops[0][1]}"
                              f"{'; ...' if len(narrow_ops) > 1 else ''}), so its TV need not fall with float64's "
                              "unit roundoff; make its dtype follow the rows' to get a verdict", runs)
     if tv_wide <= threshold:
