@@ -93,12 +93,13 @@ DELAY = 2.0
 
 def _bar(**kwargs: Any) -> tqdm:
     """A progress bar on standard error (silenced by ``--quiet``), shown once the command has run
-    :data:`DELAY` seconds: redrawn in place on a terminal; to a file or pipe, one state every 10 s,
-    so a long run in a log is never silent."""
+    :data:`DELAY` seconds: redrawn in place on a terminal (and cleared at the end); to a file or
+    pipe, one state every 10 s, so a long run in a log is never silent, and the final state when it
+    closes, so a log never ends on a state the run went past."""
     from tqdm import tqdm
 
     tty = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
-    kwargs.setdefault("leave", False)
+    kwargs.setdefault("leave", not tty)
     return tqdm(file=sys.stderr, disable=QUIET, mininterval=0.1 if tty else 10.0, delay=DELAY, **kwargs)
 
 

@@ -147,7 +147,11 @@ def _ratio(value: str, what: str) -> Fraction:
     match = _RATIO.fullmatch(value)
     if match is None:
         if _looks_like_float(value):
-            raise FloatNotExact(f"{what} is the string {_clip(value)!r}, not of the form 'n/d': {_FLOAT_HINT}")
+            raise FloatNotExact(
+                f"{what} is the string {_clip(value)!r}, a decimal, not of the form 'n/d': whether you mean the exact "
+                f"decimal or the float it prints is yours to say: pass fractions.Fraction({_clip(value)!r}) (the exact "
+                "decimal) or an 'n/d' string; for the float's value, specproof.laws.rational.from_floats(values) "
+                "(exact dyadic value of each float, then exact renormalization)")
         raise InvalidDistribution(f"{what} is the string {_clip(value)!r}, not of the form 'n/d'")
     try:
         num = int(match.group(1))
