@@ -170,10 +170,14 @@ def test_os_errors_exit_2(tmp_path, capsys):
     assert main(["transcript", str(tmp_path / "deep.json")]) == 2
 
 
-def test_crosscheck_real_and_fixtures_listing(capsys):
+@pytest.mark.slow  # every real pair at its real V (SmolLM2: 49,152), about 12 s; CI's main-job step runs it too
+def test_crosscheck_real(capsys):
     assert main(["crosscheck", "--real"]) == 0
     out = capsys.readouterr().out
     assert "crosscheck: 38 pairs" in out and "within bound" in out
+
+
+def test_fixtures_listing(capsys):
     assert main(["fixtures"]) == 0
     assert "phone-HH-AH-bigram: V = 41" in capsys.readouterr().out
 
