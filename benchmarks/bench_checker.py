@@ -339,7 +339,7 @@ def main() -> None:
     (x0, y0), (x1, y1) = points[0], points[-1]
     print(f"  slope from the smallest to the largest: {(y1 - y0) / (x1 - x0) * 1e6:.3f} s per MB")
     if not args.skip_smollm2:
-        from specproof.certify.theorems import prove
+        from specproof.theorems import prove
 
         with tempfile.TemporaryDirectory() as tmp:
             prove("real_smollm2", tmp)

@@ -56,7 +56,7 @@ from specproof.certify.certificate import build_certificate, write  # noqa: E402
 
 def test_prove_all_writes_and_summarizes(tmp_path, capsys, monkeypatch):
     # the CLI wiring on two quick theorems; tests/test_theorems.py runs every theorem once
-    from specproof.certify import theorems
+    from specproof import theorems
 
     from specproof import cli
 
@@ -491,7 +491,7 @@ def test_prove_all_in_one_process_and_in_worker_processes_writes_the_committed_f
     # bytes, keep the summary order, print one progress line per task and a time per theorem
     from pathlib import Path
 
-    from specproof.certify import theorems
+    from specproof import theorems
 
     from specproof import cli
 
@@ -525,7 +525,7 @@ def test_prove_jobs_usage_errors(argv, capsys):
 
 
 def test_json_output_of_prove_all_and_errors(tmp_path, capsys, monkeypatch):
-    from specproof.certify import theorems
+    from specproof import theorems
 
     from specproof import cli
 

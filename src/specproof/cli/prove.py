@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from specproof.report import transcript
-from specproof.certify import certificate, theorems
+from specproof import theorems
+from specproof.certify import certificate
 from specproof.cli.loaders import Distributions, load_distributions
 from specproof.laws.rational import DEFAULT_FLOAT_ATOL, format_fraction
 from specproof.cli._common import _Usage, _bar, _check_atol, _float_rows, _json_option, _pairs, _print_json

@@ -135,7 +135,7 @@ def _seed_cases(out_dir: Path) -> Outcome:
         certs, name="seed-cases",
         statement="On each of the seed's edge cases, the emitted law equals the target p and "
                   "alpha = 1 - TV(p, q).",
-        provenance={"source": "specproof.certify.theorems (embedded cases)"},
+        provenance={"source": "specproof.theorems (embedded cases)"},
     )
     return _finish("seed_cases", doc, out_dir, len(certs))
 
@@ -178,7 +178,7 @@ def _small_grid(out_dir: Path) -> Outcome:
         certs, name="exhaustive-small-grid",
         statement=f"For every pair of distributions with V <= {GRID_MAX_V} whose entries have "
                   f"denominators <= {GRID_MAX_DEN}, the emitted law equals p and alpha = 1 - TV.",
-        provenance={"source": "specproof.certify.theorems.distributions", "max_v": GRID_MAX_V,
+        provenance={"source": "specproof.theorems.distributions", "max_v": GRID_MAX_V,
                     "max_denominator": GRID_MAX_DEN},
     )
     return _finish("small_grid", doc, out_dir, len(certs))
