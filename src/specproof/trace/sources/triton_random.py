@@ -99,3 +99,6 @@ class TritonSource(Source):
             patcher.set(owner, "randint4x", _randint4x)
             for name in ("randn", "randn4x", "philox"):
                 patcher.set(owner, name, _refuser(f"tl.{name}", " (Triton)"))
+        from specproof.trace.sources import triton_race
+
+        triton_race.install(patcher)  # the exponential race inside a kernel (vLLM V1's recovered tokens)
