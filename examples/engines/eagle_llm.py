@@ -10,7 +10,7 @@ rejection it subtracts the draft row (with the rejected siblings zeroed) from th
 renormalizes. The emitted token is the accepted child, or a ``torch.multinomial`` draw from the
 ``sample_p`` it returns (as EAGLE's ``update_inference_inputs`` does).
 
-Run: ``python examples/engines/eagle.py``.
+Run: ``python examples/engines/eagle_llm.py``.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ is MLX-LM's own ``make_sampler(temp=1.0)``: ``mx.random.categorical`` on the log
 the draft's token and for the target's; MLX-LM accepts a draft token when the target's own sample
 equals it (the match rule). One speculative step (one draft token); the first token it yields.
 
-Run: ``python examples/engines/mlx_lm.py`` (needs mlx: ``pip install -e '.[engines]'``).
+Run: ``python examples/engines/mlxlm.py`` (needs mlx: ``pip install -e '.[engines]'``).
 """
 
 from __future__ import annotations
