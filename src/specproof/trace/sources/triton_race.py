@@ -26,6 +26,10 @@ from specproof.trace.core import UnmodelledRandomness, _ACTIVE
 _TAGS = {np.dtype(np.float32): (np.uint32, 0x7FE00000, 0xFFE00000, 21),
          np.dtype(np.float64): (np.uint64, 0x7FFC000000000000, 0xFFFC000000000000, 50)}
 
+#: Whether the interpreter's builder is patched for this trace (installed when Triton's interpreter was imported
+#: as the trace began); without it tagged values would reach the kernel unwatched, so a hand-over is refused.
+_STATE = {"installed": False}
+
 _WHY = ("specproof models E.reciprocal() passed to a Triton kernel (TRITON_INTERPRET=1) only as vLLM V1 uses it: "
         "multiplied once by a block of weights covering whole rows (score = w * inv_E), then reduced by an argmax")
 
@@ -39,6 +43,10 @@ def hand_over(run: Any, r: Any, draw: Any, e: Any) -> None:
     torch-function mode, so the torch calls here are not intercepted)."""
     import torch
 
+    if not _STATE["installed"]:
+        raise UnmodelledRandomness(f"E.reciprocal() passed to a Triton kernel, but Triton's interpreter was not "
+                                   f"imported when the trace began (its operations are not watched): {_WHY}; import "
+                                   "the kernels before tracing")
     dtype = np.dtype(str(r.dtype).replace("torch.", ""))
     if dtype not in _TAGS or not r.is_contiguous() or tuple(r.shape) != tuple(draw.shape) or r.device.type != "cpu":
         raise UnmodelledRandomness(f"E.reciprocal() passed to a Triton kernel as a {r.dtype} tensor of shape "
@@ -163,3 +171,5 @@ def install(patcher: Any) -> None:
             continue
         patcher.set(builder, name, _fmul(original) if name == "create_fmul" else _refusing(name, original))
     patcher.set(interpreter.GridExecutor, "__call__", _launch(interpreter.GridExecutor.__call__))
+    _STATE["installed"] = True
+    patcher.at_exit(lambda: _STATE.update(installed=False))
