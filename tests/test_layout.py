@@ -29,8 +29,10 @@ def test_top_level_is_roles():
     entries = sorted(p.name for p in PACKAGE.iterdir() if not p.name.startswith((".", "__pycache__")))
     packages = [e for e in entries if (PACKAGE / e).is_dir()]
     assert all((PACKAGE / e / "__init__.py").is_file() for e in packages)
-    # the roles, the trusted checker, errors, and the three public paths (exact, numeric, testing)
-    assert len(entries) <= 15, entries
+    # the roles, the trusted checker, errors, the main job's theorems, and the three public paths
+    assert entries == sorted([*packages, "__init__.py", "__main__.py", "checker.py", "errors.py", "theorems.py",
+                              "exact.py", "numeric.py", "testing.py"]), entries
+    assert packages == ["certify", "cli", "corpus", "laws", "models", "report", "rules", "trace"]
 
 
 def test_import_specproof_imports_no_heavy_dependency():
