@@ -254,3 +254,121 @@ def test_mutants_at_the_size_limits(kind, limit, monkeypatch):
             assert sorted(map(repr, _law(verdict.facts))) == sorted(map(repr, _law(original.facts)))
         else:
             assert isinstance(verdict.reason, checker.Reason) and verdict.detail
+
+
+# ------------------------------------------------------------------ sums and constants (issue 30, item 5)
+# Documents whose law depends on a float sum or on a threshold constant, each with its law derived
+# independently of the kernel: the untrusted builder's (rules.audit.position_law: float sums by
+# laws.floats, library logs and exps by rules.libm), or the hand derivation of test_checker_derived.
+# A mutant the kernel accepts must have that law, or name the stated value it changed (the sum or
+# constant it could not derive) and fail --require-lossless's gate: a forged sum or constant never
+# flips a verdict silently.
+
+def _member(dtype, test, library):
+    from specproof.rules.faithful import FAMILY
+
+    return next(m for m in FAMILY if (m.rule.arithmetic.dtype, m.rule.arithmetic.test, m.rule.arithmetic.library,
+                                      m.rule.arithmetic.normalization) == (dtype, test, library, "divide"))
+
+
+def _derived_documents():
+    from test_checker_derived import P16, Q16, _divided, _law as derived_law, _textbook
+
+    from specproof.laws.floats import FORMATS
+
+    p, q = ["1/6", "1/3", "1/2"], ["1/2", "1/4", "1/4"]
+    docs = {}
+    for dtype, test, library in (("float16", "ratio", "torch"), ("bfloat16", "product", "torch"),
+                                 ("float32", "log", "numpy"), ("float64", "exp", "torch")):
+        law = position_law(p, q, _member(dtype, test, library).rule)
+        docs[f"{dtype}-{test}-{library}"] = (build_outcome_certificate(law.tree, name="m", statement="s"),
+                                             list(law.law))
+    w = [max(a - b, Fraction(0)) for a, b in zip(P16, Q16)]
+    truth = derived_law(P16, Q16, _divided(w, sum(w), FORMATS["float16"]))
+    for name, order in (("float16-left-to-right", ["left-to-right", "float32"]),
+                        ("float16-tree", ["tree", "float32", [[2, 1], 0]]),
+                        ("float16-stated-sum", "1025/4096")):
+        docs[name] = (_textbook(P16, Q16, ["float-divided", "w", "float16", order], truth), truth)
+    return docs
+
+
+DERIVED = _derived_documents()
+
+
+def _sum_or_constant_paths(doc):
+    """Where a document states a float sum or a threshold constant (mutated more often)."""
+    def stated_at(path):
+        if len(path) < 2 or path[-1] not in (1, 3):
+            return False
+        parent = _get(doc, path[:-1])
+        return (path[-2] == "source" and path[-1] == 1 and parent[0] == "const") or (
+            path[-2] == "recipe" and path[-1] == 3 and parent[0] == "float-divided")
+
+    return [path for path in _paths(doc) if stated_at(path)]
+
+
+@pytest.mark.parametrize("kind", sorted(DERIVED))
+def test_a_forged_sum_or_constant_never_flips_a_verdict(kind):
+    from specproof.cli.check import _gate
+
+    doc, truth = DERIVED[kind]
+    original = checker.check(doc)
+    assert original.valid, original
+    assert [Fraction(x.num, x.den) for x in original.facts[0]["law"]] == [Fraction(x) for x in truth]
+    stated = original.facts[0]["stated"]
+    rng = random.Random(f"derived-{kind}")
+    targeted = _sum_or_constant_paths(doc)
+    assert targeted or not stated  # every stated value is where the fuzzer aims
+    for i in range(FUZZ_MUTANTS):
+        if targeted and i % 2 == 0:  # half the mutants change a stated sum or constant to a nearby value
+            mutant = copy.deepcopy(doc)
+            path = rng.choice(targeted)
+            value = _get(mutant, path)
+            if isinstance(value, str) and checker._RATIONAL.fullmatch(value):
+                _replace(mutant, path, _nearby_rational(value, rng))
+            else:
+                _replace(mutant, path, rng.choice(["1/4", "1025/4096", "1/1", "0/1", "2/1"]))
+        else:
+            mutant = _mutate(doc, rng)
+        verdict = checker.check(mutant)
+        if not verdict.valid:
+            assert isinstance(verdict.reason, checker.Reason) and verdict.detail
+            continue
+        law = [Fraction(x.num, x.den) for x in verdict.facts[0]["law"]] if "law" in verdict.facts[0] else None
+        if law == [Fraction(x) for x in truth]:
+            continue
+        # a law the rows do not give: only through a stated value, which the verdict names, and the gate fails
+        assert verdict.facts[0]["stated"] and verdict.facts[0]["stated"] != stated or law is None, json.dumps(mutant)[:300]
+        assert _gate(verdict, None), json.dumps(mutant)[:300]
+    if stated:  # a stated value is never evidence: the genuine document fails the gate too, and says why
+        assert any("stated" in reason for reason in _gate(original, None)), _gate(original, None)
+
+
+def test_a_consistent_forgery_of_a_stated_sum_is_named_and_fails_the_gate():
+    """The reviewer's attack made whole: a stated sum S' replaced and the document's law, totals and
+    claims re-stated to what S' gives (derived here, by test_checker_derived's own arithmetic), down
+    to S' = 1/4, under which the law is exactly p and the claim LOSSLESS. The kernel computes with
+    S' only as a named stated value: every such document fails --require-lossless's gate."""
+    from test_checker_derived import P16, Q16, _divided, _law as derived_law, _textbook
+
+    from specproof.cli.check import _gate
+    from specproof.laws.floats import FORMATS
+
+    w = [max(a - b, Fraction(0)) for a, b in zip(P16, Q16)]
+    true_sum = sum(w)
+    forged = [Fraction(1, 4), true_sum, true_sum * (1 + Fraction(1, 2**10)), true_sum * (1 - Fraction(1, 2**11)),
+              Fraction(1, 2), Fraction(1025, 4097)]
+    lossless_seen = False
+    for s in forged:
+        law = derived_law(P16, Q16, _divided(w, s, FORMATS["float16"]))
+        verdict = checker.check(_textbook(P16, Q16, ["float-divided", "w", "float16", f"{s.numerator}/{s.denominator}"],
+                                          law))
+        if not verdict.valid:
+            assert isinstance(verdict.reason, checker.Reason) and verdict.detail
+            continue
+        facts = verdict.facts[0]
+        assert [Fraction(x.num, x.den) for x in facts["law"]] == law  # the kernel computes with S', exactly
+        assert any("sum" in item for item in facts["stated"]), facts["stated"]
+        assert _gate(verdict, None)
+        lossless_seen |= law == P16
+    assert lossless_seen  # S' = 1/4 does give the law p: only the gate stands between it and a false LOSSLESS
