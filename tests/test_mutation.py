@@ -70,7 +70,7 @@ def test_generated_mutants_apply_to_the_real_modules():
             compile(mutation.mutated_source(m), m.where, "exec")
 
 
-@pytest.mark.parametrize("module", ["exact", "chain", "block"])
+@pytest.mark.parametrize("module", ["checker", "exact", "chain", "block"])
 def test_every_listed_equivalent_mutant_is_still_generated(module):
     listed = {k for k in mutation.equivalent_keys() if k.startswith(module + " ::")}
     assert listed <= {m.key for m in mutation.generate(module)}
