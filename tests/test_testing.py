@@ -201,8 +201,13 @@ def test_a_numpy_chain_that_resamples_from_p_is_lossy_by_one_eighth():
     P, Q = np.array([[0.5, 0.25, 0.25]] * 3), np.array([[0.25, 0.25, 0.5]] * 2)
     wrong = compare(lambda p, q, rng: _np_chain(p, q, rng, "target"), P, Q, numpy_rng="rng")
     assert wrong.gamma == 2 and wrong.verdict == "lossy" and wrong.tv == F(1, 8)
-    assert wrong.tv_from_float_ideal > 0 and wrong.member_differing
-    assert "block (vs the nearest member)" in wrong.report() and len(wrong.report().splitlines()) <= 20
+    # a gross fault: no nearest member is sought unless asked for
+    assert wrong.tv_from_float_ideal == F(1, 8) and not wrong.member_differing and "(a gross fault)" in wrong.arithmetic
+    assert "block (vs the nearest member)" not in wrong.report() and len(wrong.report().splitlines()) <= 20
+    near = compare(lambda p, q, rng: _np_chain(p, q, rng, "target"), P, Q, numpy_rng="rng", nearest=True)
+    assert (near.verdict, near.tv, near.law) == ("lossy", F(1, 8), wrong.law)
+    assert near.tv_from_float_ideal > 0 and near.member_differing
+    assert "block (vs the nearest member)" in near.report() and len(near.report().splitlines()) <= 20
     right = compare(_np_chain, P, Q, numpy_rng="rng")
     assert right.verdict == "lossless" and right.tv == 0
     assert "torch" not in right.arithmetic
@@ -497,3 +502,71 @@ def test_gamma_refuses_rows_and_samplers_that_cannot_make_a_block():
 
     with pytest.raises(SpecProofError, match=r"the sampler returned one token \(\d\), not a sequence"):
         compare(first_position_only, torch.stack([P, P, P]), torch.stack([Q, Q]), gamma=2)
+
+
+def test_search_lossy_skips_inputs_on_which_the_sampler_raises_and_lists_them():
+    def fragile_accept_all(p, q):  # raises where p == q; elsewhere accepts every draft (lossy)
+        if torch.equal(p, q):
+            raise RuntimeError("p equals q")
+        return int(torch.multinomial(q, 1))
+
+    found = search_lossy(fragile_accept_all, max_vocab=2, max_denominator=2)
+    assert found is not None and found.comparison is not None
+    assert (found.p, found.q, found.pairs) == ((F(0), F(1)), (F(1), F(0)), 2)
+    assert found.comparison.verdict == "lossy" and found.comparison.tv == 1
+    assert [(p, q) for p, q, _ in found.skipped] == [((F(0), F(1)), (F(0), F(1)))]
+    assert "RuntimeError: p equals q" in found.skipped[0][2]
+
+    def always_fragile(p, q):  # raises where p == q, correct elsewhere
+        if torch.equal(p, q):
+            raise RuntimeError("p equals q")
+        return textbook(p, q)
+
+    found = search_lossy(always_fragile, max_vocab=2, max_denominator=2)
+    assert (found.comparison, found.p, found.q, found.pairs) == (None, (F(0), F(1)), (F(0), F(1)), 1)
+    assert "RuntimeError: p equals q" in found.raised
+    assert [(p, q) for p, q, _ in found.skipped] == [((F(0), F(1)), (F(0), F(1))), ((F(1), F(0)), (F(1), F(0))),
+                                                     ((F(1, 2), F(1, 2)), (F(1, 2), F(1, 2)))]
+
+
+def test_a_gross_fault_is_lossy_without_the_float_family_scan():
+    from specproof.rules.faithful import judge
+    from specproof.trace.testing import gross_tv, verdict_lines
+
+    def accept_all(p, q):
+        return int(torch.multinomial(q, 1))
+
+    got = compare(accept_all, P, Q)
+    assert (got.verdict, got.tv, got.tv_from_float_ideal, got.member_differing) == ("lossy", F(1, 2), F(1, 2), [])
+    assert got.arithmetic.startswith("not compared: the TV from the target, 0.5 (1/2), is above 0.015625 (1/64), "
+                                     "farther than any correct float code is (a gross fault)")
+    assert verdict_lines(got) == [f"  {got.arithmetic}", "  mass on outputs the target gives probability 0 (or "
+                                  "invalid ids): 0.25 (1/4)"]
+    # the full scan finds the same verdict and TV, and a nearest member
+    full = judge(got.law, P, Q)
+    assert (full.verdict, full.tv) == ("lossy", F(1, 2)) and full.member is not None
+    assert gross_tv(None) == F(1, 64) and gross_tv(3) == F(4, 64)
+    # below the bound the family is scanned as before: the textbook sampler's law matches a member
+    assert compare(textbook, P_OFF, Q_OFF).verdict in ("lossless", "float-faithful")
+
+
+def test_the_float_family_scan_reports_its_progress(monkeypatch):
+    from specproof.rules.faithful import FAMILY, judge
+    from specproof.trace import testing
+
+    calls = []
+    law = {0: F(1, 2), 1: F(1, 2)}
+    judge(law, [0.5, 0.25, 0.25], [0.25, 0.5, 0.25], progress=lambda done, total: calls.append((done, total)))
+    assert calls[0] == (0, len(FAMILY)) and calls[-1][0] == len(calls) - 1 and len(calls) <= len(FAMILY)
+    monkeypatch.setattr(testing, "SCAN_QUIET", 0.0)
+    monkeypatch.setattr(testing, "SCAN_EVERY", 0.0)
+    import io
+    import sys
+
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    show = testing._ScanProgress()
+    show(0, 10)
+    show(4, 10)
+    assert err.getvalue().startswith("judging: 4/10 float-family members' laws computed (")
+    assert err.getvalue().count("\n") == 1

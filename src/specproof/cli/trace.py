@@ -82,6 +82,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     py.add_argument("--max-denominator", type=int, default=4, metavar="D",
                     help="--search: largest denominator of an entry (default 4)")
     py.add_argument("--strict", action="store_true", help="float-faithful exits 1 too")
+    py.add_argument("--nearest", action="store_true",
+                    help="name the nearest correct float implementation even for a gross fault (a TV above 2^-6 per "
+                         "row; by default such a fault is lossy without that scan, which takes minutes on a block)")
     py.add_argument("--json", action="store_true",
                     help="print one JSON object: verdict, tv, tv_from_float_ideal, arithmetic, law ('n/d')")
 
@@ -209,23 +212,30 @@ def _trace_python(args: argparse.Namespace) -> int:
                   f"{name}: no lossy input among {tried[0]} pairs ({desc}, {args.dtype} rows"
                   + (f", gamma {args.gamma}" if args.gamma else "") + f"; {time.monotonic() - started:.1f} s)")
             return 0
+        skipped = [{"p": [ff(x) for x in p], "q": [ff(x) for x in q], "raised": why} for p, q, why in found.skipped]
         if found.comparison is None:
             where = f"p = ({', '.join(map(text, found.p))}), q = ({', '.join(map(text, found.q))})"
             if args.json:
                 _print_json({"command": "trace", "function": args.function, "search": {
                     "p": [ff(x) for x in found.p], "q": [ff(x) for x in found.q], "pairs": found.pairs,
-                    "raised": found.raised}})
+                    "raised": found.raised, "raised_on": len(found.skipped) or 1, "tried": tried[0]}})
             else:
-                print(f"{name}: the sampler raised on valid rows (pair {found.pairs} of the search): {where}\n"
+                more = (f" (and on {len(found.skipped) - 1} more of the {tried[0]} pairs tried; none was lossy)"
+                        if len(found.skipped) > 1 else f" (none of the {tried[0]} pairs tried was lossy)")
+                print(f"{name}: the sampler raised on valid rows (pair {found.pairs} of the search): {where}{more}\n"
                       f"  {found.raised}")
             return 1
         if args.json:
             _print_json({"command": "trace", "function": args.function, "search": {
                 "p": [ff(x) for x in found.p], "q": [ff(x) for x in found.q], "pairs": found.pairs,
-                **_comparison_json(found.comparison)}})
+                **_comparison_json(found.comparison), "skipped": skipped}})
         else:
             print(f"{name}: smallest lossy input (pair {found.pairs} of the search): p = ({', '.join(map(text, found.p))}), "
                   f"q = ({', '.join(map(text, found.q))})")
+            if found.skipped:
+                p0, q0, why = found.skipped[0]
+                print(f"  (skipped {len(found.skipped)} earlier pair(s) on which the sampler raised, a fault too; first: "
+                      f"p = ({', '.join(map(text, p0))}), q = ({', '.join(map(text, q0))}): {why})")
             print(found.comparison.report(command_line=True))
         return 1
     if not args.target or not args.draft:
@@ -248,7 +258,7 @@ def _trace_python(args: argparse.Namespace) -> int:
         with _bar(unit="run", desc="tracing") as bar:
             result = testing.compare(func, target, draft, gamma=args.gamma, numpy_rng=args.numpy_rng,
                                      max_runs=args.max_runs, progress=bar.update, reference=plain,
-                                     max_seconds=args.timeout)
+                                     max_seconds=args.timeout, nearest=args.nearest)
     except SamplerRaised as exc:
         if not degenerate:
             if args.numpy_rng is None and "required positional argument" in str(exc):

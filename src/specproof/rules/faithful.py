@@ -65,6 +65,7 @@ from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
 from specproof.errors import InvalidDistribution, ResidualUndefined, SpecProofError
+from specproof.laws.numtext import number_text
 from specproof.laws.outcome import FLOAT32 as COIN32
 from specproof.laws.outcome import FLOAT32_OPEN_CLOSED, coin_model
 from specproof.rules.policy import Arithmetic, Rule, UnsupportedRule
@@ -358,7 +359,9 @@ def _is_id(t: Any, v: int) -> bool:
     return isinstance(t, int) and not isinstance(t, bool) and 0 <= t < v
 
 
-def _outside_support(law: Mapping, tmodel: Callable, gamma: int | None, v: int) -> Fraction:
+def _outside_support(law: Mapping, tmodel: Callable, gamma: int | None, v: int,
+                     tlaw: Callable[[Prefix], tuple] | None = None) -> Fraction:
+    tlaw = tlaw or (lambda s: target_law(tmodel, s))
     bad = Fraction(0)
     for out, m in law.items():
         ids = (out,) if gamma is None else (out if isinstance(out, tuple) else (out,))
@@ -366,26 +369,28 @@ def _outside_support(law: Mapping, tmodel: Callable, gamma: int | None, v: int) 
             bad += m
             continue
         for i, t in enumerate(ids):
-            if not _is_id(t, v) or target_law(tmodel, ids[:i])[t] == 0:
+            if not _is_id(t, v) or tlaw(ids[:i])[t] == 0:
                 bad += m
                 break
     return bad
 
 
-def _stream(law: Mapping, tmodel: Callable, gamma: int, v: int) -> tuple[Fraction, dict, dict]:
+def _stream(law: Mapping, tmodel: Callable, gamma: int, v: int,
+            tlaw: Callable[[Prefix], tuple] | None = None) -> tuple[Fraction, dict, dict]:
     """TV of the stream from the target's joint law, and both laws over gamma + 1 tokens when
     V**(gamma + 1) is at most :data:`SEQUENCE_LIMIT` (else two empty dicts)."""
     from specproof.laws.block import extend_by_target, stream_tv, target_joint
 
+    tlaw = tlaw or (lambda s: target_law(tmodel, s))
     valid = {b: m for b, m in law.items()
              if isinstance(b, tuple) and 1 <= len(b) <= gamma + 1 and all(_is_id(t, v) for t in b)}
     invalid = sum((m for b, m in law.items() if b not in valid), Fraction(0))
-    tv = (2 * stream_tv(valid, lambda s: target_law(tmodel, s), gamma) + invalid) / 2
+    tv = (2 * stream_tv(valid, tlaw, gamma) + invalid) / 2
     if v ** (gamma + 1) > SEQUENCE_LIMIT:
         return tv, {}, {}
 
     def target(prefix: Prefix) -> tuple[Fraction, ...]:
-        return target_law(tmodel, prefix)
+        return tlaw(prefix)
 
     mine = extend_by_target(valid, target, gamma + 1)
     for b, m in law.items():
@@ -401,7 +406,8 @@ def _row_dtype(rows: Any) -> str | None:
 
 
 def judge(law: Mapping[Any, Fraction], target: Any, draft: Any, *, gamma: int | None = None,
-          family: Sequence[Member] = FAMILY, count_equivalents: bool = True) -> Judgement:
+          family: Sequence[Member] = FAMILY, count_equivalents: bool = True, gross: Fraction | None = None,
+          progress: Callable[[int, int], Any] | None = None) -> Judgement:
     """Judge an exact law (a traced sampler's) against the target and the float-ideal family.
 
     Parameters
@@ -423,6 +429,13 @@ def judge(law: Mapping[Any, Fraction], target: Any, draft: Any, *, gamma: int | 
     count_equivalents : bool, optional
         One position: after a match, also count the other members with the same law (default;
         False stops at the first match, as a block always does).
+    gross : Fraction, optional
+        A TV from the target above which no member is sought (a gross fault: no correct float code is
+        that far from the target): the verdict is ``lossy``, ``tv_from_float_ideal`` is the TV from the
+        target, and ``arithmetic`` says the scan was skipped. None (default): the family is always scanned.
+    progress : callable, optional
+        Called as ``progress(done, total)`` after each member's law is computed (``total`` counts a
+        block's shorter depths too); the scan can take minutes on a block.
 
     Returns
     -------
@@ -455,7 +468,7 @@ def judge(law: Mapping[Any, Fraction], target: Any, draft: Any, *, gamma: int | 
     if gamma is not None and (isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1):
         raise InvalidDistribution(f"gamma must be an integer >= 1 or None, got {gamma!r}")
     try:
-        return _judge(law, target, draft, gamma, family, count_equivalents)
+        return _judge(law, target, draft, gamma, family, count_equivalents, gross, progress)
     except DegenerateRow as exc:
         return _no_valid_law(law, gamma, exc)
 
@@ -477,26 +490,34 @@ def _no_valid_law(law: Mapping[Any, Fraction], gamma: int | None, exc: Degenerat
 
 
 def _judge(law: Mapping[Any, Fraction], target: Any, draft: Any, gamma: int | None,
-           family: Sequence[Member], count_equivalents: bool) -> Judgement:
+           family: Sequence[Member], count_equivalents: bool, gross: Fraction | None = None,
+           progress: Callable[[int, int], Any] | None = None) -> Judgement:
     from specproof.rules import libm
 
     # a library's log and exp are evaluated only if the sampler's process imported it (a NumPy-only
     # sampler does not import torch, and cannot have used its log)
     family = [m for m in family if m.rule.arithmetic.library is None or libm.loaded(m.rule.arithmetic.library)]
     tmodel = _model(target)
-    v = len(target_law(tmodel))
+    laws: dict[Prefix, tuple[Fraction, ...]] = {}
+
+    def tlaw(prefix: Prefix) -> tuple[Fraction, ...]:  # the target's law after a prefix, read once
+        if prefix not in laws:
+            laws[prefix] = target_law(tmodel, prefix)
+        return laws[prefix]
+
+    v = len(tlaw(()))
     mine: dict = {}  # a block's stream over gamma + 1 tokens
     if gamma is None:
         got: dict[Any, Fraction] = {}
         for out, m in law.items():
             got[_token(out)] = got.get(_token(out), Fraction(0)) + m
-        reference = {i: x for i, x in enumerate(target_law(tmodel)) if x}
+        reference = {i: x for i, x in enumerate(tlaw(())) if x}
         tv, differing = _difference(got, reference)
     else:
         got = {tuple(map(_as_id, b if isinstance(b, tuple) else (b,))): m for b, m in law.items()}
-        tv, mine, reference = _stream(got, tmodel, gamma, v)
+        tv, mine, reference = _stream(got, tmodel, gamma, v, tlaw)
         differing = _difference(mine, reference)[1] if reference else []
-    outside = _outside_support(got, tmodel, gamma, v)
+    outside = _outside_support(got, tmodel, gamma, v, tlaw)
     # the caveats of the arithmetic modelled, in the rows' own format (all formats for rational rows); a library's
     # only when its member is the one named
     dtype = _row_dtype(target)
@@ -508,6 +529,18 @@ def _judge(law: Mapping[Any, Fraction], target: Any, draft: Any, gamma: int | No
     if draft is None:
         return Judgement("lossy", tv, tv, "not compared: no draft rows were given, so the float-ideal family "
                          "could not be computed", None, reference, differing, [], outside, tuple(caveats))
+    if gross is not None and tv > gross:
+        try:  # one member's law: a degenerate draft row leaves the family undefined, and that is said instead
+            member_law(family[0], target, draft, gamma)
+        except (ResidualUndefined, UnsupportedRule):
+            pass
+        except InvalidDistribution as exc:
+            return Judgement("lossy", tv, tv, f"not compared: the float-ideal family is undefined on this draft "
+                             f"({exc})", None, reference, differing, [], outside, tuple(caveats))
+        return Judgement("lossy", tv, tv, f"not compared: the TV from the target, {number_text(tv)}, is above "
+                         f"{number_text(gross)}, farther than any correct float code is (a gross fault), so no "
+                         "nearest member of the float-ideal family was sought", None, reference, differing, [],
+                         outside, tuple(caveats))
     # members in the rows' own format are named first, and nearest among them
     ordered = sorted(family, key=lambda m: m.rule.arithmetic.dtype != dtype) if dtype else list(family)
     own = {id(m) for m in ordered if dtype is None or m.rule.arithmetic.dtype in (dtype, "exact")}
@@ -519,8 +552,12 @@ def _judge(law: Mapping[Any, Fraction], target: Any, draft: Any, gamma: int | No
     best: tuple[Fraction, Member, list, int | None] | None = None
     matches: list[Member] = []
     depths = [None] if gamma is None else (list(range(gamma, 0, -1)) if streams else [gamma])
+    done, total = 0, len(depths) * len(ordered)
     for depth in depths:
         for member in ordered:
+            if progress is not None:
+                progress(done, total)
+            done += 1
             try:
                 theirs = member_law(member, target, draft, depth)
             except (ResidualUndefined, UnsupportedRule):
@@ -529,7 +566,7 @@ def _judge(law: Mapping[Any, Fraction], target: Any, draft: Any, gamma: int | No
                 return Judgement("lossy", tv, tv, f"not compared: the float-ideal family is undefined on this draft "
                                  f"({exc})", None, reference, differing, [], outside, tuple(caveats))
             if streams:  # a block sampler is judged by its stream: equal streams, however the blocks are cut
-                d_tv, d_diff = _difference(mine, _stream(theirs, tmodel, gamma, v)[1])
+                d_tv, d_diff = _difference(mine, _stream(theirs, tmodel, gamma, v, tlaw)[1])
                 if depth == gamma:
                     d_diff = _difference(got, theirs)[1]
             else:
