@@ -570,3 +570,19 @@ def test_the_float_family_scan_reports_its_progress(monkeypatch):
     show(4, 10)
     assert err.getvalue().startswith("judging: 4/10 float-family members' laws computed (")
     assert err.getvalue().count("\n") == 1
+
+
+def test_exact_sums_of_float_rows_by_integers_equal_the_rational_sums():
+    from specproof.trace.core import _fraction_weights, exact_float_sum
+    from specproof.trace.testing import _exact_sum
+
+    row = [0.1, 0.2, 0.7, 2.0 ** -60, 0.0]
+    nums, d = exact_float_sum(row)
+    assert [F(n, d) for n in nums] == [F(x) for x in row] and d == 2 ** 60
+    assert exact_float_sum([0.5, float("nan")]) is None and exact_float_sum([1, 0.5]) is None
+    assert _exact_sum(torch.tensor(row, dtype=torch.float64), "p") == sum(map(F, row))
+    assert _exact_sum([F(1, 3), F(2, 3)], "p") == 1  # rationals: entry by entry
+    weights = _fraction_weights(row, "torch.multinomial")
+    assert weights == tuple(F(x) / sum(map(F, row)) for x in row) and sum(weights) == 1
+    with pytest.raises(InvalidDistribution, match="not 1"):
+        compare(textbook, torch.tensor([0.5, 0.6]), torch.tensor([0.5, 0.5]))
