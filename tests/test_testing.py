@@ -586,3 +586,29 @@ def test_exact_sums_of_float_rows_by_integers_equal_the_rational_sums():
     assert weights == tuple(F(x) / sum(map(F, row)) for x in row) and sum(weights) == 1
     with pytest.raises(InvalidDistribution, match="not 1"):
         compare(textbook, torch.tensor([0.5, 0.6]), torch.tensor([0.5, 0.5]))
+
+
+def test_equivalent_members_are_counted_up_to_v_16_by_default():
+    from specproof.trace.testing import EQUIVALENTS_MAX_V
+
+    g = torch.Generator().manual_seed(0)
+    p, q = (torch.softmax(torch.randn(17, generator=g), -1) for _ in range(2))
+    result = compare(textbook, p, q)
+    assert EQUIVALENTS_MAX_V == 16 and result.verdict == "float-faithful" and result.equivalents is None
+    assert ("(other arithmetics of the family that give the same law were not counted (they are at V <= 16, or with "
+            "equivalents=True): the code's arithmetic is one of them, not necessarily the one named)") in result.report()
+    counted = compare(textbook, p, q, equivalents=True)
+    assert (counted.verdict, counted.tv, counted.arithmetic) == (result.verdict, result.tv, result.arithmetic)
+    assert isinstance(counted.equivalents, int) and counted.equivalents >= 0
+    assert compare(textbook, torch.tensor([0.6, 0.3, 0.1]), torch.tensor([0.2, 0.5, 0.3]), equivalents=False).equivalents is None
+
+
+def test_multinomial_without_replacement_renormalizes_after_the_first_draw():
+    from specproof.trace.tracer import trace
+
+    def two_distinct(w):
+        return tuple(torch.multinomial(w, 2).tolist())
+
+    law = trace(two_distinct, (torch.tensor([0.5, 0.25, 0.25]),)).law
+    assert law == {(0, 1): F(1, 4), (0, 2): F(1, 4), (1, 0): F(1, 6), (1, 2): F(1, 12), (2, 0): F(1, 6),
+                   (2, 1): F(1, 12)}

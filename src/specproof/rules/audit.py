@@ -228,6 +228,16 @@ def _rounded_coin_threshold(rows: Rows, x: int, rule: Rule) -> Fraction:
     return _first_failing(rule, lambda u: fmt.mul(fmt.round(u), b) < a if cmp == "<" else fmt.mul(fmt.round(u), b) <= a)
 
 
+def _log_row(rows: Rows, library: str, dtype: str, name: str) -> tuple:
+    """The library's log of row ``name``, computed once per tree (each drafted token reads one entry: the
+    row's conversion per token made a V = 64 position's library members cost O(V^2))."""
+    memo = rows.__dict__.setdefault("_library_logs", {})
+    key = (library, dtype, name)
+    if key not in memo:
+        memo[key] = libm.log_row(library, dtype, rows[name])
+    return memo[key]
+
+
 def _library_threshold(rows: Rows, x: int, rule: Rule) -> Fraction:
     """The threshold t of the log-space accept tests at drafted token ``x`` (q(x) > 0), with the
     library's own log and exp (:mod:`specproof.rules.libm`) and the IEEE-rounded difference
@@ -242,8 +252,8 @@ def _library_threshold(rows: Rows, x: int, rule: Rule) -> Fraction:
     """
     arith, coin = rule.arithmetic, rule.coin
     fmt = arith.format()
-    lp = libm.log_row(arith.library, arith.dtype, rows["target"])[x]
-    lq = libm.log_row(arith.library, arith.dtype, rows["draft"])[x]
+    lp = _log_row(rows, arith.library, arith.dtype, "target")[x]
+    lq = _log_row(rows, arith.library, arith.dtype, "draft")[x]
     if lp == -math.inf:  # p(x) = 0 (q(x) > 0 here): -inf - finite
         d: Any = -math.inf
     else:

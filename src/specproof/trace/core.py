@@ -223,7 +223,23 @@ def exact_float_sum(values: Any) -> tuple[list[int], int] | None:
 
 
 def _fraction_weights(values: Any, call: str) -> tuple[Fraction, ...]:
-    values = [float(w) for w in values]
+    """The weights as exact fractions of their exact sum (refusing what the real call raises on); a row
+    seen before (every run of a trace draws from the same rows) is read from a cache."""
+    values = tuple(float(w) for w in values)
+    if values in _WEIGHTS:
+        return _WEIGHTS[values]
+    out = _exact_weights(values, call)
+    if len(_WEIGHTS) >= 256:
+        _WEIGHTS.pop(next(iter(_WEIGHTS)))
+    _WEIGHTS[values] = out
+    return out
+
+
+#: Rows of weights made exact, by their float values (NaN never equals itself: such rows are refused, not cached).
+_WEIGHTS: dict[tuple[float, ...], tuple[Fraction, ...]] = {}
+
+
+def _exact_weights(values: tuple[float, ...], call: str) -> tuple[Fraction, ...]:
     for i, w in enumerate(values):
         if not math.isfinite(w) or w < 0:  # torch.multinomial and Generator.choice raise on these
             raise SamplerRaised(f"{call}: weight {i} is {w!r}, not a finite number >= 0, on which the real call "

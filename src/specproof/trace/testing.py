@@ -251,8 +251,10 @@ class Comparison:
     trace : Trace
         Runs and the modelling assumptions of the trace.
     caveats : tuple of str
-    equivalents : int
-        How many other float-ideal members give the same law (see :class:`~specproof.rules.faithful.Judgement`).
+    equivalents : int or None
+        How many other float-ideal members give the same law (see :class:`~specproof.rules.faithful.Judgement`);
+        None where they were not counted (a float-faithful law at V above :data:`EQUIVALENTS_MAX_V`, unless
+        :func:`compare` was asked to with ``equivalents=True``).
     degenerate : bool
         A target row was degenerate (NaN, inf, all zero): no valid law, every output a fault.
     floor : FloorArgument or None
@@ -272,7 +274,7 @@ class Comparison:
     gamma: int | None
     trace: Trace
     caveats: tuple[str, ...] = ()
-    equivalents: int = 0
+    equivalents: int | None = 0
     degenerate: bool = False
     floor: Any = None
 
@@ -326,6 +328,10 @@ def verdict_lines(judged: Any) -> list[str]:
         lines.append(f"  equals the textbook verifier with {judged.arithmetic} exactly: the TV is its float floor")
         if judged.equivalents:
             lines.append(f"  ({judged.equivalents} other arithmetic(s) of the family give the same law on these rows)")
+        elif judged.equivalents is None:
+            lines.append(f"  (other arithmetics of the family that give the same law were not counted (they are at V <= "
+                         f"{EQUIVALENTS_MAX_V}, or with equivalents=True): the code's arithmetic is one of them, not "
+                         "necessarily the one named)")
     elif judged.degenerate:
         lines.append(f"  {judged.arithmetic}")
     elif judged.verdict == "lossy" and "(a gross fault)" in judged.arithmetic:
@@ -376,7 +382,7 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
             max_runs: int = 200_000, check_pieces: bool = True, exponential_zeros: bool = False,
             progress: Callable[[int], Any] | bool | None = None, read_thresholds: bool = True,
             pushforward: bool = True, max_seconds: float | None = None, widen: bool = True,
-            nearest: bool = False, _count_equivalents: bool = True) -> Comparison:
+            nearest: bool = False, equivalents: bool | None = None) -> Comparison:
     """Trace ``sampler(target, draft)`` and judge its exact law; never raises on a difference.
 
     Parameters
@@ -427,6 +433,11 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
         member (minutes on a block); ``arithmetic`` says so and ``tv_from_float_ideal`` is the TV from
         the target. True: always name the nearest member. A scan past a few seconds shows its progress
         on standard error.
+    equivalents : bool, optional
+        After a float-faithful match, count the other members that give the same law
+        (``Comparison.equivalents``): that takes every member's law, seconds at V = 64. Default None:
+        count where V is at most :data:`EQUIVALENTS_MAX_V`; True: always; False: never. Not counted,
+        ``Comparison.equivalents`` is None and the report says so.
 
     Returns
     -------
@@ -503,17 +514,35 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
         return Comparison("lossless" if not diff else "lossy", tv, tv, "not compared: an expected law was given",
                           traced.law, want, diff, [], Fraction(0), gamma, traced)
     else:
-        j = judge(traced.law, target, draft, gamma=gamma, count_equivalents=_count_equivalents,
+        count = equivalents
+        if count is None:
+            count = _vocabulary(target) <= EQUIVALENTS_MAX_V
+        j = judge(traced.law, target, draft, gamma=gamma, count_equivalents=count,
                   gross=None if nearest else gross_tv(gamma), progress=_ScanProgress())
+        counted = j.equivalents if count or gamma is not None or j.verdict != "float-faithful" else None
         result = Comparison(j.verdict, j.tv, j.tv_from_float_ideal, j.arithmetic, traced.law, j.reference,
                             j.differing, j.member_differing, j.outside_support, gamma, traced, j.caveats,
-                            j.equivalents, j.degenerate)
+                            counted, j.degenerate)
     if widen:
         result = _argue_floor(result, sampler, target, draft, gamma, reference,
                               dict(numpy_rng=numpy_rng, key=key, max_runs=max_runs, check_pieces=check_pieces,
                                    exponential_zeros=exponential_zeros, read_thresholds=read_thresholds,
                                    pushforward=pushforward, max_seconds=max_seconds))
     return result
+
+
+#: The largest V at which :func:`compare` counts, by default, the other members giving a float-faithful law.
+EQUIVALENTS_MAX_V = 16
+
+
+def _vocabulary(target: Any) -> int:
+    """V of the target's first row (0 where it cannot be read: then the equivalents are counted)."""
+    from specproof.rules import faithful
+
+    try:
+        return len(faithful._model(target)(()))
+    except Exception:  # noqa: BLE001 - a callable that fails: the judgement reports it
+        return 0
 
 
 def gross_tv(gamma: int | None) -> Fraction:
@@ -937,7 +966,7 @@ def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_v
             p_t, q_t = make([a] * (gamma + 1) if gamma else a), make([b] * gamma if gamma else b)
             try:
                 result = compare(sampler, p_t, q_t, gamma=gamma, numpy_rng=numpy_rng, max_runs=max_runs,
-                                 reference=reference, _count_equivalents=False)
+                                 reference=reference, equivalents=False)
             except InvalidDistribution:
                 continue  # a row that the dtype rounds to no distribution (all zero)
             except SamplerRaised as exc:  # a fault too, but not a law: search on, and say so
