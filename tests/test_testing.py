@@ -612,3 +612,19 @@ def test_multinomial_without_replacement_renormalizes_after_the_first_draw():
     law = trace(two_distinct, (torch.tensor([0.5, 0.25, 0.25]),)).law
     assert law == {(0, 1): F(1, 4), (0, 2): F(1, 4), (1, 0): F(1, 6), (1, 2): F(1, 12), (2, 0): F(1, 6),
                    (2, 1): F(1, 12)}
+
+
+def test_the_exact_weights_cache_is_bounded_by_its_entries(monkeypatch):
+    from specproof.trace import core
+
+    monkeypatch.setattr(core, "_WEIGHTS", {})
+    monkeypatch.setattr(core, "_WEIGHTS_HELD", 0)
+    monkeypatch.setattr(core, "WEIGHTS_CACHED", 5)
+    first = core._fraction_weights([0.5, 0.25, 0.25], "torch.multinomial")
+    assert core._fraction_weights([0.5, 0.25, 0.25], "torch.multinomial") is first  # read from the cache
+    core._fraction_weights([1.0, 3.0], "torch.multinomial")  # 3 + 2 entries: both held
+    assert list(core._WEIGHTS) == [(0.5, 0.25, 0.25), (1.0, 3.0)] and core._WEIGHTS_HELD == 5
+    assert core._fraction_weights([1.0, 1.0], "torch.multinomial") == (F(1, 2), F(1, 2))
+    assert list(core._WEIGHTS) == [(1.0, 3.0), (1.0, 1.0)] and core._WEIGHTS_HELD == 4  # the oldest went
+    assert core._fraction_weights([1.0] * 6, "torch.multinomial") == (F(1, 6),) * 6  # too long to hold
+    assert list(core._WEIGHTS) == [(1.0, 3.0), (1.0, 1.0)] and core._WEIGHTS_HELD == 4  # and nothing went

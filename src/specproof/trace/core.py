@@ -229,14 +229,20 @@ def _fraction_weights(values: Any, call: str) -> tuple[Fraction, ...]:
     if values in _WEIGHTS:
         return _WEIGHTS[values]
     out = _exact_weights(values, call)
-    if len(_WEIGHTS) >= 256:
-        _WEIGHTS.pop(next(iter(_WEIGHTS)))
-    _WEIGHTS[values] = out
+    global _WEIGHTS_HELD
+    if len(values) <= WEIGHTS_CACHED:  # a longer row is not held
+        while _WEIGHTS and _WEIGHTS_HELD + len(values) > WEIGHTS_CACHED:  # the oldest rows go first
+            _WEIGHTS_HELD -= len(_WEIGHTS.pop(next(iter(_WEIGHTS))))
+        _WEIGHTS[values] = out
+        _WEIGHTS_HELD += len(values)
     return out
 
 
-#: Rows of weights made exact, by their float values (NaN never equals itself: such rows are refused, not cached).
+#: Rows of weights made exact, by their float values (NaN never equals itself: such rows are refused, not cached),
+#: at most :data:`WEIGHTS_CACHED` entries in all (about 40 MB).
 _WEIGHTS: dict[tuple[float, ...], tuple[Fraction, ...]] = {}
+WEIGHTS_CACHED = 1 << 18
+_WEIGHTS_HELD = 0
 
 
 def _exact_weights(values: tuple[float, ...], call: str) -> tuple[Fraction, ...]:
