@@ -660,8 +660,20 @@ def block_law(target: Any, draft: Any, gamma: int, rule: Rule = STANDARD, *, sto
     pmodel = None if proposal is None else _as_model(proposal)
     stops = frozenset(int(t) for t in stop_tokens)
 
+    made: dict[tuple[int, int], tuple[Any, Any, Rows]] = {}
+
+    def rows_at(prefix: Prefix) -> Rows:
+        """The rows after ``prefix``, made once per pair of row objects (a stack gives the same row at every
+        prefix of a depth; the objects are held, so an id is never reused while it is a key)."""
+        t, d = tmodel(prefix), dmodel(prefix)
+        hit = made.get((id(t), id(d)))
+        if hit is None or hit[0] is not t or hit[1] is not d:
+            hit = (t, d, _rows(t, d, rule, None)[0])
+            made[(id(t), id(d))] = hit
+        return hit[2]
+
     def reference(prefix: Prefix) -> tuple[Fraction, ...]:
-        return _rows(tmodel(prefix), dmodel(prefix), rule, None)[0]["reference"]
+        return rows_at(prefix)["reference"]
 
     def position(prefix: Prefix) -> Position:
         tree = position_tree(tmodel(prefix), dmodel(prefix), rule, proposal=None if pmodel is None else pmodel(prefix),
@@ -669,7 +681,7 @@ def block_law(target: Any, draft: Any, gamma: int, rule: Rule = STANDARD, *, sto
         return tree_position(tree, tree.rows["reference"])
 
     def bonus(prefix: Prefix) -> tuple[Any, Fraction, tuple[Fraction, ...]]:
-        rows = _rows(tmodel(prefix), dmodel(prefix), rule, None)[0]
+        rows = rows_at(prefix)
         return rows["reference"], Fraction(1), _normalized(rows["target"])
 
     law = compose(position, gamma, bonus, stop_tokens=stops, stop_at_stop_token=rule.stop_at_stop_token, node_tv=True)

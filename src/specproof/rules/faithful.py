@@ -376,16 +376,18 @@ def _outside_support(law: Mapping, tmodel: Callable, gamma: int | None, v: int,
 
 
 def _stream(law: Mapping, tmodel: Callable, gamma: int, v: int,
-            tlaw: Callable[[Prefix], tuple] | None = None) -> tuple[Fraction, dict, dict]:
+            tlaw: Callable[[Prefix], tuple] | None = None, *, stream_only: bool = False) -> tuple[Fraction | None, dict, dict]:
     """TV of the stream from the target's joint law, and both laws over gamma + 1 tokens when
-    V**(gamma + 1) is at most :data:`SEQUENCE_LIMIT` (else two empty dicts)."""
+    V**(gamma + 1) is at most :data:`SEQUENCE_LIMIT` (else two empty dicts). ``stream_only``: the law's
+    stream alone, ``(None, stream, {})`` (a member's, compared with the traced law's: the TV from the
+    target and the target's joint law are the same for every member)."""
     from specproof.laws.block import extend_by_target, stream_tv, target_joint
 
     tlaw = tlaw or (lambda s: target_law(tmodel, s))
     valid = {b: m for b, m in law.items()
              if isinstance(b, tuple) and 1 <= len(b) <= gamma + 1 and all(_is_id(t, v) for t in b)}
     invalid = sum((m for b, m in law.items() if b not in valid), Fraction(0))
-    tv = (2 * stream_tv(valid, tlaw, gamma) + invalid) / 2
+    tv = None if stream_only else (2 * stream_tv(valid, tlaw, gamma) + invalid) / 2
     if v ** (gamma + 1) > SEQUENCE_LIMIT:
         return tv, {}, {}
 
@@ -396,7 +398,7 @@ def _stream(law: Mapping, tmodel: Callable, gamma: int, v: int,
     for b, m in law.items():
         if b not in valid:
             mine[b] = mine.get(b, Fraction(0)) + m
-    return tv, mine, target_joint(target, gamma + 1)
+    return tv, mine, ({} if stream_only else target_joint(target, gamma + 1))
 
 
 def _row_dtype(rows: Any) -> str | None:
@@ -566,7 +568,7 @@ def _judge(law: Mapping[Any, Fraction], target: Any, draft: Any, gamma: int | No
                 return Judgement("lossy", tv, tv, f"not compared: the float-ideal family is undefined on this draft "
                                  f"({exc})", None, reference, differing, [], outside, tuple(caveats))
             if streams:  # a block sampler is judged by its stream: equal streams, however the blocks are cut
-                d_tv, d_diff = _difference(mine, _stream(theirs, tmodel, gamma, v, tlaw)[1])
+                d_tv, d_diff = _difference(mine, _stream(theirs, tmodel, gamma, v, tlaw, stream_only=True)[1])
                 if depth == gamma:
                     d_diff = _difference(got, theirs)[1]
             else:
