@@ -675,10 +675,20 @@ def block_law(target: Any, draft: Any, gamma: int, rule: Rule = STANDARD, *, sto
     def reference(prefix: Prefix) -> tuple[Fraction, ...]:
         return rows_at(prefix)["reference"]
 
+    positions: dict[tuple, tuple[Any, Any, Any, Position]] = {}
+
     def position(prefix: Prefix) -> Position:
-        tree = position_tree(tmodel(prefix), dmodel(prefix), rule, proposal=None if pmodel is None else pmodel(prefix),
-                             unchecked=len(prefix) < rule.unchecked_drafts)
-        return tree_position(tree, tree.rows["reference"])
+        """The position after ``prefix``, made once per triple of row objects (held, as in ``rows_at``)."""
+        t, d = tmodel(prefix), dmodel(prefix)
+        prop = None if pmodel is None else pmodel(prefix)
+        unchecked = len(prefix) < rule.unchecked_drafts
+        key = (id(t), id(d), id(prop), unchecked)
+        hit = positions.get(key)
+        if hit is None or hit[0] is not t or hit[1] is not d or hit[2] is not prop:
+            tree = position_tree(t, d, rule, proposal=prop, unchecked=unchecked)
+            hit = (t, d, prop, tree_position(tree, tree.rows["reference"]))
+            positions[key] = hit
+        return hit[3]
 
     def bonus(prefix: Prefix) -> tuple[Any, Fraction, tuple[Fraction, ...]]:
         rows = rows_at(prefix)
