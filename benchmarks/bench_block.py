@@ -38,9 +38,12 @@ def cases() -> dict:
     rule = policy.STANDARD
     rows = [["1/2", "1/4", "1/4"], ["1/3", "1/3", "1/3"], ["1/6", "1/6", "2/3"]]
     return {
-        "chain phone gamma 3 (law + lossless)": lambda: chain.verification_law(target, draft, 3, stop_tokens=[end]).lossless,
-        "chain certificate phone gamma 3": lambda: build_chain_certificate(target, draft, 3, name="bench", labels=labels,
-                                                                          stop_tokens=[end]),
+        "chain phone gamma 3 (law + lossless)": lambda: (
+            chain.verification_law(target, draft, 3, stop_tokens=[end]).lossless
+        ),
+        "chain certificate phone gamma 3": lambda: build_chain_certificate(
+            target, draft, 3, name="bench", labels=labels, stop_tokens=[end]
+        ),
         "audit.block_law V 4 gamma 3": lambda: audit.block_law(p4, q4, 3, rule, stop_tokens=[3]),
         "typical_block_law V 4 gamma 3": lambda: variants.typical_block_law(p4, q4, 3),
         "typical_block_certificate V 4 gamma 3": lambda: blocks.typical_block_certificate(p4, q4, 3),

@@ -117,16 +117,34 @@ def _race_doc(kb: int) -> dict:
     rng = random.Random(kb)
     v, bits = checker.MAX_RACE_VOCAB, checker.MAX_RACE_BITS - 8
     den_a, den_b = rng.getrandbits(bits) | 1, rng.getrandbits(bits) | 1
-    rows = {**_inputs(v),
-            "a": {"recipe": ["given"], "values": [f"{rng.getrandbits(bits - 8) + 1}/{den_a}" for _ in range(v)]},
-            "b": {"recipe": ["given"], "values": [f"{rng.getrandbits(bits - 8) + 1}/{den_b}" for _ in range(v)]}}
+    rows = {
+        **_inputs(v),
+        "a": {"recipe": ["given"], "values": [f"{rng.getrandbits(bits - 8) + 1}/{den_a}" for _ in range(v)]},
+        "b": {"recipe": ["given"], "values": [f"{rng.getrandbits(bits - 8) + 1}/{den_b}" for _ in range(v)]},
+    }
     givens = max(1, min(v, kb * 1000 // (130 * v)))
-    nodes = [{"label": "first race", "branches": [
-        {"event": {"draw": {"row": "a", "token": g}}, "child": 1 + g if g < givens else {"leaf": [g, False]}}
-        for g in range(v)]}]
-    nodes += [{"label": f"given {g}", "branches": [
-        {"event": {"race": {"first": "a", "given": g, "second": "b", "winner": w}}, "child": {"leaf": [w, False]}}
-        for w in range(v)]} for g in range(givens)]
+    nodes = [
+        {
+            "label": "first race",
+            "branches": [
+                {"event": {"draw": {"row": "a", "token": g}}, "child": 1 + g if g < givens else {"leaf": [g, False]}}
+                for g in range(v)
+            ],
+        }
+    ]
+    nodes += [
+        {
+            "label": f"given {g}",
+            "branches": [
+                {
+                    "event": {"race": {"first": "a", "given": g, "second": "b", "winner": w}},
+                    "child": {"leaf": [w, False]},
+                }
+                for w in range(v)
+            ],
+        }
+        for g in range(givens)
+    ]
     return _valid({"schema": checker.OUTCOME_SCHEMA, "vocab_size": v, "reference": "p", "rows": rows, "nodes": nodes})
 
 
@@ -138,8 +156,15 @@ def _coin_doc(kb: int) -> dict:
     rng = random.Random(kb)
     v = 64
     bits = checker.MAX_ROW_BITS // v - 8
-    rows = {**_inputs(v), "g": {"recipe": ["given"], "values": [
-        f"{rng.getrandbits(bits - 4) + 1}/{rng.getrandbits(bits) | (1 << (bits - 1)) | 1}" for _ in range(v)]}}
+    rows = {
+        **_inputs(v),
+        "g": {
+            "recipe": ["given"],
+            "values": [
+                f"{rng.getrandbits(bits - 4) + 1}/{rng.getrandbits(bits) | (1 << (bits - 1)) | 1}" for _ in range(v)
+            ],
+        },
+    }
     per_node = min(v, max(1, kb * 1000 // (200 * v)))
 
     def coin(i):
@@ -147,9 +172,15 @@ def _coin_doc(kb: int) -> dict:
         upper = None if i == v - 1 else {"source": ["cdf", "g", i], "strict": True}
         return {"event": {"coin": {"model": "float32", "lower": lower, "upper": upper}}, "child": {"leaf": [i, True]}}
 
-    nodes = [{"label": "draw", "branches": [
-        {"event": {"draw": {"row": "p", "token": t}}, "child": 1 + t if t < per_node else {"leaf": [t, False]}}
-        for t in range(v)]}]
+    nodes = [
+        {
+            "label": "draw",
+            "branches": [
+                {"event": {"draw": {"row": "p", "token": t}}, "child": 1 + t if t < per_node else {"leaf": [t, False]}}
+                for t in range(v)
+            ],
+        }
+    ]
     nodes += [{"label": "coin", "branches": [coin(i) for i in range(v)]} for _ in range(per_node)]
     return _valid({"schema": checker.OUTCOME_SCHEMA, "vocab_size": v, "reference": "p", "rows": rows, "nodes": nodes})
 
@@ -170,20 +201,39 @@ def _outcome_hostile(kb: int) -> dict[str, bytes]:
     v = kb * 1000 // 40  # input rows of "1/V" entries, and one draw per token from a derived row
     rows = {**_inputs(v), **{f"u{i}": {"recipe": ["normalized", "p" if i == 0 else f"u{i - 1}"]} for i in range(17)}}
     draws = [{"event": {"draw": {"row": "u16", "token": t}}, "child": {"leaf": [t, True]}} for t in range(v)]
-    out["derived rows at the budget"] = _valid({"schema": checker.OUTCOME_SCHEMA, "vocab_size": v, "rows": rows,
-                                                "reference": "p", "nodes": [{"label": "d", "branches": draws}]})
+    out["derived rows at the budget"] = _valid(
+        {
+            "schema": checker.OUTCOME_SCHEMA,
+            "vocab_size": v,
+            "rows": rows,
+            "reference": "p",
+            "nodes": [{"label": "d", "branches": draws}],
+        }
+    )
     depth = kb * 1000 // 130
-    nodes = [{"label": "c", "branches": [{"event": {"choice": {"condition": ["always"]}},
-              "child": i + 1 if i + 1 < depth else {"leaf": [0, True]}}]} for i in range(depth)]
-    out["deep chain of nodes"] = _valid({"schema": checker.OUTCOME_SCHEMA, "vocab_size": 1, "reference": "p",
-                                         "rows": _inputs(1), "nodes": nodes})
+    nodes = [
+        {
+            "label": "c",
+            "branches": [
+                {
+                    "event": {"choice": {"condition": ["always"]}},
+                    "child": i + 1 if i + 1 < depth else {"leaf": [0, True]},
+                }
+            ],
+        }
+        for i in range(depth)
+    ]
+    out["deep chain of nodes"] = _valid(
+        {"schema": checker.OUTCOME_SCHEMA, "vocab_size": 1, "reference": "p", "rows": _inputs(1), "nodes": nodes}
+    )
     out["races at the race limits"] = _race_doc(kb)
     out["coins on a wide given row"] = _coin_doc(kb)
     v = kb * 1000 // 250
     weights_p, weights_q = [Fraction(1 + i % 7) for i in range(v)], [Fraction(1 + (3 * i) % 5) for i in range(v)]
     p, q = [x / sum(weights_p) for x in weights_p], [x / sum(weights_q) for x in weights_q]
-    out["genuine standard tree"] = build_outcome_certificate(position_law(p, q, named_rule("le-float32-coin")).tree,
-                                                             name="big", statement="s")
+    out["genuine standard tree"] = build_outcome_certificate(
+        position_law(p, q, named_rule("le-float32-coin")).tree, name="big", statement="s"
+    )
     return {k: dumps(d).encode() for k, d in out.items()}
 
 
@@ -202,16 +252,35 @@ def _block_hostile(kb: int) -> dict[str, bytes]:
         rows, _, _, inputs = checker._outcome_rows(doc, "doc", size, 1, gamma)
         targets = {prefix: rows[name] for (role, prefix), name in inputs.items() if role == "p"}
         gap = checker._stream_gap({(0,): checker.Ratio(1, 1)}, targets, "doc", set())
-        doc["totals"] = {"accepted_length": ["1/1"] + ["0/1"] * gamma, "expected_emitted": "1/1",
-                         "stream_tv": exact_text(gap)}
+        doc["totals"] = {
+            "accepted_length": ["1/1"] + ["0/1"] * gamma,
+            "expected_emitted": "1/1",
+            "stream_tv": exact_text(gap),
+        }
         doc["claims"] = {"lossless": False}
         return dumps(doc).encode()
 
     def certain(size, gamma, rows):
-        return {"schema": checker.BLOCK_SCHEMA, "vocab_size": size, "gamma": gamma, "rows": rows,
-                "nodes": [{"label": "certain", "reach": "1/1", "branches": [
-                    {"event": {"choice": {"condition": ["always"]}}, "probability": "1/1", "child": {"leaf": [[0], 0]}}]}],
-                "law": [[[0], "1/1"]]}
+        return {
+            "schema": checker.BLOCK_SCHEMA,
+            "vocab_size": size,
+            "gamma": gamma,
+            "rows": rows,
+            "nodes": [
+                {
+                    "label": "certain",
+                    "reach": "1/1",
+                    "branches": [
+                        {
+                            "event": {"choice": {"condition": ["always"]}},
+                            "probability": "1/1",
+                            "child": {"leaf": [[0], 0]},
+                        }
+                    ],
+                }
+            ],
+            "law": [[[0], "1/1"]],
+        }
 
     rng = random.Random(kb)
     bits = 600
@@ -219,59 +288,91 @@ def _block_hostile(kb: int) -> dict[str, bytes]:
     depth = max(1, min(checker.MAX_BLOCK_GAMMA, (kb * 1000 // (2 * bits // 3 + 40)).bit_length() - 2))
     rows = {}
     for d in range(depth + 1):
-        for i in range(2 ** d):
+        for i in range(2**d):
             prefix = [(i >> k) & 1 for k in range(d)]
             a = rng.randrange(1, den)
             rows[f"p{prefix}"] = {"recipe": ["input", "p", prefix], "values": [f"{a}/{den}", f"{den - a}/{den}"]}
     out = {f"stream over a binary tree, gamma {depth}": finish(certain(2, depth, rows))}
     v = max(2, int((kb * 1000 / 8) ** 0.5))
     row = [f"1/{v}"] * v
-    rows = {"p[]": {"recipe": ["input", "p", []], "values": row},
-            **{f"p[{t}]": {"recipe": ["input", "p", [t]], "values": row} for t in range(v)}}
+    rows = {
+        "p[]": {"recipe": ["input", "p", []], "values": row},
+        **{f"p[{t}]": {"recipe": ["input", "p", [t]], "values": row} for t in range(v)},
+    }
     out[f"one wide level, V = {v}"] = finish(certain(v, 1, rows))
     v = kb * 1000 // 8  # one live prefix whose V children no block reaches, at a constant of the limit
     c = Fraction(rng.getrandbits(checker.MAX_ROW_BITS - 1), 1 << (checker.MAX_ROW_BITS - 1))
     text = f"{c.numerator:#x}/{c.denominator:#x}"
-    rows = {"p[]": {"recipe": ["input", "p", []], "values": [f"1/{v}"] * v},
-            "p[0]": {"recipe": ["input", "p", [0]], "values": [f"1/{v}"] * v}}
+    rows = {
+        "p[]": {"recipe": ["input", "p", []], "values": [f"1/{v}"] * v},
+        "p[0]": {"recipe": ["input", "p", [0]], "values": [f"1/{v}"] * v},
+    }
     coin = {"source": ["const", text]}
     doc = certain(v, 1, rows)
     doc["nodes"][0]["branches"] = [
-        {"event": {"coin": {"model": "continuous", "lower": None, "upper": {**coin, "strict": False}}},
-         "probability": text, "child": {"leaf": [[0], 0]}},
-        {"event": {"coin": {"model": "continuous", "upper": None, "lower": {**coin, "strict": True}}},
-         "probability": f"{(1 - c).numerator:#x}/{(1 - c).denominator:#x}", "child": {"leaf": [[0, 0], 1]}}]
+        {
+            "event": {"coin": {"model": "continuous", "lower": None, "upper": {**coin, "strict": False}}},
+            "probability": text,
+            "child": {"leaf": [[0], 0]},
+        },
+        {
+            "event": {"coin": {"model": "continuous", "upper": None, "lower": {**coin, "strict": True}}},
+            "probability": f"{(1 - c).numerator:#x}/{(1 - c).denominator:#x}",
+            "child": {"leaf": [[0, 0], 1]},
+        },
+    ]
     rows_, _, _, inputs = checker._outcome_rows(doc, "doc", v, 2, 1)
-    law = {(0,): checker.Ratio(c.numerator, c.denominator), (0, 0): checker.Ratio((1 - c).numerator, (1 - c).denominator)}
+    law = {
+        (0,): checker.Ratio(c.numerator, c.denominator),
+        (0, 0): checker.Ratio((1 - c).numerator, (1 - c).denominator),
+    }
     gap = checker._stream_gap(law, {k[1]: rows_[n] for k, n in inputs.items() if k[0] == "p"}, "doc", set())
     doc["law"] = [[[0], text], [[0, 0], doc["nodes"][0]["branches"][1]["probability"]]]
-    doc["totals"] = {"accepted_length": [text, doc["law"][1][1]], "expected_emitted": exact_text(2 - c),
-                     "stream_tv": exact_text(gap)}
+    doc["totals"] = {
+        "accepted_length": [text, doc["law"][1][1]],
+        "expected_emitted": exact_text(2 - c),
+        "stream_tv": exact_text(gap),
+    }
     doc["claims"] = {"lossless": gap == 0}
     out[f"a constant at the limit, V = {v}"] = dumps(doc).encode()
     return out
 
 
 #: The third review's generators (issue 18): script, extra arguments after the size and output.
-THIRD_REVIEW = (("gen_dos_outcome_unreduced.py", []), ("gen_dos_outcome_unreduced.py", ["block"]),
-                ("gen_dos_rows_memory.py", []), ("gen_dos_repeated_keys.py", []),
-                ("gen_dos_position_unreduced.py", []), ("gen_dos_mass_bits.py", []), ("gen_dos_mass_bits.py", ["block"]))
-THIRD_REVIEW_FILES = ("uniform_before_p_vocab_100000000.json", "symbolic_record_no_fields.json",
-                      "lossy_tv_15000_bits.json", "provenance_850_deep.json", "rejected_missing_total.json",
-                      "rejected_total_zero_denominator.json", "backtick_code_span_injection.json",
-                      "control_chars_row_names.json", "proposal_unbound_accept_all.json")
+THIRD_REVIEW = (
+    ("gen_dos_outcome_unreduced.py", []),
+    ("gen_dos_outcome_unreduced.py", ["block"]),
+    ("gen_dos_rows_memory.py", []),
+    ("gen_dos_repeated_keys.py", []),
+    ("gen_dos_position_unreduced.py", []),
+    ("gen_dos_mass_bits.py", []),
+    ("gen_dos_mass_bits.py", ["block"]),
+)
+THIRD_REVIEW_FILES = (
+    "uniform_before_p_vocab_100000000.json",
+    "symbolic_record_no_fields.json",
+    "lossy_tv_15000_bits.json",
+    "provenance_850_deep.json",
+    "rejected_missing_total.json",
+    "rejected_total_zero_denominator.json",
+    "backtick_code_span_injection.json",
+    "control_chars_row_names.json",
+    "proposal_unbound_accept_all.json",
+)
 
 
 def _child_cost(command: str, path: Path) -> tuple[int, float, float]:
     """``specproof COMMAND PATH`` in a child process: (exit status, CPU seconds, peak memory in MB)."""
-    script = ("import resource, runpy, sys; sys.argv = ['specproof'] + sys.argv[1:]\n"
-              "try:\n    runpy.run_module('specproof', run_name='__main__')\n"
-              "except SystemExit as exc:\n    code = exc.code\nelse:\n    code = 0\n"
-              "u = resource.getrusage(resource.RUSAGE_SELF)\n"
-              "peak = u.ru_maxrss  # VmHWM: this process's own peak (ru_maxrss may count the forking parent's)\n"
-              "try:\n    peak = int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM')).split()[1])\n"
-              "except (OSError, StopIteration):\n    pass\n"
-              "sys.stderr.write(f'\\nCOST {u.ru_utime + u.ru_stime} {peak}\\n'); sys.exit(code)\n")
+    script = (
+        "import resource, runpy, sys; sys.argv = ['specproof'] + sys.argv[1:]\n"
+        "try:\n    runpy.run_module('specproof', run_name='__main__')\n"
+        "except SystemExit as exc:\n    code = exc.code\nelse:\n    code = 0\n"
+        "u = resource.getrusage(resource.RUSAGE_SELF)\n"
+        "peak = u.ru_maxrss  # VmHWM: this process's own peak (ru_maxrss may count the forking parent's)\n"
+        "try:\n    peak = int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM')).split()[1])\n"
+        "except (OSError, StopIteration):\n    pass\n"
+        "sys.stderr.write(f'\\nCOST {u.ru_utime + u.ru_stime} {peak}\\n'); sys.exit(code)\n"
+    )
     done = subprocess.run([sys.executable, "-c", script, command, str(path)], capture_output=True, text=True)
     cpu, rss = done.stderr.rpartition("\nCOST ")[2].split()
     return done.returncode, float(cpu), int(rss) / 1024
@@ -285,15 +386,22 @@ def _third_review(tmp: Path) -> None:
     for script, extra in THIRD_REVIEW:
         for kb in (20, 50, 100):
             out = tmp / f"{script}-{'-'.join(extra)}-{kb}.json"
-            subprocess.run([sys.executable, str(CASES / script), str(kb - 1), str(out), *extra], check=True,
-                           env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+            subprocess.run(
+                [sys.executable, str(CASES / script), str(kb - 1), str(out), *extra],
+                check=True,
+                env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+            )
             cases.append((f"{script} {' '.join(extra)}".strip(), out))
     cases += [(name, CASES / name) for name in THIRD_REVIEW_FILES]
     for name, path in cases:
         costs = [_child_cost(command, path) for command in ("check", "transcript")]
-        print(f"  {name:40s} {path.stat().st_size / 1000:7.1f} KB  " + "  ".join(
-            f"{command} exit {code} {cpu:5.2f} s {memory:6.1f} MB"
-            for command, (code, cpu, memory) in zip(("check", "transcript"), costs)))
+        print(
+            f"  {name:40s} {path.stat().st_size / 1000:7.1f} KB  "
+            + "  ".join(
+                f"{command} exit {code} {cpu:5.2f} s {memory:6.1f} MB"
+                for command, (code, cpu, memory) in zip(("check", "transcript"), costs)
+            )
+        )
 
 
 def main() -> None:
@@ -307,8 +415,11 @@ def main() -> None:
         return
     print("hostile documents (goal: each < 5 s)")
     with tempfile.TemporaryDirectory() as tmp:
-        for script, size_args in (("gen_dos_chain.py", [2000, 6]), ("gen_dos_chain_bignum.py", [50, 20]),
-                                  ("gen_dos_transcript.py", [500])):
+        for script, size_args in (
+            ("gen_dos_chain.py", [2000, 6]),
+            ("gen_dos_chain_bignum.py", [50, 20]),
+            ("gen_dos_transcript.py", [500]),
+        ):
             for kb in (20, 50, 100):
                 data = _hostile(script, list(size_args), kb, Path(tmp))
                 seconds, verdict = _best(data)
@@ -317,14 +428,18 @@ def main() -> None:
     for kb in (20, 50, 100):
         for name, data in _outcome_hostile(kb).items():
             seconds, verdict = _best(data)
-            print(f"  {name:28s} {len(data) / 1000:7.1f} KB  {seconds:7.3f} s  valid={verdict.valid}"
-                  f"{'' if verdict.valid else ' (' + verdict.reason.value + ')'}")
+            print(
+                f"  {name:28s} {len(data) / 1000:7.1f} KB  {seconds:7.3f} s  valid={verdict.valid}"
+                f"{'' if verdict.valid else ' (' + verdict.reason.value + ')'}"
+            )
     print("block certificates (goal: each < 5 s)")
     for kb in (20, 50, 100, 400):
         for name, data in _block_hostile(kb).items():
             seconds, verdict = _best(data)
-            print(f"  {name:34s} {len(data) / 1000:7.1f} KB  {seconds:7.3f} s  valid={verdict.valid}"
-                  f"{'' if verdict.valid else ' (' + verdict.reason.value + ')'}")
+            print(
+                f"  {name:34s} {len(data) / 1000:7.1f} KB  {seconds:7.3f} s  valid={verdict.valid}"
+                f"{'' if verdict.valid else ' (' + verdict.reason.value + ')'}"
+            )
     with tempfile.TemporaryDirectory() as tmp:
         _third_review(Path(tmp))
     print("genuine chain certificates (goal: linear in size)")
@@ -334,12 +449,13 @@ def main() -> None:
         seconds, verdict = _best(data)
         assert verdict.valid, verdict
         points.append((len(data), seconds))
-        print(f"  gamma {gamma}: {len(data) / 1e6:8.3f} MB  {seconds:7.3f} s  "
-              f"({seconds / len(data) * 1e6:.3f} s per MB)")
+        print(
+            f"  gamma {gamma}: {len(data) / 1e6:8.3f} MB  {seconds:7.3f} s  ({seconds / len(data) * 1e6:.3f} s per MB)"
+        )
     (x0, y0), (x1, y1) = points[0], points[-1]
     print(f"  slope from the smallest to the largest: {(y1 - y0) / (x1 - x0) * 1e6:.3f} s per MB")
     if not args.skip_smollm2:
-        from specproof.certify.theorems import prove
+        from specproof.theorems import prove
 
         with tempfile.TemporaryDirectory() as tmp:
             prove("real_smollm2", tmp)

@@ -89,8 +89,12 @@ def job(pair: str, mode: str, workers: int, paras: int) -> dict:
     thread.start()
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as out:
-        proc = subprocess.run([sys.executable, "-c", CHILD, pair, mode, str(workers), out, str(paras)],
-                              capture_output=True, text=True, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-c", CHILD, pair, mode, str(workers), out, str(paras)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         parquet = (Path(out) / "corpus.parquet").read_bytes() if proc.returncode == 0 else b""
     done.set()
     thread.join()
@@ -99,8 +103,16 @@ def job(pair: str, mode: str, workers: int, paras: int) -> dict:
     doc = json.loads(proc.stdout.strip().splitlines()[-1])
     import hashlib
 
-    return {"pair": pair, "mode": mode, "workers": workers, **doc, "positions_per_s": doc["positions"] / doc["wall"],
-            "ray_worker_peak_rss_mb": peak[0], "load_before": load, "parquet_sha256": hashlib.sha256(parquet).hexdigest()}
+    return {
+        "pair": pair,
+        "mode": mode,
+        "workers": workers,
+        **doc,
+        "positions_per_s": doc["positions"] / doc["wall"],
+        "ray_worker_peak_rss_mb": peak[0],
+        "load_before": load,
+        "parquet_sha256": hashlib.sha256(parquet).hexdigest(),
+    }
 
 
 def _time(fn, repeat: int) -> float:
@@ -164,15 +176,24 @@ def cost_model(result: dict, explored: int | None = None) -> None:
         explored = Config().max_explore
     k128 = next(k for k in result["kernels"] if k["V"] == 128256)["exact_s"]
     fwd = result["forward"]
-    per_pos = (k128 * (1 + explored) + 2 * fwd["forward_s_per_token"]
-               + 2 * fwd["cached_step_2_children_s"] * max(1, explored / 2))
+    per_pos = (
+        k128 * (1 + explored)
+        + 2 * fwd["forward_s_per_token"]
+        + 2 * fwd["cached_step_2_children_s"] * max(1, explored / 2)
+    )
     core_hours = 1e6 * per_pos / 3600
     jobs = {(j["pair"], j["mode"], j["workers"]): j for j in result["jobs"]}
     r1, r2 = jobs.get(("smollm2", "ray", 1)), jobs.get(("smollm2", "ray", 2))
-    result["cost_model"] = {"V": 128256, "positions": 1e6, "explored_per_position": explored,
-                            "seconds_per_position": per_pos, "exact_share": k128 * (1 + explored) / per_pos,
-                            "core_hours": core_hours, "workers_for_one_hour": int(np.ceil(core_hours)),
-                            "measured_ray_2_over_1": None if not (r1 and r2) else r2["positions_per_s"] / r1["positions_per_s"]}
+    result["cost_model"] = {
+        "V": 128256,
+        "positions": 1e6,
+        "explored_per_position": explored,
+        "seconds_per_position": per_pos,
+        "exact_share": k128 * (1 + explored) / per_pos,
+        "core_hours": core_hours,
+        "workers_for_one_hour": int(np.ceil(core_hours)),
+        "measured_ray_2_over_1": None if not (r1 and r2) else r2["positions_per_s"] / r1["positions_per_s"],
+    }
 
 
 def main() -> None:
@@ -198,20 +219,28 @@ def main() -> None:
     if args.json:
         print(json.dumps(result, sort_keys=True, indent=1))
         return
-    print(f"specproof corpus benchmark, {result['cpus']} CPUs, load {result['load_start'][0]:.1f} -> {result['load_end'][0]:.1f}")
+    print(
+        f"specproof corpus benchmark, {result['cpus']} CPUs, load {result['load_start'][0]:.1f} -> {result['load_end'][0]:.1f}"
+    )
     print("kernels (positions/s): V, float path, exact kernel")
     for k in result["kernels"]:
         print(f"  {k['V']:>7d}  {k['float_positions_per_s']:10.1f}  {k['exact_positions_per_s']:8.1f}")
-    print("jobs: pair, mode, workers, positions, wall s, positions/s, driver peak MB, Ray worker peak MB, parquet sha256[:12]")
+    print(
+        "jobs: pair, mode, workers, positions, wall s, positions/s, driver peak MB, Ray worker peak MB, parquet sha256[:12]"
+    )
     for j in result["jobs"]:
-        print(f"  {j['pair']:8s} {j['mode']:5s} {j['workers']}  {j['positions']:5d} {j['wall']:7.1f} {j['positions_per_s']:8.2f} "
-              f"{j['driver_hwm_mb']:7.0f} {j['ray_worker_peak_rss_mb']:7.0f}  {j['parquet_sha256'][:12]}")
+        print(
+            f"  {j['pair']:8s} {j['mode']:5s} {j['workers']}  {j['positions']:5d} {j['wall']:7.1f} {j['positions_per_s']:8.2f} "
+            f"{j['driver_hwm_mb']:7.0f} {j['ray_worker_peak_rss_mb']:7.0f}  {j['parquet_sha256'][:12]}"
+        )
     if "cost_model" in result:
         c = result["cost_model"]
-        print(f"cost model at V = 128,256, 10^6 positions, {c['explored_per_position']} explored prefixes each: "
-              f"{c['seconds_per_position']:.3f} s/position, {c['core_hours']:.0f} core-hours; "
-              f"{c['workers_for_one_hour']} workers for 1 hour at linear scaling (measured Ray 2 actors / 1: "
-              f"{c['measured_ray_2_over_1']})")
+        print(
+            f"cost model at V = 128,256, 10^6 positions, {c['explored_per_position']} explored prefixes each: "
+            f"{c['seconds_per_position']:.3f} s/position, {c['core_hours']:.0f} core-hours; "
+            f"{c['workers_for_one_hour']} workers for 1 hour at linear scaling (measured Ray 2 actors / 1: "
+            f"{c['measured_ray_2_over_1']})"
+        )
 
 
 if __name__ == "__main__":

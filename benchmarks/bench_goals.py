@@ -24,6 +24,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+
 def reference() -> dict:
     """Wall and CPU seconds of the fixed reference workload (the same work on every run)."""
     wall, cpu = time.perf_counter(), time.process_time()
@@ -40,12 +41,22 @@ def suite() -> dict:
     """The default `python -m pytest -q` (its addopts: two xdist workers, slow tests excluded)."""
     load = os.getloadavg()[0]
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=HERE.parent,
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=HERE.parent,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     wall = time.perf_counter() - start
     last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
-    return {"wall": wall, "exit": proc.returncode, "summary": last, "load_before": load,
-            "load_after": os.getloadavg()[0]}
+    return {
+        "wall": wall,
+        "exit": proc.returncode,
+        "summary": last,
+        "load_before": load,
+        "load_after": os.getloadavg()[0],
+    }
 
 
 def main() -> None:
@@ -64,32 +75,49 @@ def main() -> None:
     numeric = measure()
     try:  # the compiled backend (the fast extra), on one thread: its CPU time against the copy's
         import numba  # noqa: F401
+
         numeric_numba = measure(backend="numba", threads=1)
     except ImportError:
         numeric_numba = None
     refs.append(reference())
-    out = {"cpus": os.cpu_count(), "reference": refs, "prove": prove, "suite": tests, "numeric": numeric,
-           "numeric_numba": numeric_numba}
+    out = {
+        "cpus": os.cpu_count(),
+        "reference": refs,
+        "prove": prove,
+        "suite": tests,
+        "numeric": numeric,
+        "numeric_numba": numeric_numba,
+    }
     if args.json:
         print(json.dumps(out, sort_keys=True))
         return
-    print(f"{os.cpu_count()} CPUs; reference workload before, between and after (wall / CPU; load): "
-          + ", ".join(f"{r['wall']:.2f}/{r['cpu']:.2f} s = {r['slowdown']:.1f}x ({r['load']:.1f})" for r in refs))
-    print(f"main job (--jobs 2): {prove['wall']:.1f} s wall, {prove['cpu']:.1f} s CPU, proved={prove['proved']}; "
-          f"load {prove['load_before']:.1f} -> {prove['load_after']:.1f}  (goal < 60 s)")
+    print(
+        f"{os.cpu_count()} CPUs; reference workload before, between and after (wall / CPU; load): "
+        + ", ".join(f"{r['wall']:.2f}/{r['cpu']:.2f} s = {r['slowdown']:.1f}x ({r['load']:.1f})" for r in refs)
+    )
+    print(
+        f"main job (--jobs 2): {prove['wall']:.1f} s wall, {prove['cpu']:.1f} s CPU, proved={prove['proved']}; "
+        f"load {prove['load_before']:.1f} -> {prove['load_after']:.1f}  (goal < 60 s)"
+    )
     slowest = sorted(prove["theorems"].items(), key=lambda kv: -kv[1])[:3]
     print("  slowest theorems: " + ", ".join(f"{k} {v:.1f} s" for k, v in slowest))
     if tests is not None:
-        print(f"default suite: {tests['wall']:.1f} s wall, exit {tests['exit']} ({tests['summary']}); "
-              f"load {tests['load_before']:.1f} -> {tests['load_after']:.1f}  (goal < 150 s)")
-    print(f"float path [64, 128256]: {numeric['ratio']:.2f}x np.copy wall, {numeric['cpu_ratio']:.2f}x CPU "
-          f"(copy {numeric['copy'] * 1e3:.1f} ms, law {numeric['law'] * 1e3:.1f} ms); load "
-          f"{numeric['load_before']:.1f} -> {numeric['load_after']:.1f}  (goal <= 2.5x)")
+        print(
+            f"default suite: {tests['wall']:.1f} s wall, exit {tests['exit']} ({tests['summary']}); "
+            f"load {tests['load_before']:.1f} -> {tests['load_after']:.1f}  (goal < 150 s)"
+        )
+    print(
+        f"float path [64, 128256]: {numeric['ratio']:.2f}x np.copy wall, {numeric['cpu_ratio']:.2f}x CPU "
+        f"(copy {numeric['copy'] * 1e3:.1f} ms, law {numeric['law'] * 1e3:.1f} ms); load "
+        f"{numeric['load_before']:.1f} -> {numeric['load_after']:.1f}  (goal <= 2.5x)"
+    )
     if numeric_numba is not None:
         m = numeric_numba
-        print(f"  backend='numba', one thread: {m['ratio']:.2f}x np.copy wall, {m['cpu_ratio']:.2f}x CPU "
-              f"(copy {m['copy'] * 1e3:.1f} ms, law {m['law'] * 1e3:.1f} ms); load "
-              f"{m['load_before']:.1f} -> {m['load_after']:.1f}")
+        print(
+            f"  backend='numba', one thread: {m['ratio']:.2f}x np.copy wall, {m['cpu_ratio']:.2f}x CPU "
+            f"(copy {m['copy'] * 1e3:.1f} ms, law {m['law'] * 1e3:.1f} ms); load "
+            f"{m['load_before']:.1f} -> {m['load_after']:.1f}"
+        )
 
 
 if __name__ == "__main__":

@@ -51,8 +51,7 @@ def _threads(n: int):
         numeric._THREADED_ELEMENTS = saved
 
 
-def measure(batch: int = 64, vocab: int = 128_256, repeat: int = 31, backend: str = "numpy",
-            threads: int = 2) -> dict:
+def measure(batch: int = 64, vocab: int = 128_256, repeat: int = 31, backend: str = "numpy", threads: int = 2) -> dict:
     """Interleaved timings of np.copy and numeric.emitted_distribution(backend=...) on the same rows.
 
     Returns the medians (wall and CPU seconds), the median of the per-pair ratios of wall time and of
@@ -77,13 +76,23 @@ def measure(batch: int = 64, vocab: int = 128_256, repeat: int = 31, backend: st
         dist, _ = law()
     wall = [(a[0], b[0]) for a, b in zip(copies, laws)]
     cpu = [(a[1], b[1]) for a, b in zip(copies, laws) if a[1] > 0]
-    return {"batch": batch, "vocab": vocab, "repeat": repeat, "backend": backend, "threads": threads,
-            "copy": statistics.median(a for a, _ in wall),
-            "law": statistics.median(b for _, b in wall), "ratio": statistics.median(b / a for a, b in wall),
-            "cpu_ratio": statistics.median(b / a for a, b in cpu) if cpu else float("nan"),
-            "copy_cpu": statistics.median(a[1] for a in copies), "law_cpu": statistics.median(b[1] for b in laws),
-            "max_error": float(np.abs(dist - p / p.sum(axis=1, keepdims=True)).max()),
-            "load_before": load, "load_after": os.getloadavg()[0], "cpus": os.cpu_count()}
+    return {
+        "batch": batch,
+        "vocab": vocab,
+        "repeat": repeat,
+        "backend": backend,
+        "threads": threads,
+        "copy": statistics.median(a for a, _ in wall),
+        "law": statistics.median(b for _, b in wall),
+        "ratio": statistics.median(b / a for a, b in wall),
+        "cpu_ratio": statistics.median(b / a for a, b in cpu) if cpu else float("nan"),
+        "copy_cpu": statistics.median(a[1] for a in copies),
+        "law_cpu": statistics.median(b[1] for b in laws),
+        "max_error": float(np.abs(dist - p / p.sum(axis=1, keepdims=True)).max()),
+        "load_before": load,
+        "load_after": os.getloadavg()[0],
+        "cpus": os.cpu_count(),
+    }
 
 
 def main() -> None:
@@ -91,25 +100,40 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--vocab", type=int, default=128_256)
     ap.add_argument("--repeat", type=int, default=31)
-    ap.add_argument("--backend", choices=numeric.BACKENDS, default="numpy",
-                    help="the float path's backend (default numpy; numba needs the fast extra)")
-    ap.add_argument("--threads", type=int, choices=(1, 2), default=2,
-                    help="2 (default): the law's rows split over two threads as the library does; 1: one thread")
+    ap.add_argument(
+        "--backend",
+        choices=numeric.BACKENDS,
+        default="numpy",
+        help="the float path's backend (default numpy; numba needs the fast extra)",
+    )
+    ap.add_argument(
+        "--threads",
+        type=int,
+        choices=(1, 2),
+        default=2,
+        help="2 (default): the law's rows split over two threads as the library does; 1: one thread",
+    )
     ap.add_argument("--json", action="store_true", help="print the measurement as one JSON object")
     args = ap.parse_args()
     m = measure(args.batch, args.vocab, args.repeat, args.backend, args.threads)
     if args.json:
         print(json.dumps(m, sort_keys=True))
         return
-    print(f"numeric.emitted_distribution(backend={m['backend']!r}), {m['threads']} thread(s), "
-          f"[{m['batch']}, {m['vocab']}] float64, interleaved with np.copy, "
-          f"median of {m['repeat']}; {m['cpus']} CPUs, load average {m['load_before']:.1f} -> {m['load_after']:.1f}")
+    print(
+        f"numeric.emitted_distribution(backend={m['backend']!r}), {m['threads']} thread(s), "
+        f"[{m['batch']}, {m['vocab']}] float64, interleaved with np.copy, "
+        f"median of {m['repeat']}; {m['cpus']} CPUs, load average {m['load_before']:.1f} -> {m['load_after']:.1f}"
+    )
     print(f"  np.copy (reference)      : {m['copy'] * 1e3:8.2f} ms")
-    print(f"  emitted_distribution     : {m['law'] * 1e3:8.2f} ms  (max |dist - p/sum p| = {m['max_error']:.1e}, "
-          f"bound {numeric.ERROR_BOUND:.0e})")
+    print(
+        f"  emitted_distribution     : {m['law'] * 1e3:8.2f} ms  (max |dist - p/sum p| = {m['max_error']:.1e}, "
+        f"bound {numeric.ERROR_BOUND:.0e})"
+    )
     print(f"  ratio (median of pairs)  : {m['ratio']:8.2f}x of the copy's wall time  (goal <= 2.5x, stretch 1.8x)")
-    print(f"  CPU-time ratio           : {m['cpu_ratio']:8.2f}x of the copy's CPU time (all threads counted; "
-          f"medians {m['copy_cpu'] * 1e3:.1f} ms and {m['law_cpu'] * 1e3:.1f} ms)")
+    print(
+        f"  CPU-time ratio           : {m['cpu_ratio']:8.2f}x of the copy's CPU time (all threads counted; "
+        f"medians {m['copy_cpu'] * 1e3:.1f} ms and {m['law_cpu'] * 1e3:.1f} ms)"
+    )
 
 
 if __name__ == "__main__":

@@ -23,16 +23,27 @@ def run(jobs: int) -> dict:
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as out:
         start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "specproof", "prove", "--json", "--jobs", str(jobs), "--out", out],
-                              capture_output=True, text=True, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-m", "specproof", "prove", "--json", "--jobs", str(jobs), "--out", out],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"specproof prove --jobs {jobs} exited {proc.returncode}:\n{proc.stderr}")
     doc = json.loads(proc.stdout)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"jobs": jobs, "wall": wall, "cpu": cpu, "load_before": load, "load_after": os.getloadavg()[0],
-            "theorems": {t["theorem"]: t["seconds"] for t in doc["theorems"]}, "proved": doc["proved"]}
+    return {
+        "jobs": jobs,
+        "wall": wall,
+        "cpu": cpu,
+        "load_before": load,
+        "load_after": os.getloadavg()[0],
+        "theorems": {t["theorem"]: t["seconds"] for t in doc["theorems"]},
+        "proved": doc["proved"],
+    }
 
 
 def main() -> None:
@@ -52,7 +63,10 @@ def main() -> None:
         print(f"  {name:{width}s}  " + "  ".join(f"{r['theorems'][name]:9.1f}" for r in runs))
     for key in ("wall", "cpu"):
         print(f"  {key + ' (whole run)':{width}s}  " + "  ".join(f"{r[key]:9.1f}" for r in runs))
-    print(f"  {'load average (1 min)':{width}s}  " + "  ".join(f"{r['load_before']:4.1f}-{r['load_after']:<4.1f}" for r in runs))
+    print(
+        f"  {'load average (1 min)':{width}s}  "
+        + "  ".join(f"{r['load_before']:4.1f}-{r['load_after']:<4.1f}" for r in runs)
+    )
 
 
 if __name__ == "__main__":

@@ -22,9 +22,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-MODES = {"bisection": {"read_thresholds": False, "pushforward": False},
-         "reading": {"pushforward": False},
-         "default": {}}
+MODES = {
+    "bisection": {"read_thresholds": False, "pushforward": False},
+    "reading": {"pushforward": False},
+    "default": {},
+}
 
 
 def torch_chain(target: Callable, draft: Callable, gamma: int) -> tuple[int, ...]:
@@ -121,12 +123,15 @@ def chain_cases() -> list[tuple[str, Callable[[dict], tuple[int, dict]]]]:
         return got.runs, got.law
 
     def with_numpy(kw: dict) -> tuple[int, dict]:
-        got = trace(lambda rng: numpy_chain(lambda s: np_p[len(s)], lambda s: np_q[len(s)], gamma, rng),
-                    numpy_rng="rng", **kw)
+        got = trace(
+            lambda rng: numpy_chain(lambda s: np_p[len(s)], lambda s: np_q[len(s)], gamma, rng), numpy_rng="rng", **kw
+        )
         return got.runs, got.law
 
-    return [(f"textbook chain (torch) V = {v}, gamma {gamma}", with_torch),
-            (f"textbook chain (NumPy) V = {v}, gamma {gamma}", with_numpy)]
+    return [
+        (f"textbook chain (torch) V = {v}, gamma {gamma}", with_torch),
+        (f"textbook chain (NumPy) V = {v}, gamma {gamma}", with_numpy),
+    ]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -144,8 +149,9 @@ def main(argv: list[str] | None = None) -> None:
         laws = [got[1] for got, _, _ in out.values()]
         if any(law != laws[0] for law in laws):
             raise SystemExit(f"{name}: the laws differ")
-        cells = "; ".join(f"{mode} {got[0]} runs {cpu:.1f} s CPU {wall:.1f} s wall"
-                          for mode, (got, cpu, wall) in out.items())
+        cells = "; ".join(
+            f"{mode} {got[0]} runs {cpu:.1f} s CPU {wall:.1f} s wall" for mode, (got, cpu, wall) in out.items()
+        )
         print(f"{name}: {cells}; same law", flush=True)
     print(f"load average after: {os.getloadavg()[0]:.1f}")
 

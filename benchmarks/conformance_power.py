@@ -29,8 +29,8 @@ from specproof.trace.conformance import conformance_test, sample_size, six_sigma
 from specproof.rules.policy import named_rule
 
 V = 10
-P = [Fraction(k, 55) for k in range(1, V + 1)]          # 1/55 .. 10/55
-FAR = [Fraction(k, 55) for k in range(V, 0, -1)]        # reversed: TV(p, q) = 5/11
+P = [Fraction(k, 55) for k in range(1, V + 1)]  # 1/55 .. 10/55
+FAR = [Fraction(k, 55) for k in range(V, 0, -1)]  # reversed: TV(p, q) = 5/11
 NEAR = [Fraction(9, 10) * a + Fraction(1, 10) * b for a, b in zip(P, FAR)]  # TV(p, q) = 1/22
 p = np.array([float(x) for x in P])
 Q = q = resid = None
@@ -75,13 +75,21 @@ def make(kind):
         else:
             y = draw(resid, rng.random(n))
         return np.where(acc, x, y)
+
     return sample
 
 
-RULES = {"standard": "standard", "standard-race": "standard", "match-rule": "match-rule",
-         "accept-all": "accept-all", "resample-from-target": "resample-from-target",
-         "residual-floor:1/100": "residual-floor:1/100", "residual-floor:1/1000": "residual-floor:1/1000",
-         "coin-reuse-inverse-cdf": "coin-reuse-inverse-cdf", "race-reuse": "race-reuse"}
+RULES = {
+    "standard": "standard",
+    "standard-race": "standard",
+    "match-rule": "match-rule",
+    "accept-all": "accept-all",
+    "resample-from-target": "resample-from-target",
+    "residual-floor:1/100": "residual-floor:1/100",
+    "residual-floor:1/1000": "residual-floor:1/1000",
+    "coin-reuse-inverse-cdf": "coin-reuse-inverse-cdf",
+    "race-reuse": "race-reuse",
+}
 
 
 def vllm_l2_ratio(sample, rng) -> bool:
@@ -98,9 +106,13 @@ def vllm_l2_ratio(sample, rng) -> bool:
 
 def main(reps: int = 200, eps: float = 0.02, alpha: float = 1e-6, power: float = 0.95) -> None:
     n, t = sample_size(V, eps, alpha, power)
-    print(f"specproof.trace.conformance: eps = {eps}, alpha = {alpha}, power = {power}: N = {n}, reject at TV >= {t:.4f}; "
-          f"{reps} seeds per sampler")
-    print(f"| q | sampler | exact TV from p | specproof (N = {n}) | 6-sigma counts (n = 65,536) | vLLM L2 ratio (n up to 100,000) |")
+    print(
+        f"specproof.trace.conformance: eps = {eps}, alpha = {alpha}, power = {power}: N = {n}, reject at TV >= {t:.4f}; "
+        f"{reps} seeds per sampler"
+    )
+    print(
+        f"| q | sampler | exact TV from p | specproof (N = {n}) | 6-sigma counts (n = 65,536) | vLLM L2 ratio (n up to 100,000) |"
+    )
     print("|---|---|---|---|---|---|")
     ref = {i: x for i, x in enumerate(P)}
     for name, draft in (("far", FAR), ("near", NEAR)):
@@ -118,7 +130,10 @@ def run_pair(name, reps, eps, alpha, power, ref):
             hits[0] += not conformance_test(lambda m: sampler(m, rng), ref, eps=eps, alpha=alpha, power=power).conforms
             hits[1] += not six_sigma_counts(lambda m: sampler(m, rng), ref, 65_536)
             hits[2] += not vllm_l2_ratio(sampler, rng)
-        print(f"| {name} | {kind} | {float(law.tv):.4f} | " + " | ".join(f"{h / reps:.3f}" for h in hits) + " |", flush=True)
+        print(
+            f"| {name} | {kind} | {float(law.tv):.4f} | " + " | ".join(f"{h / reps:.3f}" for h in hits) + " |",
+            flush=True,
+        )
 
 
 def false_alarms(reps: int = 1000, eps: float = 0.02) -> None:

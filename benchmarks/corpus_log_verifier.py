@@ -44,8 +44,10 @@ def main() -> None:
         ids = torch.zeros(1, k, dtype=torch.long)
         for _ in range(a.repeat):
             total += int(_speculative_sampling(ids, cand, k, new)[1])
-    print(f"{len(rows)} steps x {a.repeat}: accepted {total}, exact expectation {mean:.1f}, "
-          f"z = {(total - mean) / math.sqrt(var):+.2f}")
+    print(
+        f"{len(rows)} steps x {a.repeat}: accepted {total}, exact expectation {mean:.1f}, "
+        f"z = {(total - mean) / math.sqrt(var):+.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -91,34 +91,65 @@ class Target:
 
 MODULES = {
     # the two slowest files (about 11 s and 7 s unmutated) last: a mutant the others kill never waits for them
-    "checker": Target("src/specproof/checker.py", ("tests/test_checker.py", "tests/test_chain_certificate.py",
-                                                   "tests/test_outcome_certificate.py", "tests/test_checker_fuzz.py",
-                                                   "tests/test_checker_mutants.py", "tests/test_block_certificate.py",
-                                                   "tests/test_float_certificate.py", "tests/test_checker_derived.py",
-                                                   "tests/test_trust_cases.py"),
-                      first=((r"_outcome_rows|_dependency_order|_Named|_named|_list|_fraction|_derive|_named_row|_token"
-                              r"|_coin_below|_threshold|_event_probability|_race_given|_check_outcome|_less|_branch_shapes"
-                              r"|_reference|_reads",
-                              "tests/test_outcome_certificate.py"),
-                             (r"_children|_stop_tokens|_check_chain.*|_check_prefix|_row_index|_chain_rows|_sum|_product",
-                              "tests/test_chain_certificate.py"),
-                             (r"_check_block|_stream_gap|_block_leaf|_walk|_input_key|_position_leaf|_document_nodes",
-                              "tests/test_block_certificate.py"),
-                             (r"_textbook_position|_token_law|_law_tv|_check_position|_free|Position|Node|Branch",
-                              "tests/test_checker.py"),
-                             (r"_ordered_sum|_named_sum|_stated_sums|_sum_orders|_derived_from",
-                              "tests/test_checker_derived.py"),
-                             (r"_float_format|_round_float|_rounded_row|_float_sum|_float_product|_charged",
-                              "tests/test_float_certificate.py"))),
+    "checker": Target(
+        "src/specproof/checker.py",
+        (
+            "tests/test_checker.py",
+            "tests/test_chain_certificate.py",
+            "tests/test_outcome_certificate.py",
+            "tests/test_checker_fuzz.py",
+            "tests/test_checker_mutants.py",
+            "tests/test_block_certificate.py",
+            "tests/test_float_certificate.py",
+            "tests/test_checker_derived.py",
+            "tests/test_trust_cases.py",
+        ),
+        first=(
+            (
+                r"_outcome_rows|_dependency_order|_Named|_named|_list|_fraction|_derive|_named_row|_token"
+                r"|_coin_below|_threshold|_event_probability|_race_given|_check_outcome|_less|_branch_shapes"
+                r"|_reference|_reads",
+                "tests/test_outcome_certificate.py",
+            ),
+            (
+                r"_children|_stop_tokens|_check_chain.*|_check_prefix|_row_index|_chain_rows|_sum|_product",
+                "tests/test_chain_certificate.py",
+            ),
+            (
+                r"_check_block|_stream_gap|_block_leaf|_walk|_input_key|_position_leaf|_document_nodes",
+                "tests/test_block_certificate.py",
+            ),
+            (
+                r"_textbook_position|_token_law|_law_tv|_check_position|_free|Position|Node|Branch",
+                "tests/test_checker.py",
+            ),
+            (r"_ordered_sum|_named_sum|_stated_sums|_sum_orders|_derived_from", "tests/test_checker_derived.py"),
+            (
+                r"_float_format|_round_float|_rounded_row|_float_sum|_float_product|_charged",
+                "tests/test_float_certificate.py",
+            ),
+        ),
+    ),
     "exact": Target("src/specproof/laws/exact.py", ("tests/test_exact.py",)),
-    "chain": Target("src/specproof/laws/chain.py",
-                    ("tests/test_chain.py", "tests/test_chain_certificate.py", "tests/test_paper_tables.py")),
+    "chain": Target(
+        "src/specproof/laws/chain.py",
+        ("tests/test_chain.py", "tests/test_chain_certificate.py", "tests/test_paper_tables.py"),
+    ),
     # the block engine and its front ends: the chain, token trees, typical acceptance and block
     # verification (test_variants), the engines' rules (test_audit), relaxed rules, outcome trees
-    "block": Target("src/specproof/laws/block.py",
-                    ("tests/test_block.py", "tests/test_chain.py", "tests/test_chain_certificate.py",
-                     "tests/test_paper_tables.py", "tests/test_relaxed.py", "tests/test_outcome.py",
-                     "tests/test_audit.py", "tests/test_variants.py")),
+    "block": Target(
+        "src/specproof/laws/block.py",
+        (
+            "tests/test_block.py",
+            "tests/test_chain.py",
+            "tests/test_chain_certificate.py",
+            "tests/test_paper_tables.py",
+            "tests/test_relaxed.py",
+            "tests/test_outcome.py",
+            "tests/test_audit.py",
+            "tests/test_variants.py",
+        ),
+    ),
 }
 
 
@@ -150,11 +181,27 @@ class Mutant:
 
 # ------------------------------------------------------------------------- generation
 
-_COMPARE = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
-            ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
+_COMPARE = {
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+}
 _ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
-_BINOP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Mult,
-          ast.Pow: ast.Mult}
+_BINOP = {
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.Div,
+    ast.Div: ast.Mult,
+    ast.FloorDiv: ast.Mult,
+    ast.Pow: ast.Mult,
+}
 _MINMAX = {"min": "max", "max": "min", "minimum": "maximum", "maximum": "minimum"}
 
 
@@ -191,7 +238,11 @@ def _skipped_nodes(tree: ast.AST) -> set[int]:
             mark(node)
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
                 mark(first)
     return skip
 
@@ -291,12 +342,22 @@ def generate(module: str, source: str | None = None) -> list[Mutant]:
                 for op, new in _expression_mutations(node):
                     if ast.unparse(new) == ast.unparse(node):
                         continue  # changes nothing
-                    found.append(((node.lineno, node.col_offset), where, op, _short(node), _short(new), node,
-                                  "(" + ast.unparse(new) + ")"))
+                    found.append(
+                        (
+                            (node.lineno, node.col_offset),
+                            where,
+                            op,
+                            _short(node),
+                            _short(new),
+                            node,
+                            "(" + ast.unparse(new) + ")",
+                        )
+                    )
             elif isinstance(node, ast.AugAssign) and type(node.op) in _BINOP:
                 new = ast.AugAssign(target=node.target, op=_BINOP[type(node.op)](), value=node.value)
-                found.append(((node.lineno, node.col_offset), where, "binop", _short(node), _short(new), node,
-                              ast.unparse(new)))
+                found.append(
+                    ((node.lineno, node.col_offset), where, "binop", _short(node), _short(new), node, ast.unparse(new))
+                )
             if isinstance(node, ast.stmt) and scope and _statement_dropped(node, elif_node):
                 op = "drop-raise" if isinstance(node, ast.Raise) else "drop"
                 found.append(((node.lineno, node.col_offset), where, op, _short(node, 60), "pass", node, "pass"))
@@ -304,8 +365,13 @@ def generate(module: str, source: str | None = None) -> list[Mutant]:
             if isinstance(value, list):
                 for child in value:
                     if isinstance(child, ast.AST):
-                        is_elif = (isinstance(node, ast.If) and name == "orelse" and len(value) == 1
-                                   and isinstance(child, ast.If) and _is_elif(lines, child))
+                        is_elif = (
+                            isinstance(node, ast.If)
+                            and name == "orelse"
+                            and len(value) == 1
+                            and isinstance(child, ast.If)
+                            and _is_elif(lines, child)
+                        )
                         visit(child, scope, is_elif)
             elif isinstance(value, ast.AST):
                 visit(value, scope)
@@ -320,7 +386,7 @@ def generate(module: str, source: str | None = None) -> list[Mutant]:
     for _, where, op, before, after, node, replacement in found:
         first, last = next((a, b) for a, b in tops if a <= node.lineno <= b)
         line, col, end_line, end_col = _span(node)
-        chunk = _apply(lines[first - 1:last], (line - first + 1, col, end_line - first + 1, end_col), replacement)
+        chunk = _apply(lines[first - 1 : last], (line - first + 1, col, end_line - first + 1, end_col), replacement)
         try:
             ast.parse(chunk)
         except SyntaxError:
@@ -340,8 +406,9 @@ def _span(node: ast.AST) -> tuple[int, int, int, int]:
 
 
 def _is_elif(lines: list[bytes], node: ast.If) -> bool:
-    return lines[node.lineno - 1][: node.col_offset].strip() == b"" and \
-        lines[node.lineno - 1][node.col_offset:].startswith(b"elif")
+    return lines[node.lineno - 1][: node.col_offset].strip() == b"" and lines[node.lineno - 1][
+        node.col_offset :
+    ].startswith(b"elif")
 
 
 def _apply(lines: list[bytes], span: tuple[int, int, int, int], replacement: str) -> str:
@@ -350,7 +417,7 @@ def _apply(lines: list[bytes], span: tuple[int, int, int, int], replacement: str
     start, col, end, end_col = span[0] - 1, span[1], span[2] - 1, span[3]
     head = lines[start][:col]
     tail = lines[end][end_col:]
-    return b"".join(lines[:start] + [head + replacement.encode() + tail] + lines[end + 1:]).decode("utf-8")
+    return b"".join(lines[:start] + [head + replacement.encode() + tail] + lines[end + 1 :]).decode("utf-8")
 
 
 _SOURCES: dict[str, str] = {}
@@ -375,14 +442,24 @@ def equivalent_keys(path: Path = EQUIVALENT_FILE) -> dict[str, str]:
         for line in path.read_text(encoding="utf-8").splitlines():
             m = _ENTRY.match(line)
             if m:
-                out[m["key"]] = line[m.end():].lstrip(" -:")
+                out[m["key"]] = line[m.end() :].lstrip(" -:")
     return out
 
 
 # ------------------------------------------------------------------------- running
 
-_IGNORE = shutil.ignore_patterns(".git", "__pycache__", ".hypothesis", "*.egg-info", ".venv", "venv",
-                                 "specproof-transcripts", ".benchmarks", ".pytest_cache", "mutants")
+_IGNORE = shutil.ignore_patterns(
+    ".git",
+    "__pycache__",
+    ".hypothesis",
+    "*.egg-info",
+    ".venv",
+    "venv",
+    "specproof-transcripts",
+    ".benchmarks",
+    ".pytest_cache",
+    "mutants",
+)
 
 
 def _workspace(base: Path, i: int) -> Path:
@@ -393,8 +470,9 @@ def _workspace(base: Path, i: int) -> Path:
 
 def _env(tree: Path) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(tree / "src"), str(tree / "tests")] +
-                                        ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(tree / "src"), str(tree / "tests")] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+    )
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # a stale .pyc of the same size and second must never be used
     env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(tree / ".hypothesis")
     env["SPECPROOF_FUZZ_MUTANTS"] = FUZZ_MUTANTS
@@ -412,12 +490,31 @@ def _pytest(tree: Path, module: str, timeout: float, scope: str = "") -> tuple[s
     start = time.perf_counter()
     rc, status = 0, "survived"
     for stage in stages:
-        cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
-               "--doctest-modules", "-m", "not slow", *stage]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-x",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "addopts=",
+            "--doctest-modules",
+            "-m",
+            "not slow",
+            *stage,
+        ]
         left = timeout - (time.perf_counter() - start)
         try:
-            proc = subprocess.run(cmd, cwd=tree, env=_env(tree), stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, timeout=max(left, 1.0))
+            proc = subprocess.run(
+                cmd,
+                cwd=tree,
+                env=_env(tree),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=max(left, 1.0),
+            )
             rc = proc.returncode
         except subprocess.TimeoutExpired:
             rc, status = -1, "timeout"
@@ -430,8 +527,14 @@ def _pytest(tree: Path, module: str, timeout: float, scope: str = "") -> tuple[s
 
 
 def _check_copy_is_imported(tree: Path) -> None:
-    out = subprocess.run([sys.executable, "-c", "import specproof; print(specproof.__file__)"], cwd=tree,
-                         env=_env(tree), capture_output=True, text=True, check=True).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", "import specproof; print(specproof.__file__)"],
+        cwd=tree,
+        env=_env(tree),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     if not Path(out).resolve().is_relative_to(tree.resolve()):
         raise SystemExit(f"the copy is not what Python imports (it imports {out}); cannot mutate safely")
 
@@ -472,8 +575,11 @@ def run(module: str, mutants: list[Mutant], jobs: int, progress: bool = True) ->
                 results.append(r)
                 if progress:
                     print(f"[{module} {n}/{len(mutants)}] {r['status']:8} {r['where']}  {r['key']}", file=sys.stderr)
-    return {"results": results, "baseline_seconds": round(baseline, 2),
-            "seconds": round(time.perf_counter() - started, 1)}
+    return {
+        "results": results,
+        "baseline_seconds": round(baseline, 2),
+        "seconds": round(time.perf_counter() - started, 1),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -485,10 +591,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
     parser.add_argument("--min-score", type=float, default=None, help="exit 1 if a module's score (%%) is below this")
     parser.add_argument("--json", type=Path, default=None, help="write every result to this JSON file")
-    parser.add_argument("--survivors-of", type=Path, default=None, metavar="JSON",
-                        help="run only the mutants that survived in this earlier --json report")
-    parser.add_argument("--match", default=None, metavar="REGEX",
-                        help="run only the mutants whose key matches this regular expression (re.search)")
+    parser.add_argument(
+        "--survivors-of",
+        type=Path,
+        default=None,
+        metavar="JSON",
+        help="run only the mutants that survived in this earlier --json report",
+    )
+    parser.add_argument(
+        "--match",
+        default=None,
+        metavar="REGEX",
+        help="run only the mutants whose key matches this regular expression (re.search)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no per-mutant progress lines")
     args = parser.parse_args(argv)
     modules = list(MODULES) if "all" in args.modules else list(dict.fromkeys(args.modules))
@@ -521,17 +636,28 @@ def main(argv: list[str] | None = None) -> int:
         killed = sum(r["status"] in ("killed", "timeout") for r in outcome["results"])
         survived = [r for r in outcome["results"] if r["status"] == "survived"]
         score = 100.0 * killed / len(todo) if todo else 100.0
-        report[module] = {"generated": len(mutants), "equivalent": n_equivalent, "run": len(todo),
-                          "killed": killed, "survived": len(survived), "score": round(score, 1), **outcome}
+        report[module] = {
+            "generated": len(mutants),
+            "equivalent": n_equivalent,
+            "run": len(todo),
+            "killed": killed,
+            "survived": len(survived),
+            "score": round(score, 1),
+            **outcome,
+        }
         if args.min_score is not None and score < args.min_score:
             status = 1
     if args.list:
         return 0
     print()
-    print(f"{'module':8} {'mutants':>7} {'equiv.':>6} {'run':>5} {'killed':>6} {'survived':>8} {'score':>7} {'time':>8}")
+    print(
+        f"{'module':8} {'mutants':>7} {'equiv.':>6} {'run':>5} {'killed':>6} {'survived':>8} {'score':>7} {'time':>8}"
+    )
     for module, r in report.items():
-        print(f"{module:8} {r['generated']:7d} {r['equivalent']:6d} {r['run']:5d} {r['killed']:6d} "
-              f"{r['survived']:8d} {r['score']:6.1f}% {r['seconds']:7.0f}s")
+        print(
+            f"{module:8} {r['generated']:7d} {r['equivalent']:6d} {r['run']:5d} {r['killed']:6d} "
+            f"{r['survived']:8d} {r['score']:6.1f}% {r['seconds']:7.0f}s"
+        )
     for module, r in report.items():
         for s in (x for x in r["results"] if x["status"] == "survived"):
             print(f"survived: {s['where']}  {s['key']}")

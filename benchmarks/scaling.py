@@ -84,6 +84,7 @@ def _softmax(v: int, seed: int) -> np.ndarray:
 
 # ---------------------------------------------------------------- one position vs V
 
+
 def law_vs_v(sizes: list[int]) -> dict[str, Any]:
     """Exact law (from float rows: made exact, law, checks) and float path vs V."""
     from specproof.laws import exact, numeric
@@ -112,13 +113,16 @@ def law_vs_v(sizes: list[int]) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- chains vs gamma
 
+
 def _chain_rows(v: int, shift: int) -> Callable[[tuple[int, ...]], list[Fraction]]:
     """Rows that depend on the last token (every prefix has its own row), all entries > 0."""
+
     def row(prefix: tuple[int, ...]) -> list[Fraction]:
         last = prefix[-1] if prefix else 0
         weights = [1 + (i * 7 + last * 3 + shift) % 11 for i in range(v)]
         total = sum(weights)
         return [Fraction(w, total) for w in weights]
+
     return row
 
 
@@ -143,12 +147,15 @@ def chain_vs_gamma(vocabs: list[int], gammas: list[int], block_v: int, limit: fl
         rows_t = [target(s) for s in prefixes]
         rows_d = [draft(s) for s in prefixes[:-1]]
         out["block"].append(_seconds(lambda: chain.given_block_law(rows_t, rows_d, tokens), budget=0.5, most=5))
-    out["fit"] = {"chain_base": {v: fit_base(gammas[:len(t)], t) for v, t in out["chain"].items()},
-                  "block_power": fit_power(gammas, out["block"])}
+    out["fit"] = {
+        "chain_base": {v: fit_base(gammas[: len(t)], t) for v, t in out["chain"].items()},
+        "block_power": fit_power(gammas, out["block"]),
+    }
     return out
 
 
 # ---------------------------------------------------------------- the tracer
+
 
 def trace_runs(by_v: list[int], by_gamma: list[int], gamma_v: int, bisect_up_to: int) -> dict[str, Any]:
     """Runs and CPU seconds of the tracer on transformers' verifier (random float32 logits): the
@@ -167,9 +174,12 @@ def trace_runs(by_v: list[int], by_gamma: list[int], gamma_v: int, bisect_up_to:
         draft = (rng.normal(size=(gamma, v)) * 2).astype(np.float32).tolist()
         row: dict[str, Any] = {"v": v, "gamma": gamma}
         laws = {}
-        for key, kw in (("default", {}), ("read", {"pushforward": False}),
-                        ("bisect", {"read_thresholds": False, "pushforward": False})):
-            if key == "bisect" and v * gamma ** 2 > bisect_up_to:
+        for key, kw in (
+            ("default", {}),
+            ("read", {"pushforward": False}),
+            ("bisect", {"read_thresholds": False, "pushforward": False}),
+        ):
+            if key == "bisect" and v * gamma**2 > bisect_up_to:
                 continue
             start = time.process_time()
             got = _trace_only(block_law, target, draft, **kw)  # the trace alone (not the judgement after it)
@@ -180,17 +190,23 @@ def trace_runs(by_v: list[int], by_gamma: list[int], gamma_v: int, bisect_up_to:
         return row
 
     out = {"by_v": [case(v, 1) for v in by_v], "by_gamma": [case(gamma_v, g) for g in by_gamma]}
-    out["fit"] = {f"{key}_runs{what}": fit(xs, [r[key + "_runs"] * 1e-3 for r in rows])
-                  for key in ("default", "read")
-                  for what, fit, xs, rows in (("_vs_v", fit_power, by_v, out["by_v"]),
-                                              ("_base_vs_gamma", fit_base, by_gamma, out["by_gamma"]))}
+    out["fit"] = {
+        f"{key}_runs{what}": fit(xs, [r[key + "_runs"] * 1e-3 for r in rows])
+        for key in ("default", "read")
+        for what, fit, xs, rows in (
+            ("_vs_v", fit_power, by_v, out["by_v"]),
+            ("_base_vs_gamma", fit_base, by_gamma, out["by_gamma"]),
+        )
+    }
     return out
 
 
 # ---------------------------------------------------------------- the checker
 
-def checker_vs_size(position_v: list[int], compact_v: list[int], chain_gammas: list[int],
-                    hostile_kb: list[int]) -> dict[str, Any]:
+
+def checker_vs_size(
+    position_v: list[int], compact_v: list[int], chain_gammas: list[int], hostile_kb: list[int]
+) -> dict[str, Any]:
     """Seconds of checker.check on the document's bytes (parsing included) vs its size, for
     each kind: genuine position, compact, chain and outcome certificates, and the adversarial
     review's hostile outcome and block certificates (bench_checker.py)."""
@@ -213,8 +229,10 @@ def checker_vs_size(position_v: list[int], compact_v: list[int], chain_gammas: l
         q = [Fraction(int(w), int(wq.sum())) for w in wq]
         add("genuine position certificate", dumps(build_certificate(p, q, name=f"V {v}")).encode())
     for v in compact_v:
-        add("genuine compact certificate", dumps(build_compact_certificate(
-            _softmax(v, 0), _softmax(v, 1), name=f"V {v}", atol=1e-3)).encode())
+        add(
+            "genuine compact certificate",
+            dumps(build_compact_certificate(_softmax(v, 0), _softmax(v, 1), name=f"V {v}", atol=1e-3)).encode(),
+        )
     for gamma in chain_gammas:
         add("genuine chain certificate", _genuine(gamma, 12))
     for kb in hostile_kb:
@@ -223,11 +241,14 @@ def checker_vs_size(position_v: list[int], compact_v: list[int], chain_gammas: l
         for name, data in _block_hostile(kb).items():
             add("hostile block: " + name.split(",")[0], data)
     fits = {k: fit_power([b for b, _, _ in pts], [s for _, s, _ in pts]) for k, pts in kinds.items()}
-    return {"kinds": {k: [{"bytes": b, "seconds": s, "valid": ok} for b, s, ok in pts] for k, pts in kinds.items()},
-            "fit": fits}
+    return {
+        "kinds": {k: [{"bytes": b, "seconds": s, "valid": ok} for b, s, ok in pts] for k, pts in kinds.items()},
+        "fit": fits,
+    }
 
 
 # ---------------------------------------------------------------- the main job
+
 
 def main_job() -> dict[str, Any]:
     """One ``specproof prove --jobs 2`` (bench_prove.run): seconds per theorem, wall and CPU."""
@@ -238,6 +259,7 @@ def main_job() -> dict[str, Any]:
 
 # ---------------------------------------------------------------- figures
 
+
 def _machine() -> dict[str, Any]:
     model = platform.processor() or ""
     try:
@@ -245,8 +267,13 @@ def _machine() -> dict[str, Any]:
             model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), model)
     except OSError:
         pass
-    return {"cpu": model, "cpus": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__,
-            "system": platform.system()}
+    return {
+        "cpu": model,
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "system": platform.system(),
+    }
 
 
 def _fmt(k: float | None, what: str = "") -> str:
@@ -278,8 +305,11 @@ def draw(data: dict[str, Any], out: Path) -> list[Path]:
     if "law" in data:
         d = data["law"]
         fig, ax = plt.subplots(figsize=(6, 4))
-        for key, label in (("exact", "exact law + checks (from floats)"), ("float", "float path (NumPy)"),
-                           ("copy", "np.copy of one row")):
+        for key, label in (
+            ("exact", "exact law + checks (from floats)"),
+            ("float", "float path (NumPy)"),
+            ("copy", "np.copy of one row"),
+        ):
             ax.loglog(d["v"], d[key], "o-", label=f"{label}: V^{_fmt(d['fit'][key])}")
         ax.set_xlabel("V (tokens)")
         ax.set_ylabel("seconds per position")
@@ -291,10 +321,18 @@ def draw(data: dict[str, Any], out: Path) -> list[Path]:
         d = data["chain"]
         fig, ax = plt.subplots(figsize=(6, 4))
         for v, times in d["chain"].items():
-            ax.semilogy(d["gamma"][:len(times)], times, "o-",
-                        label=f"chain law, V = {v}: {_fmt(d['fit']['chain_base'][v])}^gamma")
-        ax.semilogy(d["gamma"], d["block"], "s--",
-                    label=f"given-block law, V = {d['block_v']}: gamma^{_fmt(d['fit']['block_power'])}")
+            ax.semilogy(
+                d["gamma"][: len(times)],
+                times,
+                "o-",
+                label=f"chain law, V = {v}: {_fmt(d['fit']['chain_base'][v])}^gamma",
+            )
+        ax.semilogy(
+            d["gamma"],
+            d["block"],
+            "s--",
+            label=f"given-block law, V = {d['block_v']}: gamma^{_fmt(d['fit']['block_power'])}",
+        )
         ax.set_xlabel("gamma (drafted tokens)")
         ax.set_ylabel("seconds")
         ax.set_title("Exact chain law vs gamma")
@@ -305,10 +343,15 @@ def draw(data: dict[str, Any], out: Path) -> list[Path]:
     if "trace" in data:
         d = data["trace"]
         fig, (left, right) = plt.subplots(1, 2, figsize=(8, 3.6))
-        for ax, rows, x, xlabel in ((left, d["by_v"], "v", "V (gamma 1)"),
-                                    (right, d["by_gamma"], "gamma", f"gamma (V = {d['by_gamma'][0]['v']})")):
-            for key, label in (("default", "default: thresholds read, last draw pushed forward"),
-                               ("read", "thresholds read only"), ("bisect", "bisection (the first tracer)")):
+        for ax, rows, x, xlabel in (
+            (left, d["by_v"], "v", "V (gamma 1)"),
+            (right, d["by_gamma"], "gamma", f"gamma (V = {d['by_gamma'][0]['v']})"),
+        ):
+            for key, label in (
+                ("default", "default: thresholds read, last draw pushed forward"),
+                ("read", "thresholds read only"),
+                ("bisect", "bisection (the first tracer)"),
+            ):
                 pts = [(r[x], r[key + "_runs"]) for r in rows if key + "_runs" in r]
                 if pts:
                     ax.plot(*zip(*pts), "o-", label=label)
@@ -320,18 +363,23 @@ def draw(data: dict[str, Any], out: Path) -> list[Path]:
             ax.grid(True, which="both", alpha=0.3)
             ax.legend(fontsize=7)
         fit = d["fit"]
-        left.set_title(f"default ~ V^{_fmt(fit['default_runs_vs_v'])}, read only ~ V^{_fmt(fit['read_runs_vs_v'])}",
-                       fontsize=8)
-        right.set_title(f"default ~ {_fmt(fit['default_runs_base_vs_gamma'])}^gamma, read only ~ "
-                        f"{_fmt(fit['read_runs_base_vs_gamma'])}^gamma", fontsize=8)
+        left.set_title(
+            f"default ~ V^{_fmt(fit['default_runs_vs_v'])}, read only ~ V^{_fmt(fit['read_runs_vs_v'])}", fontsize=8
+        )
+        right.set_title(
+            f"default ~ {_fmt(fit['default_runs_base_vs_gamma'])}^gamma, read only ~ "
+            f"{_fmt(fit['read_runs_base_vs_gamma'])}^gamma",
+            fontsize=8,
+        )
         save(fig, "trace_runs.svg", "trace")
     if "checker" in data:
         d = data["checker"]
         fig, ax = plt.subplots(figsize=(7, 4.5))
         for kind, pts in d["kinds"].items():
             style = "o-" if kind.startswith("genuine") else "x--"
-            ax.loglog([p["bytes"] for p in pts], [p["seconds"] for p in pts], style,
-                      label=f"{kind}: n^{_fmt(d['fit'][kind])}")
+            ax.loglog(
+                [p["bytes"] for p in pts], [p["seconds"] for p in pts], style, label=f"{kind}: n^{_fmt(d['fit'][kind])}"
+            )
         ax.set_xlabel("document size (bytes)")
         ax.set_ylabel("seconds of checker.check")
         ax.set_title("Trusted checker vs document size (genuine: solid; hostile: dashed)")
@@ -378,8 +426,10 @@ def measure(quick: bool, parts: tuple[str, ...] = PARTS) -> dict[str, Any]:
         part("law", lambda: law_vs_v([1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000]))
         part("chain", lambda: chain_vs_gamma([2, 4, 8], [1, 2, 3, 4, 5], 1000, 3.0))
         part("trace", lambda: trace_runs([4, 8, 16, 32, 64], [1, 2, 3], 4, 16))
-        part("checker", lambda: checker_vs_size([100, 1000, 10_000], [1_000, 10_000, 100_000], [1, 2, 3, 4],
-                                                [10, 25, 60]))
+        part(
+            "checker",
+            lambda: checker_vs_size([100, 1000, 10_000], [1_000, 10_000, 100_000], [1, 2, 3, 4], [10, 25, 60]),
+        )
         part("main_job", main_job)
     return data
 
@@ -388,8 +438,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=HERE.parent / "docs" / "figures")
     ap.add_argument("--quick", action="store_true", help="tiny sizes (seconds): to check that the script runs")
-    ap.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS),
-                    help="what to measure (default: all; main_job runs specproof prove, about 30-60 s)")
+    ap.add_argument(
+        "--parts",
+        nargs="+",
+        choices=PARTS,
+        default=list(PARTS),
+        help="what to measure (default: all; main_job runs specproof prove, about 30-60 s)",
+    )
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     print(f"measuring into {args.out} ...", file=sys.stderr)

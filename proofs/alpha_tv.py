@@ -5,7 +5,7 @@ Run as `python proofs/alpha_tv.py`; writes proofs/transcripts/alpha_tv.json and 
 
 import sys
 
-from specproof.certify.theorems import run_script
+from specproof.theorems import run_script
 
 if __name__ == "__main__":
     sys.exit(run_script("alpha_tv", __file__))

@@ -6,7 +6,7 @@ Run as `python proofs/block_verification.py`; writes proofs/transcripts/block_ve
 
 import sys
 
-from specproof.certify.theorems import run_script
+from specproof.theorems import run_script
 
 if __name__ == "__main__":
     sys.exit(run_script("block_verification", __file__))

@@ -6,7 +6,7 @@ exit 0 iff proved.
 
 import sys
 
-from specproof.certify.theorems import run_script
+from specproof.theorems import run_script
 
 if __name__ == "__main__":
     sys.exit(run_script("chain_phone_lm", __file__))

@@ -23,8 +23,14 @@ from tqdm import tqdm
 
 from specproof.models.fixtures import phone_lm_pairs
 from specproof.laws.relaxed import (
-    argmax_proposal, logit_epsilon_law_eps, lossless_baseline, match_law, relaxed_topk_law, sglang_threshold_law,
-    standard_law, typical_acceptance_law,
+    argmax_proposal,
+    logit_epsilon_law_eps,
+    lossless_baseline,
+    match_law,
+    relaxed_topk_law,
+    sglang_threshold_law,
+    standard_law,
+    typical_acceptance_law,
 )
 
 OUT = Path(__file__).resolve().parent / "transcripts"
@@ -34,14 +40,25 @@ WORKED = ("worked pair", (F(1, 2), F(1, 4), F(1, 4)), (F(1, 4), F(1, 4), F(1, 2)
 # (rule, knob label, function(p, q) -> RelaxedLaw, reference kind)
 SETTINGS = (
     [("standard", "-", standard_law, "target"), ("match", "-", match_law, "target")]
-    + [("trtllm-relaxed", f"topk={k} delta={d}", (lambda p, q, k=k, d=d: relaxed_topk_law(p, q, k, d)), "greedy")
-       for k in (1, 3, 10) for d in (F(0), F(1, 100), F(1, 10), F(3, 10), F(3, 5), F(1))]
-    + [("sglang-threshold", f"single={s} acc={a}", (lambda p, q, s=s, a=a: sglang_threshold_law(p, q, s, a)), "target")
-       for s in (F(1), F(1, 2), F(3, 10), F(1, 10)) for a in (F(1), F(1, 2), F(3, 10), F(1, 10))]
-    + [("max-logit-eps", f"eps={e}", (lambda p, q, x, e=e: logit_epsilon_law_eps(p, q, e, proposal=x)), "target")
-       for e in (F(0), F(1, 100000), F(1, 10), F(1, 2), F(1), F(2))]
-    + [("typical", f"eps={e} delta={d}", (lambda p, q, e=e, d=d: typical_acceptance_law(p, q, e, d)), "target")
-       for e in (F(1, 100), F(9, 100), F(1, 4)) for d in (F(3, 10), F(1))]
+    + [
+        ("trtllm-relaxed", f"topk={k} delta={d}", (lambda p, q, k=k, d=d: relaxed_topk_law(p, q, k, d)), "greedy")
+        for k in (1, 3, 10)
+        for d in (F(0), F(1, 100), F(1, 10), F(3, 10), F(3, 5), F(1))
+    ]
+    + [
+        ("sglang-threshold", f"single={s} acc={a}", (lambda p, q, s=s, a=a: sglang_threshold_law(p, q, s, a)), "target")
+        for s in (F(1), F(1, 2), F(3, 10), F(1, 10))
+        for a in (F(1), F(1, 2), F(3, 10), F(1, 10))
+    ]
+    + [
+        ("max-logit-eps", f"eps={e}", (lambda p, q, x, e=e: logit_epsilon_law_eps(p, q, e, proposal=x)), "target")
+        for e in (F(0), F(1, 100000), F(1, 10), F(1, 2), F(1), F(2))
+    ]
+    + [
+        ("typical", f"eps={e} delta={d}", (lambda p, q, e=e, d=d: typical_acceptance_law(p, q, e, d)), "target")
+        for e in (F(1, 100), F(9, 100), F(1, 4))
+        for d in (F(3, 10), F(1))
+    ]
 )
 
 SOURCES = {
@@ -86,21 +103,36 @@ def sweep():
                 base = lossless_baseline(p, qq, ref)
                 if rule == "match":
                     proved &= law.law == p and law.alpha == sum(a * b for a, b in zip(p, qq))
-                per_input.append({"input": name, "alpha": law.alpha, "baseline": base, "gain": law.alpha - base,
-                                  "tv": law.tv, "tv_reference": law.tv_reference})
+                per_input.append(
+                    {
+                        "input": name,
+                        "alpha": law.alpha,
+                        "baseline": base,
+                        "gain": law.alpha - base,
+                        "tv": law.tv,
+                        "tv_reference": law.tv_reference,
+                    }
+                )
             real = per_input[1:]
             n = len(real)
-            rows.append({
-                "rule": rule, "knobs": knob, "proposal": proposal, "reference": ref,
-                "worked": per_input[0],
-                # means over the phone pairs as 15-decimal strings (their exact values have ~10^4 digits;
-                # the exact per-pair values are in "pairs")
-                "phone_mean": {k: _d(sum((r[k] for r in real), F(0)) / n, 15)
-                               for k in ("alpha", "baseline", "gain", "tv", "tv_reference")},
-                "phone_max_tv_reference": _d(max(r["tv_reference"] for r in real), 15),
-                "phone_lossless_pairs": sum(1 for r in real if r["tv_reference"] == 0),
-                "pairs": per_input,
-            })
+            rows.append(
+                {
+                    "rule": rule,
+                    "knobs": knob,
+                    "proposal": proposal,
+                    "reference": ref,
+                    "worked": per_input[0],
+                    # means over the phone pairs as 15-decimal strings (their exact values have ~10^4 digits;
+                    # the exact per-pair values are in "pairs")
+                    "phone_mean": {
+                        k: _d(sum((r[k] for r in real), F(0)) / n, 15)
+                        for k in ("alpha", "baseline", "gain", "tv", "tv_reference")
+                    },
+                    "phone_max_tv_reference": _d(max(r["tv_reference"] for r in real), 15),
+                    "phone_lossless_pairs": sum(1 for r in real if r["tv_reference"] == 0),
+                    "pairs": per_input,
+                }
+            )
     return rows, proved, len(data) - 1
 
 
@@ -115,23 +147,30 @@ def answers(rows):
         if rule == "match":
             best = next(r for r in mine if r["proposal"] == "sampled")
             w = best["worked"]
-            line = (f"lossless on every input (TV 0), alpha = sum p q: worked pair {_s(w['alpha'])} "
-                    f"(sampled) vs the textbook {_s(w['baseline'])}; phone mean alpha {_d(best['phone_mean']['alpha'])} "
-                    f"vs {_d(best['phone_mean']['baseline'])}: lossless, and slower than the textbook")
+            line = (
+                f"lossless on every input (TV 0), alpha = sum p q: worked pair {_s(w['alpha'])} "
+                f"(sampled) vs the textbook {_s(w['baseline'])}; phone mean alpha {_d(best['phone_mean']['alpha'])} "
+                f"vs {_d(best['phone_mean']['baseline'])}: lossless, and slower than the textbook"
+            )
         elif rule == "standard":
             line = "lossless (TV 0 on every input): the baseline the gains are measured from"
         else:
             knobs = {}
             for r in lossless:
                 knobs.setdefault(r["knobs"], []).append(r["proposal"])
-            where = ("lossless on every input swept only at " + ", ".join(
-                k if len(v) == 2 else f"{k} ({v[0]} drafts)" for k, v in knobs.items())
-                     if lossless else "lossy at every setting swept")
-            line = (f"{where}; largest phone gain at {best['knobs']} ({best['proposal']} drafts): "
-                    f"alpha {_d(best['phone_mean']['alpha'])} vs lossless {_d(best['phone_mean']['baseline'])} "
-                    f"(+{_d(best['phone_mean']['gain'])}) at mean TV {_d(best['phone_mean']['tv_reference'])} "
-                    f"(max {_d(best['phone_max_tv_reference'])}) from the {best['reference']} law; worked pair "
-                    f"alpha {_s(w['alpha'])} (+{_s(w['gain'])}), TV {_s(w['tv_reference'])}: only faster")
+            where = (
+                "lossless on every input swept only at "
+                + ", ".join(k if len(v) == 2 else f"{k} ({v[0]} drafts)" for k, v in knobs.items())
+                if lossless
+                else "lossy at every setting swept"
+            )
+            line = (
+                f"{where}; largest phone gain at {best['knobs']} ({best['proposal']} drafts): "
+                f"alpha {_d(best['phone_mean']['alpha'])} vs lossless {_d(best['phone_mean']['baseline'])} "
+                f"(+{_d(best['phone_mean']['gain'])}) at mean TV {_d(best['phone_mean']['tv_reference'])} "
+                f"(max {_d(best['phone_max_tv_reference'])}) from the {best['reference']} law; worked pair "
+                f"alpha {_s(w['alpha'])} (+{_s(w['gain'])}), TV {_s(w['tv_reference'])}: only faster"
+            )
         out.append({"rule": rule, "answer": line})
     return out
 
@@ -147,24 +186,40 @@ def _json_ready(x):
 
 
 def markdown(doc) -> str:
-    lines = ["# Relaxed acceptance: exact acceptance and TV per knob setting", "",
-             "Generated by `python proofs/relaxed_acceptance.py` from `relaxed_acceptance.json` (exact values as n/d "
-             "there; decimals here are display only). alpha: P(draft accepted); gain: alpha minus the best lossless "
-             "verifier's alpha for the same proposal (sum min(p, q), or q(argmax p) when the reference is greedy); "
-             "TV: from the rule's reference (p, or p's argmax for TensorRT-LLM's greedy-only MTP path); "
-             f"phone: mean over the {doc['phone_pairs']} phone-model pairs (max TV in the last column).", "",
-             "## Lossless, or only faster?", ""]
+    lines = [
+        "# Relaxed acceptance: exact acceptance and TV per knob setting",
+        "",
+        "Generated by `python proofs/relaxed_acceptance.py` from `relaxed_acceptance.json` (exact values as n/d "
+        "there; decimals here are display only). alpha: P(draft accepted); gain: alpha minus the best lossless "
+        "verifier's alpha for the same proposal (sum min(p, q), or q(argmax p) when the reference is greedy); "
+        "TV: from the rule's reference (p, or p's argmax for TensorRT-LLM's greedy-only MTP path); "
+        f"phone: mean over the {doc['phone_pairs']} phone-model pairs (max TV in the last column).",
+        "",
+        "## Lossless, or only faster?",
+        "",
+    ]
     lines += [f"- **{a['rule']}**: {a['answer']}." for a in doc["answers"]]
-    lines += ["", "Sources: " + "; ".join(f"{k}: {v}" for k, v in doc["sources"].items()) + ".", "",
-              "## Sweep", "",
-              "| rule | knobs | proposal | ref | worked alpha | worked gain | worked TV | phone alpha | phone gain | phone TV | phone max TV |",
-              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "Sources: " + "; ".join(f"{k}: {v}" for k, v in doc["sources"].items()) + ".",
+        "",
+        "## Sweep",
+        "",
+        "| rule | knobs | proposal | ref | worked alpha | worked gain | worked TV | phone alpha | phone gain | phone TV | phone max TV |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in doc["rows"]:
         w, m = r["worked"], r["phone_mean"]
-        lines.append(f"| {r['rule']} | {r['knobs']} | {r['proposal']} | {r['reference']} | {w['alpha']} | {w['gain']} | "
-                     f"{w['tv_reference']} | {_d(F(m['alpha']))} | {_d(F(m['gain']))} | {_d(F(m['tv_reference']))} | "
-                     f"{_d(F(r['phone_max_tv_reference']))} |")
-    lines += ["", f"Claim: sampler-match is lossless with alpha = sum p q on every input: **{doc['claim_proved']}**.", ""]
+        lines.append(
+            f"| {r['rule']} | {r['knobs']} | {r['proposal']} | {r['reference']} | {w['alpha']} | {w['gain']} | "
+            f"{w['tv_reference']} | {_d(F(m['alpha']))} | {_d(F(m['gain']))} | {_d(F(m['tv_reference']))} | "
+            f"{_d(F(r['phone_max_tv_reference']))} |"
+        )
+    lines += [
+        "",
+        f"Claim: sampler-match is lossless with alpha = sum p q on every input: **{doc['claim_proved']}**.",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -173,15 +228,30 @@ def plot(rows, path: Path) -> None:
 
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=False)
-    colors = {"standard": "black", "match": "grey", "trtllm-relaxed": "tab:red", "sglang-threshold": "tab:blue",
-              "max-logit-eps": "tab:green", "typical": "tab:purple"}
+    colors = {
+        "standard": "black",
+        "match": "grey",
+        "trtllm-relaxed": "tab:red",
+        "sglang-threshold": "tab:blue",
+        "max-logit-eps": "tab:green",
+        "typical": "tab:purple",
+    }
     for ax, key, title in ((axes[0], "worked", "worked pair"), (axes[1], "phone_mean", "phone pairs (mean)")):
         for rule, color in colors.items():
             for proposal, marker in (("sampled", "o"), ("argmax", "x")):
-                pts = [(float(F(r[key]["gain"])), float(F(r[key]["tv_reference"]))) for r in rows
-                       if r["rule"] == rule and r["proposal"] == proposal]
-                ax.scatter([x for x, _ in pts], [y for _, y in pts], c=color, marker=marker, s=18,
-                           label=f"{rule} ({proposal})" if key == "worked" else None)
+                pts = [
+                    (float(F(r[key]["gain"])), float(F(r[key]["tv_reference"])))
+                    for r in rows
+                    if r["rule"] == rule and r["proposal"] == proposal
+                ]
+                ax.scatter(
+                    [x for x, _ in pts],
+                    [y for _, y in pts],
+                    c=color,
+                    marker=marker,
+                    s=18,
+                    label=f"{rule} ({proposal})" if key == "worked" else None,
+                )
         ax.axvline(0, color="lightgrey", lw=0.8)
         ax.set_xlabel("acceptance gain over the best lossless verifier")
         ax.set_ylabel("TV from the reference law")
@@ -193,9 +263,15 @@ def plot(rows, path: Path) -> None:
 
 def run(out: Path = OUT):
     rows, proved, n = sweep()
-    doc = {"schema": SCHEMA, "claim": "sampler-match is lossless with alpha = sum p q on every input",
-           "claim_proved": proved, "phone_pairs": n, "sources": SOURCES, "answers": answers(rows),
-           "rows": rows}
+    doc = {
+        "schema": SCHEMA,
+        "claim": "sampler-match is lossless with alpha = sum p q on every input",
+        "claim_proved": proved,
+        "phone_pairs": n,
+        "sources": SOURCES,
+        "answers": answers(rows),
+        "rows": rows,
+    }
     doc = _json_ready(doc)
     out.mkdir(parents=True, exist_ok=True)
     j, m, s = out / "relaxed_acceptance.json", out / "relaxed_acceptance.md", out / "relaxed_acceptance.svg"

@@ -5,7 +5,7 @@ Run as `python proofs/seed_cases.py`; writes proofs/transcripts/seed_cases.json 
 
 import sys
 
-from specproof.certify.theorems import run_script
+from specproof.theorems import run_script
 
 if __name__ == "__main__":
     sys.exit(run_script("seed_cases", __file__))

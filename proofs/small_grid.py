@@ -5,7 +5,7 @@ Run as `python proofs/small_grid.py`; writes proofs/transcripts/small_grid.json 
 
 import sys
 
-from specproof.certify.theorems import run_script
+from specproof.theorems import run_script
 
 if __name__ == "__main__":
     sys.exit(run_script("small_grid", __file__))

@@ -5,7 +5,7 @@ Run as `python proofs/symbolic_every_v.py`; writes proofs/transcripts/symbolic_e
 
 import sys
 
-from specproof.certify.theorems import run_script
+from specproof.theorems import run_script
 
 if __name__ == "__main__":
     sys.exit(run_script("symbolic_every_v", __file__))

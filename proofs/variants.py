@@ -12,6 +12,8 @@ from pathlib import Path
 from specproof.certify.variants_proof import run
 
 if __name__ == "__main__":
-    proved, json_path, md_path = run(Path(__file__).resolve().parent / "transcripts" / "variants", real="--real" in sys.argv[1:])
+    proved, json_path, md_path = run(
+        Path(__file__).resolve().parent / "transcripts" / "variants", real="--real" in sys.argv[1:]
+    )
     print(f"verifier variants: {'PROVED' if proved else 'NOT PROVED'}\n  {json_path}\n  {md_path}")
     sys.exit(0 if proved else 1)

@@ -6,7 +6,7 @@ Run as `python proofs/variants_positions.py`; writes proofs/transcripts/variants
 
 import sys
 
-from specproof.certify.theorems import run_script
+from specproof.theorems import run_script
 
 if __name__ == "__main__":
     sys.exit(run_script("variants_positions", __file__))

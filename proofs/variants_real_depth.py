@@ -49,19 +49,28 @@ def main(argv=None) -> int:
         if prefix not in cache:
             out = smollm2.logits_after(prompt_ids + list(prefix))
             p = smollm2.softmax(out["target"])
-            cache[prefix] = {"p": from_floats(p, atol=SMOLLM2_ATOL, name="p").fractions(),
-                             "skip": from_floats(smollm2.softmax(out["skip"]), atol=SMOLLM2_ATOL, name="q").fractions(),
-                             "q3": from_floats(smollm2.softmax(out["q3"]), atol=SMOLLM2_ATOL, name="q").fractions(),
-                             "t07": from_floats(smollm2.softmax(out["target"], smollm2.DRAFT_TEMPERATURE),
-                                                atol=SMOLLM2_ATOL, name="q").fractions()}
+            cache[prefix] = {
+                "p": from_floats(p, atol=SMOLLM2_ATOL, name="p").fractions(),
+                "skip": from_floats(smollm2.softmax(out["skip"]), atol=SMOLLM2_ATOL, name="q").fractions(),
+                "q3": from_floats(smollm2.softmax(out["q3"]), atol=SMOLLM2_ATOL, name="q").fractions(),
+                "t07": from_floats(
+                    smollm2.softmax(out["target"], smollm2.DRAFT_TEMPERATURE), atol=SMOLLM2_ATOL, name="q"
+                ).fractions(),
+            }
         return cache[prefix]
 
     def target(prefix):
         return rows(tuple(prefix))["p"]
 
-    result = {"schema": "specproof.variants-real-depth/1", "prompt": SMOLLM2_PROMPTS[args.prompt],
-              "provenance": smollm2.provenance(), "trees": {}, "typical": {}}
+    result = {
+        "schema": "specproof.variants-real-depth/1",
+        "prompt": SMOLLM2_PROMPTS[args.prompt],
+        "provenance": smollm2.provenance(),
+        "trees": {},
+        "typical": {},
+    }
     for draft in DRAFTS:
+
         def q(prefix, draft=draft):
             return rows(tuple(prefix))[draft]
 
@@ -71,34 +80,62 @@ def main(argv=None) -> int:
             for depth in range(1, args.max_depth + 1):
                 law = deterministic_tree_law(target, topk_tree(q, [k] * depth))
                 trees[k].append(_nd(law.expected_emitted))
-                print(f"{draft} k={k} depth={depth}: E[emitted] {float(law.expected_emitted):.4f} "
-                      f"({len(cache)} rows, {time.time() - started:.0f} s)", file=sys.stderr, flush=True)
+                print(
+                    f"{draft} k={k} depth={depth}: E[emitted] {float(law.expected_emitted):.4f} "
+                    f"({len(cache)} rows, {time.time() - started:.0f} s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
         result["trees"][draft] = trees
         typical = []
         for gamma in range(1, args.max_depth + 1):
             law = typical_block_law(target, q, gamma)
-            typical.append({"gamma": gamma, "accepted_length": [_nd(x) for x in law.accepted_length_law],
-                            "expected_emitted": _nd(law.expected_emitted), "stream_tv": _nd(law.stream_tv)})
-            print(f"{draft} typical gamma={gamma}: E[emitted] {float(law.expected_emitted):.4f}, stream TV "
-                  f"{float(law.stream_tv):.4f} ({time.time() - started:.0f} s)", file=sys.stderr, flush=True)
+            typical.append(
+                {
+                    "gamma": gamma,
+                    "accepted_length": [_nd(x) for x in law.accepted_length_law],
+                    "expected_emitted": _nd(law.expected_emitted),
+                    "stream_tv": _nd(law.stream_tv),
+                }
+            )
+            print(
+                f"{draft} typical gamma={gamma}: E[emitted] {float(law.expected_emitted):.4f}, stream TV "
+                f"{float(law.stream_tv):.4f} ({time.time() - started:.0f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
         result["typical"][draft] = typical
     result["rows_queried"] = len(cache)
     result["seconds"] = round(time.time() - started)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "variants_real_depth.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
-    lines = [f"# Token trees and typical acceptance at depth on SmolLM2 ({result['prompt']!r})", "",
-             "Exact laws of the rows SmolLM2 produced after every drafted prefix on this machine (not "
-             "certificates); rounded here, exact in variants_real_depth.json.", "",
-             "E[emitted tokens] of recursive rejection down the draft's top-k tree (k children per node), depth 1..3:",
-             "", "| k | " + " | ".join(DRAFTS) + " |", "|---|" + "---|" * len(DRAFTS)]
+    lines = [
+        f"# Token trees and typical acceptance at depth on SmolLM2 ({result['prompt']!r})",
+        "",
+        "Exact laws of the rows SmolLM2 produced after every drafted prefix on this machine (not "
+        "certificates); rounded here, exact in variants_real_depth.json.",
+        "",
+        "E[emitted tokens] of recursive rejection down the draft's top-k tree (k children per node), depth 1..3:",
+        "",
+        "| k | " + " | ".join(DRAFTS) + " |",
+        "|---|" + "---|" * len(DRAFTS),
+    ]
     for k in range(1, args.max_k + 1):
         cells = [", ".join(f"{float(Fraction(x)):.4f}" for x in result["trees"][d][k]) for d in DRAFTS]
         lines.append(f"| {k} | " + " | ".join(cells) + " |")
-    lines += ["", "Typical acceptance over gamma = 1..3 drafts: E[emitted], exact stream TV from the target's joint law:",
-              "", "| gamma | " + " | ".join(DRAFTS) + " |", "|---|" + "---|" * len(DRAFTS)]
+    lines += [
+        "",
+        "Typical acceptance over gamma = 1..3 drafts: E[emitted], exact stream TV from the target's joint law:",
+        "",
+        "| gamma | " + " | ".join(DRAFTS) + " |",
+        "|---|" + "---|" * len(DRAFTS),
+    ]
     for g in range(args.max_depth):
-        cells = [f"{float(Fraction(result['typical'][d][g]['expected_emitted'])):.4f}, "
-                 f"{float(Fraction(result['typical'][d][g]['stream_tv'])):.4f}" for d in DRAFTS]
+        cells = [
+            f"{float(Fraction(result['typical'][d][g]['expected_emitted'])):.4f}, "
+            f"{float(Fraction(result['typical'][d][g]['stream_tv'])):.4f}"
+            for d in DRAFTS
+        ]
         lines.append(f"| {g + 1} | " + " | ".join(cells) + " |")
     lines += ["", f"{result['rows_queried']} prefixes queried, {result['seconds']} s."]
     (args.out / "variants_real_depth.md").write_text("\n".join(lines) + "\n")

@@ -16,6 +16,8 @@ def test_progress_goes_to_stderr_even_when_it_is_not_a_terminal(capsys, argv, mo
     captured = capsys.readouterr()
     assert "0/20 [" in captured.err  # tqdm's first state, written although stderr is captured (no terminal)
     assert captured.out.startswith(("crosscheck: 20 pairs", '{"alpha"'))  # standard output is the result alone
+    # to a file, the bar's last state is its final one: a log never ends on a state the run went past
+    assert captured.err.rstrip().endswith("]") and "20/20 [" in captured.err.splitlines()[-1].split("\r")[-1]
 
 
 @pytest.mark.parametrize("quiet", ["--quiet", "-q"])

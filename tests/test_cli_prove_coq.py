@@ -4,7 +4,7 @@ import os
 import stat
 
 from specproof import cli
-from specproof.certify import theorems
+from specproof import theorems
 
 
 def _symbolic_only(monkeypatch):

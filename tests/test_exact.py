@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from specproof.laws import exact
 from specproof.errors import FloatNotExact, InvalidDistribution, ResidualUndefined
 from specproof.laws.rational import from_floats
-from specproof.certify.theorems import distributions
+from specproof.theorems import distributions
 
 from strategies import normalize_fractions, weight_pairs
 

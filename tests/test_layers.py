@@ -1,8 +1,7 @@
 """The package's layers, checked: docs/architecture.md's drawing as a test (issue 31).
 
-Each role package may import only from the layers below it. The imports that still run against the
-arrows are listed in KNOWN_UPWARD, each by file and target: the list is a ratchet. A new upward import
-fails; so does a listed one that is gone (take it off the list in the commit that removes it).
+Each role package (and the main job, theorems.py) may import only from the layers below it, with no
+exception: a new import against the arrows fails here.
 """
 
 from __future__ import annotations
@@ -13,13 +12,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "specproof"
 
 #: Bottom to top. The public paths (specproof/__init__, exact, numeric, testing, __main__) stand on top.
-LAYERS = ["errors", "checker", "laws", "rules", "models", "trace", "certify", "report", "corpus", "cli"]
+LAYERS = ["errors", "checker", "laws", "rules", "models", "trace", "certify", "report", "theorems", "corpus", "cli"]
 TOP = {"", "__init__", "__main__", "exact", "numeric", "testing", "_version"}
-
-#: file (relative to src/specproof) -> the role packages it imports against the arrows, today.
-KNOWN_UPWARD = {
-    ("certify/theorems.py", "report"),
-}
 
 
 def _layer(module: str) -> str | None:
@@ -71,9 +65,7 @@ def test_every_package_is_a_layer():
 
 
 def test_no_new_import_runs_against_the_layers():
-    upward = _upward()
-    assert upward - KNOWN_UPWARD == set(), "imports against docs/architecture.md's layers"
-    assert KNOWN_UPWARD - upward == set(), "gone: take them off KNOWN_UPWARD"
+    assert _upward() == set(), "imports against docs/architecture.md's layers"
 
 
 def test_the_trusted_checker_imports_only_the_standard_library():

@@ -27,7 +27,8 @@ def test_nothing_traced():
 '''
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
+# under xdist (two more interpreters importing torch) in CI's slow run; the section is the same
+@pytest.mark.parametrize("workers", [[], pytest.param(["-n", "2"], marks=pytest.mark.slow)], ids=["one process", "xdist"])
 def test_the_summary_names_each_verdict(tmp_path, workers):
     pytest.importorskip("torch")
     (tmp_path / "test_mine.py").write_text(SAMPLERS, encoding="utf-8")

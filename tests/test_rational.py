@@ -230,3 +230,9 @@ def test_from_floats_atol_zero_accepts_exactly_normalized_rows_only():
     assert from_floats(np.array([0.5, 0.25, 0.25]), atol=0.0).fractions() == (Fraction(1, 2), Fraction(1, 4), Fraction(1, 4))
     with pytest.raises(InvalidDistribution, match="more than atol"):
         from_floats(np.array([0.5, 0.5 + 2.0 ** -52]), atol=0)
+
+
+def test_a_decimal_string_names_both_readings():
+    # '0.6' is an exact decimal (3/5) or the float 0.6's text: the message offers both, by name
+    with pytest.raises(FloatNotExact, match=r"a decimal, .*Fraction\('0\.6'\) \(the exact decimal\).*from_floats"):
+        to_fraction("0.6", what="p[0]")

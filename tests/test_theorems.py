@@ -10,7 +10,7 @@ import pytest
 
 from specproof import checker
 
-from specproof.certify import theorems
+from specproof import theorems
 from specproof.errors import SpecProofError
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -76,7 +76,7 @@ def test_a_seed_the_output_does_not_depend_on_and_a_greedy_sampler_keep_their_ve
 
     got = trace(coin_with_generator, (P, 5))
     assert got.law == {0: F(1, 2), 1: F(1, 4), 2: F(1, 4)}
-    assert "the seed argument(s) seed changed in 8 replay(s)" in got.control
+    assert "the seed argument(s) seed changed in 12 replay(s)" in got.control  # 3 runs x 4 shifts
 
     def greedy(p, q, draft_token: int):  # deterministic, and it depends on an integer argument that is no seed
         return draft_token if int(torch.argmax(p)) == draft_token else int(torch.argmax(p))
@@ -90,3 +90,22 @@ def test_a_seed_the_output_does_not_depend_on_and_a_greedy_sampler_keep_their_ve
 
     assert trace(masked, (P,)).law == {0: F(2, 3), 2: F(1, 3)}
     assert compare(lambda p, q: masked(p), P, P).tv == F(1, 4)  # a verdict: lossy, exact
+
+
+def hash_after_rejection(p, q, seed):
+    """vLLM 0.34's form in small: a controlled draft and coin; only a rejected draft reads the seeded hash (an
+    inverse-CDF pick from the residual in Python integers), so the first runs of two outputs both accept."""
+    x = int(torch.multinomial(q, 1))
+    if torch.rand(()) < p[x] / q[x]:
+        return x
+    residual = torch.clamp(p - q, min=0)
+    u = (fmix32((seed * 0x9E3779B1) & MASK) + 0.5) / 2.0**32
+    return int(torch.searchsorted(torch.cumsum(residual / residual.sum(), 0), torch.tensor([u])).clamp(max=2))
+
+
+def test_a_hash_read_only_after_a_rejection_is_refused_not_given_a_verdict():
+    # once, only the first run and the first of another output were replayed with the seed changed: both accepted,
+    # and the rejections' hashed pick was traced as a point mass (vLLM 0.34: law (0.6, 0.2, 0.2) for p = (0.4, 0.4, 0.2))
+    p, q = torch.tensor([0.4, 0.4, 0.2]), torch.tensor([0.2, 0.2, 0.6])
+    with pytest.raises(UncontrolledRandomness, match=r"depends on its seed argument seed"):
+        trace(hash_after_rejection, (p, q, 5))

@@ -96,6 +96,32 @@ def test_a_textbook_mlx_sampler_is_within_the_float_floor_and_a_wrong_one_is_los
     assert bad.verdict == "lossy" and abs(bad.tv - F(1, 4)) < F(1, 10**7)
 
 
+def match_rule(p, q):
+    """MLX-LM's speculative step in small: draft and target each sample their own row with
+    mx.random.categorical on log-probabilities in the rows' own format; the draft is kept when the
+    target's sample equals it, else the target's sample is emitted (either way, the target's)."""
+    dtype = mx.float64 if getattr(p, "dtype", None) == np.float64 else mx.float32
+
+    def logprobs(row):
+        logits = mx.log(mx.array(row, dtype=dtype))
+        return logits - mx.logsumexp(logits, axis=-1, keepdims=True)
+
+    drafted = int(mx.random.categorical(logprobs(q)))
+    sampled = int(mx.random.categorical(logprobs(p)))
+    return drafted if sampled == drafted else sampled
+
+
+def test_float64_logits_keep_their_bits_so_the_match_rule_is_float_faithful():
+    # The categorical draw once rounded float64 logits to float32 first: re-traced in float64, the
+    # match rule's TV did not fall and correct code read "lossy, 1.4e-8" (MLX-LM 0.32's own step).
+    p, q = np.array([0.6, 0.3, 0.1], np.float32), np.array([0.2, 0.5, 0.3], np.float32)
+    got = compare(match_rule, p, q)
+    assert got.verdict == "float-faithful", got.report()
+    assert got.floor.argument == "widening" and got.floor.tv_wide < F(1, 10**15) < got.tv < F(1, 10**7)
+    wide = trace(lambda: int(mx.random.categorical(mx.array([0.0, math.log(0.1)], dtype=mx.float64))))
+    assert wide.law[1] == F(math.exp(math.log(0.1))) / (1 + F(math.exp(math.log(0.1))))
+
+
 def test_draws_with_explicit_keys_are_fresh_draws_and_a_reused_key_is_refused():
     def split_draws(key):
         k1, k2 = mx.random.split(key)

@@ -90,3 +90,28 @@ def test_randn_is_refused():
 
     with pytest.raises(UnmodelledRandomness, match=r"tl\.randn"):
         trace(run, max_runs=5)
+
+
+@triton.jit
+def position_coin_kernel(out_ptr, seed_ptr, pos_ptr, threshold):
+    """vLLM 0.34's coin in small: tl.rand(seed, pos) with the position loaded from an int64 tensor."""
+    seed = tl.load(seed_ptr)
+    pos = tl.load(pos_ptr + tl.program_id(0))
+    u = tl.rand(seed, pos)
+    tl.store(out_ptr + tl.program_id(0), (u < threshold).to(tl.int32))
+
+
+def test_int64_offsets_are_philox_counters_too_not_refused():
+    # Triton splits a 64-bit offset into two 32-bit counter words and still returns 32 bits: once refused by name
+    below = F(triton_below(0.25), 2**32)
+
+    def run(positions):
+        out = torch.empty(len(positions), dtype=torch.int32)
+        position_coin_kernel[(len(positions),)](out, torch.tensor([5], dtype=torch.int64),
+                                                torch.tensor(positions, dtype=torch.int64), 0.25)
+        return tuple(out.tolist())
+
+    assert trace(run, ([7],)).law == {(1,): below, (0,): 1 - below}
+    far = [7, 7 + 2**32]  # the same low word, another high word: another counter, an independent draw
+    assert trace(run, (far,)).law[(1, 1)] == below**2
+    assert trace(run, ([9, 9],)).law == {(1, 1): below, (0, 0): 1 - below}  # the same offset: the same bits

@@ -127,19 +127,19 @@ MAX_RACE_VOCAB = 32
 MAX_RACE_BITS = 256
 #: Largest common denominator, in bits, of a row of an outcome certificate (stated or derived),
 #: so that each primitive costs a bounded number of operations on bounded numbers.
-MAX_ROW_BITS = 2 ** 14
+MAX_ROW_BITS = 2**14
 #: Largest denominator, in bits, of a re-derived mass of an outcome or block tree (a reach, a
 #: branch's mass, a sum of them: the law, alpha, TV), so that every sum and product in the walk
 #: is of bounded numbers (a genuine tree's masses are products of a few rows' entries). Measured
 #: (tests/data/trust/gen_dos_mass_bits.py, 100 KB, masses at the limit): 0.26 s and 43 MB at
 #: 2^18, 0.59 s at 2^19, 1.15 s at 2^20; 2^18 admits a node of 32 races at the race limits.
-MAX_MASS_BITS = 2 ** 18
+MAX_MASS_BITS = 2**18
 #: Bits that the rows of an outcome or block certificate may hold in all (V x the bits of each
 #: row's common denominator, summed over its rows, stated and derived): this allowance plus
 #: STATED_ROW_BITS_PER_CHAR per character of the rows' stated values (input and given rows), so
 #: that the memory of derived rows is bounded by the document's size (a genuine tree derives a
 #: few rows from each input row, over a denominator of a few times the input rows').
-MAX_TABLE_BITS = 2 ** 25
+MAX_TABLE_BITS = 2**25
 STATED_ROW_BITS_PER_CHAR = 32
 #: The input rows of an outcome certificate: the target's, the draft's, and the law the draft
 #: is really drawn from when it is not q.
@@ -154,7 +154,7 @@ CHAIN_NODE_FIELDS = {"prefix", "p", "q", "reach", "stop"}
 #: the float path's default tolerance. It is then divided by that exact sum.
 FLOAT_ROW_TOLERANCE = (1, 1000)
 #: Longest number text read (hex integers are read in linear time; decimal ones stop at 4300 digits).
-MAX_NUMBER_CHARS = 2 ** 17
+MAX_NUMBER_CHARS = 2**17
 
 _RATIONAL = re.compile(
     r"""
@@ -431,8 +431,11 @@ def _within_tolerance(raw_sum: Ratio, where: str) -> None:
     """|raw_sum - 1| <= FLOAT_ROW_TOLERANCE, and raw_sum > 0 (integers only)."""
     tol_num, tol_den = FLOAT_ROW_TOLERANCE
     if raw_sum.num == 0 or abs(raw_sum.num - raw_sum.den) * tol_den > tol_num * raw_sum.den:
-        raise Rejection(Reason.NOT_NORMALIZED, f"{where} sums to {_show(raw_sum)}, off from 1 by more than "
-                                               f"{tol_num}/{tol_den} (the checker's fixed tolerance)")
+        raise Rejection(
+            Reason.NOT_NORMALIZED,
+            f"{where} sums to {_show(raw_sum)}, off from 1 by more than "
+            f"{tol_num}/{tol_den} (the checker's fixed tolerance)",
+        )
 
 
 def _normalized(row: Row, where: str) -> None:
@@ -465,8 +468,12 @@ class Position(NamedTuple):
 #: token x accepted with mass q(x) min(1, p(x)/q(x)) = min(p, q)(x) (Appendix A.1), so the draft
 #: and its test are one coin u < alpha = sum(accept) / sum(q), then a draw from accept; a
 #: rejection (u >= alpha) is a draw from the residual.
-_ACCEPT = {"coin": {"model": "continuous", "lower": None, "upper": {"source": ["masses", "accept", "q"], "strict": True}}}
-_REJECT = {"coin": {"model": "continuous", "lower": {"source": ["masses", "accept", "q"], "strict": False}, "upper": None}}
+_ACCEPT = {
+    "coin": {"model": "continuous", "lower": None, "upper": {"source": ["masses", "accept", "q"], "strict": True}}
+}
+_REJECT = {
+    "coin": {"model": "continuous", "lower": {"source": ["masses", "accept", "q"], "strict": False}, "upper": None}
+}
 
 
 def _free(den: int, where: str) -> None:
@@ -505,11 +512,24 @@ def _textbook_position(p: Row, q: Row, where: str) -> Position:
     accept, residual = rows["accept"], rows["residual"]
     common = accept.row.den  # = lcm(p.den, q.den), the den of min(p, q) and of (p - q)+
     scaled = [Row([x * (common // r.den) for x in r.nums], common) for r in (p, q)]
-    rows_over_d = PositionLaw(common, scaled[0].nums, scaled[1].nums, accept.row.nums, residual.row.nums,
-                              accept.cumulative[-1], residual.cumulative[-1])
-    return Position(rows_over_d, emitted, alpha, Ratio(alpha.den - alpha.num, alpha.den),
-                    Ratio(residual.cumulative[-1], common), _law_tv([Ratio(x, common) for x in scaled[0].nums], q),
-                    _law_tv(law, p).num == 0)
+    rows_over_d = PositionLaw(
+        common,
+        scaled[0].nums,
+        scaled[1].nums,
+        accept.row.nums,
+        residual.row.nums,
+        accept.cumulative[-1],
+        residual.cumulative[-1],
+    )
+    return Position(
+        rows_over_d,
+        emitted,
+        alpha,
+        Ratio(alpha.den - alpha.num, alpha.den),
+        Ratio(residual.cumulative[-1], common),
+        _law_tv([Ratio(x, common) for x in scaled[0].nums], q),
+        _law_tv(law, p).num == 0,
+    )
 
 
 # ---------------------------------------------------------------- comparing claims
@@ -539,8 +559,13 @@ def _claims(cert: Json, where: str, keys: tuple[str, ...], truth: dict[str, bool
 # ---------------------------------------------------------------- one position
 
 
-_ROW_REASONS = {"p": Reason.INPUT, "q": Reason.INPUT, "accept": Reason.ACCEPT,
-                "residual": Reason.RESIDUAL, "emitted": Reason.EMITTED}
+_ROW_REASONS = {
+    "p": Reason.INPUT,
+    "q": Reason.INPUT,
+    "accept": Reason.ACCEPT,
+    "residual": Reason.RESIDUAL,
+    "emitted": Reason.EMITTED,
+}
 
 
 def _claimed_rows(cert: Json, where: str, size: int, every_token: bool) -> list[tuple[int, dict[str, Ratio]]]:
@@ -567,8 +592,9 @@ def _compact_inputs(cert: Json, where: str, size: int) -> tuple[Row, Row, dict[s
     """p and q of a compact certificate, and their raw float sums."""
     inputs = _only_fields(_field(cert, "inputs", where), ("encoding", "p", "q"), f"{where}.inputs")
     if inputs["encoding"] != COMPACT_ENCODING:
-        raise Rejection(Reason.SCHEMA, f"{where}.inputs.encoding is {_show(inputs['encoding'])}, "
-                                       f"not {COMPACT_ENCODING!r}")
+        raise Rejection(
+            Reason.SCHEMA, f"{where}.inputs.encoding is {_show(inputs['encoding'])}, not {COMPACT_ENCODING!r}"
+        )
     (p, p_sum), (q, q_sum) = (_float_row(inputs[k], f"{where}.inputs.{k}", size) for k in "pq")
     return p, q, {"p": p_sum, "q": q_sum}
 
@@ -587,9 +613,12 @@ def _position_budget(p: Row, q: Row, size: int, chars: int, where: str) -> None:
     character (checked before the law is built), so that its cost is bounded by the size."""
     bits = size * lcm(p.den, q.den).bit_length()
     if bits > MAX_TABLE_BITS + STATED_ROW_BITS_PER_CHAR * chars:
-        raise Rejection(Reason.MALFORMED, f"{where}: p and q over a common denominator of "
-                                          f"{lcm(p.den, q.den).bit_length()} bits at V = {size}: more than "
-                                          f"{MAX_TABLE_BITS} + {STATED_ROW_BITS_PER_CHAR} x (characters of p and q) bits")
+        raise Rejection(
+            Reason.MALFORMED,
+            f"{where}: p and q over a common denominator of "
+            f"{lcm(p.den, q.den).bit_length()} bits at V = {size}: more than "
+            f"{MAX_TABLE_BITS} + {STATED_ROW_BITS_PER_CHAR} x (characters of p and q) bits",
+        )
 
 
 def _check_position(cert: Json, where: str) -> Facts:
@@ -608,23 +637,38 @@ def _check_position(cert: Json, where: str) -> Facts:
     position = _textbook_position(p, q, where)
     law, (emitted_nums, emitted_den) = position.law, position.emitted
     for i, (token, values) in enumerate(claimed):
-        recomputed = {"p": Ratio(law.target[token], law.den), "q": Ratio(law.draft[token], law.den),
-                      "accept": Ratio(law.accept[token], law.den),
-                      "residual": Ratio(law.residual[token], law.den),
-                      "emitted": Ratio(emitted_nums[token], emitted_den)}
+        recomputed = {
+            "p": Ratio(law.target[token], law.den),
+            "q": Ratio(law.draft[token], law.den),
+            "accept": Ratio(law.accept[token], law.den),
+            "residual": Ratio(law.residual[token], law.den),
+            "emitted": Ratio(emitted_nums[token], emitted_den),
+        }
         for key in ("p", "q", "accept", "residual", "emitted"):
             _same(_ROW_REASONS[key], f"{where}.rows[{i}].{key}", recomputed[key], values[key])
-    totals = {"alpha": position.alpha, "normalizer": position.normalizer, "rejection": position.rejection,
-              "tv": position.tv}
+    totals = {
+        "alpha": position.alpha,
+        "normalizer": position.normalizer,
+        "rejection": position.rejection,
+        "tv": position.tv,
+    }
     claimed_totals = _only_fields(_field(cert, "totals", where), TOTAL_FIELDS, f"{where}.totals")
     for key in TOTAL_FIELDS:
         here = f"{where}.totals.{key}"
         _same(Reason.TOTAL, here, totals[key], _rational(claimed_totals[key], here))
-    truth = {"alpha_equals_one_minus_tv": _equal(_sum([position.alpha, position.tv]), Ratio(1, 1)),
-             "dist_equals_p": position.lossless}
+    truth = {
+        "alpha_equals_one_minus_tv": _equal(_sum([position.alpha, position.tv]), Ratio(1, 1)),
+        "dist_equals_p": position.lossless,
+    }
     _claims(cert, where, CLAIMS, truth)
-    return {"schema": cert["schema"], "law": law, "emitted": (emitted_nums, emitted_den),
-            "raw_sums": raw_sums, "totals": totals, "claims": truth}
+    return {
+        "schema": cert["schema"],
+        "law": law,
+        "emitted": (emitted_nums, emitted_den),
+        "raw_sums": raw_sums,
+        "totals": totals,
+        "claims": truth,
+    }
 
 
 # ---------------------------------------------------------------- one chain step
@@ -635,8 +679,10 @@ def _chain_rows(cert: Json, where: str, size: int) -> tuple[list[Row], list[Rati
     rows = _only_fields(_field(cert, "rows", where), ("encoding", "table"), f"{where}.rows")
     encoding, table = rows["encoding"], rows["table"]
     if encoding not in (EXACT_ENCODING, COMPACT_ENCODING):
-        raise Rejection(Reason.SCHEMA, f"{where}.rows has encoding {_show(encoding)}, not "
-                                       f"{EXACT_ENCODING!r} or {COMPACT_ENCODING!r}")
+        raise Rejection(
+            Reason.SCHEMA,
+            f"{where}.rows has encoding {_show(encoding)}, not {EXACT_ENCODING!r} or {COMPACT_ENCODING!r}",
+        )
     if not isinstance(table, list) or not table:
         raise Rejection(Reason.MALFORMED, f"{where}.rows.table is not a non-empty list")
     out: list[Row] = []
@@ -700,8 +746,11 @@ def _bounded_mass(value: Ratio, where: str) -> Ratio:
     """A re-derived mass (a reach, a branch's mass, a sum of them) of an outcome or block tree
     holds a denominator of at most :data:`MAX_MASS_BITS` bits."""
     if value.den.bit_length() > MAX_MASS_BITS:
-        raise Rejection(Reason.MALFORMED, f"{where}: a mass over a denominator of {value.den.bit_length()} bits "
-                                          f"(outcome and block trees hold masses up to {MAX_MASS_BITS} bits)")
+        raise Rejection(
+            Reason.MALFORMED,
+            f"{where}: a mass over a denominator of {value.den.bit_length()} bits "
+            f"(outcome and block trees hold masses up to {MAX_MASS_BITS} bits)",
+        )
     return value
 
 
@@ -714,9 +763,14 @@ def _children(law: PositionLaw, stops: frozenset[int]) -> list[int]:
 def _stop_tokens(cert: Json, where: str, size: int) -> frozenset[int]:
     """A chain's stop ids (absent: none), strictly increasing ids in [0, V)."""
     stops = cert.get("stop_tokens", [])
-    if not isinstance(stops, list) or any(type(t) is not int or not 0 <= t < size for t in stops) \
-            or any(a >= b for a, b in zip(stops, stops[1:])):
-        raise Rejection(Reason.TOKENS, f"{where}.stop_tokens is {_show(stops)}, not increasing token ids in [0, {size})")
+    if (
+        not isinstance(stops, list)
+        or any(type(t) is not int or not 0 <= t < size for t in stops)
+        or any(a >= b for a, b in zip(stops, stops[1:]))
+    ):
+        raise Rejection(
+            Reason.TOKENS, f"{where}.stop_tokens is {_show(stops)}, not increasing token ids in [0, {size})"
+        )
     return frozenset(stops)
 
 
@@ -757,8 +811,10 @@ def _check_chain(cert: Json, where: str) -> Facts:
     totals = _only_fields(_field(cert, "totals", where), CHAIN_TOTALS, f"{where}.totals")
     lengths = totals["accepted_length"]
     if not isinstance(lengths, list) or len(lengths) != gamma + 1:  # bounds gamma by the document
-        raise Rejection(Reason.MALFORMED, f"{where}.totals.accepted_length is not a list of "
-                                          f"gamma + 1 = {_show(gamma + 1)} rationals")
+        raise Rejection(
+            Reason.MALFORMED,
+            f"{where}.totals.accepted_length is not a list of gamma + 1 = {_show(gamma + 1)} rationals",
+        )
     nodes = _field(cert, "nodes", where)
     if not isinstance(nodes, list) or not nodes:
         raise Rejection(Reason.MALFORMED, f"{where}.nodes is not a non-empty list")
@@ -804,17 +860,27 @@ def _check_chain(cert: Json, where: str) -> Facts:
             order.append(prefix + (t,))
             expected_reach[prefix + (t,)] = _product(reach, Ratio(law.accept[t], law.den))
     if uncounted:  # the children of unlisted prefixes are not enumerated: a lower bound
-        raise Rejection(Reason.NODES, f"{where} lists {len(nodes)} nodes; the verifier accepts at least "
-                                      f"{len(order) + uncounted} prefixes")
+        raise Rejection(
+            Reason.NODES,
+            f"{where} lists {len(nodes)} nodes; the verifier accepts at least {len(order) + uncounted} prefixes",
+        )
     if len(nodes) != len(order):
         raise Rejection(Reason.NODES, f"{where} lists {len(nodes)} nodes; the verifier accepts {len(order)} prefixes")
 
-    def passed(groups: dict[tuple[int, int], list[Ratio]]) -> Ratio:  # sum of A(s) * alpha(s) over the nodes grouped by pair of rows
+    def passed(
+        groups: dict[tuple[int, int], list[Ratio]],
+    ) -> Ratio:  # sum of A(s) * alpha(s) over the nodes grouped by pair of rows
         return _sum([_product(_sum(reaches), laws[pair].alpha) for pair, reaches in groups.items()])
 
-    def ended(groups: dict[tuple[int, int], list[Ratio]]) -> Ratio:  # sum of A(s) * (accept mass on stop tokens at s), grouped by pair of rows
-        return _sum([_product(_sum(reaches), Ratio(sum(laws[pair].law.accept[t] for t in stop_set), laws[pair].law.den))
-                     for pair, reaches in groups.items()])
+    def ended(
+        groups: dict[tuple[int, int], list[Ratio]],
+    ) -> Ratio:  # sum of A(s) * (accept mass on stop tokens at s), grouped by pair of rows
+        return _sum(
+            [
+                _product(_sum(reaches), Ratio(sum(laws[pair].law.accept[t] for t in stop_set), laws[pair].law.den))
+                for pair, reaches in groups.items()
+            ]
+        )
 
     length_law = [_sum([*terms, ended(ended_by_depth[k])]) for k, terms in enumerate(stops)] + [passed(last_by_pair)]
     for k, value in enumerate(lengths):
@@ -831,9 +897,18 @@ def _check_chain(cert: Json, where: str) -> Facts:
         _same(Reason.TOTAL, f"{where}.totals.{key}", value, _rational(totals[key], f"{where}.totals.{key}"))
     truth = {"stream_equals_target_law": all(position.lossless for position in laws.values())}
     _claims(cert, where, CHAIN_CLAIMS, truth)
-    return {"schema": CHAIN_SCHEMA, "gamma": gamma, "nodes": len(nodes), "row_pairs": len(laws), "stop_tokens": stop_set,
-            "raw_sums": raw_sums, "accepted_length": length_law, "expected_emitted": expected,
-            "mean_alpha": mean_alpha, "claims": truth}
+    return {
+        "schema": CHAIN_SCHEMA,
+        "gamma": gamma,
+        "nodes": len(nodes),
+        "row_pairs": len(laws),
+        "stop_tokens": stop_set,
+        "raw_sums": raw_sums,
+        "accepted_length": length_law,
+        "expected_emitted": expected,
+        "mean_alpha": mean_alpha,
+        "claims": truth,
+    }
 
 
 # ---------------------------------------------------------------- one position as an outcome tree
@@ -869,8 +944,9 @@ class _Named:
 _named = _Named
 
 
-def _outcome_rows(cert: Json, where: str, size: int, branches: int, gamma: int | None = None
-                  ) -> tuple[dict[str, _Named], dict[str, Recipe], list[str], dict[tuple[str, Ids], str]]:
+def _outcome_rows(
+    cert: Json, where: str, size: int, branches: int, gamma: int | None = None
+) -> tuple[dict[str, _Named], dict[str, Recipe], list[str], dict[tuple[str, Ids], str]]:
     """The named rows of an outcome certificate, each re-derived from its recipe.
 
     A row is ``{"recipe": [...]}`` with ``"values"`` ("n/d" strings) only for an ``input`` row
@@ -901,14 +977,23 @@ def _outcome_rows(cert: Json, where: str, size: int, branches: int, gamma: int |
         if not isinstance(item, dict) or not set(item) <= {"recipe", "values"}:
             raise Rejection(Reason.MALFORMED, f"{here} is not an object with a recipe (and values)")
         recipe = _field(item, "recipe", here)
-        if not isinstance(recipe, list) or not recipe or not isinstance(recipe[0], str) or recipe[0] not in _RECIPE_ROWS:
-            raise Rejection(Reason.MALFORMED, f"{here}.recipe is {_show(recipe)}: not a list that starts with a known kind")
+        if (
+            not isinstance(recipe, list)
+            or not recipe
+            or not isinstance(recipe[0], str)
+            or recipe[0] not in _RECIPE_ROWS
+        ):
+            raise Rejection(
+                Reason.MALFORMED, f"{here}.recipe is {_show(recipe)}: not a list that starts with a known kind"
+            )
         if (recipe[0] in ("input", "given")) != ("values" in item):
             raise Rejection(Reason.MALFORMED, f"{here}: values belong to input and given rows only")
         if recipe[0] == "input":
             key = _input_key(recipe, name, size, gamma, here)
             if key in inputs:
-                raise Rejection(Reason.MALFORMED, f"{here} is a second input row {key[0]} after the prefix {list(key[1])}")
+                raise Rejection(
+                    Reason.MALFORMED, f"{here} is a second input row {key[0]} after the prefix {list(key[1])}"
+                )
             inputs[key] = name
         elif len(recipe) != 1 + _RECIPE_ARITY[recipe[0]]:
             raise Rejection(Reason.MALFORMED, f"{here}.recipe {_show(recipe)} has the wrong arguments (a count)")
@@ -917,18 +1002,28 @@ def _outcome_rows(cert: Json, where: str, size: int, branches: int, gamma: int |
         raise Rejection(Reason.MISSING_FIELD, f"{where}.rows has no input row 'p' (the target's row)")
     derived = sum(1 for recipe in recipes.values() if recipe[0] not in ("input", "given"))
     if derived > 16 + branches // size + 8 * len(inputs):
-        raise Rejection(Reason.MALFORMED, f"{where} derives {derived} rows for {branches} branches and {len(inputs)} "
-                                          f"input rows: more than 16 + branches // vocab_size + 8 per input row")
+        raise Rejection(
+            Reason.MALFORMED,
+            f"{where} derives {derived} rows for {branches} branches and {len(inputs)} "
+            f"input rows: more than 16 + branches // vocab_size + 8 per input row",
+        )
     budget = [MAX_TABLE_BITS + STATED_ROW_BITS_PER_CHAR * _stated_lengths(spec, recipes, size, where)]
 
     def room(den: int, here: str) -> None:  # called before a row over ``den`` is built
         if den.bit_length() > MAX_ROW_BITS:
-            raise Rejection(Reason.MALFORMED, f"{here}: a row over a common denominator of {den.bit_length()} bits "
-                                              f"(outcome certificates hold rows up to {MAX_ROW_BITS} bits)")
+            raise Rejection(
+                Reason.MALFORMED,
+                f"{here}: a row over a common denominator of {den.bit_length()} bits "
+                f"(outcome certificates hold rows up to {MAX_ROW_BITS} bits)",
+            )
         budget[0] -= size * max(1, den.bit_length())
         if budget[0] < 0:
-            raise Rejection(Reason.MALFORMED, f"{here}: the rows hold more than {MAX_TABLE_BITS} + "
-                                              f"{STATED_ROW_BITS_PER_CHAR} x (characters of stated row values) bits")
+            raise Rejection(
+                Reason.MALFORMED,
+                f"{here}: the rows hold more than {MAX_TABLE_BITS} + "
+                f"{STATED_ROW_BITS_PER_CHAR} x (characters of stated row values) bits",
+            )
+
     rows: dict[str, _Named] = {}
     given: list[str] = []
     for name in _dependency_order(recipes, where):
@@ -943,8 +1038,10 @@ def _outcome_rows(cert: Json, where: str, size: int, branches: int, gamma: int |
         else:
             row = _derive(kind, args, rows, size, here, room)
         if max(row.nums) > row.den:  # so numerators are bounded too: every row is a (sub-)probability row
-            raise Rejection(Reason.MALFORMED, f"{here}: an entry above 1 (rows hold probabilities, masks and "
-                                              f"residual masses, each in [0, 1])")
+            raise Rejection(
+                Reason.MALFORMED,
+                f"{here}: an entry above 1 (rows hold probabilities, masks and residual masses, each in [0, 1])",
+            )
         rows[name] = _named(row)
     return rows, recipes, given, inputs
 
@@ -958,8 +1055,10 @@ def _stated_lengths(spec: dict[str, Json], recipes: dict[str, Recipe], size: int
         if recipe[0] in ("input", "given"):
             values = spec[name]["values"]
             if not isinstance(values, list) or len(values) != size:
-                raise Rejection(Reason.TOKENS, f"{where}.rows.{_cut(name)}.values is not a list of vocab_size = "
-                                               f"{_show(size)} 'n/d' strings")
+                raise Rejection(
+                    Reason.TOKENS,
+                    f"{where}.rows.{_cut(name)}.values is not a list of vocab_size = {_show(size)} 'n/d' strings",
+                )
             chars += sum(len(v) for v in values if isinstance(v, str))
     return chars
 
@@ -969,35 +1068,74 @@ def _input_key(recipe: Recipe, name: str, size: int, gamma: int | None, where: s
     block certificate ``["input", "p" or "q", [ids]]``, a prefix of at most gamma ids in [0, V)."""
     if gamma is None:
         if len(recipe) != 2 or recipe[1] != name or name not in INPUT_ROWS:
-            raise Rejection(Reason.MALFORMED, f"{where}.recipe {_show(recipe)} has the wrong arguments "
-                                              f"(an input row is one of {INPUT_ROWS}, named after itself)")
+            raise Rejection(
+                Reason.MALFORMED,
+                f"{where}.recipe {_show(recipe)} has the wrong arguments "
+                f"(an input row is one of {INPUT_ROWS}, named after itself)",
+            )
         return name, ()
     if len(recipe) != 3 or recipe[1] not in ("p", "q") or not isinstance(recipe[2], list) or len(recipe[2]) > gamma:
-        raise Rejection(Reason.MALFORMED, f"{where}.recipe {_show(recipe)} is not [\"input\", \"p\" or \"q\", a prefix "
-                                          f"of at most gamma ids]")
+        raise Rejection(
+            Reason.MALFORMED,
+            f'{where}.recipe {_show(recipe)} is not ["input", "p" or "q", a prefix of at most gamma ids]',
+        )
     return recipe[1], tuple(_token(t, size, f"{where}.recipe prefix") for t in recipe[2])
 
 
 #: Recipe kind -> how many arguments it takes, and which of them name rows.
-_RECIPE_ARITY = {"input": 1, "given": 0, "copy": 1, "positive-part": 2, "floor-difference": 3, "normalized": 1,
-                 "without": 2, "one-hot-argmax": 1, "uniform": 0, "times-capped-ratio": 4, "scaled": 2, "minimum": 2,
-                 "float-rounded": 2, "float-positive-part": 3, "float-normalized": 2, "float-divided": 3}
-_RECIPE_ROWS = {"input": (), "given": (), "copy": (0,), "positive-part": (0, 1), "floor-difference": (0, 1),
-                "normalized": (0,), "without": (0,), "one-hot-argmax": (0,), "uniform": (),
-                "times-capped-ratio": (0, 1, 2), "scaled": (0,), "minimum": (0, 1),
-                "float-rounded": (0,), "float-positive-part": (0, 1), "float-normalized": (0,), "float-divided": (0,)}
+_RECIPE_ARITY = {
+    "input": 1,
+    "given": 0,
+    "copy": 1,
+    "positive-part": 2,
+    "floor-difference": 3,
+    "normalized": 1,
+    "without": 2,
+    "one-hot-argmax": 1,
+    "uniform": 0,
+    "times-capped-ratio": 4,
+    "scaled": 2,
+    "minimum": 2,
+    "float-rounded": 2,
+    "float-positive-part": 3,
+    "float-normalized": 2,
+    "float-divided": 3,
+}
+_RECIPE_ROWS = {
+    "input": (),
+    "given": (),
+    "copy": (0,),
+    "positive-part": (0, 1),
+    "floor-difference": (0, 1),
+    "normalized": (0,),
+    "without": (0,),
+    "one-hot-argmax": (0,),
+    "uniform": (),
+    "times-capped-ratio": (0, 1, 2),
+    "scaled": (0,),
+    "minimum": (0, 1),
+    "float-rounded": (0,),
+    "float-positive-part": (0, 1),
+    "float-normalized": (0,),
+    "float-divided": (0,),
+}
 
 #: IEEE 754 binary formats a float step may name: (precision in bits, the implicit one included;
 #: the smallest and the largest normal exponent). A float step is the exact result rounded to
 #: nearest, ties to even (IEEE 754-2019, 4.3.1), with gradual underflow.
-FLOAT_FORMATS = {"float16": (11, -14, 15), "bfloat16": (8, -126, 127), "float32": (24, -126, 127),
-                 "float64": (53, -1022, 1023)}
+FLOAT_FORMATS = {
+    "float16": (11, -14, 15),
+    "bfloat16": (8, -126, 127),
+    "float32": (24, -126, 127),
+    "float64": (53, -1022, 1023),
+}
 
 
 def _float_format(name: Json, where: str) -> Format:
     if not isinstance(name, str) or name not in FLOAT_FORMATS:
-        raise Rejection(Reason.MALFORMED, f"{where} names the float format {_show(name)}, not one of "
-                                          f"{', '.join(FLOAT_FORMATS)}")
+        raise Rejection(
+            Reason.MALFORMED, f"{where} names the float format {_show(name)}, not one of {', '.join(FLOAT_FORMATS)}"
+        )
     return FLOAT_FORMATS[name]
 
 
@@ -1107,10 +1245,17 @@ def _named_sum(a: _Named, fmt: Format, order: Json, where: str) -> tuple[Ratio |
     reported as a stated value the verdict depends on. None: the sum overflows."""
     if isinstance(order, str):
         return _some_float_sum(a, fmt, order, where), True
-    if not isinstance(order, list) or not order or order[0] not in SUM_ORDERS \
-            or len(order) != (2 if order[0] == "left-to-right" else 3):
-        raise Rejection(Reason.MALFORMED, f"{where}.recipe sum is {_show(order)}: not [\"left-to-right\", "
-                                          f"accumulator], [\"tree\", accumulator, tree] or a stated 'n/d' sum")
+    if (
+        not isinstance(order, list)
+        or not order
+        or order[0] not in SUM_ORDERS
+        or len(order) != (2 if order[0] == "left-to-right" else 3)
+    ):
+        raise Rejection(
+            Reason.MALFORMED,
+            f'{where}.recipe sum is {_show(order)}: not ["left-to-right", '
+            f"accumulator], [\"tree\", accumulator, tree] or a stated 'n/d' sum",
+        )
     acc = _float_format(order[1], f"{where}.recipe accumulator")
     tree = list(range(len(a.row.nums))) if order[0] == "left-to-right" else order[2]
     return _ordered_sum(a.row, tree, acc, fmt, f"{where}.recipe sum order"), False
@@ -1134,16 +1279,20 @@ def _some_float_sum(row: _Named, fmt: Format, value: Json, where: str) -> Ratio:
     total, den = row.cumulative[-1], row.row.den  # S = total / den
     if total == 0 or s.num == 0:
         if total != s.num:
-            raise Rejection(Reason.TOTAL, f"{where}.recipe sum {_show(value)}: the row's mass is "
-                                          f"{'0' if total == 0 else 'not 0'}")
+            raise Rejection(
+                Reason.TOTAL, f"{where}.recipe sum {_show(value)}: the row's mass is {'0' if total == 0 else 'not 0'}"
+            )
         return s
     if s.num * den < max(row.row.nums) * s.den:
         raise Rejection(Reason.TOTAL, f"{where}.recipe sum {_show(value)} is less than the row's largest entry")
     k = sum(1 for n in row.row.nums if n) - 1  # adding a 0 is exact, in any order
     bound = k + (1 if precision < 24 else 0)  # |s - S| <= bound u S: |s.num den - total s.den| 2^p <= bound total s.den
     if abs(s.num * den - total * s.den) << precision > bound * total * s.den:
-        raise Rejection(Reason.TOTAL, f"{where}.recipe sum {_show(value)} is farther from the row's sum than "
-                                      f"any order of its {k} additions rounds")
+        raise Rejection(
+            Reason.TOTAL,
+            f"{where}.recipe sum {_show(value)} is farther from the row's sum than "
+            f"any order of its {k} additions rounds",
+        )
     return s
 
 
@@ -1170,9 +1319,13 @@ def _dependency_order(recipes: dict[str, Recipe], where: str) -> list[str]:
             for i in _RECIPE_ROWS[kind]:
                 arg = args[i]
                 if not isinstance(arg, str) or arg not in recipes:
-                    raise Rejection(Reason.MALFORMED, f"{where}.rows.{_cut(name)} reads row {_show(arg)}, which is not listed")
+                    raise Rejection(
+                        Reason.MALFORMED, f"{where}.rows.{_cut(name)} reads row {_show(arg)}, which is not listed"
+                    )
                 if state.get(arg) == 1:
-                    raise Rejection(Reason.MALFORMED, f"{where}.rows.{_cut(name)} depends on itself through {_cut(arg)}")
+                    raise Rejection(
+                        Reason.MALFORMED, f"{where}.rows.{_cut(name)} depends on itself through {_cut(arg)}"
+                    )
                 if state.get(arg) != 2:
                     pending.append(arg)
             if pending:
@@ -1226,8 +1379,9 @@ def _derive(kind: str, args: list[Json], rows: dict[str, _Named], size: int, whe
     # A float row is over a power of two of at most precision - 1 - emin bits (1074 for float64):
     # it is built, then charged (so one row of V such entries is built before the charge).
     if kind == "float-rounded":  # fl(a_i): a row as float code holds it
-        return _charged(_rounded_row(a.row.nums, a.row.den, _float_format(args[1], f"{where}.recipe format")),
-                        where, room)
+        return _charged(
+            _rounded_row(a.row.nums, a.row.den, _float_format(args[1], f"{where}.recipe format")), where, room
+        )
     # fl(a_i / s), s the row's float sum: left to right (float-normalized), or in the order the recipe
     # names (float-divided); a row of mass 0 is kept (it is all zeros: no draw reads it), and a row of
     # positive mass whose float sum is 0 or overflows is refused, in both recipes
@@ -1241,17 +1395,21 @@ def _derive(kind: str, args: list[Json], rows: dict[str, _Named], size: int, whe
             room(a.row.den, where)
             return a.row
         if total is None or total.num == 0:
-            raise Rejection(Reason.TOTAL, f"{where}: the float sum of row {_cut(args[0])} "
-                                          f"{'overflows to inf' if total is None else 'is 0'} while its mass is not 0 "
-                                          f"(float code would divide by it: inf or NaN entries)")
+            raise Rejection(
+                Reason.TOTAL,
+                f"{where}: the float sum of row {_cut(args[0])} "
+                f"{'overflows to inf' if total is None else 'is 0'} while its mass is not 0 "
+                f"(float code would divide by it: inf or NaN entries)",
+            )
         return _charged(_rounded_row([n * total.den for n in a.row.nums], a.row.den * total.num, fmt), where, room)
     b = _named_row(rows, args[1], where).row
     if kind == "float-positive-part":  # max(fl(a_i - b_i), 0): the residual as float code forms it
         fmt = _float_format(args[2], f"{where}.recipe format")
         den = lcm(a.row.den, b.den)
         sa, sb = den // a.row.den, den // b.den
-        return _charged(_rounded_row([max(x * sa - y * sb, 0) for x, y in zip(a.row.nums, b.nums)], den, fmt),
-                        where, room)
+        return _charged(
+            _rounded_row([max(x * sa - y * sb, 0) for x, y in zip(a.row.nums, b.nums)], den, fmt), where, room
+        )
     if kind == "minimum":  # min(a_i, b_i)
         den = lcm(a.row.den, b.den)
         room(den, where)
@@ -1274,8 +1432,11 @@ def _constant(value: Json, where: str) -> Ratio:
     numerator and denominator of at most MAX_ROW_BITS bits, as a row's entries."""
     ratio = _rational(value, where)
     if max(ratio.num.bit_length(), ratio.den.bit_length()) > MAX_ROW_BITS:
-        raise Rejection(Reason.MALFORMED, f"{where} is a rational of {ratio.num.bit_length()}/{ratio.den.bit_length()} "
-                                          f"bits (constants hold up to {MAX_ROW_BITS} bits, as rows do)")
+        raise Rejection(
+            Reason.MALFORMED,
+            f"{where} is a rational of {ratio.num.bit_length()}/{ratio.den.bit_length()} "
+            f"bits (constants hold up to {MAX_ROW_BITS} bits, as rows do)",
+        )
     return ratio
 
 
@@ -1314,7 +1475,7 @@ def _coin_below(model: str, t: Ratio, strict: bool) -> Ratio:
     if model == "continuous":
         return Ratio(0, 1) if t.num <= 0 else Ratio(1, 1) if t.num >= t.den else t
     if model.startswith("fixed:"):
-        value = _constant(model[len("fixed:"):], "a fixed coin")
+        value = _constant(model[len("fixed:") :], "a fixed coin")
         if value.num > value.den:
             raise Rejection(Reason.MALFORMED, f"a fixed coin at {_show(value)}, outside [0, 1]")
         return Ratio(int(_less(value, t, strict)), 1)
@@ -1326,8 +1487,16 @@ def _coin_below(model: str, t: Ratio, strict: bool) -> Ratio:
     return Ratio(max(0, min(high, top) - low + 1), n)
 
 
-def _threshold(bound: Json, rows: dict[str, _Named], size: int, where: str, read: set[str], model: str, upper: bool,
-               stated: list[str] | None = None) -> tuple[Ratio, bool]:
+def _threshold(
+    bound: Json,
+    rows: dict[str, _Named],
+    size: int,
+    where: str,
+    read: set[str],
+    model: str,
+    upper: bool,
+    stated: list[str] | None = None,
+) -> tuple[Ratio, bool]:
     """A coin interval's end: ``{"source": [...], "strict": bool}``, its value re-derived; ``model``
     is the coin's, ``upper`` whether this is the upper end. A ``const`` end is the one value that is
     not re-derived: it is appended to ``stated`` (where it is, and its value), which the check reports
@@ -1372,13 +1541,19 @@ def _threshold(bound: Json, rows: dict[str, _Named], size: int, where: str, read
         return (Ratio(2, 1) if rounded is None else rounded), strict
     if kind in _GRID_TESTS and len(source) == 7:  # the passing coins are u < t: the upper end, strict
         if source[5] != model or strict != upper:  # or the failing ones, u >= t: the lower end, not strict
-            raise Rejection(Reason.MALFORMED, f"{where}: a {kind} threshold counts the coins of its own grid "
-                                              f"{_show(source[5])} that pass (u < t, an upper end, strict) or fail "
-                                              f"(u >= t, a lower end, not strict); here the coin is {_show(model)}, "
-                                              f"an {'upper' if upper else 'lower'} end, strict {strict}")
+            raise Rejection(
+                Reason.MALFORMED,
+                f"{where}: a {kind} threshold counts the coins of its own grid "
+                f"{_show(source[5])} that pass (u < t, an upper end, strict) or fail "
+                f"(u >= t, a lower end, not strict); here the coin is {_show(model)}, "
+                f"an {'upper' if upper else 'lower'} end, strict {strict}",
+            )
         return _float_product(source, rows, size, where, read), strict
-    raise Rejection(Reason.MALFORMED, f"{where} has source {_show(source)}, not ratio/cdf/masses/const/"
-                                      "float-ratio/float-product/rounded-coin-ratio/rounded-coin-product")
+    raise Rejection(
+        Reason.MALFORMED,
+        f"{where} has source {_show(source)}, not ratio/cdf/masses/const/"
+        "float-ratio/float-product/rounded-coin-ratio/rounded-coin-product",
+    )
 
 
 #: The thresholds that count the grid coins passing a float test (:func:`_float_product`).
@@ -1404,8 +1579,10 @@ def _float_product(source: list[Json], rows: dict[str, _Named], size: int, where
     x = _token(x, size, f"{where} token")
     fmt = _float_format(fmt_name, where)
     if not isinstance(coin, str) or coin not in _COIN_GRIDS or cmp not in ("<", "<="):
-        raise Rejection(Reason.MALFORMED, f"{where}: the {kind} test needs a grid coin and < or <=, not "
-                                          f"{_show(coin)} and {_show(cmp)}")
+        raise Rejection(
+            Reason.MALFORMED,
+            f"{where}: the {kind} test needs a grid coin and < or <=, not {_show(coin)} and {_show(cmp)}",
+        )
     bits, open_closed = _COIN_GRIDS[coin]
     wide = max(fmt, FLOAT_FORMATS["float32" if bits <= 24 else "float64"])
     read.update((a_name, b_name))
@@ -1439,8 +1616,14 @@ def _float_product(source: list[Json], rows: dict[str, _Named], size: int, where
     return Ratio(lo, n)
 
 
-def _event_probability(event: dict[str, Json], rows: dict[str, _Named], size: int, where: str, read: set[str],
-                       stated: list[str] | None = None) -> Ratio:
+def _event_probability(
+    event: dict[str, Json],
+    rows: dict[str, _Named],
+    size: int,
+    where: str,
+    read: set[str],
+    stated: list[str] | None = None,
+) -> Ratio:
     """A branch's probability (a :class:`Ratio`) from its primitive and the rows alone; the
     names of the rows it reads are added to ``read``.
 
@@ -1449,7 +1632,7 @@ def _event_probability(event: dict[str, Json], rows: dict[str, _Named], size: in
     holds on the rows, else 0. ``race {first, given, second, winner}``: see :func:`_race_given`.
     A ``const`` coin threshold is appended to ``stated`` (:func:`_threshold`).
     """
-    (kind, body), = event.items()  # one event: checked by _branch_shapes
+    ((kind, body),) = event.items()  # one event: checked by _branch_shapes
     if kind == "draw":
         body = _only_fields(body, ("row", "token"), where)
         row = _named_row(rows, body["row"], where)
@@ -1460,11 +1643,15 @@ def _event_probability(event: dict[str, Json], rows: dict[str, _Named], size: in
     if kind == "coin":
         body = _only_fields(body, ("model", "lower", "upper"), where)
         model = body["model"]
-        if not isinstance(model, str) or not (model == "continuous" or model in _COIN_GRIDS or model.startswith("fixed:")):
+        if not isinstance(model, str) or not (
+            model == "continuous" or model in _COIN_GRIDS or model.startswith("fixed:")
+        ):
             raise Rejection(Reason.MALFORMED, f"{where} has coin model {_show(model)}")
         top = Ratio(1, 1)
         if body["upper"] is not None:
-            top = _coin_below(model, *_threshold(body["upper"], rows, size, f"{where}.upper", read, model, True, stated))
+            top = _coin_below(
+                model, *_threshold(body["upper"], rows, size, f"{where}.upper", read, model, True, stated)
+            )
         if body["lower"] is None:
             return top
         value, strict = _threshold(body["lower"], rows, size, f"{where}.lower", read, model, False, stated)
@@ -1475,8 +1662,11 @@ def _event_probability(event: dict[str, Json], rows: dict[str, _Named], size: in
         condition = _field(body, "condition", where)
         if condition == ["always"]:
             return Ratio(1, 1)
-        if not isinstance(condition, list) or len(condition) != 3 or condition[0] not in (
-                "argmax-is", "argmax-is-not", "zero", "positive"):
+        if (
+            not isinstance(condition, list)
+            or len(condition) != 3
+            or condition[0] not in ("argmax-is", "argmax-is-not", "zero", "positive")
+        ):
             raise Rejection(Reason.MALFORMED, f"{where} has condition {_show(condition)}")
         row, t = _named_row(rows, condition[1], where), _token(condition[2], size, f"{where} token")
         read.add(condition[1])
@@ -1490,8 +1680,11 @@ def _event_probability(event: dict[str, Json], rows: dict[str, _Named], size: in
         first, second = _named_row(rows, body["first"], where).row, _named_row(rows, body["second"], where).row
         given, winner = _token(body["given"], size, f"{where}.given"), _token(body["winner"], size, f"{where}.winner")
         if size > MAX_RACE_VOCAB or max(first.den, second.den).bit_length() > MAX_RACE_BITS:
-            raise Rejection(Reason.MALFORMED, f"{where}: races are checked up to V = {MAX_RACE_VOCAB} and rows over "
-                                              f"denominators of {MAX_RACE_BITS} bits")
+            raise Rejection(
+                Reason.MALFORMED,
+                f"{where}: races are checked up to V = {MAX_RACE_VOCAB} and rows over "
+                f"denominators of {MAX_RACE_BITS} bits",
+            )
         if first.nums[given] == 0:
             raise Rejection(Reason.MALFORMED, f"{where}: the first race cannot be won by {given} (weight 0)")
         read.update((body["first"], body["second"]))
@@ -1518,11 +1711,17 @@ def _race_given(a: list[int], x: int, b: list[int], y: int) -> Fraction:
     else:
         lo, hi = Fraction(a[y], b[y]), (Fraction(a[x], b[x]) if b[x] else None)
         others = [i for i in range(len(a)) if i not in (x, y)]
-        cuts = sorted({Fraction(a[i], b[i]) for i in others if b[i] and lo < Fraction(a[i], b[i])
-                       and (hi is None or Fraction(a[i], b[i]) < hi)})
+        cuts = sorted(
+            {
+                Fraction(a[i], b[i])
+                for i in others
+                if b[i] and lo < Fraction(a[i], b[i]) and (hi is None or Fraction(a[i], b[i]) < hi)
+            }
+        )
         # the pieces between consecutive edges lo, *cuts, hi (hi None: unbounded)
-        pieces: list[tuple[Fraction, Fraction | None]] = \
+        pieces: list[tuple[Fraction, Fraction | None]] = (
             list(zip([lo, *cuts], [*cuts, hi])) if hi is None or lo < hi else []
+        )
         total = Fraction(0)
         for left, right in pieces:
             probe = left + 1 if right is None else (left + right) / 2  # a point inside the piece
@@ -1545,7 +1744,11 @@ def _branch_shapes(nodes: list[Json], where: str) -> int:
             raise Rejection(Reason.MALFORMED, f"{here}.branches is not a non-empty list")
         for j, branch in enumerate(branches):
             event = _only_fields(branch, ("event", "probability", "child"), f"{here}.branches[{j}]")["event"]
-            if not isinstance(event, dict) or len(event) != 1 or next(iter(event)) not in ("draw", "coin", "choice", "race"):
+            if (
+                not isinstance(event, dict)
+                or len(event) != 1
+                or next(iter(event)) not in ("draw", "coin", "choice", "race")
+            ):
                 raise Rejection(Reason.MALFORMED, f"{here}.branches[{j}].event is {_show(event)}: not one known event")
         count += len(branches)
     return count
@@ -1611,8 +1814,10 @@ def _stated_sums(recipes: dict[str, Recipe], names: Iterable[str], where: str) -
     for name in _derived_from(recipes, names):
         recipe = recipes[name]
         if recipe[0] == "float-divided" and isinstance(recipe[3], str):
-            out.append(f"{where}.rows.{_cut(name)}: the float sum {_cut(recipe[3])} of row {_cut(recipe[1])}, "
-                       f"stated (bounded, not derived)")
+            out.append(
+                f"{where}.rows.{_cut(name)}: the float sum {_cut(recipe[3])} of row {_cut(recipe[1])}, "
+                f"stated (bounded, not derived)"
+            )
     return out
 
 
@@ -1624,8 +1829,14 @@ def _sum_orders(recipes: dict[str, Recipe], names: Iterable[str]) -> list[tuple[
     for name in _derived_from(recipes, names):
         kind, *args = recipes[name]
         if kind == "float-normalized":
-            out.append((name, args[0], args[1], "left to right" + (", in a float32 accumulator"
-                                                                    if FLOAT_FORMATS[args[1]][0] < 24 else "")))
+            out.append(
+                (
+                    name,
+                    args[0],
+                    args[1],
+                    "left to right" + (", in a float32 accumulator" if FLOAT_FORMATS[args[1]][0] < 24 else ""),
+                )
+            )
         elif kind == "float-divided" and isinstance(args[2], list):
             order = "left to right" if args[2][0] == "left-to-right" else "in a stated tree order"
             out.append((name, args[0], args[1], f"{order}, in a {args[2][1]} accumulator"))
@@ -1634,8 +1845,14 @@ def _sum_orders(recipes: dict[str, Recipe], names: Iterable[str]) -> list[tuple[
 
 def _position_leaf(child: Json, where: str) -> tuple[int, bool] | None:
     """[output id, accepted]"""
-    if isinstance(child, dict) and set(child) == {"leaf"} and isinstance(child["leaf"], list) \
-            and len(child["leaf"]) == 2 and type(child["leaf"][0]) is int and type(child["leaf"][1]) is bool:
+    if (
+        isinstance(child, dict)
+        and set(child) == {"leaf"}
+        and isinstance(child["leaf"], list)
+        and len(child["leaf"]) == 2
+        and type(child["leaf"][0]) is int
+        and type(child["leaf"][1]) is bool
+    ):
         return tuple(child["leaf"])
     return None
 
@@ -1661,13 +1878,21 @@ class Branch(NamedTuple):
 
 def _document_nodes(nodes: list[Json]) -> list[Node]:
     """A document's nodes (shapes checked by :func:`_branch_shapes`) as :class:`Node` values."""
-    return [Node(node["reach"], [Branch(b["event"], b["probability"], b["child"]) for b in node["branches"]])
-            for node in nodes]
+    return [
+        Node(node["reach"], [Branch(b["event"], b["probability"], b["child"]) for b in node["branches"]])
+        for node in nodes
+    ]
 
 
-def _walk(nodes: Sequence[Node], rows: dict[str, _Named], size: int, where: str,
-          leaf_key: Callable[[Json, str], LeafKey | None], bounded: bool = True, stated: list[str] | None = None
-          ) -> tuple[dict[LeafKey, list[Ratio]], list[tuple[Ratio, str, Json]], set[str]]:
+def _walk(
+    nodes: Sequence[Node],
+    rows: dict[str, _Named],
+    size: int,
+    where: str,
+    leaf_key: Callable[[Json, str], LeafKey | None],
+    bounded: bool = True,
+    stated: list[str] | None = None,
+) -> tuple[dict[LeafKey, list[Ratio]], list[tuple[Ratio, str, Json]], set[str]]:
     """THE WALK: every document kind's tree goes through it. Walk the nodes (parents first):
     re-derive each branch's probability from its primitive and the rows, check it against the
     claim (if any) and each node's branches sum to 1, and check each node's claimed reach (if
@@ -1712,8 +1937,12 @@ def _walk(nodes: Sequence[Node], rows: dict[str, _Named], size: int, where: str,
                 continue
             probability = _event_probability(branch.event, rows, size, f"{there}.event", read, stated)
             if branch.probability is not None:
-                _same(Reason.BRANCH, f"{there}.probability", probability,
-                      _rational(branch.probability, f"{there}.probability"))
+                _same(
+                    Reason.BRANCH,
+                    f"{there}.probability",
+                    probability,
+                    _rational(branch.probability, f"{there}.probability"),
+                )
             probabilities.append(probability)
             child = branch.child
             if type(child) is int and i < child < len(nodes):
@@ -1721,7 +1950,9 @@ def _walk(nodes: Sequence[Node], rows: dict[str, _Named], size: int, where: str,
                 continue
             key = leaf_key(child, f"{there}.child")
             if key is None:
-                raise Rejection(Reason.MALFORMED, f"{there}.child is {_show(child)}: not a later node or a leaf {leaf_key.__doc__}")
+                raise Rejection(
+                    Reason.MALFORMED, f"{there}.child is {_show(child)}: not a later node or a leaf {leaf_key.__doc__}"
+                )
             groups.setdefault(("leaf", key), []).append(probability)
         total = _sum(probabilities, bound and f"{here}.branches")
         if total.num != total.den:
@@ -1737,8 +1968,13 @@ def _walk(nodes: Sequence[Node], rows: dict[str, _Named], size: int, where: str,
     return leaves, spread, read
 
 
-def _token_law(leaves: dict[tuple[int, bool], list[Ratio]], spread: list[tuple[Ratio, str, Json]],
-               rows: dict[str, _Named], size: int, where: str | None) -> tuple[list[Ratio], list[Ratio], list[Ratio]]:
+def _token_law(
+    leaves: dict[tuple[int, bool], list[Ratio]],
+    spread: list[tuple[Ratio, str, Json]],
+    rows: dict[str, _Named],
+    size: int,
+    where: str | None,
+) -> tuple[list[Ratio], list[Ratio], list[Ratio]]:
     """The emitted law by token, from a walk over leaves [output, accepted]: each token's masses
     summed. Returns (the law, a :class:`Ratio` per token; the masses outside [0, V) and the
     accepted leaves' masses, to be summed into the mass outside and alpha); ``where`` bounds the
@@ -1754,8 +1990,12 @@ def _token_law(leaves: dict[tuple[int, bool], list[Ratio]], spread: list[tuple[R
         vector, den = [x * old + new * n for x, n in zip(vector, rows[name].row.nums)], common
         if flag:
             accepted.append(Ratio(scale.num * rows[name].cumulative[-1], scale.den))
-    law = [_sum(by_output[t] + [Ratio(x, den)] * bool(spread), where and f"{where}.law[{t}]")
-           if t in by_output else Ratio(x, den) for t, x in enumerate(vector)]
+    law = [
+        _sum(by_output[t] + [Ratio(x, den)] * bool(spread), where and f"{where}.law[{t}]")
+        if t in by_output
+        else Ratio(x, den)
+        for t, x in enumerate(vector)
+    ]
     return law, by_output.get(-1, []), accepted
 
 
@@ -1767,10 +2007,14 @@ def _law_tv(law: Sequence[Ratio], reference: Row, outside: Ratio = Ratio(0, 1), 
     (:func:`_stream_gap`) is the same comparison over token sequences. ``where`` bounds the sum."""
     dens = {e.den for e in law}
     if len(dens) == 1:  # a law over one denominator (a position's): the gaps are added as integers
-        den, = dens
-        gaps = [Ratio(sum(abs(e.num * reference.den - r * den) for e, r in zip(law, reference.nums)), den * reference.den)]
+        (den,) = dens
+        gaps = [
+            Ratio(sum(abs(e.num * reference.den - r * den) for e, r in zip(law, reference.nums)), den * reference.den)
+        ]
     else:
-        gaps = [Ratio(abs(e.num * reference.den - r * e.den), e.den * reference.den) for e, r in zip(law, reference.nums)]
+        gaps = [
+            Ratio(abs(e.num * reference.den - r * e.den), e.den * reference.den) for e, r in zip(law, reference.nums)
+        ]
     distance = _sum(gaps + [outside], where and f"{where}.totals.tv")
     return Ratio(distance.num, 2 * distance.den)
 
@@ -1806,8 +2050,12 @@ def _check_outcome(cert: Json, where: str) -> Facts:
     reference_source = _reference(recipes, reference_name, where)
     stated: list[str] = []  # the const thresholds the events use
     leaves, spread, read = _walk(_document_nodes(nodes), rows, size, where, _position_leaf, stated=stated)
-    claimed_law = [_rational(v, f"{where}.law[{t}]") for t, v in enumerate(_list(_field(cert, "law", where), size, f"{where}.law"))]
-    law, outside_masses, accepted = _token_law(leaves, spread, rows, size, where)  # re-derived: the claims are only compared
+    claimed_law = [
+        _rational(v, f"{where}.law[{t}]") for t, v in enumerate(_list(_field(cert, "law", where), size, f"{where}.law"))
+    ]
+    law, outside_masses, accepted = _token_law(
+        leaves, spread, rows, size, where
+    )  # re-derived: the claims are only compared
     for t, claimed in enumerate(claimed_law):
         _same(Reason.EMITTED, f"{where}.law[{t}]", law[t], claimed)
     outside = _sum(outside_masses, f"{where}.totals.out_of_range")
@@ -1818,15 +2066,23 @@ def _check_outcome(cert: Json, where: str) -> Facts:
     for key, value in totals.items():
         _same(Reason.TOTAL, f"{where}.totals.{key}", value, _rational(claimed_totals[key], f"{where}.totals.{key}"))
     truth = _claims(cert, where, OUTCOME_CLAIMS, {"lossless": tv.num == 0})
-    return {"schema": OUTCOME_SCHEMA, "law": law, "reference": [Ratio(r, reference.den) for r in reference.nums],
-            "reference_source": reference_source, "inputs": {k: [Ratio(x, rows[k].row.den) for x in rows[k].row.nums]
-                                                              for k in INPUT_ROWS if k in rows},
-            "reads": _reads(recipes, read | {reference_name}),
-            "given_reads": _reads(recipes, read | {reference_name}, "given"), "recipes": recipes, "given": given,
-            "rows": {k: [Ratio(x, r.row.den) for x in r.row.nums] for k, r in rows.items()},
-            "stated": _stated_sums(recipes, read | {reference_name}, where) + stated,
-            "sums": _sum_orders(recipes, read | {reference_name}),
-            "totals": totals, "nodes": len(nodes), "claims": truth}
+    return {
+        "schema": OUTCOME_SCHEMA,
+        "law": law,
+        "reference": [Ratio(r, reference.den) for r in reference.nums],
+        "reference_source": reference_source,
+        "inputs": {k: [Ratio(x, rows[k].row.den) for x in rows[k].row.nums] for k in INPUT_ROWS if k in rows},
+        "reads": _reads(recipes, read | {reference_name}),
+        "given_reads": _reads(recipes, read | {reference_name}, "given"),
+        "recipes": recipes,
+        "given": given,
+        "rows": {k: [Ratio(x, r.row.den) for x in r.row.nums] for k, r in rows.items()},
+        "stated": _stated_sums(recipes, read | {reference_name}, where) + stated,
+        "sums": _sum_orders(recipes, read | {reference_name}),
+        "totals": totals,
+        "nodes": len(nodes),
+        "claims": truth,
+    }
 
 
 # ---------------------------------------------------------------- one block as an outcome tree
@@ -1836,13 +2092,22 @@ def _block_leaf(child: Json, where: str, size: int, gamma: int) -> tuple[Ids, in
     """A block certificate's leaf ``{"leaf": [[ids], accepted]}``: the emitted ids (1 to gamma + 1,
     each in [0, V)) and how many of them are accepted drafts (len - 1 or len: a block ends at a
     stop token), as ((ids), accepted), or None."""
-    if not (isinstance(child, dict) and set(child) == {"leaf"} and isinstance(child["leaf"], list)
-            and len(child["leaf"]) == 2 and isinstance(child["leaf"][0], list) and type(child["leaf"][1]) is int):
+    if not (
+        isinstance(child, dict)
+        and set(child) == {"leaf"}
+        and isinstance(child["leaf"], list)
+        and len(child["leaf"]) == 2
+        and isinstance(child["leaf"][0], list)
+        and type(child["leaf"][1]) is int
+    ):
         return None
     tokens, accepted = child["leaf"]
     if not tokens or not len(tokens) - 1 <= accepted <= min(len(tokens), gamma):  # so len(tokens) <= gamma + 1
-        raise Rejection(Reason.TOKENS, f"{where}: a block of {len(tokens)} ids with {_show(accepted)} accepted "
-                                       f"(1 to gamma + 1 ids, of which all or all but the last are accepted drafts)")
+        raise Rejection(
+            Reason.TOKENS,
+            f"{where}: a block of {len(tokens)} ids with {_show(accepted)} accepted "
+            f"(1 to gamma + 1 ids, of which all or all but the last are accepted drafts)",
+        )
     return tuple(_token(t, size, f"{where} id") for t in tokens), accepted
 
 
@@ -1877,8 +2142,11 @@ def _stream_gap(law: dict[Ids, Ratio], targets: dict[Ids, _Named], where: str, s
             row: _Named | None = None
             if gap:
                 if prefix not in targets:
-                    raise Rejection(Reason.MISSING_FIELD, f"{where}: the stream's gap at prefix {_show(list(prefix))} "
-                                                          f"is {_show(gap)}, and the certificate has no target row p after it")
+                    raise Rejection(
+                        Reason.MISSING_FIELD,
+                        f"{where}: the stream's gap at prefix {_show(list(prefix))} "
+                        f"is {_show(gap)}, and the certificate has no target row p after it",
+                    )
                 row = targets[prefix]
                 streamed.add(prefix)
             children = taken.get(prefix, set())
@@ -1887,7 +2155,7 @@ def _stream_gap(law: dict[Ids, Ratio], targets: dict[Ids, _Named], where: str, s
                 total += abs(gap) * Fraction(rest, row.row.den)
             for t in children:
                 child = prefix + (t,)
-                value = (gap * Fraction(row.row.nums[t], row.row.den) if row is not None else Fraction(0))
+                value = gap * Fraction(row.row.nums[t], row.row.den) if row is not None else Fraction(0)
                 if child in law:
                     value -= Fraction(law[child].num, law[child].den)
                 if child in live:
@@ -1925,6 +2193,7 @@ def _check_block(cert: Json, where: str) -> Facts:
 
     def leaf(child: Json, there: str) -> tuple[Ids, int] | None:
         return _block_leaf(child, there, size, gamma)
+
     leaf.__doc__ = "[[ids], accepted]"
     stated: list[str] = []  # the const thresholds the events use
     leaves, _, read = _walk(_document_nodes(nodes), rows, size, where, leaf, stated=stated)
@@ -1936,14 +2205,18 @@ def _check_block(cert: Json, where: str) -> Facts:
     law = {tokens: _sum(masses, f"{where}.law") for tokens, masses in sorted(by_block.items())}
     law = {tokens: mass for tokens, mass in law.items() if mass.num}
     claimed = _field(cert, "law", where)
-    if not isinstance(claimed, list) or any(not isinstance(e, list) or len(e) != 2 or not isinstance(e[0], list)
-                                            for e in claimed):
+    if not isinstance(claimed, list) or any(
+        not isinstance(e, list) or len(e) != 2 or not isinstance(e[0], list) for e in claimed
+    ):
         raise Rejection(Reason.MALFORMED, f"{where}.law is not a list of [[ids], mass] pairs")
     listed = [tuple(_token(t, size, f"{where}.law[{i}] id") for t in e[0]) for i, e in enumerate(claimed)]
     if listed != list(law):
         extra = sorted(set(listed) ^ set(law))
-        raise Rejection(Reason.EMITTED, f"{where}.law lists {len(listed)} blocks; the tree emits {len(law)} blocks of "
-                                        f"positive mass, by increasing ids" + (f" (differs at {_show(list(extra[0]))})" if extra else ""))
+        raise Rejection(
+            Reason.EMITTED,
+            f"{where}.law lists {len(listed)} blocks; the tree emits {len(law)} blocks of "
+            f"positive mass, by increasing ids" + (f" (differs at {_show(list(extra[0]))})" if extra else ""),
+        )
     for i, (tokens, (_, mass)) in enumerate(zip(listed, claimed)):
         _same(Reason.EMITTED, f"{where}.law[{i}]", law[tokens], _rational(mass, f"{where}.law[{i}]"))
     accepted_length = [_sum(masses, f"{where}.totals.accepted_length") for masses in lengths]
@@ -1962,21 +2235,38 @@ def _check_block(cert: Json, where: str) -> Facts:
     for key, value in (("expected_emitted", emitted), ("stream_tv", Ratio(tv.numerator, tv.denominator))):
         _same(Reason.TOTAL, f"{where}.totals.{key}", value, _rational(totals[key], f"{where}.totals.{key}"))
     truth = _claims(cert, where, OUTCOME_CLAIMS, {"lossless": tv == 0})
-    return {"schema": BLOCK_SCHEMA, "gamma": gamma, "law": law, "accepted_length": accepted_length,
-            "expected_emitted": emitted, "stream_tv": tv, "recipes": recipes, "given": given,
-            "inputs": {key: [Ratio(x, rows[name].row.den) for x in rows[name].row.nums] for key, name in inputs.items()},
-            "reads": sorted(key for key, name in inputs.items() if name in tree_reads or (key[0] == "p" and key[1] in streamed)),
-            "given_reads": _reads(recipes, read, "given"),
-            "rows": {k: [Ratio(x, r.row.den) for x in r.row.nums] for k, r in rows.items()},
-            "stated": _stated_sums(recipes, read, where) + stated, "sums": _sum_orders(recipes, read),
-            "nodes": len(nodes), "claims": truth}
+    return {
+        "schema": BLOCK_SCHEMA,
+        "gamma": gamma,
+        "law": law,
+        "accepted_length": accepted_length,
+        "expected_emitted": emitted,
+        "stream_tv": tv,
+        "recipes": recipes,
+        "given": given,
+        "inputs": {key: [Ratio(x, rows[name].row.den) for x in rows[name].row.nums] for key, name in inputs.items()},
+        "reads": sorted(
+            key for key, name in inputs.items() if name in tree_reads or (key[0] == "p" and key[1] in streamed)
+        ),
+        "given_reads": _reads(recipes, read, "given"),
+        "rows": {k: [Ratio(x, r.row.den) for x in r.row.nums] for k, r in rows.items()},
+        "stated": _stated_sums(recipes, read, where) + stated,
+        "sums": _sum_orders(recipes, read),
+        "nodes": len(nodes),
+        "claims": truth,
+    }
 
 
 # ---------------------------------------------------------------- documents
 
 
-_CHECKS: dict[str, Callable[[Json, str], Facts]] = {CERTIFICATE_SCHEMA: _check_position, COMPACT_SCHEMA: _check_position, CHAIN_SCHEMA: _check_chain,
-           OUTCOME_SCHEMA: _check_outcome, BLOCK_SCHEMA: _check_block}
+_CHECKS: dict[str, Callable[[Json, str], Facts]] = {
+    CERTIFICATE_SCHEMA: _check_position,
+    COMPACT_SCHEMA: _check_position,
+    CHAIN_SCHEMA: _check_chain,
+    OUTCOME_SCHEMA: _check_outcome,
+    BLOCK_SCHEMA: _check_block,
+}
 
 
 def _check_one(cert: Json, where: str) -> Facts:
@@ -1999,10 +2289,16 @@ def _check_document(doc: Json, progress: Callable[[], object] | None = None) -> 
         raise Rejection(Reason.MALFORMED, "bundle.certificates is not a non-empty list")
     if type(count) is not int or count != len(certs):
         raise Rejection(Reason.TOKENS, f"bundle has count {_show(count)} but {len(certs)} certificates")
-    families = {_FAMILIES.get(cert.get("schema")) for cert in certs if isinstance(cert, dict) and isinstance(cert.get("schema"), str)}
+    families = {
+        _FAMILIES.get(cert.get("schema"))
+        for cert in certs
+        if isinstance(cert, dict) and isinstance(cert.get("schema"), str)
+    }
     if len(families - {None}) > 1:
-        raise Rejection(Reason.SCHEMA, "bundle mixes kinds of certificate (one position, chain, outcome tree, block): "
-                                       "a bundle holds one kind")
+        raise Rejection(
+            Reason.SCHEMA,
+            "bundle mixes kinds of certificate (one position, chain, outcome tree, block): a bundle holds one kind",
+        )
     facts = []
     for i, cert in enumerate(certs):
         facts.append(_check_one(cert, f"certificates[{i}]"))
@@ -2012,8 +2308,13 @@ def _check_document(doc: Json, progress: Callable[[], object] | None = None) -> 
 
 
 #: Kinds of certificate: a bundle holds one kind (a report is about one kind of statement).
-_FAMILIES: dict[object, str] = {CERTIFICATE_SCHEMA: "position", COMPACT_SCHEMA: "position", CHAIN_SCHEMA: "chain", OUTCOME_SCHEMA: "outcome",
-             BLOCK_SCHEMA: "block"}
+_FAMILIES: dict[object, str] = {
+    CERTIFICATE_SCHEMA: "position",
+    COMPACT_SCHEMA: "position",
+    CHAIN_SCHEMA: "chain",
+    OUTCOME_SCHEMA: "outcome",
+    BLOCK_SCHEMA: "block",
+}
 
 
 def check(document: Json, progress: Callable[[], object] | None = None) -> Verdict:

@@ -4,7 +4,6 @@
 :mod:`~specproof.certify.crosscheck` (the float path against the exact law),
 :mod:`~specproof.certify.symbolic_proof` (the SymPy proof for every V),
 :mod:`~specproof.certify.variants_proof` (outcome-tree and block documents),
-:mod:`~specproof.certify.theorems` (the main job: every theorem on the embedded inputs),
 :mod:`~specproof.certify.coq` (a textbook certificate as a Coq file, proved by computation in Coq).
 The trusted checker itself is :mod:`specproof.checker`.
 """

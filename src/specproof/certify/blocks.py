@@ -21,8 +21,15 @@ from specproof.laws.typical import MEDUSA_DELTA, MEDUSA_EPS, typical_tree
 __all__ = ["block_verification_certificate", "typical_block_certificate"]
 
 
-def block_verification_certificate(target: Any, draft: Any, gamma: int, *, name: str | None = None,
-                                   statement: str | None = None, provenance: Mapping[str, Any] | None = None) -> dict:
+def block_verification_certificate(
+    target: Any,
+    draft: Any,
+    gamma: int,
+    *,
+    name: str | None = None,
+    statement: str | None = None,
+    provenance: Mapping[str, Any] | None = None,
+) -> dict:
     """A ``specproof.block-certificate/1`` document for block verification on these rows.
 
     The tree is :func:`block_verification_tree`; its law, accepted-length law and expected
@@ -58,16 +65,32 @@ def block_verification_certificate(target: Any, draft: Any, gamma: int, *, name:
     tree = block_verification_tree(target, draft, gamma)
     tv = stream_tv(tree_law(tree, gamma)[0], _model(target), gamma)
     return build_block_certificate(
-        tree, gamma=gamma, stream_tv=tv, name=name or f"block verification, gamma = {gamma}",
-        statement=statement or (f"Block verification (Sun et al. 2024, Algorithm 2) with gamma = {gamma}: the "
-                                f"emitted block, continued by sampling the target, has the target's joint law "
-                                f"over gamma + 1 tokens"),
-        provenance=provenance)
+        tree,
+        gamma=gamma,
+        stream_tv=tv,
+        name=name or f"block verification, gamma = {gamma}",
+        statement=statement
+        or (
+            f"Block verification (Sun et al. 2024, Algorithm 2) with gamma = {gamma}: the "
+            f"emitted block, continued by sampling the target, has the target's joint law "
+            f"over gamma + 1 tokens"
+        ),
+        provenance=provenance,
+    )
 
 
-def typical_block_certificate(target: Any, draft: Any, gamma: int, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUSA_DELTA,
-                              offset: Any = 0, name: str | None = None, statement: str | None = None,
-                              provenance: Mapping[str, Any] | None = None) -> dict:
+def typical_block_certificate(
+    target: Any,
+    draft: Any,
+    gamma: int,
+    *,
+    eps: Any = MEDUSA_EPS,
+    delta: Any = MEDUSA_DELTA,
+    offset: Any = 0,
+    name: str | None = None,
+    statement: str | None = None,
+    provenance: Mapping[str, Any] | None = None,
+) -> dict:
     """A ``specproof.block-certificate/1`` document for typical acceptance over gamma drafts.
 
     The block tree composes :func:`typical_tree` at every accepted prefix
@@ -112,14 +135,27 @@ def typical_block_certificate(target: Any, draft: Any, gamma: int, *, eps: Any =
 
     def greedy(prefix: Prefix, p_row: str, row: Row) -> Node:
         top = _argmax(row)
-        return Node(f"greedy token after {list(prefix)}", (Branch(Choice(("argmax-is", p_row, top), "the target's argmax"),
-                                                                  Fraction(1), Leaf(prefix + (top,), gamma)),))
+        return Node(
+            f"greedy token after {list(prefix)}",
+            (
+                Branch(
+                    Choice(("argmax-is", p_row, top), "the target's argmax"), Fraction(1), Leaf(prefix + (top,), gamma)
+                ),
+            ),
+        )
 
     tree = block_tree(position, gamma, greedy)
     tv = stream_tv(tree_law(tree, gamma)[0], tmodel, gamma)
     return build_block_certificate(
-        tree, gamma=gamma, stream_tv=tv, name=name or f"typical acceptance, gamma = {gamma}",
-        statement=statement or (f"Typical acceptance (Medusa) over {gamma} drafts: the emitted block, continued by "
-                                f"sampling the target, is at exact TV {_fr(tv)} from the target's joint law "
-                                f"over gamma + 1 tokens."),
-        provenance=provenance)
+        tree,
+        gamma=gamma,
+        stream_tv=tv,
+        name=name or f"typical acceptance, gamma = {gamma}",
+        statement=statement
+        or (
+            f"Typical acceptance (Medusa) over {gamma} drafts: the emitted block, continued by "
+            f"sampling the target, is at exact TV {_fr(tv)} from the target's joint law "
+            f"over gamma + 1 tokens."
+        ),
+        provenance=provenance,
+    )

@@ -134,8 +134,15 @@ def build_certificate(
     return _document(law, pv, qv, range(len(law)), name, provenance, labels)
 
 
-def _document(law: EmittedLaw, pv: RationalVector, qv: RationalVector, tokens: Iterable[int], name: str,
-              provenance: Mapping[str, Any] | None, labels: Sequence[str] | None) -> dict[str, Any]:
+def _document(
+    law: EmittedLaw,
+    pv: RationalVector,
+    qv: RationalVector,
+    tokens: Iterable[int],
+    name: str,
+    provenance: Mapping[str, Any] | None,
+    labels: Sequence[str] | None,
+) -> dict[str, Any]:
     v = len(law)
     if labels is not None and len(labels) != v:
         raise InvalidDistribution(f"labels has {len(labels)} entries, not V={v}")
@@ -254,7 +261,8 @@ def build_compact_certificate(
         if not _within_checker_tolerance(vec.policy.float_sum):
             raise InvalidDistribution(
                 f"{key} sums to {float(vec.policy.float_sum)!r} as floats: a compact certificate needs every float "
-                f"row within {_tolerance_text()} of 1 (the checker's fixed tolerance); use the full form")
+                f"row within {_tolerance_text()} of 1 (the checker's fixed tolerance); use the full form"
+            )
     full["inputs"] = {
         "encoding": checker.COMPACT_ENCODING,
         "p": base64.b64encode(p64.tobytes()).decode("ascii"),
@@ -274,8 +282,13 @@ CHAIN_STATEMENT = (
 
 
 def build_chain_certificate(
-    target: Any, draft: Any, gamma: int, *, name: str,
-    provenance: Mapping[str, Any] | None = None, labels: Sequence[str] | None = None,
+    target: Any,
+    draft: Any,
+    gamma: int,
+    *,
+    name: str,
+    provenance: Mapping[str, Any] | None = None,
+    labels: Sequence[str] | None = None,
     stop_tokens: Sequence[int] = (),
 ) -> dict[str, Any]:
     """A certificate for one verification step over ``gamma`` drafted tokens and the bonus token.
@@ -340,12 +353,19 @@ def build_chain_certificate(
         nodes[s][key] = index[vec.numerators, vec.denominator]
     rows: dict[str, Any] = {"encoding": checker.COMPACT_ENCODING if floats else checker.EXACT_ENCODING, "table": table}
     doc = {
-        "schema": checker.CHAIN_SCHEMA, "name": name, "statement": CHAIN_STATEMENT,
-        "provenance": dict(provenance or {}), "vocab_size": law.vocab_size, "gamma": gamma,
-        "rows": rows, "nodes": [nodes[s] for s in order],
-        "totals": {"accepted_length": [exact_text(x) for x in law.accepted_length_law],
-                   "expected_emitted": exact_text(law.expected_emitted),
-                   "mean_alpha": exact_text(law.mean_alpha)},
+        "schema": checker.CHAIN_SCHEMA,
+        "name": name,
+        "statement": CHAIN_STATEMENT,
+        "provenance": dict(provenance or {}),
+        "vocab_size": law.vocab_size,
+        "gamma": gamma,
+        "rows": rows,
+        "nodes": [nodes[s] for s in order],
+        "totals": {
+            "accepted_length": [exact_text(x) for x in law.accepted_length_law],
+            "expected_emitted": exact_text(law.expected_emitted),
+            "mean_alpha": exact_text(law.mean_alpha),
+        },
         "claims": {"stream_equals_target_law": law.lossless},
     }
     if labels is not None:
@@ -414,7 +434,10 @@ def _tolerance_text() -> str:
 
 
 def build_bundle(
-    certificates: Sequence[Mapping[str, Any]], *, name: str, statement: str,
+    certificates: Sequence[Mapping[str, Any]],
+    *,
+    name: str,
+    statement: str,
     provenance: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Wrap several certificates (for example an exhaustive grid) in one bundle document.
@@ -444,7 +467,11 @@ def build_bundle(
 
 
 def build_outcome_certificate(
-    tree: Any, *, name: str, statement: str, reference: str = "reference",
+    tree: Any,
+    *,
+    name: str,
+    statement: str,
+    reference: str = "reference",
     provenance: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The certificate of one position's outcome tree: rows with recipes, nodes with their
@@ -493,9 +520,14 @@ def build_outcome_certificate(
     out_mass = sum(outside.values(), Fraction(0))
     tv = (sum((abs(a - b) for a, b in zip(law, ref)), Fraction(0)) + out_mass) / 2
     return {
-        "schema": checker.OUTCOME_SCHEMA, "name": name, "statement": statement,
-        "provenance": dict(provenance or {}), "vocab_size": tree.vocab_size, "rows": rows,
-        "reference": reference, "nodes": nodes,
+        "schema": checker.OUTCOME_SCHEMA,
+        "name": name,
+        "statement": statement,
+        "provenance": dict(provenance or {}),
+        "vocab_size": tree.vocab_size,
+        "rows": rows,
+        "reference": reference,
+        "nodes": nodes,
         "law": [exact_text(x) for x in law],
         "totals": {"alpha": exact_text(alpha), "out_of_range": exact_text(out_mass), "tv": exact_text(tv)},
         "claims": {"lossless": tv == 0},
@@ -509,7 +541,9 @@ def _tree_parts(tree: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
 
     data = tree.as_dict()
     reach = [m for n, m in tree.reaches() if isinstance(n, Node)]  # as_dict numbers the nodes in this order
-    nodes = [{"label": n["label"], "reach": exact_text(m), "branches": n["branches"]} for n, m in zip(data["nodes"], reach)]
+    nodes = [
+        {"label": n["label"], "reach": exact_text(m), "branches": n["branches"]} for n, m in zip(data["nodes"], reach)
+    ]
     rows = {}
     for key, values in data["rows"].items():
         recipe = list(tree.recipes.get(key, ("given",)))
@@ -518,7 +552,12 @@ def _tree_parts(tree: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
 
 
 def build_block_certificate(
-    tree: Any, *, gamma: int, stream_tv: Fraction, name: str, statement: str,
+    tree: Any,
+    *,
+    gamma: int,
+    stream_tv: Fraction,
+    name: str,
+    statement: str,
     provenance: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The certificate of one verification step over a block: an outcome tree whose leaves are
@@ -555,11 +594,20 @@ def build_block_certificate(
     law, lengths = tree_law(tree, gamma)
     expected = sum((len(b) * m for b, m in law.items()), Fraction(0))
     return {
-        "schema": checker.BLOCK_SCHEMA, "name": name, "statement": statement,
-        "provenance": dict(provenance or {}), "vocab_size": tree.vocab_size, "gamma": gamma, "rows": rows,
-        "nodes": nodes, "law": [[list(b), exact_text(m)] for b, m in sorted(law.items()) if m],
-        "totals": {"accepted_length": [exact_text(x) for x in lengths], "expected_emitted": exact_text(expected),
-                   "stream_tv": exact_text(stream_tv)},
+        "schema": checker.BLOCK_SCHEMA,
+        "name": name,
+        "statement": statement,
+        "provenance": dict(provenance or {}),
+        "vocab_size": tree.vocab_size,
+        "gamma": gamma,
+        "rows": rows,
+        "nodes": nodes,
+        "law": [[list(b), exact_text(m)] for b, m in sorted(law.items()) if m],
+        "totals": {
+            "accepted_length": [exact_text(x) for x in lengths],
+            "expected_emitted": exact_text(expected),
+            "stream_tv": exact_text(stream_tv),
+        },
         "claims": {"lossless": stream_tv == 0},
     }
 

@@ -101,8 +101,9 @@ def _certificate(cert: Mapping[str, Any], where: str) -> list[str]:
     totals, claims = cert.get("totals"), cert.get("claims")
     if not isinstance(totals, Mapping) or not isinstance(claims, Mapping):
         raise NotCertifiable(f"{where}: 'totals' and 'claims' must be objects")
-    stated = {key: _number(totals.get(key), f"{where}, totals.{key}")
-              for key in ("alpha", "tv", "normalizer", "rejection")}
+    stated = {
+        key: _number(totals.get(key), f"{where}, totals.{key}") for key in ("alpha", "tv", "normalizer", "rejection")
+    }
     for key in ("dist_equals_p", "alpha_equals_one_minus_tv"):
         if not isinstance(claims.get(key), bool):
             raise NotCertifiable(f"{where}: claims.{key} must be true or false")
@@ -134,9 +135,12 @@ def _certificate(cert: Mapping[str, Any], where: str) -> list[str]:
             f"  TV (verifier {rows_of} fallback) (row R (size target) target) = 0.",
             "Proof. by rewrite /TV big1 ?mul0r // => y _; rewrite lossless subrr normr0. Qed.",
         ]
-    for name, spec, key, lemma in (("alpha_is", "alpha", "alpha", "alpha_rows"), ("TV_is", "TV", "tv", "TV_rows"),
-                                   ("normalizer_is", "residual_mass", "normalizer", "residual_mass_rows"),
-                                   ("rejection_is", "rejection_prob", "rejection", "rejection_rows")):
+    for name, spec, key, lemma in (
+        ("alpha_is", "alpha", "alpha", "alpha_rows"),
+        ("TV_is", "TV", "tv", "TV_rows"),
+        ("normalizer_is", "residual_mass", "normalizer", "residual_mass_rows"),
+        ("rejection_is", "rejection_prob", "rejection", "rejection_rows"),
+    ):
         lines += [
             "",
             f"Theorem {name} (R : numFieldType) : {spec} {rows_of} = Q2R R ({_q(stated[key])}).",
@@ -227,8 +231,9 @@ def write_v(doc: Mapping[str, Any], path: str | Path) -> Path:
     return path
 
 
-def compile_files(paths: Sequence[str | Path], source_dir: str | Path | None = None,
-                  coqc: str | None = None) -> list[dict[str, Any]]:
+def compile_files(
+    paths: Sequence[str | Path], source_dir: str | Path | None = None, coqc: str | None = None
+) -> list[dict[str, Any]]:
     """Compile generated certificate files with coqc, each against Spec.v and Certify.v.
 
     Parameters
@@ -265,16 +270,22 @@ def compile_files(paths: Sequence[str | Path], source_dir: str | Path | None = N
             if not (src / name).is_file():
                 raise NotCertifiable(f"{name} not found in {src}")
             shutil.copyfile(src / name, work / name)
-            run = subprocess.run([exe, "-Q", ".", "SpecProof", *_FLAGS, name], cwd=work,
-                                 capture_output=True, text=True)
+            run = subprocess.run([exe, "-Q", ".", "SpecProof", *_FLAGS, name], cwd=work, capture_output=True, text=True)
             if run.returncode != 0:
                 raise NotCertifiable(f"{name} does not compile: {(run.stdout + run.stderr)[-2000:]}")
         for i, path in enumerate(paths):
             local = work / f"Cert{i}_{Path(path).name}"
             shutil.copyfile(path, local)
             start = time.perf_counter()
-            run = subprocess.run([exe, "-Q", ".", "SpecProof", *_FLAGS, local.name], cwd=work,
-                                 capture_output=True, text=True)
-            results.append({"path": str(path), "ok": run.returncode == 0,
-                            "seconds": time.perf_counter() - start, "output": (run.stdout + run.stderr)[-2000:]})
+            run = subprocess.run(
+                [exe, "-Q", ".", "SpecProof", *_FLAGS, local.name], cwd=work, capture_output=True, text=True
+            )
+            results.append(
+                {
+                    "path": str(path),
+                    "ok": run.returncode == 0,
+                    "seconds": time.perf_counter() - start,
+                    "output": (run.stdout + run.stderr)[-2000:],
+                }
+            )
     return results

@@ -20,9 +20,24 @@ import numpy as np
 from specproof.laws import exact, numeric
 from specproof.errors import CrosscheckFailed, InvalidDistribution
 
-__all__ = ["KINDS", "Pair", "Worst", "CrosscheckReport", "random_pair", "pairs", "crosscheck",
-           "crosscheck_real", "check_pair", "require", "Block", "blocks", "BlockCrosscheckReport",
-           "check_blocks", "crosscheck_blocks", "BLOCK_KINDS"]
+__all__ = [
+    "KINDS",
+    "Pair",
+    "Worst",
+    "CrosscheckReport",
+    "random_pair",
+    "pairs",
+    "crosscheck",
+    "crosscheck_real",
+    "check_pair",
+    "require",
+    "Block",
+    "blocks",
+    "BlockCrosscheckReport",
+    "check_blocks",
+    "crosscheck_blocks",
+    "BLOCK_KINDS",
+]
 
 
 @dataclass(frozen=True)
@@ -357,8 +372,9 @@ def _arguments(n: int, seed: int, bound: float) -> None:
         raise InvalidDistribution(f"the bound must be a real number >= 0, got {bound!r}")
 
 
-def crosscheck_real(*, bound: float = numeric.ERROR_BOUND,
-                    progress: Callable[[int], None] | None = None, backend: str = "numpy") -> CrosscheckReport:
+def crosscheck_real(
+    *, bound: float = numeric.ERROR_BOUND, progress: Callable[[int], None] | None = None, backend: str = "numpy"
+) -> CrosscheckReport:
     """Run the float path against the exact law on every real pair shipped with specproof.
 
     Each real pair's exact p and q (see :mod:`specproof.models.fixtures`) are rounded to float64,
@@ -389,6 +405,7 @@ def require(report: CrosscheckReport) -> None:
 
 
 # ---------------------------------------------------------------- one drafted block, batched
+
 
 @dataclass(frozen=True)
 class Block:
@@ -492,25 +509,36 @@ class BlockCrosscheckReport:
 
     def summary(self) -> str:
         """Human-readable lines: each worst error with its block, then the verdict."""
-        lines = [f"crosscheck: {self.blocks} drafted blocks, batched float path vs exact law of the same "
-                 f"float rows, bound {self.bound:g}"]
+        lines = [
+            f"crosscheck: {self.blocks} drafted blocks, batched float path vs exact law of the same "
+            f"float rows, bound {self.bound:g}"
+        ]
+
         def where(worst: Worst) -> str:
             if worst.pair is None:
                 return ""
             b = worst.pair
-            return (f" (gamma={len(b.tokens)}, V={len(b.target[0])}, at {worst.token}; "
-                    f"positions {b.kind}; tokens {list(b.tokens)})")
+            return (
+                f" (gamma={len(b.tokens)}, V={len(b.target[0])}, at {worst.token}; "
+                f"positions {b.kind}; tokens {list(b.tokens)})"
+            )
 
         for name, worst in (("P(accepted = i) error", self.accepted), ("P(stop at i, emit t) error", self.joint)):
             lines.append(f"  worst {name}: {float(worst.error):.3e}{where(worst)}")
-        lines.append(f"  residual rows the float path recomputed exactly (float64 could not resolve them): "
-                     f"{self.recomputed}")
-        lines.append("  verdict: " + ("within bound" if self.passed else "BOUND EXCEEDED")
-                     + " (the two worst errors above, against the exact law of the same float64 rows)")
-        lines.append(f"  not part of the verdict, not bounded: rounding the exact input rows to float64 moves the exact "
-                     f"P(stop at i, emit t) itself by up to {float(self.before_rounding.error):.3e}"
-                     f"{where(self.before_rounding)}; the law of a nearly equal pair at a tiny q(x) is ill-conditioned "
-                     "in its inputs, so no float64 code can do better there")
+        lines.append(
+            f"  residual rows the float path recomputed exactly (float64 could not resolve them): {self.recomputed}"
+        )
+        lines.append(
+            "  verdict: "
+            + ("within bound" if self.passed else "BOUND EXCEEDED")
+            + " (the two worst errors above, against the exact law of the same float64 rows)"
+        )
+        lines.append(
+            f"  not part of the verdict, not bounded: rounding the exact input rows to float64 moves the exact "
+            f"P(stop at i, emit t) itself by up to {float(self.before_rounding.error):.3e}"
+            f"{where(self.before_rounding)}; the law of a nearly equal pair at a tiny q(x) is ill-conditioned "
+            "in its inputs, so no float64 code can do better there"
+        )
         return "\n".join(lines)
 
 
@@ -531,7 +559,9 @@ def check_blocks(batch: list[Block], report: BlockCrosscheckReport) -> None:
             for tok, e in enumerate(emi[i]):
                 joint = Fraction(a) * Fraction(e)
                 report.joint.update(abs(joint - want * given.emitted[i][tok]), b, (i, tok))
-                report.before_rounding.update(abs(joint - before.accepted_length_law[i] * before.emitted[i][tok]), b, (i, tok))
+                report.before_rounding.update(
+                    abs(joint - before.accepted_length_law[i] * before.emitted[i][tok]), b, (i, tok)
+                )
 
 
 def crosscheck_blocks(
@@ -614,8 +644,10 @@ class VariantsCrosscheckReport:
         return all(w.error <= self.bound for w in (self.dist, self.acceptance, self.accepted_at))
 
     def summary(self) -> str:
-        lines = [f"crosscheck --variants: {self.pairs} pairs, k = 1..4 drafts (with replacement) and k = 1..4 "
-                 f"one-hot children, float mirrors vs exact laws, bound {self.bound:g}"]
+        lines = [
+            f"crosscheck --variants: {self.pairs} pairs, k = 1..4 drafts (with replacement) and k = 1..4 "
+            f"one-hot children, float mirrors vs exact laws, bound {self.bound:g}"
+        ]
         for name in ("dist", "acceptance", "accepted_at"):
             worst = getattr(self, name)
             where = "" if worst.pair is None else f" ({worst.pair.kind} pair, V={len(worst.pair.p)})"
@@ -637,7 +669,9 @@ def check_variants(pair: Pair, k: int, report: VariantsCrosscheckReport) -> None
     def update(dist, acceptance, accepted_at, exact_dist, exact_acceptance, exact_at):
         report.dist.update(max(abs(Fraction(float(d)) - w) for d, w in zip(dist.tolist(), exact_dist)), pair)
         report.acceptance.update(abs(Fraction(float(acceptance)) - exact_acceptance), pair)
-        report.accepted_at.update(max(abs(Fraction(float(a)) - w) for a, w in zip(accepted_at.tolist(), exact_at)), pair)
+        report.accepted_at.update(
+            max(abs(Fraction(float(a)) - w) for a, w in zip(accepted_at.tolist(), exact_at)), pair
+        )
 
     law = variants.multidraft_law(pair.p, pair.q, k)
     update(*numeric.multidraft_law(p, q, k), law.law, law.acceptance, law.accepted_at)
@@ -652,8 +686,9 @@ def check_variants(pair: Pair, k: int, report: VariantsCrosscheckReport) -> None
     update(*numeric.sibling_law(p, np.array(children)), tree.law()[0], tree.accept_probability(), exact_at)
 
 
-def crosscheck_variants(n: int, seed: int = 0, *, bound: float = numeric.ERROR_BOUND,
-                        progress: Callable[[int], None] | None = None) -> VariantsCrosscheckReport:
+def crosscheck_variants(
+    n: int, seed: int = 0, *, bound: float = numeric.ERROR_BOUND, progress: Callable[[int], None] | None = None
+) -> VariantsCrosscheckReport:
     """Run the multi-draft and token-tree float mirrors against the exact laws on ``n`` random
     rational pairs (the kinds of :func:`pairs`), k = 1..4 in turn.
 

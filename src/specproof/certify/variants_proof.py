@@ -22,8 +22,17 @@ from typing import Any
 from specproof.certify import certificate
 from specproof.laws.outcome import InvalidTree, OutcomeTree
 from specproof.laws.variants import (
-    block_verification_law, deterministic_tree_law, greedy_tree_law, multidraft_law,
-    sibling_tree, spectr_rho, stochastic_tree_law, topk_tree, typical_block_law, typical_law, typical_tree,
+    block_verification_law,
+    deterministic_tree_law,
+    greedy_tree_law,
+    multidraft_law,
+    sibling_tree,
+    spectr_rho,
+    stochastic_tree_law,
+    topk_tree,
+    typical_block_law,
+    typical_law,
+    typical_tree,
 )
 
 __all__ = ["WORKED_P", "WORKED_Q", "rederive_rows", "variants_document", "verify_document", "render", "run"]
@@ -116,13 +125,21 @@ def rederive_rows(tree: OutcomeTree) -> list[str]:
     return given
 
 
-def _position_case(name: str, verifier: str, params: dict, tree: OutcomeTree, p, q,
-                   accepted_at=None) -> dict[str, Any]:
+def _position_case(name: str, verifier: str, params: dict, tree: OutcomeTree, p, q, accepted_at=None) -> dict[str, Any]:
     law, _ = tree.law()
     tv = sum((abs(a - b) for a, b in zip(law, p)), Fraction(0)) / 2
-    case = {"name": name, "verifier": verifier, "params": params, "p": _row_nd(p), "q": _row_nd(q),
-            "law": _row_nd(law), "acceptance": _nd(tree.accept_probability()), "tv": _nd(tv),
-            "lossless": tv == 0, "tree": tree.as_dict()}
+    case = {
+        "name": name,
+        "verifier": verifier,
+        "params": params,
+        "p": _row_nd(p),
+        "q": _row_nd(q),
+        "law": _row_nd(law),
+        "acceptance": _nd(tree.accept_probability()),
+        "tv": _nd(tv),
+        "lossless": tv == 0,
+        "tree": tree.as_dict(),
+    }
     if accepted_at is not None:
         case["accepted_at"] = [_nd(x) for x in accepted_at]
     return case
@@ -136,31 +153,55 @@ def _worked_positions(p, q, prefix: str, ks=(1, 2, 3, 4)) -> list[dict[str, Any]
             params = {"k": k}
             if method == "spectr":
                 params["rho"] = _nd(spectr_rho(p, q, k))
-            cases.append(_position_case(f"{prefix}-{method}-k{k}", f"multidraft/{method}", params, law.tree, p, q,
-                                        law.accepted_at))
+            cases.append(
+                _position_case(
+                    f"{prefix}-{method}-k{k}", f"multidraft/{method}", params, law.tree, p, q, law.accepted_at
+                )
+            )
     for k in ks:
         tokens = [t for t, _ in topk_tree(q, [k])]
-        cases.append(_position_case(f"{prefix}-topk-siblings-k{k}", "tree/siblings-one-hot",
-                                    {"k": k, "children": tokens}, sibling_tree(p, tokens), p, q))
-    cases.append(_position_case(f"{prefix}-typical", "typical", {"eps": "9/100", "delta": "3/10"},
-                                typical_tree(p, q), p, q))
+        cases.append(
+            _position_case(
+                f"{prefix}-topk-siblings-k{k}",
+                "tree/siblings-one-hot",
+                {"k": k, "children": tokens},
+                sibling_tree(p, tokens),
+                p,
+                q,
+            )
+        )
+    cases.append(
+        _position_case(f"{prefix}-typical", "typical", {"eps": "9/100", "delta": "3/10"}, typical_tree(p, q), p, q)
+    )
     return cases
 
 
 def _block_case(name: str, target, draft, gamma: int) -> dict[str, Any]:
     law = block_verification_law(target, draft, gamma)
-    return {"name": name, "gamma": gamma, "token_expected_accepted": _nd(law.token_expected_accepted),
-            "block_expected_accepted": _nd(law.expected_accepted), "upper_bound": _nd(law.upper_bound),
-            "accepted_length": [_nd(x) for x in law.accepted_length_law], "stream_tv": _nd(law.stream_tv),
-            "lossless": law.lossless}
+    return {
+        "name": name,
+        "gamma": gamma,
+        "token_expected_accepted": _nd(law.token_expected_accepted),
+        "block_expected_accepted": _nd(law.expected_accepted),
+        "upper_bound": _nd(law.upper_bound),
+        "accepted_length": [_nd(x) for x in law.accepted_length_law],
+        "stream_tv": _nd(law.stream_tv),
+        "lossless": law.lossless,
+    }
 
 
 def _tree_case(name: str, kind: str, law, params: dict) -> dict[str, Any]:
-    return {"name": name, "kind": kind, "params": params, "depth": law.depth,
-            "accepted_length": [_nd(x) for x in law.accepted_length_law],
-            "expected_emitted": _nd(law.expected_emitted), "lossless": law.lossless,
-            "emitted": {",".join(map(str, s)): _nd(m) for s, m in sorted(law.emitted.items())},
-            "positions": {",".join(map(str, s)): t.as_dict() for s, t in sorted(law.positions.items())}}
+    return {
+        "name": name,
+        "kind": kind,
+        "params": params,
+        "depth": law.depth,
+        "accepted_length": [_nd(x) for x in law.accepted_length_law],
+        "expected_emitted": _nd(law.expected_emitted),
+        "lossless": law.lossless,
+        "emitted": {",".join(map(str, s)): _nd(m) for s, m in sorted(law.emitted.items())},
+        "positions": {",".join(map(str, s)): t.as_dict() for s, t in sorted(law.positions.items())},
+    }
 
 
 def _real_cases(max_pairs: int, max_k: int = 4) -> list[dict[str, Any]]:
@@ -182,7 +223,8 @@ def _real_cases(max_pairs: int, max_k: int = 4) -> list[dict[str, Any]]:
         acc["typical"] = [t.acceptance]
         row["acceptance"] = {m: [_nd(a) for a in v] for m, v in acc.items()}
         row["expected_emitted_same_rows"] = {
-            m: [[_nd(expected_tokens(a, d)) for d in (1, 2, 3)] for a in v] for m, v in acc.items()}
+            m: [[_nd(expected_tokens(a, d)) for d in (1, 2, 3)] for a in v] for m, v in acc.items()
+        }
         row["typical_tv"] = _nd(t.tv)
         out.append(row)
     return out
@@ -212,30 +254,46 @@ def variants_document(*, real: bool = False, real_pairs: int = 3) -> dict[str, A
     blocks += [_block_case(f"worked-gamma{g}", p, q, g) for g in (1, 2, 3)]
     trees = [
         _tree_case("shared-siblings", "deterministic", deterministic_tree_law(p, SHARED_TREE), {"tree": SHARED_TREE}),
-        _tree_case("topk-2x2", "deterministic", deterministic_tree_law(p, topk_tree(q, [2, 2])),
-                   {"tree": "topk_tree(q, [2, 2])"}),
-        _tree_case("zero-draft-child", "deterministic", deterministic_tree_law(p, topk_tree(["1/2", "1/2", "0"], [3])),
-                   {"tree": "topk_tree((1/2, 1/2, 0), [3])"}),
+        _tree_case(
+            "topk-2x2",
+            "deterministic",
+            deterministic_tree_law(p, topk_tree(q, [2, 2])),
+            {"tree": "topk_tree(q, [2, 2])"},
+        ),
+        _tree_case(
+            "zero-draft-child",
+            "deterministic",
+            deterministic_tree_law(p, topk_tree(["1/2", "1/2", "0"], [3])),
+            {"tree": "topk_tree((1/2, 1/2, 0), [3])"},
+        ),
         _tree_case("stochastic-2x2", "stochastic", stochastic_tree_law(p, q, [2, 2]), {"branching": [2, 2]}),
-        _tree_case("stochastic-2x2-without", "stochastic",
-                   stochastic_tree_law(p, q, [2, 2], method="without-replacement"),
-                   {"branching": [2, 2], "method": "without-replacement"}),
+        _tree_case(
+            "stochastic-2x2-without",
+            "stochastic",
+            stochastic_tree_law(p, q, [2, 2], method="without-replacement"),
+            {"branching": [2, 2], "method": "without-replacement"},
+        ),
         _tree_case("greedy-shared-siblings", "greedy", greedy_tree_law(p, SHARED_TREE), {"tree": SHARED_TREE}),
     ]
     typical_blocks = []
     for g in (1, 2, 3):
         law = typical_block_law(p, q, g)
-        typical_blocks.append({"gamma": g, "expected_emitted": _nd(law.expected_emitted),
-                               "stream_tv": _nd(law.stream_tv),
-                               "node_tv": {",".join(map(str, s)): _nd(v) for s, v in sorted(law.node_tv.items())}})
+        typical_blocks.append(
+            {
+                "gamma": g,
+                "expected_emitted": _nd(law.expected_emitted),
+                "stream_tv": _nd(law.stream_tv),
+                "node_tv": {",".join(map(str, s)): _nd(v) for s, v in sorted(law.node_tv.items())},
+            }
+        )
     return {
         "schema": "specproof.variants-proof/1",
         "statement": "On the worked pair p = (1/2, 1/4, 1/4), q = (1/4, 1/4, 1/2): recursive rejection sampling "
-                     "with and without replacement, SpecTr's k-sequential selection and one-hot sibling "
-                     "verification emit exactly p at one position (k = 1..4); deterministic, top-k and "
-                     "stochastic token trees are lossless at every reachable node; block verification is "
-                     "lossless with E[accepted] between token verification and the full-information bound; "
-                     "typical acceptance's exact law and TV are as stated.",
+        "with and without replacement, SpecTr's k-sequential selection and one-hot sibling "
+        "verification emit exactly p at one position (k = 1..4); deterministic, top-k and "
+        "stochastic token trees are lossless at every reachable node; block verification is "
+        "lossless with E[accepted] between token verification and the full-information bound; "
+        "typical acceptance's exact law and TV are as stated.",
         "worked_pair": {"p": _row_nd(p), "q": _row_nd(q)},
         "positions": positions,
         "blocks": blocks,
@@ -243,11 +301,11 @@ def variants_document(*, real: bool = False, real_pairs: int = 3) -> dict[str, A
         "typical_blocks": typical_blocks,
         "real": _real_cases(real_pairs) if real else [],
         "trust": "Every single position and every token-tree node is also an outcome certificate, "
-                 "re-verified by the trusted checker (the theorem variants_positions: "
-                 "proofs/transcripts/variants_positions.md). The figures here (tree and block laws, E[emitted]) are re-verified by "
-                 "specproof.certify.variants_proof.verify_document (untrusted): rows from recipes, branches from "
-                 "primitives, laws from leaves. Rows with recipe 'given' (the typical-acceptance mask) are "
-                 "taken as stated.",
+        "re-verified by the trusted checker (the theorem variants_positions: "
+        "proofs/transcripts/variants_positions.md). The figures here (tree and block laws, E[emitted]) are re-verified by "
+        "specproof.certify.variants_proof.verify_document (untrusted): rows from recipes, branches from "
+        "primitives, laws from leaves. Rows with recipe 'given' (the typical-acceptance mask) are "
+        "taken as stated.",
     }
 
 
@@ -295,42 +353,78 @@ def verify_document(doc: dict[str, Any]) -> tuple[bool, list[str]]:
     for b in doc["blocks"]:
         tok, blk, ub = (_parse(b[k]) for k in ("token_expected_accepted", "block_expected_accepted", "upper_bound"))
         if not (b["lossless"] and tok <= blk <= ub):
-            problems.append(f"block {b['name']}: lossless {b['lossless']}, token {tok} <= block {blk} <= bound {ub} fails")
+            problems.append(
+                f"block {b['name']}: lossless {b['lossless']}, token {tok} <= block {blk} <= bound {ub} fails"
+            )
     return not problems, problems
 
 
 def render(doc: dict[str, Any], proved: bool, problems: list[str]) -> str:
     """The Markdown transcript of a variants document (from the JSON, never by hand)."""
-    lines = ["# Proof transcript: verifier variants", "", doc["statement"], "",
-             f"**Verdict: {'PROVED' if proved else 'NOT PROVED'}** ({doc['trust']})", ""]
-    lines += ["## One position, worked pair", "",
-              f"p = ({', '.join(doc['worked_pair']['p'])}), q = ({', '.join(doc['worked_pair']['q'])})", "",
-              "| case | verifier | params | acceptance | P(draft i accepted) | TV | lossless | branches |",
-              "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# Proof transcript: verifier variants",
+        "",
+        doc["statement"],
+        "",
+        f"**Verdict: {'PROVED' if proved else 'NOT PROVED'}** ({doc['trust']})",
+        "",
+    ]
+    lines += [
+        "## One position, worked pair",
+        "",
+        f"p = ({', '.join(doc['worked_pair']['p'])}), q = ({', '.join(doc['worked_pair']['q'])})",
+        "",
+        "| case | verifier | params | acceptance | P(draft i accepted) | TV | lossless | branches |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for c in doc["positions"]:
         nb = sum(len(n["branches"]) for n in c["tree"]["nodes"])
         params = ", ".join(f"{k}={v}" for k, v in c["params"].items())
-        lines.append(f"| {c['name']} | {c['verifier']} | {params} | {c['acceptance']} | "
-                     f"{', '.join(c.get('accepted_at', [])) or '-'} | {c['tv']} | {c['lossless']} | {nb} |")
-    lines += ["", "## Block verification (Sun et al. 2024, Algorithm 2)", "",
-              "| case | gamma | token verification E[accepted] | block verification E[accepted] | full-information bound | stream TV |",
-              "|---|---|---|---|---|---|"]
+        lines.append(
+            f"| {c['name']} | {c['verifier']} | {params} | {c['acceptance']} | "
+            f"{', '.join(c.get('accepted_at', [])) or '-'} | {c['tv']} | {c['lossless']} | {nb} |"
+        )
+    lines += [
+        "",
+        "## Block verification (Sun et al. 2024, Algorithm 2)",
+        "",
+        "| case | gamma | token verification E[accepted] | block verification E[accepted] | full-information bound | stream TV |",
+        "|---|---|---|---|---|---|",
+    ]
     for b in doc["blocks"]:
-        lines.append(f"| {b['name']} | {b['gamma']} | {b['token_expected_accepted']} | {b['block_expected_accepted']} | "
-                     f"{b['upper_bound']} | {b['stream_tv']} |")
-    lines += ["", "## Token trees", "", "| tree | kind | depth | P(accepted = 0..depth) | E[emitted] | lossless | nodes |",
-              "|---|---|---|---|---|---|---|"]
+        lines.append(
+            f"| {b['name']} | {b['gamma']} | {b['token_expected_accepted']} | {b['block_expected_accepted']} | "
+            f"{b['upper_bound']} | {b['stream_tv']} |"
+        )
+    lines += [
+        "",
+        "## Token trees",
+        "",
+        "| tree | kind | depth | P(accepted = 0..depth) | E[emitted] | lossless | nodes |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for t in doc["trees"]:
-        lines.append(f"| {t['name']} | {t['kind']} | {t['depth']} | {', '.join(t['accepted_length'])} | "
-                     f"{t['expected_emitted']} | {t['lossless']} | {len(t['positions'])} |")
-    lines += ["", "## Typical acceptance over a block (eps = 9/100, delta = 3/10)", "",
-              "| gamma | E[emitted] | stream TV | TV at the first position |", "|---|---|---|---|"]
+        lines.append(
+            f"| {t['name']} | {t['kind']} | {t['depth']} | {', '.join(t['accepted_length'])} | "
+            f"{t['expected_emitted']} | {t['lossless']} | {len(t['positions'])} |"
+        )
+    lines += [
+        "",
+        "## Typical acceptance over a block (eps = 9/100, delta = 3/10)",
+        "",
+        "| gamma | E[emitted] | stream TV | TV at the first position |",
+        "|---|---|---|---|",
+    ]
     for t in doc["typical_blocks"]:
         lines.append(f"| {t['gamma']} | {t['expected_emitted']} | {t['stream_tv']} | {t['node_tv']['']} |")
     if doc["real"]:
-        lines += ["", "## SmolLM2 rows (one position; depth d with the same rows at every position)", "",
-                  "| pair | verifier | acceptance, k = 1..4 | E[emitted] at d = 1, 2, 3 (k = 1 .. 4) |",
-                  "|---|---|---|---|"]
+        lines += [
+            "",
+            "## SmolLM2 rows (one position; depth d with the same rows at every position)",
+            "",
+            "| pair | verifier | acceptance, k = 1..4 | E[emitted] at d = 1, 2, 3 (k = 1 .. 4) |",
+            "|---|---|---|---|",
+        ]
 
         def f(x):
             return f"{float(_parse(x)):.4f}"
@@ -359,29 +453,53 @@ def position_certificates() -> dict[str, Any]:
         reference = "p"
         if greedy:  # greedy verification emits the argmax of p: that is its reference law
             reference = "argmax-p"
-            tree = OutcomeTree({**tree.rows, reference: tuple(Fraction(int(i == max(range(len(p)), key=lambda j: (tree.rows["p"][j], -j))))
-                                                              for i in range(len(tree.rows["p"])))},
-                               tree.root, tree.vocab_size, tree.derivations, {**tree.recipes, reference: ("one-hot-argmax", "p")})
-        certs.append(certificate.build_outcome_certificate(tree, name=name, statement=statement, reference=reference,
-                                                           provenance={"source": "specproof.certify.variants_proof"}))
+            tree = OutcomeTree(
+                {
+                    **tree.rows,
+                    reference: tuple(
+                        Fraction(int(i == max(range(len(p)), key=lambda j: (tree.rows["p"][j], -j))))
+                        for i in range(len(tree.rows["p"]))
+                    ),
+                },
+                tree.root,
+                tree.vocab_size,
+                tree.derivations,
+                {**tree.recipes, reference: ("one-hot-argmax", "p")},
+            )
+        certs.append(
+            certificate.build_outcome_certificate(
+                tree,
+                name=name,
+                statement=statement,
+                reference=reference,
+                provenance={"source": "specproof.certify.variants_proof"},
+            )
+        )
 
     for case_name, tree in _worked_trees(p, q):
         add(case_name, tree, f"{case_name}: one verification position on the worked pair; lossless iff TV = 0.")
-    for tree_name, law in (("shared-siblings", deterministic_tree_law(p, SHARED_TREE)),
-                           ("topk-2x2", deterministic_tree_law(p, topk_tree(q, [2, 2]))),
-                           ("stochastic-2x2", stochastic_tree_law(p, q, [2, 2])),
-                           ("greedy-shared-siblings", greedy_tree_law(p, SHARED_TREE))):
+    for tree_name, law in (
+        ("shared-siblings", deterministic_tree_law(p, SHARED_TREE)),
+        ("topk-2x2", deterministic_tree_law(p, topk_tree(q, [2, 2]))),
+        ("stochastic-2x2", stochastic_tree_law(p, q, [2, 2])),
+        ("greedy-shared-siblings", greedy_tree_law(p, SHARED_TREE)),
+    ):
         for path, tree in sorted(law.positions.items()):
             where = ",".join(map(str, path)) or "root"
-            add(f"{tree_name} node [{where}]", tree,
+            add(
+                f"{tree_name} node [{where}]",
+                tree,
                 f"{tree_name}, the node after the accepted path [{where}]: the child or bonus token emitted there.",
-                greedy=tree_name.startswith("greedy"))
+                greedy=tree_name.startswith("greedy"),
+            )
     return certificate.build_bundle(
-        certs, name="variants-positions",
+        certs,
+        name="variants-positions",
         statement="Each single-position verifier variant on the worked pair p = (1/2, 1/4, 1/4), q = (1/4, 1/4, 1/2), "
-                  "and each node of the worked token trees, emits the law listed; lossless iff TV = 0 from p (the "
-                  "greedy tree's reference is the argmax of p).",
-        provenance={"source": "specproof.certify.variants_proof.position_certificates"})
+        "and each node of the worked token trees, emits the law listed; lossless iff TV = 0 from p (the "
+        "greedy tree's reference is the argmax of p).",
+        provenance={"source": "specproof.certify.variants_proof.position_certificates"},
+    )
 
 
 def _worked_trees(p, q, ks=(1, 2, 3, 4)):

@@ -37,14 +37,22 @@ COMMANDS = {
     "check": ("specproof.cli.check", "re-verify a certificate with the trusted checker alone"),
     "transcript": ("specproof.cli.transcript", "render a certificate as a Markdown transcript"),
     "fixtures": ("specproof.cli.fixtures", "show or rebuild the real-model fixtures shipped with specproof"),
-    "crosscheck": ("specproof.cli.crosscheck",
-                   "check the float path against the exact law on random pairs, the real pairs, or drafted blocks"),
-    "audit": ("specproof.cli.audit",
-              "the exact law of a verifier rule (coin model, comparison, residual, ...) on one pair"),
-    "trace": ("specproof.cli.trace",
-              "the exact law of a real library's speculative sampler, by controlled re-execution"),
-    "corpus": ("specproof.cli.corpus",
-               "exact acceptance at every position of a text; or check an engine's counters (--log)"),
+    "crosscheck": (
+        "specproof.cli.crosscheck",
+        "check the float path against the exact law on random pairs, the real pairs, or drafted blocks",
+    ),
+    "audit": (
+        "specproof.cli.audit",
+        "the exact law of a verifier rule (coin model, comparison, residual, ...) on one pair",
+    ),
+    "trace": (
+        "specproof.cli.trace",
+        "the exact law of a real library's speculative sampler, by controlled re-execution",
+    ),
+    "corpus": (
+        "specproof.cli.corpus",
+        "exact acceptance at every position of a text; or check an engine's counters (--log)",
+    ),
 }
 
 
@@ -68,8 +76,11 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
         if command in (name, "*"):
             importlib.import_module(module).add_parser(sub)
             sub.choices[name].add_argument(
-                "--quiet", "-q", action="store_true",
-                help="no progress bars or informational lines on standard error (errors still)")
+                "--quiet",
+                "-q",
+                action="store_true",
+                help="no progress bars or informational lines on standard error (errors still)",
+            )
         else:
             sub.add_parser(name, help=help_line, add_help=False)
     return parser

@@ -36,10 +36,13 @@ class _ParseError(Exception):
 
 
 def _json_option(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("--json", action="store_true",
-                     help="print exactly one JSON object on standard output instead of text (rationals as "
-                          "'n/d' strings, each with its nearest float beside it as KEY_decimal; progress and "
-                          "errors still go to standard error); exit status unchanged")
+    sub.add_argument(
+        "--json",
+        action="store_true",
+        help="print exactly one JSON object on standard output instead of text (rationals as "
+        "'n/d' strings, each with its nearest float beside it as KEY_decimal; progress and "
+        "errors still go to standard error); exit status unchanged",
+    )
 
 
 _EXACT = re.compile(r"-?[0-9]+/[0-9]+")
@@ -67,11 +70,13 @@ def _with_decimals(obj: Any) -> Any:
             continue  # a map of token ids -> mass gets its decimals as one map beside it, below
         if isinstance(value, str) and _EXACT.fullmatch(value):
             out[f"{key}_decimal"] = _decimal(value)
-        elif (isinstance(value, list) and value
-              and all(isinstance(v, str) and _EXACT.fullmatch(v) for v in value)):
+        elif isinstance(value, list) and value and all(isinstance(v, str) and _EXACT.fullmatch(v) for v in value):
             out[f"{key}_decimal"] = [_decimal(v) for v in value]
-        elif (isinstance(value, dict) and value
-              and all(isinstance(v, str) and _EXACT.fullmatch(v) for v in value.values())):
+        elif (
+            isinstance(value, dict)
+            and value
+            and all(isinstance(v, str) and _EXACT.fullmatch(v) for v in value.values())
+        ):
             out[f"{key}_decimal"] = {k: _decimal(v) for k, v in value.items()}
     return out
 
@@ -81,8 +86,9 @@ def _print_json(obj: Any, indent: int | None = None) -> None:
     escapes only C0 itself), so that nothing in it is a terminal control. Every exact number ('n/d',
     alone or in a list) gets its nearest float beside it under ``KEY_decimal``."""
     text = json.dumps(_with_decimals(obj), sort_keys=True, ensure_ascii=False, indent=indent)
-    print("".join(f"\\u{ord(c):04x}" if c in _BIDI or "\x7f" <= c <= "\x9f" or c in "\u2028\u2029" else c
-                  for c in text))
+    print(
+        "".join(f"\\u{ord(c):04x}" if c in _BIDI or "\x7f" <= c <= "\x9f" or c in "\u2028\u2029" else c for c in text)
+    )
 
 
 #: ``--quiet`` (every subcommand): no progress bars and no informational log lines on standard error.
@@ -93,12 +99,13 @@ DELAY = 2.0
 
 def _bar(**kwargs: Any) -> tqdm:
     """A progress bar on standard error (silenced by ``--quiet``), shown once the command has run
-    :data:`DELAY` seconds: redrawn in place on a terminal; to a file or pipe, one state every 10 s,
-    so a long run in a log is never silent."""
+    :data:`DELAY` seconds: redrawn in place on a terminal (and cleared at the end); to a file or
+    pipe, one state every 10 s, so a long run in a log is never silent, and the final state when it
+    closes, so a log never ends on a state the run went past."""
     from tqdm import tqdm
 
     tty = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
-    kwargs.setdefault("leave", False)
+    kwargs.setdefault("leave", not tty)
     return tqdm(file=sys.stderr, disable=QUIET, mininterval=0.1 if tty else 10.0, delay=DELAY, **kwargs)
 
 

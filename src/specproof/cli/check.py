@@ -18,27 +18,41 @@ _DEFAULT_ATOL = 1e-3
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Add the ``check`` subcommand to ``sub``."""
-    ck = sub.add_parser("check", help="re-verify a certificate with the trusted checker alone",
-                        description="Re-verify a certificate or bundle with the trusted checker alone "
-                        "(a symbolic-proof record is checked for shape, then by re-running the SymPy proof). "
-                        "A valid outcome or block certificate's verdict (LOSSLESS or LOSSY) is printed with its "
-                        "reference law. Exit 0 valid (with --require-lossless: valid and lossless), 1 rejected "
-                        "(the reason is printed), 2 unreadable.")
+    ck = sub.add_parser(
+        "check",
+        help="re-verify a certificate with the trusted checker alone",
+        description="Re-verify a certificate or bundle with the trusted checker alone "
+        "(a symbolic-proof record is checked for shape, then by re-running the SymPy proof). "
+        "A valid outcome or block certificate's verdict (LOSSLESS or LOSSY) is printed with its "
+        "reference law. Exit 0 valid (with --require-lossless: valid and lossless), 1 rejected "
+        "(the reason is printed), 2 unreadable.",
+    )
     ck.add_argument("certificate", metavar="CERT.json")
-    ck.add_argument("--target", metavar="P", help="also confirm that the certificate's p is exactly this file's "
-                    "values made exact (the file formats of prove; a [N, V] file binds a bundle row by row); an "
-                    "outcome or block certificate is compared on the input rows its tree reads, and the output "
-                    "names the rows compared, those not read, and those read but bound to nothing")
+    ck.add_argument(
+        "--target",
+        metavar="P",
+        help="also confirm that the certificate's p is exactly this file's "
+        "values made exact (the file formats of prove; a [N, V] file binds a bundle row by row); an "
+        "outcome or block certificate is compared on the input rows its tree reads, and the output "
+        "names the rows compared, those not read, and those read but bound to nothing",
+    )
     ck.add_argument("--draft", metavar="Q", help="the same for q (give --target and --draft together)")
-    ck.add_argument("--atol", type=float, default=None,
-                    help=f"tolerance on the float sums of --target/--draft, in (0, 1) (default {_DEFAULT_ATOL})")
-    ck.add_argument("--require-lossless", action="store_true",
-                    help="exit 1 also for a valid certificate unless its certified law is exactly p: the target row "
-                         "bound to --target (without --target, the certificate's own input p, and the output says so); "
-                         "a verifier that is lossy, a reference other than p (a given row, the argmax of p), and a "
-                         "verdict that depends on a stated value (a constant threshold, a stated float sum, a given "
-                         "row the tree reads) or on a row bound to nothing fail it (for CI: a valid certificate of a "
-                         "lossy verifier otherwise exits 0)")
+    ck.add_argument(
+        "--atol",
+        type=float,
+        default=None,
+        help=f"tolerance on the float sums of --target/--draft, in (0, 1) (default {_DEFAULT_ATOL})",
+    )
+    ck.add_argument(
+        "--require-lossless",
+        action="store_true",
+        help="exit 1 also for a valid certificate unless its certified law is exactly p: the target row "
+        "bound to --target (without --target, the certificate's own input p, and the output says so); "
+        "a verifier that is lossy, a reference other than p (a given row, the argmax of p), and a "
+        "verdict that depends on a stated value (a constant threshold, a stated float sum, a given "
+        "row the tree reads) or on a row bound to nothing fail it (for CI: a valid certificate of a "
+        "lossy verifier otherwise exits 0)",
+    )
     _json_option(ck)
 
 
@@ -53,8 +67,12 @@ def _read_once(path: str) -> tuple[object, checker.Verdict | None]:
 
 
 def _verdict_json(verdict: checker.Verdict) -> dict[str, Any]:
-    return {"valid": verdict.valid, "reason": None if verdict.reason is None else verdict.reason.value,
-            "detail": verdict.detail, "checker_version": checker.VERSION}
+    return {
+        "valid": verdict.valid,
+        "reason": None if verdict.reason is None else verdict.reason.value,
+        "detail": verdict.detail,
+        "checker_version": checker.VERSION,
+    }
 
 
 def _ticking(bar: Any, fn: Callable[[], checker.Verdict]) -> checker.Verdict:
@@ -156,8 +174,11 @@ def run(args: argparse.Namespace) -> int:
         else:
             verdict = checker.Verdict(True, None, verdict.detail + _binding_note(binding), verdict.facts)
     code = 0 if verdict.valid else 2 if verdict.reason is checker.Reason.UNREADABLE else 1
-    trees = [f for f in verdict.facts if f.get("schema") in (checker.OUTCOME_SCHEMA, checker.BLOCK_SCHEMA)] \
-        if verdict.valid else []
+    trees = (
+        [f for f in verdict.facts if f.get("schema") in (checker.OUTCOME_SCHEMA, checker.BLOCK_SCHEMA)]
+        if verdict.valid
+        else []
+    )
     lossless = [bool(f["claims"]["lossless"]) for f in trees]
     tvs = [_tv_of(f) for f in trees]
     stated = [s for f in trees for s in f.get("stated", [])]
@@ -168,38 +189,73 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         from specproof.report import transcript  # where used: NumPy and Jinja stay out of check's start
 
-        bind = {} if args.target is None else {
-            "bound_to_inputs": verdict.valid and not binding.get("unbound", True),
-            "bound_rows": binding.get("bound", []), "unbound_rows": binding.get("unbound", []),
-            "unread_inputs": binding.get("unread", [])}
-        result = {"lossless": lossless, "tv": [transcript.exact_text(x) for x in tvs],
-                  "tv_approx": [transcript.show(x) for x in tvs],
-                  "reference": [_reference_of(f) for f in trees],
-                  "stated_values": [list(f.get("stated", [])) for f in trees],
-                  "sum_orders": [[f"{name}: {row} summed {order} ({fmt})" for name, row, fmt, order in f.get("sums", [])]
-                                 for f in trees]} if trees else {}
-        required = {"required_lossless": verdict.valid and not failures,
-                    "required_lossless_against": "p bound to --target" if args.target is not None
-                    else "the certificate's own input p (no --target: not bound to a file)",
-                    "required_lossless_failures": failures if verdict.valid else []} if args.require_lossless else {}
+        bind = (
+            {}
+            if args.target is None
+            else {
+                "bound_to_inputs": verdict.valid and not binding.get("unbound", True),
+                "bound_rows": binding.get("bound", []),
+                "unbound_rows": binding.get("unbound", []),
+                "unread_inputs": binding.get("unread", []),
+            }
+        )
+        result = (
+            {
+                "lossless": lossless,
+                "tv": [transcript.exact_text(x) for x in tvs],
+                "tv_approx": [transcript.show(x) for x in tvs],
+                "reference": [_reference_of(f) for f in trees],
+                "stated_values": [list(f.get("stated", [])) for f in trees],
+                "sum_orders": [
+                    [f"{name}: {row} summed {order} ({fmt})" for name, row, fmt, order in f.get("sums", [])]
+                    for f in trees
+                ],
+            }
+            if trees
+            else {}
+        )
+        required = (
+            {
+                "required_lossless": verdict.valid and not failures,
+                "required_lossless_against": "p bound to --target"
+                if args.target is not None
+                else "the certificate's own input p (no --target: not bound to a file)",
+                "required_lossless_failures": failures if verdict.valid else [],
+            }
+            if args.require_lossless
+            else {}
+        )
         _print_check_json({"command": "check", "file": file, **_verdict_json(verdict), **bind, **result, **required})
     elif verdict.valid:
         _say(f"{file}: valid ({verdict.detail})")
         given = sorted({g for f in trees for g in f["given"]})
         if given:
-            _say(f"  trusted as stated (given rows, not re-derived): {', '.join(given[:10])}"
-                 + (f" and {len(given) - 10} more" if len(given) > 10 else ""))
+            _say(
+                f"  trusted as stated (given rows, not re-derived): {', '.join(given[:10])}"
+                + (f" and {len(given) - 10} more" if len(given) > 10 else "")
+            )
         if stated:
-            _say(f"  stated, not re-derived (the verdict depends on them): {len(stated)} value(s): "
-                 + "; ".join(stated[:3]) + (f"; and {len(stated) - 3} more" if len(stated) > 3 else ""))
-        sums = sorted({f"{name} ({row} summed {order}, {fmt})" for f in trees for name, row, fmt, order in f.get("sums", [])})
+            _say(
+                f"  stated, not re-derived (the verdict depends on them): {len(stated)} value(s): "
+                + "; ".join(stated[:3])
+                + (f"; and {len(stated) - 3} more" if len(stated) > 3 else "")
+            )
+        sums = sorted(
+            {f"{name} ({row} summed {order}, {fmt})" for f in trees for name, row, fmt, order in f.get("sums", [])}
+        )
         if sums:
-            _say("  float sums re-derived in the order the certificate names (which order the code uses is a "
-                 "modelling assumption): " + "; ".join(sums[:3]) + (f"; and {len(sums) - 3} more" if len(sums) > 3 else ""))
+            _say(
+                "  float sums re-derived in the order the certificate names (which order the code uses is a "
+                "modelling assumption): "
+                + "; ".join(sums[:3])
+                + (f"; and {len(sums) - 3} more" if len(sums) > 3 else "")
+            )
         if trees:  # what the certified law says (an outcome or block certificate may prove a verifier lossy)
             lossy = [i for i, ok in enumerate(lossless) if not ok]
             refs = sorted({_reference_of(f) for f in trees})
-            against = "reference: " + (", ".join(refs) if len(refs) <= 3 else f"{', '.join(refs[:3])} and {len(refs) - 3} more")
+            against = "reference: " + (
+                ", ".join(refs) if len(refs) <= 3 else f"{', '.join(refs[:3])} and {len(refs) - 3} more"
+            )
             if not lossy:
                 _say(f"  the certified verifier is LOSSLESS ({against})")
             else:
@@ -208,15 +264,25 @@ def run(args: argparse.Namespace) -> int:
                 at = f", at {len(lossy)} of {len(lossless)} positions" if len(lossless) > 1 else ""
                 from specproof.report import transcript
 
-                _say(f"  the certified verifier is LOSSY (exact {stream}TV {transcript.number_text(tvs[lossy[0]])}{at}; "
-                     f"reference: {_reference_of(first)})")
+                _say(
+                    f"  the certified verifier is LOSSY (exact {stream}TV {transcript.number_text(tvs[lossy[0]])}{at}; "
+                    f"reference: {_reference_of(first)})"
+                )
         if args.require_lossless and failures:
-            _say("  --require-lossless: the certified verifier is not lossless (exit 1): " + "; ".join(failures[:4])
-                 + (f"; and {len(failures) - 4} more" if len(failures) > 4 else ""))
+            _say(
+                "  --require-lossless: the certified verifier is not lossless (exit 1): "
+                + "; ".join(failures[:4])
+                + (f"; and {len(failures) - 4} more" if len(failures) > 4 else "")
+            )
         elif args.require_lossless:
-            _say("  --require-lossless: passed: the certified law is exactly "
-                 + ("p, bound to --target" if args.target is not None else
-                    "the certificate's own input p (no --target given: p is not bound to a file)"))
+            _say(
+                "  --require-lossless: passed: the certified law is exactly "
+                + (
+                    "p, bound to --target"
+                    if args.target is not None
+                    else "the certificate's own input p (no --target given: p is not bound to a file)"
+                )
+            )
     else:
         _say(f"{file}: REJECTED ({verdict.reason.value}): {verdict.detail}")
     return code
@@ -238,13 +304,16 @@ def _binding_note(binding: dict[str, Any]) -> str:
     else:
         note = "; q is exactly --draft's values made exact"
     if len(bound) > len(roles):  # a block certificate's rows after several prefixes
-        note += f" (at each of the {len(bound)} rows compared: {', '.join(bound[:4])}" + (" ...)" if len(bound) > 4 else ")")
+        note += f" (at each of the {len(bound)} rows compared: {', '.join(bound[:4])}" + (
+            " ...)" if len(bound) > 4 else ")"
+        )
     if binding["unread"] and bound:
         note += f" ({' and '.join(binding['unread'])} not read by the certified tree)"
     if binding["unbound"]:
         names = binding["unbound"]
-        note += (f"; read by the tree but bound to nothing (the certificate's own values): {', '.join(names[:10])}"
-                 + (f" and {len(names) - 10} more" if len(names) > 10 else ""))
+        note += f"; read by the tree but bound to nothing (the certificate's own values): {', '.join(names[:10])}" + (
+            f" and {len(names) - 10} more" if len(names) > 10 else ""
+        )
     return note
 
 
@@ -276,8 +345,11 @@ def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> tuple[str, dict
     for i, (facts, (p, q)) in enumerate(zip(verdict.facts, pairs)):
         if facts["schema"] == checker.BLOCK_SCHEMA:  # the input rows the tree and the stream check read
             read = set(facts["reads"])
-            mine = [(f"{role} after {list(prefix)}", role, row) for (role, prefix), row in sorted(facts["inputs"].items())
-                    if (role, prefix) in read]
+            mine = [
+                (f"{role} after {list(prefix)}", role, row)
+                for (role, prefix), row in sorted(facts["inputs"].items())
+                if (role, prefix) in read
+            ]
             unread.update(k for k in ("p", "q") if not any(role == k for role, _ in read))
             unbound.update(f"given row {g}" for g in facts["given_reads"])
             unbound.update(f"stated value {s}" for s in facts.get("stated", []))
@@ -289,8 +361,10 @@ def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> tuple[str, dict
             unbound.update(f"stated value {s}" for s in facts.get("stated", []))
         else:
             law = facts["law"]
-            mine = [("p", "p", [checker.Ratio(x, law.den) for x in law.target]),
-                    ("q", "q", [checker.Ratio(x, law.den) for x in law.draft])]
+            mine = [
+                ("p", "p", [checker.Ratio(x, law.den) for x in law.target]),
+                ("q", "q", [checker.Ratio(x, law.den) for x in law.draft]),
+            ]
         for name, role, row in mine:
             option, theirs = ("--target", p) if role == "p" else ("--draft", q)
             values, exact = theirs.fractions(), [Fraction(x.num, x.den) for x in row]
@@ -298,8 +372,9 @@ def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> tuple[str, dict
                 return f"certificate {i}: {name} has {len(exact)} tokens, {option} has {len(values)}", {}
             for t, (x, y) in enumerate(zip(exact, values)):
                 if x != y:
-                    return (f"certificate {i}: {name}({t}) is {transcript.show(x)}, but {option} gives "
-                            f"{transcript.show(y)}"), {}
+                    return (
+                        f"certificate {i}: {name}({t}) is {transcript.show(x)}, but {option} gives {transcript.show(y)}"
+                    ), {}
             bound.add(name)
     return "", {"bound": sorted(bound), "unread": sorted(unread), "unbound": sorted(unbound)}
 
@@ -322,13 +397,22 @@ _RECORDS = {
 
 #: The fields of a symbolic-proof record and of each of its steps, with their JSON types: a
 #: record of any other shape is rejected before the SymPy proof is re-run (seconds of work).
-_RECORD_FIELDS = {"assumptions": list, "conclusion": str, "formal_proof": dict, "name": str, "proved": bool,
-                  "schema": str, "statement": str, "steps": list, "sympy_version": str}
+_RECORD_FIELDS = {
+    "assumptions": list,
+    "conclusion": str,
+    "formal_proof": dict,
+    "name": str,
+    "proved": bool,
+    "schema": str,
+    "statement": str,
+    "steps": list,
+    "sympy_version": str,
+}
 _RECORD_STEP_FIELDS = {"check", "claim", "id", "method", "result", "uses", "verified"}
 
 
 def _record_shape(doc: dict) -> str:
-    """"" if ``doc`` has the fields of a symbolic-proof record (and its steps theirs), else why not."""
+    """ "" if ``doc`` has the fields of a symbolic-proof record (and its steps theirs), else why not."""
     if set(doc) != set(_RECORD_FIELDS) or any(type(doc[k]) is not t for k, t in _RECORD_FIELDS.items()):
         return f"a record has exactly the fields {sorted(_RECORD_FIELDS)}, with their types"
     if not doc["steps"] or any(not isinstance(s, dict) or set(s) != _RECORD_STEP_FIELDS for s in doc["steps"]):
@@ -352,8 +436,13 @@ def _check_record(path: str, doc: dict, as_json: bool = False) -> int:
     if shape:
         valid, detail = False, shape
     elif expected != doc:
-        valid, detail = False, (f"the record differs from a fresh run of {what} (from the record a run that "
-                                f"proves everything writes; the proof was not re-run)")
+        valid, detail = (
+            False,
+            (
+                f"the record differs from a fresh run of {what} (from the record a run that "
+                f"proves everything writes; the proof was not re-run)"
+            ),
+        )
     elif fresh != doc:
         valid, detail = False, f"the record differs from a fresh run of {what}"
     elif not fresh["proved"]:
@@ -361,11 +450,24 @@ def _check_record(path: str, doc: dict, as_json: bool = False) -> int:
     else:
         import sympy
 
-        valid, detail = True, (f"re-ran {what} under SymPy {sympy.__version__} (recorded under "
-                               f"{doc['sympy_version']}): it proves everything the record says")
+        valid, detail = (
+            True,
+            (
+                f"re-ran {what} under SymPy {sympy.__version__} (recorded under "
+                f"{doc['sympy_version']}): it proves everything the record says"
+            ),
+        )
     if as_json:
-        _print_check_json({"command": "check", "file": path, "valid": valid, "reason": None if valid else "record",
-                           "detail": detail, "checker_version": None})
+        _print_check_json(
+            {
+                "command": "check",
+                "file": path,
+                "valid": valid,
+                "reason": None if valid else "record",
+                "detail": detail,
+                "checker_version": None,
+            }
+        )
     elif valid:
         _say(f"{path}: valid ({detail})")
     else:

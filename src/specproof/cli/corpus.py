@@ -25,23 +25,48 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "With --log FILE: the counter check of an engine log (see docs/corpus.md).",
     )
     co.add_argument("--text", type=Path, help="a UTF-8 text file (paragraphs are documents); default: the shipped text")
-    co.add_argument("--pair", action="append", dest="pairs", metavar="PAIR",
-                    help="a model pair: phone, smollm2, or TARGET,DRAFT (two HF causal LMs, names or paths); "
-                    "repeat for several (default: phone and smollm2)")
+    co.add_argument(
+        "--pair",
+        action="append",
+        dest="pairs",
+        metavar="PAIR",
+        help="a model pair: phone, smollm2, or TARGET,DRAFT (two HF causal LMs, names or paths); "
+        "repeat for several (default: phone and smollm2)",
+    )
     co.add_argument("--gamma-max", type=int, default=6, help="largest gamma (default %(default)s)")
-    co.add_argument("--mass-bound", type=float, default=0.05,
-                    help="explore off-text prefixes (any depth, largest first) until their unexplored mass, reach times "
-                    "the depth left below --gamma-max, is at most this (default %(default)s)")
-    co.add_argument("--max-explore", type=int, default=16,
-                    help="at most this many off-text prefixes explored per position (default %(default)s)")
+    co.add_argument(
+        "--mass-bound",
+        type=float,
+        default=0.05,
+        help="explore off-text prefixes (any depth, largest first) until their unexplored mass, reach times "
+        "the depth left below --gamma-max, is at most this (default %(default)s)",
+    )
+    co.add_argument(
+        "--max-explore",
+        type=int,
+        default=16,
+        help="at most this many off-text prefixes explored per position (default %(default)s)",
+    )
     co.add_argument("--cost-ratio", default="1/20", help="c of Leviathan et al. Thm 3.8, exact (default %(default)s)")
     co.add_argument("--out", type=Path, default=Path("specproof-corpus"), help="output directory (default %(default)s)")
-    co.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
-                    help="run on Ray Data: a local cluster (num_cpus=2) or join ADDRESS")
+    co.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="ADDRESS",
+        help="run on Ray Data: a local cluster (num_cpus=2) or join ADDRESS",
+    )
     co.add_argument("--workers", type=int, default=2, help="model actors on Ray (default %(default)s)")
     co.add_argument("--log", type=Path, help="an engine log (Parquet) to check against the exact law")
-    co.add_argument("--level", default="1/1000", help="false-alarm rate of the counter test, in [1e-300, 1) (default %(default)s)")
-    co.add_argument("--bias", default="1/20", help="bias (tokens per step) at which the test's power is stated, >= 0 (default %(default)s)")
+    co.add_argument(
+        "--level", default="1/1000", help="false-alarm rate of the counter test, in [1e-300, 1) (default %(default)s)"
+    )
+    co.add_argument(
+        "--bias",
+        default="1/20",
+        help="bias (tokens per step) at which the test's power is stated, >= 0 (default %(default)s)",
+    )
     co.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     return co
 
@@ -93,8 +118,13 @@ def run(args: argparse.Namespace) -> int:
         return 0 if report["passed"] else 1
     from specproof.corpus.pipeline import Config, default_text, finish, plan, run_local
 
-    cfg = Config(pairs=tuple(args.pairs or ("phone", "smollm2")), gamma_max=args.gamma_max, mass_bound=args.mass_bound,
-                 max_explore=args.max_explore, cost_ratio=args.cost_ratio)
+    cfg = Config(
+        pairs=tuple(args.pairs or ("phone", "smollm2")),
+        gamma_max=args.gamma_max,
+        mass_bound=args.mass_bound,
+        max_explore=args.max_explore,
+        cost_ratio=args.cost_ratio,
+    )
     text = args.text.read_text(encoding="utf-8") if args.text else default_text()
     out = args.out
     start = time.monotonic()
@@ -107,19 +137,32 @@ def run(args: argparse.Namespace) -> int:
     if not units:
         from specproof.errors import InvalidOption
 
-        raise InvalidOption(f"--text {args.text or '(the shipped text)'} has no paragraph of at least two tokens "
-                            f"for {', '.join(cfg.pairs)}: nothing to compute")
+        raise InvalidOption(
+            f"--text {args.text or '(the shipped text)'} has no paragraph of at least two tokens "
+            f"for {', '.join(cfg.pairs)}: nothing to compute"
+        )
     out.mkdir(parents=True, exist_ok=True)
-    log.info("specproof corpus: %d units, %d to compute (%d shards already in %s)", len(units), len(todo),
-             len(units) - len(todo), out / "shards")
+    log.info(
+        "specproof corpus: %d units, %d to compute (%d shards already in %s)",
+        len(units),
+        len(todo),
+        len(units) - len(todo),
+        out / "shards",
+    )
     from specproof.cli._common import _bar
 
     bar = _bar(total=len(todo), desc="units", unit="doc")
     if args.ray is not None:
         from specproof.corpus.ray import run_ray
 
-        run_ray(todo, cfg, out, address=None if args.ray == "local" else args.ray, workers=args.workers,
-                progress=lambda u: bar.update(1))
+        run_ray(
+            todo,
+            cfg,
+            out,
+            address=None if args.ray == "local" else args.ray,
+            workers=args.workers,
+            progress=lambda u: bar.update(1),
+        )
     else:
         nodes: list[Any] = []
 

@@ -26,18 +26,30 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     cc.add_argument("--pairs", type=int, default=10000, help="number of pairs (default 10000)")
     cc.add_argument("--seed", type=int, default=0, help="random seed, >= 0 (default 0)")
     cc.add_argument("--bound", type=float, default=None, help="error bound (default 1e-12)")
-    cc.add_argument("--backend", choices=("numpy", "numba"), default="numpy",
-                    help="the float path's backend for pairs and --real (default numpy; numba needs "
-                         "pip install 'specproof[fast]')")
+    cc.add_argument(
+        "--backend",
+        choices=("numpy", "numba"),
+        default="numpy",
+        help="the float path's backend for pairs and --real (default numpy; numba needs pip install 'specproof[fast]')",
+    )
     mode = cc.add_mutually_exclusive_group()
-    mode.add_argument("--real", action="store_true",
-                      help="check every real pair shipped with specproof instead of random pairs")
-    mode.add_argument("--blocks", type=int, metavar="N",
-                      help="check the batched given-block path (numeric.given_block_law) on N random drafted "
-                           "blocks, gamma 1..5, in batches of 8, instead of single pairs")
-    mode.add_argument("--variants", type=int, metavar="N",
-                      help="check the float mirrors of multi-draft verification (numeric.multidraft_law) and of "
-                           "one-hot token-tree children (numeric.sibling_law) on N random pairs, k = 1..4")
+    mode.add_argument(
+        "--real", action="store_true", help="check every real pair shipped with specproof instead of random pairs"
+    )
+    mode.add_argument(
+        "--blocks",
+        type=int,
+        metavar="N",
+        help="check the batched given-block path (numeric.given_block_law) on N random drafted "
+        "blocks, gamma 1..5, in batches of 8, instead of single pairs",
+    )
+    mode.add_argument(
+        "--variants",
+        type=int,
+        metavar="N",
+        help="check the float mirrors of multi-draft verification (numeric.multidraft_law) and of "
+        "one-hot token-tree children (numeric.sibling_law) on N random pairs, k = 1..4",
+    )
     _json_option(cc)
 
 
@@ -50,36 +62,72 @@ def run(args: argparse.Namespace) -> int:
         raise _Usage(f"--bound must be a finite number >= 0, got {args.bound}")
     kwargs = {} if args.bound is None else {"bound": args.bound}
     if args.backend != "numpy" and (args.blocks is not None or args.variants is not None):
-        raise _Usage("--backend applies to random pairs and --real only (the block and variant laws have "
-                     "one backend, NumPy)")
+        raise _Usage(
+            "--backend applies to random pairs and --real only (the block and variant laws have one backend, NumPy)"
+        )
     if args.blocks is not None:
         if args.blocks < 1:
             raise _Usage(f"--blocks must be >= 1, got {args.blocks}")
         with _bar(total=args.blocks, unit="block") as bar:
-            report = crosscheck_blocks(args.blocks, args.seed, progress=lambda done: bar.update(done - bar.n),
-                                       **kwargs)
-        return _crosscheck_result(args, report, {
-            "mode": "blocks", "blocks": report.blocks, "seed": args.seed, "recomputed": report.recomputed,
-            "accepted": _worst(report.accepted), "joint": _worst(report.joint),
-            "before_rounding": _worst(report.before_rounding)})
+            report = crosscheck_blocks(args.blocks, args.seed, progress=lambda done: bar.update(done - bar.n), **kwargs)
+        return _crosscheck_result(
+            args,
+            report,
+            {
+                "mode": "blocks",
+                "blocks": report.blocks,
+                "seed": args.seed,
+                "recomputed": report.recomputed,
+                "accepted": _worst(report.accepted),
+                "joint": _worst(report.joint),
+                "before_rounding": _worst(report.before_rounding),
+            },
+        )
     if args.variants is not None:
         if args.variants < 1:
             raise _Usage(f"--variants must be >= 1, got {args.variants}")
         with _bar(total=args.variants, unit="pair") as bar:
             report = crosscheck_variants(args.variants, args.seed, progress=lambda _: bar.update(1), **kwargs)
-        return _crosscheck_result(args, report, {
-            "mode": "variants", "pairs": report.pairs, "seed": args.seed, "dist": _worst(report.dist),
-            "acceptance": _worst(report.acceptance), "accepted_at": _worst(report.accepted_at)})
+        return _crosscheck_result(
+            args,
+            report,
+            {
+                "mode": "variants",
+                "pairs": report.pairs,
+                "seed": args.seed,
+                "dist": _worst(report.dist),
+                "acceptance": _worst(report.acceptance),
+                "accepted_at": _worst(report.accepted_at),
+            },
+        )
     if args.real:
         with _bar(unit="pair") as bar:
             report = crosscheck_real(progress=lambda _: bar.update(1), backend=args.backend, **kwargs)
-        return _crosscheck_result(args, report, {"mode": "real", "backend": args.backend, "pairs": report.pairs,
-                                                 "dist": _worst(report.dist), "alpha": _worst(report.alpha)})
+        return _crosscheck_result(
+            args,
+            report,
+            {
+                "mode": "real",
+                "backend": args.backend,
+                "pairs": report.pairs,
+                "dist": _worst(report.dist),
+                "alpha": _worst(report.alpha),
+            },
+        )
     with _bar(total=args.pairs, unit="pair") as bar:
         report = crosscheck(args.pairs, args.seed, progress=lambda _: bar.update(1), backend=args.backend, **kwargs)
-    return _crosscheck_result(args, report, {"mode": "pairs", "backend": args.backend, "pairs": report.pairs,
-                                             "seed": args.seed, "dist": _worst(report.dist),
-                                             "alpha": _worst(report.alpha)})
+    return _crosscheck_result(
+        args,
+        report,
+        {
+            "mode": "pairs",
+            "backend": args.backend,
+            "pairs": report.pairs,
+            "seed": args.seed,
+            "dist": _worst(report.dist),
+            "alpha": _worst(report.alpha),
+        },
+    )
 
 
 def _crosscheck_result(args: argparse.Namespace, report: Any, fields: dict[str, Any]) -> int:
@@ -101,6 +149,7 @@ def _worst(worst: Any) -> dict[str, Any]:
         if hasattr(pair, "tokens"):  # a drafted block
             out.update(gamma=len(pair.tokens), vocab_size=len(pair.target[0]), tokens=list(pair.tokens))
         else:
-            out.update(vocab_size=len(pair.p), p=[format_fraction(x) for x in pair.p],
-                       q=[format_fraction(x) for x in pair.q])
+            out.update(
+                vocab_size=len(pair.p), p=[format_fraction(x) for x in pair.p], q=[format_fraction(x) for x in pair.q]
+            )
     return out

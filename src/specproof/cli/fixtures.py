@@ -18,9 +18,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "real models again (needs the [models] extra) and rewrite the fixture files in --dir.",
     )
     fx.add_argument("--regenerate", action="store_true", help="query the models and rewrite the fixtures")
-    fx.add_argument("--dir", metavar="DIR", default=DEFAULT_FIXTURES_DIR,
-                    help=f"where to write regenerated fixtures (default ./{DEFAULT_FIXTURES_DIR}, created if "
-                         "missing); never the installed package")
+    fx.add_argument(
+        "--dir",
+        metavar="DIR",
+        default=DEFAULT_FIXTURES_DIR,
+        help=f"where to write regenerated fixtures (default ./{DEFAULT_FIXTURES_DIR}, created if "
+        "missing); never the installed package",
+    )
+
+
 #: Where ``fixtures --regenerate`` writes by default: a directory under the current one.
 DEFAULT_FIXTURES_DIR = "specproof-fixtures"
 
@@ -33,8 +39,10 @@ def run(args: argparse.Namespace) -> int:
         package = Path(specproof.__file__).resolve().parent
         where = out.resolve()
         if where == package or package in where.parents:
-            raise _Usage(f"--dir {out} lies inside the installed specproof package ({package}); regenerate into "
-                         "another directory and compare the files with the shipped ones")
+            raise _Usage(
+                f"--dir {out} lies inside the installed specproof package ({package}); regenerate into "
+                "another directory and compare the files with the shipped ones"
+            )
         for path in fixtures.regenerate(out):
             print(f"wrote {path}")
         return 0

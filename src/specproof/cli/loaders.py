@@ -46,13 +46,12 @@ from specproof.laws.rational import DEFAULT_FLOAT_ATOL, RationalVector, as_distr
 __all__ = ["Distributions", "load_distributions", "load_distribution", "FORMATS"]
 
 #: The formats read, by suffix (anything else is read as text, one value per line).
-FORMATS = {".json": "json", ".csv": "csv", ".npy": "npy", ".safetensors": "safetensors", ".pt": "pt",
-           ".pth": "pt"}
+FORMATS = {".json": "json", ".csv": "csv", ".npy": "npy", ".safetensors": "safetensors", ".pt": "pt", ".pth": "pt"}
 
 _INTEGER = re.compile(r"\s*[+-]?[0-9]+\s*")
 _FRACTION = re.compile(r"\s*[+-]?[0-9]+\s*/\s*[0-9]+\s*")
 # floats with at most 2^53 in magnitude hold every integer exactly
-_EXACT_INT_LIMIT = 2 ** 53
+_EXACT_INT_LIMIT = 2**53
 
 
 @dataclass(frozen=True)
@@ -91,13 +90,19 @@ class Distributions:
 
 def _decode(data: bytes, what: str) -> str:
     """Text of a file: UTF-8 (a byte-order mark dropped), or UTF-16/UTF-32 with a byte-order mark."""
-    for bom, codec in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-                       (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+    for bom, codec in (
+        (codecs.BOM_UTF32_LE, "utf-32"),
+        (codecs.BOM_UTF32_BE, "utf-32"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
         if data.startswith(bom):
             try:
                 return data.decode(codec)
             except UnicodeDecodeError:
-                raise InvalidDistribution(f"{what} starts with a {codec.upper()} byte-order mark but is not {codec.upper()} text") from None
+                raise InvalidDistribution(
+                    f"{what} starts with a {codec.upper()} byte-order mark but is not {codec.upper()} text"
+                ) from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -192,8 +197,12 @@ def _json_rows(data: bytes, what: str) -> tuple[list[list[Any]], bool]:
     if all(isinstance(v, list) for v in values):
         lengths = {len(v) for v in values}
         if len(lengths) != 1:
-            raise InvalidDistribution(f"{what} is a list of lists of different lengths {sorted(lengths)}; an [N, V] array needs equal rows")
-        return [[_cell(x, f"{what}, row {i}, entry {j}") for j, x in enumerate(row)] for i, row in enumerate(values)], True
+            raise InvalidDistribution(
+                f"{what} is a list of lists of different lengths {sorted(lengths)}; an [N, V] array needs equal rows"
+            )
+        return [
+            [_cell(x, f"{what}, row {i}, entry {j}") for j, x in enumerate(row)] for i, row in enumerate(values)
+        ], True
     if any(isinstance(v, list) for v in values):
         raise InvalidDistribution(f"{what} mixes numbers and lists; write a list of numbers or a list of equal lists")
     return [[_cell(x, f"{what}, entry {j}") for j, x in enumerate(values)]], False
@@ -228,14 +237,18 @@ def _safetensors_array(file: Path, what: str) -> tuple[np.ndarray, str]:
         with safe_open(str(file), framework="numpy") as handle:
             keys = list(handle.keys())
             if len(keys) != 1:
-                raise InvalidDistribution(f"{what} holds {len(keys)} tensors {keys[:10]}; save exactly one (the distribution)")
+                raise InvalidDistribution(
+                    f"{what} holds {len(keys)} tensors {keys[:10]}; save exactly one (the distribution)"
+                )
             try:
                 return handle.get_tensor(keys[0]), keys[0]
             except (TypeError, ValueError):  # bfloat16 has no NumPy dtype
                 pass
         if importlib.util.find_spec("torch") is None:
-            raise InvalidDistribution(f"{what}: tensor {keys[0]!r} has a dtype NumPy cannot hold (bfloat16?); "
-                                      "reading it needs 'torch' (python -m pip install torch, or specproof's 'models' extra)")
+            raise InvalidDistribution(
+                f"{what}: tensor {keys[0]!r} has a dtype NumPy cannot hold (bfloat16?); "
+                "reading it needs 'torch' (python -m pip install torch, or specproof's 'models' extra)"
+            )
         with safe_open(str(file), framework="pt") as handle:
             return _torch_numpy(handle.get_tensor(keys[0]), what), keys[0]
     except InvalidDistribution:
@@ -266,18 +279,26 @@ def _torch_array(file: Path, what: str) -> tuple[np.ndarray, str | None]:
     try:
         obj = torch.load(str(file), map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises many kinds (pickle, zip, weights-only refusals)
-        raise InvalidDistribution(f"{what} is not a readable .pt tensor file: {type(exc).__name__}: {exc!s:.200}") from None
+        raise InvalidDistribution(
+            f"{what} is not a readable .pt tensor file: {type(exc).__name__}: {exc!s:.200}"
+        ) from None
     key = None
     if isinstance(obj, dict):
         if len(obj) != 1:
-            raise InvalidDistribution(f"{what} holds a dict of {len(obj)} entries; save one tensor (or a dict of exactly one)")
+            raise InvalidDistribution(
+                f"{what} holds a dict of {len(obj)} entries; save one tensor (or a dict of exactly one)"
+            )
         key, obj = next(iter(obj.items()))
         key = str(key)
     return _torch_numpy(obj, what), key
 
 
 def load_distributions(
-    path: str | Path, name: str = "p", *, atol: float = DEFAULT_FLOAT_ATOL, atol_name: str = "atol",
+    path: str | Path,
+    name: str = "p",
+    *,
+    atol: float = DEFAULT_FLOAT_ATOL,
+    atol_name: str = "atol",
     keep_degenerate: bool = False,
 ) -> Distributions:
     """Read one distribution, or an [N, V] stack of them, from ``path``.
@@ -378,13 +399,17 @@ def load_distributions(
         except InvalidDistribution as exc:  # name the file, and the tolerance as the caller knows it
             message = str(exc)
             if atol_name != "atol" and f"atol={atol!r}" in message:
-                message = message.replace(f"atol={atol!r}", f"{atol_name} {atol!r}") + f" (a larger {atol_name} accepts it)"
+                message = (
+                    message.replace(f"atol={atol!r}", f"{atol_name} {atol!r}") + f" (a larger {atol_name} accepts it)"
+                )
             raise type(exc)(f"{file.name}: {message}") from None
     floats = tuple(np.asarray(r) for r in rows) if is_float else None
     return Distributions(tuple(vectors), floats, batched, info, tuple(why_degenerate) if keep_degenerate else ())
 
 
-def load_distribution(path: str | Path, name: str = "p", *, atol: float = DEFAULT_FLOAT_ATOL) -> tuple[RationalVector, dict[str, Any]]:
+def load_distribution(
+    path: str | Path, name: str = "p", *, atol: float = DEFAULT_FLOAT_ATOL
+) -> tuple[RationalVector, dict[str, Any]]:
     """Load exactly one distribution from ``path`` and describe where it came from.
 
     Parameters

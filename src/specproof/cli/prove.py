@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from specproof.report import transcript
-from specproof.certify import certificate, theorems
+from specproof import theorems
+from specproof.certify import certificate
 from specproof.cli.loaders import Distributions, load_distributions
 from specproof.laws.rational import DEFAULT_FLOAT_ATOL, format_fraction
 from specproof.cli._common import _Usage, _bar, _check_atol, _float_rows, _json_option, _pairs, _print_json
@@ -34,29 +35,54 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     pr.add_argument("--target", metavar="P", help="file with the target distribution p (or an [N, V] stack)")
     pr.add_argument("--draft", metavar="Q", help="file with the draft distribution q (or an [N, V] stack)")
     pr.add_argument("--out", metavar="DIR", default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
-    pr.add_argument("--name", default="pair",
-                    help="name of the certificate for --target/--draft, a plain file name without path "
-                         "separators or '..' (default 'pair')")
-    pr.add_argument("--atol", type=float, default=None,
-                    help="largest accepted |sum - 1| of a float row before exact renormalization, in (0, 1) "
-                         f"(default {DEFAULT_FLOAT_ATOL:g})")
-    pr.add_argument("--certificate", choices=("auto", "full", "compact"), default="auto",
-                    help="full: every token's row as exact 'n/d' text; compact: p and q as float64 bit patterns "
-                         "and the rows that matter (float inputs only; much smaller and faster at large V); "
-                         f"auto (default): compact for float inputs with V > {COMPACT_ABOVE}, else full")
-    pr.add_argument("--jobs", type=int, default=None, metavar="N",
-                    help="with no --target/--draft: prove the theorems in N worker processes (default: 2, or 1 "
-                         "on a one-core machine; 1 runs everything in this process); the files written are the same")
-    pr.add_argument("--no-coq", dest="coq", action="store_false",
-                    help="with no --target/--draft: do not compile the Coq proofs (proofs/coq). By default the "
-                         "'lossless for every V' theorem compiles them where coqc is on PATH (it says so on "
-                         "standard error first, and reports the time taken)")
-    pr.add_argument("--coq", dest="coq_file", action="store_true",
-                    help="with --target/--draft: also write NAME.v, the certificate's law, alpha, TV and claims "
-                         "stated about the Coq model (proofs/coq/Spec.v) and proved by computation "
-                         "(proofs/coq/Certify.v), and compile it with coqc where coqc is on PATH (exit 1 if "
-                         "coqc rejects it); needs a full certificate (--certificate auto or full)")
+    pr.add_argument(
+        "--name",
+        default="pair",
+        help="name of the certificate for --target/--draft, a plain file name without path "
+        "separators or '..' (default 'pair')",
+    )
+    pr.add_argument(
+        "--atol",
+        type=float,
+        default=None,
+        help="largest accepted |sum - 1| of a float row before exact renormalization, in (0, 1) "
+        f"(default {DEFAULT_FLOAT_ATOL:g})",
+    )
+    pr.add_argument(
+        "--certificate",
+        choices=("auto", "full", "compact"),
+        default="auto",
+        help="full: every token's row as exact 'n/d' text; compact: p and q as float64 bit patterns "
+        "and the rows that matter (float inputs only; much smaller and faster at large V); "
+        f"auto (default): compact for float inputs with V > {COMPACT_ABOVE}, else full",
+    )
+    pr.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with no --target/--draft: prove the theorems in N worker processes (default: 2, or 1 "
+        "on a one-core machine; 1 runs everything in this process); the files written are the same",
+    )
+    pr.add_argument(
+        "--no-coq",
+        dest="coq",
+        action="store_false",
+        help="with no --target/--draft: do not compile the Coq proofs (proofs/coq). By default the "
+        "'lossless for every V' theorem compiles them where coqc is on PATH (it says so on "
+        "standard error first, and reports the time taken)",
+    )
+    pr.add_argument(
+        "--coq",
+        dest="coq_file",
+        action="store_true",
+        help="with --target/--draft: also write NAME.v, the certificate's law, alpha, TV and claims "
+        "stated about the Coq model (proofs/coq/Spec.v) and proved by computation "
+        "(proofs/coq/Certify.v), and compile it with coqc where coqc is on PATH (exit 1 if "
+        "coqc rejects it); needs a full certificate (--certificate auto or full)",
+    )
     _json_option(pr)
+
 
 DEFAULT_OUT = "specproof-transcripts"
 #: ``prove --certificate auto`` writes a compact certificate for float inputs with V above this.
@@ -65,8 +91,10 @@ COMPACT_ABOVE = 1024
 
 def _table(outcomes: list[theorems.Outcome]) -> str:
     head = ("theorem", "instances", "verdict", "seconds", "transcript")
-    rows = [(o.title, str(o.instances), "PROVED" if o.proved else "NOT PROVED", f"{o.seconds:.1f}", str(o.md_path))
-            for o in outcomes]
+    rows = [
+        (o.title, str(o.instances), "PROVED" if o.proved else "NOT PROVED", f"{o.seconds:.1f}", str(o.md_path))
+        for o in outcomes
+    ]
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
     return "\n".join([line(head), line(tuple("-" * w for w in widths)), *map(line, rows)])
@@ -92,17 +120,24 @@ def _library_findings(inputs: Sequence[str] | None = None) -> dict[str, Any]:
     for key in _EXACT_EDGE_CASES if inputs is None else inputs:
         law = speculative_sampling_law(*cases[key][:2])
         rows.append({"input": key, "verdict": law.verdict, "tv": format_fraction(law.tv)})
-    return {"library": "transformers", "version": transformers.__version__,
-            "function": "transformers.generation.utils._speculative_sampling", "vocab_size": 4, "gamma": 2,
-            "cases": rows}
+    return {
+        "library": "transformers",
+        "version": transformers.__version__,
+        "function": "transformers.generation.utils._speculative_sampling",
+        "vocab_size": 4,
+        "gamma": 2,
+        "cases": rows,
+    }
 
 
 def _findings_text(findings: dict[str, Any]) -> str:
     if "skipped" in findings:
         return f"Measured finding about {findings['library']}: skipped, {findings['skipped']}."
-    lines = [f"Measured (traced by specproof.trace.tracer, not a theorem): {findings['library']} {findings['version']} "
-             f"{findings['function']}, V = {findings['vocab_size']}, gamma = {findings['gamma']}; exact TV of the "
-             "first gamma + 1 output tokens from the target's joint law:"]
+    lines = [
+        f"Measured (traced by specproof.trace.tracer, not a theorem): {findings['library']} {findings['version']} "
+        f"{findings['function']}, V = {findings['vocab_size']}, gamma = {findings['gamma']}; exact TV of the "
+        "first gamma + 1 output tokens from the target's joint law:"
+    ]
     lines += [f"  {c['input']}: {c['verdict']}, TV {c['tv']}" for c in findings["cases"]]
     return "\n".join(lines)
 
@@ -126,11 +161,19 @@ def _prove_theorems(out: Path, jobs: int, coq: bool = True) -> tuple[list[theore
     prove = theorems.prove if coq else theorems.prove_without_coq
     tasks: dict[str, tuple[Callable[..., Any], tuple]] = {key: (prove, (key, out)) for key in theorems.THEOREMS}
     tasks[_FINDINGS] = (_timed_findings, (tuple(_EXACT_EDGE_CASES),))
-    print(f"proving {len(theorems.THEOREMS)} theorems and measuring 1 finding in {min(jobs, len(tasks))} "
-          f"process(es); one line each as it finishes:", file=sys.stderr, flush=True)
+    print(
+        f"proving {len(theorems.THEOREMS)} theorems and measuring 1 finding in {min(jobs, len(tasks))} "
+        f"process(es); one line each as it finishes:",
+        file=sys.stderr,
+        flush=True,
+    )
     if coq and "symbolic_every_v" in tasks and shutil.which("coqc"):
-        print(f"coqc is on PATH: '{theorems.THEOREMS['symbolic_every_v'][0]}' also compiles the Coq proofs in "
-              "proofs/coq (35 s of make on two quiet cores, up to a minute under load, December 2026; its time is reported when done; --no-coq skips them)", file=sys.stderr, flush=True)
+        print(
+            f"coqc is on PATH: '{theorems.THEOREMS['symbolic_every_v'][0]}' also compiles the Coq proofs in "
+            "proofs/coq (35 s of make on two quiet cores, up to a minute under load, December 2026; its time is reported when done; --no-coq skips them)",
+            file=sys.stderr,
+            flush=True,
+        )
     done: dict[str, Any] = {}
     for i, (name, result) in enumerate(theorems.run_parallel(tasks, jobs), 1):
         done[name] = result
@@ -158,11 +201,27 @@ def run(args: argparse.Namespace) -> int:
         outcomes, findings = _prove_theorems(out, _jobs(args.jobs), args.coq)
         proved = all(o.proved for o in outcomes)
         if args.json:
-            _print_json({"command": "prove", "proved": proved, "theorems": [
-                {"theorem": o.theorem, "title": o.title, "instances": o.instances, "proved": o.proved,
-                 "certificate": str(o.json_path), "transcript": str(o.md_path), "detail": o.detail,
-                 "seconds": round(o.seconds, 3), **({"formal": o.formal} if o.formal else {})}
-                for o in outcomes], "findings": findings})
+            _print_json(
+                {
+                    "command": "prove",
+                    "proved": proved,
+                    "theorems": [
+                        {
+                            "theorem": o.theorem,
+                            "title": o.title,
+                            "instances": o.instances,
+                            "proved": o.proved,
+                            "certificate": str(o.json_path),
+                            "transcript": str(o.md_path),
+                            "detail": o.detail,
+                            "seconds": round(o.seconds, 3),
+                            **({"formal": o.formal} if o.formal else {}),
+                        }
+                        for o in outcomes
+                    ],
+                    "findings": findings,
+                }
+            )
         else:
             print(_table(outcomes))
             print(f"{sum(o.proved for o in outcomes)} of {len(outcomes)} theorems proved")
@@ -198,35 +257,56 @@ def run(args: argparse.Namespace) -> int:
             else:
                 certs.append(certificate.build_certificate(p, q, name=name, provenance=provenance))
             bar.update(1)
-        doc = certs[0] if len(certs) == 1 and not (target.batched or draft.batched) else certificate.build_bundle(
-            certs, name=args.name, statement=_BUNDLE_STATEMENT + certificate.STATEMENT,
-            provenance={"target": target.provenance, "draft": draft.provenance})
+        doc = (
+            certs[0]
+            if len(certs) == 1 and not (target.batched or draft.batched)
+            else certificate.build_bundle(
+                certs,
+                name=args.name,
+                statement=_BUNDLE_STATEMENT + certificate.STATEMENT,
+                provenance={"target": target.provenance, "draft": draft.provenance},
+            )
+        )
         json_path = certificate.write(doc, out / f"{args.name}.json")
         written, verdict = _read_once(str(json_path))  # check and render what was written, read once
         bar.set_description("checking")
         verdict = verdict or _verify(written, bar)
         bar.set_description("transcript")
         md_path = out / f"{args.name}.md"
-        md_path.write_text(transcript.render(written, verdict, json_name=json_path.name),
-                           encoding="utf-8", newline="\n")
+        md_path.write_text(
+            transcript.render(written, verdict, json_name=json_path.name), encoding="utf-8", newline="\n"
+        )
         bar.update(1)
     coq_result = _coq_check(written, out, args.name) if args.coq_file else None
     alphas = [Fraction(*transcript._parts(c["totals"]["alpha"])) for c in certs]
     if args.json:
-        _print_json({
-            "command": "prove", "name": args.name, "proved": verdict.valid, "vocab_size": certs[0]["vocab_size"],
-            "pairs": len(certs), "form": form, "certificate": str(json_path), "transcript": str(md_path),
-            "checker": _verdict_json(verdict), **({"coq": coq_result} if coq_result else {}),
-            "instances": [{"name": c["name"], "alpha": c["totals"]["alpha"], "tv": c["totals"]["tv"],
-                           **c["claims"]} for c in certs],
-        })
+        _print_json(
+            {
+                "command": "prove",
+                "name": args.name,
+                "proved": verdict.valid,
+                "vocab_size": certs[0]["vocab_size"],
+                "pairs": len(certs),
+                "form": form,
+                "certificate": str(json_path),
+                "transcript": str(md_path),
+                "checker": _verdict_json(verdict),
+                **({"coq": coq_result} if coq_result else {}),
+                "instances": [
+                    {"name": c["name"], "alpha": c["totals"]["alpha"], "tv": c["totals"]["tv"], **c["claims"]}
+                    for c in certs
+                ],
+            }
+        )
     else:
         what = f"V = {certs[0]['vocab_size']}"
         if len(certs) > 1:
             what = f"{len(certs)} pairs, {what}, alpha from {transcript.show(min(alphas))} to {transcript.show(max(alphas))}"
         else:
             what += f", alpha = {transcript.show(alphas[0])}"
-        print(f"{args.name}: {'PROVED' if verdict.valid else 'NOT PROVED'} ({what}); {verdict.detail} ({form} certificate)")
+        print(
+            f"{args.name}: {'PROVED' if verdict.valid else 'NOT PROVED'} ({what}); {verdict.detail} ({form} certificate)"
+        )
         print(f"  {json_path}\n  {md_path}")
         if coq_result:
             print(f"  {coq_result['file']}: {coq_result['summary']}")
@@ -245,17 +325,29 @@ def _coq_check(doc: Any, out: Path, name: str) -> dict[str, Any]:
     stem = stem if re.match(r"[A-Za-z_]", stem) else f"c_{stem}"
     path = coq.write_v(doc, out / f"{stem}.v")
     if shutil.which("coqc") is None:
-        return {"file": str(path), "checked": None, "seconds": None,
-                "summary": "written; not checked (coqc is not on PATH; Coq 8.16 with MathComp compiles it)"}
-    print(f"compiling {path} with coqc (about 5 s per certificate of 41 tokens, plus 10 s for Certify.v)",
-          file=sys.stderr, flush=True)
+        return {
+            "file": str(path),
+            "checked": None,
+            "seconds": None,
+            "summary": "written; not checked (coqc is not on PATH; Coq 8.16 with MathComp compiles it)",
+        }
+    print(
+        f"compiling {path} with coqc (about 5 s per certificate of 41 tokens, plus 10 s for Certify.v)",
+        file=sys.stderr,
+        flush=True,
+    )
     result = coq.compile_files([path])[0]
-    summary = (f"proved by coqc in {result['seconds']:.1f} s" if result["ok"] else
-               f"REJECTED by coqc: {result['output'].strip()[-600:]}")
+    summary = (
+        f"proved by coqc in {result['seconds']:.1f} s"
+        if result["ok"]
+        else f"REJECTED by coqc: {result['output'].strip()[-600:]}"
+    )
     return {"file": str(path), "checked": result["ok"], "seconds": round(result["seconds"], 3), "summary": summary}
 
 
-_BUNDLE_STATEMENT = "For each row of the target file and the same row of the draft file (a single row pairs with every row): "
+_BUNDLE_STATEMENT = (
+    "For each row of the target file and the same row of the draft file (a single row pairs with every row): "
+)
 
 
 def _check_name(name: str) -> None:
@@ -275,5 +367,7 @@ def _form(choice: str, target: Distributions, draft: Distributions) -> str:
         return "compact"
     if choice == "auto":
         return "full"
-    raise _Usage("--certificate compact stores p and q as float64 bit patterns, but an input has exact "
-                 "'n/d' values no float64 holds; use --certificate full (or auto)")
+    raise _Usage(
+        "--certificate compact stores p and q as float64 bit patterns, but an input has exact "
+        "'n/d' values no float64 holds; use --certificate full (or auto)"
+    )

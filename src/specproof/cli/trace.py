@@ -24,31 +24,49 @@ MAX_SEARCH_VOCAB = 16
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     tc = sub.add_parser(
-        "trace", help="the exact law of a real library's speculative sampler, by controlled re-execution",
+        "trace",
+        help="the exact law of a real library's speculative sampler, by controlled re-execution",
         description="Run a library's verifier under specproof.trace.tracer (every random number supplied by specproof) "
         "and print the exact law of the emitted block, its exact TV from the target's joint law and a verdict "
         "(lossless, float-faithful or lossy; undecided where a small TV could not be argued a float floor). Exit 0 "
-        "lossless or float-faithful, 1 lossy or undecided (--strict: float-faithful too), 2 usage or bad input.")
+        "lossless or float-faithful, 1 lossy or undecided (--strict: float-faithful too), 2 usage or bad input.",
+    )
     lib = tc.add_subparsers(dest="library", required=True, metavar="LIBRARY")
     hf = lib.add_parser(
-        "transformers", help="transformers.generation.utils._speculative_sampling (needs torch and transformers)",
+        "transformers",
+        help="transformers.generation.utils._speculative_sampling (needs torch and transformers)",
         description="Trace Hugging Face transformers' _speculative_sampling: gamma drafts drawn from the draft "
         "logits, then verified by the function (batch 1). T: [gamma + 1, V] target logits, D: [gamma, V] draft "
-        "logits, .json (rows of numbers, -Infinity or \"-inf\" allowed) or .npy. Verdicts as `trace python`: "
+        'logits, .json (rows of numbers, -Infinity or "-inf" allowed) or .npy. Verdicts as `trace python`: '
         "float-faithful is the law of a correct float implementation on the same float rows (its TV is the float "
-        "floor). Exit 0 lossless or float-faithful, 1 lossy (--strict: float-faithful too), 2 usage.")
+        "floor). Exit 0 lossless or float-faithful, 1 lossy (--strict: float-faithful too), 2 usage.",
+    )
     hf.add_argument("--target-logits", metavar="T", required=True, help="target logits [gamma + 1, V]")
     hf.add_argument("--draft-logits", metavar="D", required=True, help="draft logits [gamma, V]")
-    hf.add_argument("--gamma", type=int, metavar="G", help="drafts per block (default: the rows of D); must fit T and D")
-    hf.add_argument("--ensemble-weight", type=float, metavar="W",
-                    help="transformers' assistant_ensemble_weight in (0, 1] (default: none, the standard verifier)")
-    hf.add_argument("--dtype", choices=("float32", "float64"), default="float32",
-                    help="dtype of the logits tensors (default float32, as models emit)")
+    hf.add_argument(
+        "--gamma", type=int, metavar="G", help="drafts per block (default: the rows of D); must fit T and D"
+    )
+    hf.add_argument(
+        "--ensemble-weight",
+        type=float,
+        metavar="W",
+        help="transformers' assistant_ensemble_weight in (0, 1] (default: none, the standard verifier)",
+    )
+    hf.add_argument(
+        "--dtype",
+        choices=("float32", "float64"),
+        default="float32",
+        help="dtype of the logits tensors (default float32, as models emit)",
+    )
     hf.add_argument("--strict", action="store_true", help="exit 1 on float-faithful too (only lossless passes)")
-    hf.add_argument("--json", action="store_true",
-                    help="print one JSON object: verdict, tv, tv_from_float_ideal, arithmetic ('n/d'), law, ...")
+    hf.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object: verdict, tv, tv_from_float_ideal, arithmetic ('n/d'), law, ...",
+    )
     py = lib.add_parser(
-        "python", help="your own sampler: MODULE:FUNCTION, called as FUNCTION(target, draft)",
+        "python",
+        help="your own sampler: MODULE:FUNCTION, called as FUNCTION(target, draft)",
         description="Trace your own verifier, FUNCTION(target, draft) from MODULE (an importable module, or a "
         "path to a .py file), on the rows of P and Q (the formats of `prove`; [V] for one position, [gamma + 1, V] "
         "and [gamma, V] for a block) given as tensors (or arrays) of --dtype. Prints the verdict: lossless (the "
@@ -56,37 +74,71 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "floor; or, for code outside the family and with --reference, the same code re-traced on the rows' laws in "
         "float64, its TV falling with the unit roundoff), lossy, or undecided (a small TV that could not be argued "
         "either way), the exact TVs and the argument used. Exit 0 lossless or float-faithful (--strict: "
-        "lossless only), 1 lossy or undecided, 2 usage or bad input.")
+        "lossless only), 1 lossy or undecided, 2 usage or bad input.",
+    )
     py.add_argument("function", metavar="MODULE:FUNCTION", help="e.g. mysampler:verify or path/to/file.py:verify")
     py.add_argument("--target", metavar="P", help="target rows: [V] or [gamma + 1, V]")
     py.add_argument("--draft", metavar="Q", help="draft rows: [V] or [gamma, V]")
     py.add_argument("--gamma", type=int, metavar="G", help="drafts per block (default: from the rows' shapes)")
-    py.add_argument("--dtype", choices=("float16", "bfloat16", "float32", "float64"), default=None,
-                    help="dtype of the rows given to the sampler (default: a .npy, .safetensors or .pt file's own "
-                         "float dtype, else float32); entries rounded to nearest")
-    py.add_argument("--array", choices=("torch", "numpy"), default="torch",
-                    help="give the rows as torch tensors (default) or NumPy arrays")
-    py.add_argument("--numpy-rng", metavar="NAME",
-                    help="also pass a traced numpy.random.Generator as the keyword argument NAME")
-    py.add_argument("--max-runs", type=int, default=200_000, metavar="N", help="most runs of the sampler (default 200,000)")
-    py.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                    help="a time budget for the trace; past it a one-line error, exit 2 (default: none)")
-    py.add_argument("--search", action="store_true",
-                    help="instead of --target/--draft, search small rational rows (V 2..--max-vocab, denominators up "
-                         "to --max-denominator) for the smallest input on which the sampler is lossy")
-    py.add_argument("--reference", metavar="MODULE:FUNCTION",
-                    help="the differential test: your plain (non-speculative) sampler, called as FUNCTION(row) on "
-                         "the target's row at each position; the speculative step is judged against its law of "
-                         "gamma + 1 tokens instead of the target's rows")
+    py.add_argument(
+        "--dtype",
+        choices=("float16", "bfloat16", "float32", "float64"),
+        default=None,
+        help="dtype of the rows given to the sampler (default: a .npy, .safetensors or .pt file's own "
+        "float dtype, else float32); entries rounded to nearest",
+    )
+    py.add_argument(
+        "--array",
+        choices=("torch", "numpy"),
+        default="torch",
+        help="give the rows as torch tensors (default) or NumPy arrays",
+    )
+    py.add_argument(
+        "--numpy-rng", metavar="NAME", help="also pass a traced numpy.random.Generator as the keyword argument NAME"
+    )
+    py.add_argument(
+        "--max-runs", type=int, default=200_000, metavar="N", help="most runs of the sampler (default 200,000)"
+    )
+    py.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="a time budget for the trace; past it a one-line error, exit 2 (default: none)",
+    )
+    py.add_argument(
+        "--search",
+        action="store_true",
+        help="instead of --target/--draft, search small rational rows (V 2..--max-vocab, denominators up "
+        "to --max-denominator) for the smallest input on which the sampler is lossy",
+    )
+    py.add_argument(
+        "--reference",
+        metavar="MODULE:FUNCTION",
+        help="the differential test: your plain (non-speculative) sampler, called as FUNCTION(row) on "
+        "the target's row at each position; the speculative step is judged against its law of "
+        "gamma + 1 tokens instead of the target's rows",
+    )
     py.add_argument("--max-vocab", type=int, default=4, metavar="V", help="--search: largest V (default 4)")
-    py.add_argument("--max-denominator", type=int, default=4, metavar="D",
-                    help="--search: largest denominator of an entry (default 4)")
+    py.add_argument(
+        "--max-denominator",
+        type=int,
+        default=4,
+        metavar="D",
+        help="--search: largest denominator of an entry (default 4)",
+    )
     py.add_argument("--strict", action="store_true", help="float-faithful exits 1 too")
-    py.add_argument("--nearest", action="store_true",
-                    help="name the nearest correct float implementation even for a gross fault (a TV above 2^-6 per "
-                         "row; by default such a fault is lossy without that scan, which takes minutes on a block)")
-    py.add_argument("--json", action="store_true",
-                    help="print one JSON object: verdict, tv, tv_from_float_ideal, arithmetic, law ('n/d')")
+    py.add_argument(
+        "--nearest",
+        action="store_true",
+        help="name the nearest correct float implementation even for a gross fault (a TV above 2^-6 per "
+        "row; by default such a fault is lossy without that scan, which takes minutes on a block)",
+    )
+    py.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object: verdict, tv, tv_from_float_ideal, arithmetic, law ('n/d')",
+    )
 
 
 def _load_function(text: str):
@@ -129,13 +181,22 @@ def _comparison_json(result) -> dict:
     def rows(items) -> list:
         return [{"output": key(o), "traced": ff(a), "expected": ff(b)} for o, a, b in items[:50]]
 
-    return {"verdict": result.verdict, "tv": ff(result.tv), "tv_from_float_ideal": ff(result.tv_from_float_ideal),
-            "arithmetic": result.arithmetic, "gamma": result.gamma, "outside_support": ff(result.outside_support),
-            "law": {key(o): ff(m) for o, m in result.law.items()}, "differing": rows(result.differing),
-            "member_differing": rows(result.member_differing), "runs": result.trace.runs,
-            "control": getattr(result.trace, "control", ""),
-            "assumptions": list(result.trace.assumptions), "caveats": list(result.caveats),
-            "floor": _floor_json(getattr(result, "floor", None))}
+    return {
+        "verdict": result.verdict,
+        "tv": ff(result.tv),
+        "tv_from_float_ideal": ff(result.tv_from_float_ideal),
+        "arithmetic": result.arithmetic,
+        "gamma": result.gamma,
+        "outside_support": ff(result.outside_support),
+        "law": {key(o): ff(m) for o, m in result.law.items()},
+        "differing": rows(result.differing),
+        "member_differing": rows(result.member_differing),
+        "runs": result.trace.runs,
+        "control": getattr(result.trace, "control", ""),
+        "assumptions": list(result.trace.assumptions),
+        "caveats": list(result.caveats),
+        "floor": _floor_json(getattr(result, "floor", None)),
+    }
 
 
 def _floor_json(floor) -> dict | None:
@@ -144,10 +205,17 @@ def _floor_json(floor) -> dict | None:
 
     if floor is None:
         return None
-    return {"argument": floor.argument, "outcome": floor.outcome, "narrow": floor.narrow, "wide": floor.wide,
-            "tv": ff(floor.tv), "tv_wide": None if floor.tv_wide is None else ff(floor.tv_wide),
-            "threshold": None if floor.threshold is None else ff(floor.threshold), "reason": floor.reason,
-            "runs": floor.runs}
+    return {
+        "argument": floor.argument,
+        "outcome": floor.outcome,
+        "narrow": floor.narrow,
+        "wide": floor.wide,
+        "tv": ff(floor.tv),
+        "tv_wide": None if floor.tv_wide is None else ff(floor.tv_wide),
+        "threshold": None if floor.threshold is None else ff(floor.threshold),
+        "reason": floor.reason,
+        "runs": floor.runs,
+    }
 
 
 def _file_dtype(path: str | None, dist) -> str | None:
@@ -187,8 +255,10 @@ def _trace_python(args: argparse.Namespace) -> int:
         if args.target or args.draft or args.reference:
             raise _Usage("--search tries its own rows against the target: give no --target, --draft or --reference")
         if not 2 <= args.max_vocab <= MAX_SEARCH_VOCAB or args.max_denominator < 1:
-            raise _Usage(f"--max-vocab must be in 2..{MAX_SEARCH_VOCAB} (the search is over small rows; for a large V "
-                         "give --target/--draft) and --max-denominator >= 1")
+            raise _Usage(
+                f"--max-vocab must be in 2..{MAX_SEARCH_VOCAB} (the search is over small rows; for a large V "
+                "give --target/--draft) and --max-denominator >= 1"
+            )
         import time
 
         desc = f"V 2..{args.max_vocab}, denominators 1..{args.max_denominator}"
@@ -199,43 +269,91 @@ def _trace_python(args: argparse.Namespace) -> int:
             bar.update(n)
 
         with _bar(unit="pair", desc=f"search {desc}") as bar:
-            found = testing.search_lossy(func, gamma=args.gamma, dtype=args.dtype, array=args.array,
-                                         max_vocab=args.max_vocab, max_denominator=args.max_denominator,
-                                         numpy_rng=args.numpy_rng, max_runs=args.max_runs, progress=step)
+            found = testing.search_lossy(
+                func,
+                gamma=args.gamma,
+                dtype=args.dtype,
+                array=args.array,
+                max_vocab=args.max_vocab,
+                max_denominator=args.max_denominator,
+                numpy_rng=args.numpy_rng,
+                max_runs=args.max_runs,
+                progress=step,
+            )
         from specproof.laws.rational import format_fraction as ff
 
         text = lambda x: str(x.numerator) if x.denominator == 1 else ff(x)  # noqa: E731 - never 0/1 or 1/1
         if found is None:
-            out = {"command": "trace", "function": args.function, "search": None, "pairs": tried[0],
-                   "max_vocab": args.max_vocab, "max_denominator": args.max_denominator}
-            print(json.dumps(out, indent=2) if args.json else
-                  f"{name}: no lossy input among {tried[0]} pairs ({desc}, {args.dtype} rows"
-                  + (f", gamma {args.gamma}" if args.gamma else "") + f"; {time.monotonic() - started:.1f} s)")
+            out = {
+                "command": "trace",
+                "function": args.function,
+                "search": None,
+                "pairs": tried[0],
+                "max_vocab": args.max_vocab,
+                "max_denominator": args.max_denominator,
+            }
+            print(
+                json.dumps(out, indent=2)
+                if args.json
+                else f"{name}: no lossy input among {tried[0]} pairs ({desc}, {args.dtype} rows"
+                + (f", gamma {args.gamma}" if args.gamma else "")
+                + f"; {time.monotonic() - started:.1f} s)"
+            )
             return 0
         skipped = [{"p": [ff(x) for x in p], "q": [ff(x) for x in q], "raised": why} for p, q, why in found.skipped]
         if found.comparison is None:
             where = f"p = ({', '.join(map(text, found.p))}), q = ({', '.join(map(text, found.q))})"
             if args.json:
-                _print_json({"command": "trace", "function": args.function, "search": {
-                    "p": [ff(x) for x in found.p], "q": [ff(x) for x in found.q], "pairs": found.pairs,
-                    "raised": found.raised, "raised_on": len(found.skipped) or 1, "tried": tried[0]}})
+                _print_json(
+                    {
+                        "command": "trace",
+                        "function": args.function,
+                        "search": {
+                            "p": [ff(x) for x in found.p],
+                            "q": [ff(x) for x in found.q],
+                            "pairs": found.pairs,
+                            "raised": found.raised,
+                            "raised_on": len(found.skipped) or 1,
+                            "tried": tried[0],
+                        },
+                    }
+                )
             else:
-                more = (f" (and on {len(found.skipped) - 1} more of the {tried[0]} pairs tried; none was lossy)"
-                        if len(found.skipped) > 1 else f" (none of the {tried[0]} pairs tried was lossy)")
-                print(f"{name}: the sampler raised on valid rows (pair {found.pairs} of the search): {where}{more}\n"
-                      f"  {found.raised}")
+                more = (
+                    f" (and on {len(found.skipped) - 1} more of the {tried[0]} pairs tried; none was lossy)"
+                    if len(found.skipped) > 1
+                    else f" (none of the {tried[0]} pairs tried was lossy)"
+                )
+                print(
+                    f"{name}: the sampler raised on valid rows (pair {found.pairs} of the search): {where}{more}\n"
+                    f"  {found.raised}"
+                )
             return 1
         if args.json:
-            _print_json({"command": "trace", "function": args.function, "search": {
-                "p": [ff(x) for x in found.p], "q": [ff(x) for x in found.q], "pairs": found.pairs,
-                **_comparison_json(found.comparison), "skipped": skipped}})
+            _print_json(
+                {
+                    "command": "trace",
+                    "function": args.function,
+                    "search": {
+                        "p": [ff(x) for x in found.p],
+                        "q": [ff(x) for x in found.q],
+                        "pairs": found.pairs,
+                        **_comparison_json(found.comparison),
+                        "skipped": skipped,
+                    },
+                }
+            )
         else:
-            print(f"{name}: smallest lossy input (pair {found.pairs} of the search): p = ({', '.join(map(text, found.p))}), "
-                  f"q = ({', '.join(map(text, found.q))})")
+            print(
+                f"{name}: smallest lossy input (pair {found.pairs} of the search): p = ({', '.join(map(text, found.p))}), "
+                f"q = ({', '.join(map(text, found.q))})"
+            )
             if found.skipped:
                 p0, q0, why = found.skipped[0]
-                print(f"  (skipped {len(found.skipped)} earlier pair(s) on which the sampler raised, a fault too; first: "
-                      f"p = ({', '.join(map(text, p0))}), q = ({', '.join(map(text, q0))}): {why})")
+                print(
+                    f"  (skipped {len(found.skipped)} earlier pair(s) on which the sampler raised, a fault too; first: "
+                    f"p = ({', '.join(map(text, p0))}), q = ({', '.join(map(text, q0))}): {why})"
+                )
             print(found.comparison.report(command_line=True))
         return 1
     if not args.target or not args.draft:
@@ -244,31 +362,58 @@ def _trace_python(args: argparse.Namespace) -> int:
     rows, degenerate = [], []
     for path, what in files:
         dist = loaded[what]  # a degenerate row is audited, not refused
-        vals = [[float(x) for x in v.fractions()] for v in dist.vectors] if dist.floats is None else \
-            [[float(x) for x in f] for f in dist.floats]
+        vals = (
+            [[float(x) for x in v.fractions()] for v in dist.vectors]
+            if dist.floats is None
+            else [[float(x) for x in f] for f in dist.floats]
+        )
         rows.append(make(vals if dist.batched else vals[0]))
-        degenerate += [f"{what}{f'[{i}]' if dist.batched else ''} ({Path(path).name}): {why}"
-                       for i, why in enumerate(dist.degenerate) if why is not None]
+        degenerate += [
+            f"{what}{f'[{i}]' if dist.batched else ''} ({Path(path).name}): {why}"
+            for i, why in enumerate(dist.degenerate)
+            if why is not None
+        ]
     target, draft = rows
     if target.shape[-1] != draft.shape[-1]:  # the sampler would index one row with the other's ids
-        raise _Usage(f"--target has V = {target.shape[-1]} entries per row ({Path(args.target).name}) but --draft has "
-                     f"V = {draft.shape[-1]} ({Path(args.draft).name}): the rows of one vocabulary have one length")
+        raise _Usage(
+            f"--target has V = {target.shape[-1]} entries per row ({Path(args.target).name}) but --draft has "
+            f"V = {draft.shape[-1]} ({Path(args.draft).name}): the rows of one vocabulary have one length"
+        )
     plain = None if args.reference is None else _load_function(args.reference)
     try:
         with _bar(unit="run", desc="tracing") as bar:
-            result = testing.compare(func, target, draft, gamma=args.gamma, numpy_rng=args.numpy_rng,
-                                     max_runs=args.max_runs, progress=bar.update, reference=plain,
-                                     max_seconds=args.timeout, nearest=args.nearest)
+            result = testing.compare(
+                func,
+                target,
+                draft,
+                gamma=args.gamma,
+                numpy_rng=args.numpy_rng,
+                max_runs=args.max_runs,
+                progress=bar.update,
+                reference=plain,
+                max_seconds=args.timeout,
+                nearest=args.nearest,
+            )
     except SamplerRaised as exc:
         if not degenerate:
             if args.numpy_rng is None and "required positional argument" in str(exc):
-                raise _Usage(f"{exc}; a sampler that takes a NumPy Generator: name that argument with --numpy-rng "
-                             "NAME, and specproof passes the generator it controls") from None
+                raise _Usage(
+                    f"{exc}; a sampler that takes a NumPy Generator: name that argument with --numpy-rng "
+                    "NAME, and specproof passes the generator it controls"
+                ) from None
             raise
         # the sampler refuses a row that is no distribution: the right answer, and the finding
         if args.json:
-            _print_json({"command": "trace", "function": args.function, "dtype": args.dtype, "verdict": "refused",
-                         "degenerate": degenerate, "raised": str(exc)})
+            _print_json(
+                {
+                    "command": "trace",
+                    "function": args.function,
+                    "dtype": args.dtype,
+                    "verdict": "refused",
+                    "degenerate": degenerate,
+                    "raised": str(exc),
+                }
+            )
         else:
             print(f"{name}: REFUSED a degenerate row (no token emitted)")
             for d in degenerate:
@@ -278,8 +423,15 @@ def _trace_python(args: argparse.Namespace) -> int:
     if degenerate and result.verdict != "lossy":  # a degenerate draft row alone, on which the sampler emits p's law
         result = dataclasses.replace(result, caveats=(*result.caveats, *(f"degenerate row {d}" for d in degenerate)))
     if args.json:
-        _print_json({"command": "trace", "function": args.function, "dtype": args.dtype, **_comparison_json(result),
-                     **({"degenerate": degenerate} if degenerate else {})})
+        _print_json(
+            {
+                "command": "trace",
+                "function": args.function,
+                "dtype": args.dtype,
+                **_comparison_json(result),
+                **({"degenerate": degenerate} if degenerate else {}),
+            }
+        )
     else:
         print(f"{name}, V {target.shape[-1]}" + (f", gamma {result.gamma}" if result.gamma else ", one position"))
         print(result.report(command_line=True))
@@ -298,8 +450,10 @@ def run(args: argparse.Namespace) -> int:
     t = hf.read_logits(args.target_logits, "--target-logits")
     d = hf.read_logits(args.draft_logits, "--draft-logits")
     if args.gamma is not None and (args.gamma < 1 or d.shape[0] != args.gamma or t.shape[0] != args.gamma + 1):
-        raise _Usage(f"--gamma {args.gamma} needs [gamma + 1, V] target and [gamma, V] draft logits; got "
-                     f"{list(t.shape)} and {list(d.shape)}")
+        raise _Usage(
+            f"--gamma {args.gamma} needs [gamma + 1, V] target and [gamma, V] draft logits; got "
+            f"{list(t.shape)} and {list(d.shape)}"
+        )
     try:
         result = hf.speculative_sampling_law(t, d, ensemble_weight=args.ensemble_weight, dtype=args.dtype)
     except ImportError as exc:  # pragma: no cover
@@ -311,14 +465,18 @@ def run(args: argparse.Namespace) -> int:
         from specproof.report.transcript import number_text
 
         ver = result.versions
-        print(f"transformers {ver['transformers']} (torch {ver['torch']}) _speculative_sampling, gamma "
-              f"{result.gamma}, V {result.vocab_size}" + (f", ensemble weight {result.ensemble_weight}"
-                                                         if result.ensemble_weight is not None else "")
-              + f": {out['verdict'].upper()}")
+        print(
+            f"transformers {ver['transformers']} (torch {ver['torch']}) _speculative_sampling, gamma "
+            f"{result.gamma}, V {result.vocab_size}"
+            + (f", ensemble weight {result.ensemble_weight}" if result.ensemble_weight is not None else "")
+            + f": {out['verdict'].upper()}"
+        )
         print(f"  TV of the first gamma + 1 tokens from the target's joint law: {number_text(result.tv)}")
         if result.verdict == "lossy" and result.ensemble_weight is not None:
-            print("  the static ensemble (assistant_ensemble_weight) is lossy by design; its law is judged against "
-                  "the target alone, not the float-ideal family")
+            print(
+                "  the static ensemble (assistant_ensemble_weight) is lossy by design; its law is judged against "
+                "the target alone, not the float-ideal family"
+            )
         else:
             from specproof.trace.testing import verdict_lines
 

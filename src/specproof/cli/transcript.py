@@ -14,16 +14,26 @@ from specproof.cli.check import _check_record, _is_record, _read_once
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Add the ``transcript`` subcommand to ``sub``."""
-    tr = sub.add_parser("transcript", help="render a certificate as a Markdown transcript",
-                        description="Check the certificate, then print (or write) its transcript.")
+    tr = sub.add_parser(
+        "transcript",
+        help="render a certificate as a Markdown transcript",
+        description="Check the certificate, then print (or write) its transcript.",
+    )
     tr.add_argument("certificate", metavar="CERT.json")
     tr.add_argument("--out", metavar="FILE", help="write here instead of standard output")
-    tr.add_argument("--format", choices=("markdown", "latex"), default="markdown",
-                    help="Markdown (default), or a standalone LaTeX document of the same transcript "
-                         "(needs the 'report' extra: markdown-it-py)")
-    tr.add_argument("--plots", action="store_true",
-                    help="also draw each certificate's law as SVG beside --out (FILE-0.svg, ...) and link it "
-                         "(needs the 'report' extra: matplotlib)")
+    tr.add_argument(
+        "--format",
+        choices=("markdown", "latex"),
+        default="markdown",
+        help="Markdown (default), or a standalone LaTeX document of the same transcript "
+        "(needs the 'report' extra: markdown-it-py)",
+    )
+    tr.add_argument(
+        "--plots",
+        action="store_true",
+        help="also draw each certificate's law as SVG beside --out (FILE-0.svg, ...) and link it "
+        "(needs the 'report' extra: matplotlib)",
+    )
     tr.add_argument("--log", action="store_true", help="with --plots: a log-scale probability axis")
 
 
@@ -38,7 +48,10 @@ def run(args: argparse.Namespace) -> int:
             verdict = checker.check(doc)
         ok = verdict.valid
         if doc is None:  # unreadable, or not JSON: nothing to render
-            print(_terminal(f"{args.certificate}: cannot render ({verdict.reason.value}): {verdict.detail}"), file=sys.stderr)
+            print(
+                _terminal(f"{args.certificate}: cannot render ({verdict.reason.value}): {verdict.detail}"),
+                file=sys.stderr,
+            )
             return 2
     figures: list[tuple[str, str]] = []
     if args.plots:
@@ -46,18 +59,24 @@ def run(args: argparse.Namespace) -> int:
             raise _Usage("--plots needs --out (the figures are written beside it) and a valid certificate")
         try:
             from specproof.report.plots import figures_for
+
             figures = figures_for(doc, verdict.facts, Path(args.out).with_suffix(""), log=args.log)
         except ModuleNotFoundError as exc:
             raise _Usage(f"--plots needs {exc.name} (pip install 'specproof[report]')") from None
     try:
         text = transcript.render(doc, verdict, json_name=Path(args.certificate).name, figures=figures)
     except (Exception, RecursionError) as exc:  # a last resort: a clean refusal, never a traceback
-        print(_terminal(f"{args.certificate}: cannot render: the document lacks or garbles "
-                        f"{type(exc).__name__}: {exc!s:.200}"), file=sys.stderr)
+        print(
+            _terminal(
+                f"{args.certificate}: cannot render: the document lacks or garbles {type(exc).__name__}: {exc!s:.200}"
+            ),
+            file=sys.stderr,
+        )
         return 2
     if args.format == "latex":
         try:
             from specproof.report.latex import to_latex
+
             text = to_latex(text, f"Proof transcript: {Path(args.certificate).name}")
         except ModuleNotFoundError as exc:
             raise _Usage(f"--format latex needs {exc.name} (pip install 'specproof[report]')") from None

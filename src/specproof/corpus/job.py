@@ -35,8 +35,19 @@ from ..errors import InvalidDistribution, InvalidOption
 from ..laws.exact import emitted_law
 from ..laws.rational import from_floats, to_fraction
 
-__all__ = ["GRID_BITS", "Node", "node_law", "node_from_record", "node_record", "accepted_bounds",
-           "emitted_bounds", "context_hash", "exact_number", "explore", "EXPLORE_ROUND"]
+__all__ = [
+    "GRID_BITS",
+    "Node",
+    "node_law",
+    "node_from_record",
+    "node_record",
+    "accepted_bounds",
+    "emitted_bounds",
+    "context_hash",
+    "exact_number",
+    "explore",
+    "EXPLORE_ROUND",
+]
 
 _NUMBER = re.compile(r"[+-]?(\d+(/\d+)?|(\d+\.?\d*|\.\d+)([eE][+-]?\d{1,3})?)")
 
@@ -64,8 +75,9 @@ def exact_number(value: Any, what: str) -> Fraction:
                 return Fraction(text)
             except (ValueError, ZeroDivisionError):  # 1/0; more digits than int() converts
                 pass
-        raise InvalidOption(f"{what} is {value!r}; give an exact number such as 1/20 or 0.05 "
-                           "(decimal exponents up to 999)")
+        raise InvalidOption(
+            f"{what} is {value!r}; give an exact number such as 1/20 or 0.05 (decimal exponents up to 999)"
+        )
     try:
         return to_fraction(value, what=what)
     except InvalidDistribution as exc:
@@ -149,21 +161,35 @@ def node_law(p: Any, q: Any, children: Iterable[int] | None, *, atol: float) -> 
 
 def node_record(node: Node) -> dict[str, Any]:
     """A JSON- and Arrow-safe form of a :class:`Node` (big integers as decimal strings)."""
-    return {"d": str(node.denominator), "a": str(node.accepted),
-            "children": [[y, str(a)] for y, a in node.children], "alpha_float": node.alpha_float}
+    return {
+        "d": str(node.denominator),
+        "a": str(node.accepted),
+        "children": [[y, str(a)] for y, a in node.children],
+        "alpha_float": node.alpha_float,
+    }
 
 
 def node_from_record(record: Mapping[str, Any]) -> Node:
     """Inverse of :func:`node_record`."""
-    return Node(int(record["d"]), int(record["a"]), tuple((int(y), int(a)) for y, a in record["children"]),
-                float(record["alpha_float"]))
+    return Node(
+        int(record["d"]),
+        int(record["a"]),
+        tuple((int(y), int(a)) for y, a in record["children"]),
+        float(record["alpha_float"]),
+    )
 
 
 Key = Hashable
 
 
-def accepted_bounds(key: Key, k: int, lookup: Callable[[Key], Node | None], child: Callable[[Key, int], Key],
-                    memo: dict, bits: int = GRID_BITS) -> tuple[int, int]:
+def accepted_bounds(
+    key: Key,
+    k: int,
+    lookup: Callable[[Key], Node | None],
+    child: Callable[[Key, int], Key],
+    memo: dict,
+    bits: int = GRID_BITS,
+) -> tuple[int, int]:
     """Bounds on E[accepted drafts within depth k] below a node, given that it is reached.
 
     Parameters
@@ -217,8 +243,14 @@ def accepted_bounds(key: Key, k: int, lookup: Callable[[Key], Node | None], chil
     return out
 
 
-def emitted_bounds(key: Key, gamma_max: int, lookup: Callable[[Key], Node | None], child: Callable[[Key, int], Key],
-                   memo: dict, bits: int = GRID_BITS) -> list[tuple[Fraction, Fraction]]:
+def emitted_bounds(
+    key: Key,
+    gamma_max: int,
+    lookup: Callable[[Key], Node | None],
+    child: Callable[[Key, int], Key],
+    memo: dict,
+    bits: int = GRID_BITS,
+) -> list[tuple[Fraction, Fraction]]:
     """``[(lo, hi)]`` of E[emitted tokens of one verification step] for gamma = 1..gamma_max.
 
     E[emitted] = 1 + E[accepted] (the residual draw or the bonus token, Leviathan et al. 2023 Sec. 3.4);
@@ -257,9 +289,15 @@ def _best_children(m: np.ndarray, k: int, skip: int | None) -> list[int]:
     return idx[np.lexsort((idx, -m[idx]))][:k].tolist()
 
 
-def explore(roots: Mapping[int, tuple[np.ndarray, int | None]],
-            expand: Callable[[list[tuple[int, tuple[int, ...]]]], list[np.ndarray]], *, gamma_max: int,
-            mass_bound: float, max_explore: int, per_round: int = EXPLORE_ROUND) -> dict[int, list[tuple[int, ...]]]:
+def explore(
+    roots: Mapping[int, tuple[np.ndarray, int | None]],
+    expand: Callable[[list[tuple[int, tuple[int, ...]]]], list[np.ndarray]],
+    *,
+    gamma_max: int,
+    mass_bound: float,
+    max_explore: int,
+    per_round: int = EXPLORE_ROUND,
+) -> dict[int, list[tuple[int, ...]]]:
     """Choose the off-text prefixes to explore below each position, largest unexplored mass first.
 
     Parameters
@@ -342,4 +380,3 @@ def context_hash(pair: str, ids: Sequence[int]) -> str:
     """sha256 (first 16 hex digits) of the pair's name and the context's token ids."""
     text = pair + ":" + ",".join(str(int(i)) for i in ids)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-

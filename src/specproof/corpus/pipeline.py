@@ -27,8 +27,18 @@ import numpy as np
 from ..laws.rational import format_fraction
 from .job import GRID_BITS, context_hash, emitted_bounds, node_from_record, node_law, node_record
 
-__all__ = ["Config", "plan", "infer_unit", "exact_records", "combine_unit", "write_shard", "shard_path",
-           "run_local", "finish", "SCHEMA_VERSION"]
+__all__ = [
+    "Config",
+    "plan",
+    "infer_unit",
+    "exact_records",
+    "combine_unit",
+    "write_shard",
+    "shard_path",
+    "run_local",
+    "finish",
+    "SCHEMA_VERSION",
+]
 
 SCHEMA_VERSION = "specproof.corpus/1"
 #: How prefixes are chosen for exploration (part of every shard's key: shards made another way are not resumed).
@@ -71,9 +81,16 @@ def unit_key(unit: dict[str, Any], cfg: Config) -> str:
     """A digest of everything a unit's shard depends on: the pair, the document's token ids and the
     settings of the exact work. A rerun with another text or other settings computes afresh; it
     never resumes from a shard made for different inputs."""
-    settings = {"pair": unit["pair"], "ids": [int(i) for i in unit["ids"]], "gamma_max": cfg.gamma_max,
-                "mass_bound": cfg.mass_bound, "max_explore": cfg.max_explore, "bits": cfg.bits,
-                "explore": EXPLORE_VERSION, "extra": cfg.extra}
+    settings = {
+        "pair": unit["pair"],
+        "ids": [int(i) for i in unit["ids"]],
+        "gamma_max": cfg.gamma_max,
+        "mass_bound": cfg.mass_bound,
+        "max_explore": cfg.max_explore,
+        "bits": cfg.bits,
+        "explore": EXPLORE_VERSION,
+        "extra": cfg.extra,
+    }
     return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -98,9 +115,18 @@ def infer_unit(unit: dict[str, Any], cfg: Config) -> list[dict[str, Any]]:
     """The model stage: one record per node, rows as bytes (dtype kept), with the unit's id and size."""
     reqs = source(unit["pair"]).requests(unit["ids"], cfg.gamma_max, cfg.mass_bound, cfg.max_explore)
     uid = f"{unit['pair']}#{unit['doc']}"
-    return [{"unit": uid, "n_nodes": len(reqs), "key": r["key"], "dtype": str(np.asarray(r["p"]).dtype),
-             "p": np.ascontiguousarray(r["p"]).tobytes(), "q": np.ascontiguousarray(r["q"]).tobytes(),
-             "children": json.dumps(r["children"])} for r in reqs]
+    return [
+        {
+            "unit": uid,
+            "n_nodes": len(reqs),
+            "key": r["key"],
+            "dtype": str(np.asarray(r["p"]).dtype),
+            "p": np.ascontiguousarray(r["p"]).tobytes(),
+            "q": np.ascontiguousarray(r["q"]).tobytes(),
+            "children": json.dumps(r["children"]),
+        }
+        for r in reqs
+    ]
 
 
 def exact_records(records: Iterable[dict[str, Any]], progress: Any = None) -> list[dict[str, Any]]:
@@ -136,30 +162,48 @@ def combine_unit(unit: dict[str, Any], laws: Iterable[dict[str, Any]], cfg: Conf
         node = lookup(key)
         bounds = emitted_bounds(key, cfg.gamma_max, lookup, child, memo, cfg.bits)
         explored = sum(1 for k in table if k.startswith(f"{t}:"))
-        rows.append({
-            "pair": unit["pair"], "doc": unit["doc"], "position": t, "token": int(ids[t]),
-            "token_text": labels[ids[t]] if labels else "",
-            "context_hash": context_hash(unit["pair"], ids[:t]),
-            "alpha": format_fraction(node.alpha), "alpha_float": node.alpha_float,
-            "alpha_exact_float": float(node.alpha),
-            "e_lo": [format_fraction(lo) for lo, _ in bounds], "e_hi": [format_fraction(hi) for _, hi in bounds],
-            "e_lo_float": [float(lo) for lo, _ in bounds], "e_hi_float": [float(hi) for _, hi in bounds],
-            "explored": explored,
-        })
+        rows.append(
+            {
+                "pair": unit["pair"],
+                "doc": unit["doc"],
+                "position": t,
+                "token": int(ids[t]),
+                "token_text": labels[ids[t]] if labels else "",
+                "context_hash": context_hash(unit["pair"], ids[:t]),
+                "alpha": format_fraction(node.alpha),
+                "alpha_float": node.alpha_float,
+                "alpha_exact_float": float(node.alpha),
+                "e_lo": [format_fraction(lo) for lo, _ in bounds],
+                "e_hi": [format_fraction(hi) for _, hi in bounds],
+                "e_lo_float": [float(lo) for lo, _ in bounds],
+                "e_hi_float": [float(hi) for _, hi in bounds],
+                "explored": explored,
+            }
+        )
     return rows
 
 
 def _schema() -> Any:
     import pyarrow as pa
 
-    return pa.schema([
-        ("pair", pa.string()), ("doc", pa.int32()), ("position", pa.int32()), ("token", pa.int32()),
-        ("token_text", pa.string()), ("context_hash", pa.string()), ("alpha", pa.string()),
-        ("alpha_float", pa.float64()), ("alpha_exact_float", pa.float64()),
-        ("e_lo", pa.list_(pa.string())), ("e_hi", pa.list_(pa.string())),
-        ("e_lo_float", pa.list_(pa.float64())), ("e_hi_float", pa.list_(pa.float64())),
-        ("explored", pa.int32()),
-    ])
+    return pa.schema(
+        [
+            ("pair", pa.string()),
+            ("doc", pa.int32()),
+            ("position", pa.int32()),
+            ("token", pa.int32()),
+            ("token_text", pa.string()),
+            ("context_hash", pa.string()),
+            ("alpha", pa.string()),
+            ("alpha_float", pa.float64()),
+            ("alpha_exact_float", pa.float64()),
+            ("e_lo", pa.list_(pa.string())),
+            ("e_hi", pa.list_(pa.string())),
+            ("e_lo_float", pa.list_(pa.float64())),
+            ("e_hi_float", pa.list_(pa.float64())),
+            ("explored", pa.int32()),
+        ]
+    )
 
 
 def _write(rows: list[dict[str, Any]], path: Path) -> Path:
@@ -179,8 +223,7 @@ def write_shard(unit: dict[str, Any], rows: list[dict[str, Any]], out: Path) -> 
     return _write(rows, shard_path(out, unit))
 
 
-def run_local(units: list[dict[str, Any]], cfg: Config, out: Path, progress: Any = None,
-              stage: Any = None) -> None:
+def run_local(units: list[dict[str, Any]], cfg: Config, out: Path, progress: Any = None, stage: Any = None) -> None:
     """Run the stages in this process, one unit after another. ``progress(unit)`` (optional) is
     called after each unit; ``stage(text, total)`` (optional) when a stage of a unit starts, and
     returns a callable called after each of its ``total`` steps (or None)."""

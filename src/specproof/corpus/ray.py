@@ -74,8 +74,16 @@ def _exact(batch: dict[str, Any]) -> dict[str, Any]:
     return _columns(exact_records(recs), ("unit", "n_nodes", "key", "law"))
 
 
-def run_ray(units: list[dict[str, Any]], cfg: Config, out: Path, *, address: str | None = None, workers: int = 2,
-            batch_size: int = 8, progress: Callable[[dict[str, Any]], None] | None = None) -> None:
+def run_ray(
+    units: list[dict[str, Any]],
+    cfg: Config,
+    out: Path,
+    *,
+    address: str | None = None,
+    workers: int = 2,
+    batch_size: int = 8,
+    progress: Callable[[dict[str, Any]], None] | None = None,
+) -> None:
     """Run the stages on Ray Data and write each unit's shard as it completes.
 
     Parameters

@@ -119,6 +119,7 @@ class PhoneSource:
 
     def tree(self, ids: list[int], laws: dict[str, Node]) -> tuple[Callable, Callable, Callable[[int], Any]]:
         """``(lookup, child, root_key)`` over states; the document's own laws are used for its roots."""
+
         def lookup(state: tuple[int, int]) -> Node:
             got = laws.get(f"{state[0]},{state[1]}")
             return got if got is not None else self.state_node(state)
@@ -231,16 +232,27 @@ class TransformersSource:
         for depth in sorted({len(path) for _, path in nodes}):
             group = [i for i, (_, path) in enumerate(nodes) if len(path) == depth]
             for start in range(0, len(group), cls.CHUNK):
-                part = group[start:start + cls.CHUNK]
+                part = group[start : start + cls.CHUNK]
                 ts = torch.tensor([nodes[i][0] for i in part])
-                mask = torch.cat([(torch.arange(n)[None, :] < ts[:, None]).long(),
-                                  torch.ones(len(part), depth, dtype=torch.long)], dim=1)
+                mask = torch.cat(
+                    [(torch.arange(n)[None, :] < ts[:, None]).long(), torch.ones(len(part), depth, dtype=torch.long)],
+                    dim=1,
+                )
                 c = copy.deepcopy(cache)
                 c.batch_repeat_interleave(len(part))
                 with torch.no_grad():
-                    logits = model(input_ids=torch.tensor([list(nodes[i][1]) for i in part]), attention_mask=mask,
-                                   position_ids=ts[:, None] + torch.arange(depth)[None, :], cache=c,
-                                   use_cache=True).logits[:, -1].float().numpy()
+                    logits = (
+                        model(
+                            input_ids=torch.tensor([list(nodes[i][1]) for i in part]),
+                            attention_mask=mask,
+                            position_ids=ts[:, None] + torch.arange(depth)[None, :],
+                            cache=c,
+                            use_cache=True,
+                        )
+                        .logits[:, -1]
+                        .float()
+                        .numpy()
+                    )
                 for k, i in enumerate(part):
                     out[i] = logits[k]
         return out
@@ -268,7 +280,9 @@ class TransformersSource:
             rows.update(zip(nodes, got))
             return [mass(p, q) for p, q in got]
 
-        roots = {t: (mass(pl[t - 1], ql[t - 1]), ids[t] if t < len(ids) else None) for t in range(self.start, len(ids) + 1)}
+        roots = {
+            t: (mass(pl[t - 1], ql[t - 1]), ids[t] if t < len(ids) else None) for t in range(self.start, len(ids) + 1)
+        }
         chosen = explore(roots, expand, gamma_max=gamma_max, mass_bound=mass_bound, max_explore=max_explore)
         out = []
         for t in range(self.start, len(ids) + 1):
@@ -291,6 +305,7 @@ class TransformersSource:
     def tree(self, ids: list[int], laws: dict[str, Node]) -> tuple[Callable, Callable, Callable[[int], Any]]:
         """Keys: ``(t, ())`` a position's context, ``(t, path)`` an off-text prefix after it (explored
         if its law is in ``laws``, unknown otherwise)."""
+
         def lookup(key: tuple[int, tuple[int, ...]]) -> Node | None:
             return laws.get(self.node_key(*key))
 

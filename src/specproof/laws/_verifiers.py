@@ -7,7 +7,18 @@ from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from specproof.errors import InvalidDistribution, SpecProofError
-from specproof.laws.outcome import argmax as _argmax, CONTINUOUS, Bound, Builder, Coin, Draw, Leaf, Node, OutcomeTree, Rows
+from specproof.laws.outcome import (
+    argmax as _argmax,
+    CONTINUOUS,
+    Bound,
+    Builder,
+    Coin,
+    Draw,
+    Leaf,
+    Node,
+    OutcomeTree,
+    Rows,
+)
 from specproof.laws.rational import as_fractions
 
 Row = tuple[Fraction, ...]
@@ -17,6 +28,7 @@ TokenTree = tuple[tuple[int, "TokenTree"], ...]
 
 _ZERO = Fraction(0)
 _ONE = Fraction(1)
+
 
 class InvalidVerifier(SpecProofError):
     """A verifier's parameters are bad: k < 1, an invalid SpecTr rho, a malformed token tree."""
@@ -47,6 +59,7 @@ def _model(rows: Any, name: str = "p") -> Model:
         if not fixed:
             fixed.append(_dist(rows, name))
         return fixed[0]
+
     return model
 
 
@@ -106,5 +119,10 @@ class _Builder(Builder):
 def _accept_test(b: _Builder, label: str, top: str, bottom: str, x: int, rejected: Callable[[], Node]) -> Node:
     """Accept x iff u < top[x]/bottom[x] (continuous coin); else the ``rejected`` subtree."""
     ratio = ("ratio", top, bottom, x)
-    return b.node(label, [b.branch(Coin(CONTINUOUS, upper=Bound(ratio, True)), Leaf(x, True)),
-                          b.branch(Coin(CONTINUOUS, lower=Bound(ratio, False)), rejected)])
+    return b.node(
+        label,
+        [
+            b.branch(Coin(CONTINUOUS, upper=Bound(ratio, True)), Leaf(x, True)),
+            b.branch(Coin(CONTINUOUS, lower=Bound(ratio, False)), rejected),
+        ],
+    )

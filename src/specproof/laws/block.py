@@ -49,8 +49,20 @@ from typing import Any, Callable, Iterable, Sequence
 from specproof.errors import InvalidDistribution, ResidualUndefined
 from specproof.laws.rational import RationalVector, as_distribution, as_fractions, to_fraction
 
-__all__ = ["Position", "tree_position", "compose", "LengthLawName", "StepLaw", "ChainLaw", "BlockLaw", "tree_law", "stream_tv", "target_joint",
-           "extend_by_target", "given_block"]
+__all__ = [
+    "Position",
+    "tree_position",
+    "compose",
+    "LengthLawName",
+    "StepLaw",
+    "ChainLaw",
+    "BlockLaw",
+    "tree_law",
+    "stream_tv",
+    "target_joint",
+    "extend_by_target",
+    "given_block",
+]
 
 Prefix = tuple[int, ...]
 Model = Callable[[Prefix], Any]
@@ -104,8 +116,11 @@ class Position:
     def tv(self) -> Fraction:
         """TV between the law of the position's next token (accepted or emitted) and its
         reference; an id outside [0, V) counts in full."""
-        return _row_tv(((self.go_scale, self.go), (self.stop_scale, self.stop)), self.reference,
-                       sum(self.out_of_range.values(), _ZERO))
+        return _row_tv(
+            ((self.go_scale, self.go), (self.stop_scale, self.stop)),
+            self.reference,
+            sum(self.out_of_range.values(), _ZERO),
+        )
 
 
 def _row_tv(parts: Sequence[tuple[Fraction, Sequence[Any]]], reference: Any, outside: Fraction = _ZERO) -> Fraction:
@@ -120,7 +135,9 @@ def _row_tv(parts: Sequence[tuple[Fraction, Sequence[Any]]], reference: Any, out
     terms = []  # (numerators, denominator) of each part with masses
     for scale, masses in parts:
         mden = math.lcm(*(m.denominator for m in masses))
-        terms.append(([scale.numerator * m.numerator * (mden // m.denominator) for m in masses], scale.denominator * mden))
+        terms.append(
+            ([scale.numerator * m.numerator * (mden // m.denominator) for m in masses], scale.denominator * mden)
+        )
     common = math.lcm(den, *(d for _, d in terms))
     width = max([len(ref)] + [len(nums) for nums, _ in terms])
     total = [0] * width
@@ -187,7 +204,9 @@ class _Rows:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.seen: dict[int, tuple[Any, RationalVector]] = {}  # id -> (the row itself, kept alive so ids stay unique; its vector)
+        self.seen: dict[
+            int, tuple[Any, RationalVector]
+        ] = {}  # id -> (the row itself, kept alive so ids stay unique; its vector)
 
     def __call__(self, row: Any) -> RationalVector:
         hit = self.seen.get(id(row))
@@ -208,8 +227,9 @@ class LengthLawName:
     def accepted_length(self) -> tuple[Fraction, ...]:
         """Deprecated name of :attr:`accepted_length_law`."""
         name = type(self).__name__
-        warnings.warn(f"{name}.accepted_length is deprecated; use {name}.accepted_length_law", DeprecationWarning,
-                      stacklevel=2)
+        warnings.warn(
+            f"{name}.accepted_length is deprecated; use {name}.accepted_length_law", DeprecationWarning, stacklevel=2
+        )
         return self.accepted_length_law  # type: ignore[attr-defined]
 
 
@@ -436,10 +456,16 @@ class BlockLaw(Mapping):
         return out
 
 
-def compose(position: Callable[[Prefix], "Position | None"], gamma: int,
-            bonus: Callable[[Prefix], tuple[Any, Fraction, Sequence[Any]]], *,
-            stop_tokens: frozenset = frozenset(), stop_at_stop_token: bool = True,
-            where: str = "after the drafted prefix", node_tv: bool = False) -> ChainLaw:
+def compose(
+    position: Callable[[Prefix], "Position | None"],
+    gamma: int,
+    bonus: Callable[[Prefix], tuple[Any, Fraction, Sequence[Any]]],
+    *,
+    stop_tokens: frozenset = frozenset(),
+    stop_at_stop_token: bool = True,
+    where: str = "after the drafted prefix",
+    node_tv: bool = False,
+) -> ChainLaw:
     """The law of one verification step: the positions composed along accepted prefixes.
 
     At every accepted prefix s of depth below gamma the step runs ``position(s)``: an accepted
@@ -545,9 +571,19 @@ def compose(position: Callable[[Prefix], "Position | None"], gamma: int,
             # one step, reach * go_scale * (sum of their go masses), not one Fraction at a time
             stopping[gamma].append(scale * going)
     lengths = tuple(_fsum(masses) for masses in stopping)
-    return ChainLaw(gamma=gamma, vocab_size=vocab[0] if vocab else 0, emitted=blocks, accepted_length_law=lengths,
-                    alphas=alphas, reach=reaches, reference_rows=rows, stop_tokens=stop_tokens, ended=ended,
-                    out_of_range=outside, node_tv=tvs)
+    return ChainLaw(
+        gamma=gamma,
+        vocab_size=vocab[0] if vocab else 0,
+        emitted=blocks,
+        accepted_length_law=lengths,
+        alphas=alphas,
+        reach=reaches,
+        reference_rows=rows,
+        stop_tokens=stop_tokens,
+        ended=ended,
+        out_of_range=outside,
+        node_tv=tvs,
+    )
 
 
 def tree_law(tree: Any, gamma: int) -> tuple[dict[Prefix, Fraction], tuple[Fraction, ...]]:
@@ -601,8 +637,9 @@ def _fsum(terms: Sequence[Fraction]) -> Fraction:
 # --------------------------------------------------------------------------- one given block
 
 
-def given_block(steps: Iterable[tuple[Any, Sequence[Any]]], bonus: Sequence[Any]
-                ) -> tuple[tuple[Fraction, ...], tuple[tuple[Fraction, ...], ...]]:
+def given_block(
+    steps: Iterable[tuple[Any, Sequence[Any]]], bonus: Sequence[Any]
+) -> tuple[tuple[Fraction, ...], tuple[tuple[Fraction, ...], ...]]:
     """The composition along one given drafted block.
 
     Parameters
@@ -685,7 +722,9 @@ def _require_int(value: Any, name: str, minimum: int) -> int:
     return int(value)
 
 
-def _block_law(law: Any, longest: int | None, what: str = "the emitted law", shortest: int = 1) -> dict[Prefix, Fraction]:
+def _block_law(
+    law: Any, longest: int | None, what: str = "the emitted law", shortest: int = 1
+) -> dict[Prefix, Fraction]:
     """``law`` checked: blocks (tuples of ``shortest`` to ``longest`` integer ids; an id outside
     [0, V) counts as any other, in full) to exact masses >= 0 summing to at most 1 (blocks left
     out count as mass the reference never matches)."""
@@ -695,10 +734,16 @@ def _block_law(law: Any, longest: int | None, what: str = "the emitted law", sho
         raise InvalidDistribution(f"{what} is a {type(law).__name__}, not a mapping block -> probability")
     out: dict[Prefix, Fraction] = {}
     for block, mass in law.items():
-        if (not isinstance(block, tuple) or len(block) < shortest or (longest is not None and len(block) > longest)
-                or not all(type(t) is int or isinstance(t, numbers.Integral) and not isinstance(t, bool) for t in block)):
-            raise InvalidDistribution(f"{what} has the block {block!r}, not a tuple of {shortest} to "
-                                      f"{'any number of' if longest is None else longest} integer ids")
+        if (
+            not isinstance(block, tuple)
+            or len(block) < shortest
+            or (longest is not None and len(block) > longest)
+            or not all(type(t) is int or isinstance(t, numbers.Integral) and not isinstance(t, bool) for t in block)
+        ):
+            raise InvalidDistribution(
+                f"{what} has the block {block!r}, not a tuple of {shortest} to "
+                f"{'any number of' if longest is None else longest} integer ids"
+            )
         m = mass if type(mass) is Fraction else to_fraction(mass, what=f"the mass of the block {block}")
         if m < 0:
             raise InvalidDistribution(f"{what} gives the block {block} the mass {m}, which is negative")
@@ -718,7 +763,9 @@ def _target_rows(target: Any, name: str = "p") -> Callable[[Prefix], RationalVec
     return lambda prefix: rows(target(prefix))
 
 
-def stream_tv(emitted: Mapping[Prefix, Fraction], target: Any, gamma: int, *, stop_tokens: Iterable[int] = ()) -> Fraction:
+def stream_tv(
+    emitted: Mapping[Prefix, Fraction], target: Any, gamma: int, *, stop_tokens: Iterable[int] = ()
+) -> Fraction:
     """TV between the stream (an emitted block, continued by target sampling) and the target's
     joint law over gamma + 1 tokens, reading the target only where blocks pass.
 
@@ -778,7 +825,7 @@ def stream_tv(emitted: Mapping[Prefix, Fraction], target: Any, gamma: int, *, st
     ends: dict[Prefix, dict[int, Fraction]] = {}  # s -> {t: the mass of the block s + (t,)}
     for block, m in law.items():
         if stops:  # cut every block after its first stop token (a cut prefix is never continued: it is not live)
-            block = block[:next((i + 1 for i, t in enumerate(block) if t in stops), len(block))]
+            block = block[: next((i + 1 for i, t in enumerate(block) if t in stops), len(block))]
         if m:
             at = ends.setdefault(block[:-1], {})
             at[block[-1]] = at.get(block[-1], _ZERO) + m

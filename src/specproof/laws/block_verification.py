@@ -10,8 +10,19 @@ from typing import Any, Callable
 from specproof.errors import InvalidDistribution
 from specproof.laws.block import StepLaw, stream_tv, tree_law
 from specproof.laws.outcome import CONTINUOUS, Bound, Coin, Draw, Leaf, Node, OutcomeTree
-from specproof.laws._verifiers import (Row, Prefix, Model, _ZERO, InvalidVerifier, _dist, _pair, _model, _positive_int,
-                                       _positive_part, _Builder)
+from specproof.laws._verifiers import (
+    Row,
+    Prefix,
+    Model,
+    _ZERO,
+    InvalidVerifier,
+    _dist,
+    _pair,
+    _model,
+    _positive_int,
+    _positive_part,
+    _Builder,
+)
 
 # --------------------------------------------------------------------------- block verification
 
@@ -136,10 +147,14 @@ def block_verification_law(target: Any, draft: Any, gamma: int) -> BlockVerifica
 
     emitted, lengths = tree_law(_block_verification_tree(target, draft, gamma), gamma)
     tmodel, dmodel = _model(target), _model(draft, "q")
-    return BlockVerificationLaw(gamma=gamma, emitted=emitted, accepted_length_law=lengths,
-                                token_expected_accepted=verification_law(tmodel, dmodel, gamma).expected_accepted,
-                                upper_bound=full_information_bound(tmodel, dmodel, gamma),
-                                stream_tv=stream_tv(emitted, tmodel, gamma))
+    return BlockVerificationLaw(
+        gamma=gamma,
+        emitted=emitted,
+        accepted_length_law=lengths,
+        token_expected_accepted=verification_law(tmodel, dmodel, gamma).expected_accepted,
+        upper_bound=full_information_bound(tmodel, dmodel, gamma),
+        stream_tv=stream_tv(emitted, tmodel, gamma),
+    )
 
 
 def _prefix_name(kind: str, prefix: Prefix) -> str:
@@ -218,8 +233,11 @@ def _block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree
             if len(out) != v:
                 raise InvalidDistribution(f"the {kind} row after {list(prefix)} has {len(out)} entries, not V = {v}")
             return out
+
         who = "target" if kind == "p" else "draft"
-        return b.add(_prefix_name(kind, prefix), values, ("input", kind, list(prefix)), f"the {who}'s row after {list(prefix)}")
+        return b.add(
+            _prefix_name(kind, prefix), values, ("input", kind, list(prefix)), f"the {who}'s row after {list(prefix)}"
+        )
 
     def w(prefix: Prefix) -> str:
         if not prefix:
@@ -227,18 +245,30 @@ def _block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree
         parent, x = prefix[:-1], prefix[-1]
         wp, qp, pc = w(parent), row("q", dmodel, parent), row("p", tmodel, prefix)
         scale = min(Fraction(1), b.rows[wp][x] / b.rows[qp][x])
-        return b.add(_prefix_name("w", prefix), lambda: tuple(c * scale for c in b.rows[pc]),
-                     ("times-capped-ratio", pc, wp, qp, x), f"p_{len(prefix)} times the target's row after {list(prefix)}")
+        return b.add(
+            _prefix_name("w", prefix),
+            lambda: tuple(c * scale for c in b.rows[pc]),
+            ("times-capped-ratio", pc, wp, qp, x),
+            f"p_{len(prefix)} times the target's row after {list(prefix)}",
+        )
 
     def residual(prefix: Prefix) -> str:
         wp, qp = w(prefix), row("q", dmodel, prefix)
-        return b.add(_prefix_name("r", prefix), lambda: _positive_part(b.rows[wp], b.rows[qp]),
-                     ("positive-part", wp, qp), f"the residual (w - q)+ after {list(prefix)}")
+        return b.add(
+            _prefix_name("r", prefix),
+            lambda: _positive_part(b.rows[wp], b.rows[qp]),
+            ("positive-part", wp, qp),
+            f"the residual (w - q)+ after {list(prefix)}",
+        )
 
     def complement(prefix: Prefix) -> str:
         wp, qp = w(prefix), row("q", dmodel, prefix)
-        return b.add(_prefix_name("c", prefix), lambda: _positive_part(b.rows[qp], b.rows[wp]),
-                     ("positive-part", qp, wp), f"(q - w)+ after {list(prefix)}: mass S + 1 - p")
+        return b.add(
+            _prefix_name("c", prefix),
+            lambda: _positive_part(b.rows[qp], b.rows[wp]),
+            ("positive-part", qp, wp),
+            f"(q - w)+ after {list(prefix)}: mass S + 1 - p",
+        )
 
     shared: dict[tuple, Node] = {}
 
@@ -248,8 +278,13 @@ def _block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree
         return shared[key]
 
     def emit(prefix: Prefix, source: str) -> Node:
-        return once(("emit", prefix), lambda: b.node(f"tau = {len(prefix)}: draw the next token after {list(prefix)}", [
-            b.branch(Draw(source, y), Leaf(prefix + (y,), len(prefix))) for y in range(v)]))
+        return once(
+            ("emit", prefix),
+            lambda: b.node(
+                f"tau = {len(prefix)}: draw the next token after {list(prefix)}",
+                [b.branch(Draw(source, y), Leaf(prefix + (y,), len(prefix))) for y in range(v)],
+            ),
+        )
 
     def decide(block: Prefix, i: int) -> Node:  # tau <= i is known; is it i?
         if i == 0:
@@ -265,16 +300,23 @@ def _block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree
             chosen = lambda: emit(prefix, r)  # noqa: E731
 
         def build() -> Node:
-            return b.node(f"eta_{i} <= h_{i} after {list(prefix)}", [
-                b.branch(Coin(CONTINUOUS, upper=Bound(source, False)), chosen),
-                b.branch(Coin(CONTINUOUS, lower=Bound(source, True)), lambda: decide(block, i - 1))])
+            return b.node(
+                f"eta_{i} <= h_{i} after {list(prefix)}",
+                [
+                    b.branch(Coin(CONTINUOUS, upper=Bound(source, False)), chosen),
+                    b.branch(Coin(CONTINUOUS, lower=Bound(source, True)), lambda: decide(block, i - 1)),
+                ],
+            )
+
         return build() if i == gamma else once(("decide", prefix), build)
 
     def drafts(prefix: Prefix) -> Node:
         if len(prefix) == gamma:
             return decide(prefix, gamma)
         qp = row("q", dmodel, prefix)
-        return b.node(f"draft X_{len(prefix) + 1} after {list(prefix)}", [
-            b.branch(Draw(qp, x), lambda x=x: drafts(prefix + (x,))) for x in range(v)])
+        return b.node(
+            f"draft X_{len(prefix) + 1} after {list(prefix)}",
+            [b.branch(Draw(qp, x), lambda x=x: drafts(prefix + (x,))) for x in range(v)],
+        )
 
     return b.tree(drafts(()))

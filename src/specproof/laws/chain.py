@@ -30,13 +30,35 @@ from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from specproof.errors import InvalidDistribution
-from specproof.laws.block import (BlockLaw, ChainLaw, LengthLawName, Position, _Rows, _require_int, compose,
-                                  extend_by_target, given_block, target_joint)
+from specproof.laws.block import (
+    BlockLaw,
+    ChainLaw,
+    LengthLawName,
+    Position,
+    _Rows,
+    _require_int,
+    compose,
+    extend_by_target,
+    given_block,
+    target_joint,
+)
 from specproof.laws.exact import emitted_law
 from specproof.laws.rational import as_distribution, to_fraction
 
-__all__ = ["ChainLaw", "BlockLaw", "textbook_position", "verification_law", "stream_law", "target_joint_law", "expected_tokens",
-           "walltime_improvement", "operations_factor", "best_gamma", "GivenBlockLaw", "given_block_law"]
+__all__ = [
+    "ChainLaw",
+    "BlockLaw",
+    "textbook_position",
+    "verification_law",
+    "stream_law",
+    "target_joint_law",
+    "expected_tokens",
+    "walltime_improvement",
+    "operations_factor",
+    "best_gamma",
+    "GivenBlockLaw",
+    "given_block_law",
+]
 
 Prefix = tuple[int, ...]
 Model = Callable[[Prefix], Sequence[Any]]
@@ -45,6 +67,7 @@ Model = Callable[[Prefix], Sequence[Any]]
 def _renamed_keywords(**renames: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Let a function still take its parameters' old keyword names (``old="new"``) for one release,
     with a :class:`DeprecationWarning`."""
+
     def wrap(function: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(function)
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -52,11 +75,14 @@ def _renamed_keywords(**renames: str) -> Callable[[Callable[..., Any]], Callable
                 if old in kwargs:
                     if new in kwargs:
                         raise TypeError(f"{function.__name__}() got both {old}= (its old name) and {new}=")
-                    warnings.warn(f"{function.__name__}({old}=...) is deprecated; use {new}=", DeprecationWarning,
-                                  stacklevel=2)
+                    warnings.warn(
+                        f"{function.__name__}({old}=...) is deprecated; use {new}=", DeprecationWarning, stacklevel=2
+                    )
                     kwargs[new] = kwargs.pop(old)
             return function(*args, **kwargs)
+
         return call
+
     return wrap
 
 
@@ -93,12 +119,20 @@ def textbook_position(p_row: Any, q_row: Any) -> Position:
     d, z = law.denominator, law.normalizer
     reject = Fraction(law.reject_numerator, d)
     reference = tuple(Fraction(n, d) for n in law.target_numerators.tolist())  # p as exact values, however given
-    return Position(reference, law.accept_numerators.tolist(), Fraction(1, d), law.residual_numerators.tolist(),
-                    reject / z if z else Fraction(0), reject)
+    return Position(
+        reference,
+        law.accept_numerators.tolist(),
+        Fraction(1, d),
+        law.residual_numerators.tolist(),
+        reject / z if z else Fraction(0),
+        reject,
+    )
 
 
 @_renamed_keywords(target="target_model", draft="draft_model")
-def verification_law(target_model: Model, draft_model: Model, gamma: int, *, stop_tokens: Sequence[int] = ()) -> ChainLaw:
+def verification_law(
+    target_model: Model, draft_model: Model, gamma: int, *, stop_tokens: Sequence[int] = ()
+) -> ChainLaw:
     """Compute the exact law of one verification step with ``gamma`` drafted tokens.
 
     Parameters
@@ -365,7 +399,9 @@ def given_block_law(target_rows: Sequence[Any], draft_rows: Sequence[Any], token
     try:
         gamma, n_target, n_draft = len(tokens), len(target_rows), len(draft_rows)
     except TypeError:
-        raise InvalidDistribution("tokens, target_rows and draft_rows must be sequences (lists, tuples or arrays)") from None
+        raise InvalidDistribution(
+            "tokens, target_rows and draft_rows must be sequences (lists, tuples or arrays)"
+        ) from None
     if gamma < 1 or n_target != gamma + 1 or n_draft != gamma:
         raise InvalidDistribution(
             f"need gamma >= 1 tokens, gamma + 1 target rows and gamma draft rows; got {gamma} tokens, "

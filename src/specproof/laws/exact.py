@@ -43,9 +43,11 @@ __all__ = [
 
 def _renamed(old: str, new: str) -> property:
     """A read-only alias ``old`` of the attribute ``new``, warning that ``old`` is deprecated."""
+
     def read(self: Any) -> Any:
         warnings.warn(f"EmittedLaw.{old} is deprecated; use EmittedLaw.{new}", DeprecationWarning, stacklevel=2)
         return getattr(self, new)
+
     return property(read, doc=f"Deprecated name of :attr:`{new}`.")
 
 
@@ -376,7 +378,6 @@ def residual(p: Any, q: Any) -> tuple[Fraction, ...]:
             "is 0/0; the verifier accepts with probability 1 and never samples it"
         )
     return tuple(Fraction(r, law.normalizer) for r in law.residual_numerators.tolist())
-
 
 
 def reference_distribution(p: Any, q: Any) -> tuple[tuple[Fraction, ...], Fraction]:

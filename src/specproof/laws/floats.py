@@ -43,8 +43,17 @@ from typing import Iterable
 
 from specproof.errors import SpecProofError
 
-__all__ = ["FloatFormat", "FLOAT16", "BFLOAT16", "FLOAT32", "FLOAT64", "FORMATS", "INF", "float_format",
-           "UnknownFormat"]
+__all__ = [
+    "FloatFormat",
+    "FLOAT16",
+    "BFLOAT16",
+    "FLOAT32",
+    "FLOAT64",
+    "FORMATS",
+    "INF",
+    "float_format",
+    "UnknownFormat",
+]
 
 #: Positive infinity: the result of an overflow (compares exactly with every Fraction).
 INF = math.inf
@@ -83,7 +92,7 @@ class FloatFormat:
     @property
     def max_finite(self) -> Fraction:
         """The largest finite value, ``(2 - 2**(1 - precision)) * 2**emax``."""
-        return Fraction(2 ** self.precision - 1) * Fraction(2) ** (self.emax - self.precision + 1)
+        return Fraction(2**self.precision - 1) * Fraction(2) ** (self.emax - self.precision + 1)
 
     @property
     def min_subnormal(self) -> Fraction:

@@ -9,8 +9,21 @@ from typing import Any
 
 from specproof.laws.outcome import Draw, Leaf, Node, OutcomeTree
 from specproof.laws.rational import to_fraction
-from specproof.laws._verifiers import (Row, Prefix, _ZERO, InvalidVerifier, _pair, _positive_int, _positive_part,
-                                       _normalized, _without, _tv, _fr, _Builder, _accept_test)
+from specproof.laws._verifiers import (
+    Row,
+    Prefix,
+    _ZERO,
+    InvalidVerifier,
+    _pair,
+    _positive_int,
+    _positive_part,
+    _normalized,
+    _without,
+    _tv,
+    _fr,
+    _Builder,
+    _accept_test,
+)
 
 #: Methods of :func:`multidraft_tree`.
 MULTIDRAFT_METHODS = ("with-replacement", "without-replacement", "spectr")
@@ -179,15 +192,24 @@ def multidraft_tree(p: Any, q: Any, k: int, *, method: str = "with-replacement",
             prop: str | None = "q"
         else:
             tag = "-".join(map(str, drafted))
-            w = b.add(f"q-without-{tag}", _without(qv, drafted), ("without", "q", list(drafted)),
-                      f"q with the drafts {list(drafted)} removed (not renormalized)")
+            w = b.add(
+                f"q-without-{tag}",
+                _without(qv, drafted),
+                ("without", "q", list(drafted)),
+                f"q with the drafts {list(drafted)} removed (not renormalized)",
+            )
             prop = None
             if sum(b.rows[w], _ZERO) > 0:
-                prop = b.add(f"q-without-{tag}n", _normalized(b.rows[w]), ("normalized", w),
-                             f"draft {i}'s proposal: q without {list(drafted)}, renormalized")
+                prop = b.add(
+                    f"q-without-{tag}n",
+                    _normalized(b.rows[w]),
+                    ("normalized", w),
+                    f"draft {i}'s proposal: q without {list(drafted)}, renormalized",
+                )
         if prop is None:
             node = b.draw_all("target draw (q has no mass left)", target)
         else:
+
             def after(x: int, prop: str = prop) -> Node:
                 return _accept_test(b, f"test {i}", target, prop, x, lambda: rejected(i, target, prop, drafted + (x,)))
 
@@ -197,8 +219,12 @@ def multidraft_tree(p: Any, q: Any, k: int, *, method: str = "with-replacement",
 
     def rejected(i: int, target: str, prop: str, drafted: Prefix) -> Node:
         tag = "" if replacement else "[" + "-".join(map(str, drafted[:-1])) + "]"
-        r = b.add(f"r{i}{tag}", lambda: _positive_part(b.rows[target], b.rows[prop]), ("positive-part", target, prop),
-                  f"residual weights after draft {i} is rejected: ({target} - {prop})+")
+        r = b.add(
+            f"r{i}{tag}",
+            lambda: _positive_part(b.rows[target], b.rows[prop]),
+            ("positive-part", target, prop),
+            f"residual weights after draft {i} is rejected: ({target} - {prop})+",
+        )
         rn = b.add(f"r{i}{tag}n", lambda: _normalized(b.rows[r]), ("normalized", r), f"the target of step {i + 1}")
         if i == k:
             key = ("final", rn)
@@ -216,15 +242,27 @@ def _spectr_root(b: _Builder, pv: Row, qv: Row, k: int, rho: Any) -> Node:
         raise InvalidVerifier(f"SpecTr's rho must lie in [1, k] = [1, {k}], got {rho}")
     got = _spectr_residual(pv, qv, k, rho)
     if got is None:
-        raise InvalidVerifier(f"rho = {rho} is not valid for k = {k}: SpecTr's residual p - c min(q, p/rho) "
-                              "has a negative entry (choose a larger rho, e.g. spectr_rho)")
+        raise InvalidVerifier(
+            f"rho = {rho} is not valid for k = {k}: SpecTr's residual p - c min(q, p/rho) "
+            "has a negative entry (choose a larger rho, e.g. spectr_rho)"
+        )
     res, beta = got
     c = (1 - (1 - beta) ** k) / beta if beta else _ZERO
-    over = b.add("p-over-rho", tuple(a / rho for a in pv), ("scaled", "p", _fr(1 / rho)), f"p / rho with rho = {_fr(rho)}")
-    m = b.add("spectr-min", tuple(min(x, y) for x, y in zip(b.rows[over], qv)), ("minimum", over, "q"),
-              f"min(q, p/rho), mass beta = {_fr(beta)}")
-    cm = b.add("spectr-scaled-min", tuple(c * x for x in b.rows[m]), ("scaled", m, _fr(c)),
-               f"c min(q, p/rho), c = (1 - (1 - beta)^k)/beta = {_fr(c)} with k = {k} (0 if beta = 0)")
+    over = b.add(
+        "p-over-rho", tuple(a / rho for a in pv), ("scaled", "p", _fr(1 / rho)), f"p / rho with rho = {_fr(rho)}"
+    )
+    m = b.add(
+        "spectr-min",
+        tuple(min(x, y) for x, y in zip(b.rows[over], qv)),
+        ("minimum", over, "q"),
+        f"min(q, p/rho), mass beta = {_fr(beta)}",
+    )
+    cm = b.add(
+        "spectr-scaled-min",
+        tuple(c * x for x in b.rows[m]),
+        ("scaled", m, _fr(c)),
+        f"c min(q, p/rho), c = (1 - (1 - beta)^k)/beta = {_fr(c)} with k = {k} (0 if beta = 0)",
+    )
     b.add("spectr-residual", res, ("positive-part", "p", cm), "p - c min(q, p/rho) (non-negative for a valid rho)")
     memo: dict[int, Node] = {}
 
@@ -234,8 +272,16 @@ def _spectr_root(b: _Builder, pv: Row, qv: Row, k: int, rho: Any) -> Node:
             if i > k:
                 memo[i] = b.draw_all("residual draw", "spectr-residual")
             else:
-                memo[i] = b.node(f"draft {i}", [b.branch(Draw("q", x), lambda x=x: _accept_test(
-                    b, f"test {i}", "p-over-rho", "q", x, lambda: stage(i + 1))) for x in range(b.v)])
+                memo[i] = b.node(
+                    f"draft {i}",
+                    [
+                        b.branch(
+                            Draw("q", x),
+                            lambda x=x: _accept_test(b, f"test {i}", "p-over-rho", "q", x, lambda: stage(i + 1)),
+                        )
+                        for x in range(b.v)
+                    ],
+                )
         return memo[i]
 
     return stage(1)
@@ -283,7 +329,7 @@ def _accepted_by_label(tree: OutcomeTree, count: int, prefix: str = "test ") -> 
     out = [_ZERO] * count
     for node, m in tree.reaches():
         if isinstance(node, Node) and node.label.startswith(prefix):
-            i = int(node.label[len(prefix):]) - 1
+            i = int(node.label[len(prefix) :]) - 1
             for br in node.branches:
                 if isinstance(br.child, Leaf) and br.child.accepted:
                     out[i] += m * br.probability
@@ -321,8 +367,7 @@ def multidraft_law(p: Any, q: Any, k: int, *, method: str = "with-replacement", 
     tree = multidraft_tree(p, q, k, method=method, rho=rho)
     law, _ = tree.law()
     pv = tree.rows["p"]
-    return MultiDraftLaw(tree, method, k, pv, law, tree.accept_probability(), _accepted_by_label(tree, k),
-                         _tv(law, pv))
+    return MultiDraftLaw(tree, method, k, pv, law, tree.accept_probability(), _accepted_by_label(tree, k), _tv(law, pv))
 
 
 def acceptance_by_k(p: Any, q: Any, max_k: int, *, method: str = "with-replacement") -> tuple[Fraction, ...]:

@@ -147,7 +147,8 @@ def _kernel() -> Any:
     except ImportError as exc:
         raise BackendUnavailable(
             f"backend='numba' needs numba, which cannot be imported here ({exc}); install it with "
-            "pip install 'specproof[fast]', or use the default backend='numpy'") from None
+            "pip install 'specproof[fast]', or use the default backend='numpy'"
+        ) from None
     return numeric_numba
 
 
@@ -167,23 +168,26 @@ def _law_numba(p2: np.ndarray, q2: np.ndarray, atol: float) -> tuple[np.ndarray,
     qc = np.ascontiguousarray(q2, dtype=np.float64)
     # Two summation orders differ by less than 2 gamma_V sum(x) < 5 V u on rows summing to < 2:
     # a row accepted within this margin is accepted by the NumPy path's own sums too.
-    tol = float(atol) - 8.0 * v * 2.0 ** -53
+    tol = float(atol) - 8.0 * v * 2.0**-53
     dist = np.empty((n, v), dtype=np.float64)
     alpha = np.empty(n, dtype=np.float64)
     z = np.empty(n, dtype=np.float64)
     if n >= 2 and n * v >= _THREADED_ELEMENTS:
         half = (n + 1) // 2
         with ThreadPoolExecutor(max_workers=2) as pool:  # the kernel releases the GIL
-            jobs = [pool.submit(kernel.law_rows, pc, qc, 0, half, tol, dist, alpha, z),
-                    pool.submit(kernel.law_rows, pc, qc, half, n, tol, dist, alpha, z)]
+            jobs = [
+                pool.submit(kernel.law_rows, pc, qc, 0, half, tol, dist, alpha, z),
+                pool.submit(kernel.law_rows, pc, qc, half, n, tol, dist, alpha, z),
+            ]
             bad = [job.result() for job in jobs]
     else:
         bad = [kernel.law_rows(pc, qc, 0, n, tol, dist, alpha, z)]
     return None if max(bad) >= 0 else (dist, alpha, z)
 
 
-def _law(p: Any, q: Any, atol: float, names: tuple[str, str] = ("p", "q"),
-         backend: str = "numpy") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _law(
+    p: Any, q: Any, atol: float, names: tuple[str, str] = ("p", "q"), backend: str = "numpy"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return dist [..., V], alpha [...] and Z [...] (residual mass = TV) for validated rows."""
     _check_backend(backend)
     atol = check_atol(atol)
@@ -251,8 +255,9 @@ def _out(x: np.ndarray) -> np.ndarray | np.float64:
     return x[()] if x.ndim == 0 else x
 
 
-def emitted_distribution(p: Any, q: Any, *, atol: float = DEFAULT_ATOL,
-                         backend: str = "numpy") -> tuple[np.ndarray, np.ndarray | np.float64]:
+def emitted_distribution(
+    p: Any, q: Any, *, atol: float = DEFAULT_ATOL, backend: str = "numpy"
+) -> tuple[np.ndarray, np.ndarray | np.float64]:
     """Return the law of the emitted token and alpha, in float64, batched over [..., V].
 
     Parameters
@@ -313,8 +318,9 @@ def emitted_distribution(p: Any, q: Any, *, atol: float = DEFAULT_ATOL,
     return dist, _out(alpha)
 
 
-def acceptance_probability(p: Any, q: Any, *, atol: float = DEFAULT_ATOL,
-                           backend: str = "numpy") -> np.ndarray | np.float64:
+def acceptance_probability(
+    p: Any, q: Any, *, atol: float = DEFAULT_ATOL, backend: str = "numpy"
+) -> np.ndarray | np.float64:
     """Return alpha = sum_x min(p(x), q(x)) per row, float64 of shape [...].
 
     Parameters
@@ -343,8 +349,7 @@ def acceptance_probability(p: Any, q: Any, *, atol: float = DEFAULT_ATOL,
     return _out(_law(p, q, atol, backend=backend)[1])
 
 
-def tv_distance(p: Any, q: Any, *, atol: float = DEFAULT_ATOL,
-                backend: str = "numpy") -> np.ndarray | np.float64:
+def tv_distance(p: Any, q: Any, *, atol: float = DEFAULT_ATOL, backend: str = "numpy") -> np.ndarray | np.float64:
     """Return the total variation distance per row, float64 of shape [...].
 
     Parameters
@@ -451,7 +456,7 @@ def drawn_error_estimate(stop: Any, z: Any, vocab_size: int) -> np.ndarray:
     numpy.ndarray of float64
     """
     stop, z = np.asarray(stop, dtype=np.float64), np.asarray(z, dtype=np.float64)
-    scale = (2 + np.log2(max(vocab_size, 1))) * 2.0 ** -52
+    scale = (2 + np.log2(max(vocab_size, 1))) * 2.0**-52
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return np.where(z > 0, stop * scale / np.where(z > 0, z, 1.0), np.where(stop > ERROR_BOUND, np.inf, 0.0))
 
@@ -500,7 +505,9 @@ def _exact_residual_row(p: np.ndarray, q: np.ndarray, atol: float) -> np.ndarray
     return np.array([n / z if z else 0.0 for n in law.residual_numerators.tolist()], dtype=np.float64)
 
 
-def given_block_law(target: Any, draft: Any, tokens: Any, *, atol: float = DEFAULT_ATOL) -> tuple[np.ndarray, np.ndarray]:
+def given_block_law(
+    target: Any, draft: Any, tokens: Any, *, atol: float = DEFAULT_ATOL
+) -> tuple[np.ndarray, np.ndarray]:
     """Float mirror of :func:`specproof.laws.chain.given_block_law`, batched.
 
     Parameters
@@ -545,15 +552,22 @@ def given_block_law(target: Any, draft: Any, tokens: Any, *, atol: float = DEFAU
     """
     t, d = _as_rows(target, "target"), _as_rows(draft, "draft")
     x = as_array(tokens, "tokens")
-    if t.ndim < 2 or d.shape != t.shape[:-2] + (t.shape[-2] - 1, t.shape[-1]) or x.shape != d.shape[:-1] \
-            or x.shape[-1] < 1:
+    if (
+        t.ndim < 2
+        or d.shape != t.shape[:-2] + (t.shape[-2] - 1, t.shape[-1])
+        or x.shape != d.shape[:-1]
+        or x.shape[-1] < 1
+    ):
         raise InvalidDistribution(
             f"shapes do not fit: target {t.shape}, draft {d.shape}, tokens {x.shape} "
-            "(want [..., gamma + 1, V], [..., gamma, V], [..., gamma] with gamma >= 1)")
+            "(want [..., gamma + 1, V], [..., gamma, V], [..., gamma] with gamma >= 1)"
+        )
     v = t.shape[-1]
     if x.dtype.kind not in "iu" or (x.size and (x.min() < 0 or x.max() >= v)):
-        raise InvalidDistribution(f"tokens must be integer ids in [0, {v}); got dtype {x.dtype}"
-                                  + (f", range [{x.min()}, {x.max()}]" if x.size and x.dtype.kind in "iuf" else ""))
+        raise InvalidDistribution(
+            f"tokens must be integer ids in [0, {v}); got dtype {x.dtype}"
+            + (f", range [{x.min()}, {x.max()}]" if x.size and x.dtype.kind in "iuf" else "")
+        )
     _law(t, t, atol, ("target", "target"))  # validates every row (same checks and messages)
     _law(d, d, atol, ("draft", "draft"))
     t64, d64 = t.astype(np.float64), d.astype(np.float64)
@@ -562,8 +576,10 @@ def given_block_law(target: Any, draft: Any, tokens: Any, *, atol: float = DEFAU
     dx = np.take_along_axis(d64, x[..., None], axis=-1)[..., 0]
     if (dx == 0).any():
         at = tuple(int(i) for i in np.argwhere(dx == 0)[0])
-        raise InvalidDistribution(f"block {at[:-1]} position {at[-1]}: the drafted token {int(x[at])} has draft "
-                                  "probability 0: it cannot have been drafted")
+        raise InvalidDistribution(
+            f"block {at[:-1]} position {at[-1]}: the drafted token {int(x[at])} has draft "
+            "probability 0: it cannot have been drafted"
+        )
     # p(x)/q(x) = (t(x)/d(x)) (sum d / sum t): the drafted floats are divided by each other, not
     # first by their row sums (a subnormal q(x) divided by a sum of 1.0007 would lose bits)
     with np.errstate(over="ignore"):  # overflows only when q(x) is subnormal; min() gives 1
@@ -700,8 +716,10 @@ def sibling_law(p: Any, tokens: Any, *, atol: float = DEFAULT_ATOL) -> tuple[np.
     v = pn.shape[-1]
     tok = np.asarray(tokens)
     if tok.dtype.kind not in "iu" or tok.shape[:-1] != lead or tok.ndim == 0:
-        raise InvalidDistribution(f"tokens must be integer ids of shape [..., k] with [...] = {lead}, got "
-                                  f"dtype {tok.dtype} and shape {tok.shape}")
+        raise InvalidDistribution(
+            f"tokens must be integer ids of shape [..., k] with [...] = {lead}, got "
+            f"dtype {tok.dtype} and shape {tok.shape}"
+        )
     if tok.size and (tok.min() < 0 or tok.max() >= v):
         raise InvalidDistribution(f"a child token id is outside [0, {v})")
     tok2 = tok.reshape(pn.shape[0], -1)

@@ -77,8 +77,9 @@ def tree_height(v: int) -> int:
 def _level(src, w, dst):
     """dst[j] = balanced tree of src[j + k w], k = 0..7, for j < w."""
     for j in range(w):
-        dst[j] = (((src[j] + src[j + w]) + (src[j + 2 * w] + src[j + 3 * w]))
-                  + ((src[j + 4 * w] + src[j + 5 * w]) + (src[j + 6 * w] + src[j + 7 * w])))
+        dst[j] = ((src[j] + src[j + w]) + (src[j + 2 * w] + src[j + 3 * w])) + (
+            (src[j + 4 * w] + src[j + 5 * w]) + (src[j + 6 * w] + src[j + 7 * w])
+        )
 
 
 @njit(**_JIT)
@@ -90,8 +91,9 @@ def _finish(t, w, u):
         t, u = u, t
     if w == 2:
         return t[0] + t[1]
-    return ((((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7])))
-            + (((t[8] + t[9]) + (t[10] + t[11])) + ((t[12] + t[13]) + (t[14] + t[15]))))
+    return (((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]))) + (
+        ((t[8] + t[9]) + (t[10] + t[11])) + ((t[12] + t[13]) + (t[14] + t[15]))
+    )
 
 
 @njit(**_JIT)
@@ -123,10 +125,22 @@ def _first_pq(p, q, w, tp, tq):
         o = 8 * lanes * b
         for j in range(lanes):
             i = o + j
-            a0 = p[i]; a1 = p[i + lanes]; a2 = p[i + 2 * lanes]; a3 = p[i + 3 * lanes]  # noqa: E702
-            a4 = p[i + 4 * lanes]; a5 = p[i + 5 * lanes]; a6 = p[i + 6 * lanes]; a7 = p[i + 7 * lanes]  # noqa: E702
-            b0 = q[i]; b1 = q[i + lanes]; b2 = q[i + 2 * lanes]; b3 = q[i + 3 * lanes]  # noqa: E702
-            b4 = q[i + 4 * lanes]; b5 = q[i + 5 * lanes]; b6 = q[i + 6 * lanes]; b7 = q[i + 7 * lanes]  # noqa: E702
+            a0 = p[i]
+            a1 = p[i + lanes]
+            a2 = p[i + 2 * lanes]
+            a3 = p[i + 3 * lanes]  # noqa: E702
+            a4 = p[i + 4 * lanes]
+            a5 = p[i + 5 * lanes]
+            a6 = p[i + 6 * lanes]
+            a7 = p[i + 7 * lanes]  # noqa: E702
+            b0 = q[i]
+            b1 = q[i + lanes]
+            b2 = q[i + 2 * lanes]
+            b3 = q[i + 3 * lanes]  # noqa: E702
+            b4 = q[i + 4 * lanes]
+            b5 = q[i + 5 * lanes]
+            b6 = q[i + 6 * lanes]
+            b7 = q[i + 7 * lanes]  # noqa: E702
             t = lanes * b + j
             tp[t] = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
             tq[t] = ((b0 + b1) + (b2 + b3)) + ((b4 + b5) + (b6 + b7))
@@ -142,17 +156,28 @@ def _first_mr(p, q, k, w, tm, tr, mn):
         o = 8 * lanes * b
         for j in range(lanes):
             i = o + j
-            x0 = p[i]; x1 = p[i + lanes]; x2 = p[i + 2 * lanes]; x3 = p[i + 3 * lanes]  # noqa: E702
-            x4 = p[i + 4 * lanes]; x5 = p[i + 5 * lanes]; x6 = p[i + 6 * lanes]; x7 = p[i + 7 * lanes]  # noqa: E702
-            m0 = _min(x0, q[i] * k); m1 = _min(x1, q[i + lanes] * k)  # noqa: E702
-            m2 = _min(x2, q[i + 2 * lanes] * k); m3 = _min(x3, q[i + 3 * lanes] * k)  # noqa: E702
-            m4 = _min(x4, q[i + 4 * lanes] * k); m5 = _min(x5, q[i + 5 * lanes] * k)  # noqa: E702
-            m6 = _min(x6, q[i + 6 * lanes] * k); m7 = _min(x7, q[i + 7 * lanes] * k)  # noqa: E702
+            x0 = p[i]
+            x1 = p[i + lanes]
+            x2 = p[i + 2 * lanes]
+            x3 = p[i + 3 * lanes]  # noqa: E702
+            x4 = p[i + 4 * lanes]
+            x5 = p[i + 5 * lanes]
+            x6 = p[i + 6 * lanes]
+            x7 = p[i + 7 * lanes]  # noqa: E702
+            m0 = _min(x0, q[i] * k)
+            m1 = _min(x1, q[i + lanes] * k)  # noqa: E702
+            m2 = _min(x2, q[i + 2 * lanes] * k)
+            m3 = _min(x3, q[i + 3 * lanes] * k)  # noqa: E702
+            m4 = _min(x4, q[i + 4 * lanes] * k)
+            m5 = _min(x5, q[i + 5 * lanes] * k)  # noqa: E702
+            m6 = _min(x6, q[i + 6 * lanes] * k)
+            m7 = _min(x7, q[i + 7 * lanes] * k)  # noqa: E702
             t = lanes * b + j
             mn[t] = _min(mn[t], _min(_min(_min(m0, m1), _min(m2, m3)), _min(_min(m4, m5), _min(m6, m7))))
             tm[t] = ((m0 + m1) + (m2 + m3)) + ((m4 + m5) + (m6 + m7))
-            tr[t] = ((((x0 - m0) + (x1 - m1)) + ((x2 - m2) + (x3 - m3)))
-                     + (((x4 - m4) + (x5 - m5)) + ((x6 - m6) + (x7 - m7))))
+            tr[t] = (((x0 - m0) + (x1 - m1)) + ((x2 - m2) + (x3 - m3))) + (
+                ((x4 - m4) + (x5 - m5)) + ((x6 - m6) + (x7 - m7))
+            )
 
 
 @njit(**_JIT)
@@ -193,9 +218,9 @@ def _chunk(pr, qr, k, first, o, size, tp, tq, u1, u2, mn):
     (``first``), or of m = min(p, q k) and r = p - m (mn keeps the least m)."""
     w = size // 8
     if first:
-        _first_pq(pr[o:o + size], qr[o:o + size], w, tp, tq)
+        _first_pq(pr[o : o + size], qr[o : o + size], w, tp, tq)
     else:
-        _first_mr(pr[o:o + size], qr[o:o + size], k, w, tp, tq, mn)
+        _first_mr(pr[o : o + size], qr[o : o + size], k, w, tp, tq, mn)
     return _finish(tp, w, u1), _finish(tq, w, u2)
 
 
@@ -249,12 +274,20 @@ def law_rows(p, q, r0, r1, tol, dist, alpha, z):
     within ``tol`` of 1 or which has a negative entry (nothing after it is computed)."""
     v = p.shape[1]
     w = CHUNK // 8
-    tp = np.empty(w); tq = np.empty(w); u1 = np.empty(w); u2 = np.empty(w); mn = np.empty(w)  # noqa: E702
-    pad_p = np.zeros(16); pad_q = np.zeros(16)  # noqa: E702
-    cs1 = np.empty(v // CHUNK + 1); cs2 = np.empty(v // CHUNK + 1)  # noqa: E702
-    ts1 = np.empty((3, 8)); ts2 = np.empty((3, 8))  # noqa: E702
+    tp = np.empty(w)
+    tq = np.empty(w)
+    u1 = np.empty(w)
+    u2 = np.empty(w)
+    mn = np.empty(w)  # noqa: E702
+    pad_p = np.zeros(16)
+    pad_q = np.zeros(16)  # noqa: E702
+    cs1 = np.empty(v // CHUNK + 1)
+    cs2 = np.empty(v // CHUNK + 1)  # noqa: E702
+    ts1 = np.empty((3, 8))
+    ts2 = np.empty((3, 8))  # noqa: E702
     for r in range(r0, r1):
-        pr = p[r]; qr = q[r]  # noqa: E702
+        pr = p[r]
+        qr = q[r]  # noqa: E702
         sp, sq = _sums(pr, qr, 1.0, True, tp, tq, u1, u2, mn, pad_p, pad_q, cs1, cs2, ts1, ts2)
         if not (abs(sp - 1.0) <= tol and abs(sq - 1.0) <= tol):  # NaN and inf sums too
             return r
@@ -276,10 +309,16 @@ def law_rows(p, q, r0, r1, tol, dist, alpha, z):
 @njit(**_JIT)
 def _row_sum(x):
     w = CHUNK // 8
-    tp = np.empty(w); tq = np.empty(w); u1 = np.empty(w); u2 = np.empty(w); mn = np.empty(w)  # noqa: E702
-    cs1 = np.empty(x.shape[0] // CHUNK + 1); cs2 = np.empty(x.shape[0] // CHUNK + 1)  # noqa: E702
-    return _sums(x, x, 1.0, True, tp, tq, u1, u2, mn, np.zeros(16), np.zeros(16), cs1, cs2,
-                 np.empty((3, 8)), np.empty((3, 8)))[0]
+    tp = np.empty(w)
+    tq = np.empty(w)
+    u1 = np.empty(w)
+    u2 = np.empty(w)
+    mn = np.empty(w)  # noqa: E702
+    cs1 = np.empty(x.shape[0] // CHUNK + 1)
+    cs2 = np.empty(x.shape[0] // CHUNK + 1)  # noqa: E702
+    return _sums(
+        x, x, 1.0, True, tp, tq, u1, u2, mn, np.zeros(16), np.zeros(16), cs1, cs2, np.empty((3, 8)), np.empty((3, 8))
+    )[0]
 
 
 def kernel_row_sum(x: np.ndarray) -> float:

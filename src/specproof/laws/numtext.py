@@ -44,7 +44,7 @@ def show(value: str | Fraction | checker.Ratio) -> str:
     if max(num.bit_length(), den.bit_length()) <= REDUCE_BITS:  # the checker keeps values unreduced
         common = math.gcd(num, den)
         num, den = num // common, den // common
-    if num != den and abs(num - den) * 10 ** _DIGITS < den:  # would round to 1.00000000000
+    if num != den and abs(num - den) * 10**_DIGITS < den:  # would round to 1.00000000000
         return f"1 {'+' if num > den else '−'} {show(checker.Ratio(abs(num - den), den))}"
     if num.bit_length() <= 80 and den.bit_length() <= 80:
         x = Fraction(num, den)
@@ -119,8 +119,11 @@ def number_text(value: str | Fraction | checker.Ratio) -> str:
     if short and exact.endswith("/1"):
         return exact[:-2]
     digits = decimal.Decimal(_digits(exact, 6))  # correctly rounded; written as Python writes a float
-    approx = f"{float(digits):.6g}" if decimal.Decimal("1e-300") < abs(digits) < decimal.Decimal("1e300") \
+    approx = (
+        f"{float(digits):.6g}"
+        if decimal.Decimal("1e-300") < abs(digits) < decimal.Decimal("1e300")
         else format(digits, ".6g")
+    )
     if digits == digits.to_integral_value() and abs(digits) < 100:  # 1 - 2^-24 is not "1": its distance
         num, den = _parts(exact)
         k = int(digits)

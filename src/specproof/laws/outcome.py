@@ -202,7 +202,7 @@ def coin_model(name: str) -> CoinModel:
     if isinstance(name, str) and name.startswith("fixed:"):
         from specproof.laws.rational import to_fraction
 
-        v = to_fraction(name[len("fixed:"):], what="fixed coin value")
+        v = to_fraction(name[len("fixed:") :], what="fixed coin value")
         if not 0 <= v <= 1:
             raise SpecProofError(f"fixed coin value is {v}, not in [0, 1]")
         return CoinModel(f"fixed:{v}", value=v)
@@ -320,8 +320,9 @@ class Bound:
             return _float_product_threshold(_row(rows, a)[x], _row(rows, b)[x], dtype, coin_model(coin), comparison)
         if kind in ("rounded-coin-ratio", "rounded-coin-product"):
             _, a, b, x, dtype, coin, comparison = self.source
-            return rounded_coin_threshold(_row(rows, a)[x], _row(rows, b)[x], dtype, coin_model(coin), comparison,
-                                          kind.rpartition("-")[2])
+            return rounded_coin_threshold(
+                _row(rows, a)[x], _row(rows, b)[x], dtype, coin_model(coin), comparison, kind.rpartition("-")[2]
+            )
         raise InvalidTree(f"unknown threshold source {self.source!r}")
 
 
@@ -383,8 +384,9 @@ def _float_product_threshold(a: Fraction, b: Fraction, dtype: str, coin: "CoinMo
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def rounded_coin_threshold(a: Fraction, b: Fraction, dtype: str, coin: "CoinModel", comparison: str,
-                           test: str) -> Fraction:
+def rounded_coin_threshold(
+    a: Fraction, b: Fraction, dtype: str, coin: "CoinModel", comparison: str, test: str
+) -> Fraction:
     """The grid point t with ``{u : u < t}`` = the grid coins u that pass the test with the coin
     rounded to ``dtype`` first (NumPy >= 2 meeting a Python-float coin with a float32 value, NEP 50).
 
@@ -420,9 +422,11 @@ def rounded_coin_threshold(a: Fraction, b: Fraction, dtype: str, coin: "CoinMode
         def passes(u: Fraction) -> bool:
             return right == math.inf or (fmt.round(u) < right if comparison == "<" else fmt.round(u) <= right)
     else:
+
         def passes(u: Fraction) -> bool:
             prod = fmt.mul(fmt.round(u), b)
             return prod < a if comparison == "<" else prod <= a
+
     return first_failing(coin.bits, coin.open_closed, passes)
 
 
@@ -542,8 +546,9 @@ def _race_joint(a: Row, x: int, b: Row, y: int) -> Fraction:
     if hi is not None and hi <= lo:
         return Fraction(0)
     others = [i for i in range(len(a)) if i not in (x, y)]
-    cuts = sorted({a[i] / b[i] for i in others if b[i] > 0 and a[i] > 0 and a[i] / b[i] > lo
-                   and (hi is None or a[i] / b[i] < hi)})
+    cuts = sorted(
+        {a[i] / b[i] for i in others if b[i] > 0 and a[i] > 0 and a[i] / b[i] > lo and (hi is None or a[i] / b[i] < hi)}
+    )
     edges = [lo, *cuts, hi]
     total = Fraction(0)
     for left, right in zip(edges, edges[1:]):
@@ -832,6 +837,7 @@ class OutcomeTree:
         >>> OutcomeTree.from_dict(tree.as_dict()).law() == tree.law()
         True
         """
+
         def fr(x: Fraction) -> str:
             return f"{x.numerator}/{x.denominator}"
 
@@ -864,9 +870,16 @@ class OutcomeTree:
             "rows": {k: [fr(x) for x in v] for k, v in sorted(self.rows.items())},
             "derivations": dict(sorted(self.derivations.items())),
             "recipes": {k: list(v) for k, v in sorted(self.recipes.items())},
-            "nodes": [{"label": n.label, "branches": [
-                {"event": event(b.event), "probability": fr(b.probability), "child": child(b.child)}
-                for b in n.branches]} for n in nodes],
+            "nodes": [
+                {
+                    "label": n.label,
+                    "branches": [
+                        {"event": event(b.event), "probability": fr(b.probability), "child": child(b.child)}
+                        for b in n.branches
+                    ],
+                }
+                for n in nodes
+            ],
             "root": child(self.root),
         }
 
@@ -880,6 +893,7 @@ class OutcomeTree:
         InvalidTree
             Malformed data (an unknown event, a child index out of range or not below-first).
         """
+
         def fr(x) -> Fraction:
             if not isinstance(x, str):
                 raise InvalidTree(f"{x!r} is not an 'n/d' string")
@@ -893,7 +907,7 @@ class OutcomeTree:
             return Bound(src, bool(b["strict"]))
 
         def event(e):
-            (kind, body), = e.items()
+            ((kind, body),) = e.items()
             if kind == "draw":
                 return Draw(body["row"], body["token"])
             if kind == "coin":
@@ -917,8 +931,10 @@ class OutcomeTree:
 
         for i in range(len(raw) - 1, -1, -1):  # children come after their parents: build from the end
             n = raw[i]
-            built[i] = Node(n["label"], tuple(Branch(event(b["event"]), fr(b["probability"]), child(b["child"], i))
-                                              for b in n["branches"]))
+            built[i] = Node(
+                n["label"],
+                tuple(Branch(event(b["event"]), fr(b["probability"]), child(b["child"], i)) for b in n["branches"]),
+            )
         root = data["root"]
         rows = Rows({k: tuple(fr(x) for x in v) for k, v in data["rows"].items()})
         top = child(root, -1) if isinstance(root, dict) or root != 0 else built[0]
@@ -936,12 +952,21 @@ class OutcomeTree:
 RECIPE_ROW_ARGS = _RECIPE_ROWS
 
 #: Threshold source kind -> the positions of its arguments that name rows.
-_SOURCE_ROW_ARGS = {"ratio": (0, 1), "cdf": (0,), "masses": (0, 1), "const": (), "float-ratio": (0, 1),
-                    "float-product": (0, 1), "rounded-coin-ratio": (0, 1), "rounded-coin-product": (0, 1)}
+_SOURCE_ROW_ARGS = {
+    "ratio": (0, 1),
+    "cdf": (0,),
+    "masses": (0, 1),
+    "const": (),
+    "float-ratio": (0, 1),
+    "float-product": (0, 1),
+    "rounded-coin-ratio": (0, 1),
+    "rounded-coin-product": (0, 1),
+}
 
 
 def _renamed_event(event: "Primitive", name: Callable[[str], str]) -> "Primitive":
     """The same primitive on renamed rows."""
+
     def bound(b: Bound | None) -> Bound | None:
         if b is None:
             return None
@@ -959,8 +984,12 @@ def _renamed_event(event: "Primitive", name: Callable[[str], str]) -> "Primitive
     return RaceGiven(name(event.first), event.given, name(event.second), event.winner)
 
 
-def block_tree(position: Callable[[tuple], "OutcomeTree"], gamma: int,
-               last: Callable[[tuple, str, tuple], "Node"] | None = None, bonus_row: str = "p") -> "OutcomeTree":
+def block_tree(
+    position: Callable[[tuple], "OutcomeTree"],
+    gamma: int,
+    last: Callable[[tuple, str, tuple], "Node"] | None = None,
+    bonus_row: str = "p",
+) -> "OutcomeTree":
     """One verification step over a block of gamma drafts, composed from position trees.
 
     At the accepted prefix s (depth < gamma) the block runs ``position(s)``, a one-position tree
@@ -1020,7 +1049,9 @@ def block_tree(position: Callable[[tuple], "OutcomeTree"], gamma: int,
     def visit(prefix: tuple):
         tree = position(prefix)
         if trees and tree.vocab_size != trees[()].vocab_size:
-            raise InvalidTree(f"after {list(prefix)} the rows have {tree.vocab_size} entries, not V = {trees[()].vocab_size}")
+            raise InvalidTree(
+                f"after {list(prefix)} the rows have {tree.vocab_size} entries, not V = {trees[()].vocab_size}"
+            )
         trees[prefix] = tree
         pos = tree_position(tree, (Fraction(0),) * tree.vocab_size)
         for y in pos.out_of_range:
@@ -1039,6 +1070,7 @@ def block_tree(position: Callable[[tuple], "OutcomeTree"], gamma: int,
     def adopt(prefix: tuple, tree: "OutcomeTree", only: str | None = None) -> Callable[[str], str]:
         def name(n: str) -> str:
             return f"{n}{list(prefix)}"
+
         needed, todo = set(tree.rows), []  # every row, or the row ``only`` and those its recipe reads
         if only is not None:
             needed, todo = set(), [only]
@@ -1059,17 +1091,24 @@ def block_tree(position: Callable[[tuple], "OutcomeTree"], gamma: int,
                     raise InvalidTree(f"a block's positions read the inputs p and q only, not {recipe[1]!r}")
                 recipe = ("input", recipe[1], list(prefix))
             else:
-                recipe = (recipe[0], *(name(a) if i in RECIPE_ROW_ARGS[recipe[0]] else a
-                                       for i, a in enumerate(recipe[1:])))
+                recipe = (
+                    recipe[0],
+                    *(name(a) if i in RECIPE_ROW_ARGS[recipe[0]] else a for i, a in enumerate(recipe[1:])),
+                )
             rows.setdefault(name(n), tuple(values))
             recipes.setdefault(name(n), recipe)
             derivations.setdefault(name(n), f"{tree.derivations.get(n, n)} (after {list(prefix)})")
         return name
 
     def bonus(prefix: tuple, p_row: str, values: tuple) -> Node:
-        return Node(f"bonus token after {list(prefix)}", tuple(
-            Branch(Draw(p_row, y), m / sum(values, Fraction(0)), Leaf(prefix + (y,), gamma))
-            for y, m in enumerate(values) if m))
+        return Node(
+            f"bonus token after {list(prefix)}",
+            tuple(
+                Branch(Draw(p_row, y), m / sum(values, Fraction(0)), Leaf(prefix + (y,), gamma))
+                for y, m in enumerate(values)
+                if m
+            ),
+        )
 
     def copied(prefix: tuple) -> "Node | Leaf":
         tree = trees[prefix]
@@ -1079,15 +1118,22 @@ def block_tree(position: Callable[[tuple], "OutcomeTree"], gamma: int,
         def copy(node: "Node | Leaf") -> "Node | Leaf":
             if id(node) not in memo:
                 if isinstance(node, Node):
-                    memo[id(node)] = Node(node.label, tuple(Branch(_renamed_event(br.event, name), br.probability,
-                                                                   copy(br.child)) for br in node.branches))
+                    memo[id(node)] = Node(
+                        node.label,
+                        tuple(
+                            Branch(_renamed_event(br.event, name), br.probability, copy(br.child))
+                            for br in node.branches
+                        ),
+                    )
                 elif not node.accepted:
                     memo[id(node)] = Leaf(prefix + (node.output,), len(prefix))
                 elif prefix + (node.output,) in built:
                     memo[id(node)] = built[prefix + (node.output,)]
                 else:
-                    raise InvalidTree(f"after {list(prefix)} a branch of probability 0 leads to the accepted draft "
-                                      f"{node.output}: leave it out")
+                    raise InvalidTree(
+                        f"after {list(prefix)} a branch of probability 0 leads to the accepted draft "
+                        f"{node.output}: leave it out"
+                    )
             return memo[id(node)]
 
         root = tree.root

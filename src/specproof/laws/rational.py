@@ -147,7 +147,12 @@ def _ratio(value: str, what: str) -> Fraction:
     match = _RATIO.fullmatch(value)
     if match is None:
         if _looks_like_float(value):
-            raise FloatNotExact(f"{what} is the string {_clip(value)!r}, not of the form 'n/d': {_FLOAT_HINT}")
+            raise FloatNotExact(
+                f"{what} is the string {_clip(value)!r}, a decimal, not of the form 'n/d': whether you mean the exact "
+                f"decimal or the float it prints is yours to say: pass fractions.Fraction({_clip(value)!r}) (the exact "
+                "decimal) or an 'n/d' string; for the float's value, specproof.laws.rational.from_floats(values) "
+                "(exact dyadic value of each float, then exact renormalization)"
+            )
         raise InvalidDistribution(f"{what} is the string {_clip(value)!r}, not of the form 'n/d'")
     try:
         num = int(match.group(1))
@@ -252,9 +257,7 @@ class RationalVector:
         if not isinstance(other, RationalVector):
             return NotImplemented
         d1, d2 = self.denominator, other.denominator
-        return len(self) == len(other) and all(
-            a * d2 == b * d1 for a, b in zip(self.numerators, other.numerators)
-        )
+        return len(self) == len(other) and all(a * d2 == b * d1 for a, b in zip(self.numerators, other.numerators))
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -394,9 +397,7 @@ def _validated(vec: RationalVector, name: str) -> RationalVector:
         raise InvalidDistribution(f"{name}[{i}] is {_show(value)}, which is negative")
     total = sum(vec.numerators)
     if total != vec.denominator:
-        raise InvalidDistribution(
-            f"{name} sums to {_show(Fraction(total, vec.denominator))}, not 1"
-        )
+        raise InvalidDistribution(f"{name} sums to {_show(Fraction(total, vec.denominator))}, not 1")
     return vec
 
 

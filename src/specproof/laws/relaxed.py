@@ -44,10 +44,23 @@ from specproof.laws.block import StepLaw
 from specproof.laws.rational import to_fraction
 
 __all__ = [
-    "InvalidKnob", "Undecided", "RelaxedLaw", "RelaxedBlockLaw", "argmax_proposal", "exp_bounds",
-    "relaxed_topk_law", "sglang_threshold_law", "sglang_threshold_node_law", "logit_epsilon_law",
-    "logit_epsilon_law_eps", "typical_acceptance_law", "match_law", "standard_law",
-    "lossless_baseline", "relaxed_block_law", "RULES",
+    "InvalidKnob",
+    "Undecided",
+    "RelaxedLaw",
+    "RelaxedBlockLaw",
+    "argmax_proposal",
+    "exp_bounds",
+    "relaxed_topk_law",
+    "sglang_threshold_law",
+    "sglang_threshold_node_law",
+    "logit_epsilon_law",
+    "logit_epsilon_law_eps",
+    "typical_acceptance_law",
+    "match_law",
+    "standard_law",
+    "lossless_baseline",
+    "relaxed_block_law",
+    "RULES",
 ]
 
 Row = tuple[Fraction, ...]
@@ -139,8 +152,14 @@ class _Kernel:
     reference: Row
 
 
-def _law_from(rule: str, knobs: dict[str, Any], pv: Row, qv: Row, kernel: _Kernel,
-              reject_mass: Callable[[Row, Row, Row], Row] | None = None) -> RelaxedLaw:
+def _law_from(
+    rule: str,
+    knobs: dict[str, Any],
+    pv: Row,
+    qv: Row,
+    kernel: _Kernel,
+    reject_mass: Callable[[Row, Row, Row], Row] | None = None,
+) -> RelaxedLaw:
     v = len(pv)
     a = kernel.accept
     alpha = sum((qv[x] * a[x] for x in range(v)), _ZERO)
@@ -172,8 +191,9 @@ def _relaxed_topk_kernel(pv: Row, topk: int, delta: Fraction, reference: str) ->
             break
         a[x] = _ONE
     greedy = _one_hot(v, top)
-    return _Kernel(tuple(a), lambda x: greedy, greedy if reference == "greedy" else pv,
-                   greedy if reference == "greedy" else pv)
+    return _Kernel(
+        tuple(a), lambda x: greedy, greedy if reference == "greedy" else pv, greedy if reference == "greedy" else pv
+    )
 
 
 def relaxed_topk_law(p: Any, q: Any, topk: int, delta: Any, *, reference: str = "greedy") -> RelaxedLaw:
@@ -343,12 +363,19 @@ def sglang_threshold_law(p: Any, q: Any, threshold_single: Any = 1, threshold_ac
     """
     pv, qv = _pair(p, q)
     ts, ta = _sglang_check(threshold_single, threshold_acc)
-    return _law_from("sglang-threshold", {"threshold_single": ts, "threshold_acc": ta}, pv, qv,
-                     _sglang_kernel(pv, ts, ta), _sglang_reject_mass)
+    return _law_from(
+        "sglang-threshold",
+        {"threshold_single": ts, "threshold_acc": ta},
+        pv,
+        qv,
+        _sglang_kernel(pv, ts, ta),
+        _sglang_reject_mass,
+    )
 
 
-def sglang_threshold_node_law(p: Any, children: Sequence[int], threshold_single: Any = 1,
-                              threshold_acc: Any = 1) -> RelaxedLaw:
+def sglang_threshold_node_law(
+    p: Any, children: Sequence[int], threshold_single: Any = 1, threshold_acc: Any = 1
+) -> RelaxedLaw:
     """One tree node of SGLang's verification: ordered distinct children tried with one coin.
 
     Parameters
@@ -399,9 +426,16 @@ def sglang_threshold_node_law(p: Any, children: Sequence[int], threshold_single:
         residual = _without(pv, kids)
         law = [law[y] + (1 - alpha) * residual[y] for y in range(len(pv))]
     law_t = tuple(law)
-    return RelaxedLaw("sglang-threshold-node", {"threshold_single": ts, "threshold_acc": ta,
-                                                "children": tuple(kids)},
-                      law_t, tuple(chosen), alpha, pv, _tv(law_t, pv), _tv(law_t, pv))
+    return RelaxedLaw(
+        "sglang-threshold-node",
+        {"threshold_single": ts, "threshold_acc": ta, "children": tuple(kids)},
+        law_t,
+        tuple(chosen),
+        alpha,
+        pv,
+        _tv(law_t, pv),
+        _tv(law_t, pv),
+    )
 
 
 # --------------------------------------------------------------------------- Modular MAX logit epsilon
@@ -510,8 +544,9 @@ def exp_bounds(x: Any, terms: int) -> tuple[Fraction, Fraction]:
     return (lo, hi) if e > 0 else (1 / hi, 1 / lo)
 
 
-def logit_epsilon_law_eps(p: Any, q: Any, eps: Any = Fraction(1, 100000), *, proposal: Any = None,
-                          max_terms: int = 4096) -> RelaxedLaw:
+def logit_epsilon_law_eps(
+    p: Any, q: Any, eps: Any = Fraction(1, 100000), *, proposal: Any = None, max_terms: int = 4096
+) -> RelaxedLaw:
     """:func:`logit_epsilon_law` with ``r = exp(eps)``, every comparison decided exactly.
 
     Parameters
@@ -570,8 +605,9 @@ def logit_epsilon_law_eps(p: Any, q: Any, eps: Any = Fraction(1, 100000), *, pro
 # --------------------------------------------------------------------------- existing rules, same shape
 
 
-def typical_acceptance_law(p: Any, q: Any, eps: Any = Fraction(9, 100), delta: Any = Fraction(3, 10),
-                           offset: Any = 0) -> RelaxedLaw:
+def typical_acceptance_law(
+    p: Any, q: Any, eps: Any = Fraction(9, 100), delta: Any = Fraction(3, 10), offset: Any = 0
+) -> RelaxedLaw:
     """Medusa's typical acceptance (:func:`specproof.laws.variants.typical_law`) as a :class:`RelaxedLaw`.
 
     Parameters
@@ -601,11 +637,9 @@ def typical_acceptance_law(p: Any, q: Any, eps: Any = Fraction(9, 100), delta: A
     e, d, o = _knob(eps, "eps"), _knob(delta, "delta"), _knob(offset, "offset")
     if e <= 0 or d <= 0:
         raise InvalidKnob(f"eps and delta must be > 0, got {e}, {d}")
-    a = tuple(_ONE if qv[x] and typical_accepts(pv, x, eps=e, delta=d, offset=o) else _ZERO
-              for x in range(len(pv)))
+    a = tuple(_ONE if qv[x] and typical_accepts(pv, x, eps=e, delta=d, offset=o) else _ZERO for x in range(len(pv)))
     greedy = _one_hot(len(pv), _argmax(pv))
-    return _law_from("typical", {"eps": e, "delta": d, "offset": o}, pv, qv,
-                     _Kernel(a, lambda x: greedy, greedy, pv))
+    return _law_from("typical", {"eps": e, "delta": d, "offset": o}, pv, qv, _Kernel(a, lambda x: greedy, greedy, pv))
 
 
 def match_law(p: Any, q: Any) -> RelaxedLaw:
@@ -690,8 +724,9 @@ class RelaxedBlockLaw(StepLaw):
 
 def _kernel_for(rule: str, pv: Row, qv: Row, knobs: Mapping[str, Any]) -> _Kernel:
     if rule == "trtllm-relaxed":
-        return _relaxed_topk_kernel(pv, knobs["relaxed_topk"], _knob(knobs["relaxed_delta"], "relaxed_delta"),
-                                    knobs.get("reference", "greedy"))
+        return _relaxed_topk_kernel(
+            pv, knobs["relaxed_topk"], _knob(knobs["relaxed_delta"], "relaxed_delta"), knobs.get("reference", "greedy")
+        )
     if rule == "sglang-threshold":
         ts, ta = _sglang_check(knobs.get("threshold_single", 1), knobs.get("threshold_acc", 1))
         return _sglang_kernel(pv, ts, ta)
@@ -772,8 +807,12 @@ def relaxed_block_law(target: Any, draft: Any, gamma: int, rule: str, **knobs: A
 
     law = compose(position, gamma, bonus)
     emitted = law.emitted.to_dict()
-    return RelaxedBlockLaw(gamma=gamma, emitted=emitted, accepted_length_law=law.accepted_length_law,
-                           stream_tv=stream_tv(emitted, tmodel, gamma))
+    return RelaxedBlockLaw(
+        gamma=gamma,
+        emitted=emitted,
+        accepted_length_law=law.accepted_length_law,
+        stream_tv=stream_tv(emitted, tmodel, gamma),
+    )
 
 
 #: One-position functions by rule name.

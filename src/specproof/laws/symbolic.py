@@ -58,9 +58,7 @@ def _entry(value: Any, what: str) -> sp.Expr:
     """One entry as a SymPy expression, rationals checked non-negative."""
     if _is_symbolic(value):
         if not isinstance(value, sp.Expr):
-            raise InvalidDistribution(
-                f"{what} is {value!r}, not an algebraic SymPy expression (sympy.Expr)"
-            )
+            raise InvalidDistribution(f"{what} is {value!r}, not an algebraic SymPy expression (sympy.Expr)")
         if value.is_negative:
             raise InvalidDistribution(f"{what} is {value}, which is negative by its assumptions")
         if value.is_extended_real is not True or value.is_finite is False or value.has(sp.zoo, sp.nan):

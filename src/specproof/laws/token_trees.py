@@ -9,9 +9,23 @@ from typing import Any, Callable, Sequence
 
 from specproof.laws.block import Position, StepLaw, compose, tree_position
 from specproof.laws.outcome import Choice, Leaf, Node, OutcomeTree
-from specproof.laws._verifiers import (Row, Prefix, Model, TokenTree, _ONE, InvalidVerifier, _dist, _model,
-                                       _positive_int, _positive_part, _normalized, _without, _argmax, _Builder,
-                                       _accept_test)
+from specproof.laws._verifiers import (
+    Row,
+    Prefix,
+    Model,
+    TokenTree,
+    _ONE,
+    InvalidVerifier,
+    _dist,
+    _model,
+    _positive_int,
+    _positive_part,
+    _normalized,
+    _without,
+    _argmax,
+    _Builder,
+    _accept_test,
+)
 from specproof.laws.multidraft import multidraft_tree
 
 # --------------------------------------------------------------------------- token trees
@@ -100,13 +114,21 @@ def sibling_tree(p: Any, tokens: Sequence[int]) -> OutcomeTree:
             return b.draw_all("residual draw", target)
         t = tokens[j]
         others = [i for i in range(v) if i != t]
-        only = b.add(f"only-{t}", lambda: _without(b.rows["uniform"], others), ("without", "uniform", others),
-                     f"1/V at {t}, 0 elsewhere")
+        only = b.add(
+            f"only-{t}",
+            lambda: _without(b.rows["uniform"], others),
+            ("without", "uniform", others),
+            f"1/V at {t}, 0 elsewhere",
+        )
         hot = b.add(f"onehot-{t}", lambda: _normalized(b.rows[only]), ("normalized", only), f"q one-hot at {t}")
 
         def rejected() -> Node:
-            r = b.add(f"r{j + 1}", _positive_part(b.rows[target], b.rows[hot]), ("positive-part", target, hot),
-                      f"{target} without token {t}")
+            r = b.add(
+                f"r{j + 1}",
+                _positive_part(b.rows[target], b.rows[hot]),
+                ("positive-part", target, hot),
+                f"{target} without token {t}",
+            )
             rn = b.add(f"r{j + 1}n", _normalized(b.rows[r]), ("normalized", r), f"the target after child {j + 1}")
             return step(j + 1, rn)
 
@@ -147,8 +169,9 @@ def greedy_sibling_tree(p: Any, tokens: Sequence[int]) -> OutcomeTree:
     b = _Builder(len(pv))
     b.add("p", pv, ("input", "p"), "the target row at the node")
     top = b.rows.argmax("p")
-    node: Node = b.node("greedy token", [b.branch(Choice(("argmax-is", "p", top), "the target's argmax"),
-                                                  Leaf(top, False))])
+    node: Node = b.node(
+        "greedy token", [b.branch(Choice(("argmax-is", "p", top), "the target's argmax"), Leaf(top, False))]
+    )
     for j in range(len(tokens) - 1, -1, -1):
         t = tokens[j]
         if t == top:
@@ -226,8 +249,14 @@ class TokenTreeLaw(StepLaw):
         return all(v == 0 for v in self.node_tv.values())
 
 
-def _walk_tree(target: Model, depth: int, position: Callable[[Prefix, Any, Row], OutcomeTree | None],
-               child_state: Callable[[Any, int], Any], root_state: Any, greedy: bool) -> TokenTreeLaw:
+def _walk_tree(
+    target: Model,
+    depth: int,
+    position: Callable[[Prefix, Any, Row], OutcomeTree | None],
+    child_state: Callable[[Any, int], Any],
+    root_state: Any,
+    greedy: bool,
+) -> TokenTreeLaw:
     """Walk accepted tree nodes (:func:`specproof.laws.block.compose`): ``position(path, state, p)`` gives the
     node's outcome tree (None at a node without children: the bonus token), ``child_state(state, token)``
     the accepted child's."""
@@ -248,7 +277,7 @@ def _walk_tree(target: Model, depth: int, position: Callable[[Prefix, Any, Row],
         if tree is None:
             return None
         positions[path] = tree
-        for (y, accepted) in tree.outcomes():
+        for y, accepted in tree.outcomes():
             if accepted:
                 states[path + (y,)] = child_state(states[path], y)
         return tree_position(tree, ref)
@@ -258,8 +287,14 @@ def _walk_tree(target: Model, depth: int, position: Callable[[Prefix, Any, Row],
         return ref, _ONE, ref
 
     law = compose(node, depth, bonus, where="after the path", node_tv=True)
-    return TokenTreeLaw(gamma=depth, emitted=law.emitted.to_dict(), accepted_length_law=law.accepted_length_law,
-                        positions=positions, node_tv=dict(law.node_tv), reference="greedy target" if greedy else "target")
+    return TokenTreeLaw(
+        gamma=depth,
+        emitted=law.emitted.to_dict(),
+        accepted_length_law=law.accepted_length_law,
+        positions=positions,
+        node_tv=dict(law.node_tv),
+        reference="greedy target" if greedy else "target",
+    )
 
 
 def _first_child(tree: TokenTree, token: int) -> TokenTree:
@@ -354,8 +389,9 @@ def greedy_tree_law(target: Any, tree: Any) -> TokenTreeLaw:
     return _walk_tree(_model(target), _tree_depth(parsed), position, _first_child, parsed, greedy=True)
 
 
-def stochastic_tree_law(target: Any, draft: Any, branching: Sequence[int], *,
-                        method: str = "with-replacement") -> TokenTreeLaw:
+def stochastic_tree_law(
+    target: Any, draft: Any, branching: Sequence[int], *, method: str = "with-replacement"
+) -> TokenTreeLaw:
     """A token tree whose children are drafted from q at each node, verified by recursive rejection.
 
     Parameters

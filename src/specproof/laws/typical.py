@@ -12,15 +12,29 @@ from specproof.errors import SpecProofError
 from specproof.laws.block import Position, StepLaw, compose, stream_tv, tree_position
 from specproof.laws.outcome import Choice, Draw, Leaf, Node, OutcomeTree
 from specproof.laws.rational import to_fraction
-from specproof.laws._verifiers import (Row, Prefix, _ONE, InvalidVerifier, _dist, _pair, _model, _positive_int,
-                                       _argmax, _tv, _fr, _Builder)
+from specproof.laws._verifiers import (
+    Row,
+    Prefix,
+    _ONE,
+    InvalidVerifier,
+    _dist,
+    _pair,
+    _model,
+    _positive_int,
+    _argmax,
+    _tv,
+    _fr,
+    _Builder,
+)
 
 #: Recipes a checker would need for rows that are ``("given",)`` here (none exists in
 #: :class:`~specproof.laws.outcome.OutcomeTree`'s list): name -> (form, meaning). (``scaled`` and
 #: ``minimum``, proposed for SpecTr, are recipes now.)
 PROPOSED_RECIPES = {
-    "typical-mask": ('("typical-mask", p, "eps", "delta")',
-                     "1 where p_i > min(eps, delta * exp(-H(p))), else 0, decided exactly"),
+    "typical-mask": (
+        '("typical-mask", p, "eps", "delta")',
+        "1 where p_i > min(eps, delta * exp(-H(p))), else 0, decided exactly",
+    ),
 }
 
 
@@ -39,8 +53,9 @@ MEDUSA_DELTA = Fraction(3, 10)
 _EXACT_BITS = 1 << 22  # largest integer power (bits) the exact comparison builds
 
 
-def typical_accepts(p: Any, x: int, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUSA_DELTA, offset: Any = 0,
-                    max_precision: int = 1 << 14) -> bool:
+def typical_accepts(
+    p: Any, x: int, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUSA_DELTA, offset: Any = 0, max_precision: int = 1 << 14
+) -> bool:
     """Decide exactly whether ``p(x) > min(eps, delta * exp(-H(p)))`` (Medusa's typical acceptance).
 
     Parameters
@@ -96,8 +111,9 @@ def typical_accepts(p: Any, x: int, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUS
     return _typical_decide(pv, [x], eps, delta, offset, max_precision)[x]
 
 
-def _typical_decide(pv: Row, tokens: Sequence[int], eps: Any, delta: Any, offset: Any,
-                    cap: int = 1 << 14) -> dict[int, bool]:
+def _typical_decide(
+    pv: Row, tokens: Sequence[int], eps: Any, delta: Any, offset: Any, cap: int = 1 << 14
+) -> dict[int, bool]:
     """Decide ``p(x) > min(eps, delta exp(-H(p)))`` for each of ``tokens`` (see :func:`typical_accepts`);
     the entropy is bounded once per precision for the whole row."""
     eps_f, delta_f = to_fraction(eps, what="eps"), to_fraction(delta, what="delta")
@@ -124,9 +140,9 @@ def _typical_decide(pv: Row, tokens: Sequence[int], eps: Any, delta: Any, offset
             for f in pv:
                 n = f.numerator * (d // f.denominator)
                 if n:
-                    entropy_power *= n ** n
+                    entropy_power *= n**n
             for x, r in ratios.items():
-                out[x] = (r.numerator * d) ** d > r.denominator ** d * entropy_power
+                out[x] = (r.numerator * d) ** d > r.denominator**d * entropy_power
             return out
     out.update(_typical_interval(pv, hard, delta_f, off, cap))
     return out
@@ -212,16 +228,26 @@ def typical_tree(p: Any, q: Any, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUSA_D
     b.add("p", pv, ("input", "p"), "the target row as given")
     b.add("q", qv, ("input", "q"), "the draft row as given")
     e, dl, o = (to_fraction(v, what="parameter") for v in (eps, delta, offset))
-    b.add("typical-mask", mask, ("given",),
-          f"1 where p(x) > min({_fr(e)}, {_fr(dl)} exp(-H(p))) with H offset {_fr(o)}, for drafts with q(x) > 0; "
-          f"proposed recipe ('typical-mask', 'p', '{_fr(e)}', '{_fr(dl)}')")
+    b.add(
+        "typical-mask",
+        mask,
+        ("given",),
+        f"1 where p(x) > min({_fr(e)}, {_fr(dl)} exp(-H(p))) with H offset {_fr(o)}, for drafts with q(x) > 0; "
+        f"proposed recipe ('typical-mask', 'p', '{_fr(e)}', '{_fr(dl)}')",
+    )
     top = b.rows.argmax("p")
-    greedy = b.node("greedy token", [b.branch(Choice(("argmax-is", "p", top), "the target's argmax"), Leaf(top, False))])
+    greedy = b.node(
+        "greedy token", [b.branch(Choice(("argmax-is", "p", top), "the target's argmax"), Leaf(top, False))]
+    )
 
     def test(x: int) -> Node:
-        return b.node("typical test", [b.branch(Choice(("positive", "typical-mask", x), "p(x) above the threshold"),
-                                                Leaf(x, True)),
-                                       b.branch(Choice(("zero", "typical-mask", x), "p(x) at or below it"), greedy)])
+        return b.node(
+            "typical test",
+            [
+                b.branch(Choice(("positive", "typical-mask", x), "p(x) above the threshold"), Leaf(x, True)),
+                b.branch(Choice(("zero", "typical-mask", x), "p(x) at or below it"), greedy),
+            ],
+        )
 
     return b.tree(b.node("draft", [b.branch(Draw("q", x), lambda x=x: test(x)) for x in range(b.v)]))
 
@@ -282,8 +308,9 @@ class TypicalBlockLaw(StepLaw):
     stream_tv: Fraction
 
 
-def typical_block_law(target: Any, draft: Any, gamma: int, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUSA_DELTA,
-                      offset: Any = 0) -> TypicalBlockLaw:
+def typical_block_law(
+    target: Any, draft: Any, gamma: int, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUSA_DELTA, offset: Any = 0
+) -> TypicalBlockLaw:
     """The exact law of one step of typical acceptance with gamma drafted tokens.
 
     Parameters
@@ -331,5 +358,10 @@ def typical_block_law(target: Any, draft: Any, gamma: int, *, eps: Any = MEDUSA_
 
     law = compose(position, gamma, greedy, node_tv=True)
     emitted = law.emitted.to_dict()
-    return TypicalBlockLaw(gamma=gamma, emitted=emitted, accepted_length_law=law.accepted_length_law,
-                           node_tv=dict(law.node_tv), stream_tv=stream_tv(emitted, tmodel, gamma))
+    return TypicalBlockLaw(
+        gamma=gamma,
+        emitted=emitted,
+        accepted_length_law=law.accepted_length_law,
+        node_tv=dict(law.node_tv),
+        stream_tv=stream_tv(emitted, tmodel, gamma),
+    )

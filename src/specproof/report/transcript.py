@@ -24,8 +24,18 @@ import jinja2
 from specproof import checker
 from specproof.certify.certificate import COMPACT_ROWS, select_tokens
 from specproof.checker import Verdict
-from specproof.laws.numtext import (_DIGITS, EXACT_DECIMAL_BITS, NUMBER_TEXT_EXACT_CHARS,  # noqa: F401
-                                     REDUCE_BITS, _digits, _parts, column_texts, exact_text, number_text, show)
+from specproof.laws.numtext import (
+    _DIGITS,
+    EXACT_DECIMAL_BITS,
+    NUMBER_TEXT_EXACT_CHARS,  # noqa: F401
+    REDUCE_BITS,
+    _digits,
+    _parts,
+    column_texts,
+    exact_text,
+    number_text,
+    show,
+)
 
 __all__ = ["ASSUMPTIONS", "NOT_PROVED", "checker_identity", "exact_text", "number_text", "render", "show"]
 
@@ -98,8 +108,9 @@ def _provenance(info: Any) -> list[tuple[str, str]]:
     while stack and len(items) < PROVENANCE_FIELDS:
         value, key, level = stack.pop()
         if isinstance(value, Mapping) and value and level < PROVENANCE_DEPTH:
-            stack.extend((value[k], f"{key}.{k}" if key else str(k), level + 1)
-                         for k in sorted(value, key=str, reverse=True))
+            stack.extend(
+                (value[k], f"{key}.{k}" if key else str(k), level + 1) for k in sorted(value, key=str, reverse=True)
+            )
             continue
         if isinstance(value, str):
             text = value
@@ -143,8 +154,10 @@ def _float_rows(verdict: Verdict) -> str:
     if not sums:
         return ""
     num, den = checker.FLOAT_ROW_TOLERANCE
-    head = (f"the checker made each float64 row exact and divided it by its exact sum, accepting a row only if "
-            f"that sum is within {num}/{den} of 1 (its own fixed tolerance; a certificate cannot set it). ")
+    head = (
+        f"the checker made each float64 row exact and divided it by its exact sum, accepting a row only if "
+        f"that sum is within {num}/{den} of 1 (its own fixed tolerance; a certificate cannot set it). "
+    )
     if len(sums) <= 2:
         return head + "Raw sums: " + ", ".join(f"{k} {_offset(x)}" for k, x in sums) + "."
     ordered = sorted((x for _, x in sums), key=lambda x: Fraction(x.num - x.den, x.den))
@@ -202,8 +215,9 @@ def _outcome(holds: bool, verdict: Verdict) -> str:
     return "holds; re-derived by the checker" if verdict.valid else "holds as stated, but the certificate was rejected"
 
 
-def _certificate_steps(cert: Mapping[str, Any], cols: Mapping[str, list[Fraction]],
-                       verdict: Verdict) -> list[dict[str, str]]:
+def _certificate_steps(
+    cert: Mapping[str, Any], cols: Mapping[str, list[Fraction]], verdict: Verdict
+) -> list[dict[str, str]]:
     p, q, acc, res, emi = (cols[k] for k in ("p", "q", "accept", "residual", "emitted"))
     tot = {k: Fraction(*_parts(v)) for k, v in cert["totals"].items()}
     v = len(p)
@@ -211,26 +225,39 @@ def _certificate_steps(cert: Mapping[str, Any], cols: Mapping[str, list[Fraction
     equal = sum(1 for a, b in zip(emi, p) if a == b)
     z_zero = tot["normalizer"] == 0
     return [
-        {"claim": "p and q are probability vectors.",
-         "justification": f"All {2 * v} entries are non-negative rationals; each vector sums to exactly 1.",
-         "outcome": _outcome(normalized, verdict)},
-        {"claim": "The accept mass of token x is q(x)·min(1, p(x)/q(x)), and 0 where q(x) = 0.",
-         "justification": f"x is drafted with probability q(x) and kept with probability min(1, p(x)/q(x)); "
-                          f"their sum is alpha = {show(tot['alpha'])}.",
-         "outcome": _outcome(sum(acc) == tot["alpha"], verdict)},
-        {"claim": "The residual's mass equals the rejection mass: Z = Σ(p − q)+ = 1 − alpha.",
-         "justification": f"Z = {show(tot['normalizer'])}, 1 − alpha = {show(tot['rejection'])} "
-                          "(per token min(p, q) + (p − q)+ = p, summed over a normalized p).",
-         "outcome": _outcome(sum(res) == tot["normalizer"] == 1 - tot["alpha"], verdict)},
-        {"claim": "The emitted mass of token x is p(x).",
-         "justification": ("Z = 0 (p == q): the draft is always accepted and the residual never sampled, "
-                           "so the emitted mass is the accept mass. " if z_zero else
-                           "Emitted = accept + (1 − alpha)·(p − q)+/Z. ")
-                          + f"Compared with p(x) for all {v} tokens: {equal} of {v} equal.",
-         "outcome": _outcome(equal == v and cert["claims"]["dist_equals_p"], verdict)},
-        {"claim": "alpha = 1 − TV(p, q).",
-         "justification": f"TV = ½·Σ|p − q| = {show(tot['tv'])}; 1 − TV = {show(1 - tot['tv'])}.",
-         "outcome": _outcome(tot["alpha"] == 1 - tot["tv"] and cert["claims"]["alpha_equals_one_minus_tv"], verdict)},
+        {
+            "claim": "p and q are probability vectors.",
+            "justification": f"All {2 * v} entries are non-negative rationals; each vector sums to exactly 1.",
+            "outcome": _outcome(normalized, verdict),
+        },
+        {
+            "claim": "The accept mass of token x is q(x)·min(1, p(x)/q(x)), and 0 where q(x) = 0.",
+            "justification": f"x is drafted with probability q(x) and kept with probability min(1, p(x)/q(x)); "
+            f"their sum is alpha = {show(tot['alpha'])}.",
+            "outcome": _outcome(sum(acc) == tot["alpha"], verdict),
+        },
+        {
+            "claim": "The residual's mass equals the rejection mass: Z = Σ(p − q)+ = 1 − alpha.",
+            "justification": f"Z = {show(tot['normalizer'])}, 1 − alpha = {show(tot['rejection'])} "
+            "(per token min(p, q) + (p − q)+ = p, summed over a normalized p).",
+            "outcome": _outcome(sum(res) == tot["normalizer"] == 1 - tot["alpha"], verdict),
+        },
+        {
+            "claim": "The emitted mass of token x is p(x).",
+            "justification": (
+                "Z = 0 (p == q): the draft is always accepted and the residual never sampled, "
+                "so the emitted mass is the accept mass. "
+                if z_zero
+                else "Emitted = accept + (1 − alpha)·(p − q)+/Z. "
+            )
+            + f"Compared with p(x) for all {v} tokens: {equal} of {v} equal.",
+            "outcome": _outcome(equal == v and cert["claims"]["dist_equals_p"], verdict),
+        },
+        {
+            "claim": "alpha = 1 − TV(p, q).",
+            "justification": f"TV = ½·Σ|p − q| = {show(tot['tv'])}; 1 − TV = {show(1 - tot['tv'])}.",
+            "outcome": _outcome(tot["alpha"] == 1 - tot["tv"] and cert["claims"]["alpha_equals_one_minus_tv"], verdict),
+        },
     ]
 
 
@@ -240,16 +267,21 @@ def _table(cert: Mapping[str, Any], cols: Mapping[str, list[Fraction]]) -> dict[
     shown, selection = _selection(cert, cols)
     table = []
     for t in shown:
-        table.append({
-            "token": cols["token"][t],
-            "label": _cell(labels.get(cols["token"][t], "")),
-            "equal": "yes" if cols["emitted"][t] == cols["p"][t] else "NO",
-        })
+        table.append(
+            {
+                "token": cols["token"][t],
+                "label": _cell(labels.get(cols["token"][t], "")),
+                "equal": "yes" if cols["emitted"][t] == cols["p"][t] else "NO",
+            }
+        )
     for k in ("p", "q", "accept", "residual", "emitted"):
         for row, text in zip(table, column_texts([cols[k][t] for t in shown])):
             row[k] = text
     return {
-        "vocab_size": cert["vocab_size"], "shown": len(shown), "selection": selection, "rows": table,
+        "vocab_size": cert["vocab_size"],
+        "shown": len(shown),
+        "selection": selection,
+        "rows": table,
         "has_labels": bool(labels),
         "totals": {k: show(v) for k, v in cert["totals"].items()},
         "all_shown": len(shown) == len(cols["p"]),
@@ -271,12 +303,20 @@ def _render_certificate(cert: Mapping[str, Any], verdict: Verdict, json_name: st
     word, detail = _verdict_words(verdict)
     cols = _columns(cert, verdict.facts[0] if verdict.valid else None)
     return _ENV.get_template("certificate.md.j2").render(
-        name=_plain(cert.get("name", "(unnamed)")), statement=_plain(cert.get("statement", "(none given)"), STATEMENT_LIMIT),
+        name=_plain(cert.get("name", "(unnamed)")),
+        statement=_plain(cert.get("statement", "(none given)"), STATEMENT_LIMIT),
         assumptions=ASSUMPTIONS,
-        checker=checker_identity(), json_name=json_name, schema=cert["schema"], not_proved=NOT_PROVED,
+        checker=checker_identity(),
+        json_name=json_name,
+        schema=cert["schema"],
+        not_proved=NOT_PROVED,
         trust=_trust(verdict, _FROM_FLOATS if cert["schema"] == checker.COMPACT_SCHEMA else _FROM_PQ),
-        float_rows=_float_rows(verdict), provenance=_provenance(cert.get("provenance", {})), table=_table(cert, cols),
-        steps=_certificate_steps(cert, cols, verdict), verdict=word, verdict_detail=detail,
+        float_rows=_float_rows(verdict),
+        provenance=_provenance(cert.get("provenance", {})),
+        table=_table(cert, cols),
+        steps=_certificate_steps(cert, cols, verdict),
+        verdict=word,
+        verdict_detail=detail,
     )
 
 
@@ -304,7 +344,7 @@ def _plain(text: Any, limit: int = 300) -> str:
     if out[:1] in ("-", "+", "="):
         out = "\\" + out
     elif number:
-        out = out[:number.end()] + "\\" + out[number.end():]
+        out = out[: number.end()] + "\\" + out[number.end() :]
     return out
 
 
@@ -345,8 +385,12 @@ def _visible(text: str) -> str:
     >>> print(_visible("a\x1b[2Kb\u202e"))
     a\\x1b[2Kb\\u202e
     """
-    return "".join((f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
-                   if c in _BIDI or unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in text)
+    return "".join(
+        (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+        if c in _BIDI or unicodedata.category(c) in ("Cc", "Zl", "Zp")
+        else c
+        for c in text
+    )
 
 
 _CARRIERS = 3
@@ -391,45 +435,73 @@ def _render_bundle(bundle: Mapping[str, Any], verdict: Verdict, json_name: str) 
     summaries = []
     for i, c in enumerate(certs):
         tot = c["totals"]
-        summaries.append({
-            "index": i, "name": _plain(c.get("name", "")), "vocab_size": c["vocab_size"],
-            "alpha": show(tot["alpha"]), "tv": show(tot["tv"]), "normalizer": show(tot["normalizer"]),
-            "residual": _residual_carriers(c, *_residual_column(c, verdict.facts[i] if verdict.valid else None)),
-            "dist": "yes" if claims[i]["dist_equals_p"] else "NO",
-            "alpha_tv": "yes" if claims[i]["alpha_equals_one_minus_tv"] else "NO",
-        })
+        summaries.append(
+            {
+                "index": i,
+                "name": _plain(c.get("name", "")),
+                "vocab_size": c["vocab_size"],
+                "alpha": show(tot["alpha"]),
+                "tv": show(tot["tv"]),
+                "normalizer": show(tot["normalizer"]),
+                "residual": _residual_carriers(c, *_residual_column(c, verdict.facts[i] if verdict.valid else None)),
+                "dist": "yes" if claims[i]["dist_equals_p"] else "NO",
+                "alpha_tv": "yes" if claims[i]["alpha_equals_one_minus_tv"] else "NO",
+            }
+        )
     shown = summaries  # every instance gets its summary row
     alphas = [Fraction(*_parts(c["totals"]["alpha"])) for c in certs]
     sizes = sorted({c["vocab_size"] for c in certs})
     equal_pairs = sum(1 for a in alphas if a == 1)
     all_hold = all(c["claims"]["dist_equals_p"] and c["claims"]["alpha_equals_one_minus_tv"] for c in certs)
-    summary = (f"{len(certs)} instances, V in {sizes}; alpha ranges from {show(min(alphas))} to "
-               f"{show(max(alphas))}; {equal_pairs} instance(s) with alpha = 1 (p == q, residual empty); "
-               f"dist == p and alpha == 1 − TV claimed for {'all' if all_hold else 'NOT all'} instances.")
+    summary = (
+        f"{len(certs)} instances, V in {sizes}; alpha ranges from {show(min(alphas))} to "
+        f"{show(max(alphas))}; {equal_pairs} instance(s) with alpha = 1 (p == q, residual empty); "
+        f"dist == p and alpha == 1 − TV claimed for {'all' if all_hold else 'NOT all'} instances."
+    )
     steps = [
-        {"claim": "Every instance is a pair of probability vectors.",
-         "justification": "Each certificate's p and q are non-negative rationals summing to exactly 1.",
-         "outcome": _outcome(True, verdict)},
-        {"claim": "For every instance, the emitted law equals p.",
-         "justification": "Each certificate lists the accept, residual and emitted masses per token.",
-         "outcome": _outcome(all(c["claims"]["dist_equals_p"] for c in certs), verdict)},
-        {"claim": "For every instance, alpha = 1 − TV.",
-         "justification": "Each certificate lists alpha and TV as exact rationals.",
-         "outcome": _outcome(all(c["claims"]["alpha_equals_one_minus_tv"] for c in certs), verdict)},
+        {
+            "claim": "Every instance is a pair of probability vectors.",
+            "justification": "Each certificate's p and q are non-negative rationals summing to exactly 1.",
+            "outcome": _outcome(True, verdict),
+        },
+        {
+            "claim": "For every instance, the emitted law equals p.",
+            "justification": "Each certificate lists the accept, residual and emitted masses per token.",
+            "outcome": _outcome(all(c["claims"]["dist_equals_p"] for c in certs), verdict),
+        },
+        {
+            "claim": "For every instance, alpha = 1 − TV.",
+            "justification": "Each certificate lists alpha and TV as exact rationals.",
+            "outcome": _outcome(all(c["claims"]["alpha_equals_one_minus_tv"] for c in certs), verdict),
+        },
     ]
     word, detail = _verdict_words(verdict)
     return _ENV.get_template("bundle.md.j2").render(
-        name=_plain(bundle.get("name", "(unnamed)")), statement=_plain(bundle.get("statement", "(none given)"), STATEMENT_LIMIT),
+        name=_plain(bundle.get("name", "(unnamed)")),
+        statement=_plain(bundle.get("statement", "(none given)"), STATEMENT_LIMIT),
         assumptions=ASSUMPTIONS,
-        checker=checker_identity(), json_name=json_name, schema=bundle["schema"], count=len(certs),
+        checker=checker_identity(),
+        json_name=json_name,
+        schema=bundle["schema"],
+        count=len(certs),
         trust=_trust(verdict, _FROM_FLOATS if any(c["schema"] == checker.COMPACT_SCHEMA for c in certs) else _FROM_PQ),
-        float_rows=_float_rows(verdict), not_proved=NOT_PROVED, provenance=_provenance(bundle.get("provenance", {})),
-        shown=len(shown), selection=f"the first {len(shown)}", instances=shown, summary=summary,
-        details=[{"index": i, "name": _plain(c.get("name", "")), "note": _plain(_note(c)),
-                  "table": _table(c, columns[i])} for i, c in enumerate(detailed)],
-        details_note="" if len(detailed) == len(certs) else
-        f"Instance 0 of {len(certs)} in detail (every instance is in {json_name}).",
-        steps=steps, verdict=word, verdict_detail=detail,
+        float_rows=_float_rows(verdict),
+        not_proved=NOT_PROVED,
+        provenance=_provenance(bundle.get("provenance", {})),
+        shown=len(shown),
+        selection=f"the first {len(shown)}",
+        instances=shown,
+        summary=summary,
+        details=[
+            {"index": i, "name": _plain(c.get("name", "")), "note": _plain(_note(c)), "table": _table(c, columns[i])}
+            for i, c in enumerate(detailed)
+        ],
+        details_note=""
+        if len(detailed) == len(certs)
+        else f"Instance 0 of {len(certs)} in detail (every instance is in {json_name}).",
+        steps=steps,
+        verdict=word,
+        verdict_detail=detail,
     )
 
 
@@ -442,15 +514,23 @@ def _note(cert: Mapping[str, Any]) -> Any:
 def _render_symbolic(doc: Mapping[str, Any], json_name: str) -> str:
     proved = bool(doc["proved"]) and all(s["verified"] for s in doc["steps"])
     failed = [s["id"] for s in doc["steps"] if not s["verified"]]
-    detail = (f"Proved: all {len(doc['steps'])} steps verified by SymPy {doc['sympy_version']}."
-              if proved else f"Not proved: SymPy could not verify {', '.join(failed) or 'the conclusion'}.")
+    detail = (
+        f"Proved: all {len(doc['steps'])} steps verified by SymPy {doc['sympy_version']}."
+        if proved
+        else f"Not proved: SymPy could not verify {', '.join(failed) or 'the conclusion'}."
+    )
     return _ENV.get_template("symbolic.md.j2").render(
-        name=_plain(doc["name"]), statement=_plain(doc["statement"], STATEMENT_LIMIT),
+        name=_plain(doc["name"]),
+        statement=_plain(doc["statement"], STATEMENT_LIMIT),
         assumptions=[_plain(a, STATEMENT_LIMIT) for a in doc["assumptions"]],
-        sympy_version=doc["sympy_version"], json_name=json_name, schema=doc["schema"],
+        sympy_version=doc["sympy_version"],
+        json_name=json_name,
+        schema=doc["schema"],
         not_proved="nothing about floats; the argument covers exact real p, q.",
-        steps=doc["steps"], conclusion=doc["conclusion"],
-        verdict="PROVED" if proved else "NOT PROVED", verdict_detail=detail,
+        steps=doc["steps"],
+        conclusion=doc["conclusion"],
+        verdict="PROVED" if proved else "NOT PROVED",
+        verdict_detail=detail,
     )
 
 
@@ -502,30 +582,62 @@ def _render_chain(doc: Mapping[str, Any], verdict: Verdict, json_name: str) -> s
         exact, mean = _decimal(facts["expected_emitted"]), _decimal(facts["mean_alpha"])
         eq1 = _eq1(mean, facts["gamma"])
         info = c.get("provenance") if isinstance(c.get("provenance"), Mapping) else {}
-        rows.append({
-            "name": _plain(c.get("name", "")), "context": _plain(info.get("context", "")),
-            "gamma": facts["gamma"], "vocab_size": c["vocab_size"], "nodes": facts["nodes"],
-            "accepted_length": ", ".join(_digits(x, 6) for x in facts["accepted_length"]),
-            "expected_emitted": _digits(facts["expected_emitted"]), "mean_alpha": _digits(facts["mean_alpha"]),
-            "eq1": _round(eq1, _DIGITS), "difference": _round(eq1 - exact, 4),
-            "lossless": "yes" if facts["claims"]["stream_equals_target_law"] else "NO",
-        })
+        rows.append(
+            {
+                "name": _plain(c.get("name", "")),
+                "context": _plain(info.get("context", "")),
+                "gamma": facts["gamma"],
+                "vocab_size": c["vocab_size"],
+                "nodes": facts["nodes"],
+                "accepted_length": ", ".join(_digits(x, 6) for x in facts["accepted_length"]),
+                "expected_emitted": _digits(facts["expected_emitted"]),
+                "mean_alpha": _digits(facts["mean_alpha"]),
+                "eq1": _round(eq1, _DIGITS),
+                "difference": _round(eq1 - exact, 4),
+                "lossless": "yes" if facts["claims"]["stream_equals_target_law"] else "NO",
+            }
+        )
     stops = sorted({t for facts in (verdict.facts if verdict.valid else ()) for t in facts.get("stop_tokens", ())})
-    labels = doc.get("labels") if isinstance(doc.get("labels"), list) else (
-        certs[0].get("labels") if certs and isinstance(certs[0].get("labels"), list) else None)
+    labels = (
+        doc.get("labels")
+        if isinstance(doc.get("labels"), list)
+        else (certs[0].get("labels") if certs and isinstance(certs[0].get("labels"), list) else None)
+    )
     named = ", ".join(f"{_plain(labels[t])} (id {t})" if labels and t < len(labels) else f"id {t}" for t in stops)
-    stop_note = (f"Stop tokens: {named}. A block ends at its first stop token (an accepted one is followed by "
-                 "no draft and no bonus token); E[emitted] counts the tokens up to and including it, and "
-                 "P(accepted = k) counts an accepted stop token as accepted. Eq. 1 has no stop tokens, so the "
-                 "last column also holds the blocks that end early.") if stops else ""
+    stop_note = (
+        (
+            f"Stop tokens: {named}. A block ends at its first stop token (an accepted one is followed by "
+            "no draft and no bonus token); E[emitted] counts the tokens up to and including it, and "
+            "P(accepted = k) counts an accepted stop token as accepted. Eq. 1 has no stop tokens, so the "
+            "last column also holds the blocks that end early."
+        )
+        if stops
+        else ""
+    )
     word, detail = _verdict_words(verdict)
-    return _ENV.get_template("chain.md.j2").render(stop_note=stop_note,
-        name=_plain(doc.get("name", "(unnamed)")), statement=_plain(doc.get("statement", "(none given)"), STATEMENT_LIMIT),
-        assumptions=[*CHAIN_ASSUMPTIONS, *(_plain(a, STATEMENT_LIMIT) for a in doc.get("assumptions", [])
-                                          if isinstance(doc.get("assumptions"), list))],
-        checker=checker_identity(), json_name=json_name, schema=doc["schema"], count=len(certs),
-        trust=_trust(verdict, _FROM_ROWS), float_rows=_float_rows(verdict), not_proved=NOT_PROVED, provenance=_provenance(doc.get("provenance", {})),
-        results=rows, verdict=word, verdict_detail=detail,
+    return _ENV.get_template("chain.md.j2").render(
+        stop_note=stop_note,
+        name=_plain(doc.get("name", "(unnamed)")),
+        statement=_plain(doc.get("statement", "(none given)"), STATEMENT_LIMIT),
+        assumptions=[
+            *CHAIN_ASSUMPTIONS,
+            *(
+                _plain(a, STATEMENT_LIMIT)
+                for a in doc.get("assumptions", [])
+                if isinstance(doc.get("assumptions"), list)
+            ),
+        ],
+        checker=checker_identity(),
+        json_name=json_name,
+        schema=doc["schema"],
+        count=len(certs),
+        trust=_trust(verdict, _FROM_ROWS),
+        float_rows=_float_rows(verdict),
+        not_proved=NOT_PROVED,
+        provenance=_provenance(doc.get("provenance", {})),
+        results=rows,
+        verdict=word,
+        verdict_detail=detail,
     )
 
 
@@ -537,7 +649,9 @@ def _signed(a: checker.Ratio, b: checker.Ratio) -> str:
 
 def _recipe_text(recipe: Sequence[Any]) -> str:
     kind, *args = recipe
-    text = " ".join([kind, *(a if isinstance(a, str) else json.dumps(a, ensure_ascii=False, default=str) for a in args)])
+    text = " ".join(
+        [kind, *(a if isinstance(a, str) else json.dumps(a, ensure_ascii=False, default=str) for a in args)]
+    )
     return text if len(text) <= 120 else text[:120] + "..."
 
 
@@ -570,7 +684,7 @@ def _bound_text(bound: Any) -> str:
 
 def _event_text(event: Mapping[str, Any]) -> str:
     """One primitive event in words (from a document the checker accepted)."""
-    (kind, body), = event.items()
+    ((kind, body),) = event.items()
     if kind == "draw":
         return f"draw {body['token']} from {body['row']}"
     if kind == "coin":
@@ -594,9 +708,14 @@ def _tree_rows(cert: Mapping[str, Any]) -> list[dict[str, str]]:
                 goes = f"emit {child['leaf'][0]} ({child['leaf'][1]} accepted)"
             else:
                 goes = f"emit {child['leaf'][0]} ({'accepted' if child['leaf'][1] else 'not accepted'})"
-            rows.append({"node": f"{i}: {_cell(str(node['label'])[:60])}", "event": _cell(_event_text(branch["event"])[:160]),
-                         "probability": "(not stated)" if branch["probability"] is None else show(branch["probability"]),
-                         "then": goes})
+            rows.append(
+                {
+                    "node": f"{i}: {_cell(str(node['label'])[:60])}",
+                    "event": _cell(_event_text(branch["event"])[:160]),
+                    "probability": "(not stated)" if branch["probability"] is None else show(branch["probability"]),
+                    "then": goes,
+                }
+            )
             if len(rows) == TREE_ROWS:
                 return rows
     return rows
@@ -604,9 +723,13 @@ def _tree_rows(cert: Mapping[str, Any]) -> list[dict[str, str]]:
 
 def _recipe_rows(recipes: Mapping[str, Any]) -> dict[str, Any]:
     """The first rows' recipes for a transcript table, and how many more rows there are."""
-    return {"recipes": [{"name": _cell(k if len(k) <= 60 else k[:60] + "..."), "recipe": _cell(_recipe_text(v))}
-                        for k, v in list(recipes.items())[:FULL_TABLE_ROWS]],
-            "more_rows": max(0, len(recipes) - FULL_TABLE_ROWS)}
+    return {
+        "recipes": [
+            {"name": _cell(k if len(k) <= 60 else k[:60] + "..."), "recipe": _cell(_recipe_text(v))}
+            for k, v in list(recipes.items())[:FULL_TABLE_ROWS]
+        ],
+        "more_rows": max(0, len(recipes) - FULL_TABLE_ROWS),
+    }
 
 
 def _render_outcome(doc: Mapping[str, Any], verdict: Verdict, json_name: str) -> str:
@@ -621,41 +744,78 @@ def _render_outcome(doc: Mapping[str, Any], verdict: Verdict, json_name: str) ->
         diff = [t for t, (e, r) in enumerate(zip(law, reference)) if e.num * r.den != r.num * e.den]
         given.update(facts["given"])
         shown = diff if len(law) > FULL_TABLE_ROWS else range(len(law))
-        rows.append({
-            "name": _plain(c.get("name", "")), "vocab_size": len(law), "nodes": facts["nodes"],
-            "alpha": show(facts["totals"]["alpha"]), "tv": show(facts["totals"]["tv"]),
-            "outside": show(facts["totals"]["out_of_range"]), "lossless": "yes" if facts["claims"]["lossless"] else "NO",
-            "differing": (", ".join(map(str, diff[:20])) + (" ..." if len(diff) > 20 else "")) if diff else "none",
-            "reference": _plain(facts["reference_source"]),
-            "reads": f"the tree reads the inputs {', '.join(facts['reads'])}" if facts["reads"] else "the tree reads no input row",
-            **_stated_rows(facts),
-            **_recipe_rows(facts["recipes"]),
-            "table": [{"token": t, "reference": show(reference[t]), "emitted": show(law[t]),
-                       "difference": _signed(law[t], reference[t])} for t in list(shown)[:FULL_TABLE_ROWS]],
-            "tree": _tree_rows(c), "branches": sum(len(n["branches"]) for n in c["nodes"]),
-        })
-    return _render_tree_document("outcome.md.j2", doc, verdict, json_name, len(certs), rows, given, _outcome_summary(rows))
+        rows.append(
+            {
+                "name": _plain(c.get("name", "")),
+                "vocab_size": len(law),
+                "nodes": facts["nodes"],
+                "alpha": show(facts["totals"]["alpha"]),
+                "tv": show(facts["totals"]["tv"]),
+                "outside": show(facts["totals"]["out_of_range"]),
+                "lossless": "yes" if facts["claims"]["lossless"] else "NO",
+                "differing": (", ".join(map(str, diff[:20])) + (" ..." if len(diff) > 20 else "")) if diff else "none",
+                "reference": _plain(facts["reference_source"]),
+                "reads": f"the tree reads the inputs {', '.join(facts['reads'])}"
+                if facts["reads"]
+                else "the tree reads no input row",
+                **_stated_rows(facts),
+                **_recipe_rows(facts["recipes"]),
+                "table": [
+                    {
+                        "token": t,
+                        "reference": show(reference[t]),
+                        "emitted": show(law[t]),
+                        "difference": _signed(law[t], reference[t]),
+                    }
+                    for t in list(shown)[:FULL_TABLE_ROWS]
+                ],
+                "tree": _tree_rows(c),
+                "branches": sum(len(n["branches"]) for n in c["nodes"]),
+            }
+        )
+    return _render_tree_document(
+        "outcome.md.j2", doc, verdict, json_name, len(certs), rows, given, _outcome_summary(rows)
+    )
 
 
 def _stated_rows(facts: Mapping[str, Any]) -> dict[str, list[str]]:
     """The stated values a tree's verdict depends on (const thresholds, stated float sums) and the float
     sums re-derived in a named order, for a transcript (each list cut to its first entries)."""
     stated = [_plain(x) for x in facts.get("stated", [])]
-    sums = [_plain(f"{name}: {row} summed {order}, then rounded to {fmt}") for name, row, fmt, order in facts.get("sums", [])]
+    sums = [
+        _plain(f"{name}: {row} summed {order}, then rounded to {fmt}")
+        for name, row, fmt, order in facts.get("sums", [])
+    ]
     return {"stated": stated[:10], "more_stated": max(0, len(stated) - 10), "sums": sums[:10]}
 
 
-def _render_tree_document(template: str, doc: Mapping[str, Any], verdict: Verdict, json_name: str, count: int,
-                          rows: list, given: set, summary: str) -> str:
+def _render_tree_document(
+    template: str,
+    doc: Mapping[str, Any],
+    verdict: Verdict,
+    json_name: str,
+    count: int,
+    rows: list,
+    given: set,
+    summary: str,
+) -> str:
     """The header and verdict an outcome or block transcript shares, around its ``rows``."""
     word, detail = _verdict_words(verdict)
     word = "VALID" if verdict.valid else word  # the checker's verdict on the document; the law's is the summary
     return _ENV.get_template(template).render(
-        name=_plain(doc.get("name", "(unnamed)")), statement=_plain(doc.get("statement", "(none given)"), STATEMENT_LIMIT),
-        checker=checker_identity(), json_name=json_name, schema=doc["schema"], count=count,
+        name=_plain(doc.get("name", "(unnamed)")),
+        statement=_plain(doc.get("statement", "(none given)"), STATEMENT_LIMIT),
+        checker=checker_identity(),
+        json_name=json_name,
+        schema=doc["schema"],
+        count=count,
         trust=_trust(verdict, "re-derived every value below from the rows and the tree's primitives"),
-        given=", ".join(_plain(g) for g in sorted(given)), not_proved=NOT_PROVED,
-        provenance=_provenance(doc.get("provenance", {})), results=rows, verdict=word, verdict_detail=detail,
+        given=", ".join(_plain(g) for g in sorted(given)),
+        not_proved=NOT_PROVED,
+        provenance=_provenance(doc.get("provenance", {})),
+        results=rows,
+        verdict=word,
+        verdict_detail=detail,
         summary=summary,
     )
 
@@ -670,38 +830,65 @@ def _render_block(doc: Mapping[str, Any], verdict: Verdict, json_name: str) -> s
     for c, facts in zip(certs, verdict.facts if verdict.valid else ()):
         given.update(facts["given"])
         law = list(facts["law"].items())
-        rows.append({
-            "name": _plain(c.get("name", "")), "vocab_size": len(facts["inputs"][("p", ())]), "gamma": facts["gamma"],
-            "nodes": facts["nodes"], "expected": show(facts["expected_emitted"]), "tv": show(facts["stream_tv"]),
-            "lossless": "yes" if facts["claims"]["lossless"] else "NO",
-            "lengths": [show(x) for x in facts["accepted_length"]], **_stated_rows(facts),
-            **_recipe_rows(facts["recipes"]),
-            "tree": _tree_rows(c), "branches": sum(len(n["branches"]) for n in c["nodes"]),
-            "table": [{"block": str(list(b)), "mass": show(m)} for b, m in law[:FULL_TABLE_ROWS]],
-            "more_blocks": max(0, len(law) - FULL_TABLE_ROWS),
-        })
+        rows.append(
+            {
+                "name": _plain(c.get("name", "")),
+                "vocab_size": len(facts["inputs"][("p", ())]),
+                "gamma": facts["gamma"],
+                "nodes": facts["nodes"],
+                "expected": show(facts["expected_emitted"]),
+                "tv": show(facts["stream_tv"]),
+                "lossless": "yes" if facts["claims"]["lossless"] else "NO",
+                "lengths": [show(x) for x in facts["accepted_length"]],
+                **_stated_rows(facts),
+                **_recipe_rows(facts["recipes"]),
+                "tree": _tree_rows(c),
+                "branches": sum(len(n["branches"]) for n in c["nodes"]),
+                "table": [{"block": str(list(b)), "mass": show(m)} for b, m in law[:FULL_TABLE_ROWS]],
+                "more_blocks": max(0, len(law) - FULL_TABLE_ROWS),
+            }
+        )
     lossy = [r for r in rows if r["lossless"] != "yes"]
-    summary = "" if not rows else (
-        (f"all {len(rows)} blocks lossless" if len(rows) > 1 else "lossless (the stream has the target's joint law exactly)")
-        if not lossy else f"LOSSY, exact stream TV {lossy[0]['tv']}" + (f" ({len(lossy)} of {len(rows)} blocks lossy)"
-                                                                         if len(rows) > 1 else ""))
+    summary = (
+        ""
+        if not rows
+        else (
+            (
+                f"all {len(rows)} blocks lossless"
+                if len(rows) > 1
+                else "lossless (the stream has the target's joint law exactly)"
+            )
+            if not lossy
+            else f"LOSSY, exact stream TV {lossy[0]['tv']}"
+            + (f" ({len(lossy)} of {len(rows)} blocks lossy)" if len(rows) > 1 else "")
+        )
+    )
     return _render_tree_document("block.md.j2", doc, verdict, json_name, len(certs), rows, given, summary)
 
 
 def _outcome_summary(rows: list[dict[str, Any]]) -> str:
-    """"lossless ..." or "LOSSY ..." from the re-derived results ("" when rejected)."""
+    """ "lossless ..." or "LOSSY ..." from the re-derived results ("" when rejected)."""
     if not rows:
         return ""
     lossy = [r for r in rows if r["lossless"] != "yes"]
     if not lossy:
-        return "lossless (emitted law = the reference law exactly)" if len(rows) == 1 else f"all {len(rows)} positions lossless"
+        return (
+            "lossless (emitted law = the reference law exactly)"
+            if len(rows) == 1
+            else f"all {len(rows)} positions lossless"
+        )
     if len(rows) == 1:
         return f"LOSSY, exact TV {rows[0]['tv']} from the reference law"
     return f"LOSSY at {len(lossy)} of {len(rows)} positions"
 
 
-def render(document: Mapping[str, Any], verdict: Verdict | None = None, *, json_name: str = "certificate.json",
-           figures: Sequence[tuple[str, str]] = ()) -> str:
+def render(
+    document: Mapping[str, Any],
+    verdict: Verdict | None = None,
+    *,
+    json_name: str = "certificate.json",
+    figures: Sequence[tuple[str, str]] = (),
+) -> str:
     """Render a certificate, bundle or symbolic-proof document as Markdown.
 
     Parameters
@@ -742,11 +929,13 @@ def render(document: Mapping[str, Any], verdict: Verdict | None = None, *, json_
     chains = [document] if schema == checker.CHAIN_SCHEMA else document.get("certificates", [])
     if chains and all(isinstance(c, Mapping) and c.get("schema") == checker.CHAIN_SCHEMA for c in chains):
         text = _render_chain(document, verdict, json_name)
-    elif schema == checker.OUTCOME_SCHEMA or (chains and all(
-            isinstance(c, Mapping) and c.get("schema") == checker.OUTCOME_SCHEMA for c in chains)):
+    elif schema == checker.OUTCOME_SCHEMA or (
+        chains and all(isinstance(c, Mapping) and c.get("schema") == checker.OUTCOME_SCHEMA for c in chains)
+    ):
         text = _render_outcome(document, verdict, json_name)
-    elif schema == checker.BLOCK_SCHEMA or (chains and all(
-            isinstance(c, Mapping) and c.get("schema") == checker.BLOCK_SCHEMA for c in chains)):
+    elif schema == checker.BLOCK_SCHEMA or (
+        chains and all(isinstance(c, Mapping) and c.get("schema") == checker.BLOCK_SCHEMA for c in chains)
+    ):
         text = _render_block(document, verdict, json_name)
     elif schema == checker.BUNDLE_SCHEMA:
         text = _render_bundle(document, verdict, json_name)
@@ -767,8 +956,10 @@ def _render_rejected(document: Mapping[str, Any], verdict: Verdict, json_name: s
     schema = document.get("schema")
     return _ENV.get_template("rejected.md.j2").render(
         name=_plain(document.get("name", "(unnamed)")) if _depth(document.get("name")) == 0 else "(unnamed)",
-        checker=checker_identity(), json_name=json_name,
-        schema=_code(schema) if isinstance(schema, str) else "(none)", verdict_detail=detail,
+        checker=checker_identity(),
+        json_name=json_name,
+        schema=_code(schema) if isinstance(schema, str) else "(none)",
+        verdict_detail=detail,
     )
 
 

@@ -35,9 +35,21 @@ from specproof.rules import libm
 from specproof.laws.floats import FLOAT32
 from specproof.laws.rational import as_distribution, format_fraction
 
-__all__ = ["position_tree", "PositionRuleLaw", "position_law", "BlockRuleLaw", "block_law", "GivenBlockRuleLaw",
-           "given_block_law", "Counterexample", "SearchResult", "search_counterexample", "acceptance_rate",
-           "greedy_margin", "accepted_prefix_expectation"]
+__all__ = [
+    "position_tree",
+    "PositionRuleLaw",
+    "position_law",
+    "BlockRuleLaw",
+    "block_law",
+    "GivenBlockRuleLaw",
+    "given_block_law",
+    "Counterexample",
+    "SearchResult",
+    "search_counterexample",
+    "acceptance_rate",
+    "greedy_margin",
+    "accepted_prefix_expectation",
+]
 
 Row = tuple[Fraction, ...]
 Prefix = tuple[int, ...]
@@ -54,8 +66,10 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
     fmt = rule.arithmetic.format()
     if fmt is None:
         if isinstance(p, Logits) or isinstance(q, Logits):
-            raise UnsupportedRule("logits are turned into probabilities by a library's softmax, which is not rational: "
-                                  "give the rule a float arithmetic (Arithmetic('float32'), say), or probability rows")
+            raise UnsupportedRule(
+                "logits are turned into probabilities by a library's softmax, which is not rational: "
+                "give the rule a float arithmetic (Arithmetic('float32'), say), or probability rows"
+            )
         pv = as_distribution(p, "p").fractions()
         qv = as_distribution(q, "q").fractions()
         raw_p, raw_q = pv, qv
@@ -101,8 +115,11 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
             raise InvalidDistribution(f"the proposal has V={len(prop)} entries but p has V={len(pv)}")
         r_prop: tuple = ("input", "proposal")
     elif rule.proposal_processing is not None:  # the draft was drawn from another processed row than the ratio's q
-        prop = (rule.proposal_processing.apply(qv) if fmt is None
-                else float_processed(rule.proposal_processing, q, raw_q, "proposal_processing"))
+        prop = (
+            rule.proposal_processing.apply(qv)
+            if fmt is None
+            else float_processed(rule.proposal_processing, q, raw_q, "proposal_processing")
+        )
         r_prop = ("given",)
         if rule.proposal == "argmax":
             top = _argmax(prop)
@@ -130,7 +147,12 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
                 r_resid = ("float-normalized", "residual-weights", dtype)
             else:
                 order = libm.sum_order(rule.arithmetic.library, dtype, extra_rows["residual-weights"], total)
-                r_resid = ("float-divided", "residual-weights", dtype, format_fraction(total) if order is None else order[1])
+                r_resid = (
+                    "float-divided",
+                    "residual-weights",
+                    dtype,
+                    format_fraction(total) if order is None else order[1],
+                )
     elif rule.residual == "positive-part":
         resid = tuple(max(a - b, Fraction(0)) for a, b in zip(target, draft))
         r_resid = ("positive-part", "target", "draft")
@@ -140,11 +162,28 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
         resid = tuple(max(a - b, rule.floor) for a, b in zip(target, draft))
         r_resid = ("floor-difference", "target", "draft", f"{rule.floor.numerator}/{rule.floor.denominator}")
     v = len(pv)
-    rows = Rows(p=pv, q=qv, target=target, draft=draft, proposal=prop, residual=resid,
-                reference=reference, uniform=tuple(Fraction(1, v) for _ in range(v)), **extra_rows)
-    recipes = {"p": ("input", "p"), "q": ("input", "q"), "target": r_target, "draft": r_draft,
-               "proposal": r_prop, "residual": r_resid, "reference": r_reference, "uniform": ("uniform",),
-               **extra_recipes}
+    rows = Rows(
+        p=pv,
+        q=qv,
+        target=target,
+        draft=draft,
+        proposal=prop,
+        residual=resid,
+        reference=reference,
+        uniform=tuple(Fraction(1, v) for _ in range(v)),
+        **extra_rows,
+    )
+    recipes = {
+        "p": ("input", "p"),
+        "q": ("input", "q"),
+        "target": r_target,
+        "draft": r_draft,
+        "proposal": r_prop,
+        "residual": r_resid,
+        "reference": r_reference,
+        "uniform": ("uniform",),
+        **extra_recipes,
+    }
     return rows, recipes
 
 
@@ -171,8 +210,10 @@ def row_entries(values: Any, name: str):
         values = values.tolist()
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise InvalidDistribution(f"{name} must be a sequence of numbers, got {type(values).__name__}")
-    return ((Fraction(v) if math.isfinite(v) else v) if isinstance(v, float) else to_fraction(v, what=f"{name}[{i}]")
-            for i, v in enumerate(values))
+    return (
+        (Fraction(v) if math.isfinite(v) else v) if isinstance(v, float) else to_fraction(v, what=f"{name}[{i}]")
+        for i, v in enumerate(values)
+    )
 
 
 def _float_row(values: Any, name: str, fmt=None) -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]]:
@@ -198,9 +239,12 @@ def _float_row(values: Any, name: str, fmt=None) -> tuple[tuple[Fraction, ...], 
 
 
 _DERIVATIONS = {
-    "p": "the target row as given", "q": "the draft row as given",
-    "target": "p after the rule's target processing", "draft": "q after the rule's draft processing",
-    "proposal": "the law the draft token is drawn from", "residual": "the rule's residual weights (unnormalized)",
+    "p": "the target row as given",
+    "q": "the draft row as given",
+    "target": "p after the rule's target processing",
+    "draft": "q after the rule's draft processing",
+    "proposal": "the law the draft token is drawn from",
+    "residual": "the rule's residual weights (unnormalized)",
     "reference": "p after the rule's reference processing: the law the output should have",
     "uniform": "1/V for every token",
     "residual-weights": "fl(max(p - q, 0)) in the rule's float format, before it is divided by its float sum",
@@ -314,18 +358,29 @@ class _Builder(Builder):
         # ratio test: u < p(x)/q(x) (or <=); the product test u * q < p needs no case for q(x) = 0
         if rows["draft"][x] == 0 and not (rule.arithmetic.test == "product" and not rule.arithmetic.is_exact):
             if rows["target"][x] > 0:
-                inner = self.node("p(x) > 0", [self.branch(
-                    Choice(("positive", "target", x), "p/q = +inf: every coin passes"), Leaf(x, True))])
+                inner = self.node(
+                    "p(x) > 0",
+                    [self.branch(Choice(("positive", "target", x), "p/q = +inf: every coin passes"), Leaf(x, True))],
+                )
             else:
-                inner = self.node("p(x) = 0", [self.branch(
-                    Choice(("zero", "target", x), "p/q = 0/0 = NaN: no coin passes"), lambda: self.residual(x, None))])
+                inner = self.node(
+                    "p(x) = 0",
+                    [
+                        self.branch(
+                            Choice(("zero", "target", x), "p/q = 0/0 = NaN: no coin passes"),
+                            lambda: self.residual(x, None),
+                        )
+                    ],
+                )
             return self.node("q(x) = 0", [self.branch(Choice(("zero", "draft", x)), inner)])
         source, strict = accept_bound(rows, x, rule)
         accept = self.branch(Coin(rule.coin, upper=Bound(source, strict)), Leaf(x, True))
         reject = Bound(source, not strict)  # the complement: u >= t for "<", u > t for "<="
         if rule.residual_draw == "inverse-cdf-reuse" and rows.cumulative("residual")[-1] > 0:
             return self.node("accept test and inverse-CDF residual (one coin)", [accept, *self._cdf(reject)])
-        return self.node("accept test", [accept, self.branch(Coin(rule.coin, lower=reject), lambda: self.residual(x, reject))])
+        return self.node(
+            "accept test", [accept, self.branch(Coin(rule.coin, lower=reject), lambda: self.residual(x, reject))]
+        )
 
     def _cdf(self, lower: Bound | None) -> list[Branch | None]:
         """The residual token as the smallest i with u < C_i, u restricted to ``lower``'s side."""
@@ -361,22 +416,28 @@ class _Builder(Builder):
             if fb == "error":
                 raise ResidualUndefined(
                     f"a rejection of drafted token {x} is possible but the residual has mass 0 "
-                    "(p == q after processing); the rule's fallback is 'error'")
+                    "(p == q after processing); the rule's fallback is 'error'"
+                )
             if fb in ("target", "uniform"):
-                return self.node(f"fallback: draw from {fb}", [self.branch(Draw(fb, y), Leaf(y, False)) for y in range(self.v)])
+                return self.node(
+                    f"fallback: draw from {fb}", [self.branch(Draw(fb, y), Leaf(y, False)) for y in range(self.v)]
+                )
             top = rows.argmax("target") if fb == "argmax" else self.v - 1
             cond = ("argmax-is", "target", top) if fb == "argmax" else ("always",)
             return self.node(f"fallback: {fb}", [self.branch(Choice(cond), Leaf(top, False))])
         if rule.residual_draw == "inverse-cdf-reuse":  # reached only through a q(x) = 0 branch: a fresh coin
             return self.node("inverse-CDF residual", self._cdf(None))
         if rule.residual_draw == "race-reuse":
-            return self.node("residual race (shared noise)",
-                             [self.branch(RaceGiven("proposal", x, "residual", y), Leaf(y, False)) for y in range(self.v)])
+            return self.node(
+                "residual race (shared noise)",
+                [self.branch(RaceGiven("proposal", x, "residual", y), Leaf(y, False)) for y in range(self.v)],
+            )
         return self.node("residual draw", [self.branch(Draw("residual", y), Leaf(y, False)) for y in range(self.v)])
 
 
-def position_tree(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = None, drafted: int | None = None,
-                  unchecked: bool = False) -> OutcomeTree:
+def position_tree(
+    p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = None, drafted: int | None = None, unchecked: bool = False
+) -> OutcomeTree:
     """The outcome tree of one verification position under ``rule``.
 
     Parameters
@@ -430,9 +491,14 @@ def position_tree(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = None
             raise InvalidDistribution(f"drafted token is {drafted!r}, not an integer token id in [0, {b.v})")
         root: Node = b.after_draft(drafted, unchecked)
     else:
-        root = b.node("draft", [Branch(Draw("proposal", x), Draw("proposal", x).probability(rows),
-                                       b.after_draft(x, unchecked))
-                                for x in range(b.v) if rows["proposal"][x]])
+        root = b.node(
+            "draft",
+            [
+                Branch(Draw("proposal", x), Draw("proposal", x).probability(rows), b.after_draft(x, unchecked))
+                for x in range(b.v)
+                if rows["proposal"][x]
+            ],
+        )
     return OutcomeTree(rows, root, b.v, _derivations(p, q, rule), recipes)
 
 
@@ -443,9 +509,11 @@ def _derivations(p: Any, q: Any, rule: Rule) -> dict[str, str]:
         if isinstance(given, Logits):
             from specproof.rules import libm
 
-            how = (f"the softmax by {libm.provenance(given.library)} in {rule.arithmetic.dtype}, evaluated and used as "
-                   "data (not modelled), of the {} logits after {}; the masking steps modelled exactly "
-                   "(Processing.apply_logits)")
+            how = (
+                f"the softmax by {libm.provenance(given.library)} in {rule.arithmetic.dtype}, evaluated and used as "
+                "data (not modelled), of the {} logits after {}; the masking steps modelled exactly "
+                "(Processing.apply_logits)"
+            )
             whose = "target" if names[0] == "p" else "draft"
             out[names[0]] = how.format(whose, "no processing")
             out[names[1]] = how.format(whose, f"the rule's {names[1]} processing")
@@ -527,10 +595,12 @@ def position_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = None)
     tree = position_tree(p, q, rule, proposal=proposal, unchecked=rule.unchecked_drafts > 0)
     law, bad = tree.law()
     ref = tree.rows["reference"]
-    textbook = sum((min(a, b) for a, b in zip(_normalized(tree.rows["target"]), _normalized(tree.rows["draft"]))),
-                   Fraction(0))
-    return PositionRuleLaw(tree, law, bad, ref, tree.accept_probability(), textbook,
-                       _tv(law, ref, sum(bad.values(), Fraction(0))))
+    textbook = sum(
+        (min(a, b) for a, b in zip(_normalized(tree.rows["target"]), _normalized(tree.rows["draft"]))), Fraction(0)
+    )
+    return PositionRuleLaw(
+        tree, law, bad, ref, tree.accept_probability(), textbook, _tv(law, ref, sum(bad.values(), Fraction(0)))
+    )
 
 
 # --------------------------------------------------------------------------- blocks
@@ -601,8 +671,16 @@ def _to_stop(block: Prefix, stops: frozenset[int]) -> int:
     return len(block)
 
 
-def block_law(target: Any, draft: Any, gamma: int, rule: Rule = STANDARD, *, stop_tokens: Sequence[int] = (),
-              proposal: Any = None, enumeration_limit: int = 200_000) -> BlockRuleLaw:
+def block_law(
+    target: Any,
+    draft: Any,
+    gamma: int,
+    rule: Rule = STANDARD,
+    *,
+    stop_tokens: Sequence[int] = (),
+    proposal: Any = None,
+    enumeration_limit: int = 200_000,
+) -> BlockRuleLaw:
     """The exact law of one verification step with ``gamma`` drafts under ``rule``.
 
     Parameters
@@ -703,14 +781,27 @@ def block_law(target: Any, draft: Any, gamma: int, rule: Rule = STANDARD, *, sto
     counted = expected
     if rule.accepted_count == "flags":
         if size > enumeration_limit:
-            raise InvalidDistribution(f"the flag count enumerates V**(gamma+1) = {size} sequences, above the limit {enumeration_limit}")
+            raise InvalidDistribution(
+                f"the flag count enumerates V**(gamma+1) = {size} sequences, above the limit {enumeration_limit}"
+            )
         counted = _flag_expectation(tmodel, dmodel, pmodel, gamma, rule)
     stream = None
     if size <= enumeration_limit:
         stream = stream_tv(blocks, reference, gamma, stop_tokens=stops)
     rate = counted / gamma if rule.acceptance_rate == "per-draft" else counted / emitted
-    return BlockRuleLaw(gamma, blocks, law.accepted_length_law, expected, counted, emitted, to_stop, dict(law.node_tv), stream,
-                        law.out_of_range, rate)
+    return BlockRuleLaw(
+        gamma,
+        blocks,
+        law.accepted_length_law,
+        expected,
+        counted,
+        emitted,
+        to_stop,
+        dict(law.node_tv),
+        stream,
+        law.out_of_range,
+        rate,
+    )
 
 
 def _flag_expectation(tmodel, dmodel, pmodel, gamma: int, rule: Rule) -> Fraction:
@@ -721,9 +812,13 @@ def _flag_expectation(tmodel, dmodel, pmodel, gamma: int, rule: Rule) -> Fractio
         prefix, reach = stack.pop()
         if len(prefix) == gamma:
             continue
-        tree = position_tree(tmodel(prefix), dmodel(prefix), rule,
-                             proposal=None if pmodel is None else pmodel(prefix),
-                             unchecked=len(prefix) < rule.unchecked_drafts)
+        tree = position_tree(
+            tmodel(prefix),
+            dmodel(prefix),
+            rule,
+            proposal=None if pmodel is None else pmodel(prefix),
+            unchecked=len(prefix) < rule.unchecked_drafts,
+        )
         total += reach * tree.accept_probability()
         for x, px in enumerate(_normalized(tree.rows["proposal"])):
             if px:
@@ -764,8 +859,14 @@ class GivenBlockRuleLaw(LengthLawName):
     emitted: tuple[tuple[Fraction, ...], ...]
 
 
-def given_block_law(target_rows: Sequence[Any], draft_rows: Sequence[Any], tokens: Sequence[int],
-                    rule: Rule = STANDARD, *, pad_id: int = -1) -> GivenBlockRuleLaw:
+def given_block_law(
+    target_rows: Sequence[Any],
+    draft_rows: Sequence[Any],
+    tokens: Sequence[int],
+    rule: Rule = STANDARD,
+    *,
+    pad_id: int = -1,
+) -> GivenBlockRuleLaw:
     """Exact law of the verifier's outcome for one given drafted block under ``rule``.
 
     Parameters
@@ -806,7 +907,8 @@ def given_block_law(target_rows: Sequence[Any], draft_rows: Sequence[Any], token
     if n < 1 or len(target_rows) != n + 1 or len(draft_rows) != n:
         raise InvalidDistribution(
             f"need >= 1 tokens, len(tokens) + 1 target rows and len(tokens) draft rows; got {n} tokens, "
-            f"{len(target_rows)} target rows, {len(draft_rows)} draft rows")
+            f"{len(target_rows)} target rows, {len(draft_rows)} draft rows"
+        )
     first = target_rows[0]
     vocab = len(first) if isinstance(first, Logits) else len(as_distribution(first, "p"))
     ids: list[int] = []
@@ -838,14 +940,17 @@ def given_block_law(target_rows: Sequence[Any], draft_rows: Sequence[Any], token
         for (output, accepted), m in tree.outcomes().items():
             if not accepted and 0 <= output < vocab:
                 rejected[output] += m
-        steps.append((keep, tuple(r / (1 - keep) for r in rejected) if keep != 1 else tuple(Fraction(0) for _ in rejected)))
+        steps.append(
+            (keep, tuple(r / (1 - keep) for r in rejected) if keep != 1 else tuple(Fraction(0) for _ in rejected))
+        )
     bonus = _normalized(_rows(target_rows[real], target_rows[real], rule, None)[0]["target"])
     lengths, rows_out = given_block(steps, bonus)
     passes = tuple(keep for keep, _ in steps)
     expected = sum((i * m for i, m in enumerate(lengths)), Fraction(0))
     flags = sum(passes, Fraction(0))
-    return GivenBlockRuleLaw(real, passes, lengths, expected, flags,
-                             flags if rule.accepted_count == "flags" else expected, rows_out)
+    return GivenBlockRuleLaw(
+        real, passes, lengths, expected, flags, flags if rule.accepted_count == "flags" else expected, rows_out
+    )
 
 
 def accepted_prefix_expectation(pass_probabilities: Sequence[Any]) -> tuple[Fraction, Fraction]:
@@ -991,9 +1096,17 @@ def _compositions(total: int, parts: int):
         yield out
 
 
-def search_counterexample(rule: Rule, *, max_vocab: int = 4, max_denominator: int = 8, random_pairs: int = 0,
-                          random_vocab: int = 6, random_denominator: int = 64, seed: int = 0,
-                          progress: Callable[[int], Any] | None = None) -> SearchResult:
+def search_counterexample(
+    rule: Rule,
+    *,
+    max_vocab: int = 4,
+    max_denominator: int = 8,
+    random_pairs: int = 0,
+    random_vocab: int = 6,
+    random_denominator: int = 64,
+    seed: int = 0,
+    progress: Callable[[int], Any] | None = None,
+) -> SearchResult:
     """Search for inputs on which ``rule`` is lossy: exhaustive over small pairs, then random.
 
     Parameters
@@ -1065,5 +1178,6 @@ def search_counterexample(rule: Rule, *, max_vocab: int = 4, max_denominator: in
     return SearchResult(smallest, largest, count)
 
 
-__getattr__ = renamed(__name__, {"PositionLaw": ("PositionRuleLaw", "checker.PositionLaw is the checker's own record")},
-                      globals())
+__getattr__ = renamed(
+    __name__, {"PositionLaw": ("PositionRuleLaw", "checker.PositionLaw is the checker's own record")}, globals()
+)

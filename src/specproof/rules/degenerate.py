@@ -46,8 +46,10 @@ __all__ = ["DegenerateLaw", "degenerate_law"]
 
 Entry = "Fraction | float"  # a finite exact value, or +-inf or NaN (a float)
 
-_NAN_DRAW = ("a draw from weights with a NaN, an infinite or a negative entry, or with mass 0, raises "
-             "(torch.multinomial and NumPy's Generator.choice do)")
+_NAN_DRAW = (
+    "a draw from weights with a NaN, an infinite or a negative entry, or with mass 0, raises "
+    "(torch.multinomial and NumPy's Generator.choice do)"
+)
 
 
 @dataclass(frozen=True)
@@ -205,8 +207,10 @@ def degenerate_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = Non
     P, Q = _entries(p, "p"), _entries(q, "q")
     D = Q if proposal is None else _entries(proposal, "proposal")
     if not len(P) == len(Q) == len(D):
-        raise InvalidDistribution(f"p has V={len(P)} entries but q has V={len(Q)}"
-                                  + ("" if proposal is None else f" and the proposal V={len(D)}"))
+        raise InvalidDistribution(
+            f"p has V={len(P)} entries but q has V={len(Q)}"
+            + ("" if proposal is None else f" and the proposal V={len(D)}")
+        )
     v = len(P)
     fmt = rule.arithmetic.format()
     target = _draw(P)  # the target's law: the row as given, exactly normalized (as the audit's reference)
@@ -215,22 +219,37 @@ def degenerate_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = Non
         P, Q, D = ([fmt.round(x) if _finite(x) else x for x in row] for row in (P, Q, D))
     tested = rule.acceptance == "ratio" and rule.unchecked_drafts == 0  # the only steps that compute on the rows
     if fmt is None and tested and any(not _finite(x) for x in (*P, *Q)):
-        return _not_modelled("the rule's arithmetic is exact: a NaN or infinite entry has no rational value, so the rule "
-                             "does not say what code does with it; give a rule with a float arithmetic (le-float32-coin, "
-                             "say) or trace the code", target_valid)
-    unmodelled = [name for name, proc in (("target_processing", rule.target_processing),
-                                          ("draft_processing", rule.draft_processing),
-                                          ("proposal_processing", rule.proposal_processing),
-                                          ("reference_processing", rule.reference_processing))
-                  if proc is not None and not proc.identity]
+        return _not_modelled(
+            "the rule's arithmetic is exact: a NaN or infinite entry has no rational value, so the rule "
+            "does not say what code does with it; give a rule with a float arithmetic (le-float32-coin, "
+            "say) or trace the code",
+            target_valid,
+        )
+    unmodelled = [
+        name
+        for name, proc in (
+            ("target_processing", rule.target_processing),
+            ("draft_processing", rule.draft_processing),
+            ("proposal_processing", rule.proposal_processing),
+            ("reference_processing", rule.reference_processing),
+        )
+        if proc is not None and not proc.identity
+    ]
     if unmodelled:
-        return _not_modelled(f"processing steps ({', '.join(unmodelled)}) on a degenerate row are not modelled", target_valid)
+        return _not_modelled(
+            f"processing steps ({', '.join(unmodelled)}) on a degenerate row are not modelled", target_valid
+        )
     if rule.acceptance == "greedy" or rule.proposal == "argmax":
-        return _not_modelled("an argmax over a row with NaN is the library's own (torch.argmax takes NaN as the largest); "
-                             "greedy rules on degenerate rows are not modelled", target_valid)
+        return _not_modelled(
+            "an argmax over a row with NaN is the library's own (torch.argmax takes NaN as the largest); "
+            "greedy rules on degenerate rows are not modelled",
+            target_valid,
+        )
     if rule.residual_draw != "independent":
-        return _not_modelled(f"the residual draw {rule.residual_draw!r} reuses the coin or the race: not modelled on "
-                             "degenerate rows", target_valid)
+        return _not_modelled(
+            f"the residual draw {rule.residual_draw!r} reuses the coin or the race: not modelled on degenerate rows",
+            target_valid,
+        )
     if rule.residual == "floor" and any(not _finite(x) for x in (*P, *Q)):
         return _not_modelled("the floored residual is exact only", target_valid)
 
@@ -247,10 +266,13 @@ def degenerate_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = Non
 
     drafts = _draw(D)
     if drafts is None:
-        note(f"the draft is drawn from the {'proposal' if proposal is not None else 'draft'} row, which is degenerate: "
-             f"{_NAN_DRAW}")
-        return DegenerateLaw(True, {}, Fraction(1), Fraction(0), tuple(notes), target_valid,
-                             Fraction(1) if target_valid else None)  # nothing emitted: TV 1 from a valid target
+        note(
+            f"the draft is drawn from the {'proposal' if proposal is not None else 'draft'} row, which is degenerate: "
+            f"{_NAN_DRAW}"
+        )
+        return DegenerateLaw(
+            True, {}, Fraction(1), Fraction(0), tuple(notes), target_valid, Fraction(1) if target_valid else None
+        )  # nothing emitted: TV 1 from a valid target
     for x, m in enumerate(drafts):
         if not m:
             continue
@@ -278,10 +300,16 @@ def degenerate_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = Non
             diffs = [_sub(P[i], Q[i]) for i in range(v)]
             if fmt is not None:
                 diffs = [fmt.round(d) if _finite(d) else d for d in diffs]
-            weights = [d if _nan(d) else (max(d, Fraction(0)) if _finite(d) else (d if d > 0 else Fraction(0)))
-                       for d in diffs]
+            weights = [
+                d if _nan(d) else (max(d, Fraction(0)) if _finite(d) else (d if d > 0 else Fraction(0))) for d in diffs
+            ]
         mass_positive = all(not _nan(w) for w in weights) and sum(w if _finite(w) else 1 for w in weights) > 0
-        if mass_positive and fmt is not None and rule.arithmetic.normalization == "divide" and all(map(_finite, weights)):
+        if (
+            mass_positive
+            and fmt is not None
+            and rule.arithmetic.normalization == "divide"
+            and all(map(_finite, weights))
+        ):
             from specproof.rules import libm
 
             # as audit's residual: the library's own sum when the rule names one
@@ -312,8 +340,10 @@ def degenerate_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = Non
         elif fb == "argmax":
             if any(not _finite(x) for x in P):
                 undetermined += rest
-                note("the fallback is the target's argmax, over a row with NaN or infinite entries: the library's own "
-                     "(torch.argmax takes NaN as the largest), not modelled")
+                note(
+                    "the fallback is the target's argmax, over a row with NaN or infinite entries: the library's own "
+                    "(torch.argmax takes NaN as the largest), not modelled"
+                )
             else:
                 emit(max(range(v), key=lambda i: (P[i], -i)), rest)
         elif fb == "last":
@@ -328,6 +358,9 @@ def degenerate_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = Non
     if target_valid:
         off = sum((mass for i, mass in law.items() if not 0 <= i < v or target[i] == 0), Fraction(0))
         if not undetermined:
-            tv = (sum((abs(law.get(i, Fraction(0)) - target[i]) for i in range(v)), Fraction(0)) + raised
-                  + sum((mass for i, mass in law.items() if not 0 <= i < v), Fraction(0))) / 2
+            tv = (
+                sum((abs(law.get(i, Fraction(0)) - target[i]) for i in range(v)), Fraction(0))
+                + raised
+                + sum((mass for i, mass in law.items() if not 0 <= i < v), Fraction(0))
+            ) / 2
     return DegenerateLaw(True, dict(sorted(law.items())), raised, undetermined, tuple(notes), target_valid, tv, off)

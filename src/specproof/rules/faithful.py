@@ -78,8 +78,12 @@ Prefix = tuple[int, ...]
 SEQUENCE_LIMIT = 100_000
 
 _COINS = (COIN32, coin_model("float64"), FLOAT32_OPEN_CLOSED, coin_model("float64-(0,1]"))
-_COIN_TEXT = {"float32": "float32 coin on [0, 1)", "float64": "float64 coin on [0, 1)",
-              "float32-(0,1]": "float32 coin on (0, 1]", "float64-(0,1]": "float64 coin on (0, 1]"}
+_COIN_TEXT = {
+    "float32": "float32 coin on [0, 1)",
+    "float64": "float64 coin on [0, 1)",
+    "float32-(0,1]": "float32 coin on (0, 1]",
+    "float64-(0,1]": "float64 coin on (0, 1]",
+}
 
 
 @dataclass(frozen=True)
@@ -108,27 +112,38 @@ def _members() -> tuple[Member, ...]:
             out.append(Member(rule, f"{arith.describe(cmp)}, {_COIN_TEXT[coin.name]}"))
     # the residual divided by a library's own sum (r / r.sum()): PyTorch's in every format, NumPy's in float64
     # (its float32 members are below, with NEP 50's coin)
-    for library, dtypes, coins in (("torch", ("float32", "float64", "bfloat16", "float16"), _COINS),
-                                   ("numpy", ("float64",), _COINS[1::2])):
+    for library, dtypes, coins in (
+        ("torch", ("float32", "float64", "bfloat16", "float16"), _COINS),
+        ("numpy", ("float64",), _COINS[1::2]),
+    ):
         for dtype, test, cmp, coin in itertools.product(dtypes, ("ratio", "product"), ("<", "<="), coins):
             arith = Arithmetic(dtype, test, "divide", library)
-            out.append(Member(Rule(comparison=cmp, coin=coin, arithmetic=arith), f"{arith.describe(cmp)}, "
-                              f"{_COIN_TEXT[coin.name]}"))
+            out.append(
+                Member(
+                    Rule(comparison=cmp, coin=coin, arithmetic=arith), f"{arith.describe(cmp)}, {_COIN_TEXT[coin.name]}"
+                )
+            )
     # NumPy: Generator.random's float64 grids, and the residual divided by its sum (Generator.choice needs p
     # summing to 1)
     for library, coins, norms in (("torch", _COINS, ("none", "divide")), ("numpy", _COINS[1::2], ("divide",))):
-        for dtype, test, cmp, coin, norm in itertools.product(("float32", "float64"), ("log", "exp"), ("<", "<="),
-                                                              coins, norms):
+        for dtype, test, cmp, coin, norm in itertools.product(
+            ("float32", "float64"), ("log", "exp"), ("<", "<="), coins, norms
+        ):
             arith = Arithmetic(dtype, test, norm, library)
             rule = Rule(comparison=cmp, coin=coin, arithmetic=arith)
             out.append(Member(rule, f"{arith.describe(cmp)}, {_COIN_TEXT[coin.name]}"))
     # NumPy >= 2 on float32 rows with Generator.random()'s Python-float coin: the coin is rounded to float32 (NEP 50)
     for test, cmp, coin in itertools.product(("ratio", "product"), ("<", "<="), _COINS[1::2]):
         arith = Arithmetic("float32", test, "divide", "numpy")
-        out.append(Member(Rule(comparison=cmp, coin=coin, arithmetic=arith), f"{arith.describe(cmp)}, {_COIN_TEXT[coin.name]}"))
+        out.append(
+            Member(Rule(comparison=cmp, coin=coin, arithmetic=arith), f"{arith.describe(cmp)}, {_COIN_TEXT[coin.name]}")
+        )
     for cmp, coin in itertools.product(("<", "<="), _COINS):
-        out.append(Member(Rule(comparison=cmp, coin=coin),
-                          f"u {cmp} p/q exact, residual (p - q)+ exact, {_COIN_TEXT[coin.name]}"))
+        out.append(
+            Member(
+                Rule(comparison=cmp, coin=coin), f"u {cmp} p/q exact, residual (p - q)+ exact, {_COIN_TEXT[coin.name]}"
+            )
+        )
     return tuple(out)
 
 
@@ -140,14 +155,17 @@ def _model(rows: Any) -> Callable[[Prefix], Any]:
     """``target(prefix)``: a callable as given; one row for every prefix; or a stack of rows, row i
     after a prefix of i tokens."""
     if callable(rows):
+
         def call(prefix: Prefix) -> Any:
             try:
                 return rows(prefix)
             except SpecProofError:
                 raise
             except Exception as exc:  # noqa: BLE001 - the user's callable failed: name it, no traceback
-                raise SpecProofError(f"the row callable raised {type(exc).__name__} after the prefix {prefix}: "
-                                     f"{exc}") from None
+                raise SpecProofError(
+                    f"the row callable raised {type(exc).__name__} after the prefix {prefix}: {exc}"
+                ) from None
+
         return call
     data = rows.tolist() if hasattr(rows, "tolist") else list(rows)
     if data and isinstance(data[0], (list, tuple)):
@@ -203,9 +221,11 @@ def degenerate(values: Any) -> str | None:
     if not xs:
         return None
     n = len(xs)
-    kinds = (("NaN", [i for i, x in enumerate(xs) if math.isnan(x)]),
-             ("+inf", [i for i, x in enumerate(xs) if x == math.inf]),
-             ("-inf", [i for i, x in enumerate(xs) if x == -math.inf]))
+    kinds = (
+        ("NaN", [i for i, x in enumerate(xs) if math.isnan(x)]),
+        ("+inf", [i for i, x in enumerate(xs) if x == math.inf]),
+        ("-inf", [i for i, x in enumerate(xs) if x == -math.inf]),
+    )
     parts = []
     for name, ids in kinds:
         if len(ids) == n:
@@ -359,8 +379,9 @@ def _is_id(t: Any, v: int) -> bool:
     return isinstance(t, int) and not isinstance(t, bool) and 0 <= t < v
 
 
-def _outside_support(law: Mapping, tmodel: Callable, gamma: int | None, v: int,
-                     tlaw: Callable[[Prefix], tuple] | None = None) -> Fraction:
+def _outside_support(
+    law: Mapping, tmodel: Callable, gamma: int | None, v: int, tlaw: Callable[[Prefix], tuple] | None = None
+) -> Fraction:
     tlaw = tlaw or (lambda s: target_law(tmodel, s))
     bad = Fraction(0)
     for out, m in law.items():
@@ -375,8 +396,15 @@ def _outside_support(law: Mapping, tmodel: Callable, gamma: int | None, v: int,
     return bad
 
 
-def _stream(law: Mapping, tmodel: Callable, gamma: int, v: int,
-            tlaw: Callable[[Prefix], tuple] | None = None, *, stream_only: bool = False) -> tuple[Fraction | None, dict, dict]:
+def _stream(
+    law: Mapping,
+    tmodel: Callable,
+    gamma: int,
+    v: int,
+    tlaw: Callable[[Prefix], tuple] | None = None,
+    *,
+    stream_only: bool = False,
+) -> tuple[Fraction | None, dict, dict]:
     """TV of the stream from the target's joint law, and both laws over gamma + 1 tokens when
     V**(gamma + 1) is at most :data:`SEQUENCE_LIMIT` (else two empty dicts). ``stream_only``: the law's
     stream alone, ``(None, stream, {})`` (a member's, compared with the traced law's: the TV from the
@@ -384,8 +412,11 @@ def _stream(law: Mapping, tmodel: Callable, gamma: int, v: int,
     from specproof.laws.block import extend_by_target, stream_tv, target_joint
 
     tlaw = tlaw or (lambda s: target_law(tmodel, s))
-    valid = {b: m for b, m in law.items()
-             if isinstance(b, tuple) and 1 <= len(b) <= gamma + 1 and all(_is_id(t, v) for t in b)}
+    valid = {
+        b: m
+        for b, m in law.items()
+        if isinstance(b, tuple) and 1 <= len(b) <= gamma + 1 and all(_is_id(t, v) for t in b)
+    }
     invalid = sum((m for b, m in law.items() if b not in valid), Fraction(0))
     tv = None if stream_only else (2 * stream_tv(valid, tlaw, gamma) + invalid) / 2
     if v ** (gamma + 1) > SEQUENCE_LIMIT:
@@ -407,9 +438,17 @@ def _row_dtype(rows: Any) -> str | None:
     return name if name in ("float16", "bfloat16", "float32", "float64") else None
 
 
-def judge(law: Mapping[Any, Fraction], target: Any, draft: Any, *, gamma: int | None = None,
-          family: Sequence[Member] = FAMILY, count_equivalents: bool = True, gross: Fraction | None = None,
-          progress: Callable[[int, int], Any] | None = None) -> Judgement:
+def judge(
+    law: Mapping[Any, Fraction],
+    target: Any,
+    draft: Any,
+    *,
+    gamma: int | None = None,
+    family: Sequence[Member] = FAMILY,
+    count_equivalents: bool = True,
+    gross: Fraction | None = None,
+    progress: Callable[[int, int], Any] | None = None,
+) -> Judgement:
     """Judge an exact law (a traced sampler's) against the target and the float-ideal family.
 
     Parameters
@@ -484,16 +523,31 @@ def _no_valid_law(law: Mapping[Any, Fraction], gamma: int | None, exc: Degenerat
         got[o] = got.get(o, Fraction(0)) + m
     differing = sorted(((o, m, Fraction(0)) for o, m in got.items() if m), key=lambda d: -d[1])
     where = f"the target row after {exc.prefix}" if exc.prefix else "the target row"
-    return Judgement("lossy", Fraction(1), Fraction(1),
-                     f"no valid law: {where} is degenerate ({exc.why}); every emitted output is a fault",
-                     None, {}, differing, [], sum(got.values(), Fraction(0)),
-                     ("the TV of 1 is against no law at all: the verifier should refuse such a row, not emit",),
-                     degenerate=True)
+    return Judgement(
+        "lossy",
+        Fraction(1),
+        Fraction(1),
+        f"no valid law: {where} is degenerate ({exc.why}); every emitted output is a fault",
+        None,
+        {},
+        differing,
+        [],
+        sum(got.values(), Fraction(0)),
+        ("the TV of 1 is against no law at all: the verifier should refuse such a row, not emit",),
+        degenerate=True,
+    )
 
 
-def _judge(law: Mapping[Any, Fraction], target: Any, draft: Any, gamma: int | None,
-           family: Sequence[Member], count_equivalents: bool, gross: Fraction | None = None,
-           progress: Callable[[int, int], Any] | None = None) -> Judgement:
+def _judge(
+    law: Mapping[Any, Fraction],
+    target: Any,
+    draft: Any,
+    gamma: int | None,
+    family: Sequence[Member],
+    count_equivalents: bool,
+    gross: Fraction | None = None,
+    progress: Callable[[int, int], Any] | None = None,
+) -> Judgement:
     from specproof.rules import libm
 
     # a library's log and exp are evaluated only if the sampler's process imported it (a NumPy-only
@@ -523,33 +577,81 @@ def _judge(law: Mapping[Any, Fraction], target: Any, draft: Any, gamma: int | No
     # the caveats of the arithmetic modelled, in the rows' own format (all formats for rational rows); a library's
     # only when its member is the one named
     dtype = _row_dtype(target)
-    caveats = sorted({c for m in family if m.rule.arithmetic.library is None
-                      and (dtype is None or m.rule.arithmetic.dtype == dtype) for c in m.rule.arithmetic.caveats(v)})
+    caveats = sorted(
+        {
+            c
+            for m in family
+            if m.rule.arithmetic.library is None and (dtype is None or m.rule.arithmetic.dtype == dtype)
+            for c in m.rule.arithmetic.caveats(v)
+        }
+    )
     if tv == 0:
-        return Judgement("lossless", tv, Fraction(0), "exact (the target's law)", None, reference, differing, [],
-                         outside, tuple(caveats))
+        return Judgement(
+            "lossless",
+            tv,
+            Fraction(0),
+            "exact (the target's law)",
+            None,
+            reference,
+            differing,
+            [],
+            outside,
+            tuple(caveats),
+        )
     if draft is None:
-        return Judgement("lossy", tv, tv, "not compared: no draft rows were given, so the float-ideal family "
-                         "could not be computed", None, reference, differing, [], outside, tuple(caveats))
+        return Judgement(
+            "lossy",
+            tv,
+            tv,
+            "not compared: no draft rows were given, so the float-ideal family could not be computed",
+            None,
+            reference,
+            differing,
+            [],
+            outside,
+            tuple(caveats),
+        )
     if gross is not None and tv > gross:
         try:  # one member's law: a degenerate draft row leaves the family undefined, and that is said instead
             member_law(family[0], target, draft, gamma)
         except (ResidualUndefined, UnsupportedRule):
             pass
         except InvalidDistribution as exc:
-            return Judgement("lossy", tv, tv, f"not compared: the float-ideal family is undefined on this draft "
-                             f"({exc})", None, reference, differing, [], outside, tuple(caveats))
-        return Judgement("lossy", tv, tv, f"not compared: the TV from the target, {number_text(tv)}, is above "
-                         f"{number_text(gross)}, farther than any correct float code is (a gross fault), so no "
-                         "nearest member of the float-ideal family was sought", None, reference, differing, [],
-                         outside, tuple(caveats))
+            return Judgement(
+                "lossy",
+                tv,
+                tv,
+                f"not compared: the float-ideal family is undefined on this draft ({exc})",
+                None,
+                reference,
+                differing,
+                [],
+                outside,
+                tuple(caveats),
+            )
+        return Judgement(
+            "lossy",
+            tv,
+            tv,
+            f"not compared: the TV from the target, {number_text(tv)}, is above "
+            f"{number_text(gross)}, farther than any correct float code is (a gross fault), so no "
+            "nearest member of the float-ideal family was sought",
+            None,
+            reference,
+            differing,
+            [],
+            outside,
+            tuple(caveats),
+        )
     # members in the rows' own format are named first, and nearest among them
     ordered = sorted(family, key=lambda m: m.rule.arithmetic.dtype != dtype) if dtype else list(family)
     own = {id(m) for m in ordered if dtype is None or m.rule.arithmetic.dtype in (dtype, "exact")}
     streams = gamma is not None and bool(reference)
     if gamma is not None and not streams:
-        caveats.append(f"V^(gamma + 1) = {v ** (gamma + 1)} > {SEQUENCE_LIMIT}: members compared by their block laws at "
-                       f"gamma = {gamma} only, not by their streams")
+        caveats.append(
+            f"V^(gamma + 1) = {v ** (gamma + 1)} > {SEQUENCE_LIMIT}: members compared by their block laws at "
+            f"gamma = {gamma} only, not by their streams"
+        )
     # (distance, member, the outputs that differ, the member's gamma)
     best: tuple[Fraction, Member, list, int | None] | None = None
     matches: list[Member] = []
@@ -565,8 +667,18 @@ def _judge(law: Mapping[Any, Fraction], target: Any, draft: Any, gamma: int | No
             except (ResidualUndefined, UnsupportedRule):
                 continue
             except InvalidDistribution as exc:  # a degenerate draft row: no correct float code is defined on it
-                return Judgement("lossy", tv, tv, f"not compared: the float-ideal family is undefined on this draft "
-                                 f"({exc})", None, reference, differing, [], outside, tuple(caveats))
+                return Judgement(
+                    "lossy",
+                    tv,
+                    tv,
+                    f"not compared: the float-ideal family is undefined on this draft ({exc})",
+                    None,
+                    reference,
+                    differing,
+                    [],
+                    outside,
+                    tuple(caveats),
+                )
             if streams:  # a block sampler is judged by its stream: equal streams, however the blocks are cut
                 d_tv, d_diff = _difference(mine, _stream(theirs, tmodel, gamma, v, tlaw, stream_only=True)[1])
                 if depth == gamma:
@@ -591,5 +703,16 @@ def _judge(law: Mapping[Any, Fraction], target: Any, draft: Any, gamma: int | No
         name += f" (verifying {depth} draft{'s' if depth > 1 else ''} of the {gamma})"
     faithful = d_tv == 0 and outside == 0
     caveats += [c for c in member.rule.arithmetic.caveats(v, member.rule.coin) if c not in caveats]
-    return Judgement("float-faithful" if faithful else "lossy", tv, d_tv, name, member, reference,
-                     differing, d_diff, outside, tuple(caveats), max(0, len(matches) - 1))
+    return Judgement(
+        "float-faithful" if faithful else "lossy",
+        tv,
+        d_tv,
+        name,
+        member,
+        reference,
+        differing,
+        d_diff,
+        outside,
+        tuple(caveats),
+        max(0, len(matches) - 1),
+    )

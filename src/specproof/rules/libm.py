@@ -50,9 +50,27 @@ from typing import Any, Sequence
 
 from specproof.errors import SpecProofError
 
-__all__ = ["LIBRARIES", "DTYPES", "LibraryUnavailable", "loaded", "provenance", "log_row", "exp_value",
-           "softmax_row", "cumsum_row", "sum_value", "row_sum", "available", "SUM_DTYPES", "log_coin_count", "rounds_python_coin",
-           "numpy_pairwise_order", "torch_cascade_order", "evaluate_order", "sum_order"]
+__all__ = [
+    "LIBRARIES",
+    "DTYPES",
+    "LibraryUnavailable",
+    "loaded",
+    "provenance",
+    "log_row",
+    "exp_value",
+    "softmax_row",
+    "cumsum_row",
+    "sum_value",
+    "row_sum",
+    "available",
+    "SUM_DTYPES",
+    "log_coin_count",
+    "rounds_python_coin",
+    "numpy_pairwise_order",
+    "torch_cascade_order",
+    "evaluate_order",
+    "sum_order",
+]
 
 #: The libraries whose functions can be evaluated.
 LIBRARIES = ("torch", "numpy")
@@ -80,8 +98,10 @@ def _module(library: str):
     try:
         return importlib.import_module(library)
     except ImportError as exc:
-        raise LibraryUnavailable(f"a rule names {library}'s own log, exp or sum, but {library} cannot be "
-                                 f"imported here ({exc}); install it or use another library") from None
+        raise LibraryUnavailable(
+            f"a rule names {library}'s own log, exp or sum, but {library} cannot be "
+            f"imported here ({exc}); install it or use another library"
+        ) from None
 
 
 def loaded(library: str) -> bool:
@@ -625,7 +645,9 @@ def sum_order(library: str | None, dtype: str, row: Sequence, total) -> tuple[st
             pass
         for width in widths:
             lanes = width // size
-            candidates.append((f"PyTorch's CPU cascade sum, {lanes} lanes of {accumulator}", torch_cascade_order(n, lanes)))
+            candidates.append(
+                (f"PyTorch's CPU cascade sum, {lanes} lanes of {accumulator}", torch_cascade_order(n, lanes))
+            )
     for description, tree in candidates:
         if tree is not None and evaluate_order(tree, row, accumulator, dtype) == total:
             return description, ["tree", accumulator, tree if isinstance(tree, list) else [tree]]

@@ -31,8 +31,19 @@ from specproof.laws.outcome import CONTINUOUS, FLOAT32, FLOAT32_OPEN_CLOSED, Coi
 from specproof.laws.rational import format_fraction, to_fraction
 from specproof.rules import libm
 
-__all__ = ["UnsupportedRule", "Processing", "Logits", "Arithmetic", "EXACT", "Rule", "STANDARD", "NamedRule", "NAMED_RULES",
-           "named_rule", "rule_from_dict"]
+__all__ = [
+    "UnsupportedRule",
+    "Processing",
+    "Logits",
+    "Arithmetic",
+    "EXACT",
+    "Rule",
+    "STANDARD",
+    "NamedRule",
+    "NAMED_RULES",
+    "named_rule",
+    "rule_from_dict",
+]
 
 
 class UnsupportedRule(SpecProofError):
@@ -174,8 +185,13 @@ class Processing:
         if self.logit_bias is not None:
             pairs = []
             for pair in self.logit_bias:
-                if (not isinstance(pair, tuple) or len(pair) != 2 or isinstance(pair[0], bool)
-                        or not isinstance(pair[0], int) or pair[0] < 0):
+                if (
+                    not isinstance(pair, tuple)
+                    or len(pair) != 2
+                    or isinstance(pair[0], bool)
+                    or not isinstance(pair[0], int)
+                    or pair[0] < 0
+                ):
                     raise UnsupportedRule(f"logit_bias entry {pair!r} is not an (id >= 0, bias) pair")
                 pairs.append((pair[0], _exact_number(pair[1], f"logit_bias at id {pair[0]}")))
             object.__setattr__(self, "logit_bias", tuple(pairs))
@@ -186,7 +202,9 @@ class Processing:
             if t == _NEG_INF or t < 0:
                 raise UnsupportedRule(f"temperature is {self.temperature}, not >= 0")
             object.__setattr__(self, "temperature", t)
-        if self.top_k is not None and (isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 1):
+        if self.top_k is not None and (
+            isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 1
+        ):
             raise UnsupportedRule(f"top_k is {self.top_k!r}, not an integer >= 1")
         if self.top_p is not None and not 0 < self.top_p <= 1:
             raise UnsupportedRule(f"top_p is {self.top_p}, not in (0, 1]")
@@ -196,8 +214,13 @@ class Processing:
     @property
     def identity(self) -> bool:
         """True when no step changes a row."""
-        return (self.temperature in (None, 1) and self.top_k is None and self.top_p in (None, 1)
-                and self.min_p in (None, 0) and not self.logit_bias)
+        return (
+            self.temperature in (None, 1)
+            and self.top_k is None
+            and self.top_p in (None, 1)
+            and self.min_p in (None, 0)
+            and not self.logit_bias
+        )
 
     def refusal(self, kind: str) -> str | None:
         """Why these steps cannot be modelled on an input of ``kind``, or None.
@@ -227,18 +250,24 @@ class Processing:
         finite = [(i, b) for i, b in self.logit_bias or () if b != _NEG_INF]
         if finite:
             i, b = finite[0]
-            return (f"logit_bias {_show(b)} at id {i} on a probability row: a finite bias multiplies p({i}) "
-                    f"by exp({_show(b)}), which {'is not rational' if kind == 'exact' else 'is not an IEEE operation'}"
-                    "; only bans (-inf) are modelled on probability rows: give the logits (Logits(...)) under a float "
-                    "arithmetic, or trace the code with specproof.testing.compare")
+            return (
+                f"logit_bias {_show(b)} at id {i} on a probability row: a finite bias multiplies p({i}) "
+                f"by exp({_show(b)}), which {'is not rational' if kind == 'exact' else 'is not an IEEE operation'}"
+                "; only bans (-inf) are modelled on probability rows: give the logits (Logits(...)) under a float "
+                "arithmetic, or trace the code with specproof.testing.compare"
+            )
         t = self.temperature
         if kind == "exact" and t not in (None, 0) and (1 / t).denominator != 1:
-            return (f"temperature {_show(t)} is not exact on rationals: use 0 (greedy) or 1/n for an integer "
-                    "n >= 1, or give logits (Logits(...)) under a float arithmetic")
+            return (
+                f"temperature {_show(t)} is not exact on rationals: use 0 (greedy) or 1/n for an integer "
+                "n >= 1, or give logits (Logits(...)) under a float arithmetic"
+            )
         if kind == "float" and t not in (None, 0, 1):
-            return (f"temperature {_show(t)} under float arithmetic on a probability row: code computes "
-                    "softmax(logits / T) with its library's exp; give the logits (Logits(...)), or the rows the code "
-                    "samples from, or trace the code against its plain sampler (compare(..., reference=plain))")
+            return (
+                f"temperature {_show(t)} under float arithmetic on a probability row: code computes "
+                "softmax(logits / T) with its library's exp; give the logits (Logits(...)), or the rows the code "
+                "samples from, or trace the code against its plain sampler (compare(..., reference=plain))"
+            )
         return None
 
     def float_refusal(self) -> str | None:
@@ -347,7 +376,7 @@ class Processing:
             top = _argmax(row)
             return tuple(Fraction(int(i == top)) for i in range(len(row)))
         n = int(1 / t)  # exact arithmetic only (refusal): T = 1/n
-        return ops.renormalize(tuple(x ** n for x in row))
+        return ops.renormalize(tuple(x**n for x in row))
 
     def apply_logits(self, logits: Sequence, fmt, library: str) -> tuple[Fraction, ...]:
         """The probability row that code computes from ``logits`` with these steps: masked logits, then
@@ -399,8 +428,10 @@ class Processing:
         (Fraction(0, 1), Fraction(1, 1))
         """
         if fmt is None or fmt.name not in libm.DTYPES:
-            raise UnsupportedRule(f"logits are processed in {' or '.join(libm.DTYPES)} (the library's softmax is "
-                                  f"evaluated in the row's dtype), not {getattr(fmt, 'name', 'exact arithmetic')}")
+            raise UnsupportedRule(
+                f"logits are processed in {' or '.join(libm.DTYPES)} (the library's softmax is "
+                f"evaluated in the row's dtype), not {getattr(fmt, 'name', 'exact arithmetic')}"
+            )
         z = [x if x == _NEG_INF else fmt.round(x) for x in logits]
         v = len(z)
         for i, b in self.logit_bias or ():
@@ -436,8 +467,10 @@ class Processing:
     def _softmax(library: str, fmt, z) -> tuple[Fraction, ...]:
         out = libm.softmax_row(library, fmt.name, z)
         if any(isinstance(x, float) for x in out):
-            raise UnsupportedRule(f"{library}'s softmax of the processed logits is NaN: no finite logit is left "
-                                  "(every token banned or masked, or an infinite logit)")
+            raise UnsupportedRule(
+                f"{library}'s softmax of the processed logits is NaN: no finite logit is left "
+                "(every token banned or masked, or an infinite logit)"
+            )
         return out
 
     def as_dict(self) -> dict[str, Any]:
@@ -584,21 +617,28 @@ class Arithmetic:
             if getattr(self, name) not in allowed:
                 raise UnsupportedRule(f"arithmetic {name} is {getattr(self, name)!r}, not one of {', '.join(allowed)}")
         if self.dtype == "exact" and (self.test, self.normalization) != ("ratio", "none"):
-            raise UnsupportedRule("exact arithmetic has test 'ratio' and normalization 'none' (the other forms "
-                                  "compute the same exact values)")
+            raise UnsupportedRule(
+                "exact arithmetic has test 'ratio' and normalization 'none' (the other forms "
+                "compute the same exact values)"
+            )
         if self.test in ("log", "exp"):
             if self.library not in _LIBRARIES:
-                raise UnsupportedRule(f"the {self.test} test uses a library's own log and exp: library must be one of "
-                                      f"{', '.join(_LIBRARIES)}, not {self.library!r}")
+                raise UnsupportedRule(
+                    f"the {self.test} test uses a library's own log and exp: library must be one of "
+                    f"{', '.join(_LIBRARIES)}, not {self.library!r}"
+                )
             if self.dtype not in ("float32", "float64"):
-                raise UnsupportedRule(f"the {self.test} test is evaluated in float32 or float64, not {self.dtype} "
-                                      "(log and exp of half formats are not evaluated)")
+                raise UnsupportedRule(
+                    f"the {self.test} test is evaluated in float32 or float64, not {self.dtype} "
+                    "(log and exp of half formats are not evaluated)"
+                )
         elif self.library is not None:
             if self.library not in _LIBRARIES:
                 raise UnsupportedRule(f"library must be one of {', '.join(_LIBRARIES)} or None, not {self.library!r}")
             if self.dtype not in libm.SUM_DTYPES[self.library]:
-                raise UnsupportedRule(f"{self.library}'s sum is evaluated in {', '.join(libm.SUM_DTYPES[self.library])}, "
-                                      f"not {self.dtype}")
+                raise UnsupportedRule(
+                    f"{self.library}'s sum is evaluated in {', '.join(libm.SUM_DTYPES[self.library])}, not {self.dtype}"
+                )
 
     @property
     def is_exact(self) -> bool:
@@ -622,12 +662,16 @@ class Arithmetic:
             return f"u {comparison} p/q, exact"
         fl = {"float16": "fl16", "bfloat16": "flbf16", "float32": "fl32", "float64": "fl64"}[self.dtype]
         if self.python_coin:  # NEP 50: u is rounded to the row's dtype
-            test = (f"{fl}(u) {comparison} {fl}(p/q)" if self.test == "ratio"
-                    else f"{fl}({fl}(u) * q) {comparison} p") + " (numpy: a Python-float coin)"
+            test = (
+                f"{fl}(u) {comparison} {fl}(p/q)" if self.test == "ratio" else f"{fl}({fl}(u) * q) {comparison} p"
+            ) + " (numpy: a Python-float coin)"
             return f"{test}, residual {fl}(max(p - q, 0)) {self._norm(fl)}"
-        test = {"ratio": f"u {comparison} {fl}(p/q)", "product": f"{fl}(u * q) {comparison} p",
-                "log": f"{self.library} log(u) {comparison} {fl}(log p - log q)",
-                "exp": f"u {comparison} {self.library} exp({fl}(log p - log q))"}[self.test]
+        test = {
+            "ratio": f"u {comparison} {fl}(p/q)",
+            "product": f"{fl}(u * q) {comparison} p",
+            "log": f"{self.library} log(u) {comparison} {fl}(log p - log q)",
+            "exp": f"u {comparison} {self.library} exp({fl}(log p - log q))",
+        }[self.test]
         return f"{test}, residual {fl}(max(p - q, 0)) {self._norm(fl)}"
 
     def _norm(self, fl: str) -> str:
@@ -641,28 +685,40 @@ class Arithmetic:
         out = []
         if not self.is_exact and self.normalization == "divide" and vocab_size >= 5:
             if self.library is None:
-                out.append(f"the residual's {self.dtype} sum is modelled left to right; at V = {vocab_size} PyTorch "
-                           "(V >= 5) and NumPy (V >= 8) sum in blocks, whose rounding may differ by an ulp (the "
-                           "arithmetics that name a library use its own sum)")
+                out.append(
+                    f"the residual's {self.dtype} sum is modelled left to right; at V = {vocab_size} PyTorch "
+                    "(V >= 5) and NumPy (V >= 8) sum in blocks, whose rounding may differ by an ulp (the "
+                    "arithmetics that name a library use its own sum)"
+                )
             elif not libm.available(self.library):
-                out.append(f"{self.library} cannot be imported here: the residual's {self.dtype} sum is modelled left "
-                           f"to right, which is not {self.library}'s order at V = {vocab_size}, so the law may differ "
-                           f"from the code's by an ulp's worth of the residual")
+                out.append(
+                    f"{self.library} cannot be imported here: the residual's {self.dtype} sum is modelled left "
+                    f"to right, which is not {self.library}'s order at V = {vocab_size}, so the law may differ "
+                    f"from the code's by an ulp's worth of the residual"
+                )
             else:
-                out.append(f"the residual's {self.dtype} sum is {self._provenance()}'s own sum on this machine, "
-                           "evaluated at the residual; the certificate names the order that gives it (NumPy's pairwise "
-                           "sum, or PyTorch's CPU cascade sum at this CPU's vector width: a modelling assumption, kept "
-                           "only where it gives the library's value), which the checker evaluates itself, or states the "
-                           "sum where no modelled order gives it")
+                out.append(
+                    f"the residual's {self.dtype} sum is {self._provenance()}'s own sum on this machine, "
+                    "evaluated at the residual; the certificate names the order that gives it (NumPy's pairwise "
+                    "sum, or PyTorch's CPU cascade sum at this CPU's vector width: a modelling assumption, kept "
+                    "only where it gives the library's value), which the checker evaluates itself, or states the "
+                    "sum where no modelled order gives it"
+                )
         if self.python_coin:
-            out.append("NumPy >= 2 rounds a Python-float coin to float32 where it meets a float32 value (NEP 50); "
-                       "with NumPy 1's value-based casting the comparison would be exact")
+            out.append(
+                "NumPy >= 2 rounds a Python-float coin to float32 where it meets a float32 value (NEP 50); "
+                "with NumPy 1's value-based casting the comparison would be exact"
+            )
         elif self.test in ("log", "exp"):
-            out.append(f"log and exp are not modelled: they are {self._provenance()}'s own {self.dtype} results on "
-                       "this machine (CPU), evaluated at the rows' values and the coin's grid points and used as data")
+            out.append(
+                f"log and exp are not modelled: they are {self._provenance()}'s own {self.dtype} results on "
+                "this machine (CPU), evaluated at the rows' values and the coin's grid points and used as data"
+            )
             if self.test == "log" and coin is not None and coin.bits == 53:
-                out.append(f"{self.library}'s float64 log is assumed monotone on the float64 coin grid (the passing "
-                           "coins are counted by bisection)")
+                out.append(
+                    f"{self.library}'s float64 log is assumed monotone on the float64 coin grid (the passing "
+                    "coins are counted by bisection)"
+                )
         return out
 
     def _provenance(self) -> str:
@@ -800,7 +856,11 @@ class Rule:
             raise UnsupportedRule("residual='floor' needs floor=EPS (a rational > 0), and floor needs residual='floor'")
         if self.floor is not None and not 0 < self.floor:
             raise UnsupportedRule(f"floor is {self.floor}, not > 0")
-        if isinstance(self.unchecked_drafts, bool) or not isinstance(self.unchecked_drafts, int) or self.unchecked_drafts < 0:
+        if (
+            isinstance(self.unchecked_drafts, bool)
+            or not isinstance(self.unchecked_drafts, int)
+            or self.unchecked_drafts < 0
+        ):
             raise UnsupportedRule(f"unchecked_drafts is {self.unchecked_drafts!r}, not an integer >= 0")
         if not isinstance(self.arithmetic, Arithmetic):
             raise UnsupportedRule(f"arithmetic is {self.arithmetic!r}, not an Arithmetic")
@@ -808,11 +868,14 @@ class Rule:
             if self.arithmetic.test == "product" and self.coin.bits is None:
                 raise UnsupportedRule(f"the accept test fl(u * q) < p needs a float-grid coin, not {self.coin.name}")
             if self.arithmetic.test == "log" and self.coin.bits not in (24, 53):
-                raise UnsupportedRule(f"the accept test log(u) < log p - log q needs a float32 or float64 grid coin, "
-                                      f"not {self.coin.name}")
+                raise UnsupportedRule(
+                    f"the accept test log(u) < log p - log q needs a float32 or float64 grid coin, not {self.coin.name}"
+                )
             if self.residual == "floor" or self.residual_draw != "independent":
-                raise UnsupportedRule("float arithmetic is modelled for the positive-part residual with an "
-                                      "independent draw; this rule's residual is exact only")
+                raise UnsupportedRule(
+                    "float arithmetic is modelled for the positive-part residual with an "
+                    "independent draw; this rule's residual is exact only"
+                )
         if self.arithmetic.is_exact:  # rational rows only (logits need a float arithmetic): refuse what they cannot do
             for name in ("target_processing", "draft_processing", "proposal_processing", "reference_processing"):
                 proc = getattr(self, name)
@@ -820,7 +883,9 @@ class Rule:
                 if why is not None:
                     raise UnsupportedRule(f"{name}: {why}")
         if self.residual_draw == "inverse-cdf-reuse" and self.acceptance != "ratio":
-            raise UnsupportedRule("residual_draw='inverse-cdf-reuse' reuses the ratio test's coin: needs acceptance='ratio'")
+            raise UnsupportedRule(
+                "residual_draw='inverse-cdf-reuse' reuses the ratio test's coin: needs acceptance='ratio'"
+            )
 
     @property
     def is_standard(self) -> bool:
@@ -838,8 +903,11 @@ class Rule:
         """A short human description of the choices that differ from the textbook rule."""
         parts = []
         if self.acceptance == "ratio":
-            parts.append(self.arithmetic.describe(self.comparison) if not self.arithmetic.is_exact
-                         else f"u {self.comparison} p/q")
+            parts.append(
+                self.arithmetic.describe(self.comparison)
+                if not self.arithmetic.is_exact
+                else f"u {self.comparison} p/q"
+            )
         else:
             parts.append(f"acceptance {self.acceptance}")
         if self.coin != CONTINUOUS:
@@ -886,7 +954,7 @@ def _processing_from(data: Any, where: str) -> Processing:
             if not str(key).isdigit():
                 raise UnsupportedRule(f"{where}.logit_bias key {key!r} is not a token id")
             if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-                raise UnsupportedRule(f"{where}.logit_bias[{key}] is {value!r}, not a number, \"n/d\" or \"-inf\"")
+                raise UnsupportedRule(f'{where}.logit_bias[{key}] is {value!r}, not a number, "n/d" or "-inf"')
             pairs.append((int(key), _exact_number(value, f"{where}.logit_bias[{key}]")))
         kw["logit_bias"] = tuple(sorted(pairs))
     if data.get("temperature") is not None:  # a JSON number at its exact value, as code divides by it
@@ -946,8 +1014,9 @@ def rule_from_dict(data: Any) -> Rule:
         if isinstance(arith, str):
             arith = {"dtype": arith}
         if not isinstance(arith, dict) or set(arith) - {"dtype", "test", "normalization", "library"}:
-            raise UnsupportedRule("arithmetic must be a dtype name or an object with keys dtype, test, normalization, "
-                                  "library")
+            raise UnsupportedRule(
+                "arithmetic must be a dtype name or an object with keys dtype, test, normalization, library"
+            )
         kw["arithmetic"] = Arithmetic(**arith)
     return Rule(**kw)
 
@@ -964,70 +1033,128 @@ class NamedRule:
 
 _GREEDY = Processing(temperature=Fraction(0))
 
-NAMED_RULES: dict[str, NamedRule] = {r.name: r for r in [
-    NamedRule("standard", STANDARD,
-              "textbook: u ~ U[0,1) continuous, accept iff u < p/q, residual (p - q)+ normalized, fresh draws",
-              "Leviathan et al. 2023, Algorithm 1; Chen et al. 2023, Algorithm 2"),
-    NamedRule("accept-all", Rule(acceptance="all"),
-              "every draft accepted without a test: the output is the draft's law",
-              "a disabled or short-circuited verifier (e.g. a debug flag left on)"),
-    NamedRule("le-float32-coin", Rule(comparison="<=", coin=FLOAT32,
-                                      arithmetic=Arithmetic("float32", "ratio", "divide", "torch")),
-              "accept iff u <= fl32(p/q) with a float32 coin (k/2^24), residual fl32(max(p - q, 0)) divided by its "
-              "torch fl32 sum: accepts p(x) = 0 when u = 0",
-              "transformers generation/utils.py _speculative_sampling (r <= p_i / q_i, torch.rand_like, "
-              "clamp(p - q, min=0) divided by its sum, float32)"),
-    NamedRule("lt-float32-coin", Rule(coin=FLOAT32, arithmetic=Arithmetic("float32")),
-              "accept iff u < fl32(p/q) with a float32 coin (k/2^24), residual fl32(max(p - q, 0)) as weights: "
-              "off by a count of grid points",
-              "a textbook PyTorch verifier in float32 (torch.rand: multiples of 2^-24 in [0, 1), measured)"),
-    NamedRule("le-float32-grid", Rule(comparison="<=", coin=FLOAT32),
-              "accept iff u <= p/q, the exact ratio, with a float32 coin (k/2^24): the coin grid's effect alone",
-              "le-float32-coin without the float rounding of p/q and of the residual (certifiable)"),
-    NamedRule("lt-float32-grid", Rule(coin=FLOAT32),
-              "accept iff u < p/q, the exact ratio, with a float32 coin (k/2^24): the coin grid's effect alone",
-              "lt-float32-coin without the float rounding of p/q and of the residual (certifiable)"),
-    NamedRule("resample-from-target", Rule(residual="target"),
-              "after a rejection, draw from p instead of (p - q)+ normalized",
-              "a common simplification in hand-written verifiers; contrasted in Chen et al. 2023, Sec. 2.3"),
-    NamedRule("residual-floor:EPS", Rule(residual="floor", floor=Fraction(1, 1000)),
-              "residual max(p - q, EPS) normalized (a floor against an empty residual); EPS = 1/1000 by default",
-              "clamp(p - q, min=eps) guards against 0/0 in engine kernels"),
-    NamedRule("coin-reuse-inverse-cdf", Rule(residual_draw="inverse-cdf-reuse"),
-              "the residual token is the smallest i with u < C_i, reusing the acceptance coin u (not rescaled)",
-              "fused accept-and-resample kernels that draw one uniform per position"),
-    NamedRule("match-rule", Rule(acceptance="match"),
-              "accept iff an independent target sample equals the draft; emit that sample (lossless, alpha = sum p q)",
-              "the exact-match baseline discussed in Leviathan et al. 2023, Sec. 3 and Chen et al. 2023"),
-    NamedRule("first-draft-unchecked", Rule(unchecked_drafts=1),
-              "the first drafted token of a block is committed without a test (off by one)",
-              "an off-by-one between draft and target positions"),
-    NamedRule("race-reuse", Rule(residual_draw="race-reuse"),
-              "the residual token is argmax residual_i / E_i, reusing the noise E of the race that drew the draft",
-              "engines that sample with a Gumbel/exponential race (torch.multinomial samples by one) and keep its noise"),
-    NamedRule("greedy", Rule(acceptance="greedy", proposal="argmax"),
-              "greedy speculative decoding: accept iff the draft is p's argmax, else emit the argmax (ties: smallest id)",
-              "Leviathan et al. 2023, Sec. 2.3 (argmax sampling as a special case)"),
-    NamedRule("greedy-first-draft-unchecked", Rule(acceptance="greedy", proposal="argmax", unchecked_drafts=1),
-              "greedy, with the first draft committed unchecked",
-              "an off-by-one between draft and target positions in a greedy engine"),
-    NamedRule("temperature-ignored", Rule(target_processing=_GREEDY, draft_processing=_GREEDY,
-                                          reference_processing=Processing()),
-              "the engine falls back to greedy (T = 0) for both models while the user asked for T = 1",
-              "sampling parameters dropped on the speculative path"),
-    NamedRule("inverse-cdf-last-id", Rule(residual_draw="inverse-cdf-reuse", coin=FLOAT32_OPEN_CLOSED),
-              "coin-reuse-inverse-cdf with a (0,1] float32 coin: u = 1 passes no CDF entry and falls to id V - 1",
-              "searchsorted/inverse-CDF kernels that clamp a fall-through to the last id"),
-    NamedRule("commit-past-stop", Rule(stop_at_stop_token=False),
-              "the whole block is committed past its first stop token (EOS)",
-              "blocks verified without an EOS check"),
-    NamedRule("flag-sum-count", Rule(accepted_count="flags"),
-              "the accepted count is the sum of per-position pass flags, not the accepted prefix",
-              "acceptance metrics summed over all drafted positions"),
-    NamedRule("padding-wraparound", Rule(padding="wraparound"),
-              "a padding sentinel -1 read as token id V - 1 (negative indexing) and verified as a draft",
-              "padded batches of drafts indexed without a mask"),
-]}
+NAMED_RULES: dict[str, NamedRule] = {
+    r.name: r
+    for r in [
+        NamedRule(
+            "standard",
+            STANDARD,
+            "textbook: u ~ U[0,1) continuous, accept iff u < p/q, residual (p - q)+ normalized, fresh draws",
+            "Leviathan et al. 2023, Algorithm 1; Chen et al. 2023, Algorithm 2",
+        ),
+        NamedRule(
+            "accept-all",
+            Rule(acceptance="all"),
+            "every draft accepted without a test: the output is the draft's law",
+            "a disabled or short-circuited verifier (e.g. a debug flag left on)",
+        ),
+        NamedRule(
+            "le-float32-coin",
+            Rule(comparison="<=", coin=FLOAT32, arithmetic=Arithmetic("float32", "ratio", "divide", "torch")),
+            "accept iff u <= fl32(p/q) with a float32 coin (k/2^24), residual fl32(max(p - q, 0)) divided by its "
+            "torch fl32 sum: accepts p(x) = 0 when u = 0",
+            "transformers generation/utils.py _speculative_sampling (r <= p_i / q_i, torch.rand_like, "
+            "clamp(p - q, min=0) divided by its sum, float32)",
+        ),
+        NamedRule(
+            "lt-float32-coin",
+            Rule(coin=FLOAT32, arithmetic=Arithmetic("float32")),
+            "accept iff u < fl32(p/q) with a float32 coin (k/2^24), residual fl32(max(p - q, 0)) as weights: "
+            "off by a count of grid points",
+            "a textbook PyTorch verifier in float32 (torch.rand: multiples of 2^-24 in [0, 1), measured)",
+        ),
+        NamedRule(
+            "le-float32-grid",
+            Rule(comparison="<=", coin=FLOAT32),
+            "accept iff u <= p/q, the exact ratio, with a float32 coin (k/2^24): the coin grid's effect alone",
+            "le-float32-coin without the float rounding of p/q and of the residual (certifiable)",
+        ),
+        NamedRule(
+            "lt-float32-grid",
+            Rule(coin=FLOAT32),
+            "accept iff u < p/q, the exact ratio, with a float32 coin (k/2^24): the coin grid's effect alone",
+            "lt-float32-coin without the float rounding of p/q and of the residual (certifiable)",
+        ),
+        NamedRule(
+            "resample-from-target",
+            Rule(residual="target"),
+            "after a rejection, draw from p instead of (p - q)+ normalized",
+            "a common simplification in hand-written verifiers; contrasted in Chen et al. 2023, Sec. 2.3",
+        ),
+        NamedRule(
+            "residual-floor:EPS",
+            Rule(residual="floor", floor=Fraction(1, 1000)),
+            "residual max(p - q, EPS) normalized (a floor against an empty residual); EPS = 1/1000 by default",
+            "clamp(p - q, min=eps) guards against 0/0 in engine kernels",
+        ),
+        NamedRule(
+            "coin-reuse-inverse-cdf",
+            Rule(residual_draw="inverse-cdf-reuse"),
+            "the residual token is the smallest i with u < C_i, reusing the acceptance coin u (not rescaled)",
+            "fused accept-and-resample kernels that draw one uniform per position",
+        ),
+        NamedRule(
+            "match-rule",
+            Rule(acceptance="match"),
+            "accept iff an independent target sample equals the draft; emit that sample (lossless, alpha = sum p q)",
+            "the exact-match baseline discussed in Leviathan et al. 2023, Sec. 3 and Chen et al. 2023",
+        ),
+        NamedRule(
+            "first-draft-unchecked",
+            Rule(unchecked_drafts=1),
+            "the first drafted token of a block is committed without a test (off by one)",
+            "an off-by-one between draft and target positions",
+        ),
+        NamedRule(
+            "race-reuse",
+            Rule(residual_draw="race-reuse"),
+            "the residual token is argmax residual_i / E_i, reusing the noise E of the race that drew the draft",
+            "engines that sample with a Gumbel/exponential race (torch.multinomial samples by one) and keep its noise",
+        ),
+        NamedRule(
+            "greedy",
+            Rule(acceptance="greedy", proposal="argmax"),
+            "greedy speculative decoding: accept iff the draft is p's argmax, else emit the argmax (ties: smallest id)",
+            "Leviathan et al. 2023, Sec. 2.3 (argmax sampling as a special case)",
+        ),
+        NamedRule(
+            "greedy-first-draft-unchecked",
+            Rule(acceptance="greedy", proposal="argmax", unchecked_drafts=1),
+            "greedy, with the first draft committed unchecked",
+            "an off-by-one between draft and target positions in a greedy engine",
+        ),
+        NamedRule(
+            "temperature-ignored",
+            Rule(target_processing=_GREEDY, draft_processing=_GREEDY, reference_processing=Processing()),
+            "the engine falls back to greedy (T = 0) for both models while the user asked for T = 1",
+            "sampling parameters dropped on the speculative path",
+        ),
+        NamedRule(
+            "inverse-cdf-last-id",
+            Rule(residual_draw="inverse-cdf-reuse", coin=FLOAT32_OPEN_CLOSED),
+            "coin-reuse-inverse-cdf with a (0,1] float32 coin: u = 1 passes no CDF entry and falls to id V - 1",
+            "searchsorted/inverse-CDF kernels that clamp a fall-through to the last id",
+        ),
+        NamedRule(
+            "commit-past-stop",
+            Rule(stop_at_stop_token=False),
+            "the whole block is committed past its first stop token (EOS)",
+            "blocks verified without an EOS check",
+        ),
+        NamedRule(
+            "flag-sum-count",
+            Rule(accepted_count="flags"),
+            "the accepted count is the sum of per-position pass flags, not the accepted prefix",
+            "acceptance metrics summed over all drafted positions",
+        ),
+        NamedRule(
+            "padding-wraparound",
+            Rule(padding="wraparound"),
+            "a padding sentinel -1 read as token id V - 1 (negative indexing) and verified as a draft",
+            "padded batches of drafts indexed without a mask",
+        ),
+    ]
+}
 
 
 def named_rule(name: str) -> Rule:
@@ -1059,7 +1186,11 @@ def named_rule(name: str) -> Rule:
     if isinstance(name, str) and name.startswith("residual-floor:") and name != "residual-floor:EPS":
         text = name.split(":", 1)[1]
         try:  # 'n/d', or a decimal such as 0.01, read exactly as the decimal it names (1/100)
-            eps = Fraction(text) if re.fullmatch(r"-?[0-9]*\.?[0-9]+(e-?[0-9]+)?", text) else to_fraction(text, what="EPS")
+            eps = (
+                Fraction(text)
+                if re.fullmatch(r"-?[0-9]*\.?[0-9]+(e-?[0-9]+)?", text)
+                else to_fraction(text, what="EPS")
+            )
         except SpecProofError as exc:
             raise UnsupportedRule(f"rule {name!r}: {exc}") from None
         return Rule(residual="floor", floor=eps)

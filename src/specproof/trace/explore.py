@@ -541,8 +541,8 @@ class _Tracer:
                                                expected[0])
 
     def seed_check(self) -> None:
-        """Before any verdict: replay the first run (and the first of another output) with each argument named like a
-        seed changed (a top-level argument, a dict entry or an attribute whose name contains "seed", holding an
+        """Before any verdict: replay the first run, the first of another output and the other runs (up to
+        SEED_EVERY_RUN), with each argument named like a seed changed (a top-level argument, a dict entry or an attribute whose name contains "seed", holding an
         integer or an integer array or tensor); refuse if the output or the draws change: seeded or hash-based noise
         (vLLM 0.34's Gumbel from a murmur3 hash of (seed, position, token)) that specproof does not control."""
         seeds = _seed_arguments(self.sampler, self.args, self.kwargs)
@@ -557,13 +557,16 @@ class _Tracer:
                 outputs.add(out)
             if len(chosen) >= 2:
                 break
+        # and every other run (up to SEED_EVERY_RUN): a hash may be read only on some paths (vLLM 0.34 hashes only
+        # after a rejection, while the first runs of two outputs may both accept)
+        others = [prefix for prefix in self.executed if prefix not in chosen][:SEED_EVERY_RUN]
         args, kwargs = self.args, self.kwargs
         try:
             for label, value, replace in seeds:
                 for k in SEED_SHIFTS:
                     changed = _perturbed(value, k)
                     self.args, self.kwargs = replace(changed)
-                    for prefix in chosen:
+                    for prefix in chosen + others:
                         expected = self._runs[prefix]
                         try:
                             key, slots, _ = self._run_once(prefix, record=False)
@@ -598,6 +601,8 @@ class _Tracer:
 #: The changes made to an argument named like a seed in the replays of :meth:`_Tracer.seed_check` (several: a hash of
 #: a few outcomes can agree on one changed seed by chance).
 SEED_SHIFTS = (1, 2, 3, 7919)
+#: How many runs besides those two are replayed with each shift (every run of most small traces).
+SEED_EVERY_RUN = 64
 
 
 def _perturbed(value: Any, k: int) -> Any:

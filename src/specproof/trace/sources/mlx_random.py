@@ -127,7 +127,8 @@ def _categorical(logits: Any, axis: int = -1, shape: Any = None, num_samples: An
     if shape is not None and num_samples is not None:
         raise SamplerRaised(f"{call}: both shape and num_samples given (the real call raises)")
     _used_key(key, call)
-    values = np.moveaxis(np.array(logits.astype(mx.float32), dtype=np.float64), axis, -1)
+    wide = logits if logits.dtype == mx.float64 else logits.astype(mx.float32)  # float64 logits keep their bits
+    values = np.moveaxis(np.array(wide, dtype=np.float64), axis, -1)
     batch = values.shape[:-1]
     rows = values.reshape(-1, values.shape[-1]) if values.size else values.reshape(0, max(values.shape[-1], 0))
     laws = []

@@ -439,6 +439,15 @@ def _race_mode(run: _Run) -> Any:
                     if isinstance(out, torch.Tensor):
                         run.track(run.quotients, out, len(draw.shape))
                     return out
+            if name in _INTERPRETER_PLUMBING and len(tensors_args) == 1 and _interpreting():
+                # E.reciprocal() handed to a Triton kernel (vLLM V1's sample_recovered_tokens_kernel): its elements are
+                # tagged, and the interpreter's w * inv_E decides the race (specproof.trace.sources.triton_race)
+                if name in ("untyped_storage", "data_ptr"):
+                    from specproof.trace.sources import triton_race
+
+                    draw, e = run.recips[id(tensors_args[0])]
+                    triton_race.hand_over(run, tensors_args[0], draw, e)
+                return func(*args, **kwargs)
             refuse_exp(f"{name} (on E.reciprocal())")
 
         def raw_use(self, func, name, args, kwargs, ts):
@@ -495,6 +504,19 @@ def _race_mode(run: _Run) -> Any:
             return out
 
     return _RaceMode()
+
+
+#: What the Triton interpreter does with a tensor argument before a kernel reads its memory.
+_INTERPRETER_PLUMBING = frozenset({"untyped_storage", "data_ptr", "new_empty", "storage_offset", "stride", "size",
+                                   "is_contiguous", "element_size", "numel", "dim"})
+
+
+def _interpreting() -> bool:
+    """Triton's interpreter is imported and on (``TRITON_INTERPRET=1``)."""
+    import os
+    import sys
+
+    return os.environ.get("TRITON_INTERPRET") == "1" and "triton.runtime.interpreter" in sys.modules
 
 
 def _slots(s: frozenset[int]) -> str:

@@ -44,9 +44,11 @@ def _block(seed: Any, offset: Any, streams: int) -> tuple:
     else:
         offs = _values(offset)
     dtype = getattr(getattr(offset, "type", None), "scalar", getattr(offset, "dtype", None))
-    if offs.dtype.kind not in "iu" or (offs.dtype.itemsize != 4 and hasattr(offset, "handle")):
-        raise UnmodelledRandomness(f"{CALL}: offsets of dtype {offs.dtype} ({dtype}): only 32-bit offsets (Philox "
-                                   "on 32-bit words) are modelled")
+    # A 64-bit offset is two 32-bit Philox counter words (Triton's randint4x: its low and high halves), still 32
+    # random bits per (seed, offset, stream): memoized by the whole offset (vLLM 0.34's tl.rand(seed, pos), int64 pos)
+    if offs.dtype.kind not in "iu" or (offs.dtype.itemsize not in (4, 8) and hasattr(offset, "handle")):
+        raise UnmodelledRandomness(f"{CALL}: offsets of dtype {offs.dtype} ({dtype}): only 32-bit and 64-bit offsets "
+                                   "(Philox on 32-bit counter words) are modelled")
     seeds = np.broadcast_to(_values(seed), offs.shape) if np.size(_values(seed)) > 1 else \
         np.full(offs.shape, _values(seed).reshape(-1)[0] if np.size(_values(seed)) else 0)
     run = _run()
@@ -97,3 +99,6 @@ class TritonSource(Source):
             patcher.set(owner, "randint4x", _randint4x)
             for name in ("randn", "randn4x", "philox"):
                 patcher.set(owner, name, _refuser(f"tl.{name}", " (Triton)"))
+        from specproof.trace.sources import triton_race
+
+        triton_race.install(patcher)  # the exponential race inside a kernel (vLLM V1's recovered tokens)

@@ -103,6 +103,7 @@ def _finish(key: str, document: dict[str, Any], out_dir: Path, instances: int) -
 
 # ---------------------------------------------------------------- the seed's cases
 
+
 def _seed_visible_pair() -> tuple[Any, Any]:
     """The first pair of the seed's visible tests (Dirichlet floats), made exact."""
     rng = np.random.default_rng(0)
@@ -112,17 +113,33 @@ def _seed_visible_pair() -> tuple[Any, Any]:
 
 
 _SEED_CASES: list[tuple[str, str, Callable[[], tuple[Any, Any]]]] = [
-    ("identical-draft", "q == p: the residual is empty, alpha = 1.",
-     lambda: (("1/6", "1/3", "1/2"), ("1/6", "1/3", "1/2"))),
-    ("draft-never-proposes", "q(x) = 0 where p(x) > 0 (token 1): it is emitted only through the residual.",
-     lambda: (("1/2", "1/4", "1/4"), ("1/2", 0, "1/2"))),
-    ("target-never-wants", "p(x) = 0 where q(x) > 0 (token 2): drafted but always rejected, emitted mass 0.",
-     lambda: (("2/3", "1/3", 0), ("1/3", "1/3", "1/3"))),
-    ("disjoint-supports", "p and q share no token: every draft is rejected, alpha = 0.",
-     lambda: (("1/2", "1/2", 0, 0), (0, 0, "1/4", "3/4"))),
+    (
+        "identical-draft",
+        "q == p: the residual is empty, alpha = 1.",
+        lambda: (("1/6", "1/3", "1/2"), ("1/6", "1/3", "1/2")),
+    ),
+    (
+        "draft-never-proposes",
+        "q(x) = 0 where p(x) > 0 (token 1): it is emitted only through the residual.",
+        lambda: (("1/2", "1/4", "1/4"), ("1/2", 0, "1/2")),
+    ),
+    (
+        "target-never-wants",
+        "p(x) = 0 where q(x) > 0 (token 2): drafted but always rejected, emitted mass 0.",
+        lambda: (("2/3", "1/3", 0), ("1/3", "1/3", "1/3")),
+    ),
+    (
+        "disjoint-supports",
+        "p and q share no token: every draft is rejected, alpha = 0.",
+        lambda: (("1/2", "1/2", 0, 0), (0, 0, "1/4", "3/4")),
+    ),
     ("one-token-vocabulary", "V = 1: p = q = (1).", lambda: ((1,), (1,))),
-    ("seed-visible-pair", "The first Dirichlet pair of the seed's visible tests (numpy seed 0), float64 "
-     "made exact by the dyadic-renormalize policy.", _seed_visible_pair),
+    (
+        "seed-visible-pair",
+        "The first Dirichlet pair of the seed's visible tests (numpy seed 0), float64 "
+        "made exact by the dyadic-renormalize policy.",
+        _seed_visible_pair,
+    ),
 ]
 
 
@@ -132,10 +149,10 @@ def _seed_cases(out_dir: Path) -> Outcome:
         p, q = make()
         certs.append(certificate.build_certificate(p, q, name=name, provenance={"note": note}))
     doc = certificate.build_bundle(
-        certs, name="seed-cases",
-        statement="On each of the seed's edge cases, the emitted law equals the target p and "
-                  "alpha = 1 - TV(p, q).",
-        provenance={"source": "specproof.certify.theorems (embedded cases)"},
+        certs,
+        name="seed-cases",
+        statement="On each of the seed's edge cases, the emitted law equals the target p and alpha = 1 - TV(p, q).",
+        provenance={"source": "specproof.theorems (embedded cases)"},
     )
     return _finish("seed_cases", doc, out_dir, len(certs))
 
@@ -149,14 +166,20 @@ _RANDOM_SEED = 2024
 def _alpha_tv(out_dir: Path) -> Outcome:
     certs = []
     for i, pair in enumerate(crosscheck.pairs(_RANDOM_PAIRS, _RANDOM_SEED)):
-        certs.append(certificate.build_certificate(
-            pair.p, pair.q, name=f"{pair.kind}-{i}", provenance={"kind": pair.kind}))
+        certs.append(
+            certificate.build_certificate(pair.p, pair.q, name=f"{pair.kind}-{i}", provenance={"kind": pair.kind})
+        )
     doc = certificate.build_bundle(
-        certs, name="alpha-equals-one-minus-tv",
+        certs,
+        name="alpha-equals-one-minus-tv",
         statement="alpha = sum_x min(p(x), q(x)) equals 1 - TV(p, q) = 1 - (1/2) sum_x |p(x) - q(x)| "
-                  "(and the emitted law equals p) on random rational pairs of every kind.",
-        provenance={"source": "specproof.certify.crosscheck.pairs", "pairs": _RANDOM_PAIRS, "seed": _RANDOM_SEED,
-                    "kinds": list(crosscheck.KINDS)},
+        "(and the emitted law equals p) on random rational pairs of every kind.",
+        provenance={
+            "source": "specproof.certify.crosscheck.pairs",
+            "pairs": _RANDOM_PAIRS,
+            "seed": _RANDOM_SEED,
+            "kinds": list(crosscheck.KINDS),
+        },
     )
     return _finish("alpha_tv", doc, out_dir, len(certs))
 
@@ -175,11 +198,11 @@ def _small_grid(out_dir: Path) -> Outcome:
             for j, q in enumerate(dists):
                 certs.append(certificate.build_certificate(p, q, name=f"V{v}-p{i}-q{j}"))
     doc = certificate.build_bundle(
-        certs, name="exhaustive-small-grid",
+        certs,
+        name="exhaustive-small-grid",
         statement=f"For every pair of distributions with V <= {GRID_MAX_V} whose entries have "
-                  f"denominators <= {GRID_MAX_DEN}, the emitted law equals p and alpha = 1 - TV.",
-        provenance={"source": "specproof.certify.theorems.distributions", "max_v": GRID_MAX_V,
-                    "max_denominator": GRID_MAX_DEN},
+        f"denominators <= {GRID_MAX_DEN}, the emitted law equals p and alpha = 1 - TV.",
+        provenance={"source": "specproof.theorems.distributions", "max_v": GRID_MAX_V, "max_denominator": GRID_MAX_DEN},
     )
     return _finish("small_grid", doc, out_dir, len(certs))
 
@@ -193,21 +216,39 @@ COMPACT_ABOVE_V = 1000
 def _real_bundle(key: str, pairs: list, name: str, statement: str, out_dir: Path) -> Outcome:
     certs = []
     for rp in pairs:
-        info = {**rp.provenance, "context": rp.context,
-                "note": f"context: {rp.context!r}; target: {rp.provenance.get('target', '')}; draft: {rp.draft}"}
+        info = {
+            **rp.provenance,
+            "context": rp.context,
+            "note": f"context: {rp.context!r}; target: {rp.provenance.get('target', '')}; draft: {rp.draft}",
+        }
         if len(rp.p) > COMPACT_ABOVE_V:
-            certs.append(certificate.build_compact_certificate(
-                rp.p_floats, rp.q_floats, name=rp.name, atol=rp.atol, labels=rp.labels, provenance=info))
+            certs.append(
+                certificate.build_compact_certificate(
+                    rp.p_floats, rp.q_floats, name=rp.name, atol=rp.atol, labels=rp.labels, provenance=info
+                )
+            )
         else:
             certs.append(certificate.build_certificate(rp.p, rp.q, name=rp.name, labels=rp.labels, provenance=info))
     first = pairs[0]
-    model_info = {k: first.provenance[k] for k in ("package", "version", "model_file", "sha256", "conversion")
-                  if k in first.provenance}
-    doc = certificate.build_bundle(certs, name=name, statement=statement, provenance={
-        "source": "specproof.models.fixtures", "model": first.model, **model_info,
-        "float_policy": f"dyadic-renormalize, atol {first.atol!r}",
-        "certificates": "compact (float64 inputs, claimed rows where they matter)"
-        if len(first.p) > COMPACT_ABOVE_V else "full (one row per token)"})
+    model_info = {
+        k: first.provenance[k]
+        for k in ("package", "version", "model_file", "sha256", "conversion")
+        if k in first.provenance
+    }
+    doc = certificate.build_bundle(
+        certs,
+        name=name,
+        statement=statement,
+        provenance={
+            "source": "specproof.models.fixtures",
+            "model": first.model,
+            **model_info,
+            "float_policy": f"dyadic-renormalize, atol {first.atol!r}",
+            "certificates": "compact (float64 inputs, claimed rows where they matter)"
+            if len(first.p) > COMPACT_ABOVE_V
+            else "full (one row per token)",
+        },
+    )
     return _finish(key, doc, out_dir, len(certs))
 
 
@@ -215,20 +256,28 @@ def _real_phone_lm(out_dir: Path) -> Outcome:
     from specproof.models.fixtures import phone_lm_pairs
 
     return _real_bundle(
-        "real_phone_lm", list(phone_lm_pairs()), "real-pairs-phone-lm",
+        "real_phone_lm",
+        list(phone_lm_pairs()),
+        "real-pairs-phone-lm",
         "On real next-token distributions of the CMU Sphinx English phone trigram model (pocketsphinx), "
         "with the bigram and the unigram model as drafts, the emitted law equals the target and "
-        "alpha = 1 - TV.", out_dir)
+        "alpha = 1 - TV.",
+        out_dir,
+    )
 
 
 def _real_smollm2(out_dir: Path) -> Outcome:
     from specproof.models.fixtures import smollm2_pairs
 
     return _real_bundle(
-        "real_smollm2", list(smollm2_pairs()), "real-pairs-smollm2",
+        "real_smollm2",
+        list(smollm2_pairs()),
+        "real-pairs-smollm2",
         "On real next-token distributions of SmolLM2-135M-Instruct (V = 49,152) after six prompts, "
         "with a layer-skipping self-draft, a 3-bit re-quantized self-draft and the same model at "
-        "temperature 0.7 as drafts, the emitted law equals the target and alpha = 1 - TV.", out_dir)
+        "temperature 0.7 as drafts, the emitted law equals the target and alpha = 1 - TV.",
+        out_dir,
+    )
 
 
 # ---------------------------------------------------------------- chains on the phone model
@@ -246,24 +295,41 @@ def chain_bundle() -> dict[str, Any]:
     for context in CHAIN_CONTEXTS:
         target, draft, labels = phone_lm_chain(context)
         for gamma in CHAIN_GAMMAS:
-            certs.append(certificate.build_chain_certificate(
-                target, draft, gamma, name=f"phone-{'-'.join(context)}-gamma-{gamma}", labels=labels,
-                stop_tokens=[labels.index(PHONE_END)],
-                provenance={"source": "specproof.models.fixtures.phone_lm_chain", "context": " ".join(context),
-                            "target": "trigram", "draft": "bigram"}))
+            certs.append(
+                certificate.build_chain_certificate(
+                    target,
+                    draft,
+                    gamma,
+                    name=f"phone-{'-'.join(context)}-gamma-{gamma}",
+                    labels=labels,
+                    stop_tokens=[labels.index(PHONE_END)],
+                    provenance={
+                        "source": "specproof.models.fixtures.phone_lm_chain",
+                        "context": " ".join(context),
+                        "target": "trigram",
+                        "draft": "bigram",
+                    },
+                )
+            )
     bundle = certificate.build_bundle(
-        certs, name="chain-phone-lm",
+        certs,
+        name="chain-phone-lm",
         statement="On the CMU Sphinx phone trigram model (target) with its bigram model as the draft, "
-                  "after each context, one block verification step with gamma drafted tokens and the bonus "
-                  "token, continued by target sampling, gives the first gamma + 1 tokens the target's joint law; "
-                  "the block ends at its first </s>, and E[emitted] counts the tokens up to and including it.",
-        provenance={"source": "specproof.models.fixtures.phone_lm_chain", "contexts": [" ".join(c) for c in CHAIN_CONTEXTS],
-                    "gammas": list(CHAIN_GAMMAS)})
+        "after each context, one block verification step with gamma drafted tokens and the bonus "
+        "token, continued by target sampling, gives the first gamma + 1 tokens the target's joint law; "
+        "the block ends at its first </s>, and E[emitted] counts the tokens up to and including it.",
+        provenance={
+            "source": "specproof.models.fixtures.phone_lm_chain",
+            "contexts": [" ".join(c) for c in CHAIN_CONTEXTS],
+            "gammas": list(CHAIN_GAMMAS),
+        },
+    )
     bundle["assumptions"] = [
         "Exact rows: the model's floats made exact by dyadic-renormalize (atol 1e-3).",
         "</s> ends the utterance: the block stops at an accepted </s> (no draft, no bonus token after it), and "
         "tokens after the first </s> are neither emitted nor counted (the model has no rows after </s>; for the "
-        "stream law both models repeat </s>)."]
+        "stream law both models repeat </s>).",
+    ]
     return bundle
 
 
@@ -273,6 +339,7 @@ def _chain(out_dir: Path) -> Outcome:
 
 # ---------------------------------------------------------------- every V, symbolically
 
+
 def _symbolic(out_dir: Path, coq: bool = True) -> Outcome:
     from specproof.certify.symbolic_proof import check_coq, prove_every_v  # SymPy work only when asked for
 
@@ -281,13 +348,20 @@ def _symbolic(out_dir: Path, coq: bool = True) -> Outcome:
     # check is reported as not run, which fails nothing. A Coq proof that does not compile or is not
     # closed fails it.
     if not coq:
-        formal = {"passed": None, "seconds": 0.0,
-                  "summary": "formal check (Coq) not run: --no-coq (the Coq proofs in proofs/coq are checked by .ci/run)"}
+        formal = {
+            "passed": None,
+            "seconds": 0.0,
+            "summary": "formal check (Coq) not run: --no-coq (the Coq proofs in proofs/coq are checked by .ci/run)",
+        }
     else:
         formal = check_coq()
     summary = formal["summary"] + (f" ({formal['seconds']:.0f} s)" if formal["passed"] is not None else "")
-    return dataclasses.replace(outcome, proved=outcome.proved and formal["passed"] is not False,
-                               detail=f"{outcome.detail}; {summary}", formal=summary)
+    return dataclasses.replace(
+        outcome,
+        proved=outcome.proved and formal["passed"] is not False,
+        detail=f"{outcome.detail}; {summary}",
+        formal=summary,
+    )
 
 
 #: key -> (title, runner). Keys are the proof scripts' names in ``proofs/``.
@@ -307,18 +381,26 @@ def block_verification_bundle() -> dict[str, Any]:
 
     cases = [(f"paper example, gamma {g}", PAPER_MB, PAPER_MS, g) for g in (1, 2, 3)]
     cases += [(f"worked pair, gamma {g}", WORKED_P, WORKED_Q, g) for g in (1, 2, 3)]
-    cases += [("p == q (every residual empty)", ["1/2", "1/2"], ["1/2", "1/2"], 2),
-              ("zeros in p and q", ["1/2", "1/2", "0"], ["0", "1/2", "1/2"], 2),
-              ("disjoint supports", ["1", "0"], ["0", "1"], 2)]
-    certs = [block_verification_certificate(p, q, g, name=name, provenance={"target": [str(x) for x in p],
-                                                                             "draft": [str(x) for x in q]})
-             for name, p, q, g in cases]
+    cases += [
+        ("p == q (every residual empty)", ["1/2", "1/2"], ["1/2", "1/2"], 2),
+        ("zeros in p and q", ["1/2", "1/2", "0"], ["0", "1/2", "1/2"], 2),
+        ("disjoint supports", ["1", "0"], ["0", "1"], 2),
+    ]
+    certs = [
+        block_verification_certificate(
+            p, q, g, name=name, provenance={"target": [str(x) for x in p], "draft": [str(x) for x in q]}
+        )
+        for name, p, q, g in cases
+    ]
     return certificate.build_bundle(
-        certs, name="block verification", provenance={"source": "specproof.certify.blocks.block_verification_certificate"},
+        certs,
+        name="block verification",
+        provenance={"source": "specproof.certify.blocks.block_verification_certificate"},
         statement="Block verification (Sun et al. 2024, Algorithm 2; the same rows after every prefix) is lossless on "
-                  "each input: the emitted block, continued by sampling the target, has the target's joint law over "
-                  "gamma + 1 tokens. Its expected accepted drafts on the paper's binary example at gamma 2 are 11/9 "
-                  "(token verification: 10/9).")
+        "each input: the emitted block, continued by sampling the target, has the target's joint law over "
+        "gamma + 1 tokens. Its expected accepted drafts on the paper's binary example at gamma 2 are 11/9 "
+        "(token verification: 10/9).",
+    )
 
 
 def _block_verification(out_dir: Path) -> Outcome:
