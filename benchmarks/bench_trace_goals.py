@@ -57,8 +57,14 @@ def goal_gross(full: bool) -> dict:
     p, q = rows((3, 8), 1), rows((2, 8), 2)
     has_nearest = "nearest" in inspect.signature(compare).parameters
     cpu, got = timed(lambda: compare(accept_all_block, p, q, gamma=2))
-    out = {"cpu": cpu, "verdict": got.verdict, "tv": float(got.tv), "runs": got.trace.runs,
-           "scan_skipped": "(a gross fault)" in got.arithmetic, "load": os.getloadavg()[0]}
+    out = {
+        "cpu": cpu,
+        "verdict": got.verdict,
+        "tv": float(got.tv),
+        "runs": got.trace.runs,
+        "scan_skipped": "(a gross fault)" in got.arithmetic,
+        "load": os.getloadavg()[0],
+    }
     if full and has_nearest:
         cpu, near = timed(lambda: compare(accept_all_block, p, q, gamma=2, nearest=True))
         out["full_scan"] = {"cpu": cpu, "verdict": near.verdict, "tv": float(near.tv), "arithmetic": near.arithmetic}
@@ -91,23 +97,29 @@ def main() -> None:
     args = ap.parse_args()
     warm = rows((4,), 0)
     compare(textbook, warm, rows((4,), 9))  # imports and first-use costs, not counted
-    out = {"cpus": os.cpu_count(), "load_before": os.getloadavg()[0], "gross": goal_gross(args.full),
-           "refusal": goal_refusal(), "v64": goal_v64()}
+    out = {
+        "cpus": os.cpu_count(),
+        "load_before": os.getloadavg()[0],
+        "gross": goal_gross(args.full),
+        "refusal": goal_refusal(),
+        "v64": goal_v64(),
+    }
     if args.json:
         print(json.dumps(out, sort_keys=True))
         return
     g = out["gross"]
     print(f"{out['cpus']} CPUs, load average {out['load_before']:.1f} at the start")
-    print(f"1. gamma-2 gross fault, V = 8: {g['cpu']:.2f} s CPU for compare ({g['runs']} runs), {g['verdict']}, "
-          f"TV {g['tv']:.4f}, nearest-member scan skipped: {g['scan_skipped']}")
+    print(
+        f"1. gamma-2 gross fault, V = 8: {g['cpu']:.2f} s CPU for compare ({g['runs']} runs), {g['verdict']}, "
+        f"TV {g['tv']:.4f}, nearest-member scan skipped: {g['scan_skipped']}"
+    )
     if "full_scan" in g:
         f = g["full_scan"]
         print(f"   with nearest=True (the full scan): {f['cpu']:.1f} s CPU, {f['verdict']}, TV {f['tv']:.4f}")
     r = out["refusal"]
     print(f"2. textbook torch position, V = 128,256: {r['cpu']:.2f} s CPU (goal < 5 s): {r['message']}")
     v = out["v64"]
-    print(f"3. textbook float32 position, V = 64: {v['cpu']:.2f} s CPU (goal < 2 s), {v['verdict']}, "
-          f"{v['runs']} runs")
+    print(f"3. textbook float32 position, V = 64: {v['cpu']:.2f} s CPU (goal < 2 s), {v['verdict']}, {v['runs']} runs")
 
 
 if __name__ == "__main__":
