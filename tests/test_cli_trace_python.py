@@ -274,3 +274,17 @@ def test_ctrl_c_exits_130_with_one_line(files, capsys):
     err = capsys.readouterr().err
     assert err.strip().splitlines()[-1] == "specproof trace: interrupted" and "Traceback" not in err  # after the bar
 
+
+
+def test_a_gross_fault_names_no_nearest_member_unless_asked(files, capsys):
+    (files / "gross.py").write_text("import torch\n\ndef accept_all(p, q):\n    return int(torch.multinomial(q, 1))\n")
+    assert main(["trace", "python", "gross:accept_all", "--target", "p.json", "--draft", "q.json", "--json"]) == 1
+    out = _json(capsys)
+    assert out["verdict"] == "lossy" and out["tv_from_float_ideal"] == out["tv"]
+    assert out["arithmetic"].startswith("not compared: the TV from the target, 0.4")
+    assert "(a gross fault)" in out["arithmetic"]
+    assert main(["trace", "python", "gross:accept_all", "--target", "p.json", "--draft", "q.json", "--json",
+                 "--nearest"]) == 1
+    near = _json(capsys)
+    assert near["verdict"] == "lossy" and near["tv"] == out["tv"] and "gross" not in near["arithmetic"]
+    assert near["tv_from_float_ideal"] != "0/1"

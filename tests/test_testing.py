@@ -201,8 +201,13 @@ def test_a_numpy_chain_that_resamples_from_p_is_lossy_by_one_eighth():
     P, Q = np.array([[0.5, 0.25, 0.25]] * 3), np.array([[0.25, 0.25, 0.5]] * 2)
     wrong = compare(lambda p, q, rng: _np_chain(p, q, rng, "target"), P, Q, numpy_rng="rng")
     assert wrong.gamma == 2 and wrong.verdict == "lossy" and wrong.tv == F(1, 8)
-    assert wrong.tv_from_float_ideal > 0 and wrong.member_differing
-    assert "block (vs the nearest member)" in wrong.report() and len(wrong.report().splitlines()) <= 20
+    # a gross fault: no nearest member is sought unless asked for
+    assert wrong.tv_from_float_ideal == F(1, 8) and not wrong.member_differing and "(a gross fault)" in wrong.arithmetic
+    assert "block (vs the nearest member)" not in wrong.report() and len(wrong.report().splitlines()) <= 20
+    near = compare(lambda p, q, rng: _np_chain(p, q, rng, "target"), P, Q, numpy_rng="rng", nearest=True)
+    assert (near.verdict, near.tv, near.law) == ("lossy", F(1, 8), wrong.law)
+    assert near.tv_from_float_ideal > 0 and near.member_differing
+    assert "block (vs the nearest member)" in near.report() and len(near.report().splitlines()) <= 20
     right = compare(_np_chain, P, Q, numpy_rng="rng")
     assert right.verdict == "lossless" and right.tv == 0
     assert "torch" not in right.arithmetic
@@ -497,3 +502,129 @@ def test_gamma_refuses_rows_and_samplers_that_cannot_make_a_block():
 
     with pytest.raises(SpecProofError, match=r"the sampler returned one token \(\d\), not a sequence"):
         compare(first_position_only, torch.stack([P, P, P]), torch.stack([Q, Q]), gamma=2)
+
+
+def test_search_lossy_skips_inputs_on_which_the_sampler_raises_and_lists_them():
+    def fragile_accept_all(p, q):  # raises where p == q; elsewhere accepts every draft (lossy)
+        if torch.equal(p, q):
+            raise RuntimeError("p equals q")
+        return int(torch.multinomial(q, 1))
+
+    found = search_lossy(fragile_accept_all, max_vocab=2, max_denominator=2)
+    assert found is not None and found.comparison is not None
+    assert (found.p, found.q, found.pairs) == ((F(0), F(1)), (F(1), F(0)), 2)
+    assert found.comparison.verdict == "lossy" and found.comparison.tv == 1
+    assert [(p, q) for p, q, _ in found.skipped] == [((F(0), F(1)), (F(0), F(1)))]
+    assert "RuntimeError: p equals q" in found.skipped[0][2]
+
+    def always_fragile(p, q):  # raises where p == q, correct elsewhere
+        if torch.equal(p, q):
+            raise RuntimeError("p equals q")
+        return textbook(p, q)
+
+    found = search_lossy(always_fragile, max_vocab=2, max_denominator=2)
+    assert (found.comparison, found.p, found.q, found.pairs) == (None, (F(0), F(1)), (F(0), F(1)), 1)
+    assert "RuntimeError: p equals q" in found.raised
+    assert [(p, q) for p, q, _ in found.skipped] == [((F(0), F(1)), (F(0), F(1))), ((F(1), F(0)), (F(1), F(0))),
+                                                     ((F(1, 2), F(1, 2)), (F(1, 2), F(1, 2)))]
+
+
+def test_a_gross_fault_is_lossy_without_the_float_family_scan():
+    from specproof.rules.faithful import judge
+    from specproof.trace.testing import gross_tv, verdict_lines
+
+    def accept_all(p, q):
+        return int(torch.multinomial(q, 1))
+
+    got = compare(accept_all, P, Q)
+    assert (got.verdict, got.tv, got.tv_from_float_ideal, got.member_differing) == ("lossy", F(1, 2), F(1, 2), [])
+    assert got.arithmetic.startswith("not compared: the TV from the target, 0.5 (1/2), is above 0.015625 (1/64), "
+                                     "farther than any correct float code is (a gross fault)")
+    assert verdict_lines(got) == [f"  {got.arithmetic}", "  mass on outputs the target gives probability 0 (or "
+                                  "invalid ids): 0.25 (1/4)"]
+    # the full scan finds the same verdict and TV, and a nearest member
+    full = judge(got.law, P, Q)
+    assert (full.verdict, full.tv) == ("lossy", F(1, 2)) and full.member is not None
+    assert gross_tv(None) == F(1, 64) and gross_tv(3) == F(4, 64)
+    # below the bound the family is scanned as before: the textbook sampler's law matches a member
+    assert compare(textbook, P_OFF, Q_OFF).verdict in ("lossless", "float-faithful")
+
+
+def test_the_float_family_scan_reports_its_progress(monkeypatch):
+    from specproof.rules.faithful import FAMILY, judge
+    from specproof.trace import testing
+
+    calls = []
+    law = {0: F(1, 2), 1: F(1, 2)}
+    judge(law, [0.5, 0.25, 0.25], [0.25, 0.5, 0.25], progress=lambda done, total: calls.append((done, total)))
+    assert calls[0] == (0, len(FAMILY)) and calls[-1][0] == len(calls) - 1 and len(calls) <= len(FAMILY)
+    monkeypatch.setattr(testing, "SCAN_QUIET", 0.0)
+    monkeypatch.setattr(testing, "SCAN_EVERY", 0.0)
+    import io
+    import sys
+
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    show = testing._ScanProgress()
+    show(0, 10)
+    show(4, 10)
+    assert err.getvalue().startswith("judging: 4/10 float-family members' laws computed (")
+    assert err.getvalue().count("\n") == 1
+
+
+def test_exact_sums_of_float_rows_by_integers_equal_the_rational_sums():
+    from specproof.trace.core import _fraction_weights, exact_float_sum
+    from specproof.trace.testing import _exact_sum
+
+    row = [0.1, 0.2, 0.7, 2.0 ** -60, 0.0]
+    nums, d = exact_float_sum(row)
+    assert [F(n, d) for n in nums] == [F(x) for x in row] and d == 2 ** 60
+    assert exact_float_sum([0.5, float("nan")]) is None and exact_float_sum([1, 0.5]) is None
+    assert _exact_sum(torch.tensor(row, dtype=torch.float64), "p") == sum(map(F, row))
+    assert _exact_sum([F(1, 3), F(2, 3)], "p") == 1  # rationals: entry by entry
+    weights = _fraction_weights(row, "torch.multinomial")
+    assert weights == tuple(F(x) / sum(map(F, row)) for x in row) and sum(weights) == 1
+    with pytest.raises(InvalidDistribution, match="not 1"):
+        compare(textbook, torch.tensor([0.5, 0.6]), torch.tensor([0.5, 0.5]))
+
+
+def test_equivalent_members_are_counted_up_to_v_16_by_default():
+    from specproof.trace.testing import EQUIVALENTS_MAX_V
+
+    g = torch.Generator().manual_seed(0)
+    p, q = (torch.softmax(torch.randn(17, generator=g), -1) for _ in range(2))
+    result = compare(textbook, p, q)
+    assert EQUIVALENTS_MAX_V == 16 and result.verdict == "float-faithful" and result.equivalents is None
+    assert ("(other arithmetics of the family that give the same law were not counted (they are at V <= 16, or with "
+            "equivalents=True): the code's arithmetic is one of them, not necessarily the one named)") in result.report()
+    counted = compare(textbook, p, q, equivalents=True)
+    assert (counted.verdict, counted.tv, counted.arithmetic) == (result.verdict, result.tv, result.arithmetic)
+    assert isinstance(counted.equivalents, int) and counted.equivalents >= 0
+    assert compare(textbook, torch.tensor([0.6, 0.3, 0.1]), torch.tensor([0.2, 0.5, 0.3]), equivalents=False).equivalents is None
+
+
+def test_multinomial_without_replacement_renormalizes_after_the_first_draw():
+    from specproof.trace.tracer import trace
+
+    def two_distinct(w):
+        return tuple(torch.multinomial(w, 2).tolist())
+
+    law = trace(two_distinct, (torch.tensor([0.5, 0.25, 0.25]),)).law
+    assert law == {(0, 1): F(1, 4), (0, 2): F(1, 4), (1, 0): F(1, 6), (1, 2): F(1, 12), (2, 0): F(1, 6),
+                   (2, 1): F(1, 12)}
+
+
+def test_the_exact_weights_cache_is_bounded_by_its_entries(monkeypatch):
+    from specproof.trace import core
+
+    monkeypatch.setattr(core, "_WEIGHTS", {})
+    monkeypatch.setattr(core, "_WEIGHTS_HELD", 0)
+    monkeypatch.setattr(core, "WEIGHTS_CACHED", 5)
+    first = core._fraction_weights([0.5, 0.25, 0.25], "torch.multinomial")
+    assert core._fraction_weights([0.5, 0.25, 0.25], "torch.multinomial") is first  # read from the cache
+    core._fraction_weights([1.0, 3.0], "torch.multinomial")  # 3 + 2 entries: both held
+    assert list(core._WEIGHTS) == [(0.5, 0.25, 0.25), (1.0, 3.0)] and core._WEIGHTS_HELD == 5
+    assert core._fraction_weights([1.0, 1.0], "torch.multinomial") == (F(1, 2), F(1, 2))
+    assert list(core._WEIGHTS) == [(1.0, 3.0), (1.0, 1.0)] and core._WEIGHTS_HELD == 4  # the oldest went
+    assert core._fraction_weights([1.0] * 6, "torch.multinomial") == (F(1, 6),) * 6  # too long to hold
+    assert list(core._WEIGHTS) == [(1.0, 3.0), (1.0, 1.0)] and core._WEIGHTS_HELD == 4  # and nothing went

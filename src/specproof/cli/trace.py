@@ -129,6 +129,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     py.add_argument("--strict", action="store_true", help="float-faithful exits 1 too")
     py.add_argument(
+        "--nearest",
+        action="store_true",
+        help="name the nearest correct float implementation even for a gross fault (a TV above 2^-6 per "
+        "row; by default such a fault is lossy without that scan, which takes minutes on a block)",
+    )
+    py.add_argument(
         "--json",
         action="store_true",
         help="print one JSON object: verdict, tv, tv_from_float_ideal, arithmetic, law ('n/d')",
@@ -294,6 +300,7 @@ def _trace_python(args: argparse.Namespace) -> int:
                 + f"; {time.monotonic() - started:.1f} s)"
             )
             return 0
+        skipped = [{"p": [ff(x) for x in p], "q": [ff(x) for x in q], "raised": why} for p, q, why in found.skipped]
         if found.comparison is None:
             where = f"p = ({', '.join(map(text, found.p))}), q = ({', '.join(map(text, found.q))})"
             if args.json:
@@ -306,12 +313,19 @@ def _trace_python(args: argparse.Namespace) -> int:
                             "q": [ff(x) for x in found.q],
                             "pairs": found.pairs,
                             "raised": found.raised,
+                            "raised_on": len(found.skipped) or 1,
+                            "tried": tried[0],
                         },
                     }
                 )
             else:
+                more = (
+                    f" (and on {len(found.skipped) - 1} more of the {tried[0]} pairs tried; none was lossy)"
+                    if len(found.skipped) > 1
+                    else f" (none of the {tried[0]} pairs tried was lossy)"
+                )
                 print(
-                    f"{name}: the sampler raised on valid rows (pair {found.pairs} of the search): {where}\n"
+                    f"{name}: the sampler raised on valid rows (pair {found.pairs} of the search): {where}{more}\n"
                     f"  {found.raised}"
                 )
             return 1
@@ -325,6 +339,7 @@ def _trace_python(args: argparse.Namespace) -> int:
                         "q": [ff(x) for x in found.q],
                         "pairs": found.pairs,
                         **_comparison_json(found.comparison),
+                        "skipped": skipped,
                     },
                 }
             )
@@ -333,6 +348,12 @@ def _trace_python(args: argparse.Namespace) -> int:
                 f"{name}: smallest lossy input (pair {found.pairs} of the search): p = ({', '.join(map(text, found.p))}), "
                 f"q = ({', '.join(map(text, found.q))})"
             )
+            if found.skipped:
+                p0, q0, why = found.skipped[0]
+                print(
+                    f"  (skipped {len(found.skipped)} earlier pair(s) on which the sampler raised, a fault too; first: "
+                    f"p = ({', '.join(map(text, p0))}), q = ({', '.join(map(text, q0))}): {why})"
+                )
             print(found.comparison.report(command_line=True))
         return 1
     if not args.target or not args.draft:
@@ -371,6 +392,7 @@ def _trace_python(args: argparse.Namespace) -> int:
                 progress=bar.update,
                 reference=plain,
                 max_seconds=args.timeout,
+                nearest=args.nearest,
             )
     except SamplerRaised as exc:
         if not degenerate:

@@ -272,6 +272,16 @@ def _rounded_coin_threshold(rows: Rows, x: int, rule: Rule) -> Fraction:
     return _first_failing(rule, lambda u: fmt.mul(fmt.round(u), b) < a if cmp == "<" else fmt.mul(fmt.round(u), b) <= a)
 
 
+def _log_row(rows: Rows, library: str, dtype: str, name: str) -> tuple:
+    """The library's log of row ``name``, computed once per tree (each drafted token reads one entry: the
+    row's conversion per token made a V = 64 position's library members cost O(V^2))."""
+    memo = rows.__dict__.setdefault("_library_logs", {})
+    key = (library, dtype, name)
+    if key not in memo:
+        memo[key] = libm.log_row(library, dtype, rows[name])
+    return memo[key]
+
+
 def _library_threshold(rows: Rows, x: int, rule: Rule) -> Fraction:
     """The threshold t of the log-space accept tests at drafted token ``x`` (q(x) > 0), with the
     library's own log and exp (:mod:`specproof.rules.libm`) and the IEEE-rounded difference
@@ -286,8 +296,8 @@ def _library_threshold(rows: Rows, x: int, rule: Rule) -> Fraction:
     """
     arith, coin = rule.arithmetic, rule.coin
     fmt = arith.format()
-    lp = libm.log_row(arith.library, arith.dtype, rows["target"])[x]
-    lq = libm.log_row(arith.library, arith.dtype, rows["draft"])[x]
+    lp = _log_row(rows, arith.library, arith.dtype, "target")[x]
+    lq = _log_row(rows, arith.library, arith.dtype, "draft")[x]
     if lp == -math.inf:  # p(x) = 0 (q(x) > 0 here): -inf - finite
         d: Any = -math.inf
     else:
@@ -728,21 +738,38 @@ def block_law(
     pmodel = None if proposal is None else _as_model(proposal)
     stops = frozenset(int(t) for t in stop_tokens)
 
+    made: dict[tuple[int, int], tuple[Any, Any, Rows]] = {}
+
+    def rows_at(prefix: Prefix) -> Rows:
+        """The rows after ``prefix``, made once per pair of row objects (a stack gives the same row at every
+        prefix of a depth; the objects are held, so an id is never reused while it is a key)."""
+        t, d = tmodel(prefix), dmodel(prefix)
+        hit = made.get((id(t), id(d)))
+        if hit is None or hit[0] is not t or hit[1] is not d:
+            hit = (t, d, _rows(t, d, rule, None)[0])
+            made[(id(t), id(d))] = hit
+        return hit[2]
+
     def reference(prefix: Prefix) -> tuple[Fraction, ...]:
-        return _rows(tmodel(prefix), dmodel(prefix), rule, None)[0]["reference"]
+        return rows_at(prefix)["reference"]
+
+    positions: dict[tuple, tuple[Any, Any, Any, Position]] = {}
 
     def position(prefix: Prefix) -> Position:
-        tree = position_tree(
-            tmodel(prefix),
-            dmodel(prefix),
-            rule,
-            proposal=None if pmodel is None else pmodel(prefix),
-            unchecked=len(prefix) < rule.unchecked_drafts,
-        )
-        return tree_position(tree, tree.rows["reference"])
+        """The position after ``prefix``, made once per triple of row objects (held, as in ``rows_at``)."""
+        t, d = tmodel(prefix), dmodel(prefix)
+        prop = None if pmodel is None else pmodel(prefix)
+        unchecked = len(prefix) < rule.unchecked_drafts
+        key = (id(t), id(d), id(prop), unchecked)
+        hit = positions.get(key)
+        if hit is None or hit[0] is not t or hit[1] is not d or hit[2] is not prop:
+            tree = position_tree(t, d, rule, proposal=prop, unchecked=unchecked)
+            hit = (t, d, prop, tree_position(tree, tree.rows["reference"]))
+            positions[key] = hit
+        return hit[3]
 
     def bonus(prefix: Prefix) -> tuple[Any, Fraction, tuple[Fraction, ...]]:
-        rows = _rows(tmodel(prefix), dmodel(prefix), rule, None)[0]
+        rows = rows_at(prefix)
         return rows["reference"], Fraction(1), _normalized(rows["target"])
 
     law = compose(position, gamma, bonus, stop_tokens=stops, stop_at_stop_token=rule.stop_at_stop_token, node_tv=True)

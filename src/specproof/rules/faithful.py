@@ -65,6 +65,7 @@ from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
 from specproof.errors import InvalidDistribution, ResidualUndefined, SpecProofError
+from specproof.laws.numtext import number_text
 from specproof.laws.outcome import FLOAT32 as COIN32
 from specproof.laws.outcome import FLOAT32_OPEN_CLOSED, coin_model
 from specproof.rules.policy import Arithmetic, Rule, UnsupportedRule
@@ -378,7 +379,10 @@ def _is_id(t: Any, v: int) -> bool:
     return isinstance(t, int) and not isinstance(t, bool) and 0 <= t < v
 
 
-def _outside_support(law: Mapping, tmodel: Callable, gamma: int | None, v: int) -> Fraction:
+def _outside_support(
+    law: Mapping, tmodel: Callable, gamma: int | None, v: int, tlaw: Callable[[Prefix], tuple] | None = None
+) -> Fraction:
+    tlaw = tlaw or (lambda s: target_law(tmodel, s))
     bad = Fraction(0)
     for out, m in law.items():
         ids = (out,) if gamma is None else (out if isinstance(out, tuple) else (out,))
@@ -386,35 +390,46 @@ def _outside_support(law: Mapping, tmodel: Callable, gamma: int | None, v: int) 
             bad += m
             continue
         for i, t in enumerate(ids):
-            if not _is_id(t, v) or target_law(tmodel, ids[:i])[t] == 0:
+            if not _is_id(t, v) or tlaw(ids[:i])[t] == 0:
                 bad += m
                 break
     return bad
 
 
-def _stream(law: Mapping, tmodel: Callable, gamma: int, v: int) -> tuple[Fraction, dict, dict]:
+def _stream(
+    law: Mapping,
+    tmodel: Callable,
+    gamma: int,
+    v: int,
+    tlaw: Callable[[Prefix], tuple] | None = None,
+    *,
+    stream_only: bool = False,
+) -> tuple[Fraction | None, dict, dict]:
     """TV of the stream from the target's joint law, and both laws over gamma + 1 tokens when
-    V**(gamma + 1) is at most :data:`SEQUENCE_LIMIT` (else two empty dicts)."""
+    V**(gamma + 1) is at most :data:`SEQUENCE_LIMIT` (else two empty dicts). ``stream_only``: the law's
+    stream alone, ``(None, stream, {})`` (a member's, compared with the traced law's: the TV from the
+    target and the target's joint law are the same for every member)."""
     from specproof.laws.block import extend_by_target, stream_tv, target_joint
 
+    tlaw = tlaw or (lambda s: target_law(tmodel, s))
     valid = {
         b: m
         for b, m in law.items()
         if isinstance(b, tuple) and 1 <= len(b) <= gamma + 1 and all(_is_id(t, v) for t in b)
     }
     invalid = sum((m for b, m in law.items() if b not in valid), Fraction(0))
-    tv = (2 * stream_tv(valid, lambda s: target_law(tmodel, s), gamma) + invalid) / 2
+    tv = None if stream_only else (2 * stream_tv(valid, tlaw, gamma) + invalid) / 2
     if v ** (gamma + 1) > SEQUENCE_LIMIT:
         return tv, {}, {}
 
     def target(prefix: Prefix) -> tuple[Fraction, ...]:
-        return target_law(tmodel, prefix)
+        return tlaw(prefix)
 
     mine = extend_by_target(valid, target, gamma + 1)
     for b, m in law.items():
         if b not in valid:
             mine[b] = mine.get(b, Fraction(0)) + m
-    return tv, mine, target_joint(target, gamma + 1)
+    return tv, mine, ({} if stream_only else target_joint(target, gamma + 1))
 
 
 def _row_dtype(rows: Any) -> str | None:
@@ -431,6 +446,8 @@ def judge(
     gamma: int | None = None,
     family: Sequence[Member] = FAMILY,
     count_equivalents: bool = True,
+    gross: Fraction | None = None,
+    progress: Callable[[int, int], Any] | None = None,
 ) -> Judgement:
     """Judge an exact law (a traced sampler's) against the target and the float-ideal family.
 
@@ -453,6 +470,13 @@ def judge(
     count_equivalents : bool, optional
         One position: after a match, also count the other members with the same law (default;
         False stops at the first match, as a block always does).
+    gross : Fraction, optional
+        A TV from the target above which no member is sought (a gross fault: no correct float code is
+        that far from the target): the verdict is ``lossy``, ``tv_from_float_ideal`` is the TV from the
+        target, and ``arithmetic`` says the scan was skipped. None (default): the family is always scanned.
+    progress : callable, optional
+        Called as ``progress(done, total)`` after each member's law is computed (``total`` counts a
+        block's shorter depths too); the scan can take minutes on a block.
 
     Returns
     -------
@@ -485,7 +509,7 @@ def judge(
     if gamma is not None and (isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1):
         raise InvalidDistribution(f"gamma must be an integer >= 1 or None, got {gamma!r}")
     try:
-        return _judge(law, target, draft, gamma, family, count_equivalents)
+        return _judge(law, target, draft, gamma, family, count_equivalents, gross, progress)
     except DegenerateRow as exc:
         return _no_valid_law(law, gamma, exc)
 
@@ -521,6 +545,8 @@ def _judge(
     gamma: int | None,
     family: Sequence[Member],
     count_equivalents: bool,
+    gross: Fraction | None = None,
+    progress: Callable[[int, int], Any] | None = None,
 ) -> Judgement:
     from specproof.rules import libm
 
@@ -528,19 +554,26 @@ def _judge(
     # sampler does not import torch, and cannot have used its log)
     family = [m for m in family if m.rule.arithmetic.library is None or libm.loaded(m.rule.arithmetic.library)]
     tmodel = _model(target)
-    v = len(target_law(tmodel))
+    laws: dict[Prefix, tuple[Fraction, ...]] = {}
+
+    def tlaw(prefix: Prefix) -> tuple[Fraction, ...]:  # the target's law after a prefix, read once
+        if prefix not in laws:
+            laws[prefix] = target_law(tmodel, prefix)
+        return laws[prefix]
+
+    v = len(tlaw(()))
     mine: dict = {}  # a block's stream over gamma + 1 tokens
     if gamma is None:
         got: dict[Any, Fraction] = {}
         for out, m in law.items():
             got[_token(out)] = got.get(_token(out), Fraction(0)) + m
-        reference = {i: x for i, x in enumerate(target_law(tmodel)) if x}
+        reference = {i: x for i, x in enumerate(tlaw(())) if x}
         tv, differing = _difference(got, reference)
     else:
         got = {tuple(map(_as_id, b if isinstance(b, tuple) else (b,))): m for b, m in law.items()}
-        tv, mine, reference = _stream(got, tmodel, gamma, v)
+        tv, mine, reference = _stream(got, tmodel, gamma, v, tlaw)
         differing = _difference(mine, reference)[1] if reference else []
-    outside = _outside_support(got, tmodel, gamma, v)
+    outside = _outside_support(got, tmodel, gamma, v, tlaw)
     # the caveats of the arithmetic modelled, in the rows' own format (all formats for rational rows); a library's
     # only when its member is the one named
     dtype = _row_dtype(target)
@@ -578,6 +611,38 @@ def _judge(
             outside,
             tuple(caveats),
         )
+    if gross is not None and tv > gross:
+        try:  # one member's law: a degenerate draft row leaves the family undefined, and that is said instead
+            member_law(family[0], target, draft, gamma)
+        except (ResidualUndefined, UnsupportedRule):
+            pass
+        except InvalidDistribution as exc:
+            return Judgement(
+                "lossy",
+                tv,
+                tv,
+                f"not compared: the float-ideal family is undefined on this draft ({exc})",
+                None,
+                reference,
+                differing,
+                [],
+                outside,
+                tuple(caveats),
+            )
+        return Judgement(
+            "lossy",
+            tv,
+            tv,
+            f"not compared: the TV from the target, {number_text(tv)}, is above "
+            f"{number_text(gross)}, farther than any correct float code is (a gross fault), so no "
+            "nearest member of the float-ideal family was sought",
+            None,
+            reference,
+            differing,
+            [],
+            outside,
+            tuple(caveats),
+        )
     # members in the rows' own format are named first, and nearest among them
     ordered = sorted(family, key=lambda m: m.rule.arithmetic.dtype != dtype) if dtype else list(family)
     own = {id(m) for m in ordered if dtype is None or m.rule.arithmetic.dtype in (dtype, "exact")}
@@ -591,8 +656,12 @@ def _judge(
     best: tuple[Fraction, Member, list, int | None] | None = None
     matches: list[Member] = []
     depths = [None] if gamma is None else (list(range(gamma, 0, -1)) if streams else [gamma])
+    done, total = 0, len(depths) * len(ordered)
     for depth in depths:
         for member in ordered:
+            if progress is not None:
+                progress(done, total)
+            done += 1
             try:
                 theirs = member_law(member, target, draft, depth)
             except (ResidualUndefined, UnsupportedRule):
@@ -611,7 +680,7 @@ def _judge(
                     tuple(caveats),
                 )
             if streams:  # a block sampler is judged by its stream: equal streams, however the blocks are cut
-                d_tv, d_diff = _difference(mine, _stream(theirs, tmodel, gamma, v)[1])
+                d_tv, d_diff = _difference(mine, _stream(theirs, tmodel, gamma, v, tlaw, stream_only=True)[1])
                 if depth == gamma:
                     d_diff = _difference(got, theirs)[1]
             else:

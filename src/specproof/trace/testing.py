@@ -126,7 +126,20 @@ def _check_sums(target: Any, draft: Any) -> None:
         if faithful.degenerate(values) is not None:
             continue
         dtype = getattr(values, "dtype", None) or getattr(rows, "dtype", None)  # a callable's row, or the stack's
-        _refuse_off_sum(sum(faithful._exact_row(values, what), Fraction(0)), what, dtype)
+        _refuse_off_sum(_exact_sum(values, what), what, dtype)
+
+
+def _exact_sum(values: Any, what: str) -> Fraction:
+    """The exact sum of a row's entries: by integer arithmetic where every entry is a finite float >= 0 (long
+    rows in milliseconds), else entry by entry as exact rationals (which names a bad entry)."""
+    from specproof.rules import faithful
+    from specproof.trace.core import exact_float_sum
+
+    data = values.tolist() if hasattr(values, "tolist") else values
+    exact = exact_float_sum(data) if isinstance(data, (list, tuple)) else None
+    if exact is not None and all(n >= 0 for n in exact[0]):
+        return Fraction(sum(exact[0]), exact[1])
+    return sum(faithful._exact_row(values, what), Fraction(0))
 
 
 def _expected(expected: Any) -> dict[Any, Fraction]:
@@ -238,8 +251,10 @@ class Comparison:
     trace : Trace
         Runs and the modelling assumptions of the trace.
     caveats : tuple of str
-    equivalents : int
-        How many other float-ideal members give the same law (see :class:`~specproof.rules.faithful.Judgement`).
+    equivalents : int or None
+        How many other float-ideal members give the same law (see :class:`~specproof.rules.faithful.Judgement`);
+        None where they were not counted (a float-faithful law at V above :data:`EQUIVALENTS_MAX_V`, unless
+        :func:`compare` was asked to with ``equivalents=True``).
     degenerate : bool
         A target row was degenerate (NaN, inf, all zero): no valid law, every output a fault.
     floor : FloorArgument or None
@@ -259,7 +274,7 @@ class Comparison:
     gamma: int | None
     trace: Trace
     caveats: tuple[str, ...] = ()
-    equivalents: int = 0
+    equivalents: int | None = 0
     degenerate: bool = False
     floor: Any = None
 
@@ -313,7 +328,13 @@ def verdict_lines(judged: Any) -> list[str]:
         lines.append(f"  equals the textbook verifier with {judged.arithmetic} exactly: the TV is its float floor")
         if judged.equivalents:
             lines.append(f"  ({judged.equivalents} other arithmetic(s) of the family give the same law on these rows)")
+        elif judged.equivalents is None:
+            lines.append(f"  (other arithmetics of the family that give the same law were not counted (they are at V <= "
+                         f"{EQUIVALENTS_MAX_V}, or with equivalents=True): the code's arithmetic is one of them, not "
+                         "necessarily the one named)")
     elif judged.degenerate:
+        lines.append(f"  {judged.arithmetic}")
+    elif judged.verdict == "lossy" and "(a gross fault)" in judged.arithmetic:
         lines.append(f"  {judged.arithmetic}")
     elif judged.verdict == "lossy" and judged.tv_from_float_ideal == 0 and judged.outside_support:
         lines.append(f"  equals {judged.arithmetic} exactly, but that arithmetic emits tokens the target gives "
@@ -361,7 +382,7 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
             max_runs: int = 200_000, check_pieces: bool = True, exponential_zeros: bool = False,
             progress: Callable[[int], Any] | bool | None = None, read_thresholds: bool = True,
             pushforward: bool = True, max_seconds: float | None = None, widen: bool = True,
-            _count_equivalents: bool = True) -> Comparison:
+            nearest: bool = False, equivalents: bool | None = None) -> Comparison:
     """Trace ``sampler(target, draft)`` and judge its exact law; never raises on a difference.
 
     Parameters
@@ -406,6 +427,17 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
         (``float-faithful``), one that does not is ``lossy``; where the argument cannot be made
         (rows already float64, code that raises or keeps a narrower format on float64 rows) the
         verdict is ``undecided``. ``Comparison.floor`` says which argument was used. False: no re-trace.
+    nearest : bool, optional
+        Default False: a gross fault (a TV from the target above :func:`gross_tv`, farther than any
+        correct float code is) is ``lossy`` without scanning the float-ideal family for its nearest
+        member (minutes on a block); ``arithmetic`` says so and ``tv_from_float_ideal`` is the TV from
+        the target. True: always name the nearest member. A scan past a few seconds shows its progress
+        on standard error.
+    equivalents : bool, optional
+        After a float-faithful match, count the other members that give the same law
+        (``Comparison.equivalents``): that takes every member's law, seconds at V = 64. Default None:
+        count where V is at most :data:`EQUIVALENTS_MAX_V`; True: always; False: never. Not counted,
+        ``Comparison.equivalents`` is None and the report says so.
 
     Returns
     -------
@@ -482,10 +514,15 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
         return Comparison("lossless" if not diff else "lossy", tv, tv, "not compared: an expected law was given",
                           traced.law, want, diff, [], Fraction(0), gamma, traced)
     else:
-        j = judge(traced.law, target, draft, gamma=gamma, count_equivalents=_count_equivalents)
+        count = equivalents
+        if count is None:
+            count = _vocabulary(target) <= EQUIVALENTS_MAX_V
+        j = judge(traced.law, target, draft, gamma=gamma, count_equivalents=count,
+                  gross=None if nearest else gross_tv(gamma), progress=_ScanProgress())
+        counted = j.equivalents if count or gamma is not None or j.verdict != "float-faithful" else None
         result = Comparison(j.verdict, j.tv, j.tv_from_float_ideal, j.arithmetic, traced.law, j.reference,
                             j.differing, j.member_differing, j.outside_support, gamma, traced, j.caveats,
-                            j.equivalents, j.degenerate)
+                            counted, j.degenerate)
     if widen:
         result = _argue_floor(result, sampler, target, draft, gamma, reference,
                               dict(numpy_rng=numpy_rng, key=key, max_runs=max_runs, check_pieces=check_pieces,
@@ -493,6 +530,63 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
                                    pushforward=pushforward, max_seconds=max_seconds))
     return result
 
+
+#: The largest V at which :func:`compare` counts, by default, the other members giving a float-faithful law.
+EQUIVALENTS_MAX_V = 16
+
+
+def _vocabulary(target: Any) -> int:
+    """V of the target's first row (0 where it cannot be read: then the equivalents are counted)."""
+    from specproof.rules import faithful
+
+    try:
+        return len(faithful._model(target)(()))
+    except Exception:  # noqa: BLE001 - a callable that fails: the judgement reports it
+        return 0
+
+
+def gross_tv(gamma: int | None) -> Fraction:
+    """The TV from the target above which :func:`compare` calls a law ``lossy`` without naming the nearest
+    member of the float-ideal family (scanning its members' laws takes minutes on a block): the float
+    floor of the narrowest format, :func:`specproof.trace.floor.gross_threshold` of bfloat16 (2^-6), times
+    the gamma + 1 rows a block's law is made from. No correct float code is that far from the target.
+
+    Examples
+    --------
+    >>> gross_tv(None), gross_tv(2)
+    (Fraction(1, 64), Fraction(3, 64))
+    """
+    from specproof.trace import floor
+
+    return floor.gross_threshold("bfloat16") * (1 + (gamma or 0))
+
+
+class _ScanProgress:
+    """Progress of the float-family scan on standard error: one line every few seconds once it has taken
+    :data:`SCAN_QUIET` seconds of wall time (members done of all, seconds so far, an estimate of the rest)."""
+
+    def __init__(self) -> None:
+        import time
+
+        self.clock = time.monotonic
+        self.start = self.clock()
+        self.shown = self.start
+
+    def __call__(self, done: int, total: int) -> None:
+        now = self.clock()
+        if now - self.start < SCAN_QUIET or now - self.shown < SCAN_EVERY or done == 0:
+            return
+        import sys
+
+        self.shown = now
+        spent = now - self.start
+        left = spent / done * (total - done)
+        print(f"judging: {done}/{total} float-family members' laws computed ({spent:.0f} s; up to about {left:.0f} s "
+              "more)", file=sys.stderr, flush=True)
+
+
+#: Seconds of the float-family scan before its progress is shown, and between two lines.
+SCAN_QUIET, SCAN_EVERY = 3.0, 5.0
 
 WIDE_FORMAT = "float64"
 
@@ -730,6 +824,9 @@ class LossyInput:
     raised : str or None
         The error the sampler raised on these valid rows (a fault too: a verifier must not fail
         on a distribution), else None.
+    skipped : tuple of (p, q, str)
+        The pairs tried before this one on which the sampler raised (the search goes on past them),
+        each with the error; empty when it raised on none.
     """
 
     p: tuple[Fraction, ...]
@@ -737,6 +834,7 @@ class LossyInput:
     comparison: Comparison | None
     pairs: int
     raised: str | None = None
+    skipped: tuple = ()
 
 
 def _compositions(total: int, parts: int):
@@ -819,8 +917,10 @@ def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_v
     Returns
     -------
     LossyInput or None
-        The first pair on which the sampler is lossy or raises; None if there is none within the
-        limits.
+        The first pair on which the sampler is lossy (pairs on which it raises are skipped and listed
+        in ``LossyInput.skipped``); where there is none but the sampler raised on some, the first of
+        those (``comparison`` None, ``raised`` its error: a verifier must not fail on a distribution);
+        None if it neither is lossy nor raises within the limits.
 
     Raises
     ------
@@ -849,24 +949,37 @@ def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_v
             raise SpecProofError(f"{name} must be an integer >= {least}, got {value!r}")
     make = _row_maker(array, dtype)
     pairs = 0
+    raised: list[LossyInput] = []
+
+    def none_lossy() -> LossyInput | None:
+        if not raised:
+            return None
+        import dataclasses
+
+        return dataclasses.replace(raised[0], skipped=tuple((r.p, r.q, r.raised) for r in raised))
+
     for v in range(2, max_vocab + 1):
         for a, b in _small_pairs(v, max_denominator):
             if pairs >= max_pairs:
-                return None
+                return none_lossy()
             pairs += 1
             p_t, q_t = make([a] * (gamma + 1) if gamma else a), make([b] * gamma if gamma else b)
             try:
                 result = compare(sampler, p_t, q_t, gamma=gamma, numpy_rng=numpy_rng, max_runs=max_runs,
-                                 reference=reference, _count_equivalents=False)
+                                 reference=reference, equivalents=False)
             except InvalidDistribution:
                 continue  # a row that the dtype rounds to no distribution (all zero)
-            except SamplerRaised as exc:
-                return LossyInput(a, b, None, pairs, str(exc))
+            except SamplerRaised as exc:  # a fault too, but not a law: search on, and say so
+                raised.append(LossyInput(a, b, None, pairs, str(exc)))
+                if progress is not None:
+                    progress(1)
+                continue
             if progress is not None:
                 progress(1)
             if result.verdict == "lossy" and not result.degenerate:
-                return LossyInput(a, b, result, pairs)
-    return None
+                return LossyInput(a, b, result, pairs,
+                                  skipped=tuple((r.p, r.q, r.raised) for r in raised))
+    return none_lossy()
 
 
 def _row_maker(array: str, dtype: str) -> Callable[[Any], Any]:

@@ -161,10 +161,14 @@ def _torch_patches() -> dict[str, Callable]:
                 raise UnmodelledRandomness(f"{call}: {num_samples} samples without replacement from "
                                            f"{sum(1 for w in probs if w)} categories with positive weight")
             drawn = []
-            for _ in range(num_samples):
-                total = sum(probs, Fraction(0))
+            for k in range(num_samples):
+                if k == 0:  # _fraction_weights' row sums to 1 exactly
+                    norm = tuple(probs)
+                elif not replacement:  # the rest of the row, renormalized
+                    total = sum(probs, Fraction(0))
+                    norm = tuple(w / total for w in probs)
                 where.append(len(run.slots) if len(run.slots) >= len(run.prefix) else -1)
-                j = _draw_categorical(run, tuple(range(len(probs))), tuple(w / total for w in probs), call)
+                j = _draw_categorical(run, tuple(range(len(probs))), norm, call)
                 drawn.append(j)
                 if not replacement:
                     probs[j] = Fraction(0)

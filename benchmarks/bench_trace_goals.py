@@ -1,0 +1,126 @@
+"""Issue 33's speed goals for the tracer and its judge (item 4), measured in CPU time in one run.
+
+    python benchmarks/bench_trace_goals.py [--full] [--json]
+
+1. The judge on a gross fault: a gamma-2 block sampler that accepts every draft (V = 8, float32 torch
+   rows) is judged lossy without scanning the float-ideal family for its nearest member; ``--full`` also
+   times the scan (``nearest=True``, minutes), the judge as it was before.
+2. A textbook torch position at V = 128,256 (float32 softmax rows) is refused with the reason and the
+   estimate: goal under 5 s of CPU.
+3. A textbook float32 position at V = 64 (``compare``: trace and judgement): goal under 2 s of CPU.
+(Item 4's batched probes, one call of a batched sampler answering many probes, are not built yet.)
+
+The machine is shared (see the README's performance notes): CPU time of this process is the figure, with
+the load average beside it. A warm-up comparison on V = 4 rows runs first, so import costs are not counted.
+Against another checkout: ``PYTHONPATH=/path/to/checkout/src python benchmarks/bench_trace_goals.py``
+(goals a checkout lacks are reported as not available).
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import os
+import time
+
+import torch
+
+from specproof.trace.testing import compare
+
+
+def textbook(p, q):
+    x = int(torch.multinomial(q, 1))
+    if torch.rand(()) < p[x] / q[x]:
+        return x
+    return int(torch.multinomial(torch.clamp(p - q, min=0), 1))
+
+
+def accept_all_block(p, q):
+    """A gamma-2 block that accepts both drafts and adds the bonus token: a gross fault."""
+    drafts = [int(torch.multinomial(q[i], 1)) for i in range(2)]
+    return (*drafts, int(torch.multinomial(p[2], 1)))
+
+
+def rows(shape: tuple[int, ...], seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return torch.softmax(torch.randn(*shape, generator=g), -1)
+
+
+def timed(f) -> tuple[float, object]:
+    start = time.process_time()
+    out = f()
+    return time.process_time() - start, out
+
+
+def goal_gross(full: bool) -> dict:
+    p, q = rows((3, 8), 1), rows((2, 8), 2)
+    has_nearest = "nearest" in inspect.signature(compare).parameters
+    cpu, got = timed(lambda: compare(accept_all_block, p, q, gamma=2))
+    out = {
+        "cpu": cpu,
+        "verdict": got.verdict,
+        "tv": float(got.tv),
+        "runs": got.trace.runs,
+        "scan_skipped": "(a gross fault)" in got.arithmetic,
+        "load": os.getloadavg()[0],
+    }
+    if full and has_nearest:
+        cpu, near = timed(lambda: compare(accept_all_block, p, q, gamma=2, nearest=True))
+        out["full_scan"] = {"cpu": cpu, "verdict": near.verdict, "tv": float(near.tv), "arithmetic": near.arithmetic}
+    return out
+
+
+def goal_refusal() -> dict:
+    from specproof.errors import SpecProofError
+
+    p, q = rows((128_256,), 3), rows((128_256,), 4)
+    start = time.process_time()
+    try:
+        compare(textbook, p, q)
+        message = None
+    except SpecProofError as exc:
+        message = f"{type(exc).__name__}: {exc}"
+    return {"cpu": time.process_time() - start, "message": message, "load": os.getloadavg()[0]}
+
+
+def goal_v64() -> dict:
+    p, q = rows((64,), 5), rows((64,), 6)
+    cpu, got = timed(lambda: compare(textbook, p, q))
+    return {"cpu": cpu, "verdict": got.verdict, "tv": float(got.tv), "runs": got.trace.runs, "load": os.getloadavg()[0]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--full", action="store_true", help="also time the full float-family scan of goal 1 (minutes)")
+    ap.add_argument("--json", action="store_true", help="print the measurements as one JSON object")
+    args = ap.parse_args()
+    warm = rows((4,), 0)
+    compare(textbook, warm, rows((4,), 9))  # imports and first-use costs, not counted
+    out = {
+        "cpus": os.cpu_count(),
+        "load_before": os.getloadavg()[0],
+        "gross": goal_gross(args.full),
+        "refusal": goal_refusal(),
+        "v64": goal_v64(),
+    }
+    if args.json:
+        print(json.dumps(out, sort_keys=True))
+        return
+    g = out["gross"]
+    print(f"{out['cpus']} CPUs, load average {out['load_before']:.1f} at the start")
+    print(
+        f"1. gamma-2 gross fault, V = 8: {g['cpu']:.2f} s CPU for compare ({g['runs']} runs), {g['verdict']}, "
+        f"TV {g['tv']:.4f}, nearest-member scan skipped: {g['scan_skipped']}"
+    )
+    if "full_scan" in g:
+        f = g["full_scan"]
+        print(f"   with nearest=True (the full scan): {f['cpu']:.1f} s CPU, {f['verdict']}, TV {f['tv']:.4f}")
+    r = out["refusal"]
+    print(f"2. textbook torch position, V = 128,256: {r['cpu']:.2f} s CPU (goal < 5 s): {r['message']}")
+    v = out["v64"]
+    print(f"3. textbook float32 position, V = 64: {v['cpu']:.2f} s CPU (goal < 2 s), {v['verdict']}, {v['runs']} runs")
+
+
+if __name__ == "__main__":
+    main()
