@@ -34,7 +34,9 @@ def normalize_fractions(weights: Sequence[int]) -> tuple[Fraction, ...]:
     return tuple(Fraction(w, total) for w in weights)
 
 
-def distribution_pairs(max_len: int = 6, max_weight: int = 12) -> st.SearchStrategy[tuple[tuple[Fraction, ...], tuple[Fraction, ...]]]:
+def distribution_pairs(
+    max_len: int = 6, max_weight: int = 12
+) -> st.SearchStrategy[tuple[tuple[Fraction, ...], tuple[Fraction, ...]]]:
     """Pairs ``(p, q)`` of exact distributions of one length, built from :func:`weight_pairs`
     (so zeros, disjoint supports and p == q all occur, and shrinking stays minimal)."""
     return weight_pairs(max_len, max_weight).map(

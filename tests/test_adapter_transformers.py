@@ -43,11 +43,14 @@ def _support_rows(rows):
     return [[0.0 if i in row else NEG for i in range(4)] for row in rows]
 
 
-@pytest.mark.parametrize("target,draft", [
-    ([{0, 1}, {0, 1, 2, 3}, {2}], [{0, 2}, {1, 2}]),
-    ([{3}, {0, 1}, {0, 1, 2, 3}], [{0, 1, 2, 3}, {0, 1, 2, 3}]),
-    ([{0, 1, 2, 3}, {1}, {0, 1}], [{1}, {2, 3}]),
-])
+@pytest.mark.parametrize(
+    "target,draft",
+    [
+        ([{0, 1}, {0, 1, 2, 3}, {2}], [{0, 2}, {1, 2}]),
+        ([{3}, {0, 1}, {0, 1, 2, 3}], [{0, 1, 2, 3}, {0, 1, 2, 3}]),
+        ([{0, 1, 2, 3}, {1}, {0, 1}], [{1}, {2, 3}]),
+    ],
+)
 def test_more_dyadic_rows_match_the_rule(target, draft):
     def exact(rows):
         return [[F(int(i in r), len(r)) for i in range(4)] for r in rows]
@@ -114,8 +117,12 @@ def test_read_logits(tmp_path):
     path.write_text('[[0, "-inf"], [-Infinity, 1.5]]')
     arr = read_logits(path)
     assert arr.shape == (2, 2) and arr[0, 1] == NEG and arr[1, 0] == NEG
-    for text, msg in [('[[0, "x"]]', "not -inf"), ("[[0], [0, 1]]", "different lengths"), ("[1, 2]", "list of rows"),
-                      ("{", "not valid JSON")]:
+    for text, msg in [
+        ('[[0, "x"]]', "not -inf"),
+        ("[[0], [0, 1]]", "different lengths"),
+        ("[1, 2]", "list of rows"),
+        ("{", "not valid JSON"),
+    ]:
         path.write_text(text)
         with pytest.raises(InvalidDistribution, match=msg):
             read_logits(path)
@@ -142,12 +149,15 @@ def test_cli_json_verdicts_and_exit_codes(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "LOSSLESS" in text and "transformers" in text and "TV" in text
     assert main(["trace", "transformers", "--target-logits", t, "--draft-logits", d, "--gamma", "3"]) == 2
-    assert main(["trace", "transformers", "--target-logits", str(tmp_path / "missing.json"),
-                 "--draft-logits", d, "--json"]) == 2
+    assert (
+        main(
+            ["trace", "transformers", "--target-logits", str(tmp_path / "missing.json"), "--draft-logits", d, "--json"]
+        )
+        == 2
+    )
     assert "error" in json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert main(["trace", "transformers", "--draft-logits", d]) == 2
     assert main(["trace", "transformers", "--target-logits", t, "--draft-logits", d, "--ensemble-weight", "2"]) == 2
-
 
 
 def test_verdicts_separate_the_float_floor_from_faults(tmp_path, capsys):

@@ -99,8 +99,9 @@ def test_row_coin_past_every_cdf_entry():
     # a (0,1] float32 coin reaches u = 1, which passes no CDF entry: the fall-through id gets 2^-24
     last = position_law(p, q, named_rule("inverse-cdf-last-id"))
     assert last.law[2] == F(1, N24) and last.tv == F(1, N24)
-    invalid = position_law(p, q, Rule(residual_draw="inverse-cdf-reuse", coin=FLOAT32_OPEN_CLOSED,
-                                      fallthrough="out-of-range"))
+    invalid = position_law(
+        p, q, Rule(residual_draw="inverse-cdf-reuse", coin=FLOAT32_OPEN_CLOSED, fallthrough="out-of-range")
+    )
     assert invalid.out_of_range == {3: F(1, N24)} and invalid.tv == F(1, N24)
 
 
@@ -108,8 +109,9 @@ def test_row_accepted_count_as_sum_of_flags():
     law = given_block_law([["1/4", "3/4"]] * 4, [["1/2", "1/2"]] * 3, [0, 0, 0])
     assert law.accepted_length_law == (F(1, 2), F(1, 4), F(1, 8), F(1, 8))
     assert law.expected_accepted == F(7, 8) and law.expected_flags == F(3, 2)
-    assert given_block_law([["1/4", "3/4"]] * 4, [["1/2", "1/2"]] * 3, [0, 0, 0],
-                           named_rule("flag-sum-count")).expected_counted == F(3, 2)
+    assert given_block_law(
+        [["1/4", "3/4"]] * 4, [["1/2", "1/2"]] * 3, [0, 0, 0], named_rule("flag-sum-count")
+    ).expected_counted == F(3, 2)
 
 
 def test_row_acceptance_counted_past_first_rejection():
@@ -283,8 +285,7 @@ def test_kind_race_reuse_one_token_residual_is_lossless(pair):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(distribution_pairs(max_len=3, max_weight=6), min_size=1, max_size=4),
-       st.data())
+@given(st.lists(distribution_pairs(max_len=3, max_weight=6), min_size=1, max_size=4), st.data())
 def test_kind_flag_count_and_prefix(rows, data):
     v = len(rows[0][0])
     rows = [r for r in rows if len(r[0]) == v]
@@ -420,8 +421,12 @@ def test_top_k_on_the_draft_only_is_lossy_by_hand():
 
 
 def test_block_law_counts_out_of_range_ids():
-    law = block_law(["1/2", "1/2", 0], [1, 0, 0], 1,
-                    Rule(residual_draw="inverse-cdf-reuse", coin=FLOAT32_OPEN_CLOSED, fallthrough="out-of-range"))
+    law = block_law(
+        ["1/2", "1/2", 0],
+        [1, 0, 0],
+        1,
+        Rule(residual_draw="inverse-cdf-reuse", coin=FLOAT32_OPEN_CLOSED, fallthrough="out-of-range"),
+    )
     assert law.out_of_range == F(1, N24) and not law.lossless
 
 
@@ -521,7 +526,7 @@ def test_float_rows_enter_at_their_exact_values_and_a_float16_ratio_can_overflow
     from specproof.rules.policy import Arithmetic
 
     # q(0) = 2^-24 is a float16 subnormal: p/q = 2^23 overflows float16 (max 65504) to +inf: accepted
-    p, q = [0.5, 0.5], [2.0 ** -24, 1 - 2.0 ** -24]
+    p, q = [0.5, 0.5], [2.0**-24, 1 - 2.0**-24]
     law = position_law(p, q, Rule(arithmetic=Arithmetic("float16")))
     assert law.tree.rows["draft"][0] == F(1, 2**24)
     assert law.tree.rows["draft"][1] == 1  # 1 - 2^-24 rounds to 1 in float16
@@ -548,7 +553,9 @@ def test_product_form_equals_numpy_on_every_grid_point(cmp):
         law = position_law(p32, q32, Rule(comparison=cmp, coin=FLOAT32, arithmetic=Arithmetic("float32", "product")))
         for x in range(3):
             passed = (grid * q32[x] < p32[x]) if cmp == "<" else (grid * q32[x] <= p32[x])
-            accept = next(br for br in law.tree.root.branches[x].child.branches if br.child.__class__.__name__ == "Leaf")
+            accept = next(
+                br for br in law.tree.root.branches[x].child.branches if br.child.__class__.__name__ == "Leaf"
+            )
             assert accept.probability == F(int(passed.sum()), 2**24)
 
 
@@ -564,5 +571,7 @@ def test_ratio_form_equals_numpy_on_every_grid_point():
         for x in range(4):
             ratio = p32[x] / q32[x]
             passed = (grid < ratio) if cmp == "<" else (grid <= ratio)
-            accept = next(br for br in law.tree.root.branches[x].child.branches if br.child.__class__.__name__ == "Leaf")
+            accept = next(
+                br for br in law.tree.root.branches[x].child.branches if br.child.__class__.__name__ == "Leaf"
+            )
             assert accept.probability == F(int(passed.sum()), 2**24)

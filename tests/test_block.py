@@ -9,8 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specproof.errors import InvalidDistribution
-from specproof.laws.block import (Position, compose, extend_by_target, given_block, stream_tv, target_joint,
-                                  tree_position)
+from specproof.laws.block import (
+    Position,
+    compose,
+    extend_by_target,
+    given_block,
+    stream_tv,
+    target_joint,
+    tree_position,
+)
 from specproof.laws.chain import textbook_position, verification_law
 from specproof.laws.outcome import FLOAT32_OPEN_CLOSED, block_tree
 from specproof.rules import audit, policy
@@ -22,6 +29,7 @@ HALF = (F(1, 2), F(1, 2))
 def _enumerated_tv(emitted, target, gamma, stops=frozenset()):
     """The stream TV by brute force: cut each block at its first stop token, continue both sides by
     the target until gamma + 1 tokens or a stop token, and compare every sequence (small V only)."""
+
     def row(prefix):
         return target(prefix)
 
@@ -147,8 +155,14 @@ def test_stream_tv_equals_the_enumeration_with_stop_tokens(data, v, gamma, stops
             rows[prefix] = tuple(F(x, sum(w)) for x in w)
         return rows[prefix]
 
-    blocks = data.draw(st.lists(st.lists(st.integers(0, v - 1), min_size=1, max_size=gamma + 1).map(tuple),
-                                min_size=1, max_size=5, unique=True))
+    blocks = data.draw(
+        st.lists(
+            st.lists(st.integers(0, v - 1), min_size=1, max_size=gamma + 1).map(tuple),
+            min_size=1,
+            max_size=5,
+            unique=True,
+        )
+    )
     masses = data.draw(st.lists(st.integers(1, 5), min_size=len(blocks), max_size=len(blocks)))
     emitted = {b: F(m, sum(masses)) for b, m in zip(blocks, masses)}
     stops = {t for t in stops if t < v}
@@ -170,20 +184,23 @@ def test_given_block_by_hand():
     assert given_block([], HALF) == ((F(1),), (HALF,))
 
 
-@pytest.mark.parametrize("emitted, gamma, stops, message", [
-    ({(0,): F(1)}, -1, (), "gamma must be an integer >= 0, got -1"),
-    ({(0,): F(1)}, 1.0, (), "gamma must be an integer >= 0, got 1.0"),
-    ({(0,): F(1)}, True, (), "gamma must be an integer >= 0, got True"),
-    ([((0,), F(1))], 1, (), "the emitted law is a list, not a mapping block -> probability"),
-    ({(): F(1)}, 1, (), r"the emitted law has the block \(\), not a tuple of 1 to 2 integer ids"),
-    ({(0, 1, 0): F(1)}, 1, (), r"the block \(0, 1, 0\), not a tuple of 1 to 2 integer ids"),
-    ({(0, True): F(1)}, 1, (), "not a tuple of 1 to 2 integer ids"),
-    ({0: F(1)}, 1, (), "the block 0, not a tuple"),
-    ({(0,): 0.5, (1,): 0.5}, 1, (), r"the mass of the block \(0,\) is the float 0.5"),
-    ({(0,): F(3, 2), (1,): F(-1, 2)}, 1, (), r"gives the block \(1,\) the mass -1/2, which is negative"),
-    ({(0,): F(3, 4), (1,): F(1, 2)}, 1, (), "the emitted law's masses sum to 5/4, above 1"),
-    ({(0,): F(1)}, 1, ["0"], r"stop_tokens are \['0'\], not integer ids"),
-])
+@pytest.mark.parametrize(
+    "emitted, gamma, stops, message",
+    [
+        ({(0,): F(1)}, -1, (), "gamma must be an integer >= 0, got -1"),
+        ({(0,): F(1)}, 1.0, (), "gamma must be an integer >= 0, got 1.0"),
+        ({(0,): F(1)}, True, (), "gamma must be an integer >= 0, got True"),
+        ([((0,), F(1))], 1, (), "the emitted law is a list, not a mapping block -> probability"),
+        ({(): F(1)}, 1, (), r"the emitted law has the block \(\), not a tuple of 1 to 2 integer ids"),
+        ({(0, 1, 0): F(1)}, 1, (), r"the block \(0, 1, 0\), not a tuple of 1 to 2 integer ids"),
+        ({(0, True): F(1)}, 1, (), "not a tuple of 1 to 2 integer ids"),
+        ({0: F(1)}, 1, (), "the block 0, not a tuple"),
+        ({(0,): 0.5, (1,): 0.5}, 1, (), r"the mass of the block \(0,\) is the float 0.5"),
+        ({(0,): F(3, 2), (1,): F(-1, 2)}, 1, (), r"gives the block \(1,\) the mass -1/2, which is negative"),
+        ({(0,): F(3, 4), (1,): F(1, 2)}, 1, (), "the emitted law's masses sum to 5/4, above 1"),
+        ({(0,): F(1)}, 1, ["0"], r"stop_tokens are \['0'\], not integer ids"),
+    ],
+)
 def test_stream_tv_refuses_what_is_not_a_block_law(emitted, gamma, stops, message):
     with pytest.raises(InvalidDistribution, match=message):
         stream_tv(emitted, HALF, gamma, stop_tokens=stops)
@@ -203,18 +220,21 @@ def test_stream_tv_of_a_law_missing_mass_counts_it_in_full():
         extend_by_target({(0,): F(-1)}, HALF, 2)
 
 
-@pytest.mark.parametrize("steps, bonus, message", [
-    ([(F(3, 2), HALF)], HALF, r"step 0: the pass probability is 3/2, not in \[0, 1\]"),
-    ([(F(-1, 2), HALF)], HALF, r"step 0: the pass probability is -1/2, not in \[0, 1\]"),
-    ([(0.5, HALF)], HALF, "step 0: the pass probability is the float 0.5"),
-    ([(F(1, 2), HALF), (F(1, 2), (F(3, 4), F(1, 2)))], HALF, "step 1: the rejection row sums to 5/4, above 1"),
-    ([(F(1, 2), (F(3, 2), F(-1, 2)))], HALF, r"step 0: the rejection row\[1\] is -1/2, which is negative"),
-    ([(F(1, 2), (F(1),))], HALF, "step 0: the rejection row has 1 entries, not V = 2"),
-    ([(F(1, 2), "ab")], HALF, "step 0: the rejection row is a str, not a sequence of rationals"),
-    ([(F(1, 2), (0.5, 0.5))], HALF, r"step 0: the rejection row\[0\] is the float 0.5"),
-    ([F(1, 2)], HALF, r"step 0 is Fraction\(1, 2\), not a pair"),
-    ([], (F(1, 2), F(1, 4)), "the bonus row sums to 3/4, not 1"),
-])
+@pytest.mark.parametrize(
+    "steps, bonus, message",
+    [
+        ([(F(3, 2), HALF)], HALF, r"step 0: the pass probability is 3/2, not in \[0, 1\]"),
+        ([(F(-1, 2), HALF)], HALF, r"step 0: the pass probability is -1/2, not in \[0, 1\]"),
+        ([(0.5, HALF)], HALF, "step 0: the pass probability is the float 0.5"),
+        ([(F(1, 2), HALF), (F(1, 2), (F(3, 4), F(1, 2)))], HALF, "step 1: the rejection row sums to 5/4, above 1"),
+        ([(F(1, 2), (F(3, 2), F(-1, 2)))], HALF, r"step 0: the rejection row\[1\] is -1/2, which is negative"),
+        ([(F(1, 2), (F(1),))], HALF, "step 0: the rejection row has 1 entries, not V = 2"),
+        ([(F(1, 2), "ab")], HALF, "step 0: the rejection row is a str, not a sequence of rationals"),
+        ([(F(1, 2), (0.5, 0.5))], HALF, r"step 0: the rejection row\[0\] is the float 0.5"),
+        ([F(1, 2)], HALF, r"step 0 is Fraction\(1, 2\), not a pair"),
+        ([], (F(1, 2), F(1, 4)), "the bonus row sums to 3/4, not 1"),
+    ],
+)
 def test_given_block_refuses_bad_steps(steps, bonus, message):
     with pytest.raises(InvalidDistribution, match=message):
         given_block(steps, bonus)
@@ -234,7 +254,13 @@ def test_a_leaf_of_a_token_tree_draws_the_bonus_below_gamma():
     positions = {(): root, (0,): None, (1,): after_1}
     law = compose(positions.get, 2, lambda s: (HALF, F(1, 2), (1, 1)), node_tv=True)
     assert law.accepted_length_law == (0, F(3, 4), F(1, 4))
-    assert dict(law.emitted) == {(0, 0): F(1, 4), (0, 1): F(1, 4), (1, 1): F(1, 4), (1, 0, 0): F(1, 8), (1, 0, 1): F(1, 8)}
+    assert dict(law.emitted) == {
+        (0, 0): F(1, 4),
+        (0, 1): F(1, 4),
+        (1, 1): F(1, 4),
+        (1, 0, 0): F(1, 8),
+        (1, 0, 1): F(1, 8),
+    }
     assert law.lossless and law.expected_accepted == F(5, 4) and set(law.node_tv.values()) == {0}
 
 
@@ -242,9 +268,14 @@ def test_every_block_law_names_its_law_over_lengths():
     from specproof.laws import chain, relaxed, variants
 
     p, q = ["1/2", "1/4", "1/4"], ["1/4", "1/4", "1/2"]
-    laws = [verification_law(lambda s: p, lambda s: q, 2), chain.given_block_law([p, p, p], [q, q], [0, 1]),
-            variants.typical_block_law(p, q, 2), relaxed.relaxed_block_law(p, q, 2, "sglang-threshold"),
-            variants.block_verification_law(p, q, 2), variants.greedy_tree_law(p, variants.topk_tree(q, [2, 2]))]
+    laws = [
+        verification_law(lambda s: p, lambda s: q, 2),
+        chain.given_block_law([p, p, p], [q, q], [0, 1]),
+        variants.typical_block_law(p, q, 2),
+        relaxed.relaxed_block_law(p, q, 2, "sglang-threshold"),
+        variants.block_verification_law(p, q, 2),
+        variants.greedy_tree_law(p, variants.topk_tree(q, [2, 2])),
+    ]
     for law in laws:
         assert law.accepted_length_law is law.accepted_length_law and sum(law.accepted_length_law) == 1
     assert laws[1].accepted_length_law == (F(0), F(0), F(1))  # p/q >= 1 at both drafted tokens
@@ -330,14 +361,17 @@ def test_a_position_that_always_stops():
     assert pos.accept_mass == 0 and pos.tv() == F(1, 4)
 
 
-@pytest.mark.parametrize("scale,masses,tv", [
-    (F(1, 2), (1, 1), F(0)),          # the reference itself, over a scale
-    (F(2), (F(1, 4), F(1, 4)), F(0)),  # scale 2
-    (F(1, 4), (2, 2), F(0)),
-    (F(1, 4), (4,), F(1, 2)),          # a row shorter than V: token 1 has mass 0
-    (F(1, 4), (2, 0, 2), F(1, 2)),     # a mass past V counts in full: |1/2 - 1/2| + |0 - 1/2| + 1/2
-    (F(1, 2), (1, 0, 1), F(1, 2)),
-])
+@pytest.mark.parametrize(
+    "scale,masses,tv",
+    [
+        (F(1, 2), (1, 1), F(0)),  # the reference itself, over a scale
+        (F(2), (F(1, 4), F(1, 4)), F(0)),  # scale 2
+        (F(1, 4), (2, 2), F(0)),
+        (F(1, 4), (4,), F(1, 2)),  # a row shorter than V: token 1 has mass 0
+        (F(1, 4), (2, 0, 2), F(1, 2)),  # a mass past V counts in full: |1/2 - 1/2| + |0 - 1/2| + 1/2
+        (F(1, 2), (1, 0, 1), F(1, 2)),
+    ],
+)
 def test_the_node_tv_of_a_bonus_row(scale, masses, tv):
     # gamma 1, the root always accepts token 0 (go 1): the bonus row at (0,) is judged against p
     root = Position(HALF, (F(1), F(0)), F(1), (), F(0), F(0))
@@ -352,10 +386,10 @@ def test_a_tree_position_with_an_id_outside_the_vocabulary():
     rule = Rule(residual_draw="inverse-cdf-reuse", coin=FLOAT32_OPEN_CLOSED, fallthrough="out-of-range")
     tree = audit.position_tree(["1/2", "1/2", 0], [1, 0, 0], rule)
     pos = tree_position(tree, (F(1, 2), F(1, 2), F(0)))
-    n = 2 ** 24
-    assert pos.go == (F(2 ** 23 - 1, n), 0, 0) and pos.stop == (0, F(1, 2), 0)
-    assert pos.out_of_range == {3: F(1, n)} and pos.stop_mass == F(2 ** 23 + 1, n)
-    assert pos.accept_mass == F(2 ** 23 - 1, n) and pos.tv() == F(1, n)
+    n = 2**24
+    assert pos.go == (F(2**23 - 1, n), 0, 0) and pos.stop == (0, F(1, 2), 0)
+    assert pos.out_of_range == {3: F(1, n)} and pos.stop_mass == F(2**23 + 1, n)
+    assert pos.accept_mass == F(2**23 - 1, n) and pos.tv() == F(1, n)
 
 
 def test_a_rational_vector_row_is_validated_where_it_is_first_read():
@@ -370,12 +404,15 @@ def test_a_rational_vector_row_is_validated_where_it_is_first_read():
         verification_law(lambda s: good if s == () else bad, lambda s: HALF, 1)
 
 
-@pytest.mark.parametrize("scale,masses,lossless", [
-    (F(1, 2), (1, 1), True),   # the reference's own numerators over its denominator
-    (F(1, 4), (2, 2), True),   # the same masses, stored over another scale
-    (F(1, 2), (2, 0), False),  # the right scale, the wrong masses: the bonus is always token 0
-    (F(1), (1, 1), False),     # the reference's numerators, twice its scale: the bonus masses sum to 2
-])
+@pytest.mark.parametrize(
+    "scale,masses,lossless",
+    [
+        (F(1, 2), (1, 1), True),  # the reference's own numerators over its denominator
+        (F(1, 4), (2, 2), True),  # the same masses, stored over another scale
+        (F(1, 2), (2, 0), False),  # the right scale, the wrong masses: the bonus is always token 0
+        (F(1), (1, 1), False),  # the reference's numerators, twice its scale: the bonus masses sum to 2
+    ],
+)
 def test_lossless_reads_a_stored_bonus_row_at_its_scale(scale, masses, lossless):
     # the root of test_compose_by_hand_gamma_1 (lossless), then a bonus row given as (scale, masses)
     pos = Position(HALF, (F(1, 4), F(1, 2)), F(1), (F(1, 4), F(0)), F(1), F(1, 4))
@@ -409,13 +446,21 @@ def test_every_step_law_keeps_its_old_accepted_length_name_with_a_warning():
     from specproof.laws.typical import typical_block_law
 
     p, q = ["1/2", "1/4", "1/4"], ["1/4", "1/4", "1/2"]
-    laws = [verification_law(lambda s: p, lambda s: q, 2), given_block_law([p, p], [q], [0]),
-            typical_block_law(p, q, 2), relaxed_block_law(p, q, 2, "sglang-threshold"),
-            block_verification_law(p, q, 2), deterministic_tree_law(p, [(0, [(1, [])])]),
-            audit.block_law(p, q, 2), audit.given_block_law([p, p], [q], [0])]
+    laws = [
+        verification_law(lambda s: p, lambda s: q, 2),
+        given_block_law([p, p], [q], [0]),
+        typical_block_law(p, q, 2),
+        relaxed_block_law(p, q, 2, "sglang-threshold"),
+        block_verification_law(p, q, 2),
+        deterministic_tree_law(p, [(0, [(1, [])])]),
+        audit.block_law(p, q, 2),
+        audit.given_block_law([p, p], [q], [0]),
+    ]
     for law in laws:
         name = type(law).__name__
-        with pytest.warns(DeprecationWarning, match=f"{name}.accepted_length is deprecated; use {name}.accepted_length_law") as seen:
+        with pytest.warns(
+            DeprecationWarning, match=f"{name}.accepted_length is deprecated; use {name}.accepted_length_law"
+        ) as seen:
             old = law.accepted_length
         assert [w.filename for w in seen] == [__file__]  # the warning names the caller's line
         assert old is law.accepted_length_law and sum(old) == 1

@@ -29,8 +29,9 @@ def _law(doc):
     return {tuple(b): F(m) for b, m in doc["law"]}
 
 
-@pytest.mark.parametrize("gamma,lengths", [(1, ["1/3", "2/3"]), (2, ["1/3", "1/9", "5/9"]),
-                                           (3, ["1/3", "1/9", "1/9", "4/9"])])
+@pytest.mark.parametrize(
+    "gamma,lengths", [(1, ["1/3", "2/3"]), (2, ["1/3", "1/9", "5/9"]), (3, ["1/3", "1/9", "1/9", "4/9"])]
+)
 def test_the_paper_example_is_certified(gamma, lengths):
     doc = block_verification_certificate(*PAPER, gamma)
     verdict = _check(doc)
@@ -67,7 +68,9 @@ def _models(data, v, gamma):
             if key not in table:
                 table[key] = row()
             return table[key]
+
         return at
+
     return model("p"), model("q")
 
 
@@ -84,9 +87,14 @@ def test_random_models_are_lossless_and_agree_with_the_closed_form(data, v, gamm
     assert verdict.facts[0]["claims"] == {"lossless": True}
 
 
-@pytest.mark.parametrize("p,q", [(["1/2", "1/2"], ["1/2", "1/2"]),  # p == q: every residual empty, h = 0/0
-                                 (["1/2", "1/2", "0"], ["0", "1/2", "1/2"]),  # q(x) = 0 and p(x) = 0
-                                 (["1", "0"], ["0", "1"])])  # disjoint: nothing is ever accepted
+@pytest.mark.parametrize(
+    "p,q",
+    [
+        (["1/2", "1/2"], ["1/2", "1/2"]),  # p == q: every residual empty, h = 0/0
+        (["1/2", "1/2", "0"], ["0", "1/2", "1/2"]),  # q(x) = 0 and p(x) = 0
+        (["1", "0"], ["0", "1"]),
+    ],
+)  # disjoint: nothing is ever accepted
 def test_edge_rows(p, q):
     doc = block_verification_certificate(p, q, 2)
     verdict = _check(doc)
@@ -101,21 +109,41 @@ def test_edge_rows(p, q):
 def _hand(tokens, extra_rows=None, gamma=1):
     """A hand-made block certificate at V = 2: one certain leaf emitting ``tokens``."""
     rows = {"p[]": {"recipe": ["input", "p", []], "values": ["1/2", "1/2"]}, **(extra_rows or {})}
-    return {"schema": checker.BLOCK_SCHEMA, "vocab_size": 2, "gamma": gamma, "rows": rows,
-            "nodes": [{"label": "certain", "reach": "1/1", "branches": [
-                {"event": {"choice": {"condition": ["always"]}}, "probability": "1/1",
-                 "child": {"leaf": [tokens, len(tokens) - 1]}}]}],
-            "law": [[tokens, "1/1"]],
-            "totals": {"accepted_length": ["1/1"] + ["0/1"] * gamma, "expected_emitted": f"{len(tokens)}/1",
-                       "stream_tv": "1/2"},
-            "claims": {"lossless": False}}
+    return {
+        "schema": checker.BLOCK_SCHEMA,
+        "vocab_size": 2,
+        "gamma": gamma,
+        "rows": rows,
+        "nodes": [
+            {
+                "label": "certain",
+                "reach": "1/1",
+                "branches": [
+                    {
+                        "event": {"choice": {"condition": ["always"]}},
+                        "probability": "1/1",
+                        "child": {"leaf": [tokens, len(tokens) - 1]},
+                    }
+                ],
+            }
+        ],
+        "law": [[tokens, "1/1"]],
+        "totals": {
+            "accepted_length": ["1/1"] + ["0/1"] * gamma,
+            "expected_emitted": f"{len(tokens)}/1",
+            "stream_tv": "1/2",
+        },
+        "claims": {"lossless": False},
+    }
 
 
 def test_a_lossy_block_by_hand():
     # always emit (0,): the stream is 0 then p[0]; the target's joint puts 1/2 on each first token.
     # TV = (1/2)(sum_a |1/2 p0(a) - p0(a)| + sum_a 1/2 p1(a)) = 1/2.
-    rows = {"p[0]": {"recipe": ["input", "p", [0]], "values": ["1/4", "3/4"]},
-            "p[1]": {"recipe": ["input", "p", [1]], "values": ["1/1", "0/1"]}}
+    rows = {
+        "p[0]": {"recipe": ["input", "p", [0]], "values": ["1/4", "3/4"]},
+        "p[1]": {"recipe": ["input", "p", [1]], "values": ["1/1", "0/1"]},
+    }
     verdict = _check(_hand([0], rows))
     assert verdict.valid, verdict
     assert verdict.facts[0]["stream_tv"] == F(1, 2) and verdict.facts[0]["claims"] == {"lossless": False}
@@ -191,8 +219,18 @@ def _leaf_branch(doc):
     raise AssertionError
 
 
-LEAVES = [([[0, 1, 0, 1], 3], R.TOKENS), ([[0], 2], R.TOKENS), ([[0, 1, 0, 1], 2], R.TOKENS), ([[], 0], R.TOKENS), ([[0, 1], 0], R.TOKENS), ([[0, 1], 3], R.TOKENS),
-          ([[0, 2], 1], R.TOKENS), ([[0, True], 1], R.TOKENS), ([0, True], R.MALFORMED), ([[0], True], R.MALFORMED)]
+LEAVES = [
+    ([[0, 1, 0, 1], 3], R.TOKENS),
+    ([[0], 2], R.TOKENS),
+    ([[0, 1, 0, 1], 2], R.TOKENS),
+    ([[], 0], R.TOKENS),
+    ([[0, 1], 0], R.TOKENS),
+    ([[0, 1], 3], R.TOKENS),
+    ([[0, 2], 1], R.TOKENS),
+    ([[0, True], 1], R.TOKENS),
+    ([0, True], R.MALFORMED),
+    ([[0], True], R.MALFORMED),
+]
 
 
 @pytest.mark.parametrize("edit,reason", TAMPER)
@@ -215,16 +253,18 @@ def test_malformed_leaves_are_rejected(leaf, reason):
 def test_recipe_times_capped_ratio_by_hand():
     # c * min(1, a[x]/b[x]) with c = (1/2, 1/2), a = (1/3, 2/3), b = (2/3, 1/3): x = 0 -> 1/2, x = 1 -> 1
     for x, want in ((0, [F(1, 4), F(1, 4)]), (1, [F(1, 2), F(1, 2)])):
-        rows = {"p[]": {"recipe": ["input", "p", []], "values": ["1/2", "1/2"]},
-                "a[]": {"recipe": ["input", "q", []], "values": ["2/3", "1/3"]},
-                "a": {"recipe": ["input", "p", [0]], "values": ["1/3", "2/3"]},
-                "p[1]": {"recipe": ["input", "p", [1]], "values": ["1/2", "1/2"]},
-                "w": {"recipe": ["times-capped-ratio", "p[]", "a", "a[]", x]}}
+        rows = {
+            "p[]": {"recipe": ["input", "p", []], "values": ["1/2", "1/2"]},
+            "a[]": {"recipe": ["input", "q", []], "values": ["2/3", "1/3"]},
+            "a": {"recipe": ["input", "p", [0]], "values": ["1/3", "2/3"]},
+            "p[1]": {"recipe": ["input", "p", [1]], "values": ["1/2", "1/2"]},
+            "w": {"recipe": ["times-capped-ratio", "p[]", "a", "a[]", x]},
+        }
         doc = _hand([0, 0], rows, gamma=1)
-        doc["nodes"][0]["branches"] = [{"event": {"draw": {"row": "w", "token": 0}}, "probability": "1/2",
-                                        "child": {"leaf": [[0, 0], 1]}},
-                                       {"event": {"draw": {"row": "w", "token": 1}}, "probability": "1/2",
-                                        "child": {"leaf": [[0, 1], 1]}}]
+        doc["nodes"][0]["branches"] = [
+            {"event": {"draw": {"row": "w", "token": 0}}, "probability": "1/2", "child": {"leaf": [[0, 0], 1]}},
+            {"event": {"draw": {"row": "w", "token": 1}}, "probability": "1/2", "child": {"leaf": [[0, 1], 1]}},
+        ]
         doc["law"] = [[[0, 0], "1/2"], [[0, 1], "1/2"]]
         # target (0,0) 1/6, (0,1) 1/3, (1,.) 1/2; stream (0,0) 1/2, (0,1) 1/2: TV = (1/3 + 1/6 + 1/2) / 2
         doc["totals"] = {"accepted_length": ["0/1", "1/1"], "expected_emitted": "2/1", "stream_tv": "1/2"}
@@ -238,16 +278,25 @@ def test_recipe_times_capped_ratio_by_hand():
 
 def test_masses_threshold_by_hand():
     # a coin u < sum(a)/sum(b) with a = (1/4, 0) (mass 1/4) and b = (1/2, 1/2) (mass 1): 1/4
-    rows = {"p[0]": {"recipe": ["input", "p", [0]], "values": ["1/2", "1/2"]},
-            "p[1]": {"recipe": ["input", "p", [1]], "values": ["1/2", "1/2"]},
-            "a": {"recipe": ["given"], "values": ["1/4", "0/1"]}}
+    rows = {
+        "p[0]": {"recipe": ["input", "p", [0]], "values": ["1/2", "1/2"]},
+        "p[1]": {"recipe": ["input", "p", [1]], "values": ["1/2", "1/2"]},
+        "a": {"recipe": ["given"], "values": ["1/4", "0/1"]},
+    }
     doc = _hand([0], rows)
     bound = {"source": ["masses", "a", "p[]"], "strict": True}
     doc["nodes"][0]["branches"] = [
-        {"event": {"coin": {"model": "continuous", "lower": None, "upper": bound}}, "probability": "1/4",
-         "child": {"leaf": [[0], 0]}},
-        {"event": {"coin": {"model": "continuous", "lower": {**bound, "strict": False}, "upper": None}},
-         "probability": "3/4", "child": {"leaf": [[1], 0]}}]
+        {
+            "event": {"coin": {"model": "continuous", "lower": None, "upper": bound}},
+            "probability": "1/4",
+            "child": {"leaf": [[0], 0]},
+        },
+        {
+            "event": {"coin": {"model": "continuous", "lower": {**bound, "strict": False}, "upper": None}},
+            "probability": "3/4",
+            "child": {"leaf": [[1], 0]},
+        },
+    ]
     doc["law"] = [[[0], "1/4"], [[1], "3/4"]]
     doc["totals"]["stream_tv"] = "1/4"  # first token (1/4, 3/4) against (1/2, 1/2)
     verdict = _check(doc)
@@ -279,7 +328,9 @@ def test_transcript_shows_rederived_values_only():
     text = transcript.render(doc, _check(doc), json_name="b.json")
     assert "**Checked: VALID**. **The certified verifier: lossless" in text
     assert "| 0 | 1/3 |\n| 1 | 1/9 |\n| 2 | 5/9 |" in text  # accepted drafts (Sun et al.: 11/9 expected)
-    assert "| [0, 0, 0] | 1/27 |" in text  # (4/9)(1/4)(1/3): X = 00, h_2 = p_2 = 1/4, bonus 0 and "sum(r[0]) / sum(c[0])" in text and "(2 accepted)" in text
+    assert (
+        "| [0, 0, 0] | 1/27 |" in text
+    )  # (4/9)(1/4)(1/3): X = 00, h_2 = p_2 = 1/4, bonus 0 and "sum(r[0]) / sum(c[0])" in text and "(2 accepted)" in text
     doc["totals"]["stream_tv"] = "1/2"
     bad = _check(doc)
     text = transcript.render(doc, bad, json_name="b.json")
@@ -289,19 +340,24 @@ def test_transcript_shows_rederived_values_only():
 def test_transcript_of_a_lossy_block():
     from specproof.report import transcript
 
-    rows = {"p[0]": {"recipe": ["input", "p", [0]], "values": ["1/4", "3/4"]},
-            "p[1]": {"recipe": ["input", "p", [1]], "values": ["1/1", "0/1"]}}
+    rows = {
+        "p[0]": {"recipe": ["input", "p", [0]], "values": ["1/4", "3/4"]},
+        "p[1]": {"recipe": ["input", "p", [1]], "values": ["1/1", "0/1"]},
+    }
     doc = _hand([0], rows)
     text = transcript.render(doc, _check(doc), json_name="b.json")
     assert "**The certified verifier: LOSSY, exact stream TV 1/2**" in text
 
 
-@pytest.mark.parametrize("edit,reason", [
-    (lambda d: d.__setitem__("gamma", 10 ** 9), R.MALFORMED),
-    (lambda d: _leaf_branch(d).__setitem__("child", {"leaf": [[0] * 10 ** 6, 10 ** 6 - 1]}), R.TOKENS),
-    (lambda d: d["rows"]["q[0]"]["recipe"].__setitem__(2, [0] * 10 ** 6), R.MALFORMED),
-    (lambda d: d["rows"].update({f"x{i}": {"recipe": ["copy", "p[]"]} for i in range(10 ** 4)}), R.MALFORMED),
-])
+@pytest.mark.parametrize(
+    "edit,reason",
+    [
+        (lambda d: d.__setitem__("gamma", 10**9), R.MALFORMED),
+        (lambda d: _leaf_branch(d).__setitem__("child", {"leaf": [[0] * 10**6, 10**6 - 1]}), R.TOKENS),
+        (lambda d: d["rows"]["q[0]"]["recipe"].__setitem__(2, [0] * 10**6), R.MALFORMED),
+        (lambda d: d["rows"].update({f"x{i}": {"recipe": ["copy", "p[]"]} for i in range(10**4)}), R.MALFORMED),
+    ],
+)
 def test_hostile_sizes_are_rejected_before_any_work(edit, reason):
     doc = _genuine()
     edit(doc)
@@ -309,10 +365,12 @@ def test_hostile_sizes_are_rejected_before_any_work(edit, reason):
     assert not verdict.valid and verdict.reason is reason, verdict
 
 
-TYPICAL = [(["1/2", "1/2"], ["1/2", "1/2"], 1, F(1, 2)),  # p(x) = 1/2 > 9/100 always: the law is q's, then argmax
-           (["97/100", "3/100"], ["1/2", "1/2"], 3, None),
-           (["1/3", "2/3"], ["2/3", "1/3"], 2, None),
-           (["1/2", "1/4", "1/4"], ["1/4", "1/4", "1/2"], 2, None)]
+TYPICAL = [
+    (["1/2", "1/2"], ["1/2", "1/2"], 1, F(1, 2)),  # p(x) = 1/2 > 9/100 always: the law is q's, then argmax
+    (["97/100", "3/100"], ["1/2", "1/2"], 3, None),
+    (["1/3", "2/3"], ["2/3", "1/3"], 2, None),
+    (["1/2", "1/4", "1/4"], ["1/4", "1/4", "1/2"], 2, None),
+]
 
 
 @pytest.mark.parametrize("p,q,gamma,tv", TYPICAL)
@@ -356,9 +414,18 @@ def test_block_tree_reads_only_p_and_q():
     from specproof.laws.outcome import Branch, Draw, InvalidTree, Leaf, Node, OutcomeTree, block_tree
 
     half = (F(1, 2), F(1, 2))
-    tree = OutcomeTree({"p": half, "proposal": half}, Node("d", (Branch(Draw("proposal", 0), F(1, 2), Leaf(0, False)),
-                                                                Branch(Draw("proposal", 1), F(1, 2), Leaf(1, False)))),
-                       2, recipes={"p": ("input", "p"), "proposal": ("input", "proposal")})
+    tree = OutcomeTree(
+        {"p": half, "proposal": half},
+        Node(
+            "d",
+            (
+                Branch(Draw("proposal", 0), F(1, 2), Leaf(0, False)),
+                Branch(Draw("proposal", 1), F(1, 2), Leaf(1, False)),
+            ),
+        ),
+        2,
+        recipes={"p": ("input", "p"), "proposal": ("input", "proposal")},
+    )
     with pytest.raises(InvalidTree, match="inputs p and q only"):
         block_tree(lambda prefix: tree, 1)
 
@@ -369,8 +436,15 @@ def _files(tmp_path):
     return ["--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json")]
 
 
-@pytest.mark.parametrize("extra,lossless", [(["--policy", "standard"], True), (["--policy", "le-float32-grid"], False),
-                                            (["--verifier", "typical"], False), (["--verifier", "block"], True)])
+@pytest.mark.parametrize(
+    "extra,lossless",
+    [
+        (["--policy", "standard"], True),
+        (["--policy", "le-float32-grid"], False),
+        (["--verifier", "typical"], False),
+        (["--verifier", "block"], True),
+    ],
+)
 def test_audit_writes_block_certificates(tmp_path, capsys, extra, lossless):
     from specproof.cli import main
 
@@ -390,12 +464,15 @@ def test_audit_writes_block_certificates(tmp_path, capsys, extra, lossless):
     assert ("LOSSLESS" if lossless else "LOSSY (exact stream TV") in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("extra,message", [
-    ([], "needs --gamma"),
-    (["--gamma", "2", "--stop-token", "0"], "stop tokens"),
-    (["--gamma", "2", "--verifier", "multidraft"], "no block certificate"),
-    (["--gamma", "2", "--policy", "greedy"], "processes the target"),
-])
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        ([], "needs --gamma"),
+        (["--gamma", "2", "--stop-token", "0"], "stop tokens"),
+        (["--gamma", "2", "--verifier", "multidraft"], "no block certificate"),
+        (["--gamma", "2", "--policy", "greedy"], "processes the target"),
+    ],
+)
 def test_audit_block_certificate_usage_errors(tmp_path, capsys, extra, message):
     from specproof.cli import main
 
@@ -413,8 +490,14 @@ def test_stream_tv_by_live_prefixes_equals_the_enumeration(data, v, gamma):
         return sum((abs(a.get(k, F(0)) - b.get(k, F(0))) for k in set(a) | set(b)), F(0)) / 2
 
     target, _ = _models(data, v, gamma)
-    blocks = data.draw(st.lists(st.lists(st.integers(0, v - 1), min_size=1, max_size=gamma + 1).map(tuple),
-                                min_size=1, max_size=6, unique=True))
+    blocks = data.draw(
+        st.lists(
+            st.lists(st.integers(0, v - 1), min_size=1, max_size=gamma + 1).map(tuple),
+            min_size=1,
+            max_size=6,
+            unique=True,
+        )
+    )
     weights = data.draw(st.lists(st.integers(1, 5), min_size=len(blocks), max_size=len(blocks)))
     emitted = {b: F(w, sum(weights)) for b, w in zip(blocks, weights)}
     enumerated = _dict_tv(extend_by_target(emitted, target, gamma + 1), target_joint(target, gamma + 1))
@@ -423,8 +506,11 @@ def test_stream_tv_by_live_prefixes_equals_the_enumeration(data, v, gamma):
     prefixes = [()]
     for _ in range(gamma):
         prefixes += [s + (t,) for s in prefixes if len(s) == len(prefixes[-1]) for t in range(v)]
-    rows = {s: checker._named(checker.Row([x.numerator * (D // x.denominator) for x in target(s)], D))
-            for s in set(prefixes) for D in [math.lcm(*(x.denominator for x in target(s)))]}
+    rows = {
+        s: checker._named(checker.Row([x.numerator * (D // x.denominator) for x in target(s)], D))
+        for s in set(prefixes)
+        for D in [math.lcm(*(x.denominator for x in target(s)))]
+    }
     law = {b: checker.Ratio(m.numerator, m.denominator) for b, m in emitted.items()}
     assert checker._stream_gap(law, rows, "law", set()) == enumerated
 
@@ -440,18 +526,27 @@ def test_law_ids_are_token_ids_before_anything_else(ids):
     assert verdict.reason is R.TOKENS and "not a token id" in verdict.detail
 
 
-@pytest.mark.parametrize("edit,detail", [
-    # a factor, a coin constant and a floor of more bits than a row may have
-    (lambda d: d["rows"].update(big={"recipe": ["scaled", "p[]", "2/1"]}), None),
-    (lambda d: d["rows"].update(big={"recipe": ["scaled", "p[]", f"1/{2 ** 16385:#x}"]}), "constants hold up to"),
-    (lambda d: _first(d, "coin")["event"]["coin"].update(upper={"source": ["const", f"1/{3 ** 10400:#x}"], "strict": True}),
-     "constants hold up to"),
-    (lambda d: d["rows"].update(big={"recipe": ["floor-difference", "p[]", "q[]", f"1/{3 ** 10400:#x}"]}),
-     "constants hold up to"),
-    # numerators past the row's denominator: a given row of "n/1" values, a scaled row above 1
-    (lambda d: d["rows"].update(big={"recipe": ["given"], "values": [f"{2 ** 600}/1", "0/1"]}), "an entry above 1"),
-    (lambda d: d["rows"].update(big={"recipe": ["scaled", "p[]", "7/4"]}), "an entry above 1"),
-])
+@pytest.mark.parametrize(
+    "edit,detail",
+    [
+        # a factor, a coin constant and a floor of more bits than a row may have
+        (lambda d: d["rows"].update(big={"recipe": ["scaled", "p[]", "2/1"]}), None),
+        (lambda d: d["rows"].update(big={"recipe": ["scaled", "p[]", f"1/{2**16385:#x}"]}), "constants hold up to"),
+        (
+            lambda d: _first(d, "coin")["event"]["coin"].update(
+                upper={"source": ["const", f"1/{3**10400:#x}"], "strict": True}
+            ),
+            "constants hold up to",
+        ),
+        (
+            lambda d: d["rows"].update(big={"recipe": ["floor-difference", "p[]", "q[]", f"1/{3**10400:#x}"]}),
+            "constants hold up to",
+        ),
+        # numerators past the row's denominator: a given row of "n/1" values, a scaled row above 1
+        (lambda d: d["rows"].update(big={"recipe": ["given"], "values": [f"{2**600}/1", "0/1"]}), "an entry above 1"),
+        (lambda d: d["rows"].update(big={"recipe": ["scaled", "p[]", "7/4"]}), "an entry above 1"),
+    ],
+)
 def test_rows_and_constants_are_bounded(edit, detail):
     doc = _genuine()
     edit(doc)
@@ -478,7 +573,14 @@ def test_check_binds_only_the_inputs_the_tree_reads(tmp_path, capsys):
     (tmp_path / "c.json").write_text(dumps(doc))
     (tmp_path / "p.json").write_text(json.dumps(p))
     (tmp_path / "q.json").write_text(json.dumps(q))
-    args = ["check", str(tmp_path / "c.json"), "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json")]
+    args = [
+        "check",
+        str(tmp_path / "c.json"),
+        "--target",
+        str(tmp_path / "p.json"),
+        "--draft",
+        str(tmp_path / "q.json"),
+    ]
     assert main(args + ["--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["unread_inputs"] == ["q"] and "q not read by the certified tree" in out["detail"]
@@ -502,23 +604,43 @@ def test_plots_draw_names_as_text(tmp_path):
 def test_many_children_no_block_reaches_count_together():
     # const coin c: blocks [0] (c) and [0, 0] (1 - c) at V = 5000; (0,) is live, its other 4999
     # children are not: their gaps are summed as one mass (tests/data/trust/block_dos_stream_gcd.py)
-    v, c = 5000, F(2 ** 16000 // 3, 2 ** 16000)
+    v, c = 5000, F(2**16000 // 3, 2**16000)
 
     def nd(x):
         return f"{x.numerator:#x}/{x.denominator:#x}"
+
     uniform = [f"1/{v}"] * v
     coin = {"source": ["const", nd(c)]}
-    doc = {"schema": checker.BLOCK_SCHEMA, "vocab_size": v, "gamma": 1,
-           "rows": {"p[]": {"recipe": ["input", "p", []], "values": uniform},
-                    "p[0]": {"recipe": ["input", "p", [0]], "values": uniform}},
-           "nodes": [{"label": "root", "reach": "1/1", "branches": [
-               {"event": {"coin": {"model": "continuous", "lower": None, "upper": {**coin, "strict": False}}},
-                "probability": nd(c), "child": {"leaf": [[0], 0]}},
-               {"event": {"coin": {"model": "continuous", "upper": None, "lower": {**coin, "strict": True}}},
-                "probability": nd(1 - c), "child": {"leaf": [[0, 0], 1]}}]}],
-           "law": [[[0], nd(c)], [[0, 0], nd(1 - c)]],
-           "totals": {"accepted_length": [nd(c), nd(1 - c)], "expected_emitted": nd(2 - c), "stream_tv": f"{v - 1}/{v}"},
-           "claims": {"lossless": False}}
+    doc = {
+        "schema": checker.BLOCK_SCHEMA,
+        "vocab_size": v,
+        "gamma": 1,
+        "rows": {
+            "p[]": {"recipe": ["input", "p", []], "values": uniform},
+            "p[0]": {"recipe": ["input", "p", [0]], "values": uniform},
+        },
+        "nodes": [
+            {
+                "label": "root",
+                "reach": "1/1",
+                "branches": [
+                    {
+                        "event": {"coin": {"model": "continuous", "lower": None, "upper": {**coin, "strict": False}}},
+                        "probability": nd(c),
+                        "child": {"leaf": [[0], 0]},
+                    },
+                    {
+                        "event": {"coin": {"model": "continuous", "upper": None, "lower": {**coin, "strict": True}}},
+                        "probability": nd(1 - c),
+                        "child": {"leaf": [[0, 0], 1]},
+                    },
+                ],
+            }
+        ],
+        "law": [[[0], nd(c)], [[0, 0], nd(1 - c)]],
+        "totals": {"accepted_length": [nd(c), nd(1 - c)], "expected_emitted": nd(2 - c), "stream_tv": f"{v - 1}/{v}"},
+        "claims": {"lossless": False},
+    }
     # by hand (c > 1/V): the first tokens t != 0 count whole, 1/V each; (0,) is live with F(0) = 1/V - c:
     # |F(0, 0)| = |F(0)/V - (1 - c)| = 1 - c + c/V - 1/V^2, and (V - 1) |F(0)|/V for (0, t). Total 2 (V - 1)/V.
     verdict = _check(doc)
@@ -532,8 +654,22 @@ def test_rule_block_certificates_at_larger_gamma_pass_the_checker(tmp_path, caps
     from specproof.cli import main
 
     cert = tmp_path / "b.json"
-    assert main(["audit", *_files(tmp_path), "--policy", "le-float32-grid", "--gamma", str(gamma),
-                 "--block-certificate", str(cert), "--json"]) == 1
+    assert (
+        main(
+            [
+                "audit",
+                *_files(tmp_path),
+                "--policy",
+                "le-float32-grid",
+                "--gamma",
+                str(gamma),
+                "--block-certificate",
+                str(cert),
+                "--json",
+            ]
+        )
+        == 1
+    )
     out = json.loads(capsys.readouterr().out)
     verdict = checker.check_file(cert)
     assert verdict.valid, verdict
@@ -542,15 +678,18 @@ def test_rule_block_certificates_at_larger_gamma_pass_the_checker(tmp_path, caps
     assert json.loads(capsys.readouterr().out)["tv"] == [out["stream_tv"]]
 
 
-@pytest.mark.parametrize("extra,message", [
-    (["--gamma", "20"], "3^20 drafted blocks, above 20000"),
-    (["--gamma", "1000000000"], "3^1000000000 drafted blocks, above 20000"),  # refused at once, no huge power
-    (["--verifier", "tree", "--gamma", "30", "--drafts", "3"], "the token tree has more than 20000 nodes"),
-    (["--gamma", "9", "--block-certificate", "x.json"], "3^9 x V = 59049 branches, above 20000"),
-    (["--gamma", "2", "--stop-token", "5"], "--stop-token 5 is not a token id in [0, 3)"),
-    (["--verifier", "block", "--gamma", "2", "--stop-token", "1"], "apply to the chain verifier"),
-    (["--verifier", "typical", "--gamma", "2", "--policy", "le-float32-grid"], "apply to the chain verifier"),
-])
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        (["--gamma", "20"], "3^20 drafted blocks, above 20000"),
+        (["--gamma", "1000000000"], "3^1000000000 drafted blocks, above 20000"),  # refused at once, no huge power
+        (["--verifier", "tree", "--gamma", "30", "--drafts", "3"], "the token tree has more than 20000 nodes"),
+        (["--gamma", "9", "--block-certificate", "x.json"], "3^9 x V = 59049 branches, above 20000"),
+        (["--gamma", "2", "--stop-token", "5"], "--stop-token 5 is not a token id in [0, 3)"),
+        (["--verifier", "block", "--gamma", "2", "--stop-token", "1"], "apply to the chain verifier"),
+        (["--verifier", "typical", "--gamma", "2", "--policy", "le-float32-grid"], "apply to the chain verifier"),
+    ],
+)
 def test_audit_refuses_what_it_cannot_do_before_working(tmp_path, capsys, extra, message):
     from specproof.cli import main
 
@@ -565,8 +704,9 @@ def test_constants_up_to_the_row_limit_are_accepted():
     doc = _hand([0], {"p[0]": {"recipe": ["input", "p", [0]], "values": ["1/2", "1/2"]}})
     for bits, valid in ((checker.MAX_ROW_BITS, True), (checker.MAX_ROW_BITS + 1, False)):
         c = f"1/{2 ** (bits - 1):#x}"  # a denominator of exactly `bits` bits
-        doc["nodes"][0]["branches"][0]["event"] = {"coin": {"model": "fixed:0/1", "lower": None,
-                                                            "upper": {"source": ["const", c], "strict": False}}}
+        doc["nodes"][0]["branches"][0]["event"] = {
+            "coin": {"model": "fixed:0/1", "lower": None, "upper": {"source": ["const", c], "strict": False}}
+        }
         verdict = _check(doc)
         assert verdict.valid is valid, (bits, verdict)
 
@@ -574,8 +714,10 @@ def test_constants_up_to_the_row_limit_are_accepted():
 def test_the_stream_reads_are_reported_and_only_those():
     # the tree reads no row (a certain choice); the stream reads p[] and p[0] (live prefixes with a
     # gap), never p[1] (no block passes through (1,))
-    rows = {"p[0]": {"recipe": ["input", "p", [0]], "values": ["1/4", "3/4"]},
-            "p[1]": {"recipe": ["input", "p", [1]], "values": ["1/2", "1/2"]}}
+    rows = {
+        "p[0]": {"recipe": ["input", "p", [0]], "values": ["1/4", "3/4"]},
+        "p[1]": {"recipe": ["input", "p", [1]], "values": ["1/2", "1/2"]},
+    }
     doc = _hand([0, 0], rows)
     doc["nodes"][0]["branches"][0]["child"]["leaf"][1] = 1
     doc["totals"].update(accepted_length=["0/1", "1/1"], expected_emitted="2/1", stream_tv="7/8")
@@ -585,8 +727,7 @@ def test_the_stream_reads_are_reported_and_only_those():
 
 
 def test_gamma_at_the_limit_is_accepted():
-    doc = _hand([0], {"p[0]": {"recipe": ["input", "p", [0]], "values": ["1/2", "1/2"]}},
-                gamma=checker.MAX_BLOCK_GAMMA)
+    doc = _hand([0], {"p[0]": {"recipe": ["input", "p", [0]], "values": ["1/2", "1/2"]}}, gamma=checker.MAX_BLOCK_GAMMA)
     assert _check(doc).valid
 
 
@@ -615,11 +756,14 @@ def test_a_bad_child_names_the_block_leaf_form():
 
 
 def test_minimum_and_scaled_by_hand():
-    rows = {"p[0]": {"recipe": ["input", "p", [0]], "values": ["1/2", "1/2"]},
-            "a": {"recipe": ["given"], "values": ["1/2", "1/4"]},
-            "b": {"recipe": ["given"], "values": ["1/3", "2/3"]},
-            "m": {"recipe": ["minimum", "a", "b"]}, "n": {"recipe": ["minimum", "b", "a"]},
-            "s": {"recipe": ["scaled", "b", "3/2"]}}
+    rows = {
+        "p[0]": {"recipe": ["input", "p", [0]], "values": ["1/2", "1/2"]},
+        "a": {"recipe": ["given"], "values": ["1/2", "1/4"]},
+        "b": {"recipe": ["given"], "values": ["1/3", "2/3"]},
+        "m": {"recipe": ["minimum", "a", "b"]},
+        "n": {"recipe": ["minimum", "b", "a"]},
+        "s": {"recipe": ["scaled", "b", "3/2"]},
+    }
     verdict = _check(_hand([0], rows))
     assert verdict.valid, verdict
     got = {k: [F(x.num, x.den) for x in verdict.facts[0]["rows"][k]] for k in ("m", "n", "s")}
@@ -628,22 +772,28 @@ def test_minimum_and_scaled_by_hand():
 
 def test_a_masses_threshold_reads_both_rows():
     # u < sum(q[]) / sum(g) = 1 / (1/2) = 2: probability 1; q[] is read by this coin only
-    rows = {"p[0]": {"recipe": ["input", "p", [0]], "values": ["1/2", "1/2"]},
-            "q[]": {"recipe": ["input", "q", []], "values": ["1/4", "3/4"]},
-            "g": {"recipe": ["given"], "values": ["1/2", "0/1"]}}
+    rows = {
+        "p[0]": {"recipe": ["input", "p", [0]], "values": ["1/2", "1/2"]},
+        "q[]": {"recipe": ["input", "q", []], "values": ["1/4", "3/4"]},
+        "g": {"recipe": ["given"], "values": ["1/2", "0/1"]},
+    }
     doc = _hand([0], rows)
-    doc["nodes"][0]["branches"][0]["event"] = {"coin": {"model": "continuous", "lower": None, "upper": {
-        "source": ["masses", "q[]", "g"], "strict": True}}}
+    doc["nodes"][0]["branches"][0]["event"] = {
+        "coin": {"model": "continuous", "lower": None, "upper": {"source": ["masses", "q[]", "g"], "strict": True}}
+    }
     verdict = _check(doc)
     assert verdict.valid, verdict
     assert ("q", ()) in verdict.facts[0]["reads"]
 
 
-@pytest.mark.parametrize("policy, p, q", [
-    ("lt-float32-coin", ["319/830", "131/830", "38/83"], ["368/1891", "815/1891", "708/1891"]),
-    ("le-float32-grid", ["319/830", "131/830", "38/83"], ["368/1891", "815/1891", "708/1891"]),
-    ("le-float32-coin", ["1/7", "2/7", "1/14", "3/14", "1/7", "1/7"], ["1/6", "1/9", "2/9", "1/6", "1/6", "1/6"]),
-])
+@pytest.mark.parametrize(
+    "policy, p, q",
+    [
+        ("lt-float32-coin", ["319/830", "131/830", "38/83"], ["368/1891", "815/1891", "708/1891"]),
+        ("le-float32-grid", ["319/830", "131/830", "38/83"], ["368/1891", "815/1891", "708/1891"]),
+        ("le-float32-coin", ["1/7", "2/7", "1/14", "3/14", "1/7", "1/7"], ["1/6", "1/9", "2/9", "1/6", "1/6", "1/6"]),
+    ],
+)
 def test_a_float_rules_block_certificate_checks_with_the_audits_stream_tv(tmp_path, policy, p, q):
     # the bonus token is drawn from the row float code samples from (p rounded to float32), as the audit's law has
     # it; the certificate drew it from p itself, and the checker rejected the audit's stream TV (adversarial review)
@@ -654,8 +804,21 @@ def test_a_float_rules_block_certificate_checks_with_the_audits_stream_tv(tmp_pa
     (tmp_path / "p.json").write_text(json.dumps(p))
     (tmp_path / "q.json").write_text(json.dumps(q))
     out = tmp_path / "b.json"
-    assert main(["audit", "--policy", policy, "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json"),
-                 "--gamma", "2", "--block-certificate", str(out)]) in (0, 1)
+    assert main(
+        [
+            "audit",
+            "--policy",
+            policy,
+            "--target",
+            str(tmp_path / "p.json"),
+            "--draft",
+            str(tmp_path / "q.json"),
+            "--gamma",
+            "2",
+            "--block-certificate",
+            str(out),
+        ]
+    ) in (0, 1)
     doc = json.loads(out.read_text())
     verdict = checker.check(doc)
     assert verdict.valid, verdict

@@ -66,8 +66,8 @@ def test_a_certificate_of_rows_past_pythons_decimal_digit_limit_is_written_and_c
     # such numbers are written in hexadecimal, which the checker reads
     import json
 
-    p = [Fraction(1, 3 ** 10000), 1 - Fraction(1, 3 ** 10000)]
-    q = [Fraction(1, 3 ** 8000), 1 - Fraction(1, 3 ** 8000)]
+    p = [Fraction(1, 3**10000), 1 - Fraction(1, 3**10000)]
+    q = [Fraction(1, 3**8000), 1 - Fraction(1, 3**8000)]
     doc = json.loads(json.dumps(build_certificate(p, q, name="long")))
     assert any("0x" in row["emitted"] for row in doc["rows"]) or "0x" in doc["totals"]["tv"]
     verdict = check(doc)

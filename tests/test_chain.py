@@ -233,7 +233,9 @@ def test_given_block_accepts_numpy_integer_tokens_and_names_bad_positions():
     bad = {**TARGET, (1,): (F(1, 2), F(1, 3))}
     with pytest.raises(InvalidDistribution, match=r"^after the drafted prefix \(1,\): p sums to 5/6, not 1"):
         verification_law(_rows(bad), _rows(DRAFT), 2)
-    with pytest.raises(InvalidDistribution, match=r"block \(1,\) position 0: the drafted token 0 has draft probability 0"):
+    with pytest.raises(
+        InvalidDistribution, match=r"block \(1,\) position 0: the drafted token 0 has draft probability 0"
+    ):
         numeric.given_block_law(np.full((2, 2, 2), 0.5), np.array([[[0.5, 0.5]], [[0.0, 1.0]]]), np.array([[0], [0]]))
 
 
@@ -246,9 +248,15 @@ def test_given_block_by_hand():
 
 
 @pytest.mark.parametrize(
-    "tokens, message", [([2], r"not an integer token id in \[0, 2\)"), ([-1], "not an integer token id"),
-                        ([True], "not an integer token id"), ([0.0], "not an integer token id"),
-                        ([0], "draft probability 0")])
+    "tokens, message",
+    [
+        ([2], r"not an integer token id in \[0, 2\)"),
+        ([-1], "not an integer token id"),
+        ([True], "not an integer token id"),
+        ([0.0], "not an integer token id"),
+        ([0], "draft probability 0"),
+    ],
+)
 def test_given_block_bad_tokens(tokens, message):
     with pytest.raises(InvalidDistribution, match=message):
         given_block_law([HALF, HALF], [(F(0), F(1))], tokens)
@@ -259,14 +267,17 @@ def test_float_given_block_matches_exact_on_random_blocks():
     worst = 0.0
     for _ in range(40):
         gamma, v = int(rng.integers(1, 5)), int(rng.integers(2, 9))
-        w_t = rng.integers(0, 6, size=(gamma + 1, v)); w_t[:, 0] += 1
-        w_d = rng.integers(0, 6, size=(gamma, v)); w_d[:, 0] += 1
+        w_t = rng.integers(0, 6, size=(gamma + 1, v))
+        w_t[:, 0] += 1
+        w_d = rng.integers(0, 6, size=(gamma, v))
+        w_d[:, 0] += 1
         tgt = [tuple(F(int(a), int(r.sum())) for a in r) for r in w_t]
         drf = [tuple(F(int(a), int(r.sum())) for a in r) for r in w_d]
         toks = [int(rng.choice(np.flatnonzero(r))) for r in w_d]
         exact = given_block_law(tgt, drf, toks)
-        acc, emi = numeric.given_block_law(w_t / w_t.sum(-1, keepdims=True), w_d / w_d.sum(-1, keepdims=True),
-                                           np.array(toks))
+        acc, emi = numeric.given_block_law(
+            w_t / w_t.sum(-1, keepdims=True), w_d / w_d.sum(-1, keepdims=True), np.array(toks)
+        )
         worst = max(worst, max(abs(F(float(a)) - b) for a, b in zip(acc.tolist(), exact.accepted_length_law)))
         for row_f, row_e in zip(emi.tolist(), exact.emitted):
             worst = max(worst, max(abs(F(float(a)) - b) for a, b in zip(row_f, row_e)))
@@ -290,7 +301,7 @@ def test_float_given_block_resolves_what_float64_cannot():
     # rejected for sure, and the float rows' exact residual (renormalized, it puts mass on
     # tokens 0 and 2) is below float64 resolution in the float computation
     target = np.array([[0.5, 0.0, 0.5], [0.5, 0.5, 0.0]])
-    draft = np.array([[0.5, 2.0 ** -80, 0.5]])
+    draft = np.array([[0.5, 2.0**-80, 0.5]])
     exact = given_block_law([from_floats(r) for r in target], [from_floats(draft[0])], [1])
     acc, emi = numeric.given_block_law(target, draft, np.array([1]))
     assert exact.accepted_length_law == (1, 0) and acc.tolist() == [1.0, 0.0]
@@ -301,7 +312,10 @@ def test_float_given_block_resolves_what_float64_cannot():
     d = np.array([[1.0859987400844336e-12, 0.7249356235229049, 0.27504123269805636]])
     acc, emi = numeric.given_block_law(t, d, np.array([0]))
     ex = given_block_law([from_floats(r) for r in t], [from_floats(d[0])], [0])
-    assert max(abs(F(float(acc[0])) * F(float(e)) - ex.accepted_length_law[0] * r) for e, r in zip(emi[0], ex.emitted[0])) < 1e-18
+    assert (
+        max(abs(F(float(acc[0])) * F(float(e)) - ex.accepted_length_law[0] * r) for e, r in zip(emi[0], ex.emitted[0]))
+        < 1e-18
+    )
     # a drafted token that is never rejected: the empty float residual is harmless
     acc, emi = numeric.given_block_law(target, draft, np.array([0]))
     assert acc.tolist() == [0.0, 1.0]
@@ -331,7 +345,10 @@ def test_float_given_block_with_a_subnormal_draft_probability_and_unnormalized_r
     acc, emi = numeric.given_block_law(t, d, np.array([0]))
     ex = given_block_law([from_floats(r) for r in t], [from_floats(d[0])], [0])
     assert max(abs(F(float(a)) - b) for a, b in zip(acc, ex.accepted_length_law)) < 1e-16
-    assert max(abs(F(float(acc[0])) * F(float(e)) - ex.accepted_length_law[0] * r) for e, r in zip(emi[0], ex.emitted[0])) < 1e-16
+    assert (
+        max(abs(F(float(acc[0])) * F(float(e)) - ex.accepted_length_law[0] * r) for e, r in zip(emi[0], ex.emitted[0]))
+        < 1e-16
+    )
 
 
 def test_stream_and_joint_laws_by_hand():
@@ -385,7 +402,9 @@ def test_given_block_law_refuses_rows_that_do_not_fit_gamma():
 def test_verification_law_takes_its_old_keywords_with_a_warning():
     p, q = (lambda s: ["1/2", "1/2"]), (lambda s: ["1/4", "3/4"])
     want = verification_law(p, q, 1)
-    with pytest.warns(DeprecationWarning, match=r"verification_law\(target=...\) is deprecated; use target_model=") as seen:
+    with pytest.warns(
+        DeprecationWarning, match=r"verification_law\(target=...\) is deprecated; use target_model="
+    ) as seen:
         old = verification_law(target=p, draft_model=q, gamma=1)
     assert [w.filename for w in seen] == [__file__]  # the warning names the caller's line
     with pytest.warns(DeprecationWarning, match=r"verification_law\(draft=...\) is deprecated; use draft_model="):

@@ -33,7 +33,10 @@ def _hand():
 def test_hand_chain_certificate_by_hand():
     doc = _hand()
     assert check(doc).valid and check(dumps(doc)).valid
-    assert doc["rows"] == {"encoding": "rational", "table": [["1/2", "1/2"], ["1/4", "3/4"], ["1/3", "2/3"], ["1/1", "0/1"]]}
+    assert doc["rows"] == {
+        "encoding": "rational",
+        "table": [["1/2", "1/2"], ["1/4", "3/4"], ["1/3", "2/3"], ["1/1", "0/1"]],
+    }
     # reach: 1 at the root, min(p, q) = 1/4 and 1/2 for the drafts 0 and 1; stop = reach * (1 - alpha)
     assert doc["nodes"] == [
         {"prefix": [], "p": 0, "q": 1, "reach": "1/1", "stop": "1/4"},
@@ -51,6 +54,7 @@ def _set(path, value):
         for key in path[:-1]:
             obj = obj[key]
         obj[path[-1]] = value
+
     return edit
 
 
@@ -60,7 +64,11 @@ TAMPERING = {
     "node dropped": (lambda d: d["nodes"].pop(1), Reason.NODES, "nodes[1] has prefix [1]"),
     "node duplicated": (lambda d: d["nodes"].insert(1, copy.deepcopy(d["nodes"][1])), Reason.NODES, "nodes[2]"),
     "nodes out of order": (lambda d: d["nodes"].reverse(), Reason.NODES, "nodes[0] has prefix [1]"),
-    "a node past gamma": (lambda d: d["nodes"].append(dict(d["nodes"][1], prefix=[0, 0])), Reason.NODES, "accepts only 3 nodes"),
+    "a node past gamma": (
+        lambda d: d["nodes"].append(dict(d["nodes"][1], prefix=[0, 0])),
+        Reason.NODES,
+        "accepts only 3 nodes",
+    ),
     "last node missing": (lambda d: d["nodes"].pop(), Reason.NODES, "lists 2 nodes; the verifier accepts at least 3"),
     "row index out of range": (_set(("nodes", 0, "q"), 4), Reason.MALFORMED, "not the index of a row"),
     "row index a string": (_set(("nodes", 0, "p"), "0"), Reason.MALFORMED, "not the index of a row"),
@@ -73,7 +81,11 @@ TAMPERING = {
     "unknown encoding": (_set(("rows", "encoding"), "float32"), Reason.SCHEMA, "encoding 'float32'"),
     "draft row changed": (_set(("rows", "table", 1), ["1/2", "1/2"]), Reason.NODE_MASS, "nodes[0].stop: expected 0/1"),
     "accepted length": (_set(("totals", "accepted_length", 2), "1/3"), Reason.TOTAL, "accepted_length[2]"),
-    "accepted length too short": (_set(("totals", "accepted_length"), ["1/4", "3/4"]), Reason.MALFORMED, "gamma + 1 = 3"),
+    "accepted length too short": (
+        _set(("totals", "accepted_length"), ["1/4", "3/4"]),
+        Reason.MALFORMED,
+        "gamma + 1 = 3",
+    ),
     "expected emitted": (_set(("totals", "expected_emitted"), "2/1"), Reason.TOTAL, "expected_emitted"),
     "mean alpha": (_set(("totals", "mean_alpha"), "3/4"), Reason.TOTAL, "expected 5/7, claimed 3/4"),
     "claim flipped": (_set(("claims", "stream_equals_target_law"), False), Reason.CLAIM, "stream_equals_target_law"),
@@ -82,12 +94,18 @@ TAMPERING = {
     "gamma 0": (_set(("gamma",), 0), Reason.MALFORMED, "gamma is 0"),
     "gamma 1 for a gamma 2 chain": (_set(("gamma",), 1), Reason.MALFORMED, "gamma + 1 = 2 rationals"),
     "gamma 3 for a gamma 2 chain": (_set(("gamma",), 3), Reason.MALFORMED, "gamma + 1 = 4 rationals"),
-    "gamma 10^9, a short document": (_set(("gamma",), 10 ** 9), Reason.MALFORMED, "gamma + 1 = 1000000001"),
-    "gamma 1 with a matching length claim": (lambda d: d.update(gamma=1, totals=dict(d["totals"], accepted_length=["1/4", "3/4"])),
-                                             Reason.NODES, "the verifier accepts only 1 nodes"),
+    "gamma 10^9, a short document": (_set(("gamma",), 10**9), Reason.MALFORMED, "gamma + 1 = 1000000001"),
+    "gamma 1 with a matching length claim": (
+        lambda d: d.update(gamma=1, totals=dict(d["totals"], accepted_length=["1/4", "3/4"])),
+        Reason.NODES,
+        "the verifier accepts only 1 nodes",
+    ),
     "a schema that is a list": (_set(("schema",), []), Reason.SCHEMA, "unknown schema []"),
-    "a hex number of 200,000 digits": (_set(("nodes", 0, "reach"), "0x1" + "0" * 200_000 + "/1"), Reason.NOT_RATIONAL,
-                                         "too many digits"),
+    "a hex number of 200,000 digits": (
+        _set(("nodes", 0, "reach"), "0x1" + "0" * 200_000 + "/1"),
+        Reason.NOT_RATIONAL,
+        "too many digits",
+    ),
     "nodes not a list": (_set(("nodes",), {}), Reason.MALFORMED, "nodes is not a non-empty list"),
     "a prefix of booleans": (_set(("nodes", 2, "prefix"), [True]), Reason.NODES, "has prefix [True]"),
     "uppercase hex": (_set(("nodes", 0, "reach"), "0X1/1"), Reason.NOT_RATIONAL, "not an 'n/d' string"),
@@ -111,7 +129,7 @@ def test_chain_tampering_is_caught(case):
 
 def test_a_gamma_too_large_to_print_is_rejected_not_raised():
     doc = _hand()
-    doc["gamma"] = 2 ** 20000
+    doc["gamma"] = 2**20000
     verdict = check(doc)
     assert verdict.reason is Reason.MALFORMED and "an integer of 20001 bits" in verdict.detail
 
@@ -120,7 +138,7 @@ def test_hex_integers_are_exact_text():
     doc = _hand()
     doc["nodes"][2]["reach"] = "0x1/0x2"
     assert check(doc).valid
-    x = F(3, 2 ** 40000)
+    x = F(3, 2**40000)
     assert parse_exact(exact_text(x)) == x and exact_text(x).startswith("3/0x1")
 
 
@@ -150,7 +168,10 @@ def test_phone_chain_certificate_uses_float_rows_and_is_deterministic():
     # an exponent bit flipped: the row no longer sums to 1 within atol
     import base64
 
-    for byte, bit, reason, where in ((0, 0x01, Reason.NODE_MASS, "nodes[2].stop"), (7, 0x01, Reason.NOT_NORMALIZED, "table[3]")):
+    for byte, bit, reason, where in (
+        (0, 0x01, Reason.NODE_MASS, "nodes[2].stop"),
+        (7, 0x01, Reason.NOT_NORMALIZED, "table[3]"),
+    ):
         bad = copy.deepcopy(doc)
         raw = bytearray(base64.b64decode(bad["rows"]["table"][3]))
         raw[byte] ^= bit
@@ -172,6 +193,7 @@ def test_random_small_chains_are_verified_and_match_the_library(data, gamma):
                 w = data.draw(st.lists(st.integers(0, 3), min_size=v, max_size=v).filter(any))
                 rows[key] = [F(x, sum(w)) for x in w]
             return rows[key]
+
         return row
 
     target, draft = model("p"), model("q")
@@ -193,8 +215,12 @@ def test_stop_token_chain_by_hand():
 
     half = lambda s: ["1/2", "1/2"]  # noqa: E731
     law = verification_law(half, half, 2, stop_tokens=[0])
-    assert dict(law.emitted) == {(0,): Fraction(1, 2), (1, 0): Fraction(1, 4), (1, 1, 0): Fraction(1, 8),
-                                 (1, 1, 1): Fraction(1, 8)}
+    assert dict(law.emitted) == {
+        (0,): Fraction(1, 2),
+        (1, 0): Fraction(1, 4),
+        (1, 1, 0): Fraction(1, 8),
+        (1, 1, 1): Fraction(1, 8),
+    }
     assert law.accepted_length_law == (0, Fraction(1, 2), Fraction(1, 2))
     assert law.expected_emitted == Fraction(7, 4) and law.lossless
     assert verification_law(half, half, 2).expected_emitted == 3
@@ -211,6 +237,7 @@ def _random_model(seed, v=3):
         w = [rng.randint(0, 4) for _ in range(v)]
         w[rng.randrange(v)] += 1
         return [Fraction(x, sum(w)) for x in w]
+
     return row
 
 
@@ -263,11 +290,17 @@ def test_a_float_chain_reports_each_row_raw_sum():
     from specproof.laws.rational import from_floats
 
     rows = {0: [0.5, 0.25, 0.25], 1: [0.2, 0.3, 0.5000001]}
-    doc = build_chain_certificate(lambda s: from_floats(rows[0], atol=1e-3, name="p"),
-                                  lambda s: from_floats(rows[1], atol=1e-3, name="q"), 1, name="f")
+    doc = build_chain_certificate(
+        lambda s: from_floats(rows[0], atol=1e-3, name="p"),
+        lambda s: from_floats(rows[1], atol=1e-3, name="q"),
+        1,
+        name="f",
+    )
     assert doc["rows"]["encoding"] == "float64-le-base64/renormalize"
     verdict = check(doc)
     assert verdict.valid
-    sums = [sum(Fraction(float(x)) for x in np.frombuffer(base64.b64decode(t), dtype="<f8")) for t in doc["rows"]["table"]]
+    sums = [
+        sum(Fraction(float(x)) for x in np.frombuffer(base64.b64decode(t), dtype="<f8")) for t in doc["rows"]["table"]
+    ]
     assert [Fraction(r.num, r.den) for r in verdict.facts[0]["raw_sums"]] == sums
     assert len(sums) == 2 and sums[0] == 1 and sums[1] != 1

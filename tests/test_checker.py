@@ -47,41 +47,76 @@ def _edit(fn):
 
 # Each tampering: (edit, expected reason, a piece of the expected detail)
 TAMPERINGS = {
-    "residual entry": (lambda c: c["rows"][0].update(residual="1/8"), Reason.RESIDUAL,
-                       "rows[0].residual: expected 1/4, claimed 1/8"),
-    "accept entry": (lambda c: c["rows"][3].update(accept="1/2"), Reason.ACCEPT,
-                     "rows[3].accept: expected 0/1, claimed 1/2"),
-    "emitted entry": (lambda c: c["rows"][1].update(emitted="1/5"), Reason.EMITTED,
-                      "rows[1].emitted: expected 1/4, claimed 1/5"),
-    "alpha off by 1/10^9": (lambda c: c["totals"].update(alpha=_plus(c["totals"]["alpha"], Fraction(1, 10**9))),
-                            Reason.TOTAL, "totals.alpha: expected 1/2, claimed 500000001/1000000000"),
+    "residual entry": (
+        lambda c: c["rows"][0].update(residual="1/8"),
+        Reason.RESIDUAL,
+        "rows[0].residual: expected 1/4, claimed 1/8",
+    ),
+    "accept entry": (
+        lambda c: c["rows"][3].update(accept="1/2"),
+        Reason.ACCEPT,
+        "rows[3].accept: expected 0/1, claimed 1/2",
+    ),
+    "emitted entry": (
+        lambda c: c["rows"][1].update(emitted="1/5"),
+        Reason.EMITTED,
+        "rows[1].emitted: expected 1/4, claimed 1/5",
+    ),
+    "alpha off by 1/10^9": (
+        lambda c: c["totals"].update(alpha=_plus(c["totals"]["alpha"], Fraction(1, 10**9))),
+        Reason.TOTAL,
+        "totals.alpha: expected 1/2, claimed 500000001/1000000000",
+    ),
     "tv off": (lambda c: c["totals"].update(tv="1/3"), Reason.TOTAL, "totals.tv"),
     "normalizer off": (lambda c: c["totals"].update(normalizer="1/3"), Reason.TOTAL, "totals.normalizer"),
     "dropped row": (lambda c: c["rows"].pop(2), Reason.TOKENS, "vocab_size 4 but 3 rows"),
-    "dropped row and vocab_size": (lambda c: (c["rows"].pop(1), c.update(vocab_size=3)), Reason.TOKENS,
-                                   "rows[1] is token 2, expected token 1"),
-    "duplicated row": (lambda c: (c["rows"].append(copy.deepcopy(c["rows"][0])), c.update(vocab_size=5)),
-                       Reason.TOKENS, "rows[4] is token 0, expected token 4"),
-    "p sums to 1 + 1/n": (lambda c: c["rows"][2].update(p="9/28"), Reason.NOT_NORMALIZED,
-                          "p sums to 15/14, not 1"),
-    "q sums to less than 1": (lambda c: c["rows"][3].update(q="1/3"), Reason.NOT_NORMALIZED,
-                              "q sums to 5/6, not 1"),
-    "float where a rational belongs": (lambda c: c["rows"][0].update(p=0.5), Reason.NOT_RATIONAL,
-                                       "rows[0].p is 0.5, not an 'n/d' string"),
+    "dropped row and vocab_size": (
+        lambda c: (c["rows"].pop(1), c.update(vocab_size=3)),
+        Reason.TOKENS,
+        "rows[1] is token 2, expected token 1",
+    ),
+    "duplicated row": (
+        lambda c: (c["rows"].append(copy.deepcopy(c["rows"][0])), c.update(vocab_size=5)),
+        Reason.TOKENS,
+        "rows[4] is token 0, expected token 4",
+    ),
+    "p sums to 1 + 1/n": (lambda c: c["rows"][2].update(p="9/28"), Reason.NOT_NORMALIZED, "p sums to 15/14, not 1"),
+    "q sums to less than 1": (lambda c: c["rows"][3].update(q="1/3"), Reason.NOT_NORMALIZED, "q sums to 5/6, not 1"),
+    "float where a rational belongs": (
+        lambda c: c["rows"][0].update(p=0.5),
+        Reason.NOT_RATIONAL,
+        "rows[0].p is 0.5, not an 'n/d' string",
+    ),
     "decimal string": (lambda c: c["rows"][0].update(q="0.25"), Reason.NOT_RATIONAL, "'0.25'"),
     "integer where a rational belongs": (lambda c: c["totals"].update(alpha=1), Reason.NOT_RATIONAL, "alpha"),
     "zero denominator": (lambda c: c["rows"][0].update(p="1/0"), Reason.NOT_RATIONAL, "zero denominator"),
-    "negative mass": (lambda c: c["rows"][1].update(residual="-1/4"), Reason.NEGATIVE,
-                      "rows[1].residual is -1/4, which is negative"),
-    "swapped p/q columns": (lambda c: [r.update(p=r["q"], q=r["p"]) for r in c["rows"]], Reason.RESIDUAL,
-                            "rows[0].residual: expected 0/1, claimed 1/4"),
-    "unknown schema version": (lambda c: c.update(schema="specproof.certificate/2"), Reason.SCHEMA,
-                               "unknown schema 'specproof.certificate/2'"),
+    "negative mass": (
+        lambda c: c["rows"][1].update(residual="-1/4"),
+        Reason.NEGATIVE,
+        "rows[1].residual is -1/4, which is negative",
+    ),
+    "swapped p/q columns": (
+        lambda c: [r.update(p=r["q"], q=r["p"]) for r in c["rows"]],
+        Reason.RESIDUAL,
+        "rows[0].residual: expected 0/1, claimed 1/4",
+    ),
+    "unknown schema version": (
+        lambda c: c.update(schema="specproof.certificate/2"),
+        Reason.SCHEMA,
+        "unknown schema 'specproof.certificate/2'",
+    ),
     "missing totals": (lambda c: c.pop("totals"), Reason.MISSING_FIELD, "no field 'totals'"),
     "missing row field": (lambda c: c["rows"][0].pop("emitted"), Reason.MISSING_FIELD, "no field 'emitted'"),
-    "claim flipped": (lambda c: c["claims"].update(dist_equals_p=False), Reason.CLAIM,
-                      "claims.dist_equals_p: expected True, claimed False"),
-    "claim not a bool": (lambda c: c["claims"].update(alpha_equals_one_minus_tv="yes"), Reason.MALFORMED, "not true/false"),
+    "claim flipped": (
+        lambda c: c["claims"].update(dist_equals_p=False),
+        Reason.CLAIM,
+        "claims.dist_equals_p: expected True, claimed False",
+    ),
+    "claim not a bool": (
+        lambda c: c["claims"].update(alpha_equals_one_minus_tv="yes"),
+        Reason.MALFORMED,
+        "not true/false",
+    ),
     "token id a string": (lambda c: c["rows"][0].update(token="0"), Reason.TOKENS, "token '0'"),
     "rows not a list": (lambda c: c.update(rows={}), Reason.MALFORMED, "rows is not a non-empty list"),
 }
@@ -129,8 +164,19 @@ def test_honest_certificate_of_a_false_claim_is_not_a_proof():
 
 @pytest.mark.parametrize(
     "text",
-    ["", "{", dumps(_mixed())[:200], dumps(_mixed())[:-3], "[1, 2]", "null", '"x"', "NaN",
-     '{"schema": "specproof.certificate/1"}', b"\xff\xfe", "[" * 100000 + "]" * 100000],
+    [
+        "",
+        "{",
+        dumps(_mixed())[:200],
+        dumps(_mixed())[:-3],
+        "[1, 2]",
+        "null",
+        '"x"',
+        "NaN",
+        '{"schema": "specproof.certificate/1"}',
+        b"\xff\xfe",
+        "[" * 100000 + "]" * 100000,
+    ],
 )
 def test_malformed_input_never_crashes(text):
     verdict = check(text)
@@ -160,8 +206,19 @@ def test_nan_and_float_literals_in_json_are_not_rational():
 CHECKER_SOURCE = Path(checker.__file__).read_text(encoding="utf-8")
 # the standard library only; fractions and itertools serve the outcome-tree primitives, collections
 # (collections.abc) the type annotations
-ALLOWED_IMPORTS = {"base64", "json", "re", "struct", "math", "typing", "dataclasses", "enum", "fractions", "itertools",
-                   "collections"}
+ALLOWED_IMPORTS = {
+    "base64",
+    "json",
+    "re",
+    "struct",
+    "math",
+    "typing",
+    "dataclasses",
+    "enum",
+    "fractions",
+    "itertools",
+    "collections",
+}
 # imported for annotations only, under `if TYPE_CHECKING:` (never when the checker runs)
 TYPE_CHECKING_IMPORTS = {"os"}
 
@@ -179,8 +236,11 @@ def _imports(nodes):
 
 def test_checker_imports_only_the_allow_list():
     tree = ast.parse(CHECKER_SOURCE)
-    guarded = [node for node in tree.body if isinstance(node, ast.If) and isinstance(node.test, ast.Name)
-               and node.test.id == "TYPE_CHECKING"]
+    guarded = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+    ]
     assert not any(node.orelse for node in guarded)
     type_only = _imports(n for node in guarded for stmt in node.body for n in ast.walk(stmt))
     assert type_only == TYPE_CHECKING_IMPORTS
@@ -243,8 +303,10 @@ COMPACT_TAMPERINGS = {
     "one input float changed": (lambda c: _bump(c, "q", 0, 1 + 2**-40), Reason.INPUT),
     "a row's p differs from the inputs": (lambda c: c["rows"][0].update(p="1/3"), Reason.INPUT),
     "a row's residual": (lambda c: c["rows"][-1].update(residual="1/7"), Reason.RESIDUAL),
-    "input sums off by more than atol": (lambda c: _bump(c, "p", int(np.argmax(_floats(c, "p"))), 1.5),
-                                         Reason.NOT_NORMALIZED),
+    "input sums off by more than atol": (
+        lambda c: _bump(c, "p", int(np.argmax(_floats(c, "p"))), 1.5),
+        Reason.NOT_NORMALIZED,
+    ),
     "NaN input": (lambda c: _bump(c, "p", 1, float("nan")), Reason.NOT_RATIONAL),
     "negative input": (lambda c: _bump(c, "q", 1, -1.0), Reason.NEGATIVE),
     "dropped input entry": (lambda c: _set_floats(c, "p", _floats(c, "p")[:-1]), Reason.TOKENS),
@@ -252,8 +314,10 @@ COMPACT_TAMPERINGS = {
     "rows out of order": (lambda c: c["rows"].reverse(), Reason.TOKENS),
     "row token beyond V": (lambda c: c["rows"][-1].update(token=300), Reason.TOKENS),
     "unknown encoding": (lambda c: c["inputs"].update(encoding="float32"), Reason.SCHEMA),
-    "alpha off by 1/10^9": (lambda c: c["totals"].update(alpha=_plus(c["totals"]["alpha"], Fraction(1, 10**9))),
-                            Reason.TOTAL),
+    "alpha off by 1/10^9": (
+        lambda c: c["totals"].update(alpha=_plus(c["totals"]["alpha"], Fraction(1, 10**9))),
+        Reason.TOTAL,
+    ),
 }
 
 
@@ -276,8 +340,9 @@ def test_float_bits_are_decoded_exactly():
     text = base64.b64encode(np.array([0.25, 0.75, 5e-324], dtype="<f8").tobytes()).decode()
     row, raw_sum = checker._float_row(text, "x", 3)
     assert Fraction(raw_sum.num, raw_sum.den) == 1 + Fraction(5e-324)
-    assert [Fraction(n, row.den) for n in row.nums] == [Fraction(x) / (1 + Fraction(5e-324))
-                                                         for x in (0.25, 0.75, 5e-324)]
+    assert [Fraction(n, row.den) for n in row.nums] == [
+        Fraction(x) / (1 + Fraction(5e-324)) for x in (0.25, 0.75, 5e-324)
+    ]
 
 
 def test_hostile_documents_are_rejected_without_crashing():
@@ -359,9 +424,9 @@ def test_a_lone_surrogate_in_a_key_is_rejected():
 
 
 def test_number_text_up_to_2_to_the_17_characters_is_read():
-    longest = "0x1" + "0" * (2 ** 17 - 7) + "/0x1"  # exactly 2^17 characters: 2^(4 (2^17 - 7))
+    longest = "0x1" + "0" * (2**17 - 7) + "/0x1"  # exactly 2^17 characters: 2^(4 (2^17 - 7))
     assert len(longest) == 131072
-    assert checker._rational(longest, "x") == (1 << (4 * (2 ** 17 - 7)), 1)
+    assert checker._rational(longest, "x") == (1 << (4 * (2**17 - 7)), 1)
     with pytest.raises(checker.Rejection) as caught:
         checker._rational("0x10" + longest[3:], "x")  # one character more
     assert caught.value.reason is Reason.NOT_RATIONAL and "131073 characters: too many digits" in caught.value.detail
@@ -369,6 +434,7 @@ def test_number_text_up_to_2_to_the_17_characters_is_read():
 
 def test_a_decimal_number_past_the_digit_limit_is_rejected_not_raised():
     import sys
+
     limit = sys.get_int_max_str_digits()
     if not limit:
         pytest.skip("this Python has no limit on decimal digits")
@@ -397,11 +463,11 @@ def test_float_bytes_that_are_not_whole_floats_are_rejected():
 
 def test_a_float_row_far_from_1_shows_its_exact_raw_sum():
     # every entry >= 2^52 has a float exponent >= 0: the raw sum is the integer 2^60 + 2^53
-    text = base64.b64encode(np.array([2.0 ** 60, 2.0 ** 53], dtype="<f8").tobytes()).decode()
+    text = base64.b64encode(np.array([2.0**60, 2.0**53], dtype="<f8").tobytes()).decode()
     with pytest.raises(checker.Rejection) as caught:
         checker._float_row(text, "x", 2)
     assert caught.value.reason is Reason.NOT_NORMALIZED
-    assert caught.value.detail.startswith(f"x sums to {2 ** 60 + 2 ** 53}/1, off from 1")
+    assert caught.value.detail.startswith(f"x sums to {2**60 + 2**53}/1, off from 1")
 
 
 def test_a_float_row_of_zeros_is_not_normalized():
@@ -416,7 +482,9 @@ def test_emitted_masses_are_checked_when_p_equals_q():
     cert = build_certificate(["1/3", "2/3"], ["1/3", "2/3"], name="equal")
     cert["rows"][0]["emitted"] = "1/2"
     verdict = check(cert)
-    assert verdict.reason is Reason.EMITTED and verdict.detail == "certificate.rows[0].emitted: expected 1/3, claimed 1/2"
+    assert (
+        verdict.reason is Reason.EMITTED and verdict.detail == "certificate.rows[0].emitted: expected 1/3, claimed 1/2"
+    )
 
 
 def test_compact_row_tokens_start_at_0_and_never_repeat():
@@ -436,15 +504,15 @@ def test_values_in_messages_are_reduced_cut_or_described_by_size():
     R_ = checker.Ratio
     assert checker._show(R_(2, 4)) == "1/2" and checker._show(Fraction(6, 9)) == "2/3"
     assert checker._show(R_(0, 5)) == "0/1"
-    assert checker._show(R_(2 ** 255, 1)) == f"{2 ** 255}/1"  # 256 bits: written out (79 characters)
-    assert checker._show(R_(2 ** 256, 1)) == "a rational of 257/1 bits"
-    assert checker._show(R_(1, 2 ** 256)) == "a rational of 1/257 bits"
-    assert checker._show(2 ** 255) == str(2 ** 255)
-    assert checker._show(2 ** 256) == "an integer of 257 bits"
+    assert checker._show(R_(2**255, 1)) == f"{2**255}/1"  # 256 bits: written out (79 characters)
+    assert checker._show(R_(2**256, 1)) == "a rational of 257/1 bits"
+    assert checker._show(R_(1, 2**256)) == "a rational of 1/257 bits"
+    assert checker._show(2**255) == str(2**255)
+    assert checker._show(2**256) == "an integer of 257 bits"
     assert checker._show(True) == "True" and checker._show("x") == "'x'"
     assert checker._cut("a" * 80) == "a" * 80
     assert checker._cut("a" * 81) == "a" * 80 + "..."
-    assert checker._show(R_(10 ** 40 + 1, 10 ** 41)) == f"{10 ** 40 + 1}/{10 ** 41}"[:80] + "..."
+    assert checker._show(R_(10**40 + 1, 10**41)) == f"{10**40 + 1}/{10**41}"[:80] + "..."
 
 
 def test_documents_of_every_input_type():
@@ -479,16 +547,34 @@ def test_a_position_over_a_wide_denominator_is_not_bound_by_the_trees_mass_limit
     bounded by the rows' budget, not by MAX_MASS_BITS."""
     from specproof.report.transcript import exact_text
 
-    a, b = 3 ** 63000, 5 ** 43000  # about 100,000 bits each: D = a b, and the coin's den a b b
+    a, b = 3**63000, 5**43000  # about 100,000 bits each: D = a b, and the coin's den a b b
     p, q = [Fraction(1, a), Fraction(a - 1, a)], [Fraction(1, b), Fraction(b - 1, b)]
     accept, residual = [min(x, y) for x, y in zip(p, q)], [max(x - y, 0) for x, y in zip(p, q)]
-    rows = [{"token": t, "p": exact_text(p[t]), "q": exact_text(q[t]), "accept": exact_text(accept[t]),
-             "residual": exact_text(residual[t]), "emitted": exact_text(p[t])} for t in range(2)]
+    rows = [
+        {
+            "token": t,
+            "p": exact_text(p[t]),
+            "q": exact_text(q[t]),
+            "accept": exact_text(accept[t]),
+            "residual": exact_text(residual[t]),
+            "emitted": exact_text(p[t]),
+        }
+        for t in range(2)
+    ]
     alpha = sum(accept)
-    cert = {"schema": checker.CERTIFICATE_SCHEMA, "name": "wide", "vocab_size": 2, "rows": rows,
-            "totals": {"alpha": exact_text(alpha), "tv": exact_text(1 - alpha), "normalizer": exact_text(sum(residual)),
-                       "rejection": exact_text(1 - alpha)},
-            "claims": {"alpha_equals_one_minus_tv": True, "dist_equals_p": True}}
+    cert = {
+        "schema": checker.CERTIFICATE_SCHEMA,
+        "name": "wide",
+        "vocab_size": 2,
+        "rows": rows,
+        "totals": {
+            "alpha": exact_text(alpha),
+            "tv": exact_text(1 - alpha),
+            "normalizer": exact_text(sum(residual)),
+            "rejection": exact_text(1 - alpha),
+        },
+        "claims": {"alpha_equals_one_minus_tv": True, "dist_equals_p": True},
+    }
     verdict = check(cert)
     assert verdict.valid and verdict.facts[0]["claims"]["dist_equals_p"], verdict
     assert (a * b * b).bit_length() > checker.MAX_MASS_BITS
@@ -500,7 +586,6 @@ def test_checker_is_clean_under_mypy_strict(tmp_path):
     # specproof.checker; this runs --strict on the file alone (about 4 s, so in the slow run;
     # skipped where mypy is not installed)
     api = pytest.importorskip("mypy.api")
-    out, err, status = api.run(["--strict", "--python-version", "3.11", "--cache-dir", str(tmp_path),
-                                checker.__file__])
+    out, err, status = api.run(["--strict", "--python-version", "3.11", "--cache-dir", str(tmp_path), checker.__file__])
     assert (status, err) == (0, ""), out + err
     assert out.startswith("Success: no issues found in 1 source file"), out

@@ -34,36 +34,68 @@ def _textbook(p, q, residual_recipe, law, *, extra_rows=None, claims_lossless=No
     continuous coin; ``threshold(x)`` replaces the ratio source), else draw from the residual.
     Branch probabilities and reaches are left unstated (null); the law is ``law``."""
     v = len(p)
-    rows = {"p": {"recipe": ["input", "p"], "values": [_nd(x) for x in p]},
-            "q": {"recipe": ["input", "q"], "values": [_nd(x) for x in q]},
-            "w": {"recipe": ["positive-part", "p", "q"]}, "r": {"recipe": residual_recipe}, **(extra_rows or {})}
+    rows = {
+        "p": {"recipe": ["input", "p"], "values": [_nd(x) for x in p]},
+        "q": {"recipe": ["input", "q"], "values": [_nd(x) for x in q]},
+        "w": {"recipe": ["positive-part", "p", "q"]},
+        "r": {"recipe": residual_recipe},
+        **(extra_rows or {}),
+    }
     nodes = [{"label": "draft", "reach": None, "branches": []}]
     residual = None
     for x in range(v):
         if q[x] == 0:
             continue
         src = threshold(x) if threshold else ["ratio", "p", "q", x]
-        node = {"label": f"test {x}", "reach": None, "branches": [
-            {"event": {"coin": {"model": "continuous", "lower": None, "upper": {"source": src, "strict": True}}},
-             "probability": None, "child": {"leaf": [x, True]}},
-            {"event": {"coin": {"model": "continuous", "lower": {"source": src, "strict": False}, "upper": None}},
-             "probability": None, "child": "R"}]}
-        nodes[0]["branches"].append({"event": {"draw": {"row": "q", "token": x}}, "probability": None,
-                                     "child": len(nodes)})
+        node = {
+            "label": f"test {x}",
+            "reach": None,
+            "branches": [
+                {
+                    "event": {"coin": {"model": "continuous", "lower": None, "upper": {"source": src, "strict": True}}},
+                    "probability": None,
+                    "child": {"leaf": [x, True]},
+                },
+                {
+                    "event": {
+                        "coin": {"model": "continuous", "lower": {"source": src, "strict": False}, "upper": None}
+                    },
+                    "probability": None,
+                    "child": "R",
+                },
+            ],
+        }
+        nodes[0]["branches"].append(
+            {"event": {"draw": {"row": "q", "token": x}}, "probability": None, "child": len(nodes)}
+        )
         nodes.append(node)
     residual = len(nodes)
-    nodes.append({"label": "residual", "reach": None, "branches": [
-        {"event": {"draw": {"row": "r", "token": t}}, "probability": None, "child": {"leaf": [t, False]}}
-        for t in range(v)]})
+    nodes.append(
+        {
+            "label": "residual",
+            "reach": None,
+            "branches": [
+                {"event": {"draw": {"row": "r", "token": t}}, "probability": None, "child": {"leaf": [t, False]}}
+                for t in range(v)
+            ],
+        }
+    )
     for node in nodes:
         for b in node["branches"]:
             if b["child"] == "R":
                 b["child"] = residual
     alpha = sum((min(a, b) for a, b in zip(p, q)), F(0))
     tv = sum((abs(e - a) for e, a in zip(law, p)), F(0)) / 2
-    return {"schema": checker.OUTCOME_SCHEMA, "vocab_size": v, "reference": "p", "rows": rows, "nodes": nodes,
-            "law": [_nd(x) for x in law], "totals": {"alpha": _nd(alpha), "out_of_range": "0/1", "tv": _nd(tv)},
-            "claims": {"lossless": tv == 0 if claims_lossless is None else claims_lossless}}
+    return {
+        "schema": checker.OUTCOME_SCHEMA,
+        "vocab_size": v,
+        "reference": "p",
+        "rows": rows,
+        "nodes": nodes,
+        "law": [_nd(x) for x in law],
+        "totals": {"alpha": _nd(alpha), "out_of_range": "0/1", "tv": _nd(tv)},
+        "claims": {"lossless": tv == 0 if claims_lossless is None else claims_lossless},
+    }
 
 
 def _law(p, q, r):
@@ -103,8 +135,12 @@ def test_float16_weights_summing_to_1025_4096_are_lossy_with_the_derived_sum():
     assert w == [F(1017, 4096), F(8, 4096), 0] and sum(w) == F(1025, 4096) and all(fmt.round(x) == x for x in P16 + Q16)
     truth = _law(P16, Q16, _divided(w, F(1025, 4096), fmt))
     assert truth != P16  # lossy: fl16(1017/1025) : fl16(8/1025) is not 1017 : 8
-    for order in (["left-to-right", "float32"], ["left-to-right", "float16"], ["tree", "float32", [[2, 1], 0]],
-                  ["tree", "float64", [0, [1, 2]]]):
+    for order in (
+        ["left-to-right", "float32"],
+        ["left-to-right", "float16"],
+        ["tree", "float32", [[2, 1], 0]],
+        ["tree", "float64", [0, [1, 2]]],
+    ):
         doc = _textbook(P16, Q16, ["float-divided", "w", "float16", order], truth)
         verdict = checker.check(doc)
         assert verdict.valid, verdict
@@ -121,17 +157,29 @@ def test_a_stated_sum_is_named_and_fails_require_lossless(tmp_path, capsys):
     doc = _textbook(P16, Q16, ["float-divided", "w", "float16", "1/4"], P16)
     verdict = checker.check(doc)
     assert verdict.valid and verdict.facts[0]["claims"]["lossless"] is True
-    assert verdict.facts[0]["stated"] == ["certificate.rows.r: the float sum 1/4 of row w, stated (bounded, not derived)"]
+    assert verdict.facts[0]["stated"] == [
+        "certificate.rows.r: the float sum 1/4 of row w, stated (bounded, not derived)"
+    ]
     path, bind = _files(tmp_path, doc, P16, Q16)
     assert main(["check", path, *bind, "--require-lossless"]) == 1
     out = capsys.readouterr().out
-    assert "stated, not re-derived (the verdict depends on them): 1 value(s): certificate.rows.r: the float sum 1/4" in out
-    assert "--require-lossless: the certified verifier is not lossless (exit 1): the verdict depends on 1 stated value(s)" in out
+    assert (
+        "stated, not re-derived (the verdict depends on them): 1 value(s): certificate.rows.r: the float sum 1/4" in out
+    )
+    assert (
+        "--require-lossless: the certified verifier is not lossless (exit 1): the verdict depends on 1 stated value(s)"
+        in out
+    )
     code, report = _json(capsys, ["check", path, *bind, "--require-lossless", "--json"])
     assert code == 1 and report["valid"] is True and report["lossless"] == [True]
     assert report["bound_to_inputs"] is False and report["required_lossless"] is False
-    assert report["stated_values"] == [["certificate.rows.r: the float sum 1/4 of row w, stated (bounded, not derived)"]]
-    assert "stated value certificate.rows.r: the float sum 1/4 of row w, stated (bounded, not derived)" in report["unbound_rows"]
+    assert report["stated_values"] == [
+        ["certificate.rows.r: the float sum 1/4 of row w, stated (bounded, not derived)"]
+    ]
+    assert (
+        "stated value certificate.rows.r: the float sum 1/4 of row w, stated (bounded, not derived)"
+        in report["unbound_rows"]
+    )
     assert main(["transcript", path]) == 0
     text = capsys.readouterr().out
     assert "**Stated, not re-derived: the verdict depends on these values" in text
@@ -142,11 +190,11 @@ def test_the_same_in_float32_transformers_style():
     """clamp(p - q, min=0) / its sum in float32: weights (8388601 2^-25, 2^-22, 0) sum to 1/4 + 2^-25 exactly; the
     derived sum gives the lossy law (TV below 2^-40); a forged LOSSLESS law is rejected."""
     fmt = FLOAT32
-    p = [F(1, 4) + F(8388601, 2 ** 25), F(1, 4) + F(1, 2 ** 22), F(1, 4) - F(1, 2 ** 25)]
+    p = [F(1, 4) + F(8388601, 2**25), F(1, 4) + F(1, 2**22), F(1, 4) - F(1, 2**25)]
     q = [F(1, 4), F(1, 4), F(1, 2)]
     w = [max(a - b, F(0)) for a, b in zip(p, q)]
     s = fmt.sum(w)
-    assert s == sum(w) == F(1, 4) + F(1, 2 ** 25) and all(fmt.round(x) == x for x in p)
+    assert s == sum(w) == F(1, 4) + F(1, 2**25) and all(fmt.round(x) == x for x in p)
     truth = _law(p, q, _divided(w, s, fmt))
     assert truth != p
     order = ["tree", "float32", [0, 1, 2]]
@@ -154,7 +202,7 @@ def test_the_same_in_float32_transformers_style():
     verdict = checker.check(doc)
     assert verdict.valid and verdict.facts[0]["claims"]["lossless"] is False
     tv = verdict.facts[0]["totals"]["tv"]
-    assert 0 < F(tv.num, tv.den) < F(1, 2 ** 40)
+    assert 0 < F(tv.num, tv.den) < F(1, 2**40)
     assert not checker.check(_textbook(p, q, ["float-divided", "w", "float32", order], p))
     # the old bound (one addition: u S) refuses 1/4 here; the true sum, stated rather than derived, is reported
     assert checker.check(_textbook(p, q, ["float-divided", "w", "float32", "1/4"], p)).reason == checker.Reason.TOTAL
@@ -169,7 +217,7 @@ def test_a_bfloat16_row_of_256_entries_is_summed_not_bounded():
     two inside [max w, 2S] divides exactly and gives p (LOSSLESS), and is reported as stated."""
     v = 256
     fmt = FORMATS["bfloat16"]
-    w = [F(128 + (37 * i) % 128, 2 ** 16) for i in range(v)]  # 8 significant bits each: bfloat16 values
+    w = [F(128 + (37 * i) % 128, 2**16) for i in range(v)]  # 8 significant bits each: bfloat16 values
     assert all(fmt.round(x) == x for x in w) and all(w)
     total = sum(w, F(0))
     p = [x / total for x in w]
@@ -180,20 +228,36 @@ def test_a_bfloat16_row_of_256_entries_is_summed_not_bounded():
 
     def doc(order, law):
         tv = sum((abs(a - b) for a, b in zip(law, p)), F(0)) / 2
-        return {"schema": checker.OUTCOME_SCHEMA, "vocab_size": v, "reference": "p",
-                "rows": {"p": {"recipe": ["input", "p"], "values": [_nd(x) for x in p]},
-                         "w": {"recipe": ["scaled", "p", _nd(total)]},
-                         "r": {"recipe": ["float-divided", "w", "bfloat16", order]}},
-                "nodes": [{"label": "draw", "reach": "1/1", "branches": [
-                    {"event": {"draw": {"row": "r", "token": t}}, "probability": None, "child": {"leaf": [t, True]}}
-                    for t in range(v)]}],
-                "law": [_nd(x) for x in law], "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": _nd(tv)},
-                "claims": {"lossless": tv == 0}}
+        return {
+            "schema": checker.OUTCOME_SCHEMA,
+            "vocab_size": v,
+            "reference": "p",
+            "rows": {
+                "p": {"recipe": ["input", "p"], "values": [_nd(x) for x in p]},
+                "w": {"recipe": ["scaled", "p", _nd(total)]},
+                "r": {"recipe": ["float-divided", "w", "bfloat16", order]},
+            },
+            "nodes": [
+                {
+                    "label": "draw",
+                    "reach": "1/1",
+                    "branches": [
+                        {"event": {"draw": {"row": "r", "token": t}}, "probability": None, "child": {"leaf": [t, True]}}
+                        for t in range(v)
+                    ],
+                }
+            ],
+            "law": [_nd(x) for x in law],
+            "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": _nd(tv)},
+            "claims": {"lossless": tv == 0},
+        }
 
     verdict = checker.check(doc(["left-to-right", "float32"], truth))
     assert verdict.valid, verdict
     facts = verdict.facts[0]
-    assert facts["stated"] == [] and facts["sums"] == [("r", "w", "bfloat16", "left to right, in a float32 accumulator")]
+    assert facts["stated"] == [] and facts["sums"] == [
+        ("r", "w", "bfloat16", "left to right, in a float32 accumulator")
+    ]
     assert facts["claims"]["lossless"] is False
     power = F(1, 2)
     assert max(w) <= power <= 2 * total and power != s
@@ -221,7 +285,8 @@ def test_constant_thresholds_are_stated_and_never_pass_the_gate(tmp_path, capsys
         "certificate.nodes[2].branches[0].event.upper: the constant 2/3",
         "certificate.nodes[2].branches[1].event.lower: the constant 2/3",
         "certificate.nodes[3].branches[0].event.upper: the constant 1/1",
-        "certificate.nodes[3].branches[1].event.lower: the constant 1/1"]
+        "certificate.nodes[3].branches[1].event.lower: the constant 1/1",
+    ]
     path, bind = _files(tmp_path, forged, p, q)
     code, report = _json(capsys, ["check", path, *bind, "--require-lossless", "--json"])
     assert code == 1 and report["lossless"] == [True] and report["bound_to_inputs"] is False
@@ -253,8 +318,10 @@ def test_numpy_float32_thresholds_are_rederived_and_constants_in_their_place_are
     verdict = checker.check(doc)
     assert verdict.valid and verdict.facts[0]["stated"] == []
     assert [F(x.num, x.den) for x in verdict.facts[0]["law"]] == list(want.law)
-    rows = {k: checker._named(checker._over_common_denominator(
-        [checker.Ratio(x.num, x.den) for x in vals])) for k, vals in verdict.facts[0]["rows"].items()}
+    rows = {
+        k: checker._named(checker._over_common_denominator([checker.Ratio(x.num, x.den) for x in vals]))
+        for k, vals in verdict.facts[0]["rows"].items()
+    }
     forged = copy.deepcopy(doc)
     count = 0
     for node in forged["nodes"]:
@@ -271,14 +338,23 @@ def test_numpy_float32_thresholds_are_rederived_and_constants_in_their_place_are
     assert [F(x.num, x.den) for x in again.facts[0]["law"]] == list(want.law)
 
 
-@pytest.mark.parametrize("test, source, cmp, coin, want", [
-    # fl32(u) < fl32(2/3): fl32(2/3) = 11184811 / 2^24, so the float64-grid coins below it, and those that round
-    # up to it under <=, pass
-    ("ratio", ["rounded-coin-ratio", "a", "b", 0, "float32", "float64", "<"], "<", "float64", None),
-    ("ratio", ["rounded-coin-ratio", "a", "b", 0, "float32", "float64", "<="], "<=", "float64", None),
-    ("product", ["rounded-coin-product", "a", "b", 0, "float32", "float64", "<"], "<", "float64", None),
-    ("product", ["rounded-coin-product", "a", "b", 0, "float16", "float32-(0,1]", "<="], "<=", "float32-(0,1]", None),
-])
+@pytest.mark.parametrize(
+    "test, source, cmp, coin, want",
+    [
+        # fl32(u) < fl32(2/3): fl32(2/3) = 11184811 / 2^24, so the float64-grid coins below it, and those that round
+        # up to it under <=, pass
+        ("ratio", ["rounded-coin-ratio", "a", "b", 0, "float32", "float64", "<"], "<", "float64", None),
+        ("ratio", ["rounded-coin-ratio", "a", "b", 0, "float32", "float64", "<="], "<=", "float64", None),
+        ("product", ["rounded-coin-product", "a", "b", 0, "float32", "float64", "<"], "<", "float64", None),
+        (
+            "product",
+            ["rounded-coin-product", "a", "b", 0, "float16", "float32-(0,1]", "<="],
+            "<=",
+            "float32-(0,1]",
+            None,
+        ),
+    ],
+)
 def test_rounded_coin_thresholds_equal_the_untrusted_count(test, source, cmp, coin, want):
     from specproof.laws.outcome import coin_model, rounded_coin_threshold
 
@@ -296,11 +372,12 @@ def test_rounded_coin_thresholds_equal_the_untrusted_count(test, source, cmp, co
         left = u if test == "ratio" else fmt.mul(u, b)
         right = fmt.div(a, b) if test == "ratio" else a
         return left < right if cmp == "<" else left <= right
+
     assert passes(k - 1) and not passes(k)
 
 
 def test_rounded_coin_ratio_overflow_passes_every_coin_and_a_zero_divisor_is_refused():
-    rows = {"a": checker._named(checker.Row([1, 0], 1)), "b": checker._named(checker.Row([1, 2 ** 200 - 1], 2 ** 200))}
+    rows = {"a": checker._named(checker.Row([1, 0], 1)), "b": checker._named(checker.Row([1, 2**200 - 1], 2**200))}
     got = checker._float_product(["rounded-coin-ratio", "a", "b", 0, "float16", "float32", "<"], rows, 2, "t", set())
     assert got == checker.Ratio(1 << 24, 1 << 24)  # 1 / 2^-200 overflows float16: every coin of [0, 1) passes
     with pytest.raises(checker.Rejection, match="divides by b"):
@@ -308,25 +385,28 @@ def test_rounded_coin_ratio_overflow_passes_every_coin_and_a_zero_divisor_is_ref
         checker._float_product(["rounded-coin-ratio", "a", "b", 0, "float32", "float64", "<"], rows, 2, "t", set())
 
 
-@pytest.mark.parametrize("order, reason, text", [
-    (["tree", "float32", [0, 1]], checker.Reason.TOKENS, "does not add token 2"),
-    (["tree", "float32", [0, 1, 2, 1]], checker.Reason.TOKENS, "adds token 1 twice"),
-    (["tree", "float32", [0, [], 1, 2]], checker.Reason.MALFORMED, "holds an empty list"),
-    (["tree", "float32", []], checker.Reason.MALFORMED, "not a non-empty list"),
-    (["tree", "float32", 0], checker.Reason.MALFORMED, "not a non-empty list"),
-    (["tree", "float32", [0, 1, 3]], checker.Reason.TOKENS, "not a token id"),
-    (["tree", "float32", [0, 1, True]], checker.Reason.TOKENS, "not a token id"),
-    (["tree", "float32", [0, 1, "2"]], checker.Reason.TOKENS, "not a token id"),
-    (["tree", "float8", [0, 1, 2]], checker.Reason.MALFORMED, "float8"),
-    (["tree", "float32"], checker.Reason.MALFORMED, "not [\"left-to-right\""),
-    (["left-to-right"], checker.Reason.MALFORMED, "not [\"left-to-right\""),
-    (["left-to-right", "float32", [0]], checker.Reason.MALFORMED, "not [\"left-to-right\""),
-    (["pairwise", "float32", 8], checker.Reason.MALFORMED, "not [\"left-to-right\""),
-    ([], checker.Reason.MALFORMED, "not [\"left-to-right\""),
-    (3, checker.Reason.MALFORMED, "not [\"left-to-right\""),
-    (None, checker.Reason.MALFORMED, "not [\"left-to-right\""),
-    ({"order": "left-to-right"}, checker.Reason.MALFORMED, "not [\"left-to-right\""),
-])
+@pytest.mark.parametrize(
+    "order, reason, text",
+    [
+        (["tree", "float32", [0, 1]], checker.Reason.TOKENS, "does not add token 2"),
+        (["tree", "float32", [0, 1, 2, 1]], checker.Reason.TOKENS, "adds token 1 twice"),
+        (["tree", "float32", [0, [], 1, 2]], checker.Reason.MALFORMED, "holds an empty list"),
+        (["tree", "float32", []], checker.Reason.MALFORMED, "not a non-empty list"),
+        (["tree", "float32", 0], checker.Reason.MALFORMED, "not a non-empty list"),
+        (["tree", "float32", [0, 1, 3]], checker.Reason.TOKENS, "not a token id"),
+        (["tree", "float32", [0, 1, True]], checker.Reason.TOKENS, "not a token id"),
+        (["tree", "float32", [0, 1, "2"]], checker.Reason.TOKENS, "not a token id"),
+        (["tree", "float8", [0, 1, 2]], checker.Reason.MALFORMED, "float8"),
+        (["tree", "float32"], checker.Reason.MALFORMED, 'not ["left-to-right"'),
+        (["left-to-right"], checker.Reason.MALFORMED, 'not ["left-to-right"'),
+        (["left-to-right", "float32", [0]], checker.Reason.MALFORMED, 'not ["left-to-right"'),
+        (["pairwise", "float32", 8], checker.Reason.MALFORMED, 'not ["left-to-right"'),
+        ([], checker.Reason.MALFORMED, 'not ["left-to-right"'),
+        (3, checker.Reason.MALFORMED, 'not ["left-to-right"'),
+        (None, checker.Reason.MALFORMED, 'not ["left-to-right"'),
+        ({"order": "left-to-right"}, checker.Reason.MALFORMED, 'not ["left-to-right"'),
+    ],
+)
 def test_hostile_summation_orders_are_rejected(order, reason, text):
     doc = _textbook(P16, Q16, ["float-divided", "w", "float16", order], P16)
     verdict = checker.check(doc)
@@ -369,14 +449,28 @@ def test_an_overflowing_float16_sum_is_a_clean_rejection(tmp_path, capsys):
     """70,000 entries of 1 sum past float16's largest 65504 (in a float32 accumulator, then rounded once):
     float-normalized refused with a reason, not an AttributeError; --json prints the rejection."""
     v = 70_000
-    doc = {"schema": checker.OUTCOME_SCHEMA, "vocab_size": v, "reference": "p",
-           "rows": {"p": {"recipe": ["input", "p"], "values": ["1/1"] + ["0/1"] * (v - 1)},
-                    "one": {"recipe": ["given"], "values": ["1/1"] * v},
-                    "n": {"recipe": ["float-normalized", "one", "float16"]}},
-           "nodes": [{"label": "d", "reach": "1/1", "branches": [
-               {"event": {"draw": {"row": "n", "token": 0}}, "probability": None, "child": {"leaf": [0, True]}}]}],
-           "law": ["1/1"] + ["0/1"] * (v - 1), "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"},
-           "claims": {"lossless": True}}
+    doc = {
+        "schema": checker.OUTCOME_SCHEMA,
+        "vocab_size": v,
+        "reference": "p",
+        "rows": {
+            "p": {"recipe": ["input", "p"], "values": ["1/1"] + ["0/1"] * (v - 1)},
+            "one": {"recipe": ["given"], "values": ["1/1"] * v},
+            "n": {"recipe": ["float-normalized", "one", "float16"]},
+        },
+        "nodes": [
+            {
+                "label": "d",
+                "reach": "1/1",
+                "branches": [
+                    {"event": {"draw": {"row": "n", "token": 0}}, "probability": None, "child": {"leaf": [0, True]}}
+                ],
+            }
+        ],
+        "law": ["1/1"] + ["0/1"] * (v - 1),
+        "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"},
+        "claims": {"lossless": True},
+    }
     verdict = checker.check(doc)
     assert not verdict.valid and verdict.reason == checker.Reason.TOTAL
     assert "the float sum of row one overflows to inf while its mass is not 0" in verdict.detail
@@ -426,7 +520,10 @@ def test_accept_all_with_a_reference_equal_to_q_fails_the_gate(tmp_path, capsys)
         assert main(["check", path, *extra, "--require-lossless"]) == 1
         out = capsys.readouterr().out
         assert "LOSSLESS (reference: given row ref-q)" in out
-        assert "--require-lossless: the certified verifier is not lossless (exit 1): its reference is given row ref-q, not p" in out
+        assert (
+            "--require-lossless: the certified verifier is not lossless (exit 1): its reference is given row ref-q, not p"
+            in out
+        )
         code, report = _json(capsys, ["check", path, *extra, "--require-lossless", "--json"])
         assert code == 1 and report["lossless"] == [True] and report["required_lossless"] is False
         assert "its reference is given row ref-q, not p" in report["required_lossless_failures"]
@@ -454,8 +551,10 @@ def test_the_gate_passes_for_p_and_says_against_what(tmp_path, capsys):
     doc = _audit_doc("standard", PA, QA)
     path, bind = _files(tmp_path, doc, PA, QA)
     assert main(["check", path, "--require-lossless"]) == 0
-    assert ("--require-lossless: passed: the certified law is exactly the certificate's own input p (no --target "
-            "given: p is not bound to a file)") in capsys.readouterr().out
+    assert (
+        "--require-lossless: passed: the certified law is exactly the certificate's own input p (no --target "
+        "given: p is not bound to a file)"
+    ) in capsys.readouterr().out
     assert main(["check", path, *bind, "--require-lossless"]) == 0
     assert "--require-lossless: passed: the certified law is exactly p, bound to --target" in capsys.readouterr().out
     code, report = _json(capsys, ["check", path, "--require-lossless", "--json"])
@@ -466,7 +565,9 @@ def test_the_gate_passes_for_p_and_says_against_what(tmp_path, capsys):
 def test_a_given_row_the_tree_reads_fails_the_gate(tmp_path, capsys):
     """The draft's row as a given row (equal to q): the law is p, but it depends on a row taken as stated."""
     p, q = [F(1, 2), F(1, 4), F(1, 4)], [F(3, 8), F(3, 8), F(1, 4)]
-    doc = _textbook(p, q, ["normalized", "w"], p, extra_rows={"g": {"recipe": ["given"], "values": [_nd(x) for x in q]}})
+    doc = _textbook(
+        p, q, ["normalized", "w"], p, extra_rows={"g": {"recipe": ["given"], "values": [_nd(x) for x in q]}}
+    )
     doc["rows"]["w"]["recipe"] = ["positive-part", "p", "g"]
     assert checker.check(doc).valid
     path, bind = _files(tmp_path, doc, p, q)
@@ -500,13 +601,27 @@ def test_valid_documents_with_null_probabilities_and_nameless_bundle_members_ren
 
 def test_a_tree_that_reads_no_input_says_so(tmp_path, capsys):
     v = 2
-    doc = {"schema": checker.OUTCOME_SCHEMA, "vocab_size": v, "reference": "g",
-           "rows": {"p": {"recipe": ["input", "p"], "values": ["1/2", "1/2"]},
-                    "g": {"recipe": ["given"], "values": ["1/1", "0/1"]}},
-           "nodes": [{"label": "commit", "reach": "1/1", "branches": [
-               {"event": {"choice": {"condition": ["always"]}}, "probability": "1/1", "child": {"leaf": [0, True]}}]}],
-           "law": ["1/1", "0/1"], "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"},
-           "claims": {"lossless": True}}
+    doc = {
+        "schema": checker.OUTCOME_SCHEMA,
+        "vocab_size": v,
+        "reference": "g",
+        "rows": {
+            "p": {"recipe": ["input", "p"], "values": ["1/2", "1/2"]},
+            "g": {"recipe": ["given"], "values": ["1/1", "0/1"]},
+        },
+        "nodes": [
+            {
+                "label": "commit",
+                "reach": "1/1",
+                "branches": [
+                    {"event": {"choice": {"condition": ["always"]}}, "probability": "1/1", "child": {"leaf": [0, True]}}
+                ],
+            }
+        ],
+        "law": ["1/1", "0/1"],
+        "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"},
+        "claims": {"lossless": True},
+    }
     verdict = checker.check(doc)
     assert verdict.valid and verdict.facts[0]["reads"] == []
     path = tmp_path / "noread.json"
@@ -526,8 +641,23 @@ def _hostile_documents():
     for path in sorted((Path(__file__).parent / "data" / "trust").glob("*.json")):
         out[path.name] = path.read_bytes()
     base = _textbook(P16, Q16, ["float-divided", "w", "float16", ["left-to-right", "float32"]], P16)
-    junk = [None, True, -1, 2 ** 70, "x", "-1/2", "1/0", [], [[]], {}, [0, [1, [2, [3]]]], "float16", ["tree"],
-            ["tree", "float32", [0, 1, 2, 2]], 1.5]
+    junk = [
+        None,
+        True,
+        -1,
+        2**70,
+        "x",
+        "-1/2",
+        "1/0",
+        [],
+        [[]],
+        {},
+        [0, [1, [2, [3]]]],
+        "float16",
+        ["tree"],
+        ["tree", "float32", [0, 1, 2, 2]],
+        1.5,
+    ]
     n = 0
     for name in list(base["rows"]):
         recipe = base["rows"][name]["recipe"]
@@ -580,9 +710,15 @@ def test_no_exception_escapes_check_json_or_transcript(tmp_path, capsys):
             assert "cannot render" not in captured.err, (name, captured.err)
 
 
-@pytest.mark.parametrize("fmt, words", [("float16", "left to right, in a float32 accumulator"),
-                                        ("bfloat16", "left to right, in a float32 accumulator"),
-                                        ("float32", "left to right"), ("float64", "left to right")])
+@pytest.mark.parametrize(
+    "fmt, words",
+    [
+        ("float16", "left to right, in a float32 accumulator"),
+        ("bfloat16", "left to right, in a float32 accumulator"),
+        ("float32", "left to right"),
+        ("float64", "left to right"),
+    ],
+)
 def test_a_float_normalized_sum_is_named_with_its_order(fmt, words):
     """float-normalized's sum is derived left to right (a half format in a float32 accumulator): the facts
     name that order, the modelling assumption the output shows."""

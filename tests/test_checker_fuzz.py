@@ -19,8 +19,13 @@ import pytest
 from specproof import checker
 from specproof.rules.audit import position_law
 from specproof.certify.blocks import block_verification_certificate
-from specproof.certify.certificate import (build_bundle, build_certificate, build_chain_certificate,
-                                   build_compact_certificate, build_outcome_certificate)
+from specproof.certify.certificate import (
+    build_bundle,
+    build_certificate,
+    build_chain_certificate,
+    build_compact_certificate,
+    build_outcome_certificate,
+)
 from specproof.rules.policy import named_rule
 from specproof.laws.rational import from_floats
 
@@ -45,16 +50,24 @@ def _genuine():
     return {
         "single": single,
         "compact": build_compact_certificate(p, q, name="compact", atol=1e-3, labels=[f"t{i}" for i in range(50)]),
-        "bundle": build_bundle([single, build_certificate(["1/3", "2/3"], ["1/3", "2/3"], name="equal")],
-                               name="b", statement="s"),
+        "bundle": build_bundle(
+            [single, build_certificate(["1/3", "2/3"], ["1/3", "2/3"], name="equal")], name="b", statement="s"
+        ),
         "chain-exact": build_chain_certificate(lambda s: _row(s, 0), lambda s: _row(s, 1), 2, name="chain"),
-        "chain-stop": build_chain_certificate(lambda s: _row(s, 0), lambda s: _row(s, 1), 2, name="chain-s",
-                                              stop_tokens=[1]),
-        "chain-float": build_chain_certificate(lambda s: _float_row(s, 0), lambda s: _float_row(s, 1), 2,
-                                               name="chain-f"),
-        **{f"outcome-{rule}": build_outcome_certificate(
-            position_law(["1/6", "1/3", "1/2"], ["1/2", "1/4", "1/4"], named_rule(rule)).tree, name=rule, statement="s")
-           for rule in ("coin-reuse-inverse-cdf", "race-reuse", "le-float32-grid", "match-rule")},
+        "chain-stop": build_chain_certificate(
+            lambda s: _row(s, 0), lambda s: _row(s, 1), 2, name="chain-s", stop_tokens=[1]
+        ),
+        "chain-float": build_chain_certificate(
+            lambda s: _float_row(s, 0), lambda s: _float_row(s, 1), 2, name="chain-f"
+        ),
+        **{
+            f"outcome-{rule}": build_outcome_certificate(
+                position_law(["1/6", "1/3", "1/2"], ["1/2", "1/4", "1/4"], named_rule(rule)).tree,
+                name=rule,
+                statement="s",
+            )
+            for rule in ("coin-reuse-inverse-cdf", "race-reuse", "le-float32-grid", "match-rule")
+        },
         "block-verification": block_verification_certificate(lambda s: _row(s, 0, 2), lambda s: _row(s, 1, 2), 2),
     }
 
@@ -148,30 +161,52 @@ def _law(facts):
     out = []
     for f in facts:
         if f["schema"] == checker.BLOCK_SCHEMA:
-            out.append(("block", tuple((k, Fraction(x.num, x.den)) for k, x in f["law"].items()),
-                        tuple(Fraction(x.num, x.den) for x in f["accepted_length"]),
-                        Fraction(f["expected_emitted"].num, f["expected_emitted"].den), f["stream_tv"],
-                        tuple(sorted(f["claims"].items())),
-                        tuple(sorted((k, tuple(Fraction(x.num, x.den) for x in v)) for k, v in f["inputs"].items()))))
+            out.append(
+                (
+                    "block",
+                    tuple((k, Fraction(x.num, x.den)) for k, x in f["law"].items()),
+                    tuple(Fraction(x.num, x.den) for x in f["accepted_length"]),
+                    Fraction(f["expected_emitted"].num, f["expected_emitted"].den),
+                    f["stream_tv"],
+                    tuple(sorted(f["claims"].items())),
+                    tuple(sorted((k, tuple(Fraction(x.num, x.den) for x in v)) for k, v in f["inputs"].items())),
+                )
+            )
         elif f["schema"] == checker.OUTCOME_SCHEMA:
             # (a mutant may add or drop a row no branch reads: the law stays the same)
-            out.append(("outcome", tuple(Fraction(x.num, x.den) for x in f["law"]),
-                        tuple(sorted((k, Fraction(x.num, x.den)) for k, x in f["totals"].items())),
-                        tuple(sorted(f["claims"].items())),
-                        tuple(Fraction(x.num, x.den) for k in ("p", "q") for x in f["inputs"][k])))
+            out.append(
+                (
+                    "outcome",
+                    tuple(Fraction(x.num, x.den) for x in f["law"]),
+                    tuple(sorted((k, Fraction(x.num, x.den)) for k, x in f["totals"].items())),
+                    tuple(sorted(f["claims"].items())),
+                    tuple(Fraction(x.num, x.den) for k in ("p", "q") for x in f["inputs"][k]),
+                )
+            )
         elif "law" in f:
             law = f["law"]
-            out.append(("position",
-                        tuple(Fraction(x, law.den) for col in (law.target, law.draft, law.accept, law.residual)
-                              for x in col),
-                        tuple(Fraction(x.num, x.den) for x in f["totals"].values()),
-                        tuple(sorted(f["claims"].items()))))
+            out.append(
+                (
+                    "position",
+                    tuple(
+                        Fraction(x, law.den) for col in (law.target, law.draft, law.accept, law.residual) for x in col
+                    ),
+                    tuple(Fraction(x.num, x.den) for x in f["totals"].values()),
+                    tuple(sorted(f["claims"].items())),
+                )
+            )
         else:
-            out.append(("chain", f["gamma"], f["nodes"],
-                        tuple(Fraction(x.num, x.den) for x in f["accepted_length"]),
-                        Fraction(f["expected_emitted"].num, f["expected_emitted"].den),
-                        Fraction(f["mean_alpha"].num, f["mean_alpha"].den),
-                        tuple(sorted(f["claims"].items()))))
+            out.append(
+                (
+                    "chain",
+                    f["gamma"],
+                    f["nodes"],
+                    tuple(Fraction(x.num, x.den) for x in f["accepted_length"]),
+                    Fraction(f["expected_emitted"].num, f["expected_emitted"].den),
+                    Fraction(f["mean_alpha"].num, f["mean_alpha"].den),
+                    tuple(sorted(f["claims"].items())),
+                )
+            )
     return out
 
 
@@ -186,8 +221,9 @@ def test_every_mutant_is_rejected_or_has_the_same_law(kind):
         verdict = checker.check(mutant)  # any exception other than a verdict fails the test
         if verdict.valid:
             # a bundle's certificates may be reordered: the same laws, as a multiset
-            assert sorted(map(repr, _law(verdict.facts))) == sorted(map(repr, _law(original.facts))), \
-                json.dumps(mutant)[:300]
+            assert sorted(map(repr, _law(verdict.facts))) == sorted(map(repr, _law(original.facts))), json.dumps(
+                mutant
+            )[:300]
             outcomes["same law"] += 1
         else:
             assert isinstance(verdict.reason, checker.Reason) and verdict.detail
@@ -204,8 +240,14 @@ def _resize(doc, rng):
     are left as written (a row is held over the common denominator its text states, and races
     are checked only on rows of small denominators)."""
     doc = copy.deepcopy(doc)
-    rationals = [path for path in _paths(doc) if isinstance(_get(doc, path), str) and "values" not in path
-                 and checker._RATIONAL.fullmatch(_get(doc, path)) and not _get(doc, path).startswith("-")]
+    rationals = [
+        path
+        for path in _paths(doc)
+        if isinstance(_get(doc, path), str)
+        and "values" not in path
+        and checker._RATIONAL.fullmatch(_get(doc, path))
+        and not _get(doc, path).startswith("-")
+    ]
     trees = [c for c in [doc, *doc.get("certificates", [])] if isinstance(c.get("rows"), dict)]
     if trees and rng.random() < 0.3:
         cert = rng.choice(trees)
@@ -244,8 +286,9 @@ def test_mutants_at_the_size_limits(kind, limit, monkeypatch):
         monkeypatch.setattr(checker, "MAX_TABLE_BITS", 0)
         monkeypatch.setattr(checker, "STATED_ROW_BITS_PER_CHAR", 0)
     verdict = checker.check(GENUINE[kind])
-    assert verdict.reason is checker.Reason.MALFORMED and ("a mass over" in verdict.detail
-                                                           or "the rows hold more than" in verdict.detail), verdict
+    assert verdict.reason is checker.Reason.MALFORMED and (
+        "a mass over" in verdict.detail or "the rows hold more than" in verdict.detail
+    ), verdict
     rng = random.Random(f"limits-{kind}-{limit}")
     for _ in range(max(20, FUZZ_MUTANTS // 5)):
         mutant = _mutate(GENUINE[kind], rng)
@@ -264,11 +307,16 @@ def test_mutants_at_the_size_limits(kind, limit, monkeypatch):
 # constant it could not derive) and fail --require-lossless's gate: a forged sum or constant never
 # flips a verdict silently.
 
+
 def _member(dtype, test, library):
     from specproof.rules.faithful import FAMILY
 
-    return next(m for m in FAMILY if (m.rule.arithmetic.dtype, m.rule.arithmetic.test, m.rule.arithmetic.library,
-                                      m.rule.arithmetic.normalization) == (dtype, test, library, "divide"))
+    return next(
+        m
+        for m in FAMILY
+        if (m.rule.arithmetic.dtype, m.rule.arithmetic.test, m.rule.arithmetic.library, m.rule.arithmetic.normalization)
+        == (dtype, test, library, "divide")
+    )
 
 
 def _derived_documents():
@@ -278,16 +326,24 @@ def _derived_documents():
 
     p, q = ["1/6", "1/3", "1/2"], ["1/2", "1/4", "1/4"]
     docs = {}
-    for dtype, test, library in (("float16", "ratio", "torch"), ("bfloat16", "product", "torch"),
-                                 ("float32", "log", "numpy"), ("float64", "exp", "torch")):
+    for dtype, test, library in (
+        ("float16", "ratio", "torch"),
+        ("bfloat16", "product", "torch"),
+        ("float32", "log", "numpy"),
+        ("float64", "exp", "torch"),
+    ):
         law = position_law(p, q, _member(dtype, test, library).rule)
-        docs[f"{dtype}-{test}-{library}"] = (build_outcome_certificate(law.tree, name="m", statement="s"),
-                                             list(law.law))
+        docs[f"{dtype}-{test}-{library}"] = (
+            build_outcome_certificate(law.tree, name="m", statement="s"),
+            list(law.law),
+        )
     w = [max(a - b, Fraction(0)) for a, b in zip(P16, Q16)]
     truth = derived_law(P16, Q16, _divided(w, sum(w), FORMATS["float16"]))
-    for name, order in (("float16-left-to-right", ["left-to-right", "float32"]),
-                        ("float16-tree", ["tree", "float32", [[2, 1], 0]]),
-                        ("float16-stated-sum", "1025/4096")):
+    for name, order in (
+        ("float16-left-to-right", ["left-to-right", "float32"]),
+        ("float16-tree", ["tree", "float32", [[2, 1], 0]]),
+        ("float16-stated-sum", "1025/4096"),
+    ):
         docs[name] = (_textbook(P16, Q16, ["float-divided", "w", "float16", order], truth), truth)
     return docs
 
@@ -297,12 +353,14 @@ DERIVED = _derived_documents()
 
 def _sum_or_constant_paths(doc):
     """Where a document states a float sum or a threshold constant (mutated more often)."""
+
     def stated_at(path):
         if len(path) < 2 or path[-1] not in (1, 3):
             return False
         parent = _get(doc, path[:-1])
         return (path[-2] == "source" and path[-1] == 1 and parent[0] == "const") or (
-            path[-2] == "recipe" and path[-1] == 3 and parent[0] == "float-divided")
+            path[-2] == "recipe" and path[-1] == 3 and parent[0] == "float-divided"
+        )
 
     return [path for path in _paths(doc) if stated_at(path)]
 
@@ -338,7 +396,9 @@ def test_a_forged_sum_or_constant_never_flips_a_verdict(kind):
         if law == [Fraction(x) for x in truth]:
             continue
         # a law the rows do not give: only through a stated value, which the verdict names, and the gate fails
-        assert verdict.facts[0]["stated"] and verdict.facts[0]["stated"] != stated or law is None, json.dumps(mutant)[:300]
+        assert verdict.facts[0]["stated"] and verdict.facts[0]["stated"] != stated or law is None, json.dumps(mutant)[
+            :300
+        ]
         assert _gate(verdict, None), json.dumps(mutant)[:300]
     if stated:  # a stated value is never evidence: the genuine document fails the gate too, and says why
         assert any("stated" in reason for reason in _gate(original, None)), _gate(original, None)
@@ -356,13 +416,20 @@ def test_a_consistent_forgery_of_a_stated_sum_is_named_and_fails_the_gate():
 
     w = [max(a - b, Fraction(0)) for a, b in zip(P16, Q16)]
     true_sum = sum(w)
-    forged = [Fraction(1, 4), true_sum, true_sum * (1 + Fraction(1, 2**10)), true_sum * (1 - Fraction(1, 2**11)),
-              Fraction(1, 2), Fraction(1025, 4097)]
+    forged = [
+        Fraction(1, 4),
+        true_sum,
+        true_sum * (1 + Fraction(1, 2**10)),
+        true_sum * (1 - Fraction(1, 2**11)),
+        Fraction(1, 2),
+        Fraction(1025, 4097),
+    ]
     lossless_seen = False
     for s in forged:
         law = derived_law(P16, Q16, _divided(w, s, FORMATS["float16"]))
-        verdict = checker.check(_textbook(P16, Q16, ["float-divided", "w", "float16", f"{s.numerator}/{s.denominator}"],
-                                          law))
+        verdict = checker.check(
+            _textbook(P16, Q16, ["float-divided", "w", "float16", f"{s.numerator}/{s.denominator}"], law)
+        )
         if not verdict.valid:
             assert isinstance(verdict.reason, checker.Reason) and verdict.detail
             continue

@@ -42,7 +42,9 @@ def test_version(capsys):
 def test_python_dash_m():
     run = subprocess.run(
         [sys.executable, "-m", "specproof", "crosscheck", "--pairs", "20"],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert run.returncode == 0, run.stderr
     assert "within bound" in run.stdout
@@ -79,8 +81,19 @@ def test_prove_all_writes_and_summarizes(tmp_path, capsys, monkeypatch):
 def test_prove_one_pair_from_files(tmp_path, capsys):
     (tmp_path / "p.json").write_text(json.dumps(["1/2", "1/2", 0]))
     (tmp_path / "q.txt").write_text("0.25\n0.25\n0.5\n")
-    code = main(["prove", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.txt"),
-                 "--out", str(tmp_path / "o"), "--name", "mine"])
+    code = main(
+        [
+            "prove",
+            "--target",
+            str(tmp_path / "p.json"),
+            "--draft",
+            str(tmp_path / "q.txt"),
+            "--out",
+            str(tmp_path / "o"),
+            "--name",
+            "mine",
+        ]
+    )
     assert code == 0
     assert "mine: PROVED (V = 3, alpha = 1/2)" in capsys.readouterr().out
     cert = json.loads((tmp_path / "o" / "mine.json").read_text())
@@ -94,8 +107,12 @@ def test_prove_usage_errors(tmp_path, capsys):
     assert main(["prove", "--target", "x.json"]) == 2
     assert "--target and --draft go together" in capsys.readouterr().err
     (tmp_path / "p.json").write_text(json.dumps(["1/2", "1/3"]))
-    assert main(["prove", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "p.json"),
-                 "--out", str(tmp_path)]) == 2
+    assert (
+        main(
+            ["prove", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "p.json"), "--out", str(tmp_path)]
+        )
+        == 2
+    )
     assert "p sums to 5/6, not 1" in capsys.readouterr().err
 
 
@@ -161,8 +178,12 @@ def test_os_errors_exit_2(tmp_path, capsys):
     (tmp_path / "p.json").write_text(json.dumps(["1/2", "1/2"]))
     blocker = tmp_path / "file"
     blocker.write_text("")
-    assert main(["prove", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "p.json"),
-                 "--out", str(blocker)]) == 2
+    assert (
+        main(
+            ["prove", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "p.json"), "--out", str(blocker)]
+        )
+        == 2
+    )
     good = write(build_certificate(["1/2", "1/2"], ["1/4", "3/4"], name="g"), tmp_path / "g.json")
     assert main(["transcript", str(good), "--out", str(tmp_path / "no" / "dir" / "x.md")]) == 2
     (tmp_path / "deep.json").write_text("[" * 100000 + "]" * 100000)
@@ -183,8 +204,16 @@ def test_fixtures_listing(capsys):
 
 
 def test_transcript_refuses_forged_symbolic_records_and_odd_documents(tmp_path, capsys):
-    forged = {"schema": "specproof.symbolic-proof/1", "name": "forged", "statement": "1 = 2", "assumptions": [],
-              "sympy_version": "9", "steps": [], "conclusion": "1 = 2", "proved": True}
+    forged = {
+        "schema": "specproof.symbolic-proof/1",
+        "name": "forged",
+        "statement": "1 = 2",
+        "assumptions": [],
+        "sympy_version": "9",
+        "steps": [],
+        "conclusion": "1 = 2",
+        "proved": True,
+    }
     (tmp_path / "f.json").write_text(json.dumps(forged))
     assert main(["transcript", str(tmp_path / "f.json")]) == 1
     assert "PROVED" not in capsys.readouterr().out
@@ -199,14 +228,15 @@ def test_transcript_refuses_forged_symbolic_records_and_odd_documents(tmp_path, 
     (tmp_path / "odd.json").write_text("\ufeff" + json.dumps(odd))
     capsys.readouterr()
     assert main(["transcript", str(tmp_path / "odd.json")]) == 0  # valid; provenance shown as given
-    assert '| provenance | a string |' in capsys.readouterr().out
+    assert "| provenance | a string |" in capsys.readouterr().out
 
 
 def test_huge_exact_inputs_exit_2(tmp_path, capsys):
     (tmp_path / "p.txt").write_text(f"1/{2**8000}\n{2**8000 - 1}/{2**8000}\n")
     (tmp_path / "q.txt").write_text(f"1/{3**5000}\n{3**5000 - 1}/{3**5000}\n")
-    code = main(["prove", "--target", str(tmp_path / "p.txt"), "--draft", str(tmp_path / "q.txt"),
-                 "--out", str(tmp_path / "o")])
+    code = main(
+        ["prove", "--target", str(tmp_path / "p.txt"), "--draft", str(tmp_path / "q.txt"), "--out", str(tmp_path / "o")]
+    )
     assert code in (0, 2)  # proved, or refused with a message; never a traceback
 
 
@@ -263,8 +293,17 @@ def test_prove_float_json_with_integer_zero_and_bom(tmp_path, capsys):
     # alpha = min(1/2, 1/4) + min(1/2, 1/4) + min(0, 1/2) = 1/2, TV = 1/2 (by hand)
     assert out["proved"] is True and out["form"] == "full" and out["pairs"] == 1
     # every exact number has its nearest float beside it (KEY_decimal)
-    assert out["instances"] == [{"name": "pair", "alpha": "1/2", "tv": "1/2", "dist_equals_p": True,
-                                 "alpha_equals_one_minus_tv": True, "alpha_decimal": 0.5, "tv_decimal": 0.5}]
+    assert out["instances"] == [
+        {
+            "name": "pair",
+            "alpha": "1/2",
+            "tv": "1/2",
+            "dist_equals_p": True,
+            "alpha_equals_one_minus_tv": True,
+            "alpha_decimal": 0.5,
+            "tv_decimal": 0.5,
+        }
+    ]
     assert out["checker"]["valid"] is True and out["checker"]["reason"] is None
 
 
@@ -332,8 +371,9 @@ def test_atol_outside_0_1_is_refused_for_every_input(tmp_path, capsys, atol):
 def test_fixtures_piped_into_head_prints_no_error():
     # `specproof fixtures | head -n 1`: head exits after one line and closes the pipe
     script = "import sys; from specproof.cli import main; sys.exit(main(['fixtures']))"
-    run = subprocess.run(f'"{sys.executable}" -c "{script}" | head -n 1', shell=True, capture_output=True,
-                         text=True, check=False)
+    run = subprocess.run(
+        f'"{sys.executable}" -c "{script}" | head -n 1', shell=True, capture_output=True, text=True, check=False
+    )
     assert run.stdout.startswith("phone-HH-AH-bigram: V = 41") and run.stdout.count("\n") == 1
     assert run.stderr == ""
 
@@ -341,8 +381,9 @@ def test_fixtures_piped_into_head_prints_no_error():
 def test_broken_pipe_exit_status():
     read, write_ = os.pipe()
     os.close(read)  # nobody reads: the first flush fails with EPIPE
-    run = subprocess.run([sys.executable, "-m", "specproof", "fixtures"], stdout=write_, stderr=subprocess.PIPE,
-                         text=True, check=False)
+    run = subprocess.run(
+        [sys.executable, "-m", "specproof", "fixtures"], stdout=write_, stderr=subprocess.PIPE, text=True, check=False
+    )
     os.close(write_)
     assert run.returncode == 141 and run.stderr == ""
 
@@ -380,15 +421,28 @@ def test_certificate_form_auto_full_compact(tmp_path, capsys):
     schemas = {}
     for v, form in ((small, "auto"), (large, "auto"), (large, "full"), (small, "compact")):
         name = f"c{v}{form}"
-        assert _prove(tmp_path, tmp_path / f"p{v}.npy", tmp_path / f"q{v}.npy", "--certificate", form,
-                      "--name", name, "--json") == 0
+        assert (
+            _prove(
+                tmp_path,
+                tmp_path / f"p{v}.npy",
+                tmp_path / f"q{v}.npy",
+                "--certificate",
+                form,
+                "--name",
+                name,
+                "--json",
+            )
+            == 0
+        )
         out = json.loads(capsys.readouterr().out)
         schemas[v, form] = (out["form"], json.loads((tmp_path / "o" / f"{name}.json").read_text())["schema"])
         assert out["proved"]
-    assert schemas == {(small, "auto"): ("full", checker.CERTIFICATE_SCHEMA),
-                       (large, "auto"): ("compact", checker.COMPACT_SCHEMA),
-                       (large, "full"): ("full", checker.CERTIFICATE_SCHEMA),
-                       (small, "compact"): ("compact", checker.COMPACT_SCHEMA)}
+    assert schemas == {
+        (small, "auto"): ("full", checker.CERTIFICATE_SCHEMA),
+        (large, "auto"): ("compact", checker.COMPACT_SCHEMA),
+        (large, "full"): ("full", checker.CERTIFICATE_SCHEMA),
+        (small, "compact"): ("compact", checker.COMPACT_SCHEMA),
+    }
     # the same alpha either way
     full = json.loads((tmp_path / "o" / f"c{large}full.json").read_text())["totals"]
     compact = json.loads((tmp_path / "o" / f"c{large}auto.json").read_text())["totals"]
@@ -431,6 +485,7 @@ def test_verify_is_the_checker_on_the_whole_document():
         _bundle_text(good)[:-3],
         (Path(__file__).parent / "data" / "trust" / "mixed_bundle_outcome_plus_position.json").read_text(),
     ]
+
     class Bar:  # counts the steps _verify reports
         disable, n = True, 0
 
@@ -462,8 +517,14 @@ def test_json_output_of_check_and_crosscheck(tmp_path, capsys):
     good = write(build_certificate(["1/2", "1/2"], ["1/4", "3/4"], name="g"), tmp_path / "g.json")
     assert main(["check", str(good), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out == {"command": "check", "file": str(good), "valid": True, "reason": None,
-                   "detail": "re-verified 1 certificate(s)", "checker_version": checker.VERSION}
+    assert out == {
+        "command": "check",
+        "file": str(good),
+        "valid": True,
+        "reason": None,
+        "detail": "re-verified 1 certificate(s)",
+        "checker_version": checker.VERSION,
+    }
     cert = json.loads(good.read_text())
     cert["totals"]["alpha"] = "3/5"
     (tmp_path / "b.json").write_text(json.dumps(cert))
@@ -477,7 +538,7 @@ def test_json_output_of_check_and_crosscheck(tmp_path, capsys):
     assert out["command"] == "crosscheck" and out["mode"] == "pairs" and out["passed"] is True
     assert out["pairs"] == 20 and out["bound"] == 1e-12
     error = Fraction(out["dist"]["error"])  # an exact "n/d" string
-    assert 0 <= error <= Fraction(1, 10 ** 12) and out["dist"]["error_float"] == float(error)
+    assert 0 <= error <= Fraction(1, 10**12) and out["dist"]["error_float"] == float(error)
     assert main(["crosscheck", "--pairs", "20", "--bound", "0", "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["passed"] is False
     assert main(["crosscheck", "--blocks", "8", "--json"]) == 0
@@ -510,7 +571,7 @@ def test_prove_all_in_one_process_and_in_worker_processes_writes_the_committed_f
         else:
             table = captured.out.splitlines()
             assert table[0].split() == ["theorem", "instances", "verdict", "seconds", "transcript"]
-            assert [row.split("  ")[0] for row in table[2:2 + len(quick)]] == [t for t, _ in quick.values()]
+            assert [row.split("  ")[0] for row in table[2 : 2 + len(quick)]] == [t for t, _ in quick.values()]
         progress = [line for line in captured.err.splitlines() if line.startswith("[")]
         assert len(progress) == len(quick) + 1 and progress[-1].startswith(f"[{len(quick) + 1}/{len(quick) + 1}]")
         for key in quick:
@@ -536,8 +597,9 @@ def test_json_output_of_prove_all_and_errors(tmp_path, capsys, monkeypatch):
     out = json.loads(captured.out)  # exactly one object: json.loads refuses anything after it
     assert out["proved"] is True and [t["theorem"] for t in out["theorems"]] == ["seed_cases"]
     if importlib.util.find_spec("transformers") is not None:
-        assert out["findings"]["cases"] == [{"input": "disjoint supports", "verdict": "lossy", "tv": "1/16777216",
-                                              "tv_decimal": 2 ** -24}]
+        assert out["findings"]["cases"] == [
+            {"input": "disjoint supports", "verdict": "lossy", "tv": "1/16777216", "tv_decimal": 2**-24}
+        ]
     assert out["theorems"][0]["certificate"] == str(tmp_path / "seed_cases.json")
     assert main(["prove", "--target", "x.json", "--json"]) == 2
     captured = capsys.readouterr()
@@ -557,8 +619,22 @@ def test_check_binds_a_certificate_to_its_input_files(tmp_path, capsys):
     (tmp_path / "other.json").write_text('["1/2", "1/2", 0]')
     (tmp_path / "pp.json").write_text("[[0.5, 0.25, 0.25], [0.25, 0.25, 0.5]]")
     out = tmp_path / "out"
-    assert main(["prove", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json"),
-                 "--name", "pq", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "prove",
+                "--target",
+                str(tmp_path / "p.json"),
+                "--draft",
+                str(tmp_path / "q.json"),
+                "--name",
+                "pq",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     cert = json.loads((out / "pq.json").read_text())
     assert len(cert["provenance"]["target"]["sha256"]) == 64  # the input files' hashes are recorded
     capsys.readouterr()
@@ -568,16 +644,46 @@ def test_check_binds_a_certificate_to_its_input_files(tmp_path, capsys):
     assert main(args + ["--draft", str(tmp_path / "other.json")]) == 1
     assert "REJECTED (input): certificate 0: q(0) is 1/4, but --draft gives 1/2" in capsys.readouterr().out
     # swapped files: p is not the target file's
-    assert main(["check", str(out / "pq.json"), "--target", str(tmp_path / "q.json"),
-                 "--draft", str(tmp_path / "p.json")]) == 1
+    assert (
+        main(["check", str(out / "pq.json"), "--target", str(tmp_path / "q.json"), "--draft", str(tmp_path / "p.json")])
+        == 1
+    )
     assert "certificate 0: p(0) is 1/2, but --target gives 1/4" in capsys.readouterr().out
     # a [N, V] file binds a bundle row by row; one certificate against two rows does not bind
-    assert main(["prove", "--target", str(tmp_path / "pp.json"), "--draft", str(tmp_path / "q.json"),
-                 "--name", "b", "--out", str(out)]) == 0
-    assert main(["check", str(out / "b.json"), "--target", str(tmp_path / "pp.json"),
-                 "--draft", str(tmp_path / "q.json")]) == 0
-    assert main(["check", str(out / "pq.json"), "--target", str(tmp_path / "pp.json"),
-                 "--draft", str(tmp_path / "q.json"), "--json"]) == 1
+    assert (
+        main(
+            [
+                "prove",
+                "--target",
+                str(tmp_path / "pp.json"),
+                "--draft",
+                str(tmp_path / "q.json"),
+                "--name",
+                "b",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(["check", str(out / "b.json"), "--target", str(tmp_path / "pp.json"), "--draft", str(tmp_path / "q.json")])
+        == 0
+    )
+    assert (
+        main(
+            [
+                "check",
+                str(out / "pq.json"),
+                "--target",
+                str(tmp_path / "pp.json"),
+                "--draft",
+                str(tmp_path / "q.json"),
+                "--json",
+            ]
+        )
+        == 1
+    )
     report = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert report["bound_to_inputs"] is False and "holds 1 pair(s)" in report["detail"]
 

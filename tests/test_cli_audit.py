@@ -18,8 +18,9 @@ def _write(tmp_path, name, values):
 
 
 def _audit(tmp_path, capsys, p, q, *extra):
-    code = main(["audit", "--target", _write(tmp_path, "p.json", p), "--draft", _write(tmp_path, "q.json", q),
-                 "--json", *extra])
+    code = main(
+        ["audit", "--target", _write(tmp_path, "p.json", p), "--draft", _write(tmp_path, "q.json", q), "--json", *extra]
+    )
     return code, json.loads(capsys.readouterr().out)
 
 
@@ -27,19 +28,22 @@ def _fr(values):
     return [F(v) for v in values]
 
 
-@pytest.mark.parametrize("policy, p, q, law, tv", [
-    ("accept-all", ["9/10", "1/10"], ["1/10", "9/10"], ["1/10", "9/10"], "4/5"),
-    ("le-float32-coin", [0, 1], [1, 0], [F(1, N24), 1 - F(1, N24)], F(1, N24)),
-    ("lt-float32-coin", [0, 1], [1, 0], [0, 1], 0),
-    ("resample-from-target", ["1/2", "1/2"], ["1/4", "3/4"], ["3/8", "5/8"], "1/8"),
-    ("residual-floor:1/1000", [0, "1/2", "1/2"], [1, 0, 0], ["1/1001", "500/1001", "500/1001"], "1/1001"),
-    ("coin-reuse-inverse-cdf", ["1/4", "1/4", "1/2"], [1, 0, 0], ["1/4", "1/12", "2/3"], "1/6"),
-    ("match-rule", ["1/2", "1/2"], ["1/4", "3/4"], ["1/2", "1/2"], 0),
-    ("greedy-first-draft-unchecked", [0, 1], [1, 0], [1, 0], 1),
-    ("greedy", [0, 1], [1, 0], [0, 1], 0),
-    ("coin-reuse-inverse-cdf", ["1/2", "1/2", 0], [1, 0, 0], ["1/2", "1/2", 0], 0),
-    ("temperature-ignored", ["3/5", "2/5"], ["1/2", "1/2"], [1, 0], "2/5"),
-])
+@pytest.mark.parametrize(
+    "policy, p, q, law, tv",
+    [
+        ("accept-all", ["9/10", "1/10"], ["1/10", "9/10"], ["1/10", "9/10"], "4/5"),
+        ("le-float32-coin", [0, 1], [1, 0], [F(1, N24), 1 - F(1, N24)], F(1, N24)),
+        ("lt-float32-coin", [0, 1], [1, 0], [0, 1], 0),
+        ("resample-from-target", ["1/2", "1/2"], ["1/4", "3/4"], ["3/8", "5/8"], "1/8"),
+        ("residual-floor:1/1000", [0, "1/2", "1/2"], [1, 0, 0], ["1/1001", "500/1001", "500/1001"], "1/1001"),
+        ("coin-reuse-inverse-cdf", ["1/4", "1/4", "1/2"], [1, 0, 0], ["1/4", "1/12", "2/3"], "1/6"),
+        ("match-rule", ["1/2", "1/2"], ["1/4", "3/4"], ["1/2", "1/2"], 0),
+        ("greedy-first-draft-unchecked", [0, 1], [1, 0], [1, 0], 1),
+        ("greedy", [0, 1], [1, 0], [0, 1], 0),
+        ("coin-reuse-inverse-cdf", ["1/2", "1/2", 0], [1, 0, 0], ["1/2", "1/2", 0], 0),
+        ("temperature-ignored", ["3/5", "2/5"], ["1/2", "1/2"], [1, 0], "2/5"),
+    ],
+)
 def test_fault_table_rows_through_json(tmp_path, capsys, policy, p, q, law, tv):
     code, out = _audit(tmp_path, capsys, p, q, "--policy", policy)
     assert _fr(out["law"]) == _fr(law) and F(out["tv"]) == F(tv)
@@ -60,13 +64,16 @@ def test_eos_row_through_json(tmp_path, capsys):
     half = ["1/2", "1/2"]
     code, out = _audit(tmp_path, capsys, half, half, "--gamma", "2", "--stop-token", "0")
     assert code == 0 and F(out["expected_emitted_to_stop"]) == F(7, 4) == F(out["expected_emitted"])
-    code, out = _audit(tmp_path, capsys, half, half, "--gamma", "2", "--stop-token", "0", "--policy", "commit-past-stop")
+    code, out = _audit(
+        tmp_path, capsys, half, half, "--gamma", "2", "--stop-token", "0", "--policy", "commit-past-stop"
+    )
     assert F(out["expected_emitted"]) == 3 and F(out["expected_emitted_to_stop"]) == F(7, 4)
 
 
 def test_flag_and_padding_rows_through_drafted(tmp_path, capsys):
-    _, out = _audit(tmp_path, capsys, ["1/4", "3/4"], ["1/2", "1/2"], "--drafted", "0", "0", "0",
-                    "--policy", "flag-sum-count")
+    _, out = _audit(
+        tmp_path, capsys, ["1/4", "3/4"], ["1/2", "1/2"], "--drafted", "0", "0", "0", "--policy", "flag-sum-count"
+    )
     d = out["drafted"]
     assert _fr(d["accepted_length"]) == [F(1, 2), F(1, 4), F(1, 8), F(1, 8)]
     assert F(d["expected_accepted"]) == F(7, 8) and F(d["expected_counted"]) == F(3, 2)
@@ -85,11 +92,33 @@ def test_rule_file_and_search(tmp_path, capsys):
 def test_list_and_usage_errors(tmp_path, capsys):
     assert main(["audit", "--list", "--json"]) == 0
     names = {r["name"] for r in json.loads(capsys.readouterr().out)}
-    assert {"standard", "accept-all", "le-float32-coin", "lt-float32-coin", "resample-from-target",
-            "residual-floor:EPS", "coin-reuse-inverse-cdf", "match-rule", "first-draft-unchecked", "race-reuse"} <= names
+    assert {
+        "standard",
+        "accept-all",
+        "le-float32-coin",
+        "lt-float32-coin",
+        "resample-from-target",
+        "residual-floor:EPS",
+        "coin-reuse-inverse-cdf",
+        "match-rule",
+        "first-draft-unchecked",
+        "race-reuse",
+    } <= names
     assert main(["audit", "--policy", "standard"]) == 2
-    assert main(["audit", "--target", _write(tmp_path, "p.json", ["1/2", "1/2"]), "--draft",
-                 _write(tmp_path, "q.json", ["1/2", "1/2"]), "--policy", "no-such-rule"]) == 2
+    assert (
+        main(
+            [
+                "audit",
+                "--target",
+                _write(tmp_path, "p.json", ["1/2", "1/2"]),
+                "--draft",
+                _write(tmp_path, "q.json", ["1/2", "1/2"]),
+                "--policy",
+                "no-such-rule",
+            ]
+        )
+        == 2
+    )
     assert "unknown rule 'no-such-rule'" in capsys.readouterr().err
 
 
@@ -113,15 +142,27 @@ def test_real_phone_pairs_standard_lossless_float32_float_faithful(capsys):
 
 def test_a_float_rule_gets_trace_s_three_way_verdict_with_its_float_floor_named(tmp_path, capsys):
     def audit(p, q, *extra):
-        code = main(["audit", "--target", _write(tmp_path, "p.json", p), "--draft", _write(tmp_path, "q.json", q),
-                     "--policy", "le-float32-coin", *extra])
+        code = main(
+            [
+                "audit",
+                "--target",
+                _write(tmp_path, "p.json", p),
+                "--draft",
+                _write(tmp_path, "q.json", q),
+                "--policy",
+                "le-float32-coin",
+                *extra,
+            ]
+        )
         return code, capsys.readouterr().out
 
     # the same rows and rule as trace's <= coin: float-faithful where no p = 0 token is drafted ...
     code, out = audit([0.6, 0.3, 0.1], [0.2, 0.5, 0.3])
     assert code == 0 and out.startswith("rule le-float32-coin: FLOAT-FAITHFUL\n")
-    assert ("float floor: equals the float-ideal verifier with u <= fl32(p/q), residual fl32(max(p - q, 0)) as "
-            "weights, float32 coin on [0, 1) exactly: the TV is its float floor") in out
+    assert (
+        "float floor: equals the float-ideal verifier with u <= fl32(p/q), residual fl32(max(p - q, 0)) as "
+        "weights, float32 coin on [0, 1) exactly: the TV is its float floor"
+    ) in out
     assert audit([0.6, 0.3, 0.1], [0.2, 0.5, 0.3], "--strict")[0] == 1
     code, doc = _audit(tmp_path, capsys, [0.6, 0.3, 0.1], [0.2, 0.5, 0.3], "--policy", "le-float32-coin")
     assert code == 0 and doc["verdict"] == "float-faithful" and doc["float_floor"]["tv_from_float_ideal"] == "0/1"
@@ -166,19 +207,36 @@ def test_a_degenerate_row_is_a_finding_not_a_usage_error(tmp_path, capsys):
     # u <= fl32(0 / q) passes at the coin u = 0 only: the drafted token, outside the (empty) support, w.p. 2^-24
     assert "id 1: 2.98023e-08 (1/33554432)" in text
     assert "the code raises instead: 1 - 5.96046e-08 (16777215/16777216)" in text
-    assert main(["audit", "--target", _write(tmp_path, "p3.json", [0.5, 0.25, 0.25]), "--draft", str(zero),
-                 "--policy", "le-float32-coin"]) == 1
+    assert (
+        main(
+            [
+                "audit",
+                "--target",
+                _write(tmp_path, "p3.json", [0.5, 0.25, 0.25]),
+                "--draft",
+                str(zero),
+                "--policy",
+                "le-float32-coin",
+            ]
+        )
+        == 1
+    )
     text = capsys.readouterr().out  # the draft is drawn from the all-zero row: the draw raises, nothing is emitted
-    assert "q (zero.json): all 3 entries are zero" in text and "TV from the target's law (a raise emits nothing): 1" in text
+    assert (
+        "q (zero.json): all 3 entries are zero" in text
+        and "TV from the target's law (a raise emits nothing): 1" in text
+    )
 
 
 def test_a_log_space_rule_says_its_thresholds_are_library_results(tmp_path, capsys):
     rule = tmp_path / "rule.json"
-    rule.write_text(json.dumps({"coin": "float32", "arithmetic": {"dtype": "float32", "test": "exp",
-                                                                 "library": "numpy"}}))
+    rule.write_text(
+        json.dumps({"coin": "float32", "arithmetic": {"dtype": "float32", "test": "exp", "library": "numpy"}})
+    )
     cert = tmp_path / "c.json"
-    code, out = _audit(tmp_path, capsys, [0.5, 0.25, 0.25], [0.5, 0.25, 0.25], "--policy", str(rule),
-                       "--certificate", str(cert))
+    code, out = _audit(
+        tmp_path, capsys, [0.5, 0.25, 0.25], [0.5, 0.25, 0.25], "--policy", str(rule), "--certificate", str(cert)
+    )
     # p == q: fl32(log p - log q) = 0 and NumPy's exp(0) = 1, so every coin in [0, 1) accepts: lossless
     assert code == 0 and out["tv"] == "0/1" and out["alpha"] == "1/1"
     assert "u < numpy exp(fl32(log p - log q))" in out["arithmetic"] and "not modelled" in out["arithmetic"]
@@ -197,30 +255,58 @@ def test_logits_on_the_command_line(tmp_path, capsys):
     # the step drops min-p 1/2 (as vLLM PR #42802 did on verified tokens); the plain sampler applies it
     proc = {"temperature": 0.7}
     rule = tmp_path / "drop.json"
-    rule.write_text(json.dumps({"coin": "float32", "arithmetic": "float32", "target_processing": proc,
-                                "draft_processing": proc, "reference_processing": {**proc, "min_p": "1/2"}}))
-    assert main(["audit", "--logits", "numpy", "--target", str(zp), "--draft", zq, "--policy", str(rule), "--json"]) == 1
+    rule.write_text(
+        json.dumps(
+            {
+                "coin": "float32",
+                "arithmetic": "float32",
+                "target_processing": proc,
+                "draft_processing": proc,
+                "reference_processing": {**proc, "min_p": "1/2"},
+            }
+        )
+    )
+    assert (
+        main(["audit", "--logits", "numpy", "--target", str(zp), "--draft", zq, "--policy", str(rule), "--json"]) == 1
+    )
     out = json.loads(capsys.readouterr().out)
     t07 = Processing(temperature=0.7)
-    want = position_law(Logits([1.0, 2.0, 0.0, -float("inf")], "numpy"), Logits([2.0, 1.0, 0.5, 0.0], "numpy"),
-                        Rule(coin=FLOAT32, arithmetic=Arithmetic("float32"), target_processing=t07, draft_processing=t07,
-                             reference_processing=Processing(temperature=0.7, min_p=F(1, 2))))
+    want = position_law(
+        Logits([1.0, 2.0, 0.0, -float("inf")], "numpy"),
+        Logits([2.0, 1.0, 0.5, 0.0], "numpy"),
+        Rule(
+            coin=FLOAT32,
+            arithmetic=Arithmetic("float32"),
+            target_processing=t07,
+            draft_processing=t07,
+            reference_processing=Processing(temperature=0.7, min_p=F(1, 2)),
+        ),
+    )
     assert _fr(out["law"]) == list(want.law) and F(out["tv"]) == want.tv and want.tv > F(1, 10)
     assert want.reference[0] == 0 and want.reference[2:] == (0, 0)  # min-p 1/2 keeps id 1 alone
     assert "numpy" in out["arithmetic"] and "softmax" in out["arithmetic"] and "evaluated as data" in out["arithmetic"]
     twice = tmp_path / "two.json"
     twice.write_text("[[0.0, 1.0], [1.0, 0.0]]")
-    for argv, message in ((["--target", str(zp), "--draft", zq], "give the rule a float arithmetic"),
-                          (["--target", str(twice), "--draft", zq, "--policy", str(rule)], "takes one row [V]"),
-                          (["--target", str(zp), "--draft", zq, "--policy", str(rule), "--certificate",
-                            str(tmp_path / "c.json")], "without certificates")):
+    for argv, message in (
+        (["--target", str(zp), "--draft", zq], "give the rule a float arithmetic"),
+        (["--target", str(twice), "--draft", zq, "--policy", str(rule)], "takes one row [V]"),
+        (
+            ["--target", str(zp), "--draft", zq, "--policy", str(rule), "--certificate", str(tmp_path / "c.json")],
+            "without certificates",
+        ),
+    ):
         assert main(["audit", "--logits", "numpy", *argv]) == 2
         assert message in capsys.readouterr().err
 
 
 def test_the_rule_may_be_named_as_a_positional_argument(tmp_path, capsys):
     # `specproof audit le-float32-coin ...`, as one types it after --list: the same as --policy
-    args = ["--target", _write(tmp_path, "p.json", [0.6, 0.3, 0.1]), "--draft", _write(tmp_path, "q.json", [0.2, 0.5, 0.3])]
+    args = [
+        "--target",
+        _write(tmp_path, "p.json", [0.6, 0.3, 0.1]),
+        "--draft",
+        _write(tmp_path, "q.json", [0.2, 0.5, 0.3]),
+    ]
     assert main(["audit", "le-float32-coin", *args]) == 0
     positional = capsys.readouterr().out
     assert main(["audit", "--policy", "le-float32-coin", *args]) == 0

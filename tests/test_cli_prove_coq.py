@@ -9,8 +9,9 @@ from specproof import theorems
 
 def _symbolic_only(monkeypatch):
     monkeypatch.setattr(theorems, "THEOREMS", {"symbolic_every_v": theorems.THEOREMS["symbolic_every_v"]})
-    monkeypatch.setattr(cli.prove, "_library_findings", lambda inputs=None: {"library": "transformers",
-                                                                             "skipped": "not traced here"})
+    monkeypatch.setattr(
+        cli.prove, "_library_findings", lambda inputs=None: {"library": "transformers", "skipped": "not traced here"}
+    )
 
 
 def test_no_coq_skips_the_formal_check_and_says_so(tmp_path, monkeypatch, capsys):

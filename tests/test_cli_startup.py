@@ -22,9 +22,11 @@ def test_the_command_is_the_first_word_that_is_not_an_option():
 
 
 def test_version_and_help_import_no_subcommand():
-    code = ("import sys; from specproof.cli import main; main(['--version']); main(['--help']); "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'sympy', 'torch', 'jinja2', 'tqdm') "
-            "or m.startswith(('specproof.cli.', 'specproof.laws', 'specproof.certify'))))")
+    code = (
+        "import sys; from specproof.cli import main; main(['--version']); main(['--help']); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'sympy', 'torch', 'jinja2', 'tqdm') "
+        "or m.startswith(('specproof.cli.', 'specproof.laws', 'specproof.certify'))))"
+    )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.strip().splitlines()[-1] == "['specproof.cli._common']"
 
@@ -34,8 +36,10 @@ def test_check_of_a_certificate_imports_no_numpy_sympy_or_jinja(tmp_path):
     from pathlib import Path
 
     cert = Path(__file__).resolve().parents[1] / "proofs" / "transcripts" / "alpha_tv.json"
-    code = (f"import sys; from specproof.cli import main; code = main(['check', {str(cert)!r}, '-q']); "
-            "print(code, sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'sympy', 'torch', 'jinja2'}))")
+    code = (
+        f"import sys; from specproof.cli import main; code = main(['check', {str(cert)!r}, '-q']); "
+        "print(code, sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'sympy', 'torch', 'jinja2'}))"
+    )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.strip().splitlines()[-1] == "0 []"
 

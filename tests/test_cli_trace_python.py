@@ -11,7 +11,7 @@ pytest.importorskip("torch")
 
 from specproof.cli import main  # noqa: E402
 
-SAMPLERS = textwrap.dedent('''
+SAMPLERS = textwrap.dedent("""
     import numpy as np
     import torch
 
@@ -83,7 +83,7 @@ SAMPLERS = textwrap.dedent('''
             return x
         w = np.maximum(p - q, 0)
         return int(rng.choice(len(p), p=w / w.sum()))
-''')
+""")
 
 
 @pytest.fixture()
@@ -122,20 +122,72 @@ def test_le_on_a_drafted_p_zero_token_is_lossy(files, capsys):
 
 
 def test_a_block_from_its_row_shapes_and_a_file_path(files, capsys):
-    assert main(["trace", "python", str(files / "samplers.py") + ":chain", "--target", "P.json", "--draft", "Q.json",
-                 "--json"]) == 0
+    assert (
+        main(
+            [
+                "trace",
+                "python",
+                str(files / "samplers.py") + ":chain",
+                "--target",
+                "P.json",
+                "--draft",
+                "Q.json",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = _json(capsys)
     assert out["verdict"] == "lossless" and out["gamma"] == 2 and out["tv"] == "0/1"
 
 
 def test_numpy_arrays_with_a_generator(files, capsys):
-    assert main(["trace", "python", "samplers:numpy_verify", "--target", "P.json", "--draft", "Q.json",
-                 "--array", "numpy", "--dtype", "float64", "--numpy-rng", "rng", "--gamma", "2"]) == 2  # shapes vs gamma
+    assert (
+        main(
+            [
+                "trace",
+                "python",
+                "samplers:numpy_verify",
+                "--target",
+                "P.json",
+                "--draft",
+                "Q.json",
+                "--array",
+                "numpy",
+                "--dtype",
+                "float64",
+                "--numpy-rng",
+                "rng",
+                "--gamma",
+                "2",
+            ]
+        )
+        == 2
+    )  # shapes vs gamma
     capsys.readouterr()
     (files / "p1.json").write_text("[0.5, 0.25, 0.25]")
     (files / "q1.json").write_text("[0.25, 0.25, 0.5]")
-    assert main(["trace", "python", "samplers:numpy_verify", "--target", "p1.json", "--draft", "q1.json",
-                 "--array", "numpy", "--dtype", "float64", "--numpy-rng", "rng", "--json"]) == 0
+    assert (
+        main(
+            [
+                "trace",
+                "python",
+                "samplers:numpy_verify",
+                "--target",
+                "p1.json",
+                "--draft",
+                "q1.json",
+                "--array",
+                "numpy",
+                "--dtype",
+                "float64",
+                "--numpy-rng",
+                "rng",
+                "--json",
+            ]
+        )
+        == 0
+    )
     assert _json(capsys)["verdict"] == "lossless"
 
 
@@ -144,12 +196,31 @@ def test_a_binary_rows_files_dtype_is_the_default_and_a_missing_generator_is_nam
 
     np.save(files / "p.npy", np.array([0.6, 0.3, 0.1]))  # float64: traced as float64, not rounded to float32
     np.save(files / "q.npy", np.array([0.2, 0.5, 0.3]))
-    assert main(["trace", "python", "samplers:numpy_verify", "--target", "p.npy", "--draft", "q.npy",
-                 "--array", "numpy", "--numpy-rng", "rng", "--json"]) == 0
+    assert (
+        main(
+            [
+                "trace",
+                "python",
+                "samplers:numpy_verify",
+                "--target",
+                "p.npy",
+                "--draft",
+                "q.npy",
+                "--array",
+                "numpy",
+                "--numpy-rng",
+                "rng",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = _json(capsys)
     assert out["dtype"] == "float64" and out["arithmetic"].startswith("u < fl64(p/q)")
-    assert main(["trace", "python", "samplers:numpy_verify", "--target", "p.npy", "--draft", "q.npy",
-                 "--array", "numpy"]) == 2
+    assert (
+        main(["trace", "python", "samplers:numpy_verify", "--target", "p.npy", "--draft", "q.npy", "--array", "numpy"])
+        == 2
+    )
     err = capsys.readouterr().err
     assert "missing 1 required positional argument: 'rng'" in err and "--numpy-rng NAME" in err
 
@@ -159,36 +230,50 @@ def test_search_finds_the_smallest_lossy_input(files, capsys):
     text = capsys.readouterr().out
     assert "smallest lossy input (pair 72 of the search): p = (0, 1/2, 1/2), q = (1/2, 0, 1/2)" in text
     assert "verdict: LOSSY; TV from the target's law 0.25 (1/4)" in text
-    assert main(["trace", "python", "samplers:verify", "--search", "--max-vocab", "3", "--max-denominator", "3",
-                 "--json"]) == 0
+    assert (
+        main(["trace", "python", "samplers:verify", "--search", "--max-vocab", "3", "--max-denominator", "3", "--json"])
+        == 0
+    )
     assert _json(capsys)["search"] is None
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["samplers:nope", "--target", "p.json", "--draft", "q.json"], "has no function 'nope'"),
-    (["samplers.verify", "--target", "p.json", "--draft", "q.json"], "is not MODULE:FUNCTION"),
-    (["no_such_module:verify", "--target", "p.json", "--draft", "q.json"], "cannot import 'no_such_module'"),
-    (["missing.py:verify", "--target", "p.json", "--draft", "q.json"], "cannot load 'missing.py': no such file"),
-    (["samplers:verify", "--draft", "q.json"], "give --target P and --draft Q"),
-    (["samplers:verify", "--search", "--target", "p.json"], "give no --target"),
-    (["samplers:verify", "--target", "p.json", "--draft", "q.json", "--array", "numpy", "--dtype", "bfloat16"],
-     "NumPy has no bfloat16"),
-    (["samplers:verify", "--target", "p.json", "--draft", "missing.json"], "missing.json"),
-    (["samplers:verify", "--target", "p.json", "--draft", "q2.json"],
-     "--target has V = 3 entries per row (p.json) but --draft has V = 2 (q2.json)"),
-    (["samplers:chain", "--target", "P.json", "--draft", "Q4.json"],
-     "--target has V = 3 entries per row (P.json) but --draft has V = 4 (Q4.json)"),
-    # one-position rows cannot make a block of 2: refused, never a one-position verdict under a block's name
-    (["samplers:verify", "--target", "p.json", "--draft", "q.json", "--gamma", "2"],
-     "gamma = 2 asks for a block of 2 drafts, which needs gamma + 1 = 3 target rows"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["samplers:nope", "--target", "p.json", "--draft", "q.json"], "has no function 'nope'"),
+        (["samplers.verify", "--target", "p.json", "--draft", "q.json"], "is not MODULE:FUNCTION"),
+        (["no_such_module:verify", "--target", "p.json", "--draft", "q.json"], "cannot import 'no_such_module'"),
+        (["missing.py:verify", "--target", "p.json", "--draft", "q.json"], "cannot load 'missing.py': no such file"),
+        (["samplers:verify", "--draft", "q.json"], "give --target P and --draft Q"),
+        (["samplers:verify", "--search", "--target", "p.json"], "give no --target"),
+        (
+            ["samplers:verify", "--target", "p.json", "--draft", "q.json", "--array", "numpy", "--dtype", "bfloat16"],
+            "NumPy has no bfloat16",
+        ),
+        (["samplers:verify", "--target", "p.json", "--draft", "missing.json"], "missing.json"),
+        (
+            ["samplers:verify", "--target", "p.json", "--draft", "q2.json"],
+            "--target has V = 3 entries per row (p.json) but --draft has V = 2 (q2.json)",
+        ),
+        (
+            ["samplers:chain", "--target", "P.json", "--draft", "Q4.json"],
+            "--target has V = 3 entries per row (P.json) but --draft has V = 4 (Q4.json)",
+        ),
+        # one-position rows cannot make a block of 2: refused, never a one-position verdict under a block's name
+        (
+            ["samplers:verify", "--target", "p.json", "--draft", "q.json", "--gamma", "2"],
+            "gamma = 2 asks for a block of 2 drafts, which needs gamma + 1 = 3 target rows",
+        ),
+    ],
+)
 def test_usage_errors_exit_2_with_a_message(files, capsys, argv, message):
     assert main(["trace", "python", *argv]) == 2
     assert message in capsys.readouterr().err
 
 
 def test_search_reports_a_sampler_that_raises_and_an_empty_search(files, capsys):
-    (files / "more.py").write_text(textwrap.dedent('''
+    (files / "more.py").write_text(
+        textwrap.dedent("""
         import torch
 
         def eager_spare(p, q):  # draws a spare token from (q - p)+ before the test: raises when p == q
@@ -197,7 +282,8 @@ def test_search_reports_a_sampler_that_raises_and_an_empty_search(files, capsys)
             if torch.rand(()) < p[x] / q[x]:
                 return x
             return int(torch.multinomial(torch.clamp(p - q, min=0), 1)) + 0 * spare
-    '''))
+    """)
+    )
     assert main(["trace", "python", "more:eager_spare", "--search", "--max-vocab", "2"]) == 1
     out = capsys.readouterr().out
     assert "the sampler raised on valid rows (pair 1 of the search): p = (0, 1), q = (0, 1)" in out
@@ -259,13 +345,17 @@ def test_a_degenerate_draft_row_is_reported(files, capsys):
 
 
 def test_a_hanging_sampler_ends_at_the_timeout_with_one_line(files, capsys):
-    assert main(["trace", "python", "samplers:hangs", "--target", "p.json", "--draft", "q.json",
-                 "--timeout", "0.5"]) == 2
+    assert (
+        main(["trace", "python", "samplers:hangs", "--target", "p.json", "--draft", "q.json", "--timeout", "0.5"]) == 2
+    )
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1] == ("specproof trace: error: the trace passed its time budget of 0.5 s after 1 run of the sampler; "
-                       "raise max_seconds (--timeout), or trace fewer positions or a smaller vocabulary")
-    assert main(["trace", "python", "samplers:verify", "--target", "p.json", "--draft", "q.json",
-                 "--timeout", "0"]) == 2
+    assert err[-1] == (
+        "specproof trace: error: the trace passed its time budget of 0.5 s after 1 run of the sampler; "
+        "raise max_seconds (--timeout), or trace fewer positions or a smaller vocabulary"
+    )
+    assert (
+        main(["trace", "python", "samplers:verify", "--target", "p.json", "--draft", "q.json", "--timeout", "0"]) == 2
+    )
     assert "--timeout must be a number of seconds > 0" in capsys.readouterr().err
 
 
@@ -275,7 +365,6 @@ def test_ctrl_c_exits_130_with_one_line(files, capsys):
     assert err.strip().splitlines()[-1] == "specproof trace: interrupted" and "Traceback" not in err  # after the bar
 
 
-
 def test_a_gross_fault_names_no_nearest_member_unless_asked(files, capsys):
     (files / "gross.py").write_text("import torch\n\ndef accept_all(p, q):\n    return int(torch.multinomial(q, 1))\n")
     assert main(["trace", "python", "gross:accept_all", "--target", "p.json", "--draft", "q.json", "--json"]) == 1
@@ -283,8 +372,10 @@ def test_a_gross_fault_names_no_nearest_member_unless_asked(files, capsys):
     assert out["verdict"] == "lossy" and out["tv_from_float_ideal"] == out["tv"]
     assert out["arithmetic"].startswith("not compared: the TV from the target, 0.4")
     assert "(a gross fault)" in out["arithmetic"]
-    assert main(["trace", "python", "gross:accept_all", "--target", "p.json", "--draft", "q.json", "--json",
-                 "--nearest"]) == 1
+    assert (
+        main(["trace", "python", "gross:accept_all", "--target", "p.json", "--draft", "q.json", "--json", "--nearest"])
+        == 1
+    )
     near = _json(capsys)
     assert near["verdict"] == "lossy" and near["tv"] == out["tv"] and "gross" not in near["arithmetic"]
     assert near["tv_from_float_ideal"] != "0/1"

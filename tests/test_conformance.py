@@ -35,13 +35,14 @@ def sampler(kind, seed):
         resid = np.maximum(p - q, 0)
         row = p if kind == "resample-from-target" else resid / resid.sum()
         return np.where(acc, x, draw(row, rng.random(n)))
+
     return sample
 
 
 def test_sample_size_formula():
     n, t = sample_size(4, 0.05, alpha=1e-6, power=0.95)
     la, lb = math.log(14) + math.log(1e6), math.log(14) + math.log(20)
-    assert n == math.ceil((math.sqrt(la) + math.sqrt(lb)) ** 2 / (2 * 0.05 ** 2))
+    assert n == math.ceil((math.sqrt(la) + math.sqrt(lb)) ** 2 / (2 * 0.05**2))
     assert t == math.sqrt(la / (2 * n))
     # the two guarantees hold at this N
     assert 14 * math.exp(-2 * n * t * t) <= 1e-6 + 1e-18

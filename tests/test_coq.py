@@ -14,8 +14,15 @@ from pathlib import Path
 import pytest
 
 from specproof.certify import symbolic_proof as sproof
-from specproof.certify.symbolic_proof import (COQ_DIR, COQ_FILES, COQ_SPEC_FILE, COQ_THEOREMS, FLOCQ_FILES, check_coq,
-                                              coq_spec)
+from specproof.certify.symbolic_proof import (
+    COQ_DIR,
+    COQ_FILES,
+    COQ_SPEC_FILE,
+    COQ_THEOREMS,
+    FLOCQ_FILES,
+    check_coq,
+    coq_spec,
+)
 from specproof.errors import SpecProofError
 
 CLOSED = "Closed under the global context"
@@ -43,6 +50,7 @@ def _checked(**kwargs) -> dict:
 
 # ---------------------------------------------------------------- without Coq
 
+
 @pytest.mark.parametrize("theorem", COQ_THEOREMS, ids=[t["name"] for t in COQ_THEOREMS])
 def test_recorded_statements_are_the_sources(theorem):
     source = _flat((COQ_DIR / theorem["file"]).read_text(encoding="utf-8"))
@@ -55,21 +63,28 @@ def test_assumptions_files_list_every_main_theorem():
     assert re.findall(r"^Print Assumptions (\w+)\.$", text, re.M) == [t["name"] for t in COQ_THEOREMS]
     flocq = (COQ_DIR / "AssumptionsFlocq.v").read_text(encoding="utf-8")
     assert re.findall(r"^Print Assumptions (\w+)\.$", flocq, re.M) == [
-        t["name"] for t in COQ_THEOREMS if t["file"] in FLOCQ_FILES]
+        t["name"] for t in COQ_THEOREMS if t["file"] in FLOCQ_FILES
+    ]
 
 
 def test_the_allowed_axioms_are_the_standard_reals_and_classical_logic():
     allowed = (COQ_DIR / "FloatGrid.axioms").read_text(encoding="utf-8").split()
-    assert allowed == ["ClassicalDedekindReals.sig_not_dec", "ClassicalDedekindReals.sig_forall_dec",
-                       "FunctionalExtensionality.functional_extensionality_dep", "Classical_Prop.classic"]
+    assert allowed == [
+        "ClassicalDedekindReals.sig_not_dec",
+        "ClassicalDedekindReals.sig_forall_dec",
+        "FunctionalExtensionality.functional_extensionality_dep",
+        "Classical_Prop.classic",
+    ]
 
 
 def test_sources_declare_no_axiom_and_admit_nothing():
     # a cheap guard beside Print Assumptions (which is the real check)
     for name in COQ_FILES:
         text = (COQ_DIR / name).read_text(encoding="utf-8")
-        assert not re.search(r"\b(Admitted|admit|Axiom|Axioms|Parameter|Conjecture|Hypothesis\s+\w+\s*:\s*False)\b",
-                             re.sub(r"\(\*.*?\*\)", "", text, flags=re.S)), name
+        assert not re.search(
+            r"\b(Admitted|admit|Axiom|Axioms|Parameter|Conjecture|Hypothesis\s+\w+\s*:\s*False)\b",
+            re.sub(r"\(\*.*?\*\)", "", text, flags=re.S),
+        ), name
 
 
 def test_the_pinned_specification_is_the_sources():
@@ -82,25 +97,66 @@ def test_the_pinned_specification_is_the_sources():
 def test_the_pin_covers_the_model():
     spec = coq_spec()
     names = [d["name"] for d in spec["definitions"] if d["kind"] in ("Definition", "Fixpoint")]
-    for name in ("is_distribution", "bind", "coin", "accept_prob", "residual", "resample", "verifier", "alpha", "TV",
-                 "verifier_with", "kernel_acceptance", "verifier_kernel", "emit", "target_law", "draft", "verify",
-                 "speculative_law", "grid_coin", "float32_coin", "float32_verifier", "binary32", "grid_float",
-                 "block_residual", "block_resample", "block_h", "block_draft", "block_law", "fl_below_le", "binary64"):
+    for name in (
+        "is_distribution",
+        "bind",
+        "coin",
+        "accept_prob",
+        "residual",
+        "resample",
+        "verifier",
+        "alpha",
+        "TV",
+        "verifier_with",
+        "kernel_acceptance",
+        "verifier_kernel",
+        "emit",
+        "target_law",
+        "draft",
+        "verify",
+        "speculative_law",
+        "grid_coin",
+        "float32_coin",
+        "float32_verifier",
+        "binary32",
+        "grid_float",
+        "block_residual",
+        "block_resample",
+        "block_h",
+        "block_draft",
+        "block_law",
+        "fl_below_le",
+        "binary64",
+    ):
         assert names.count(name) == 1, name
     # the MathComp model is Spec.v's alone: the proof files define nothing
     assert {d["file"] for d in spec["definitions"] if d["kind"] in ("Definition", "Fixpoint")} <= {
-        "Spec.v", *FLOCQ_FILES}
+        "Spec.v",
+        *FLOCQ_FILES,
+    }
     assert spec["files"] == list(COQ_FILES) and len(spec["sha256"]) == 64
 
 
-@pytest.mark.parametrize("old, new, changed", [
-    ("Definition accept_prob p q x : R := Num.min 1 (p x / q x).",
-     "Definition accept_prob p q x : R := Num.min 1 (q x / p x).", ["accept_prob"]),  # swapped ratio
-    ("if residual_mass p q == 0 then fallback y else residual p q y / residual_mass p q.",
-     "if residual_mass p q == 0 then fallback y else residual p q y.", ["resample"]),  # unnormalized residual
-    ("Variable R : numFieldType.\nVariable T : finType.\nImplicit Types (p q fallback acc",
-     "Variable R : numFieldType.\nVariable T : finType.\n\nImplicit Types (p q fallback acc", []),  # layout only
-])
+@pytest.mark.parametrize(
+    "old, new, changed",
+    [
+        (
+            "Definition accept_prob p q x : R := Num.min 1 (p x / q x).",
+            "Definition accept_prob p q x : R := Num.min 1 (q x / p x).",
+            ["accept_prob"],
+        ),  # swapped ratio
+        (
+            "if residual_mass p q == 0 then fallback y else residual p q y / residual_mass p q.",
+            "if residual_mass p q == 0 then fallback y else residual p q y.",
+            ["resample"],
+        ),  # unnormalized residual
+        (
+            "Variable R : numFieldType.\nVariable T : finType.\nImplicit Types (p q fallback acc",
+            "Variable R : numFieldType.\nVariable T : finType.\n\nImplicit Types (p q fallback acc",
+            [],
+        ),  # layout only
+    ],
+)
 def test_a_changed_definition_no_longer_matches_the_pin(tmp_path, old, new, changed):
     for name in COQ_FILES:
         shutil.copyfile(COQ_DIR / name, tmp_path / name)
@@ -137,7 +193,9 @@ def test_prove_says_the_formal_check_was_not_run_without_coq(tmp_path, monkeypat
 
     monkeypatch.setenv("PATH", str(tmp_path))  # no coqc on PATH
     monkeypatch.setattr(theorems, "THEOREMS", {"symbolic_every_v": theorems.THEOREMS["symbolic_every_v"]})
-    monkeypatch.setattr(cli.prove, "_library_findings", lambda *inputs: {"library": "transformers", "skipped": "not traced here"})
+    monkeypatch.setattr(
+        cli.prove, "_library_findings", lambda *inputs: {"library": "transformers", "skipped": "not traced here"}
+    )
     assert cli.main(["prove", "--out", str(tmp_path / "out"), "--jobs", "1"]) == 0
     out = capsys.readouterr().out
     assert "1 of 1 theorems proved" in out
@@ -150,13 +208,15 @@ def test_the_symbolic_record_names_the_coq_theorems_and_the_proved_lemma():
     assert [t["name"] for t in doc["formal_proof"]["theorems"]] == [t["name"] for t in COQ_THEOREMS]
     assert any("proved in Coq (lemma sum_nonneg_eq0" in a for a in doc["assumptions"])
     committed = (Path(__file__).resolve().parents[1] / "proofs" / "transcripts" / "symbolic_every_v.md").read_text(
-        encoding="utf-8")
+        encoding="utf-8"
+    )
     assert "proved in Coq (lemma sum\\_nonneg\\_eq0" in committed
     for t in COQ_THEOREMS:
         assert f"`{t['statement']}`" in committed
 
 
 # ---------------------------------------------------------------- with Coq
+
 
 @pytest.fixture(scope="module")
 def coq_result() -> dict:
@@ -205,8 +265,7 @@ def test_a_broken_proof_fails_the_check(tmp_path):
 def test_an_admitted_proof_fails_the_check(tmp_path):
     _require_coq()
     # the same step replaced by admit / Admitted: the file compiles, Print Assumptions is not closed
-    src = _broken_copy(tmp_path, "- by rewrite mulrC divfK // min_plus_residual.\nQed.",
-                       "- admit.\nAdmitted.")
+    src = _broken_copy(tmp_path, "- by rewrite mulrC divfK // min_plus_residual.\nQed.", "- admit.\nAdmitted.")
     result = _checked(source_dir=src)
     assert result["passed"] is False
     assert "not closed under the global context" in result["summary"]
@@ -218,8 +277,10 @@ def test_an_admitted_proof_fails_the_check(tmp_path):
 @pytest.mark.slow  # compiles a copy of every file
 def test_a_flocq_theorem_with_an_unlisted_axiom_fails_the_check(tmp_path):
     _require_coq()
-    proof = ("intros fu fr. rewrite Bcompare_correct by assumption.\nsplit.\n"
-             "- intros H. injection H as H. now apply Rcompare_Lt_inv.\n- intros H. now rewrite Rcompare_Lt.\nQed.")
+    proof = (
+        "intros fu fr. rewrite Bcompare_correct by assumption.\nsplit.\n"
+        "- intros H. injection H as H. now apply Rcompare_Lt_inv.\n- intros H. now rewrite Rcompare_Lt.\nQed."
+    )
     src = _broken_copy(tmp_path, proof, "Admitted.", file="FloatGrid.v")
     result = _checked(source_dir=src)
     if "float32_lt_is_real_lt" in result["skipped"]:

@@ -32,6 +32,7 @@ def _seed() -> dict:
 
 # ---------------------------------------------------------------- without Coq
 
+
 def test_the_rows_are_transcribed_as_written():
     text = coq.coq_text(build_certificate(["1/2", "1/4", "1/4"], ["1/2", "0", "1/2"], name="never (* x *)"))
     assert "Definition target : seq Q := [:: Qmake 1 2; Qmake 1 4; Qmake 1 4]." in text
@@ -40,8 +41,18 @@ def test_the_rows_are_transcribed_as_written():
     assert "alpha (row R (size target) target) (row R (size target) draft) = Q2R R (Qmake 3 4)." in text
     assert "(* never ( * x * ) *)" in text  # a name cannot close the comment
     assert re.findall(r"^Theorem (\w+)", text, re.M) == [
-        "vocabulary", "law", "lossless", "TV_from_p", "alpha_is", "TV_is", "normalizer_is", "rejection_is", "alpha_is_1_minus_TV",
-        "target_is_distribution", "draft_is_distribution"]
+        "vocabulary",
+        "law",
+        "lossless",
+        "TV_from_p",
+        "alpha_is",
+        "TV_is",
+        "normalizer_is",
+        "rejection_is",
+        "alpha_is_1_minus_TV",
+        "target_is_distribution",
+        "draft_is_distribution",
+    ]
     # nothing is admitted or assumed; every proof applies Certify.v and computes
     assert not re.search(r"\b(Admitted|admit|Axiom|Parameter|Hypothesis)\b", text)
 
@@ -64,19 +75,22 @@ def _mutated(edit) -> dict:
     return cert
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda c: c.update(vocab_size=4), "vocab_size 4 is not the number of rows, 3"),
-    (lambda c: c["rows"].pop(), "vocab_size 3 is not the number of rows, 2"),
-    (lambda c: c["rows"].reverse(), "row 0 is not token 0"),
-    (lambda c: c["rows"][0].update(p="1/" + "9" * 1300), "more than MAX_BITS = 4096 bits"),
-    (lambda c: c["rows"][0].update(p="1/" + "9" * 5000), "longer than MAX_BITS = 4096 bits"),
-    (lambda c: c["rows"][0].update(p="-1/2"), "is not a non-negative rational"),
-    (lambda c: c["rows"][0].update(q="1/0"), "is not a non-negative rational"),
-    (lambda c: c["rows"][0].update(q=0.5), "expected an exact 'n/d' string, got float"),
-    (lambda c: c["totals"].pop("alpha"), "totals.alpha: expected an exact 'n/d' string"),
-    (lambda c: c["claims"].update(dist_equals_p="yes"), "claims.dist_equals_p must be true or false"),
-    (lambda c: c.update(schema="specproof.compact-certificate/2"), "only textbook certificates"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda c: c.update(vocab_size=4), "vocab_size 4 is not the number of rows, 3"),
+        (lambda c: c["rows"].pop(), "vocab_size 3 is not the number of rows, 2"),
+        (lambda c: c["rows"].reverse(), "row 0 is not token 0"),
+        (lambda c: c["rows"][0].update(p="1/" + "9" * 1300), "more than MAX_BITS = 4096 bits"),
+        (lambda c: c["rows"][0].update(p="1/" + "9" * 5000), "longer than MAX_BITS = 4096 bits"),
+        (lambda c: c["rows"][0].update(p="-1/2"), "is not a non-negative rational"),
+        (lambda c: c["rows"][0].update(q="1/0"), "is not a non-negative rational"),
+        (lambda c: c["rows"][0].update(q=0.5), "expected an exact 'n/d' string, got float"),
+        (lambda c: c["totals"].pop("alpha"), "totals.alpha: expected an exact 'n/d' string"),
+        (lambda c: c["claims"].update(dist_equals_p="yes"), "claims.dist_equals_p must be true or false"),
+        (lambda c: c.update(schema="specproof.compact-certificate/2"), "only textbook certificates"),
+    ],
+)
 def test_hostile_documents_are_refused(edit, message):
     with pytest.raises(coq.NotCertifiable, match=re.escape(message)) as info:
         coq.coq_text(_mutated(edit))
@@ -91,6 +105,7 @@ def test_a_file_name_must_be_a_coq_identifier(tmp_path):
 
 # ---------------------------------------------------------------- with coqc
 
+
 def _require_coq() -> None:
     if shutil.which("coqc") is None:
         if os.environ.get("SPECPROOF_REQUIRE_COQ") == "1":
@@ -101,7 +116,7 @@ def _require_coq() -> None:
 def _one_ulp_more(text: str) -> str:
     """n/d + 1/(d * 10^12): the smallest change of a stated rational a hostile document might make."""
     n, d = map(int, text.split("/"))
-    return f"{n * 10 ** 12 + 1}/{d * 10 ** 12}"
+    return f"{n * 10**12 + 1}/{d * 10**12}"
 
 
 @pytest.mark.slow
@@ -112,15 +127,22 @@ def test_coqc_proves_the_committed_certificates_and_rejects_wrong_values(tmp_pat
     wrong_tv = copy.deepcopy(phone)
     wrong_tv["totals"]["tv"] = _one_ulp_more(phone["totals"]["tv"])
     swapped = _mutated(lambda c: [r.update(p=r["q"], q=r["p"]) for r in c["rows"]])  # p and q swapped, law unchanged
-    files = {name: coq.write_v(doc, tmp_path / f"{name}.v") for name, doc in (
-        ("seed_cases", _seed()), ("phone", phone), ("wrong_law", wrong_law), ("wrong_tv", wrong_tv),
-        ("swapped", swapped))}
+    files = {
+        name: coq.write_v(doc, tmp_path / f"{name}.v")
+        for name, doc in (
+            ("seed_cases", _seed()),
+            ("phone", phone),
+            ("wrong_law", wrong_law),
+            ("wrong_tv", wrong_tv),
+            ("swapped", swapped),
+        )
+    }
     results = {Path(r["path"]).stem: r for r in coq.compile_files(list(files.values()))}
     assert results["seed_cases"]["ok"], results["seed_cases"]["output"]
     assert results["phone"]["ok"], results["phone"]["output"]
     for bad in ("wrong_law", "wrong_tv", "swapped"):
         assert not results[bad]["ok"]
-        assert "Unable to unify \"true\" with \"false\"" in results[bad]["output"]
+        assert 'Unable to unify "true" with "false"' in results[bad]["output"]
     # the first failing statement of each is the value that was changed
     assert "line 21" in results["wrong_law"]["output"]  # Theorem law of module C0... of the edited certificate
     assert "TV_is" not in results["wrong_law"]["output"]
@@ -136,11 +158,23 @@ def test_certify_v_needs_its_sources(tmp_path):
 
 # ---------------------------------------------------------------- specproof prove --coq
 
+
 def _pair(tmp_path: Path) -> list[str]:
     (tmp_path / "p.json").write_text('["1/2", "1/4", "1/4"]', encoding="utf-8")
     (tmp_path / "q.json").write_text('["1/2", "0", "1/2"]', encoding="utf-8")
-    return ["prove", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json"),
-            "--out", str(tmp_path / "out"), "--name", "never-proposes", "--coq", "--json"]
+    return [
+        "prove",
+        "--target",
+        str(tmp_path / "p.json"),
+        "--draft",
+        str(tmp_path / "q.json"),
+        "--out",
+        str(tmp_path / "out"),
+        "--name",
+        "never-proposes",
+        "--coq",
+        "--json",
+    ]
 
 
 def test_prove_coq_writes_the_file_and_says_when_coqc_is_missing(tmp_path, monkeypatch, capsys):
@@ -149,8 +183,12 @@ def test_prove_coq_writes_the_file_and_says_when_coqc_is_missing(tmp_path, monke
     monkeypatch.setattr(prove.shutil, "which", lambda name: None)
     assert main(_pair(tmp_path)) == 0
     result = json.loads(capsys.readouterr().out)["coq"]
-    assert result == {"file": str(tmp_path / "out" / "never_proposes.v"), "checked": None, "seconds": None,
-                      "summary": "written; not checked (coqc is not on PATH; Coq 8.16 with MathComp compiles it)"}
+    assert result == {
+        "file": str(tmp_path / "out" / "never_proposes.v"),
+        "checked": None,
+        "seconds": None,
+        "summary": "written; not checked (coqc is not on PATH; Coq 8.16 with MathComp compiles it)",
+    }
     assert "Definition draft : seq Q := [:: Qmake 1 2; Qmake 0 1; Qmake 1 2]." in Path(result["file"]).read_text()
 
 
@@ -185,5 +223,12 @@ def test_the_definitions_a_reader_trusts_are_pinned():
     assert "Section Q2R. Variable R : numFieldType." in text
     assert not re.search(r"\b(Admitted|admit|Axiom|Parameter|Conjecture)\b", re.sub(r"\(\*.*?\*\)", "", text))
     assert re.findall(r"^Print Assumptions (\w+)\.$", (COQ_DIR / "AssumptionsCertify.v").read_text(), re.M) == [
-        "verifier_on_rows", "alpha_on_rows", "TV_on_rows", "distribution_on_rows", "alpha_rows", "TV_rows",
-        "residual_mass_rows", "rejection_rows"]
+        "verifier_on_rows",
+        "alpha_on_rows",
+        "TV_on_rows",
+        "distribution_on_rows",
+        "alpha_rows",
+        "TV_rows",
+        "residual_mass_rows",
+        "rejection_rows",
+    ]

@@ -11,15 +11,25 @@ import numpy as np
 import pytest
 
 from specproof.laws.chain import verification_law
-from specproof.corpus.job import GRID_BITS, Node, accepted_bounds, emitted_bounds, node_from_record, node_law, node_record
+from specproof.corpus.job import (
+    GRID_BITS,
+    Node,
+    accepted_bounds,
+    emitted_bounds,
+    node_from_record,
+    node_law,
+    node_record,
+)
 from specproof.errors import InvalidDistribution
 
 pytest.importorskip("pyarrow")
 
 
 def test_import_specproof_imports_neither_pyarrow_nor_ray_nor_torch():
-    code = ("import sys, specproof, specproof.corpus, specproof.cli.corpus, specproof.cli; "
-            "print(sorted(m for m in ('pyarrow', 'ray', 'torch') if m in sys.modules))")
+    code = (
+        "import sys, specproof, specproof.corpus, specproof.cli.corpus, specproof.cli; "
+        "print(sorted(m for m in ('pyarrow', 'ray', 'torch') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -44,12 +54,18 @@ def test_bounds_equal_the_chain_law_when_every_prefix_is_known():
     p = {(): [0.5, 0.5], (0,): [0.75, 0.25], (1,): [0.25, 0.75]}
     q = {(): [0.25, 0.75], (0,): [0.5, 0.5], (1,): [0.5, 0.5]}
     lookup, child = _tree({k: (p[k], q[k]) for k in p})
-    law = verification_law(lambda s: [Fraction(x) for x in p.get(s, [0.5, 0.5])],
-                           lambda s: [Fraction(x) for x in q.get(s, [0.5, 0.5])], 2)
+    law = verification_law(
+        lambda s: [Fraction(x) for x in p.get(s, [0.5, 0.5])], lambda s: [Fraction(x) for x in q.get(s, [0.5, 0.5])], 2
+    )
     (lo1, hi1), (lo2, hi2) = emitted_bounds((), 2, lookup, child, {})
     assert lo1 == hi1 == 1 + Fraction(3, 4)
     # alpha = 3/4; children accept masses 1/4 (token 0) and 1/2 (token 1); alphas there 3/4 and 3/4
-    assert lo2 == hi2 == law.expected_emitted == 1 + Fraction(3, 4) + Fraction(1, 4) * Fraction(3, 4) + Fraction(1, 2) * Fraction(3, 4)
+    assert (
+        lo2
+        == hi2
+        == law.expected_emitted
+        == 1 + Fraction(3, 4) + Fraction(1, 4) * Fraction(3, 4) + Fraction(1, 2) * Fraction(3, 4)
+    )
 
 
 def test_an_unknown_child_gives_exact_bounds_whose_gap_is_its_mass_times_the_depth_left():
@@ -138,7 +154,9 @@ def test_cli_corpus_runs_the_phone_pair(tmp_path):
 
     text = tmp_path / "t.txt"
     text.write_text("She sells sea shells.\n", encoding="utf-8")
-    assert main(["corpus", "--pair", "phone", "--text", str(text), "--gamma-max", "2", "--out", str(tmp_path / "o")]) == 0
+    assert (
+        main(["corpus", "--pair", "phone", "--text", str(text), "--gamma-max", "2", "--out", str(tmp_path / "o")]) == 0
+    )
     assert (tmp_path / "o" / "corpus.parquet").exists()
     assert main(["corpus", "--pair", "nonsense", "--text", str(text), "--out", str(tmp_path / "o2")]) == 2
 
@@ -154,8 +172,15 @@ def test_a_transformers_pair_fully_explored_at_depth_one_gives_the_chain_law_at_
     from specproof.models.smollm2 import softmax
 
     torch.manual_seed(0)
-    cfg = transformers.LlamaConfig(vocab_size=50, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+    cfg = transformers.LlamaConfig(
+        vocab_size=50,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+    )
     target, draft = transformers.LlamaForCausalLM(cfg).eval(), transformers.LlamaForCausalLM(cfg).eval()
     with torch.no_grad():
         for p in target.parameters():
@@ -184,9 +209,15 @@ def test_a_transformers_pair_fully_explored_at_depth_one_gives_the_chain_law_at_
         t = r["position"]
         root = emitted_law(row(target, ids[:t]), row(draft, ids[:t]))
         # E[emitted] at gamma = 2: 1 + alpha + sum_y min(p, q)(y) * alpha after y (Leviathan et al. Sec. 3.4)
-        exact = 1 + root.alpha + sum(Fraction(a, root.denominator) * emitted_law(row(target, ids[:t] + [y]),
-                                                                              row(draft, ids[:t] + [y])).alpha
-                                     for y, a in enumerate(root.accept_numerators.tolist()) if a)
+        exact = (
+            1
+            + root.alpha
+            + sum(
+                Fraction(a, root.denominator) * emitted_law(row(target, ids[:t] + [y]), row(draft, ids[:t] + [y])).alpha
+                for y, a in enumerate(root.accept_numerators.tolist())
+                if a
+            )
+        )
         lo, hi = Fraction(r["e_lo"][1]), Fraction(r["e_hi"][1])
         assert hi - lo <= Fraction(2, 1 << GRID_BITS)
         # teacher-forced and cached rows vs separate full forwards: float rounding only
@@ -206,16 +237,41 @@ def test_cli_corpus_on_any_hf_pair_by_path(tmp_path):
     tok.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
     fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]")
     torch.manual_seed(1)
-    cfg = transformers.LlamaConfig(vocab_size=len(words), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                                   num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=32)
+    cfg = transformers.LlamaConfig(
+        vocab_size=len(words),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=32,
+    )
     for name in ("t", "d"):
         transformers.LlamaForCausalLM(cfg).save_pretrained(tmp_path / name)
         fast.save_pretrained(tmp_path / name)
     text = tmp_path / "text.txt"
-    text.write_text("the boat left the harbour before dawn\n\nthe wind was cold and the sea was quiet\n", encoding="utf-8")
+    text.write_text(
+        "the boat left the harbour before dawn\n\nthe wind was cold and the sea was quiet\n", encoding="utf-8"
+    )
     out = tmp_path / "out"
-    assert main(["corpus", "--pair", f"{tmp_path / 't'},{tmp_path / 'd'}", "--text", str(text), "--gamma-max", "3",
-                 "--max-explore", "2", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "corpus",
+                "--pair",
+                f"{tmp_path / 't'},{tmp_path / 'd'}",
+                "--text",
+                str(text),
+                "--gamma-max",
+                "3",
+                "--max-explore",
+                "2",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     import pyarrow.parquet as pq
 
     rows = pq.read_table(out / "corpus.parquet").to_pylist()
@@ -227,12 +283,26 @@ def test_cli_corpus_on_any_hf_pair_by_path(tmp_path):
         assert all(a <= b for a, b in zip(lo, hi)) and lo == sorted(lo) and hi[2] - lo[2] > 0
 
 
-@pytest.mark.parametrize("option", [["--gamma-max", "0"], ["--gamma-max", "1000"], ["--mass-bound", "nan"],
-                                    ["--mass-bound", "inf"], ["--mass-bound", "-1"], ["--max-explore", "-1"],
-                                    ["--cost-ratio", "-1/2"], ["--cost-ratio", "abc"], ["--cost-ratio", "nan"],
-                                    ["--level", "1/1" + "0" * 320],
-                                    ["--level", "0"], ["--level", "1"], ["--bias", "-5"], ["--bias", "1e-1000"],
-                                    ["--workers", "0"]])
+@pytest.mark.parametrize(
+    "option",
+    [
+        ["--gamma-max", "0"],
+        ["--gamma-max", "1000"],
+        ["--mass-bound", "nan"],
+        ["--mass-bound", "inf"],
+        ["--mass-bound", "-1"],
+        ["--max-explore", "-1"],
+        ["--cost-ratio", "-1/2"],
+        ["--cost-ratio", "abc"],
+        ["--cost-ratio", "nan"],
+        ["--level", "1/1" + "0" * 320],
+        ["--level", "0"],
+        ["--level", "1"],
+        ["--bias", "-5"],
+        ["--bias", "1e-1000"],
+        ["--workers", "0"],
+    ],
+)
 def test_corpus_refuses_bad_options_before_any_work(tmp_path, capsys, option):
     pytest.importorskip("pyarrow")
     from specproof.cli import main
@@ -248,8 +318,9 @@ def test_corpus_log_of_the_wrong_shape_is_a_clean_error(tmp_path, capsys):
 
     from specproof.cli import main
 
-    table = pa.table({"request": [0], "step": [0], "drafted": [3], "p_drafted": [0.5], "q_drafted": [0.5],
-                      "accepted": [1]})  # scalars where the format has lists
+    table = pa.table(
+        {"request": [0], "step": [0], "drafted": [3], "p_drafted": [0.5], "q_drafted": [0.5], "accepted": [1]}
+    )  # scalars where the format has lists
     pq.write_table(table, tmp_path / "log.parquet")
     assert main(["corpus", "--log", str(tmp_path / "log.parquet")]) == 2
     err = capsys.readouterr().err
@@ -323,8 +394,14 @@ def test_explore_stops_once_the_unexplored_worth_is_within_the_mass_bound():
         return total
 
     for bound in (0.5, 0.2, 0.1):
-        got = explore({7: (m0, 0)}, lambda nodes: [_toy_masses(t, p) for t, p in nodes], gamma_max=gamma,
-                      mass_bound=bound, max_explore=100, per_round=1)[7]
+        got = explore(
+            {7: (m0, 0)},
+            lambda nodes: [_toy_masses(t, p) for t, p in nodes],
+            gamma_max=gamma,
+            mass_bound=bound,
+            max_explore=100,
+            per_round=1,
+        )[7]
         assert left(got) <= bound < left(got[:-1])
 
 
@@ -351,8 +428,15 @@ def _tiny_gamma_three(torch, transformers):
     from specproof.models.smollm2 import softmax
 
     torch.manual_seed(3)
-    cfg = transformers.LlamaConfig(vocab_size=5, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
-                                   num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=32)
+    cfg = transformers.LlamaConfig(
+        vocab_size=5,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=32,
+    )
     target, draft = transformers.LlamaForCausalLM(cfg).eval(), transformers.LlamaForCausalLM(cfg).eval()
     with torch.no_grad():
         for p in target.parameters():
@@ -381,7 +465,7 @@ def _tiny_gamma_three(torch, transformers):
     assert max(r["key"].count(",") for r in records5) >= 1  # a depth-2 prefix was explored
     assert [r["explored"] for r in rows] == [4 + 4 * 5] * 5 and [r["explored"] for r in rows5] == [8] * 5
     for r, r5 in zip(rows[:4:3], rows5[:4:3]):  # positions 1 and 4 (1..4 have every row their step needs)
-        ctx = tuple(ids[:r["position"]])
+        ctx = tuple(ids[: r["position"]])
         exact = verification_law(lambda s: row(target, ctx + s), lambda s: row(draft, ctx + s), 3).expected_emitted
         lo, hi = Fraction(r["e_lo"][2]), Fraction(r["e_hi"][2])
         assert hi - lo <= Fraction(3, 1 << GRID_BITS) and abs(float(lo - exact)) < 1e-5
@@ -398,9 +482,15 @@ def test_corpus_help_states_every_default(capsys):
     assert main(["corpus", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     cfg = Config()
-    for option, default in (("--gamma-max", cfg.gamma_max), ("--mass-bound", cfg.mass_bound),
-                            ("--max-explore", cfg.max_explore), ("--cost-ratio", cfg.cost_ratio),
-                            ("--level", "1/1000"), ("--bias", "1/20"), ("--workers", 2)):
+    for option, default in (
+        ("--gamma-max", cfg.gamma_max),
+        ("--mass-bound", cfg.mass_bound),
+        ("--max-explore", cfg.max_explore),
+        ("--cost-ratio", cfg.cost_ratio),
+        ("--level", "1/1000"),
+        ("--bias", "1/20"),
+        ("--workers", 2),
+    ):
         after = text.rsplit(f"{option} {option.lstrip('-').upper().replace('-', '_')}", 1)[1]  # its help, not the usage
         assert f"(default {default})" in re.split(r" --[a-z-]+ [A-Z[]", after, maxsplit=1)[0], option
 

@@ -43,8 +43,16 @@ def _simulate(steps, rng, coin=lambda t, u: u < t):
         n = 0
         while n < k and coin(min(1.0, p[n] / q[n]), rng.random()):
             n += 1
-        rows.append({"request": s // 50, "step": s % 50, "drafted": list(range(k)), "p_drafted": p, "q_drafted": q,
-                     "accepted": n})
+        rows.append(
+            {
+                "request": s // 50,
+                "step": s % 50,
+                "drafted": list(range(k)),
+                "p_drafted": p,
+                "q_drafted": q,
+                "accepted": n,
+            }
+        )
     return rows
 
 
@@ -60,21 +68,27 @@ def test_check_passes_the_ideal_verifier_and_flags_a_counting_bug_and_a_coarse_l
     sd = report["total"]["variance_float"] ** 0.5
     from statistics import NormalDist
 
-    expect = 1 - NormalDist(200 / sd).cdf(report["total"]["z_critical"]) + NormalDist(200 / sd).cdf(-report["total"]["z_critical"])
+    expect = (
+        1
+        - NormalDist(200 / sd).cdf(report["total"]["z_critical"])
+        + NormalDist(200 / sd).cdf(-report["total"]["z_critical"])
+    )
     assert report["power"]["mean_shift"] == 200 and abs(report["power"]["power"] - expect) < 1e-12
     bug = write_log(inject_counting_bug(rows), tmp_path / "bug.parquet")
     flagged = check_log(bug)
     assert not flagged["passed"]
     assert flagged["total"]["observed"] - report["total"]["observed"] == sum(
-        1 for n, r in enumerate(rows) if n % 20 == 19 and r["accepted"] < len(r["drafted"]))
+        1 for n, r in enumerate(rows) if n % 20 == 19 and r["accepted"] < len(r["drafted"])
+    )
     # a 3-bit coin compared with <=: accepts with probability (floor(8 t) + 1) / 8
     coarse = write_log(_simulate(4000, random.Random(1), lambda t, u: int(u * 8) / 8 <= t), tmp_path / "coin.parquet")
     assert not check_log(coarse)["passed"]
 
 
 def test_an_impossible_count_flags_the_log_alone(tmp_path):
-    rows = [{"request": 0, "step": 0, "drafted": [3, 4], "p_drafted": [0.5, 0.5], "q_drafted": [0.25, 0.25],
-             "accepted": 1}]  # both drafts have p >= q: only 2 can be accepted
+    rows = [
+        {"request": 0, "step": 0, "drafted": [3, 4], "p_drafted": [0.5, 0.5], "q_drafted": [0.25, 0.25], "accepted": 1}
+    ]  # both drafts have p >= q: only 2 can be accepted
     report = check_log(write_log(rows, tmp_path / "x.parquet"))
     assert not report["passed"] and report["impossible_steps"] == 1
     assert report["impossible"][0]["law"] == ["0/1", "0/1", "1/1"]
@@ -121,8 +135,10 @@ def test_probabilities_below_the_smallest_float_are_checked_not_refused(tmp_path
     assert lo <= t + t * t <= hi and hi - lo <= Fraction(1, 1 << 127)
     assert report["likelihood"]["surprisal"] == -math.log(float(1 - t))  # -log(1 - 1e-200) is 0.0 in floats
     # observing that 1e-400 event: a surprisal of about 921, far above its expectation, flags the log
-    rows = [{**step, "accepted": 2}] + [{"request": 0, "step": i, "drafted": [0], "p_drafted": [0.5],
-                                         "q_drafted": [0.5], "accepted": 1} for i in range(1, 11)]
+    rows = [{**step, "accepted": 2}] + [
+        {"request": 0, "step": i, "drafted": [0], "p_drafted": [0.5], "q_drafted": [0.5], "accepted": 1}
+        for i in range(1, 11)
+    ]
     flagged = check_log(write_log(rows, tmp_path / "b.parquet"))
     assert not flagged["passed"] and flagged["likelihood"]["flagged"] and flagged["impossible_steps"] == 0
     assert abs(flagged["likelihood"]["surprisal"] - -2 * math.log(1e-200)) < 1e-9
@@ -130,7 +146,15 @@ def test_probabilities_below_the_smallest_float_are_checked_not_refused(tmp_path
 
 
 def _row(request=0, step=0, **kw):
-    return {"request": request, "step": step, "drafted": [1], "p_drafted": [0.5], "q_drafted": [0.5], "accepted": 1, **kw}
+    return {
+        "request": request,
+        "step": step,
+        "drafted": [1],
+        "p_drafted": [0.5],
+        "q_drafted": [0.5],
+        "accepted": 1,
+        **kw,
+    }
 
 
 def test_a_step_logged_twice_is_refused_naming_the_first_duplicate(tmp_path):
@@ -143,14 +167,21 @@ def test_read_log_refuses_fields_of_the_wrong_kind(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    base = {"request": pa.array([0, 0], pa.int64()), "step": pa.array([0, 1], pa.int32()),
-            "drafted": pa.array([[1], [1]], pa.list_(pa.int32())), "p_drafted": [[0.5], [0.5]],
-            "q_drafted": [[0.5], [0.5]], "accepted": pa.array([1, 1], pa.int32())}
-    cases = {"accepted": (pa.array([True, True]), r"row 0: accepted is True, not an integer >= 0"),
-             "request": (pa.array([0, None], pa.int64()), r"row 1: request is None, not an integer"),
-             "step": (pa.array([0, -1], pa.int32()), r"row 1: step is -1, not an integer >= 0"),
-             "drafted": (pa.array([[1], [-5]], pa.list_(pa.int32())), r"request 0, step 1\): drafted holds -5"),
-             "p_drafted": (pa.array([0.5, 0.5]), r"p_drafted is 0.5, not a list")}
+    base = {
+        "request": pa.array([0, 0], pa.int64()),
+        "step": pa.array([0, 1], pa.int32()),
+        "drafted": pa.array([[1], [1]], pa.list_(pa.int32())),
+        "p_drafted": [[0.5], [0.5]],
+        "q_drafted": [[0.5], [0.5]],
+        "accepted": pa.array([1, 1], pa.int32()),
+    }
+    cases = {
+        "accepted": (pa.array([True, True]), r"row 0: accepted is True, not an integer >= 0"),
+        "request": (pa.array([0, None], pa.int64()), r"row 1: request is None, not an integer"),
+        "step": (pa.array([0, -1], pa.int32()), r"row 1: step is -1, not an integer >= 0"),
+        "drafted": (pa.array([[1], [-5]], pa.list_(pa.int32())), r"request 0, step 1\): drafted holds -5"),
+        "p_drafted": (pa.array([0.5, 0.5]), r"p_drafted is 0.5, not a list"),
+    }
     for column, (values, message) in cases.items():
         path = tmp_path / f"{column}.parquet"
         pq.write_table(pa.table({**base, column: values}), path)

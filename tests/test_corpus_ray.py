@@ -85,11 +85,29 @@ def head_node(tmp_path_factory):
     env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token), "RAY_USAGE_STATS_ENABLED": "0"}
     env.pop("RAY_ADDRESS", None)
     port = _free_port()
-    cmd = [ray_cmd, "start", "--head", "--num-cpus", "2", "--node-ip-address", "127.0.0.1", "--port", str(port),
-           "--dashboard-port", str(_free_port()), "--dashboard-agent-listen-port", str(_free_port()),
-           "--include-dashboard", "false", "--disable-usage-stats", "--temp-dir", str(temp)]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    cmd = [
+        ray_cmd,
+        "start",
+        "--head",
+        "--num-cpus",
+        "2",
+        "--node-ip-address",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--dashboard-port",
+        str(_free_port()),
+        "--dashboard-agent-listen-port",
+        str(_free_port()),
+        "--include-dashboard",
+        "false",
+        "--disable-usage-stats",
+        "--temp-dir",
+        str(temp),
+    ]
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
     group = proc.pid  # every process of the node is in this group (the one we started)
 
     try:
@@ -125,9 +143,24 @@ def test_ray_address_joins_a_running_cluster_and_gives_byte_identical_parquet(he
     text.write_text(TEXT, encoding="utf-8")
     common = ["corpus", "--pair", "phone", "--text", str(text), "--gamma-max", "3"]
     assert main([*common, "--out", str(tmp_path / "local")]) == 0
-    run = subprocess.Popen([sys.executable, "-m", "specproof", *common, "--out", str(tmp_path / "joined"),
-                            "--ray", head_node["address"], "--workers", "2"],
-                           env=head_node["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "specproof",
+            *common,
+            "--out",
+            str(tmp_path / "joined"),
+            "--ray",
+            head_node["address"],
+            "--workers",
+            "2",
+        ],
+        env=head_node["env"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         _, err = run.communicate(timeout=300)
     finally:

@@ -82,8 +82,9 @@ def test_crosscheck_ten_thousand_pairs():
     assert report.passed, report.summary()
 
 
-@pytest.mark.parametrize("kwargs", [{"bound": None}, {"bound": "x"}, {"bound": float("nan")}, {"bound": -1.0},
-                                    {"seed": -1}, {"seed": 1.5}])
+@pytest.mark.parametrize(
+    "kwargs", [{"bound": None}, {"bound": "x"}, {"bound": float("nan")}, {"bound": -1.0}, {"seed": -1}, {"seed": 1.5}]
+)
 def test_bad_arguments(kwargs):
     with pytest.raises(InvalidDistribution):
         cc.crosscheck(3, **kwargs)
@@ -95,6 +96,7 @@ def test_numpy_integers_and_fraction_bounds_are_fine():
 
 
 # ---------------------------------------------------------------- drafted blocks
+
 
 def test_block_crosscheck_within_bound_and_reproducible():
     report = cc.crosscheck_blocks(400, seed=0)
@@ -150,7 +152,7 @@ def test_wide_rows_are_cut_in_the_summary_and_whole_in_json():
     row = [Fraction(k, 997) for k in range(1, 41)]
     text = _cut_row(row)
     assert text.startswith("[1/997, 2/997, 3/997,") and len(text) < 160
-    shown = text[1:text.index(", ...")].split(", ")
-    assert [Fraction(x) for x in shown] == row[:len(shown)]  # the values shown are exact
+    shown = text[1 : text.index(", ...")].split(", ")
+    assert [Fraction(x) for x in shown] == row[: len(shown)]  # the values shown are exact
     assert text.endswith(f", ... {40 - len(shown)} more of V = 40: --json has them all]")
     assert _cut_row(row[:3]) == "[1/997, 2/997, 3/997]"  # short rows whole

@@ -85,7 +85,9 @@ def test_rules_that_do_not_determine_the_outcome_say_so():
     assert not greedy.modelled and "argmax" in greedy.notes[0]
     proc = Rule(coin=FLOAT32, arithmetic=Arithmetic("float32"), target_processing=Processing(top_k=1))
     assert "processing" in degenerate_law([NAN, 1.0], [0.5, 0.5], proc).notes[0]
-    argmax = degenerate_law([NAN, NAN], [0.5, 0.5], Rule(coin=FLOAT32, arithmetic=Arithmetic("float32"), fallback="argmax"))
+    argmax = degenerate_law(
+        [NAN, NAN], [0.5, 0.5], Rule(coin=FLOAT32, arithmetic=Arithmetic("float32"), fallback="argmax")
+    )
     assert argmax.modelled and argmax.undetermined == 1 and argmax.law == {}
     everything = degenerate_law([NAN, NAN], [0.25, 0.75], named_rule("accept-all"))
     assert everything.law == {0: F(1, 4), 1: F(3, 4)} and everything.outside_support == 1
@@ -106,6 +108,7 @@ from specproof.trace.tracer import SamplerRaised, trace  # noqa: E402
 def torch_verifier(rule):
     """The float32 textbook verifier as the rule says: u < (or <=) p/q with torch.rand, the residual clamped and, for
     the fallback 'last', a guard `if not r.sum() > 0: return V - 1`."""
+
     def run(p, q):
         x = int(torch.multinomial(q.double(), 1))
         u = torch.rand(())
@@ -116,6 +119,7 @@ def torch_verifier(rule):
         if rule.fallback == "last" and not bool(r.sum() > 0):
             return len(p) - 1
         return int(torch.multinomial(r.double(), 1))
+
     return run
 
 
@@ -131,8 +135,11 @@ ROWS = {
 }
 
 
-@pytest.mark.parametrize("rule", [LT32, Rule(comparison="<=", coin=FLOAT32, arithmetic=Arithmetic("float32")), LAST,
-                                  LE_LAST], ids=["lt", "le", "lt-last", "le-last"])
+@pytest.mark.parametrize(
+    "rule",
+    [LT32, Rule(comparison="<=", coin=FLOAT32, arithmetic=Arithmetic("float32")), LAST, LE_LAST],
+    ids=["lt", "le", "lt-last", "le-last"],
+)
 @pytest.mark.parametrize("name", list(ROWS))
 def test_the_degenerate_law_is_the_traced_law_of_torch_code(rule, name):
     p, q = ROWS[name]

@@ -68,8 +68,9 @@ def test_mlx_lm_speculative_step_is_float_faithful():
     from specproof.testing import compare
 
     generate, sample_utils = loaded(harness)
-    got = compare(harness.make_step(generate, sample_utils), np.array(harness.P, np.float32),
-                  np.array(harness.Q, np.float32))
+    got = compare(
+        harness.make_step(generate, sample_utils), np.array(harness.P, np.float32), np.array(harness.Q, np.float32)
+    )
     assert got.verdict == "float-faithful", got.report()
     assert got.tv == F(116557865743890224, 8059505550058395604556229)
     assert got.floor.argument == "widening" and got.floor.tv_wide < F(1, 10**15)

@@ -139,8 +139,14 @@ def test_input_types_agree():
     ],
 )
 def test_bad_inputs(p, q, error, message):
-    for f in (exact.emitted_distribution, exact.acceptance_probability, exact.tv_distance,
-              exact.residual, exact.emitted_law, exact.reference_distribution):
+    for f in (
+        exact.emitted_distribution,
+        exact.acceptance_probability,
+        exact.tv_distance,
+        exact.residual,
+        exact.emitted_law,
+        exact.reference_distribution,
+    ):
         with pytest.raises(error, match=message):
             f(p, q)
 
@@ -196,12 +202,20 @@ def test_is_lossless_decides_its_definition_on_tampered_laws():
     cases = {
         # rejection mass doubled and residual masses halved: the emitted law is unchanged (lossless),
         # though rejected != Z; residual_numerators = (1, 0) * 2 first so that halving stays integral
-        "rejected x2, residual /2": (replace(law, denominator=8, target_numerators=law.target_numerators * 2,
-                                             draft_numerators=law.draft_numerators * 2,
-                                             accept_numerators=law.accept_numerators * 2,
-                                             residual_numerators=law.residual_numerators,
-                                             alpha_numerator=law.alpha_numerator * 2,
-                                             reject_numerator=law.reject_numerator * 4, normalizer=law.normalizer * 2), p),
+        "rejected x2, residual /2": (
+            replace(
+                law,
+                denominator=8,
+                target_numerators=law.target_numerators * 2,
+                draft_numerators=law.draft_numerators * 2,
+                accept_numerators=law.accept_numerators * 2,
+                residual_numerators=law.residual_numerators,
+                alpha_numerator=law.alpha_numerator * 2,
+                reject_numerator=law.reject_numerator * 4,
+                normalizer=law.normalizer * 2,
+            ),
+            p,
+        ),
         # rejected != Z and the emitted law is not p
         "rejected x2": (replace(law, reject_numerator=law.reject_numerator * 2), p),
         # p == q: the rejection is never sampled, so a changed rejection mass changes nothing
@@ -231,8 +245,13 @@ def test_emitted_law_is_frozen_and_compared_by_identity():
 
 def test_emitted_law_keeps_its_old_names_with_a_warning():
     law = exact.emitted_law(["1/2", "1/2"], ["1/4", "3/4"])
-    old = {"target": "target_numerators", "draft": "draft_numerators", "accept": "accept_numerators",
-           "accepted": "alpha_numerator", "rejected": "reject_numerator"}
+    old = {
+        "target": "target_numerators",
+        "draft": "draft_numerators",
+        "accept": "accept_numerators",
+        "accepted": "alpha_numerator",
+        "rejected": "reject_numerator",
+    }
     for name, new in old.items():
         with pytest.warns(DeprecationWarning, match=f"EmittedLaw.{name} is deprecated; use EmittedLaw.{new}"):
             value = getattr(law, name)

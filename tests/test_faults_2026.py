@@ -260,9 +260,15 @@ def test_tensorrt_llm_15098_wrong_positions_caught_only_with_prefix_dependent_ro
     assert compare(lambda t, d: chain(t, d, 1, wrong_slice), same, draft, gamma=1).verdict == "lossless"
     assert compare(lambda t, d: chain(t, d, 2, wrong_slice), same, draft, gamma=2).verdict == "lossless"
     # and the search, which gives the same row at every position, finds no lossy input either
-    assert search_lossy(lambda t, d: chain(lambda s: t[len(s)], lambda s: d[len(s)], 1, wrong_slice),
-                        gamma=1, max_vocab=2, max_denominator=2) is None
-
+    assert (
+        search_lossy(
+            lambda t, d: chain(lambda s: t[len(s)], lambda s: d[len(s)], 1, wrong_slice),
+            gamma=1,
+            max_vocab=2,
+            max_denominator=2,
+        )
+        is None
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -306,8 +312,9 @@ def _stack(rows):
 
 
 def test_vllm_ascend_7807_block_verification_with_the_token_wise_rule():
-    found = search_lossy(lambda t, d: block_step(_stack(t), _stack(d), 2, token_wise=True), gamma=2,
-                         max_vocab=2, max_denominator=2)  # found by the search: the same row at every position
+    found = search_lossy(
+        lambda t, d: block_step(_stack(t), _stack(d), 2, token_wise=True), gamma=2, max_vocab=2, max_denominator=2
+    )  # found by the search: the same row at every position
     assert found is not None and (found.p, found.q) == ((F(1, 2), F(1, 2)), (F(0), F(1)))
     assert found.comparison.verdict == "lossy" and found.comparison.tv == F(1, 8)
     # there the correct twin's h_1 = (1/4) / (3/4) = 1/3 is rounded to float32: off by its float floor only,
@@ -360,7 +367,6 @@ def test_hipfire_483_top_k_tree_verified_with_min_1_p_over_q():
     p, q = T([float(x) for x in found.p]), T([float(x) for x in found.q])
     assert compare(lambda a, b: hipfire_tree(a, b, naive=True), p, q).verdict == "lossless"
     assert search_lossy(lambda a, b: hipfire_tree(a, b, naive=True), max_vocab=3, max_denominator=2) is None
-
 
 
 # --------------------------------------------------------------------------------------------------
@@ -437,11 +443,13 @@ def test_degenerate_rows_are_audited_not_refused():
             return x
         return int(torch.multinomial(torch.clamp(p - d, min=0), 1))
 
-    for row, why in ((T([float("nan")] * 3), "all 3 entries are NaN"),
-                     (T([0.5, float("nan"), 0.5]), "NaN at id 1"),
-                     (T([float("inf"), 0.5, 0.5]), "+inf at id 0"),
-                     (T([float("-inf")] * 3), "all 3 entries are -inf"),
-                     (T([0.0, 0.0, 0.0]), "all 3 entries are zero")):
+    for row, why in (
+        (T([float("nan")] * 3), "all 3 entries are NaN"),
+        (T([0.5, float("nan"), 0.5]), "NaN at id 1"),
+        (T([float("inf"), 0.5, 0.5]), "+inf at id 0"),
+        (T([float("-inf")] * 3), "all 3 entries are -inf"),
+        (T([0.0, 0.0, 0.0]), "all 3 entries are zero"),
+    ):
         result = compare(lambda p, d: int(torch.argmax(d)), row, q)
         assert result.verdict == "lossy" and result.law == {0: F(1)} and result.outside_support == 1, why
         assert why in result.arithmetic
@@ -451,6 +459,7 @@ def test_degenerate_rows_are_audited_not_refused():
         compare(textbook, T([float("nan")] * 3), q)
     # a block whose target row is degenerate only after a prefix
     target = lambda s: T([0.5, 0.5]) if not s else T([float("nan")] * 2)  # noqa: E731
+
     def accept_then_argmax(t, d):  # the draft accepted, the bonus token an argmax of the NaN row (id 0)
         x = int(torch.multinomial(d(()), 1))
         return x, int(torch.argmax(t((x,))))
@@ -516,6 +525,7 @@ def test_mlx_swift_lm_459_sampler_match_is_lossless():
     accepted = trace(lambda a, b: sampler_match(a, b, report=True)[1], (p, q)).law[True]
     assert accepted == F(1, 2) * F(1, 4) + F(1, 4) * F(1, 4) + F(1, 4) * F(1, 2) == F(5, 16)  # sum p q
     assert accepted < F(3, 4)  # sum min(p, q), the rejection sampler's alpha
+
     # and as a block on rows that differ by position
     def block(target, draft):
         out: list[int] = []
@@ -525,4 +535,5 @@ def test_mlx_swift_lm_459_sampler_match_is_lossless():
             if x != y:
                 return tuple(out)
         return (*out, int(torch.multinomial(target(tuple(out)), 1)))
+
     assert compare(block, _rows([0.75, 0.25], [0.25, 0.75]), _rows([0.5, 0.5]), gamma=2).verdict == "lossless"

@@ -43,8 +43,9 @@ def test_real_pairs_have_unique_names():
     assert len(names) == len(set(names))
 
 
-@pytest.mark.skipif(importlib.util.find_spec("pocketsphinx") is None,
-                    reason="needs the [models] extra (pocketsphinx); CI installs it")
+@pytest.mark.skipif(
+    importlib.util.find_spec("pocketsphinx") is None, reason="needs the [models] extra (pocketsphinx); CI installs it"
+)
 def test_phone_fixture_regenerates():
     from specproof.models import phone_lm
 
@@ -148,8 +149,9 @@ def test_smollm2_fixture_regenerates():
     for kind, t_q in (("skip", 1.0), ("q3", 1.0), ("t07", temp)):
         q_new = smollm2.softmax(out["target"] if kind == "t07" else out[kind], t_q)
         q_old = smollm2.softmax(SMOL_ARRAYS[f"{prompt['key']}/{'target' if kind == 't07' else kind}"], t_q)
-        change = abs(float(numeric.acceptance_probability(p_new, q_new))
-                     - float(numeric.acceptance_probability(p_old, q_old)))
+        change = abs(
+            float(numeric.acceptance_probability(p_new, q_new)) - float(numeric.acceptance_probability(p_old, q_old))
+        )
         assert change <= _alpha_bound(eps, 1.0, t_q) + 1e-12, (kind, change)  # 1e-12: the float path's bound
     assert smollm2.vocabulary()[:1000] == SMOL_META["vocabulary"][:1000]
 

@@ -23,8 +23,12 @@ from specproof.rules.faithful import FAMILY, member_law  # noqa: E402
 from specproof.rules.policy import named_rule  # noqa: E402
 from specproof.trace.tracer import SamplerRaised, trace  # noqa: E402
 
-TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
-                "float64": torch.float64}
+TORCH_DTYPES = {
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "float32": torch.float32,
+    "float64": torch.float64,
+}
 FLOAT_MEMBERS = [m for m in FAMILY if not m.rule.arithmetic.is_exact]
 TORCH_MEMBERS = [m for m in FLOAT_MEMBERS if m.rule.arithmetic.library in (None, "torch")]
 NUMPY_MEMBERS = [m for m in FLOAT_MEMBERS if m.rule.arithmetic.library == "numpy"]
@@ -58,6 +62,7 @@ def torch_verifier(rule):
         if arith.normalization == "divide":
             r = r / r.sum()
         return int(torch.multinomial(r.double(), 1))
+
     return run
 
 
@@ -87,6 +92,7 @@ def numpy_verifier(rule):
             return x
         w = np.maximum(p - q, 0)
         return int(rng.choice(len(p), p=w / w.sum()))
+
     return run
 
 
@@ -111,8 +117,10 @@ EDGES = {
 
 
 def _edge_rows(dtype):
-    return [(torch.tensor(p, dtype=TORCH_DTYPES[dtype]), torch.tensor(q, dtype=TORCH_DTYPES[dtype]))
-            for p, q in EDGES.values()]
+    return [
+        (torch.tensor(p, dtype=TORCH_DTYPES[dtype]), torch.tensor(q, dtype=TORCH_DTYPES[dtype]))
+        for p, q in EDGES.values()
+    ]
 
 
 def _agree(code, rule, p, q, **kw):
@@ -143,20 +151,28 @@ def _default_run(member) -> bool:
     residual by its sum, the library's own sum (the left-to-right twin is the same code on rows the two sums agree
     on), for the ratio test in every format and every test in float32."""
     a, cmp = member.rule.arithmetic, member.rule.comparison
-    if not _natural_coin(member) or (cmp == "<=" and (a.dtype, a.test, a.normalization) != ("float32", "ratio", "none")):
+    if not _natural_coin(member) or (
+        cmp == "<=" and (a.dtype, a.test, a.normalization) != ("float32", "ratio", "none")
+    ):
         return False
     return a.normalization != "divide" or (a.library is not None and (a.test == "ratio" or a.dtype == "float32"))
 
 
 # every member in CI's slow run; the default run keeps a cover of dtypes, tests, comparisons and sums (20 of 256)
-@pytest.mark.parametrize("member", [m if _default_run(m) else pytest.param(m, marks=pytest.mark.slow)
-                                    for m in TORCH_MEMBERS], ids=[m.name for m in TORCH_MEMBERS])
+@pytest.mark.parametrize(
+    "member",
+    [m if _default_run(m) else pytest.param(m, marks=pytest.mark.slow) for m in TORCH_MEMBERS],
+    ids=[m.name for m in TORCH_MEMBERS],
+)
 def test_every_float_member_is_computed_by_torch_code(member):
     dtype = member.rule.arithmetic.dtype
     # a member with torch's own sum: on rows of 6 and 16 entries, which PyTorch sums in blocks (its twin with the
     # left-to-right sum has the same code and is tested on the short edge rows, where the two sums agree)
-    rows = (_long_rows(dtype, 11, 2, 6) + _long_rows(dtype, 12, 1, 16) if _library_sum(member)
-            else _edge_rows(dtype) + _rows(dtype, 0, 1))
+    rows = (
+        _long_rows(dtype, 11, 2, 6) + _long_rows(dtype, 12, 1, 16)
+        if _library_sum(member)
+        else _edge_rows(dtype) + _rows(dtype, 0, 1)
+    )
     for p, q in rows:
         _agree(torch_verifier(member.rule), member.rule, p, q)
 
@@ -170,9 +186,15 @@ def test_member_law_reads_the_rows_as_given():
 @pytest.mark.parametrize("test", ["ratio", "product"])
 @pytest.mark.parametrize("cmp", ["<", "<="])
 def test_float64_members_are_computed_by_numpy_code(test, cmp):
-    member = next(m for m in FLOAT_MEMBERS if m.rule.arithmetic.dtype == "float64" and m.rule.coin.name == "float64"
-                  and m.rule.arithmetic.test == test and m.rule.comparison == cmp
-                  and m.rule.arithmetic.normalization == "divide")
+    member = next(
+        m
+        for m in FLOAT_MEMBERS
+        if m.rule.arithmetic.dtype == "float64"
+        and m.rule.coin.name == "float64"
+        and m.rule.arithmetic.test == test
+        and m.rule.comparison == cmp
+        and m.rule.arithmetic.normalization == "divide"
+    )
     rng = np.random.default_rng(2)
     rows = [(np.array(p), np.array(q)) for p, q in EDGES.values() if not np.array_equal(p, q)]
     for _ in range(5):
@@ -279,13 +301,18 @@ def _numpy_default_run(member) -> bool:
     changed; CI's slow run has them all)."""
     rule = member.rule
     first = rule.arithmetic.dtype == "float64" and rule.arithmetic.test == "ratio"
-    return (rule.coin.name == "float64" and rule.comparison == "<") or (first and rule.coin.name != "float64"
-                                                                      and rule.comparison == "<") or (
-        first and rule.coin.name == "float64" and rule.comparison == "<=")
+    return (
+        (rule.coin.name == "float64" and rule.comparison == "<")
+        or (first and rule.coin.name != "float64" and rule.comparison == "<")
+        or (first and rule.coin.name == "float64" and rule.comparison == "<=")
+    )
 
 
-@pytest.mark.parametrize("member", [m if _numpy_default_run(m) else pytest.param(m, marks=pytest.mark.slow)
-                                    for m in NUMPY_MEMBERS], ids=[m.name for m in NUMPY_MEMBERS])
+@pytest.mark.parametrize(
+    "member",
+    [m if _numpy_default_run(m) else pytest.param(m, marks=pytest.mark.slow) for m in NUMPY_MEMBERS],
+    ids=[m.name for m in NUMPY_MEMBERS],
+)
 def test_numpy_members_are_computed_by_numpy_code(member):
     # log space with NumPy's own log and exp; float32 ratio and product tests with a Python-float coin (NEP 50);
     # float64 ratio and product tests with NumPy's own sum, also on a row of 16 entries (NumPy sums it pairwise)
@@ -351,6 +378,7 @@ def torch_process(row, proc):
 def processed_verifier(rule):
     """The textbook float verifier (u < fl(p/q), float32 coin, residual as weights) on processed rows; the draft
     drawn from the proposal's processing when the rule has one (the q of the ratio is then another row)."""
+
     def run(p, q):
         pt, qt = torch_process(p, rule.target_processing), torch_process(q, rule.draft_processing)
         prop = qt if rule.proposal_processing is None else torch_process(q, rule.proposal_processing)
@@ -359,6 +387,7 @@ def processed_verifier(rule):
         if bool(u < pt[x] / qt[x]):
             return x
         return int(torch.multinomial(torch.clamp(pt - qt, min=0).double(), 1))
+
     return run
 
 
@@ -383,12 +412,16 @@ def test_float_processing_is_computed_by_torch_code(name):
         _agree(processed_verifier(rule), rule, p, q)
 
 
-@pytest.mark.parametrize("proc", [Processing(top_k=9), Processing(min_p=F(1, 20)), Processing(top_p=F(4, 5))],
-                         ids=["top-k 9", "min-p 1/20", "top-p 4/5"])
+@pytest.mark.parametrize(
+    "proc",
+    [Processing(top_k=9), Processing(min_p=F(1, 20)), Processing(top_p=F(4, 5))],
+    ids=["top-k 9", "min-p 1/20", "top-p 4/5"],
+)
 def test_float_processing_at_v16_renormalizes_by_torchs_own_sum(proc):
     # t / t.sum() of 16 entries: PyTorch sums in blocks; the rule that names torch uses its sum
-    rule = Rule(coin=COIN32, arithmetic=Arithmetic("float32", library="torch"), target_processing=proc,
-                draft_processing=proc)
+    rule = Rule(
+        coin=COIN32, arithmetic=Arithmetic("float32", library="torch"), target_processing=proc, draft_processing=proc
+    )
     for p, q in _long_rows("float32", 13, 3, 16):
         _agree(processed_verifier(rule), rule, p, q)
 
@@ -401,8 +434,12 @@ def test_a_proposal_other_than_the_ratios_q_is_computed_exactly():
     law = position_law(p, q, wrong)
     # q's top-1 is id 1: drafted always; accepted w.p. fl32(0.25/0.5) = 1/2, else the residual (1/4, 0, 0)+ -> id 0
     assert law.law == (F(1, 2), F(1, 2), F(0)) and law.tv == F(1, 4)
-    right = Rule(coin=COIN32, arithmetic=Arithmetic("float32"), proposal_processing=Processing(top_k=1),
-                 draft_processing=Processing(top_k=1))
+    right = Rule(
+        coin=COIN32,
+        arithmetic=Arithmetic("float32"),
+        proposal_processing=Processing(top_k=1),
+        draft_processing=Processing(top_k=1),
+    )
     _agree(processed_verifier(right), right, p, q)
     assert position_law(p, q, right).law == (F(1, 2), F(1, 4), F(1, 4))
 
@@ -443,6 +480,7 @@ def torch_logits_process(z, proc):
 def logits_verifier(rule):
     """The textbook float verifier (u < fl(p/q), float32 coin, residual as weights) on the rows torch computes from
     the target's and the draft's logits; the draft drawn from the proposal's processing when the rule has one."""
+
     def run(zp, zq):
         pt, qt = torch_logits_process(zp, rule.target_processing), torch_logits_process(zq, rule.draft_processing)
         prop = qt if rule.proposal_processing is None else torch_logits_process(zq, rule.proposal_processing)
@@ -450,6 +488,7 @@ def logits_verifier(rule):
         if bool(torch.rand(()) < pt[x] / qt[x]):
             return x
         return int(torch.multinomial(torch.clamp(pt - qt, min=0).double(), 1))
+
     return run
 
 
@@ -468,14 +507,20 @@ LOGIT_PROCESSINGS = {
     "min-p 1/3": Processing(min_p=F(1, 3)),
     "min-p 1 (ties at the max kept)": Processing(min_p=F(1)),
     "top-p 0.9 then top-k 3, temperature 0.8, bias": Processing(
-        temperature=0.8, top_k=3, top_p=F(9, 10), order=("top_p", "top_k", "temperature", "min_p"),
-        logit_bias=((2, 0.25),)),
+        temperature=0.8,
+        top_k=3,
+        top_p=F(9, 10),
+        order=("top_p", "top_k", "temperature", "min_p"),
+        logit_bias=((2, 0.25),),
+    ),
 }
 
 
 def _logit_rows(seed, n, v=4, dtype=torch.float32):
     g = torch.Generator().manual_seed(seed)
-    return [(torch.randn(v, generator=g, dtype=dtype) * 2, torch.randn(v, generator=g, dtype=dtype) * 2) for _ in range(n)]
+    return [
+        (torch.randn(v, generator=g, dtype=dtype) * 2, torch.randn(v, generator=g, dtype=dtype) * 2) for _ in range(n)
+    ]
 
 
 LOGIT_EDGES = {
@@ -483,11 +528,15 @@ LOGIT_EDGES = {
     "a masked logit": ([2.0, NEG_INF, 0.0, 1.0], [1.0, 0.0, NEG_INF, 1.0]),
     "one logit far above": ([60.0, 0.0, -30.0, 1.0], [0.0, 0.0, 0.0, 0.0]),
     # fl32(z + fl32(-0.1)) != fl32(z + (-0.1)) at id 3: the bias is rounded to the logits' dtype first
-    "a bias rounded first": ([-0.9299569129943848, 2.8236348628997803, -0.2875449061393738, 0.03570638224482536],
-                             [0.03570638224482536] * 4),
+    "a bias rounded first": (
+        [-0.9299569129943848, 2.8236348628997803, -0.2875449061393738, 0.03570638224482536],
+        [0.03570638224482536] * 4,
+    ),
     # min-p 1/3: p(1) lies between fl32(fl32(1/3) * max) and fl32(max / 3): the cut is a float product
-    "a probability at the min-p cut": ([0.0, -1.0986123085021973, -1.2222352027893066, -0.952595591545105],
-                                       [0.0, 0.0, 0.0, 0.0]),
+    "a probability at the min-p cut": (
+        [0.0, -1.0986123085021973, -1.2222352027893066, -0.952595591545105],
+        [0.0, 0.0, 0.0, 0.0],
+    ),
 }
 
 
@@ -533,8 +582,12 @@ def test_processing_on_float64_logits_with_numpy_softmax():
 def test_a_temperature_mismatch_between_draft_and_ratio_on_logits():
     # the draft sampled at temperature 0.7 while the ratio's q is the raw softmax (transformers #47932's shape)
     wrong = Rule(coin=COIN32, arithmetic=Arithmetic("float32"), proposal_processing=Processing(temperature=0.7))
-    right = Rule(coin=COIN32, arithmetic=Arithmetic("float32"), proposal_processing=Processing(temperature=0.7),
-                 draft_processing=Processing(temperature=0.7))
+    right = Rule(
+        coin=COIN32,
+        arithmetic=Arithmetic("float32"),
+        proposal_processing=Processing(temperature=0.7),
+        draft_processing=Processing(temperature=0.7),
+    )
     zp, zq = torch.tensor([1.0, 0.0, -1.0]), torch.tensor([0.0, 1.0, 0.5])
     for rule in (wrong, right):
         want = position_law(Logits(zp), Logits(zq), rule)

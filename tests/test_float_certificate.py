@@ -21,8 +21,11 @@ from specproof.rules.faithful import FAMILY
 from specproof.laws.floats import FORMATS
 from specproof.rules.policy import named_rule
 
-PAIRS = [(["1/2", "1/4", "1/4"], ["3/8", "3/8", "1/4"]), (["1/3", "1/3", "1/3"], ["1/2", "1/4", "1/4"]),
-         (["1/7", "0", "6/7"], ["1/5", "2/5", "2/5"])]
+PAIRS = [
+    (["1/2", "1/4", "1/4"], ["3/8", "3/8", "1/4"]),
+    (["1/3", "1/3", "1/3"], ["1/2", "1/4", "1/4"]),
+    (["1/7", "0", "6/7"], ["1/5", "2/5", "2/5"]),
+]
 
 
 def _cert(rule, p, q):
@@ -33,8 +36,11 @@ def _law(verdict):
     return [F(x.num, x.den) for x in verdict.facts[0]["law"]]
 
 
-@pytest.mark.parametrize("member", [m for m in FAMILY if not m.rule.arithmetic.is_exact],
-                         ids=[m.name for m in FAMILY if not m.rule.arithmetic.is_exact])
+@pytest.mark.parametrize(
+    "member",
+    [m for m in FAMILY if not m.rule.arithmetic.is_exact],
+    ids=[m.name for m in FAMILY if not m.rule.arithmetic.is_exact],
+)
 def test_every_float_member_is_certified_with_the_audits_law(member):
     library = member.rule.arithmetic.library
     if library is not None and not libm.available(library):
@@ -69,8 +75,15 @@ def test_round_float_equals_the_untrusted_rounding():
 
 def _rows_and_bounds(doc):
     rows = doc["rows"]
-    bounds = [b for n in doc["nodes"] for br in n["branches"] for ev in [br["event"]] if "coin" in ev
-              for b in (ev["coin"]["lower"], ev["coin"]["upper"]) if b is not None]
+    bounds = [
+        b
+        for n in doc["nodes"]
+        for br in n["branches"]
+        for ev in [br["event"]]
+        if "coin" in ev
+        for b in (ev["coin"]["lower"], ev["coin"]["upper"])
+        if b is not None
+    ]
     return rows, bounds
 
 
@@ -126,8 +139,15 @@ def _library_sum_cert():
     # softmax rows on which torch's own sum of the residual was not the left-to-right one here (not asserted: the
     # order is the build's and the CPU's)
     p, q = torch.tensor(np.random.default_rng(0).normal(size=(2, 16)) * 2).softmax(-1).to(torch.float32)
-    rule = next(m.rule for m in FAMILY if m.rule.arithmetic.library == "torch" and m.rule.arithmetic.dtype == "float32"
-                and m.rule.arithmetic.test == "ratio" and m.rule.comparison == "<=" and m.rule.coin.name == "float32")
+    rule = next(
+        m.rule
+        for m in FAMILY
+        if m.rule.arithmetic.library == "torch"
+        and m.rule.arithmetic.dtype == "float32"
+        and m.rule.arithmetic.test == "ratio"
+        and m.rule.comparison == "<="
+        and m.rule.coin.name == "float32"
+    )
     return rule, p, q
 
 
@@ -141,7 +161,9 @@ def test_a_librarys_own_residual_sum_is_certified_in_the_order_that_gives_it():
     recipe = doc["rows"]["residual"]["recipe"]
     from specproof.rules import libm
 
-    weights = [max(FORMATS["float32"].sub(a, b), F(0)) for a, b in zip(want.tree.rows["target"], want.tree.rows["draft"])]
+    weights = [
+        max(FORMATS["float32"].sub(a, b), F(0)) for a, b in zip(want.tree.rows["target"], want.tree.rows["draft"])
+    ]
     s = libm.sum_value("torch", "float32", weights)
     if s == FORMATS["float32"].sum(weights):  # this machine's torch summed these rows left to right
         assert recipe == ["float-normalized", "residual-weights", "float32"]
@@ -152,8 +174,17 @@ def test_a_librarys_own_residual_sum_is_certified_in_the_order_that_gives_it():
     assert verdict.valid and _law(verdict) == list(want.law) and verdict.facts[0]["stated"] == []
 
 
-@pytest.mark.parametrize("library, dtype", [("torch", "float32"), ("torch", "float16"), ("torch", "bfloat16"),
-                                            ("torch", "float64"), ("numpy", "float32"), ("numpy", "float64")])
+@pytest.mark.parametrize(
+    "library, dtype",
+    [
+        ("torch", "float32"),
+        ("torch", "float16"),
+        ("torch", "bfloat16"),
+        ("torch", "float64"),
+        ("numpy", "float32"),
+        ("numpy", "float64"),
+    ],
+)
 def test_the_modelled_orders_give_the_librarys_own_sums(library, dtype):
     """NumPy's pairwise sum and PyTorch's CPU cascade sum, as trees, give the library's own sum on this machine
     (rows of 1 to 300 entries and a few long ones); the checker's evaluation of the tree is the same number."""
@@ -173,8 +204,13 @@ def test_the_modelled_orders_give_the_librarys_own_sums(library, dtype):
             assert total == fmt.round(FORMATS[acc].sum(row)), (n, library, dtype)
             continue
         den = 1 << 1100
-        got = checker._ordered_sum(checker.Row([int(x * den) for x in row], den), order[1][2],
-                                   checker.FLOAT_FORMATS[acc], checker.FLOAT_FORMATS[dtype], "s")
+        got = checker._ordered_sum(
+            checker.Row([int(x * den) for x in row], den),
+            order[1][2],
+            checker.FLOAT_FORMATS[acc],
+            checker.FLOAT_FORMATS[dtype],
+            "s",
+        )
         assert F(got.num, got.den) == total, (n, library, dtype)
 
 
@@ -187,10 +223,18 @@ def test_hostile_stated_sums_are_rejected():
     weights = doc["rows"]["residual-weights"]["recipe"]
     assert weights[0] == "float-positive-part"
     exact = sum(position_law(p, q, rule).tree.rows["residual-weights"], F(0))
-    s = (libm.evaluate_order(recipe[3][2], position_law(p, q, rule).tree.rows["residual-weights"], "float32", "float32")
-         if len(recipe) == 4 else None)
+    s = (
+        libm.evaluate_order(recipe[3][2], position_law(p, q, rule).tree.rows["residual-weights"], "float32", "float32")
+        if len(recipe) == 4
+        else None
+    )
     s = s if s is not None else FORMATS["float32"].round(exact)
-    doc["rows"]["residual"]["recipe"] = ["float-divided", "residual-weights", "float32", f"{s.numerator}/{s.denominator}"]
+    doc["rows"]["residual"]["recipe"] = [
+        "float-divided",
+        "residual-weights",
+        "float32",
+        f"{s.numerator}/{s.denominator}",
+    ]
     verdict = checker.check(doc)  # the sum stated as a number: bounded, and reported as stated
     assert verdict.valid and len(verdict.facts[0]["stated"]) == 1
 
@@ -209,7 +253,7 @@ def test_hostile_stated_sums_are_rejected():
     bad = copy.deepcopy(doc)
     bad["rows"]["residual"]["recipe"][3] = "1/" + "9" * 5000  # past the bits a constant may hold
     assert not checker.check(bad).valid
-    stated(3, checker.Reason.MALFORMED, "not [\"left-to-right\", accumulator]")
+    stated(3, checker.Reason.MALFORMED, 'not ["left-to-right", accumulator]')
     # a sum within the bound, but not the one the law was computed with: the residual draws no longer match
     near = s + F(1, 2**23) * (1 if s < 1 else 2)
     if FORMATS["float32"].round(near) == near:
@@ -254,7 +298,7 @@ def test_a_stated_sum_below_the_largest_entry_is_rejected_where_the_bound_allows
     fmt = checker.FLOAT_FORMATS["bfloat16"]
     row = checker._Named(checker.Row([1] * 299 + [64], 1024))
     with pytest.raises(checker.Rejection, match="less than the row's largest entry"):
-        checker._some_float_sum(row, fmt, f"1/{2 ** 133}", "w")
+        checker._some_float_sum(row, fmt, f"1/{2**133}", "w")
     assert checker._some_float_sum(row, fmt, "1/16", "w") == checker.Ratio(1, 16)
 
 
@@ -263,7 +307,7 @@ def test_a_tiny_stated_sum_of_a_long_bfloat16_row_is_a_rejection_not_a_crash():
     v = 129
     p = [F(9, 10)] + [F(1, 10 * (v - 1))] * (v - 1)
     doc = _cert(named_rule("standard"), p, [F(1, v)] * v)
-    doc["rows"]["evil"] = {"recipe": ["float-divided", "p", "bfloat16", f"1/{2 ** 133}"]}
+    doc["rows"]["evil"] = {"recipe": ["float-divided", "p", "bfloat16", f"1/{2**133}"]}
     assert "less than the row's largest entry" in _rejected(doc, checker.Reason.TOTAL).detail
 
 
@@ -272,8 +316,13 @@ def test_a_wide_float_document_checks_quickly_in_work_not_time():
     v = 256
     p = [F(1, v)] * v
     q = [F(2 * (i % 2) + 1, 2 * v) for i in range(v)]
-    rule = next(m.rule for m in FAMILY if m.rule.arithmetic.dtype == "float64" and m.rule.arithmetic.test == "product"
-                and m.rule.coin.name == "float64")
+    rule = next(
+        m.rule
+        for m in FAMILY
+        if m.rule.arithmetic.dtype == "float64"
+        and m.rule.arithmetic.test == "product"
+        and m.rule.coin.name == "float64"
+    )
     doc = _cert(rule, p, q)
     calls = []
     original = checker._round_float
@@ -290,18 +339,21 @@ def test_a_wide_float_document_checks_quickly_in_work_not_time():
     assert len(calls) <= 3 * v * 60
 
 
-@pytest.mark.parametrize("name, row, total", [
-    ("float16", [F(1), F(1, 2 ** 11), F(1, 2 ** 11)], F(1025, 1024)),  # in float16 each addition would round back to 1
-    ("bfloat16", [F(1), F(1, 2 ** 8), F(1, 2 ** 8)], F(129, 128)),
-    ("float32", [F(1), F(1, 2 ** 24), F(1, 2 ** 24)], F(1)),  # ties to even, twice: the float32 accumulator itself
-    ("float64", [F(1), F(1, 2 ** 30), F(1, 2 ** 30)], 1 + F(1, 2 ** 29)),  # in float32 it would be 1
-])
+@pytest.mark.parametrize(
+    "name, row, total",
+    [
+        ("float16", [F(1), F(1, 2**11), F(1, 2**11)], F(1025, 1024)),  # in float16 each addition would round back to 1
+        ("bfloat16", [F(1), F(1, 2**8), F(1, 2**8)], F(129, 128)),
+        ("float32", [F(1), F(1, 2**24), F(1, 2**24)], F(1)),  # ties to even, twice: the float32 accumulator itself
+        ("float64", [F(1), F(1, 2**30), F(1, 2**30)], 1 + F(1, 2**29)),  # in float32 it would be 1
+    ],
+)
 def test_a_half_format_row_is_summed_in_a_float32_accumulator(name, row, total):
     """float-normalized divides by the row's float sum: float16 and bfloat16 accumulate in float32
     (rounded once at the end), float32 and float64 in their own format, as the audit does."""
     from specproof.laws.floats import FLOAT32
 
-    den = 2 ** 60
+    den = 2**60
     got = checker._float_sum(checker.Row([int(x * den) for x in row], den), checker.FLOAT_FORMATS[name])
     assert F(got.num, got.den) == total
     fmt = FORMATS[name]
@@ -313,16 +365,31 @@ def test_zero_entries_do_not_widen_a_float_row():
     budget charges): zeros add nothing, so ten rows of 40,000 zeros beside two halves fit the budget
     (over 2^1074 not even one would)."""
     fmt = checker.FLOAT_FORMATS["float64"]
-    assert checker._rounded_row([0, 1, 1, 0], 2, fmt).den == checker._rounded_row([1, 1], 2, fmt).den == 2 ** 53
+    assert checker._rounded_row([0, 1, 1, 0], 2, fmt).den == checker._rounded_row([1, 1], 2, fmt).den == 2**53
     size = 40_000
-    rows = {"p": {"recipe": ["input", "p"], "values": ["1/2", "1/2"] + ["0/1"] * (size - 2)},
-            **{f"f{i}": {"recipe": ["float-rounded", "p", "float64"]} for i in range(10)}}
-    doc = {"schema": checker.OUTCOME_SCHEMA, "vocab_size": size, "reference": "p", "rows": rows,
-           "nodes": [{"label": "d", "reach": "1/1", "branches": [
-               {"event": {"draw": {"row": "f9", "token": t}}, "probability": "1/2", "child": {"leaf": [t, True]}}
-               for t in (0, 1)]}],
-           "law": ["1/2", "1/2"] + ["0/1"] * (size - 2), "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"},
-           "claims": {"lossless": True}}
+    rows = {
+        "p": {"recipe": ["input", "p"], "values": ["1/2", "1/2"] + ["0/1"] * (size - 2)},
+        **{f"f{i}": {"recipe": ["float-rounded", "p", "float64"]} for i in range(10)},
+    }
+    doc = {
+        "schema": checker.OUTCOME_SCHEMA,
+        "vocab_size": size,
+        "reference": "p",
+        "rows": rows,
+        "nodes": [
+            {
+                "label": "d",
+                "reach": "1/1",
+                "branches": [
+                    {"event": {"draw": {"row": "f9", "token": t}}, "probability": "1/2", "child": {"leaf": [t, True]}}
+                    for t in (0, 1)
+                ],
+            }
+        ],
+        "law": ["1/2", "1/2"] + ["0/1"] * (size - 2),
+        "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"},
+        "claims": {"lossless": True},
+    }
     verdict = checker.check(doc)
     assert verdict.valid, verdict
 
@@ -334,7 +401,7 @@ def test_a_float_product_threshold_reads_both_its_rows():
     read = set()
     bound = {"source": ["float-product", "a", "b", 0, "float32", "float32", "<"], "strict": True}
     value, strict = checker._threshold(bound, rows, 2, "t", read, "float32", True)
-    assert read == {"a", "b"} and strict and value == checker.Ratio(2 ** 23, 2 ** 24)  # u * 1/2 < 1/4: u < 1/2
+    assert read == {"a", "b"} and strict and value == checker.Ratio(2**23, 2**24)  # u * 1/2 < 1/4: u < 1/2
 
 
 def test_an_audit_certificate_names_the_library_whose_results_it_holds(tmp_path):
@@ -344,8 +411,19 @@ def test_an_audit_certificate_names_the_library_whose_results_it_holds(tmp_path)
     for name, row in (("p", p), ("q", q)):
         (tmp_path / f"{name}.json").write_text(json.dumps([float(x) for x in row.tolist()]))
     for policy in ("le-float32-coin", "standard"):
-        assert main(["audit", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json"), "--policy",
-                     policy, "--certificate", str(tmp_path / f"{policy}.json")]) in (0, 1)
+        assert main(
+            [
+                "audit",
+                "--target",
+                str(tmp_path / "p.json"),
+                "--draft",
+                str(tmp_path / "q.json"),
+                "--policy",
+                policy,
+                "--certificate",
+                str(tmp_path / f"{policy}.json"),
+            ]
+        ) in (0, 1)
     doc = json.loads((tmp_path / "le-float32-coin.json").read_text())
     assert doc["provenance"]["library"].startswith("torch ") and "torch's own sum" in doc["statement"]
     assert checker.check(doc).valid

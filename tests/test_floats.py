@@ -25,7 +25,7 @@ def _as_fraction(x) -> Fraction | float:
 def _random_value(rng: random.Random, fmt) -> Fraction:
     """A random finite float of ``fmt``, subnormals and extremes included."""
     e = rng.randint(fmt.emin - fmt.precision, fmt.emax)
-    m = rng.randrange(1, 2 ** fmt.precision)
+    m = rng.randrange(1, 2**fmt.precision)
     return fmt.round(Fraction(m) * Fraction(2) ** (e - fmt.precision + 1) * rng.choice((1, -1)))
 
 
@@ -54,7 +54,7 @@ def test_bfloat16_equals_torch():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.fractions(min_value=0, max_value=10 ** 6, max_denominator=10 ** 12))
+@given(st.fractions(min_value=0, max_value=10**6, max_denominator=10**12))
 def test_round_of_a_rational_equals_numpy(x):
     # numpy rounds a float64 once more to float32: compare only where the float64 is exact
     for name in ("float32", "float16"):
@@ -66,7 +66,7 @@ def test_round_of_a_rational_equals_numpy(x):
 
 
 def test_edges():
-    assert FLOAT32.round(Fraction(2, 3)) == Fraction(11184811, 2 ** 24)
+    assert FLOAT32.round(Fraction(2, 3)) == Fraction(11184811, 2**24)
     # ties to even at the subnormal boundary and at 1 + ulp/2
     assert FLOAT32.round(Fraction(2) ** -150) == 0
     assert FLOAT32.round(3 * Fraction(2) ** -150) == Fraction(2) ** -148

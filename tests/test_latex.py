@@ -17,14 +17,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _doc():
-    cert = build_certificate(["1/2", "1/4", "1/4"], ["1/2", 0, "1/2"], name="a | b & c_d #1 100% 中",
-                             labels=["x", "{y}", "\\z"])
+    cert = build_certificate(
+        ["1/2", "1/4", "1/4"], ["1/2", 0, "1/2"], name="a | b & c_d #1 100% 中", labels=["x", "{y}", "\\z"]
+    )
     return transcript.render(cert, check(cert))
 
 
 def test_escape_leaves_no_command_from_text():
     assert escape("\\input{/etc/passwd} $x$ ^ ~ % & # _") == (
-        "\\textbackslash{}input\\{/etc/passwd\\} \\$x\\$ \\textasciicircum{} \\textasciitilde{} \\% \\& \\# \\_")
+        "\\textbackslash{}input\\{/etc/passwd\\} \\$x\\$ \\textasciicircum{} \\textasciitilde{} \\% \\& \\# \\_"
+    )
     assert escape("中") == "\\textless{}U+4E2D\\textgreater{}"
     assert escape("a\x00b\tc") == "a b c"
 
@@ -51,8 +53,13 @@ def test_latex_is_structural_and_regenerates_identically():
 def test_latex_compiles(tmp_path, name):
     md = (ROOT / "proofs" / "transcripts" / f"{name}.md").read_text(encoding="utf-8")
     (tmp_path / "t.tex").write_text(to_latex(md, name), encoding="utf-8")
-    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stdout[-2000:]
     assert (tmp_path / "t.pdf").stat().st_size > 1000
 

@@ -59,8 +59,11 @@ def _upward() -> set[tuple[str, str]]:
 
 
 def test_every_package_is_a_layer():
-    names = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()
-             if (p.suffix == ".py" or (p.is_dir() and (p / "__init__.py").exists()))}
+    names = {
+        p.stem if p.is_file() else p.name
+        for p in PACKAGE.iterdir()
+        if (p.suffix == ".py" or (p.is_dir() and (p / "__init__.py").exists()))
+    }
     assert names - TOP == set(LAYERS)
 
 

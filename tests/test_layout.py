@@ -30,18 +30,31 @@ def test_top_level_is_roles():
     packages = [e for e in entries if (PACKAGE / e).is_dir()]
     assert all((PACKAGE / e / "__init__.py").is_file() for e in packages)
     # the roles, the trusted checker, errors, the main job's theorems, and the three public paths
-    assert entries == sorted([*packages, "__init__.py", "__main__.py", "checker.py", "errors.py", "theorems.py",
-                              "exact.py", "numeric.py", "testing.py"]), entries
+    assert entries == sorted(
+        [
+            *packages,
+            "__init__.py",
+            "__main__.py",
+            "checker.py",
+            "errors.py",
+            "theorems.py",
+            "exact.py",
+            "numeric.py",
+            "testing.py",
+        ]
+    ), entries
     assert packages == ["certify", "cli", "corpus", "laws", "models", "report", "rules", "trace"]
 
 
 def test_import_specproof_imports_no_heavy_dependency():
     # the float path's default backend runs too: numba is imported only by backend="numba"
-    code = ("import sys, specproof; assert 'numpy' not in sys.modules; "
-            "import specproof.exact, specproof.testing, specproof.trace, specproof.checker, specproof.cli; "
-            "from specproof.laws import numeric; numeric.emitted_distribution([0.5, 0.5], [0.25, 0.75]); "
-            "print(sorted(m for m in ('torch', 'transformers', 'ray', 'pyarrow', 'matplotlib', 'numba', 'llvmlite') "
-            "if m in sys.modules))")
+    code = (
+        "import sys, specproof; assert 'numpy' not in sys.modules; "
+        "import specproof.exact, specproof.testing, specproof.trace, specproof.checker, specproof.cli; "
+        "from specproof.laws import numeric; numeric.emitted_distribution([0.5, 0.5], [0.25, 0.75]); "
+        "print(sorted(m for m in ('torch', 'transformers', 'ray', 'pyarrow', 'matplotlib', 'numba', 'llvmlite') "
+        "if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

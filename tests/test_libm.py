@@ -65,14 +65,18 @@ def test_arithmetic_log_forms_need_a_library_and_a_grid():
         Arithmetic("float32", "log")
     with pytest.raises(UnsupportedRule, match="float32 or float64, not float16"):
         Arithmetic("float16", "exp", library="torch")
-    assert Arithmetic("float32", "ratio", library="torch").describe("<") == \
-        "u < fl32(p/q), residual fl32(max(p - q, 0)) as weights"  # its sums: a processed row's (the audit says so)
+    assert (
+        Arithmetic("float32", "ratio", library="torch").describe("<")
+        == "u < fl32(p/q), residual fl32(max(p - q, 0)) as weights"
+    )  # its sums: a processed row's (the audit says so)
     with pytest.raises(UnsupportedRule, match="numpy's sum is evaluated in float32, float64, not float16"):
         Arithmetic("float16", "ratio", "divide", "numpy")
     with pytest.raises(UnsupportedRule, match="library must be one of torch, numpy or None, not 'jax'"):
         Arithmetic("float32", "ratio", "divide", "jax")
-    assert Arithmetic("bfloat16", "product", "divide", "torch").describe("<") == \
-        "flbf16(u * q) < p, residual flbf16(max(p - q, 0)) divided by its torch flbf16 sum"
+    assert (
+        Arithmetic("bfloat16", "product", "divide", "torch").describe("<")
+        == "flbf16(u * q) < p, residual flbf16(max(p - q, 0)) divided by its torch flbf16 sum"
+    )
     with pytest.raises(UnsupportedRule, match="needs a float32 or float64 grid coin"):
         Rule(arithmetic=Arithmetic("float32", "log", library="numpy"))
     rule = rule_from_dict({"coin": "float32", "arithmetic": {"dtype": "float32", "test": "log", "library": "torch"}})
@@ -96,10 +100,14 @@ def test_family_has_the_log_space_members():
 
 def test_family_has_the_library_sum_members():
     # the residual divided by r.sum() of PyTorch (every format) and of NumPy (float64; float32 with NEP 50's coin)
-    sums = [m.rule.arithmetic for m in FAMILY if m.rule.arithmetic.test in ("ratio", "product")
-            and m.rule.arithmetic.library is not None]
-    assert {(a.library, a.dtype) for a in sums} == {("torch", d) for d in ("float16", "bfloat16", "float32", "float64")} \
-        | {("numpy", "float64"), ("numpy", "float32")}
+    sums = [
+        m.rule.arithmetic
+        for m in FAMILY
+        if m.rule.arithmetic.test in ("ratio", "product") and m.rule.arithmetic.library is not None
+    ]
+    assert {(a.library, a.dtype) for a in sums} == {
+        ("torch", d) for d in ("float16", "bfloat16", "float32", "float64")
+    } | {("numpy", "float64"), ("numpy", "float32")}
     assert all(a.normalization == "divide" for a in sums)
     assert sum(a.library == "torch" for a in sums) == 4 * 2 * 2 * 4  # dtypes x tests x comparisons x coins
 
@@ -115,8 +123,9 @@ def test_sum_value_is_the_librarys_own_sum(library, dtype):
     mod = pytest.importorskip(library)
     for row in _random_rows(dtype, 60, 16, 3):
         arr = [float(x) for x in row]
-        own = (mod.tensor(arr, dtype=getattr(mod, dtype)).sum() if library == "torch"
-               else np.array(arr, dtype=dtype).sum())
+        own = (
+            mod.tensor(arr, dtype=getattr(mod, dtype)).sum() if library == "torch" else np.array(arr, dtype=dtype).sum()
+        )
         assert libm.sum_value(library, dtype, row) == F(float(own))
 
 
@@ -132,9 +141,11 @@ def test_a_missing_librarys_sum_is_modelled_left_to_right_and_said_so(monkeypatc
     row = _random_rows("float32", 1, 16, 5)[0]
     assert libm.row_sum("torch", "float32", row, FORMATS["float32"].sum(row)) == FORMATS["float32"].sum(row)
     assert arith.caveats(4) == []
-    assert arith.caveats(16) == ["torch cannot be imported here: the residual's float32 sum is modelled left to right, "
-                                 "which is not torch's order at V = 16, so the law may differ from the code's by an "
-                                 "ulp's worth of the residual"]
+    assert arith.caveats(16) == [
+        "torch cannot be imported here: the residual's float32 sum is modelled left to right, "
+        "which is not torch's order at V = 16, so the law may differ from the code's by an "
+        "ulp's worth of the residual"
+    ]
     p, q = _random_rows("float32", 2, 6, 7)
     rule = named_rule("le-float32-coin")
     modelled = Rule(comparison="<=", coin=rule.coin, arithmetic=Arithmetic("float32", "ratio", "divide"))
@@ -146,8 +157,10 @@ def test_sum_value_refuses_what_it_does_not_evaluate():
         libm.sum_value("numpy", "bfloat16", (F(1),))
     with pytest.raises(SpecProofError, match="library 'jax' is not one of torch, numpy"):
         libm.sum_value("jax", "float32", (F(1),))
-    for bad in (F(10 ** 400), None, float("nan"), float("inf"), "one half"):
-        with pytest.raises(SpecProofError, match=r"row\[1\] is .*: a sum is evaluated on finite floats of float64 only"):
+    for bad in (F(10**400), None, float("nan"), float("inf"), "one half"):
+        with pytest.raises(
+            SpecProofError, match=r"row\[1\] is .*: a sum is evaluated on finite floats of float64 only"
+        ):
             libm.sum_value("numpy", "float64", (F(1, 2), bad))
 
 
@@ -180,6 +193,7 @@ def _log_sampler(test, cmp="<", swapped=False):
         if bool(a < b) if cmp == "<" else bool(a <= b):
             return x
         return int(torch.multinomial(torch.clamp(p - q, min=0).double(), 1))
+
     return run
 
 
@@ -206,7 +220,7 @@ def test_log_space_le_accepts_a_drafted_zero_probability_token():
     # log(0) = -inf <= log 0 - log q = -inf: the coin u = 0 (probability 2^-24) accepts token 2, p(2) = 0
     p, q = torch.tensor([0.5, 0.5, 0.0]), torch.tensor([0.25, 0.25, 0.5])
     result = compare(_log_sampler("log", "<="), p, q)
-    assert result.verdict == "lossy" and result.outside_support == F(1, 2) * F(1, 2 ** 24)
+    assert result.verdict == "lossy" and result.outside_support == F(1, 2) * F(1, 2**24)
     member = next(m for m in FAMILY if m.name == result.arithmetic)  # the law is a member's: the fault is the support
     assert result.tv_from_float_ideal == 0 and member.rule.comparison == "<="
 

@@ -99,8 +99,10 @@ def test_all_integer_vector_stays_exact(tmp_path):
 
 def test_float_vector_refuses_an_integer_a_float_cannot_hold(tmp_path):
     path = tmp_path / "p.json"
-    path.write_text(f"[0.5, {2 ** 53 + 1}]")
-    with pytest.raises(InvalidDistribution, match="entry 1 is the integer 9007199254740993, which a float64 cannot hold"):
+    path.write_text(f"[0.5, {2**53 + 1}]")
+    with pytest.raises(
+        InvalidDistribution, match="entry 1 is the integer 9007199254740993, which a float64 cannot hold"
+    ):
         load_distribution(path)
 
 
@@ -120,12 +122,13 @@ def test_text_in_utf16_with_a_byte_order_mark(tmp_path):
 
 def test_bom_json_exact_bytes(tmp_path):
     path = tmp_path / "p.json"
-    path.write_bytes(b'\xef\xbb\xbf[0.5, 0.5, 0]')
+    path.write_bytes(b"\xef\xbb\xbf[0.5, 0.5, 0]")
     assert load_distribution(path)[0].fractions() == HALF_HALF_ZERO
 
 
-@pytest.mark.parametrize("content", ["0.5,0.5,0\n", "0.5\n0.5\n0\n", "1/2,1/2,0", "\ufeff1/2\r\n1/2\r\n0\r\n",
-                                     "0.5, 0.5, 0,,\n\n"])
+@pytest.mark.parametrize(
+    "content", ["0.5,0.5,0\n", "0.5\n0.5\n0\n", "1/2,1/2,0", "\ufeff1/2\r\n1/2\r\n0\r\n", "0.5, 0.5, 0,,\n\n"]
+)
 def test_csv_one_row_or_one_column(tmp_path, content):
     path = tmp_path / "p.csv"
     path.write_text(content, newline="")
@@ -165,7 +168,7 @@ def test_two_dimensional_arrays_are_stacks(tmp_path):
     np.save(tmp_path / "cube.npy", np.zeros((2, 2, 2)))
     with pytest.raises(InvalidDistribution, match=r"shape \[2, 2, 2\]"):
         load_distributions(tmp_path / "cube.npy")
-    (tmp_path / "row1.json").write_text('[0.5, 0.5], [1]')
+    (tmp_path / "row1.json").write_text("[0.5, 0.5], [1]")
     with pytest.raises(InvalidDistribution, match="not valid JSON"):
         load_distributions(tmp_path / "row1.json")
 
@@ -181,7 +184,9 @@ def test_safetensors(tmp_path):
     safetensors_numpy.save_file({"probs": np.array([0.5, 0.5, 0.0], dtype=np.float32)}, str(tmp_path / "p.safetensors"))
     vec, info = load_distribution(tmp_path / "p.safetensors")
     assert vec.fractions() == HALF_HALF_ZERO and info["tensor"] == "probs" and info["format"] == "safetensors"
-    safetensors_numpy.save_file({"a": np.ones(2, np.float32), "b": np.ones(2, np.float32)}, str(tmp_path / "two.safetensors"))
+    safetensors_numpy.save_file(
+        {"a": np.ones(2, np.float32), "b": np.ones(2, np.float32)}, str(tmp_path / "two.safetensors")
+    )
     with pytest.raises(InvalidDistribution, match="holds 2 tensors"):
         load_distribution(tmp_path / "two.safetensors")
     (tmp_path / "bad.safetensors").write_bytes(b"\x00" * 3)
@@ -197,7 +202,9 @@ def test_safetensors_bfloat16_and_pt(tmp_path):
     safetensors_torch.save_file({"p": rows}, str(tmp_path / "p.safetensors"))
     loaded = load_distributions(tmp_path / "p.safetensors")
     assert loaded.batched and [v.fractions() for v in loaded.vectors] == [
-        (Fraction(1, 2), Fraction(1, 4), Fraction(1, 4)), (0, Fraction(1, 2), Fraction(1, 2))]
+        (Fraction(1, 2), Fraction(1, 4), Fraction(1, 4)),
+        (0, Fraction(1, 2), Fraction(1, 2)),
+    ]
     torch.save(torch.tensor([0.5, 0.5, 0.0], dtype=torch.float64), tmp_path / "p.pt")
     assert load_distribution(tmp_path / "p.pt")[0].fractions() == HALF_HALF_ZERO
     torch.save({"q": torch.tensor([1, 0])}, tmp_path / "q.pt")

@@ -79,7 +79,24 @@ def test_every_listed_equivalent_mutant_is_still_generated(module):
 @pytest.mark.slow
 def test_bounded_mutation_run_of_exact_and_chain():
     # A fixed sample of 20 non-equivalent mutants per module (about 3 minutes on 2 cores).
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "mutation.py"), "exact", "chain",
-                           "--sample", "20", "--seed", "0", "--jobs", "2", "--min-score", "95", "--quiet"],
-                          cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "mutation.py"),
+            "exact",
+            "chain",
+            "--sample",
+            "20",
+            "--seed",
+            "0",
+            "--jobs",
+            "2",
+            "--min-score",
+            "95",
+            "--quiet",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr

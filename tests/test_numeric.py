@@ -398,7 +398,11 @@ BAD = {
     "shape-mismatch": (np.full((2, 3), 1 / 3), np.full((3, 2), 0.5), r"p has shape \(2, 3\) but q has shape \(3, 2\)"),
     "empty": (np.zeros(0), np.zeros(0), r"shape \(0,\): V must be >= 1"),
     "empty-rows": (np.zeros((2, 0)), np.zeros((2, 0)), r"shape \(2, 0\): V must be >= 1"),
-    "sum-1.01": (np.array([0.51, 0.5]), np.array([0.5, 0.5]), r"^p sums to 1\.01, off from 1 by more than atol=0\.001; refusing to renormalize"),
+    "sum-1.01": (
+        np.array([0.51, 0.5]),
+        np.array([0.5, 0.5]),
+        r"^p sums to 1\.01, off from 1 by more than atol=0\.001; refusing to renormalize",
+    ),
     "q-sums-0.98": (_good(2), np.array([0.49, 0.49]), r"^q sums to 0\.98.*refusing to renormalize"),
     "all-zero-q": (_good(2), np.zeros(2), r"^q sums to 0\.0"),
     "scalar": (np.float64(1.0), np.float64(1.0), r"p is a scalar, not a vector"),
@@ -688,7 +692,7 @@ def test_given_block_law_recomputes_just_above_the_threshold_only(factor, recomp
     # (6.25e-14 = 1e-12 / 16, the value the module documents) by the choice of z.
     threshold = 1e-12 / 16
     assert numeric.RECOMPUTE_ABOVE == threshold
-    z = (2 + np.log2(3)) * 2.0 ** -52 / (factor * threshold)
+    z = (2 + np.log2(3)) * 2.0**-52 / (factor * threshold)
     t, d = _estimate_case(z)
     accepted, emitted = numeric.given_block_law(t, d, np.array([0]))
     assert numeric.recomputed_positions(t, d, accepted).tolist() == [recomputed]
@@ -715,7 +719,7 @@ def test_atol_zero_accepts_exactly_normalized_rows_only():
     assert max_error(dist, [Fraction(1, 2), Fraction(1, 2)]) <= BOUND
     assert abs(Fraction(float(alpha)) - Fraction(3, 4)) <= BOUND
     with pytest.raises(InvalidDistribution, match="more than atol"):
-        numeric.emitted_distribution([0.5, 0.5 + 2.0 ** -53 * 2], [0.25, 0.75], atol=0)
+        numeric.emitted_distribution([0.5, 0.5 + 2.0**-53 * 2], [0.25, 0.75], atol=0)
 
 
 # ---------------------------------------------------------------- backends

@@ -55,8 +55,30 @@ def test_edge_cases_match_numpy_and_exact_law(name):
 
 
 # lengths around the kernel's chunks (16, 128, 1024, 8192 entries) and the last, padded one
-LENGTHS = [1, 2, 3, 7, 8, 9, 15, 16, 17, 100, 127, 128, 129, 1000, 1023, 1024, 1025, 8191, 8192, 8193,
-           3 * 8192 + 5, 50_000]
+LENGTHS = [
+    1,
+    2,
+    3,
+    7,
+    8,
+    9,
+    15,
+    16,
+    17,
+    100,
+    127,
+    128,
+    129,
+    1000,
+    1023,
+    1024,
+    1025,
+    8191,
+    8192,
+    8193,
+    3 * 8192 + 5,
+    50_000,
+]
 
 
 @pytest.mark.parametrize("v", LENGTHS)
@@ -86,13 +108,13 @@ def test_disjoint_supports_never_accept(v):
     rng = np.random.default_rng(v)
     p, q = np.zeros((1, v)), np.zeros((1, v))
     p[0, : v // 2] = rng.random(v // 2)
-    q[0, v // 2:] = rng.random(v - v // 2)
+    q[0, v // 2 :] = rng.random(v - v // 2)
     p /= p.sum(axis=1, keepdims=True)
     q /= q.sum(axis=1, keepdims=True)
     dist, alpha = assert_same_law(p, q)
     assert alpha.tolist() == [0.0]
     assert numeric.tv_distance(p, q, backend="numba").tolist() == [1.0]
-    assert (dist[0, v // 2:] == 0.0).all()
+    assert (dist[0, v // 2 :] == 0.0).all()
 
 
 @pytest.mark.parametrize("v", [3, 300, 10_000])
@@ -120,7 +142,7 @@ def test_subnormal_entries():
     q[1] = softmax(rng.standard_normal(v))
     q[1, 5] = 0.0
     q[1] /= q[1].sum()
-    p[2, ::2] = np.float64(2.0 ** -1060)
+    p[2, ::2] = np.float64(2.0**-1060)
     p[2] /= p[2].sum()
     dist, _ = assert_same_law(p, q)
     assert dist[1, 5] == 5e-324
@@ -229,7 +251,7 @@ def test_atol_edges_are_decided_as_on_the_numpy_path():
     dist, alpha = numeric.emitted_distribution([0.5, 0.5], [0.25, 0.75], atol=0, backend="numba")
     assert dist.tolist() == [0.5, 0.5] and float(alpha) == 0.75
     with pytest.raises(InvalidDistribution, match="more than atol"):
-        numeric.emitted_distribution([0.5, 0.5 + 2.0 ** -52], [0.25, 0.75], atol=0, backend="numba")
+        numeric.emitted_distribution([0.5, 0.5 + 2.0**-52], [0.25, 0.75], atol=0, backend="numba")
 
 
 def test_rows_inside_the_margin_are_computed_by_the_kernel(monkeypatch):
@@ -273,7 +295,7 @@ def _rows_for_the_bound():
     rng = np.random.default_rng(7)
     for v in LENGTHS + [131_072, 128_256]:
         yield v, rng.random(v)
-        big = np.full(v, 2.0 ** -53)  # sequential summation loses every tiny entry after a 1.0
+        big = np.full(v, 2.0**-53)  # sequential summation loses every tiny entry after a 1.0
         big[0] = 1.0
         yield v, big
         yield v, np.exp(rng.standard_normal(v) * 20.0)  # entries spread over many binades

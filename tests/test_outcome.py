@@ -86,7 +86,9 @@ def test_primitives_rederive_from_rows():
     assert Draw("w", 1).probability(rows) == F(3, 4)
     ratio = Bound(("ratio", "p", "q", 0), True)
     assert Coin(CONTINUOUS, upper=ratio).probability(rows) == F(1, 2)
-    assert Coin(CONTINUOUS, lower=Bound(("cdf", "w", 0), False), upper=Bound(("const", 1), True)).probability(rows) == F(3, 4)
+    assert Coin(CONTINUOUS, lower=Bound(("cdf", "w", 0), False), upper=Bound(("const", 1), True)).probability(
+        rows
+    ) == F(3, 4)
     assert Choice(("argmax-is", "p", 1)).probability(rows) == 1
     assert Choice(("argmax-is-not", "p", 1)).probability(rows) == 0
     assert Choice(("zero", "p", 0)).probability(rows) == 0
@@ -98,10 +100,13 @@ def _tree():
     rows = {"q": (F(1, 2), F(1, 2)), "p": (F(1, 4), F(3, 4))}
     accept = Branch(Coin(CONTINUOUS, upper=Bound(("ratio", "p", "q", 0), True)), F(1, 2), Leaf(0, True))
     reject = Branch(Coin(CONTINUOUS, lower=Bound(("ratio", "p", "q", 0), False)), F(1, 2), Leaf(1, False))
-    root = Node("draft", (
-        Branch(Draw("q", 0), F(1, 2), Node("test", (accept, reject))),
-        Branch(Draw("q", 1), F(1, 2), Leaf(1, True)),
-    ))
+    root = Node(
+        "draft",
+        (
+            Branch(Draw("q", 0), F(1, 2), Node("test", (accept, reject))),
+            Branch(Draw("q", 1), F(1, 2), Leaf(1, True)),
+        ),
+    )
     return OutcomeTree(rows, root, 2)
 
 
@@ -172,10 +177,15 @@ def test_tree_round_trips_through_json_and_tampering_is_caught():
 
 # ------------------------------------------------------------------ the float product test's threshold
 
+
 @settings(max_examples=300, deadline=None)
-@given(a=st.floats(0, 1, allow_subnormal=True), b=st.floats(0, 1, allow_subnormal=True),
-       dtype=st.sampled_from(["float16", "bfloat16", "float32", "float64"]),
-       coin=st.sampled_from(["float32", "float64", "float32-(0,1]", "float64-(0,1]"]), cmp=st.sampled_from(["<", "<="]))
+@given(
+    a=st.floats(0, 1, allow_subnormal=True),
+    b=st.floats(0, 1, allow_subnormal=True),
+    dtype=st.sampled_from(["float16", "bfloat16", "float32", "float64"]),
+    coin=st.sampled_from(["float32", "float64", "float32-(0,1]", "float64-(0,1]"]),
+    cmp=st.sampled_from(["<", "<="]),
+)
 def test_the_float_product_threshold_is_the_first_failing_grid_point(a, b, dtype, coin, cmp):
     # the threshold K / n: grid point K - 1 passes fl(u * b) cmp a (or is below the grid) and K fails (or is past it)
     from specproof.laws.outcome import _float_product_threshold, coin_model

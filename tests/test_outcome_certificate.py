@@ -90,8 +90,12 @@ def test_race_reuse_lossy_case_by_hand():
 def test_every_named_rule_agrees_with_the_audit(rule):
     """The checker's re-derivation (its own code) equals specproof.rules.audit's law on several pairs."""
     name = "residual-floor:1/1000" if rule == "residual-floor:EPS" else rule
-    pairs = [(["1/2", "1/3", "1/6"], ["1/6", "1/2", "1/3"]), (["0", "1/4", "3/4"], ["1/2", "1/2", "0"]),
-             (["1/3", "1/3", "1/3"], ["1/3", "1/3", "1/3"]), (["1/7", "0", "6/7"], ["0", "1", "0"])]
+    pairs = [
+        (["1/2", "1/3", "1/6"], ["1/6", "1/2", "1/3"]),
+        (["0", "1/4", "3/4"], ["1/2", "1/2", "0"]),
+        (["1/3", "1/3", "1/3"], ["1/3", "1/3", "1/3"]),
+        (["1/7", "0", "6/7"], ["0", "1", "0"]),
+    ]
     for p, q in pairs:
         try:
             law = position_law(p, q, named_rule(name))
@@ -106,13 +110,18 @@ def test_every_named_rule_agrees_with_the_audit(rule):
 
 
 def _rows(v):
-    return st.lists(st.integers(0, 6), min_size=v, max_size=v).filter(lambda w: sum(w) > 0).map(
-        lambda w: [F(x, sum(w)) for x in w])
+    return (
+        st.lists(st.integers(0, 6), min_size=v, max_size=v)
+        .filter(lambda w: sum(w) > 0)
+        .map(lambda w: [F(x, sum(w)) for x in w])
+    )
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
-@given(st.integers(2, 4).flatmap(lambda v: st.tuples(_rows(v), _rows(v))),
-       st.sampled_from(["standard", "le-float32-grid", "coin-reuse-inverse-cdf", "race-reuse", "residual-floor:1/100"]))
+@given(
+    st.integers(2, 4).flatmap(lambda v: st.tuples(_rows(v), _rows(v))),
+    st.sampled_from(["standard", "le-float32-grid", "coin-reuse-inverse-cdf", "race-reuse", "residual-floor:1/100"]),
+)
 def test_random_pairs_agree(pq, rule):
     p, q = pq
     law = position_law(p, q, named_rule(rule))
@@ -141,6 +150,7 @@ def _set(path, value):
         for key in path[:-1]:
             target = target[key]
         target[path[-1]] = value
+
     return edit
 
 
@@ -148,71 +158,119 @@ def test_the_genuine_base_is_valid():
     assert _check(BASE).valid
 
 
-@pytest.mark.parametrize("edit,reason", [
-    (lambda d: _first_branch(d).update(probability="1/3"), R.BRANCH),
-    (_set(("law", 0), "1/5"), R.EMITTED),
-    (_set(("totals", "tv"), "0/1"), R.TOTAL),
-    (_set(("totals", "alpha"), "1/1"), R.TOTAL),
-    (_set(("totals", "out_of_range"), "1/9"), R.TOTAL),
-    (lambda d: d["claims"].update(lossless=not d["claims"]["lossless"]), R.CLAIM),
-    (lambda d: d["nodes"][1].update(reach="1/7"), R.NODE_MASS),
-    (lambda d: d["nodes"][0]["branches"].pop(), R.TOTAL),  # branches no longer sum to 1
-    # a different draft row changes the ratio p/q the coins read
-    (_set(("rows", "draft"), {"recipe": ["copy", "p"]}), R.BRANCH),
-    (_set(("rows", "residual"), {"recipe": ["positive-part", "target", "draft"], "values": ["0", "0", "1"]}),
-     R.MALFORMED),  # a derived row cannot carry values
-    (_set(("rows", "draft"), {"recipe": ["given"], "values": ["1/4", "1/4", "1/2"]}), R.BRANCH),
-    (_set(("rows", "target"), {"recipe": ["copy", "residual"]}), R.MALFORMED),  # a cycle
-    (_set(("rows", "target"), {"recipe": ["copy", "nowhere"]}), R.MALFORMED),
-    (_set(("rows", "target"), {"recipe": [["copy"], "p"]}), R.MALFORMED),
-    (_set(("rows", "target"), {"recipe": ["copy"]}), R.MALFORMED),
-    (_set(("rows", "p"), {"recipe": ["input", "p"], "values": ["1/4", "1/4", "1/4"]}), R.NOT_NORMALIZED),
-    (_set(("rows", "p"), {"recipe": ["input", "p"], "values": ["1/4", "1/4"]}), R.TOKENS),
-    (_set(("reference",), "nowhere"), R.MALFORMED),
-    (_set(("reference",), "q"), R.MALFORMED),  # the reference must be the target p
-    (lambda d: _first_branch(d).update(child=0), R.MALFORMED),  # a cycle in the tree
-    (lambda d: _first_branch(d).update(child={"leaf": [0, 1]}), R.MALFORMED),  # accepted must be a boolean
-    (lambda d: _first_branch(d).update(child={"leaf": [0]}), R.MALFORMED),
-    (lambda d: _first_branch(d).update(event={"draw": {"row": "proposal", "token": 3}}), R.TOKENS),
-    (lambda d: _first_branch(d).update(event={"draw": {"row": "proposal", "token": True}}), R.TOKENS),
-    (lambda d: _first_branch(d).update(event={"toss": {}}), R.MALFORMED),
-    (lambda d: _first_branch(d).update(event={"draw": {"row": "proposal", "token": 0}, "coin": {}}), R.MALFORMED),
-    (lambda d: d["nodes"].append({"label": "orphan", "reach": "0/1", "branches": [
-        {"event": {"choice": {"condition": ["always"]}}, "probability": "1/1", "child": {"leaf": [0, False]}}]}), R.NODES),
-    (lambda d: d["nodes"].append({"label": "empty", "reach": "0/1", "branches": []}), R.MALFORMED),
-    (lambda d: d["rows"].update(proposal={"recipe": ["input", "proposal"], "values": ["1/4", "1/4", "1/2"]}), R.BRANCH),
-    (lambda d: d["rows"].update(extra={"recipe": ["input", "extra"], "values": ["1/2", "1/4", "1/4"]}), R.MALFORMED),
-    (lambda d: d["rows"].pop("p"), R.MISSING_FIELD),  # p is the input that bounds V
-    (lambda d: d["rows"].pop("q"), R.MALFORMED),  # the draft row reads q, no longer listed
-    (lambda d: d.update(vocab_size=4), R.TOKENS),
-])
+@pytest.mark.parametrize(
+    "edit,reason",
+    [
+        (lambda d: _first_branch(d).update(probability="1/3"), R.BRANCH),
+        (_set(("law", 0), "1/5"), R.EMITTED),
+        (_set(("totals", "tv"), "0/1"), R.TOTAL),
+        (_set(("totals", "alpha"), "1/1"), R.TOTAL),
+        (_set(("totals", "out_of_range"), "1/9"), R.TOTAL),
+        (lambda d: d["claims"].update(lossless=not d["claims"]["lossless"]), R.CLAIM),
+        (lambda d: d["nodes"][1].update(reach="1/7"), R.NODE_MASS),
+        (lambda d: d["nodes"][0]["branches"].pop(), R.TOTAL),  # branches no longer sum to 1
+        # a different draft row changes the ratio p/q the coins read
+        (_set(("rows", "draft"), {"recipe": ["copy", "p"]}), R.BRANCH),
+        (
+            _set(("rows", "residual"), {"recipe": ["positive-part", "target", "draft"], "values": ["0", "0", "1"]}),
+            R.MALFORMED,
+        ),  # a derived row cannot carry values
+        (_set(("rows", "draft"), {"recipe": ["given"], "values": ["1/4", "1/4", "1/2"]}), R.BRANCH),
+        (_set(("rows", "target"), {"recipe": ["copy", "residual"]}), R.MALFORMED),  # a cycle
+        (_set(("rows", "target"), {"recipe": ["copy", "nowhere"]}), R.MALFORMED),
+        (_set(("rows", "target"), {"recipe": [["copy"], "p"]}), R.MALFORMED),
+        (_set(("rows", "target"), {"recipe": ["copy"]}), R.MALFORMED),
+        (_set(("rows", "p"), {"recipe": ["input", "p"], "values": ["1/4", "1/4", "1/4"]}), R.NOT_NORMALIZED),
+        (_set(("rows", "p"), {"recipe": ["input", "p"], "values": ["1/4", "1/4"]}), R.TOKENS),
+        (_set(("reference",), "nowhere"), R.MALFORMED),
+        (_set(("reference",), "q"), R.MALFORMED),  # the reference must be the target p
+        (lambda d: _first_branch(d).update(child=0), R.MALFORMED),  # a cycle in the tree
+        (lambda d: _first_branch(d).update(child={"leaf": [0, 1]}), R.MALFORMED),  # accepted must be a boolean
+        (lambda d: _first_branch(d).update(child={"leaf": [0]}), R.MALFORMED),
+        (lambda d: _first_branch(d).update(event={"draw": {"row": "proposal", "token": 3}}), R.TOKENS),
+        (lambda d: _first_branch(d).update(event={"draw": {"row": "proposal", "token": True}}), R.TOKENS),
+        (lambda d: _first_branch(d).update(event={"toss": {}}), R.MALFORMED),
+        (lambda d: _first_branch(d).update(event={"draw": {"row": "proposal", "token": 0}, "coin": {}}), R.MALFORMED),
+        (
+            lambda d: d["nodes"].append(
+                {
+                    "label": "orphan",
+                    "reach": "0/1",
+                    "branches": [
+                        {
+                            "event": {"choice": {"condition": ["always"]}},
+                            "probability": "1/1",
+                            "child": {"leaf": [0, False]},
+                        }
+                    ],
+                }
+            ),
+            R.NODES,
+        ),
+        (lambda d: d["nodes"].append({"label": "empty", "reach": "0/1", "branches": []}), R.MALFORMED),
+        (
+            lambda d: d["rows"].update(proposal={"recipe": ["input", "proposal"], "values": ["1/4", "1/4", "1/2"]}),
+            R.BRANCH,
+        ),
+        (
+            lambda d: d["rows"].update(extra={"recipe": ["input", "extra"], "values": ["1/2", "1/4", "1/4"]}),
+            R.MALFORMED,
+        ),
+        (lambda d: d["rows"].pop("p"), R.MISSING_FIELD),  # p is the input that bounds V
+        (lambda d: d["rows"].pop("q"), R.MALFORMED),  # the draft row reads q, no longer listed
+        (lambda d: d.update(vocab_size=4), R.TOKENS),
+    ],
+)
 def test_tampering_is_rejected(edit, reason):
     verdict = _tamper(edit)
     assert not verdict.valid and verdict.reason is reason, verdict
 
 
 def _coin_doc(model, lower, upper, probability):
-    return {"schema": checker.OUTCOME_SCHEMA, "vocab_size": 2, "reference": "p",
-            "rows": {"p": {"recipe": ["input", "p"], "values": ["1/3", "2/3"]},
-                     "q": {"recipe": ["input", "q"], "values": ["1/3", "2/3"]}},
-            "nodes": [{"label": "coin", "reach": "1/1", "branches": [
-                {"event": {"coin": {"model": model, "lower": lower, "upper": upper}}, "probability": probability,
-                 "child": {"leaf": [0, True]}},
-                {"event": {"coin": {"model": model, "lower": upper, "upper": None}}, "probability": "0/1",
-                 "child": {"leaf": [1, False]}}]}],
-            "law": ["1/1", "0/1"], "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "2/3"},
-            "claims": {"lossless": False}}
+    return {
+        "schema": checker.OUTCOME_SCHEMA,
+        "vocab_size": 2,
+        "reference": "p",
+        "rows": {
+            "p": {"recipe": ["input", "p"], "values": ["1/3", "2/3"]},
+            "q": {"recipe": ["input", "q"], "values": ["1/3", "2/3"]},
+        },
+        "nodes": [
+            {
+                "label": "coin",
+                "reach": "1/1",
+                "branches": [
+                    {
+                        "event": {"coin": {"model": model, "lower": lower, "upper": upper}},
+                        "probability": probability,
+                        "child": {"leaf": [0, True]},
+                    },
+                    {
+                        "event": {"coin": {"model": model, "lower": upper, "upper": None}},
+                        "probability": "0/1",
+                        "child": {"leaf": [1, False]},
+                    },
+                ],
+            }
+        ],
+        "law": ["1/1", "0/1"],
+        "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "2/3"},
+        "claims": {"lossless": False},
+    }
 
 
-@pytest.mark.parametrize("model,bound,below", [
-    ("continuous", ["const", "3/2"], F(1)),
-    ("float32", ["const", "1/3"], F(5592406, 2**24)),  # ceil(2^24 / 3) grid points below 1/3
-    ("float32", ["cdf", "p", 0], F(5592406, 2**24)),
-    ("float32", ["ratio", "p", "p", 1], F(1)),  # u < 1 holds for every grid point of [0, 1)
-    ("float32-(0,1]", ["ratio", "p", "p", 1], 1 - F(1, 2**24)),  # except u = 1 on (0, 1]
-    ("float64", ["const", "0/1"], F(0)),
-    ("fixed:0/1", ["const", "0/1"], F(0)),
-])
+@pytest.mark.parametrize(
+    "model,bound,below",
+    [
+        ("continuous", ["const", "3/2"], F(1)),
+        ("float32", ["const", "1/3"], F(5592406, 2**24)),  # ceil(2^24 / 3) grid points below 1/3
+        ("float32", ["cdf", "p", 0], F(5592406, 2**24)),
+        ("float32", ["ratio", "p", "p", 1], F(1)),  # u < 1 holds for every grid point of [0, 1)
+        ("float32-(0,1]", ["ratio", "p", "p", 1], 1 - F(1, 2**24)),  # except u = 1 on (0, 1]
+        ("float64", ["const", "0/1"], F(0)),
+        ("fixed:0/1", ["const", "0/1"], F(0)),
+    ],
+)
 def test_coin_models_count_grid_points(model, bound, below):
     """A coin's probability is re-derived by the checker's own counting (hand values)."""
     doc = _coin_doc(model, None, {"source": bound, "strict": True}, "1/1")
@@ -262,8 +320,18 @@ def test_audit_writes_a_certificate_check_binds_it(tmp_path, capsys):
     (tmp_path / "q.json").write_text('["1", "0", "0"]')
     (tmp_path / "p2.json").write_text('["1/4", "1/2", "1/4"]')
     cert = tmp_path / "c.json"
-    args = ["audit", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json"),
-            "--policy", "coin-reuse-inverse-cdf", "--certificate", str(cert), "--json"]
+    args = [
+        "audit",
+        "--target",
+        str(tmp_path / "p.json"),
+        "--draft",
+        str(tmp_path / "q.json"),
+        "--policy",
+        "coin-reuse-inverse-cdf",
+        "--certificate",
+        str(cert),
+        "--json",
+    ]
     assert main(args) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["certificate"] == str(cert) and out["tv"] == "1/6"
@@ -311,8 +379,24 @@ def test_variant_audits_write_certificates(tmp_path, capsys, verifier, count, lo
     (tmp_path / "p.json").write_text('["1/2", "1/4", "1/4"]')
     (tmp_path / "q.json").write_text('["1/4", "1/4", "1/2"]')
     cert = tmp_path / "c.json"
-    code = main(["audit", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json"), "--verifier",
-                 verifier, "--drafts", "2", "--gamma", "2", "--certificate", str(cert), "--json"])
+    code = main(
+        [
+            "audit",
+            "--target",
+            str(tmp_path / "p.json"),
+            "--draft",
+            str(tmp_path / "q.json"),
+            "--verifier",
+            verifier,
+            "--drafts",
+            "2",
+            "--gamma",
+            "2",
+            "--certificate",
+            str(cert),
+            "--json",
+        ]
+    )
     out = json.loads(capsys.readouterr().out)
     verdict = checker.check_file(cert)
     assert verdict.valid and len(verdict.facts) == count
@@ -327,8 +411,20 @@ def test_block_verification_audit_writes_a_block_certificate_check_binds_it(tmp_
     (tmp_path / "p.json").write_text('["1/3", "2/3"]')
     (tmp_path / "q.json").write_text('["2/3", "1/3"]')
     cert = tmp_path / "c.json"
-    args = ["audit", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json"), "--verifier", "block",
-            "--gamma", "2", "--certificate", str(cert), "--json"]
+    args = [
+        "audit",
+        "--target",
+        str(tmp_path / "p.json"),
+        "--draft",
+        str(tmp_path / "q.json"),
+        "--verifier",
+        "block",
+        "--gamma",
+        "2",
+        "--certificate",
+        str(cert),
+        "--json",
+    ]
     assert main(args) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["expected_accepted"] == "11/9" and out["certificate"] == str(cert)  # Sun et al.'s example
@@ -338,20 +434,37 @@ def test_block_verification_audit_writes_a_block_certificate_check_binds_it(tmp_
     bind = ["check", str(cert), "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json")]
     assert main(bind) == 0
     text = capsys.readouterr().out
-    assert "p and q are exactly --target's and --draft's values" in text and "the certified verifier is LOSSLESS" in text
+    assert (
+        "p and q are exactly --target's and --draft's values" in text and "the certified verifier is LOSSLESS" in text
+    )
     assert main(["check", str(cert), "--target", str(tmp_path / "q.json"), "--draft", str(tmp_path / "q.json")]) == 1
     assert "p after [](0) is 1/3, but --target gives 2/3" in capsys.readouterr().out
 
 
 def _race_doc(v, probability):
     """One race on uniform rows at V = v: the first race won by 0, the second by 0 (probability 1)."""
-    return {"schema": checker.OUTCOME_SCHEMA, "vocab_size": v, "reference": "p",
-            "rows": {"p": {"recipe": ["input", "p"], "values": [f"1/{v}"] * v}},
-            "nodes": [{"label": "race", "reach": "1/1", "branches": [
-                {"event": {"race": {"first": "p", "given": 0, "second": "p", "winner": 0}},
-                 "probability": probability, "child": {"leaf": [0, True]}}]}],
-            "law": ["1/1"] + ["0/1"] * (v - 1), "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": f"{v - 1}/{v}"},
-            "claims": {"lossless": False}}
+    return {
+        "schema": checker.OUTCOME_SCHEMA,
+        "vocab_size": v,
+        "reference": "p",
+        "rows": {"p": {"recipe": ["input", "p"], "values": [f"1/{v}"] * v}},
+        "nodes": [
+            {
+                "label": "race",
+                "reach": "1/1",
+                "branches": [
+                    {
+                        "event": {"race": {"first": "p", "given": 0, "second": "p", "winner": 0}},
+                        "probability": probability,
+                        "child": {"leaf": [0, True]},
+                    }
+                ],
+            }
+        ],
+        "law": ["1/1"] + ["0/1"] * (v - 1),
+        "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": f"{v - 1}/{v}"},
+        "claims": {"lossless": False},
+    }
 
 
 def test_races_are_checked_up_to_the_race_vocabulary_exactly():
@@ -416,38 +529,41 @@ def _bound(value, strict):
     return {"source": ["const", value], "strict": strict}
 
 
-H = 2 ** 23  # float32 grid: k / 2^24, so 1/2 is the point k = H
+H = 2**23  # float32 grid: k / 2^24, so 1/2 is the point k = H
 
 
-@pytest.mark.parametrize("model,lower,upper,probability", [
-    # upper bound only: P(u < t) or P(u <= t), counted by hand on the grid
-    ("float32", None, _bound("1/2", True), F(H, 2 * H)),  # k = 0 .. H - 1
-    ("float32", None, _bound("1/2", False), F(H + 1, 2 * H)),  # k = 0 .. H
-    ("float32-(0,1]", None, _bound("1/2", True), F(H - 1, 2 * H)),  # k = 1 .. H - 1
-    ("float32-(0,1]", None, _bound("1/2", False), F(H, 2 * H)),  # k = 1 .. H
-    ("float32", None, _bound("3/2", False), F(1)),  # every point
-    ("float32-(0,1]", None, _bound("0/1", False), F(0)),  # no point of (0, 1] is <= 0
-    ("float32-(0,1]", None, _bound("1/1", False), F(1)),
-    ("float64", None, _bound("1/2", False), F(2 ** 52 + 1, 2 ** 53)),
-    ("float64-(0,1]", None, _bound("1/2", True), F(2 ** 52 - 1, 2 ** 53)),  # k = 1 .. 2^52 - 1
-    ("continuous", None, _bound("1/3", False), F(1, 3)),
-    ("fixed:1/1", None, _bound("1/1", False), F(1)),  # u = 1 is allowed, and 1 <= 1
-    ("fixed:1/1", None, _bound("1/1", True), F(0)),
-    ("fixed:1/2", None, _bound("1/2", False), F(1)),
-    ("fixed:1/2", None, _bound("1/2", True), F(0)),
-    ("fixed:1/4", None, _bound("1/2", True), F(1)),  # u = 1/4 < 1/2
-    ("fixed:1/4", None, _bound("1/2", False), F(1)),
-    ("fixed:3/4", None, _bound("1/2", True), F(0)),
-    ("fixed:3/4", None, _bound("1/2", False), F(0)),
-    # lower bound only: 1 - P(u <= t) (strict lower bound) or 1 - P(u < t)
-    ("float32", _bound("1/2", True), None, F(H - 1, 2 * H)),  # k = H + 1 .. 2H - 1
-    ("float32", _bound("1/2", False), None, F(H, 2 * H)),  # k = H .. 2H - 1
-    ("continuous", _bound("3/2", False), None, F(0)),
-    # both: an empty interval has probability 0, not a negative one
-    ("continuous", _bound("1/2", False), _bound("1/4", True), F(0)),
-    ("continuous", _bound("1/4", True), _bound("3/4", True), F(1, 2)),
-    ("float32", _bound("1/4", False), _bound("1/2", False), F(H // 2 + 1, 2 * H)),  # k = H/2 .. H
-])
+@pytest.mark.parametrize(
+    "model,lower,upper,probability",
+    [
+        # upper bound only: P(u < t) or P(u <= t), counted by hand on the grid
+        ("float32", None, _bound("1/2", True), F(H, 2 * H)),  # k = 0 .. H - 1
+        ("float32", None, _bound("1/2", False), F(H + 1, 2 * H)),  # k = 0 .. H
+        ("float32-(0,1]", None, _bound("1/2", True), F(H - 1, 2 * H)),  # k = 1 .. H - 1
+        ("float32-(0,1]", None, _bound("1/2", False), F(H, 2 * H)),  # k = 1 .. H
+        ("float32", None, _bound("3/2", False), F(1)),  # every point
+        ("float32-(0,1]", None, _bound("0/1", False), F(0)),  # no point of (0, 1] is <= 0
+        ("float32-(0,1]", None, _bound("1/1", False), F(1)),
+        ("float64", None, _bound("1/2", False), F(2**52 + 1, 2**53)),
+        ("float64-(0,1]", None, _bound("1/2", True), F(2**52 - 1, 2**53)),  # k = 1 .. 2^52 - 1
+        ("continuous", None, _bound("1/3", False), F(1, 3)),
+        ("fixed:1/1", None, _bound("1/1", False), F(1)),  # u = 1 is allowed, and 1 <= 1
+        ("fixed:1/1", None, _bound("1/1", True), F(0)),
+        ("fixed:1/2", None, _bound("1/2", False), F(1)),
+        ("fixed:1/2", None, _bound("1/2", True), F(0)),
+        ("fixed:1/4", None, _bound("1/2", True), F(1)),  # u = 1/4 < 1/2
+        ("fixed:1/4", None, _bound("1/2", False), F(1)),
+        ("fixed:3/4", None, _bound("1/2", True), F(0)),
+        ("fixed:3/4", None, _bound("1/2", False), F(0)),
+        # lower bound only: 1 - P(u <= t) (strict lower bound) or 1 - P(u < t)
+        ("float32", _bound("1/2", True), None, F(H - 1, 2 * H)),  # k = H + 1 .. 2H - 1
+        ("float32", _bound("1/2", False), None, F(H, 2 * H)),  # k = H .. 2H - 1
+        ("continuous", _bound("3/2", False), None, F(0)),
+        # both: an empty interval has probability 0, not a negative one
+        ("continuous", _bound("1/2", False), _bound("1/4", True), F(0)),
+        ("continuous", _bound("1/4", True), _bound("3/4", True), F(1, 2)),
+        ("float32", _bound("1/4", False), _bound("1/2", False), F(H // 2 + 1, 2 * H)),  # k = H/2 .. H
+    ],
+)
 def test_coin_probabilities_by_hand(model, lower, upper, probability):
     assert _first_branch_probability(model, lower, upper) == probability
 
@@ -475,11 +591,22 @@ def _doc(event, probability="1/1", leaf=(0, True), rows=None, **changes):
     spec = {"p": {"recipe": ["input", "p"], "values": P3}, "q": {"recipe": ["input", "q"], "values": Q3}}
     spec.update({name: {"recipe": recipe} for name, recipe in RECIPES.items()})
     spec.update(rows or {})
-    doc = {"schema": checker.OUTCOME_SCHEMA, "vocab_size": 3, "reference": "p", "rows": spec,
-           "nodes": [{"label": "n", "reach": "1/1", "branches": [
-               {"event": event, "probability": probability, "child": {"leaf": list(leaf)}}]}],
-           "law": ["1/1", "0/1", "0/1"], "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "5/6"},
-           "claims": {"lossless": False}}
+    doc = {
+        "schema": checker.OUTCOME_SCHEMA,
+        "vocab_size": 3,
+        "reference": "p",
+        "rows": spec,
+        "nodes": [
+            {
+                "label": "n",
+                "reach": "1/1",
+                "branches": [{"event": event, "probability": probability, "child": {"leaf": list(leaf)}}],
+            }
+        ],
+        "law": ["1/1", "0/1", "0/1"],
+        "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "5/6"},
+        "claims": {"lossless": False},
+    }
     doc.update(changes)
     return doc
 
@@ -518,29 +645,32 @@ def _coin(source, strict=True):
     return {"coin": {"model": "continuous", "lower": None, "upper": {"source": source, "strict": strict}}}
 
 
-@pytest.mark.parametrize("event,probability", [
-    ({"draw": {"row": "pp", "token": 2}}, F(3, 4)),  # (1/4) / (1/3)
-    ({"draw": {"row": "nf", "token": 0}}, F(2, 9)),
-    ({"draw": {"row": "ah", "token": 0}}, F(0)),
-    ({"choice": {"condition": ["argmax-is", "ah", 1]}}, F(1)),
-    ({"choice": {"condition": ["argmax-is", "ah", 0]}}, F(0)),
-    ({"choice": {"condition": ["argmax-is-not", "ah", 0]}}, F(1)),
-    ({"choice": {"condition": ["argmax-is-not", "ah", 1]}}, F(0)),
-    ({"choice": {"condition": ["argmax-is", "un", 0]}}, F(1)),  # ties to the smallest id
-    ({"choice": {"condition": ["argmax-is", "un", 1]}}, F(0)),
-    ({"choice": {"condition": ["zero", "pp", 0]}}, F(1)),
-    ({"choice": {"condition": ["zero", "pp", 1]}}, F(0)),
-    ({"choice": {"condition": ["positive", "pp", 1]}}, F(1)),
-    ({"choice": {"condition": ["positive", "pp", 0]}}, F(0)),
-    (_coin(["ratio", "pp", "p", 2]), F(1, 2)),  # (1/4) / (1/2)
-    (_coin(["ratio", "p", "q", 0]), F(1, 3)),
-    (_coin(["cdf", "p", 1]), F(1, 2)),  # 1/6 + 1/3
-    (_coin(["cdf", "pp", 1]), F(1, 4)),  # (0 + 1/12) / (1/3): the cdf of the normalized row
-    (_coin(["cdf", "pp", 0]), F(0)),
-    (_coin(["const", "2/5"]), F(2, 5)),
-    ({"race": {"first": "p", "given": 2, "second": "p", "winner": 2}}, F(1)),  # the same race
-    ({"race": {"first": "p", "given": 2, "second": "pp", "winner": 0}}, F(0)),  # weight 0 never wins
-])
+@pytest.mark.parametrize(
+    "event,probability",
+    [
+        ({"draw": {"row": "pp", "token": 2}}, F(3, 4)),  # (1/4) / (1/3)
+        ({"draw": {"row": "nf", "token": 0}}, F(2, 9)),
+        ({"draw": {"row": "ah", "token": 0}}, F(0)),
+        ({"choice": {"condition": ["argmax-is", "ah", 1]}}, F(1)),
+        ({"choice": {"condition": ["argmax-is", "ah", 0]}}, F(0)),
+        ({"choice": {"condition": ["argmax-is-not", "ah", 0]}}, F(1)),
+        ({"choice": {"condition": ["argmax-is-not", "ah", 1]}}, F(0)),
+        ({"choice": {"condition": ["argmax-is", "un", 0]}}, F(1)),  # ties to the smallest id
+        ({"choice": {"condition": ["argmax-is", "un", 1]}}, F(0)),
+        ({"choice": {"condition": ["zero", "pp", 0]}}, F(1)),
+        ({"choice": {"condition": ["zero", "pp", 1]}}, F(0)),
+        ({"choice": {"condition": ["positive", "pp", 1]}}, F(1)),
+        ({"choice": {"condition": ["positive", "pp", 0]}}, F(0)),
+        (_coin(["ratio", "pp", "p", 2]), F(1, 2)),  # (1/4) / (1/2)
+        (_coin(["ratio", "p", "q", 0]), F(1, 3)),
+        (_coin(["cdf", "p", 1]), F(1, 2)),  # 1/6 + 1/3
+        (_coin(["cdf", "pp", 1]), F(1, 4)),  # (0 + 1/12) / (1/3): the cdf of the normalized row
+        (_coin(["cdf", "pp", 0]), F(0)),
+        (_coin(["const", "2/5"]), F(2, 5)),
+        ({"race": {"first": "p", "given": 2, "second": "p", "winner": 2}}, F(1)),  # the same race
+        ({"race": {"first": "p", "given": 2, "second": "pp", "winner": 0}}, F(0)),  # weight 0 never wins
+    ],
+)
 def test_primitive_probabilities_by_hand(event, probability):
     assert _probability(event) == probability
 
@@ -550,13 +680,33 @@ def test_a_race_by_hand():
     a = [1/2, 1/2], b = [1/4, 3/4]. Token i wins a race w iff E_i / w_i is least. Given 0 won a
     (E_0 < E_1), token 1 wins b iff E_1 / (3/4) < E_0 / (1/4), i.e. E_0 < E_1 < 3 E_0:
     P(E_0 < E_1 < 3 E_0) = 1/2 - 1/4 = 1/4, so the conditional is (1/4) / (1/2) = 1/2."""
-    rows = {"a": {"recipe": ["given"], "values": ["1/2", "1/2"]}, "b": {"recipe": ["given"], "values": ["1/4", "3/4"]},
-            "p": {"recipe": ["input", "p"], "values": ["1/2", "1/2"]}}
-    doc = {"schema": checker.OUTCOME_SCHEMA, "vocab_size": 2, "reference": "a", "rows": rows,
-           "nodes": [{"label": "n", "reach": "1/1", "branches": [
-               {"event": {"race": {"first": "a", "given": 0, "second": "b", "winner": 1}}, "probability": "1/1",
-                "child": {"leaf": [0, True]}}]}],
-           "law": ["1/1", "0/1"], "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "1/2"}, "claims": {"lossless": False}}
+    rows = {
+        "a": {"recipe": ["given"], "values": ["1/2", "1/2"]},
+        "b": {"recipe": ["given"], "values": ["1/4", "3/4"]},
+        "p": {"recipe": ["input", "p"], "values": ["1/2", "1/2"]},
+    }
+    doc = {
+        "schema": checker.OUTCOME_SCHEMA,
+        "vocab_size": 2,
+        "reference": "a",
+        "rows": rows,
+        "nodes": [
+            {
+                "label": "n",
+                "reach": "1/1",
+                "branches": [
+                    {
+                        "event": {"race": {"first": "a", "given": 0, "second": "b", "winner": 1}},
+                        "probability": "1/1",
+                        "child": {"leaf": [0, True]},
+                    }
+                ],
+            }
+        ],
+        "law": ["1/1", "0/1"],
+        "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "1/2"},
+        "claims": {"lossless": False},
+    }
     verdict = checker.check(doc)
     assert verdict.reason is R.BRANCH and "expected 1/2, claimed 1/1" in verdict.detail
     doc["nodes"][0]["branches"][0]["event"]["race"]["winner"] = 0  # E_1 > 3 E_0: 1/4, over 1/2
@@ -566,62 +716,92 @@ def test_a_race_by_hand():
     assert checker.check(doc).valid
 
 
-@pytest.mark.parametrize("edit,reason,detail", [
-    (dict(event={"draw": {"row": "zero", "token": 0}}), R.MALFORMED, "draws from a row of mass 0"),
-    (dict(rows={"nz": {"recipe": ["normalized", "zero"]}}), R.NOT_NORMALIZED, "normalizing row zero, which has mass 0"),
-    (dict(rows={"w": {"recipe": ["without", "p", [3]]}}), R.TOKENS, "removes [3]"),
-    (dict(rows={"w": {"recipe": ["without", "p", [True]]}}), R.TOKENS, "removes [True]"),
-    (dict(rows={"w": {"recipe": ["without", "p", "0"]}}), R.TOKENS, "removes '0'"),
-    (dict(rows={"w": {"recipe": ["without", "p", [-1]]}}), R.TOKENS, "removes [-1]"),
-    (dict(rows={"f": {"recipe": ["floor-difference", "p", "q", 0.1]}}), R.NOT_RATIONAL, "recipe eps"),
-    (dict(rows={"q2": {"recipe": ["input", "q"], "values": Q3}}), R.MALFORMED, "named after itself"),
-    (dict(rows={"c": {"recipe": ["copy", 5]}}), R.MALFORMED, "reads row 5, which is not listed"),
-    (dict(rows={"i": {"recipe": ["input", "i"]}}), R.MALFORMED, "values belong to input and given rows only"),
-    (dict(rows={"c": {"recipe": ["copy", "p"], "values": P3}}), R.MALFORMED, "values belong to input and given rows only"),
-    (dict(rows={"c": {"recipe": "copy"}}), R.MALFORMED, "not a list that starts with a known kind"),
-    (dict(rows={"c": {"recipe": []}}), R.MALFORMED, "not a list that starts with a known kind"),
-    (dict(rows={"c": {"recipe": ["sqrt", "p"]}}), R.MALFORMED, "not a list that starts with a known kind"),
-    (dict(rows={"c": {"recipe": ["copy", "p", "q"]}}), R.MALFORMED, "has the wrong arguments"),
-    (dict(event=_coin(["ratio", "p", "pp", 0])), R.MALFORMED, "divides by pp[0] = 0"),
-    (dict(event=_coin(["ratio", "p", "pp"])), R.MALFORMED, "not ratio/cdf/masses/const"),
-    (dict(event=_coin(["ratio", "p", "q", 3])), R.TOKENS, "token is 3"),
-    (dict(event=_coin(["cdf", "zero", 0])), R.MALFORMED, "the cdf of row zero, which has mass 0"),
-    (dict(event=_coin(["cdf", "p"])), R.MALFORMED, "not ratio/cdf/masses/const"),
-    (dict(event=_coin(["const"])), R.MALFORMED, "not ratio/cdf/masses/const"),
-    (dict(event=_coin(["log", "p"])), R.MALFORMED, "not ratio/cdf/masses/const"),
-    (dict(event=_coin([])), R.MALFORMED, "not a source list and a strict flag"),
-    (dict(event=_coin("const")), R.MALFORMED, "not a source list and a strict flag"),
-    (dict(event=_coin(["const", "1/2"], strict=1)), R.MALFORMED, "not a source list and a strict flag"),
-    (dict(event={"coin": {"model": "fixed:1/1", "lower": None, "upper": None}}), None, ""),  # u = 1 is a coin
-    (dict(event={"coin": {"model": "fixed:1/1", "lower": None, "upper": None}}, probability="1/2"), R.BRANCH,
-     "expected 1/1, claimed 1/2"),
-    (dict(event={"choice": {"condition": ["argmax-is", "p"]}}), R.MALFORMED, "has condition"),
-    (dict(event={"choice": {"condition": ["larger", "p", 0]}}), R.MALFORMED, "has condition"),
-    (dict(event={"choice": {"condition": "always"}}), R.MALFORMED, "has condition"),
-    (dict(event={"choice": {"condition": ["zero", "p", 3]}}), R.TOKENS, "token is 3"),
-    (dict(event={"choice": {"condition": ["zero", "nowhere", 0]}}), R.MALFORMED, "refers to row 'nowhere'"),
-    (dict(event={"race": {"first": "pp", "given": 0, "second": "p", "winner": 0}}), R.MALFORMED, "cannot be won by 0"),
-    (dict(event={"race": {"first": "p", "given": 3, "second": "p", "winner": 0}}), R.TOKENS, "given is 3"),
-    (dict(event={"race": {"first": "p", "given": 0, "second": "p", "winner": -1}}), R.TOKENS, "winner is -1"),
-    (dict(event={"draw": {"row": "p", "token": -1}}), R.TOKENS, "token is -1"),
-    (dict(event="draw"), R.MALFORMED, "not one known event"),
-    (dict(event={}), R.MALFORMED, "not one known event"),
-    (dict(nodes=[]), R.MALFORMED, "nodes is not a non-empty list"),
-    (dict(nodes={"0": {}}), R.MALFORMED, "nodes is not a non-empty list"),
-    (dict(nodes=[{"label": "n", "reach": "1/1", "branches": []}]), R.MALFORMED, "branches is not a non-empty list"),
-    (dict(nodes=[{"label": "n", "reach": "1/1", "branches": {}}]), R.MALFORMED, "branches is not a non-empty list"),
-    (dict(reference=["p"]), R.MALFORMED, "refers to row ['p']"),
-    (dict(law=["1/1", "0/1"]), R.TOKENS, "law is not a list of vocab_size = 3 entries"),
-    (dict(law=["1/1", "0/1", "1/2"]), R.EMITTED, "law[2]: expected 0/1, claimed 1/2"),
-    (dict(leaf=(0, False)), R.TOTAL, "totals.alpha: expected 0/1, claimed 1/1"),  # a rejected path
-])
+@pytest.mark.parametrize(
+    "edit,reason,detail",
+    [
+        (dict(event={"draw": {"row": "zero", "token": 0}}), R.MALFORMED, "draws from a row of mass 0"),
+        (
+            dict(rows={"nz": {"recipe": ["normalized", "zero"]}}),
+            R.NOT_NORMALIZED,
+            "normalizing row zero, which has mass 0",
+        ),
+        (dict(rows={"w": {"recipe": ["without", "p", [3]]}}), R.TOKENS, "removes [3]"),
+        (dict(rows={"w": {"recipe": ["without", "p", [True]]}}), R.TOKENS, "removes [True]"),
+        (dict(rows={"w": {"recipe": ["without", "p", "0"]}}), R.TOKENS, "removes '0'"),
+        (dict(rows={"w": {"recipe": ["without", "p", [-1]]}}), R.TOKENS, "removes [-1]"),
+        (dict(rows={"f": {"recipe": ["floor-difference", "p", "q", 0.1]}}), R.NOT_RATIONAL, "recipe eps"),
+        (dict(rows={"q2": {"recipe": ["input", "q"], "values": Q3}}), R.MALFORMED, "named after itself"),
+        (dict(rows={"c": {"recipe": ["copy", 5]}}), R.MALFORMED, "reads row 5, which is not listed"),
+        (dict(rows={"i": {"recipe": ["input", "i"]}}), R.MALFORMED, "values belong to input and given rows only"),
+        (
+            dict(rows={"c": {"recipe": ["copy", "p"], "values": P3}}),
+            R.MALFORMED,
+            "values belong to input and given rows only",
+        ),
+        (dict(rows={"c": {"recipe": "copy"}}), R.MALFORMED, "not a list that starts with a known kind"),
+        (dict(rows={"c": {"recipe": []}}), R.MALFORMED, "not a list that starts with a known kind"),
+        (dict(rows={"c": {"recipe": ["sqrt", "p"]}}), R.MALFORMED, "not a list that starts with a known kind"),
+        (dict(rows={"c": {"recipe": ["copy", "p", "q"]}}), R.MALFORMED, "has the wrong arguments"),
+        (dict(event=_coin(["ratio", "p", "pp", 0])), R.MALFORMED, "divides by pp[0] = 0"),
+        (dict(event=_coin(["ratio", "p", "pp"])), R.MALFORMED, "not ratio/cdf/masses/const"),
+        (dict(event=_coin(["ratio", "p", "q", 3])), R.TOKENS, "token is 3"),
+        (dict(event=_coin(["cdf", "zero", 0])), R.MALFORMED, "the cdf of row zero, which has mass 0"),
+        (dict(event=_coin(["cdf", "p"])), R.MALFORMED, "not ratio/cdf/masses/const"),
+        (dict(event=_coin(["const"])), R.MALFORMED, "not ratio/cdf/masses/const"),
+        (dict(event=_coin(["log", "p"])), R.MALFORMED, "not ratio/cdf/masses/const"),
+        (dict(event=_coin([])), R.MALFORMED, "not a source list and a strict flag"),
+        (dict(event=_coin("const")), R.MALFORMED, "not a source list and a strict flag"),
+        (dict(event=_coin(["const", "1/2"], strict=1)), R.MALFORMED, "not a source list and a strict flag"),
+        (dict(event={"coin": {"model": "fixed:1/1", "lower": None, "upper": None}}), None, ""),  # u = 1 is a coin
+        (
+            dict(event={"coin": {"model": "fixed:1/1", "lower": None, "upper": None}}, probability="1/2"),
+            R.BRANCH,
+            "expected 1/1, claimed 1/2",
+        ),
+        (dict(event={"choice": {"condition": ["argmax-is", "p"]}}), R.MALFORMED, "has condition"),
+        (dict(event={"choice": {"condition": ["larger", "p", 0]}}), R.MALFORMED, "has condition"),
+        (dict(event={"choice": {"condition": "always"}}), R.MALFORMED, "has condition"),
+        (dict(event={"choice": {"condition": ["zero", "p", 3]}}), R.TOKENS, "token is 3"),
+        (dict(event={"choice": {"condition": ["zero", "nowhere", 0]}}), R.MALFORMED, "refers to row 'nowhere'"),
+        (
+            dict(event={"race": {"first": "pp", "given": 0, "second": "p", "winner": 0}}),
+            R.MALFORMED,
+            "cannot be won by 0",
+        ),
+        (dict(event={"race": {"first": "p", "given": 3, "second": "p", "winner": 0}}), R.TOKENS, "given is 3"),
+        (dict(event={"race": {"first": "p", "given": 0, "second": "p", "winner": -1}}), R.TOKENS, "winner is -1"),
+        (dict(event={"draw": {"row": "p", "token": -1}}), R.TOKENS, "token is -1"),
+        (dict(event="draw"), R.MALFORMED, "not one known event"),
+        (dict(event={}), R.MALFORMED, "not one known event"),
+        (dict(nodes=[]), R.MALFORMED, "nodes is not a non-empty list"),
+        (dict(nodes={"0": {}}), R.MALFORMED, "nodes is not a non-empty list"),
+        (dict(nodes=[{"label": "n", "reach": "1/1", "branches": []}]), R.MALFORMED, "branches is not a non-empty list"),
+        (dict(nodes=[{"label": "n", "reach": "1/1", "branches": {}}]), R.MALFORMED, "branches is not a non-empty list"),
+        (dict(reference=["p"]), R.MALFORMED, "refers to row ['p']"),
+        (dict(law=["1/1", "0/1"]), R.TOKENS, "law is not a list of vocab_size = 3 entries"),
+        (dict(law=["1/1", "0/1", "1/2"]), R.EMITTED, "law[2]: expected 0/1, claimed 1/2"),
+        (dict(leaf=(0, False)), R.TOTAL, "totals.alpha: expected 0/1, claimed 1/1"),  # a rejected path
+    ],
+)
 def test_hostile_recipes_events_and_trees(edit, reason, detail):
     verdict = checker.check(_doc(**{"event": ALWAYS, **edit}))
     assert verdict.reason is reason and detail in verdict.detail, verdict
 
 
-@pytest.mark.parametrize("child", [1, -1, True, 0.0, None, {"leaf": [0, True], "x": 1}, {"leaf": (0, True, 1)},
-                                   {"leaf": [True, True]}, {"leaf": "0"}])
+@pytest.mark.parametrize(
+    "child",
+    [
+        1,
+        -1,
+        True,
+        0.0,
+        None,
+        {"leaf": [0, True], "x": 1},
+        {"leaf": (0, True, 1)},
+        {"leaf": [True, True]},
+        {"leaf": "0"},
+    ],
+)
 def test_a_branch_child_is_a_later_node_or_a_leaf(child):
     doc = _doc(ALWAYS)
     doc["nodes"][0]["branches"][0]["child"] = child
@@ -629,11 +809,12 @@ def test_a_branch_child_is_a_later_node_or_a_leaf(child):
     assert verdict.reason is R.MALFORMED and "child is" in verdict.detail, verdict
 
 
-@pytest.mark.parametrize("output", [3, -1, 10 ** 30])
+@pytest.mark.parametrize("output", [3, -1, 10**30])
 def test_outputs_outside_the_vocabulary_are_counted_not_emitted(output):
     # every path ends at an output outside [0, V): the law is 0, TV = (1 + 1) / 2 = 1
-    doc = _doc(ALWAYS, leaf=(output, False), law=["0/1"] * 3,
-               totals={"alpha": "0/1", "out_of_range": "1/1", "tv": "1/1"})
+    doc = _doc(
+        ALWAYS, leaf=(output, False), law=["0/1"] * 3, totals={"alpha": "0/1", "out_of_range": "1/1", "tv": "1/1"}
+    )
     verdict = checker.check(doc)
     assert verdict.valid, verdict
     assert _fractions(verdict.facts[0]["totals"]) == {"alpha": 0, "out_of_range": 1, "tv": 1}
@@ -644,10 +825,24 @@ def test_two_nodes_into_one_add_their_inflow():
     # node 1's reach is 1/6 + 1/3 = 1/2, and it always outputs 1 (accepted)
     doc = _doc(ALWAYS)
     doc["nodes"] = [
-        {"label": "a", "reach": "1/1", "branches": [
-            {"event": {"draw": {"row": "p", "token": t}}, "probability": P3[t], "child": 1 if t < 2 else {"leaf": [2, False]}}
-            for t in range(3)]},
-        {"label": "b", "reach": "1/2", "branches": [{"event": ALWAYS, "probability": "1/1", "child": {"leaf": [1, True]}}]}]
+        {
+            "label": "a",
+            "reach": "1/1",
+            "branches": [
+                {
+                    "event": {"draw": {"row": "p", "token": t}},
+                    "probability": P3[t],
+                    "child": 1 if t < 2 else {"leaf": [2, False]},
+                }
+                for t in range(3)
+            ],
+        },
+        {
+            "label": "b",
+            "reach": "1/2",
+            "branches": [{"event": ALWAYS, "probability": "1/1", "child": {"leaf": [1, True]}}],
+        },
+    ]
     doc.update(law=["0/1", "1/2", "1/2"], totals={"alpha": "1/2", "out_of_range": "0/1", "tv": "1/6"})
     verdict = checker.check(doc)
     assert verdict.valid, verdict
@@ -705,7 +900,10 @@ RACE_ROWS = [
 
 @pytest.mark.parametrize("a,b", RACE_ROWS)
 def test_races_against_an_integral_in_the_clocks(a, b):
-    rows = {name: {"recipe": ["given"], "values": [f"{v.numerator}/{v.denominator}" for v in row]} for name, row in (("a", a), ("b", b))}
+    rows = {
+        name: {"recipe": ["given"], "values": [f"{v.numerator}/{v.denominator}" for v in row]}
+        for name, row in (("a", a), ("b", b))
+    }
     for x in range(3):
         if a[x] == 0:
             continue
@@ -716,7 +914,11 @@ def test_races_against_an_integral_in_the_clocks(a, b):
             event = {"race": {"first": "a", "given": x, "second": "b", "winner": y}}
             verdict = checker.check(_doc(event, probability="7/9", rows=rows))
             assert verdict.reason is R.BRANCH, verdict
-            assert verdict.detail.endswith(f"expected {want.numerator}/{want.denominator}, claimed 7/9"), (x, y, verdict.detail)
+            assert verdict.detail.endswith(f"expected {want.numerator}/{want.denominator}, claimed 7/9"), (
+                x,
+                y,
+                verdict.detail,
+            )
         assert total == 1  # given x, some token wins the second race
 
 
@@ -724,8 +926,9 @@ def test_spectr_rows_derive_from_p_and_q_by_scaled_and_minimum():
     from specproof.laws.variants import multidraft_tree
 
     p, q = ["1/2", "1/4", "1/4"], ["1/4", "1/4", "1/2"]
-    doc = build_outcome_certificate(multidraft_tree(p, q, 2, method="spectr", rho=2), name="spectr", statement="s",
-                                    reference="p")
+    doc = build_outcome_certificate(
+        multidraft_tree(p, q, 2, method="spectr", rho=2), name="spectr", statement="s", reference="p"
+    )
     verdict = _check(doc)
     assert verdict.valid and verdict.facts[0]["given"] == []
     rows = {k: _fractions(v) for k, v in verdict.facts[0]["rows"].items()}

@@ -41,15 +41,19 @@ def test_pair_figure_keeps_the_tokens_with_the_most_mass(tmp_path):
     verdict = checker.check(build_certificate(p, q, name="wide"))
     path = plots.pair_figure(verdict.facts[0], tmp_path / "w.svg")
     # token 0 carries the most mass; then q's 1/40 beats p's 1/78 everywhere else: tokens 0..23
-    assert _bars(path) == sorted(f"bar-{s}-{t}" for s in ("p", "q", "accept", "residual")
-                                 for t in range(plots.TOP_TOKENS))
+    assert _bars(path) == sorted(
+        f"bar-{s}-{t}" for s in ("p", "q", "accept", "residual") for t in range(plots.TOP_TOKENS)
+    )
 
 
 def test_chain_figure_beside_eq1(tmp_path):
     doc = json.loads((ROOT / "tests" / "data" / "trust" / "toctou_genuine.json").read_text())
     assert "law" in checker.check(doc).facts[0]
-    facts = {"gamma": 2, "accepted_length": [checker.Ratio(1, 4), checker.Ratio(1, 4), checker.Ratio(1, 2)],
-             "mean_alpha": checker.Ratio(2, 3)}
+    facts = {
+        "gamma": 2,
+        "accepted_length": [checker.Ratio(1, 4), checker.Ratio(1, 4), checker.Ratio(1, 2)],
+        "mean_alpha": checker.Ratio(2, 3),
+    }
     path = plots.chain_figure(facts, tmp_path / "c.svg")
     assert _bars(path) == sorted(f"bar-{s}-{k}" for s in ("exact", "eq1") for k in range(3))
     assert "Eq. 1 at mean alpha = 0.6667" in path.read_text()
@@ -73,8 +77,22 @@ def test_outcome_certificates_plot_the_emitted_law_beside_the_reference(tmp_path
     (tmp_path / "p.json").write_text('["1/4", "1/4", "1/2"]')
     (tmp_path / "q.json").write_text('["1", "0", "0"]')
     cert = tmp_path / "c.json"
-    assert main(["audit", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json"),
-                 "--policy", "coin-reuse-inverse-cdf", "--certificate", str(cert)]) == 1
+    assert (
+        main(
+            [
+                "audit",
+                "--target",
+                str(tmp_path / "p.json"),
+                "--draft",
+                str(tmp_path / "q.json"),
+                "--policy",
+                "coin-reuse-inverse-cdf",
+                "--certificate",
+                str(cert),
+            ]
+        )
+        == 1
+    )
     assert main(["transcript", str(cert), "--out", str(tmp_path / "T.md"), "--plots"]) == 0
     assert _bars(tmp_path / "T-0.svg") == sorted(f"bar-{s}-{t}" for s in ("emitted", "reference") for t in range(3))
     assert "![" in (tmp_path / "T.md").read_text() and "T-0.svg" in (tmp_path / "T.md").read_text()

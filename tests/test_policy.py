@@ -23,20 +23,37 @@ from specproof.rules.policy import (
 def test_default_is_the_textbook_rule():
     r = Rule()
     assert (r.acceptance, r.comparison, r.coin, r.residual, r.residual_draw, r.proposal) == (
-        "ratio", "<", CONTINUOUS, "positive-part", "independent", "draft")
+        "ratio",
+        "<",
+        CONTINUOUS,
+        "positive-part",
+        "independent",
+        "draft",
+    )
     assert r.is_standard and named_rule("standard") == STANDARD
     with pytest.raises(AttributeError):
         r.comparison = "<="  # frozen
 
 
 def test_named_rules_from_the_issue_exist_with_description_and_source():
-    for name in ["standard", "accept-all", "le-float32-coin", "lt-float32-coin", "resample-from-target",
-                 "residual-floor:EPS", "coin-reuse-inverse-cdf", "match-rule", "first-draft-unchecked", "race-reuse"]:
+    for name in [
+        "standard",
+        "accept-all",
+        "le-float32-coin",
+        "lt-float32-coin",
+        "resample-from-target",
+        "residual-floor:EPS",
+        "coin-reuse-inverse-cdf",
+        "match-rule",
+        "first-draft-unchecked",
+        "race-reuse",
+    ]:
         entry = NAMED_RULES[name]
         assert entry.description and entry.source and "\n" not in entry.description
     assert named_rule("le-float32-grid") == Rule(comparison="<=", coin=FLOAT32)
-    assert named_rule("le-float32-coin") == Rule(comparison="<=", coin=FLOAT32,
-                                                 arithmetic=Arithmetic("float32", "ratio", "divide", "torch"))
+    assert named_rule("le-float32-coin") == Rule(
+        comparison="<=", coin=FLOAT32, arithmetic=Arithmetic("float32", "ratio", "divide", "torch")
+    )
     assert named_rule("lt-float32-coin") == Rule(coin=FLOAT32, arithmetic=Arithmetic("float32"))
     assert named_rule("residual-floor:1/1000") == Rule(residual="floor", floor=F(1, 1000))
     assert not named_rule("lt-float32-coin").is_standard
@@ -59,8 +76,10 @@ def test_bad_arithmetic_is_refused_with_the_field_named():
         Rule(target_processing=Processing(temperature=F(7, 10)))
     with pytest.raises(UnsupportedRule, match="arithmetic must be"):
         rule_from_dict({"arithmetic": {"dtype": "float32", "colour": "red"}})
-    assert Rule(coin=FLOAT32, arithmetic=Arithmetic("float16", "product")).describe() == \
-        "fl16(u * q) < p, residual fl16(max(p - q, 0)) as weights, coin float32"
+    assert (
+        Rule(coin=FLOAT32, arithmetic=Arithmetic("float16", "product")).describe()
+        == "fl16(u * q) < p, residual fl16(max(p - q, 0)) as weights, coin float32"
+    )
 
 
 def test_bad_rules_are_refused_with_the_field_named():
@@ -129,8 +148,9 @@ def test_logit_bias_bans_are_exact_and_finite_biases_are_refused():
     assert rule_from_dict(rule.as_dict()) == rule
     with pytest.raises(UnsupportedRule, match="only bans"):
         rule_from_dict({"target_processing": {"logit_bias": {"1": "2"}}})  # an exact rule on probability rows
-    biased = rule_from_dict({"arithmetic": "float32", "target_processing": {"logit_bias": {"1": 0.5, "2": "-inf"},
-                                                                            "temperature": 0.7}})
+    biased = rule_from_dict(
+        {"arithmetic": "float32", "target_processing": {"logit_bias": {"1": 0.5, "2": "-inf"}, "temperature": 0.7}}
+    )
     assert biased.target_processing == Processing(temperature=F(0.7), logit_bias=((1, F(1, 2)), (2, -float("inf"))))
     assert rule_from_dict(biased.as_dict()) == biased
 
@@ -152,8 +172,12 @@ def test_logits_as_input_need_a_float_arithmetic_and_finite_or_masked_entries():
     from specproof.laws.floats import FLOAT64, FLOAT16
 
     assert Logits([0.5, float("-inf"), 2], library="numpy").values == (F(1, 2), -float("inf"), F(2))
-    for bad, message in (([float("nan")], r"logits\[0\] is nan"), ([float("inf")], r"logits\[0\] is inf"),
-                         ([], "logits are empty"), ("ab", "sequence of numbers")):
+    for bad, message in (
+        ([float("nan")], r"logits\[0\] is nan"),
+        ([float("inf")], r"logits\[0\] is inf"),
+        ([], "logits are empty"),
+        ("ab", "sequence of numbers"),
+    ):
         with pytest.raises(InvalidDistribution, match=message):
             Logits(bad)
     with pytest.raises(UnsupportedRule, match="logits library 'jax'"):

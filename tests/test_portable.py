@@ -18,8 +18,13 @@ def _ulps_from_exp(x: float, y: float) -> float:
 
 def test_exp_is_within_two_ulp_of_the_correctly_rounded_exp():
     rng = np.random.default_rng(0)
-    x = -np.concatenate([rng.exponential(3.0, 3000), rng.uniform(0, 708, 300),
-                         [0.0, 5e-324, 1e-300, math.log(2) / 2, math.log(2), 1.0, 700.0]])
+    x = -np.concatenate(
+        [
+            rng.exponential(3.0, 3000),
+            rng.uniform(0, 708, 300),
+            [0.0, 5e-324, 1e-300, math.log(2) / 2, math.log(2), 1.0, 700.0],
+        ]
+    )
     y = exp_nonpositive(x)
     worst = max(_ulps_from_exp(float(a), float(b)) for a, b in zip(x, y))
     assert worst < 2, worst
@@ -40,7 +45,7 @@ def test_pairwise_sum_adds_in_its_fixed_order():
     assert pairwise_sum(np.array([1.0, 2.0, 3.0])) == 6.0
     # padded to (t, t, 1, 0), halves added: (t + 1, t + 0) = (1, t), then 1 + t = 1 (ties to even);
     # left to right, t + t = 2^-52 first and the sum is 1 + 2^-52
-    tiny = 2.0 ** -53
+    tiny = 2.0**-53
     assert pairwise_sum(np.array([tiny, tiny, 1.0])) == 1.0
     assert math.fsum([tiny, tiny, 1.0]) == 1.0 + 2 * tiny
     assert list(pairwise_sum(np.ones((2, 5)))) == [5.0, 5.0]

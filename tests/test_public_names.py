@@ -11,8 +11,15 @@ import specproof
 
 #: One contract in several arithmetics or sources (the same signature and meaning: the exact, float
 #: and symbolic laws of the seed's functions; each real model adapter's vocabulary): one name on purpose.
-SAME_CONTRACT = {"emitted_distribution", "acceptance_probability", "residual", "tv_distance", "given_block_law",
-                 "multidraft_law", "vocabulary"}
+SAME_CONTRACT = {
+    "emitted_distribution",
+    "acceptance_probability",
+    "residual",
+    "tv_distance",
+    "given_block_law",
+    "multidraft_law",
+    "vocabulary",
+}
 
 #: Names still exported by two modules as different objects; each leaves this list when one is renamed.
 KNOWN = {"Node", "exact_text", "render", "run", "provenance"}

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-SAMPLERS = '''
+SAMPLERS = """
 import torch
 from specproof.testing import assert_lossless
 
@@ -24,18 +24,25 @@ def test_dyadic_rows():
 
 def test_nothing_traced():
     assert 1 + 1 == 2
-'''
+"""
 
 
 # under xdist (two more interpreters importing torch) in CI's slow run; the section is the same
-@pytest.mark.parametrize("workers", [[], pytest.param(["-n", "2"], marks=pytest.mark.slow)], ids=["one process", "xdist"])
+@pytest.mark.parametrize(
+    "workers", [[], pytest.param(["-n", "2"], marks=pytest.mark.slow)], ids=["one process", "xdist"]
+)
 def test_the_summary_names_each_verdict(tmp_path, workers):
     pytest.importorskip("torch")
     (tmp_path / "test_mine.py").write_text(SAMPLERS, encoding="utf-8")
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *workers, "test_mine.py"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *workers, "test_mine.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
-    section = run.stdout[run.stdout.index("specproof verdicts"):]
+    section = run.stdout[run.stdout.index("specproof verdicts") :]
     lines = sorted(line for line in section.splitlines() if line.startswith("test_mine.py::"))
     assert lines == [
         "test_mine.py::test_dyadic_rows: lossless, TV 0 from the target's law",
@@ -46,6 +53,11 @@ def test_the_summary_names_each_verdict(tmp_path, workers):
 
 def test_no_section_without_assert_lossless(tmp_path):
     (tmp_path / "test_plain.py").write_text("def test_one():\n    assert True\n", encoding="utf-8")
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_plain.py"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_plain.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0 and "specproof verdicts" not in run.stdout

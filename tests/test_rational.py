@@ -36,16 +36,29 @@ def test_to_fraction_accepts_exact_values(value, expected):
 
 
 @pytest.mark.parametrize(
-    "value", [0.5, np.float64(0.5), np.float32(0.25), sympy.Float(0.5), "0.5", "1e-3",
-              sympy.Float(0.5) * sympy.sqrt(2)]
+    "value", [0.5, np.float64(0.5), np.float32(0.25), sympy.Float(0.5), "0.5", "1e-3", sympy.Float(0.5) * sympy.sqrt(2)]
 )
 def test_floats_are_refused_with_the_conversion_named(value):
     with pytest.raises(FloatNotExact, match="from_floats"):
         to_fraction(value, what="p[0]")
 
 
-@pytest.mark.parametrize("value", [True, np.bool_(True), None, "1/0", "a/b", "١/٢", sympy.Symbol("x"), [1],
-                                   Decimal("0.5"), np.timedelta64(1, "ns"), "1" * 5000])
+@pytest.mark.parametrize(
+    "value",
+    [
+        True,
+        np.bool_(True),
+        None,
+        "1/0",
+        "a/b",
+        "١/٢",
+        sympy.Symbol("x"),
+        [1],
+        Decimal("0.5"),
+        np.timedelta64(1, "ns"),
+        "1" * 5000,
+    ],
+)
 def test_non_rationals_are_refused(value):
     with pytest.raises(InvalidDistribution):
         to_fraction(value)
@@ -227,9 +240,13 @@ def test_from_floats_atol_boundary_is_inclusive():
 
 def test_from_floats_atol_zero_accepts_exactly_normalized_rows_only():
     assert from_floats(np.array([0.5, 0.5]), atol=0).fractions() == (Fraction(1, 2), Fraction(1, 2))
-    assert from_floats(np.array([0.5, 0.25, 0.25]), atol=0.0).fractions() == (Fraction(1, 2), Fraction(1, 4), Fraction(1, 4))
+    assert from_floats(np.array([0.5, 0.25, 0.25]), atol=0.0).fractions() == (
+        Fraction(1, 2),
+        Fraction(1, 4),
+        Fraction(1, 4),
+    )
     with pytest.raises(InvalidDistribution, match="more than atol"):
-        from_floats(np.array([0.5, 0.5 + 2.0 ** -52]), atol=0)
+        from_floats(np.array([0.5, 0.5 + 2.0**-52]), atol=0)
 
 
 def test_a_decimal_string_names_both_readings():

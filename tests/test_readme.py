@@ -15,12 +15,12 @@ CI = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 def _section(title: str) -> str:
     start = README.index(f"## {title}")
     end = README.find("\n## ", start + 1)
-    return README[start:end if end >= 0 else len(README)]
+    return README[start : end if end >= 0 else len(README)]
 
 
 def _command_after(text: str, lead: str) -> str:
     """The indented command line of the first paragraph that starts with ``lead``."""
-    rest = text[text.index(lead):]
+    rest = text[text.index(lead) :]
     return re.search(r"^    (\S.*)$", rest, re.MULTILINE).group(1)
 
 
@@ -58,8 +58,13 @@ def test_quick_start_runs_as_written(tmp_path):
     code = re.search(r"```python\n(.*?)```", quick, re.DOTALL).group(1)
     name = re.search(r"`(test_\w+\.py)`", quick).group(1)
     (tmp_path / name).write_text(code, encoding="utf-8")
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", name],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", name],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "1 passed" in run.stdout
 

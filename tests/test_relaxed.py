@@ -12,8 +12,19 @@ from hypothesis import given, settings
 
 from specproof.errors import InvalidDistribution, SpecProofError
 from specproof.laws.relaxed import (
-    InvalidKnob, Undecided, argmax_proposal, exp_bounds, logit_epsilon_law, logit_epsilon_law_eps, lossless_baseline,
-    match_law, relaxed_block_law, relaxed_topk_law, sglang_threshold_law, sglang_threshold_node_law, standard_law,
+    InvalidKnob,
+    Undecided,
+    argmax_proposal,
+    exp_bounds,
+    logit_epsilon_law,
+    logit_epsilon_law_eps,
+    lossless_baseline,
+    match_law,
+    relaxed_block_law,
+    relaxed_topk_law,
+    sglang_threshold_law,
+    sglang_threshold_node_law,
+    standard_law,
     typical_acceptance_law,
 )
 from specproof.laws.variants import sibling_tree, typical_block_law, typical_law
@@ -26,8 +37,10 @@ Q = (F(1, 4), F(1, 4), F(1, 2))
 GRID = [F(n, 4) for n in range(5)]
 SMALL_PAIRS = [
     (p, q)
-    for p in itertools.product(GRID, repeat=3) if sum(p) == 1
-    for q in itertools.product(GRID, repeat=3) if sum(q) == 1
+    for p in itertools.product(GRID, repeat=3)
+    if sum(p) == 1
+    for q in itertools.product(GRID, repeat=3)
+    if sum(q) == 1
 ]
 
 
@@ -273,9 +286,10 @@ def test_sglang_default_thresholds_are_sampler_match():
 
 
 def test_block_one_position_matches_the_position_law():
-    for rule, knobs, fn in (("max-logit-eps", {"factor": 1}, lambda: logit_epsilon_law(P, Q, 1)),
-                            ("sglang-threshold", {"threshold_acc": F(1, 2)},
-                             lambda: sglang_threshold_law(P, Q, 1, F(1, 2)))):
+    for rule, knobs, fn in (
+        ("max-logit-eps", {"factor": 1}, lambda: logit_epsilon_law(P, Q, 1)),
+        ("sglang-threshold", {"threshold_acc": F(1, 2)}, lambda: sglang_threshold_law(P, Q, 1, F(1, 2))),
+    ):
         block = relaxed_block_law(P, Q, 1, rule, **knobs)
         law = fn()
         assert block.accepted_length_law[1] == law.alpha

@@ -56,8 +56,9 @@ def test_step_fields_and_uses_point_backwards(doc):
         seen.add(step["id"])
     by_id = {s["id"]: s for s in doc["steps"]}
     assert set(by_id["tv"]["uses"]) == {"abs-split", "normalizer-p", "normalizer-q"}
-    assert "linearity of the finite sum plus the per-token lemma (per-token-lemma) applied to the summand" in (
-        by_id["normalizer-p"]["method"]
+    assert (
+        "linearity of the finite sum plus the per-token lemma (per-token-lemma) applied to the summand"
+        in (by_id["normalizer-p"]["method"])
     )
     assert by_id["per-token-lemma"]["check"] == "-a + Max(0, a - b) + Min(a, b)"
     assert by_id["per-token-lemma"]["result"] == "a >= b: 0; a < b: 0"
@@ -94,8 +95,9 @@ def test_deterministic_across_hash_seeds():
     outs = []
     for seed in ("0", "12345"):
         env = dict(os.environ, PYTHONHASHSEED=seed)
-        run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                             text=True, check=True, timeout=120)
+        run = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, timeout=120
+        )
         outs.append(run.stdout)
     assert outs[0] == outs[1]
 
@@ -133,8 +135,7 @@ def test_false_sum_identities_are_not_verified():
     s = sproof._sum
     alpha = s(sp.Min(P[I], Q[I]))
     # normalizer with the wrong residual, or with the wrong normalization hypothesis
-    assert check_sum_identity(s(sp.Max(P[I] - Q[I], 0)) - (1 - s(sp.Max(Q[I] - P[I], 0))),
-                              {s(P[I]): 1})[1] is False
+    assert check_sum_identity(s(sp.Max(P[I] - Q[I], 0)) - (1 - s(sp.Max(Q[I] - P[I], 0))), {s(P[I]): 1})[1] is False
     assert check_sum_identity(s(sp.Max(P[I] - Q[I], 0)) - (1 - alpha), {s(Q[I]): 1})[1] is False
     assert check_sum_identity(s(sp.Max(P[I] - Q[I], 0)) - (2 - alpha), {s(P[I]): 1})[1] is False
     # the true one passes through the same machinery

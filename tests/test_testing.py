@@ -50,8 +50,10 @@ def test_the_float32_textbook_sampler_is_float_faithful_and_float_floor_fail_fai
     with pytest.raises(AssertionError) as info:
         assert_lossless(textbook, P_OFF, Q_OFF, float_floor="fail")
     message = str(info.value)
-    assert message.startswith("the sampler is not lossless (float_floor='fail'): verdict: FLOAT-FAITHFUL; TV from "
-                              f"the target's law {float(want.tv):.6g} ({want.tv.numerator}/{want.tv.denominator})")
+    assert message.startswith(
+        "the sampler is not lossless (float_floor='fail'): verdict: FLOAT-FAITHFUL; TV from "
+        f"the target's law {float(want.tv):.6g} ({want.tv.numerator}/{want.tv.denominator})"
+    )
     assert "its float floor" in message and len(message.splitlines()) <= 20
     assert_lossless(textbook, P_OFF, Q_OFF, float_floor="fail", max_tv=1e-7)  # a stated tolerance passes it
     with pytest.raises(SpecProofError, match="float_floor"):
@@ -66,7 +68,9 @@ def test_le_coin_emits_a_token_the_target_never_wants():
     with pytest.raises(AssertionError) as info:
         assert_lossless(le_coin, P_OFF, Q_OFF)
     assert re.search(r"^    1 +\+1.49e-08  1.49012e-08 \(1/67108864\)  0$", str(info.value), re.M)
-    assert "mass on outputs the target gives probability 0 (or invalid ids): 1.49012e-08 (1/67108864)" in str(info.value)
+    assert "mass on outputs the target gives probability 0 (or invalid ids): 1.49012e-08 (1/67108864)" in str(
+        info.value
+    )
     # the member it equals is named, and not called correct: the verdict line gives the reason
     assert "exactly, but that arithmetic emits tokens the target gives probability 0: always a fault" in str(info.value)
     assert "nearest correct float implementation" not in str(info.value)
@@ -131,11 +135,19 @@ def test_law_difference():
 
 def test_the_readme_example_values():
     # docs/tracing.md: the textbook code with a float32 coin, p/q = 1/3 at token 3
-    traced = assert_law(textbook, {0: "167772157/268435456", 2: "67108863/268435456", 3: "8388609/67108864"},
-                        args=(P_OFF, Q_OFF))
+    traced = assert_law(
+        textbook, {0: "167772157/268435456", 2: "67108863/268435456", 3: "8388609/67108864"}, args=(P_OFF, Q_OFF)
+    )
     assert traced.runs == 24  # the coin's thresholds read from its comparisons (53 runs by bisection)
-    assert assert_law(textbook, {0: "167772157/268435456", 2: "67108863/268435456", 3: "8388609/67108864"},
-                      args=(P_OFF, Q_OFF), read_thresholds=False).runs == 53
+    assert (
+        assert_law(
+            textbook,
+            {0: "167772157/268435456", 2: "67108863/268435456", 3: "8388609/67108864"},
+            args=(P_OFF, Q_OFF),
+            read_thresholds=False,
+        ).runs
+        == 53
+    )
     result = assert_lossless(textbook, P_OFF, Q_OFF)
     assert result.verdict == "float-faithful" and result.tv == F(1, 67108864)
 
@@ -170,6 +182,7 @@ def test_the_issues_float32_textbook_sampler_is_float_faithful():
     want = position_law(p, q, named_rule("lt-float32-coin"))  # the rule computes the float32 code's law
     assert result.verdict == "float-faithful" and result.tv == want.tv and 0 < result.tv < F(1, 10**8)
     assert result.tv_from_float_ideal == 0 and result.outside_support == 0
+
     # the same rows in float64 with a float64 coin: a float floor of about 1e-17
     def textbook64(p, q):
         x = int(torch.multinomial(q, 1))
@@ -215,11 +228,13 @@ def test_a_numpy_chain_that_resamples_from_p_is_lossy_by_one_eighth():
 
 def _context_rows():
     """A target and a draft whose rows depend on the drafted prefix (as a real model's do)."""
+
     def target(prefix):
         return torch.tensor([[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5]][sum(prefix) % 3])
 
     def draft(prefix):
         return torch.tensor([[0.25, 0.5, 0.25], [0.5, 0.25, 0.25], [0.25, 0.25, 0.5]][len(prefix) % 3])
+
     return target, draft
 
 
@@ -377,7 +392,7 @@ def test_messages_print_huge_masses_through_the_one_formatter():
 
     from fractions import Fraction
 
-    tiny = Fraction(1, 3 ** 30000)
+    tiny = Fraction(1, 3**30000)
     with pytest.raises(AssertionError) as info:
         assert_law(lambda: 0, {0: 1 - tiny, 1: tiny})
     text = str(info.value)
@@ -403,8 +418,9 @@ def _step_min_p(p, q, drop):
 
 
 def test_search_lossy_with_a_reference_finds_the_smallest_differential_difference():
-    found = search_lossy(lambda p, q: _step_min_p(p, q, drop=True), max_vocab=2, max_denominator=4,
-                         reference=_plain_min_p)
+    found = search_lossy(
+        lambda p, q: _step_min_p(p, q, drop=True), max_vocab=2, max_denominator=4, reference=_plain_min_p
+    )
     assert found is not None and "differential" in found.comparison.arithmetic
     # the first difference is the fault: p = (1/4, 3/4), q = (0, 1): min_p removes id 0, which the step still emits
     # through its residual; the float floor before it (p = fl32(1/3, 2/3), q = (0, 1), pair 16: min_p keeps both
@@ -412,9 +428,13 @@ def test_search_lossy_with_a_reference_finds_the_smallest_differential_differenc
     # (1 + 2^-25), the row's exact sum: TV 1 / (3 2^24)) is argued a float artefact by re-tracing in float64
     assert (found.p, found.q) == ((F(1, 4), F(3, 4)), (F(0), F(1)))
     assert found.comparison.tv == F(1, 4) and found.pairs == 36 and found.comparison.floor is None
-    floored = compare(lambda p, q: _step_min_p(p, q, drop=True), torch.tensor([1 / 3, 2 / 3]), torch.tensor([0.0, 1.0]),
-                      reference=_plain_min_p)
-    assert floored.verdict == "float-faithful" and floored.tv == F(1, 3 * 2 ** 24)
+    floored = compare(
+        lambda p, q: _step_min_p(p, q, drop=True),
+        torch.tensor([1 / 3, 2 / 3]),
+        torch.tensor([0.0, 1.0]),
+        reference=_plain_min_p,
+    )
+    assert floored.verdict == "float-faithful" and floored.tv == F(1, 3 * 2**24)
     assert floored.floor.argument == "widening" and floored.floor.tv_wide == F(1, 27021597764222976)  # 1 / (3 2^53)
     # without the reference the same pair is float-faithful by the family (the plain sampler is what differs)
     alone = compare(lambda p, q: _step_min_p(p, q, drop=True), torch.tensor([1 / 3, 2 / 3]), torch.tensor([0.0, 1.0]))
@@ -443,6 +463,7 @@ def test_rows_that_do_not_sum_to_one_are_refused_not_renormalized():
         return x
 
     import numpy as np
+
     for bad in ([6.0, 3.0, 2.0], [0.9, 0.9, 0.9], [0.55, 0.3, 0.25]):
         with pytest.raises(InvalidDistribution, match="sums to .*not 1"):
             compare(verify, np.array(bad), np.array([0.2, 0.5, 0.3]))
@@ -525,8 +546,11 @@ def test_search_lossy_skips_inputs_on_which_the_sampler_raises_and_lists_them():
     found = search_lossy(always_fragile, max_vocab=2, max_denominator=2)
     assert (found.comparison, found.p, found.q, found.pairs) == (None, (F(0), F(1)), (F(0), F(1)), 1)
     assert "RuntimeError: p equals q" in found.raised
-    assert [(p, q) for p, q, _ in found.skipped] == [((F(0), F(1)), (F(0), F(1))), ((F(1), F(0)), (F(1), F(0))),
-                                                     ((F(1, 2), F(1, 2)), (F(1, 2), F(1, 2)))]
+    assert [(p, q) for p, q, _ in found.skipped] == [
+        ((F(0), F(1)), (F(0), F(1))),
+        ((F(1), F(0)), (F(1), F(0))),
+        ((F(1, 2), F(1, 2)), (F(1, 2), F(1, 2))),
+    ]
 
 
 def test_a_gross_fault_is_lossy_without_the_float_family_scan():
@@ -538,10 +562,14 @@ def test_a_gross_fault_is_lossy_without_the_float_family_scan():
 
     got = compare(accept_all, P, Q)
     assert (got.verdict, got.tv, got.tv_from_float_ideal, got.member_differing) == ("lossy", F(1, 2), F(1, 2), [])
-    assert got.arithmetic.startswith("not compared: the TV from the target, 0.5 (1/2), is above 0.015625 (1/64), "
-                                     "farther than any correct float code is (a gross fault)")
-    assert verdict_lines(got) == [f"  {got.arithmetic}", "  mass on outputs the target gives probability 0 (or "
-                                  "invalid ids): 0.25 (1/4)"]
+    assert got.arithmetic.startswith(
+        "not compared: the TV from the target, 0.5 (1/2), is above 0.015625 (1/64), "
+        "farther than any correct float code is (a gross fault)"
+    )
+    assert verdict_lines(got) == [
+        f"  {got.arithmetic}",
+        "  mass on outputs the target gives probability 0 (or invalid ids): 0.25 (1/4)",
+    ]
     # the full scan finds the same verdict and TV, and a nearest member
     full = judge(got.law, P, Q)
     assert (full.verdict, full.tv) == ("lossy", F(1, 2)) and full.member is not None
@@ -576,9 +604,9 @@ def test_exact_sums_of_float_rows_by_integers_equal_the_rational_sums():
     from specproof.trace.core import _fraction_weights, exact_float_sum
     from specproof.trace.testing import _exact_sum
 
-    row = [0.1, 0.2, 0.7, 2.0 ** -60, 0.0]
+    row = [0.1, 0.2, 0.7, 2.0**-60, 0.0]
     nums, d = exact_float_sum(row)
-    assert [F(n, d) for n in nums] == [F(x) for x in row] and d == 2 ** 60
+    assert [F(n, d) for n in nums] == [F(x) for x in row] and d == 2**60
     assert exact_float_sum([0.5, float("nan")]) is None and exact_float_sum([1, 0.5]) is None
     assert _exact_sum(torch.tensor(row, dtype=torch.float64), "p") == sum(map(F, row))
     assert _exact_sum([F(1, 3), F(2, 3)], "p") == 1  # rationals: entry by entry
@@ -595,12 +623,17 @@ def test_equivalent_members_are_counted_up_to_v_16_by_default():
     p, q = (torch.softmax(torch.randn(17, generator=g), -1) for _ in range(2))
     result = compare(textbook, p, q)
     assert EQUIVALENTS_MAX_V == 16 and result.verdict == "float-faithful" and result.equivalents is None
-    assert ("(other arithmetics of the family that give the same law were not counted (they are at V <= 16, or with "
-            "equivalents=True): the code's arithmetic is one of them, not necessarily the one named)") in result.report()
+    assert (
+        "(other arithmetics of the family that give the same law were not counted (they are at V <= 16, or with "
+        "equivalents=True): the code's arithmetic is one of them, not necessarily the one named)"
+    ) in result.report()
     counted = compare(textbook, p, q, equivalents=True)
     assert (counted.verdict, counted.tv, counted.arithmetic) == (result.verdict, result.tv, result.arithmetic)
     assert isinstance(counted.equivalents, int) and counted.equivalents >= 0
-    assert compare(textbook, torch.tensor([0.6, 0.3, 0.1]), torch.tensor([0.2, 0.5, 0.3]), equivalents=False).equivalents is None
+    assert (
+        compare(textbook, torch.tensor([0.6, 0.3, 0.1]), torch.tensor([0.2, 0.5, 0.3]), equivalents=False).equivalents
+        is None
+    )
 
 
 def test_multinomial_without_replacement_renormalizes_after_the_first_draw():
@@ -610,8 +643,14 @@ def test_multinomial_without_replacement_renormalizes_after_the_first_draw():
         return tuple(torch.multinomial(w, 2).tolist())
 
     law = trace(two_distinct, (torch.tensor([0.5, 0.25, 0.25]),)).law
-    assert law == {(0, 1): F(1, 4), (0, 2): F(1, 4), (1, 0): F(1, 6), (1, 2): F(1, 12), (2, 0): F(1, 6),
-                   (2, 1): F(1, 12)}
+    assert law == {
+        (0, 1): F(1, 4),
+        (0, 2): F(1, 4),
+        (1, 0): F(1, 6),
+        (1, 2): F(1, 12),
+        (2, 0): F(1, 6),
+        (2, 1): F(1, 12),
+    }
 
 
 def test_the_exact_weights_cache_is_bounded_by_its_entries(monkeypatch):

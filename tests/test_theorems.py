@@ -67,8 +67,9 @@ def _same_as_committed(out, key):
             import sympy
 
             recorded = json.loads((COMMITTED / f"{key}.json").read_text())["sympy_version"]
-            fresh = fresh.replace(f'"sympy_version": "{sympy.__version__}"'.encode(),
-                                  f'"sympy_version": "{recorded}"'.encode())
+            fresh = fresh.replace(
+                f'"sympy_version": "{sympy.__version__}"'.encode(), f'"sympy_version": "{recorded}"'.encode()
+            )
             fresh = fresh.replace(f"SymPy {sympy.__version__}".encode(), f"SymPy {recorded}".encode())
         assert fresh == committed, f"{key}{suffix} differs: rerun python proofs/{key}.py"
 
@@ -84,8 +85,14 @@ def test_committed_heavy_transcripts_regenerate_byte_identically(regenerated_hea
     _same_as_committed(regenerated_heavy[0], key)
 
 
-COMMITTED_CERTIFICATES = ["alpha_tv.json", "block_verification.json", "real_phone_lm.json", "seed_cases.json", "small_grid.json",
-                          "variants_positions.json"]
+COMMITTED_CERTIFICATES = [
+    "alpha_tv.json",
+    "block_verification.json",
+    "real_phone_lm.json",
+    "seed_cases.json",
+    "small_grid.json",
+    "variants_positions.json",
+]
 
 
 def test_the_committed_certificates_are_these():

@@ -69,6 +69,7 @@ def ratio_sampler(p, q, *, cmp="<", residual="positive-part", eps=None):
         else:
             w = torch.clamp(p - q, min=0)
         return int(torch.multinomial(w, 1))
+
     return run
 
 
@@ -92,6 +93,7 @@ def coin_reuse_sampler(p, q, *, open_closed=False, last="last"):
             if u < cdf[i]:
                 return i
         return v - 1 if last == "last" else v
+
     return run
 
 
@@ -102,6 +104,7 @@ def match_sampler(p, q):
         x = int(torch.multinomial(q, 1))
         y = int(torch.multinomial(p, 1))
         return y if y == x else y
+
     return run
 
 
@@ -112,6 +115,7 @@ def greedy_sampler(p, q):
         x = int(torch.argmax(q))
         top = int(torch.argmax(p))
         return x if x == top else top
+
     return run
 
 
@@ -123,7 +127,7 @@ CASES = [
     ("le-float32-coin", "C", lambda p, q: ratio_sampler(p, q, cmp="<=")),
     ("accept-all", "B", accept_all_sampler),
     ("resample-from-target", "C", lambda p, q: ratio_sampler(p, q, residual="target")),
-    ("residual-floor:1/1024", "C", lambda p, q: ratio_sampler(p, q, residual="floor", eps=2.0 ** -10)),
+    ("residual-floor:1/1024", "C", lambda p, q: ratio_sampler(p, q, residual="floor", eps=2.0**-10)),
     ("coin-reuse-inverse-cdf", "C", coin_reuse_sampler),
     ("inverse-cdf-last-id", "C", lambda p, q: coin_reuse_sampler(p, q, open_closed=True)),
     ("match-rule", "B", match_sampler),
@@ -235,15 +239,18 @@ def test_without_replacement_multinomial():
 # --------------------------------------------------------------------------- hostile samplers
 
 
-@pytest.mark.parametrize("call,run", [
-    ("torch.randn", lambda: int(torch.randn(()) > 0)),
-    ("torch.bernoulli", lambda: int(torch.bernoulli(torch.tensor(0.5)))),
-    ("torch.normal", lambda: int(torch.normal(torch.tensor(0.0), torch.tensor(1.0)) > 0)),
-    ("Tensor.geometric_", lambda: int(torch.empty(()).geometric_(0.5) > 1)),
-    ("random.gauss", lambda: int(random.gauss(0, 1) > 0)),
-    ("numpy.random.randn", lambda: int(np.random.randn() > 0)),
-    ("numpy.random.default_rng", lambda: int(np.random.default_rng(0).random() < 0.5)),  # seeds itself
-])
+@pytest.mark.parametrize(
+    "call,run",
+    [
+        ("torch.randn", lambda: int(torch.randn(()) > 0)),
+        ("torch.bernoulli", lambda: int(torch.bernoulli(torch.tensor(0.5)))),
+        ("torch.normal", lambda: int(torch.normal(torch.tensor(0.0), torch.tensor(1.0)) > 0)),
+        ("Tensor.geometric_", lambda: int(torch.empty(()).geometric_(0.5) > 1)),
+        ("random.gauss", lambda: int(random.gauss(0, 1) > 0)),
+        ("numpy.random.randn", lambda: int(np.random.randn() > 0)),
+        ("numpy.random.default_rng", lambda: int(np.random.default_rng(0).random() < 0.5)),  # seeds itself
+    ],
+)
 def test_unmodelled_randomness_is_refused_by_name(call, run):
     with pytest.raises(UnmodelledRandomness, match=call.replace(".", r"\.")):
         trace(run)
@@ -291,8 +298,17 @@ def test_the_budget_names_where_the_runs_went():
 
 
 def test_sampler_errors_are_wrapped_and_patches_restored():
-    originals = (torch.rand, torch.rand_like, torch.multinomial, torch.randint, torch.randn, torch.Tensor.uniform_,
-                 torch.Tensor.exponential_, np.random.rand, random.random)
+    originals = (
+        torch.rand,
+        torch.rand_like,
+        torch.multinomial,
+        torch.randint,
+        torch.randn,
+        torch.Tensor.uniform_,
+        torch.Tensor.exponential_,
+        np.random.rand,
+        random.random,
+    )
 
     def run():
         if torch.rand(()) < 0.5:
@@ -301,8 +317,17 @@ def test_sampler_errors_are_wrapped_and_patches_restored():
 
     with pytest.raises(SamplerRaised, match="RuntimeError: boom"):
         trace(run)
-    assert (torch.rand, torch.rand_like, torch.multinomial, torch.randint, torch.randn, torch.Tensor.uniform_,
-            torch.Tensor.exponential_, np.random.rand, random.random) == originals
+    assert (
+        torch.rand,
+        torch.rand_like,
+        torch.multinomial,
+        torch.randint,
+        torch.randn,
+        torch.Tensor.uniform_,
+        torch.Tensor.exponential_,
+        np.random.rand,
+        random.random,
+    ) == originals
     assert "uniform_" not in vars(torch.Tensor)
     assert torch.rand(3).shape == (3,)  # the real function again
 
@@ -396,9 +421,9 @@ def test_uniform_with_bounds_follows_pytorchs_arithmetic():
     # the bounds in float32, then u * (b - a) + a in double, rounded to float32: count the grid
     # points k/2^24 whose image is below float32(0.4), by the same arithmetic in NumPy
     a, b = float(np.float32(0.1)), float(np.float32(0.7))
-    k = np.arange(2 ** 24, dtype=np.float64)
-    below = int(((k / 2 ** 24 * (b - a) + a).astype(np.float32) < np.float32(0.4)).sum())
-    assert trace(scaled).law[1] == F(below, 2 ** 24)
+    k = np.arange(2**24, dtype=np.float64)
+    below = int(((k / 2**24 * (b - a) + a).astype(np.float32) < np.float32(0.4)).sum())
+    assert trace(scaled).law[1] == F(below, 2**24)
 
 
 def test_read_thresholds_fall_back_to_bisection_where_a_uniform_is_used_as_a_value():
@@ -434,6 +459,7 @@ def test_read_thresholds_of_a_vector_of_coins_compared_elementwise_and_by_index(
 
 def test_uses_the_function_mode_cannot_see_send_a_uniform_to_bisection():
     """Found by an adversarial review: TorchScript, out= buffers, a returned uniform, formatting."""
+
     @torch.jit.script
     def hidden(u: torch.Tensor) -> bool:
         return bool(u >= 0.875)
@@ -481,4 +507,3 @@ def test_a_hanging_sampler_ends_at_the_time_budget():
     assert torch.rand(()).dtype == torch.float32  # the patches are undone after a timeout
     with pytest.raises(SpecProofError, match="max_seconds"):
         trace(lambda: 0, max_seconds=0)
-

@@ -105,8 +105,10 @@ def test_generators_in_a_closure_and_in_the_arguments_are_controlled():
     assert trace(closure).law == {0: F(1, 2), 1: F(1, 2)}
     # an argument used to be deep-copied for every run: the same values each time, a point mass
     assert trace(lambda g: int(g.random() < 0.5), (np.random.default_rng(3),)).law == {0: F(1, 2), 1: F(1, 2)}
-    assert trace(lambda d: int(d["g"].random() < 0.25), ({"g": np.random.default_rng(3)},)).law == \
-        {0: F(3, 4), 1: F(1, 4)}
+    assert trace(lambda d: int(d["g"].random() < 0.25), ({"g": np.random.default_rng(3)},)).law == {
+        0: F(3, 4),
+        1: F(1, 4),
+    }
 
 
 def test_a_generator_that_cannot_be_rebound_is_refused_naming_it_and_the_line():

@@ -32,18 +32,24 @@ def one_second_per_reading(monkeypatch):
 
 
 def test_a_budget_too_small_for_the_vocabulary_is_refused_after_the_first_runs(one_second_per_reading):
-    with pytest.raises(TraceTimeout, match=r"refused after 1 run: the first run's draw from torch.multinomial has "
-                                           r"2000 outcomes.*at least 2000 runs, about 33.3 min, past the time "
-                                           r"budget of 10 s"):
+    with pytest.raises(
+        TraceTimeout,
+        match=r"refused after 1 run: the first run's draw from torch.multinomial has "
+        r"2000 outcomes.*at least 2000 runs, about 33.3 min, past the time "
+        r"budget of 10 s",
+    ):
         trace(textbook, rows(2000), max_seconds=10)
 
 
 def test_with_no_budget_a_trace_past_an_hour_is_refused_with_its_estimate(one_second_per_reading):
-    with pytest.raises(TraceTooLarge, match=r"refused after 3 runs: .* 5000 outcomes.*about 83.3 min, past 60 min; "
-                                            r"trace a smaller vocabulary, or pass max_seconds"):
+    with pytest.raises(
+        TraceTooLarge,
+        match=r"refused after 3 runs: .* 5000 outcomes.*about 83.3 min, past 60 min; "
+        r"trace a smaller vocabulary, or pass max_seconds",
+    ):
         trace(textbook, rows(5000))
 
 
 def test_a_small_vocabulary_is_never_refused_for_its_estimate(one_second_per_reading):
-    law = trace(textbook, rows(4), max_seconds=10 ** 6).law
+    law = trace(textbook, rows(4), max_seconds=10**6).law
     assert sum(law.values()) == 1 and len(law) == 4

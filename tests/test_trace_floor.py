@@ -56,7 +56,7 @@ def test_a_correct_step_with_min_p_inside_is_float_faithful_against_its_plain_sa
     assert c.floor.argument == "widening" and c.floor.outcome == "float artefact"
     assert (c.floor.narrow, c.floor.wide) == ("float32", "float64")
     assert c.floor.tv_wide == F(4503599426043905, 121694457621910022543683507716096)  # 3.7e-17
-    assert c.floor.tv_wide <= c.floor.threshold == c.tv / 2 ** 15
+    assert c.floor.tv_wide <= c.floor.threshold == c.tv / 2**15
     assert "re-tracing in float64" in c.report() and "float artefact" in c.report()
     assert "re-traced" in c.arithmetic
 
@@ -73,8 +73,9 @@ def test_eagle_style_posterior_renormalizing_is_float_faithful():
     assert c.verdict == "float-faithful"
     assert c.tv == F(31525198733770757, 1208925864650625448411136)  # 2.6e-8, as given (float32 rows, Python coin)
     assert c.floor.outcome == "float artefact"
-    assert c.floor.tv_wide == F(477174730694390854025165168117045,
-                                2923003274661806079796284909252611126678880518144)  # 1.6e-16
+    assert c.floor.tv_wide == F(
+        477174730694390854025165168117045, 2923003274661806079796284909252611126678880518144
+    )  # 1.6e-16
     assert_lossless(posterior, P, Q)  # float_floor="allow" passes it
     with pytest.raises(AssertionError, match="float_floor='fail'"):
         assert_lossless(posterior, P, Q, float_floor="fail")
@@ -90,7 +91,7 @@ def test_eagle_style_posterior_without_renormalizing_is_lossy():
 def test_a_small_logic_fault_does_not_fall_and_stays_lossy():
     def shaved(p, q):  # accepts 2^-20 too rarely: a fault far below the gross threshold
         x = int(torch.multinomial(q, 1))
-        if torch.rand(()) < p[x] / q[x] * (1 - 2 ** -20):
+        if torch.rand(()) < p[x] / q[x] * (1 - 2**-20):
             return x
         return int(torch.multinomial(torch.clamp(p - q, min=0), 1))
 
@@ -142,13 +143,13 @@ def test_widen_gives_each_probability_row_its_law_in_float64_and_logits_their_ex
     w = floor.widen(torch.tensor([[0.2, 0.5, 0.3], [-1.5, 0.25, 3.0]]))
     assert w.dtype == torch.float64
     assert w[1].tolist() == [-1.5, 0.25, 3.0]
-    assert abs(float(w[0].sum()) - 1) <= 2 ** -52
+    assert abs(float(w[0].sum()) - 1) <= 2**-52
     np = pytest.importorskip("numpy")
     a = floor.widen(np.array([0.2, 0.5, 0.3], dtype=np.float32))
-    assert a.dtype == np.float64 and abs(float(a.sum()) - 1) <= 2 ** -52
+    assert a.dtype == np.float64 and abs(float(a.sum()) - 1) <= 2**-52
     assert floor.widen(lambda prefix: torch.tensor([0.5, 0.5]))(()).dtype == torch.float64
     assert floor.row_format([0.5, 0.5]) == "float64" and floor.row_format(P) == "float32"
-    assert floor.gross_threshold("float32") == F(1, 2 ** 12) and floor.gross_threshold("bfloat16") == F(1, 64)
+    assert floor.gross_threshold("float32") == F(1, 2**12) and floor.gross_threshold("bfloat16") == F(1, 64)
 
 
 def test_a_match_rule_drawing_the_target_token_by_inverse_cdf_is_float_faithful():
@@ -213,7 +214,8 @@ def test_the_command_line_says_which_argument_was_used(tmp_path, monkeypatch, ca
 
     from specproof.cli import main
 
-    (tmp_path / "eagle_like.py").write_text(textwrap.dedent('''
+    (tmp_path / "eagle_like.py").write_text(
+        textwrap.dedent("""
         import random
         import torch
 
@@ -225,7 +227,8 @@ def test_the_command_line_says_which_argument_was_used(tmp_path, monkeypatch, ca
                 row[c] = 0
                 row = row / row.sum()
             return int(torch.multinomial(row, 1))
-    '''))
+    """)
+    )
     (tmp_path / "p.json").write_text("[0.6, 0.3, 0.1]")
     (tmp_path / "q.json").write_text("[0.2, 0.5, 0.3]")
     monkeypatch.chdir(tmp_path)
@@ -252,7 +255,7 @@ def test_float64_rows_made_float32_inside_the_code_name_what_the_verdict_rests_o
     # is the family's (it was "lossy" with no word on this), and the report says what it rests on
     rows = [0.6, 0.3, 0.1], [0.2, 0.5, 0.3]
     c = compare(posterior_in_float32, *rows)
-    assert c.verdict == "lossy" and 0 < c.tv < F(1, 10 ** 7)
+    assert c.verdict == "lossy" and 0 < c.tv < F(1, 10**7)
     assert c.floor.outcome == "not made" and c.floor.narrow == "float64"
     assert "computes in float32 on float64 rows" in c.floor.reason and "test_trace_floor.py" in c.floor.reason
     assert any("on the textbook float family alone" in caveat for caveat in c.caveats)
@@ -264,12 +267,12 @@ def test_a_small_fault_in_float64_code_on_float64_rows_stays_lossy():
     def shaved(p, q):  # accepts with p/q (1 - 2^-20): a logic fault of TV about 4e-7, all in float64
         p, q = (torch.as_tensor(r, dtype=torch.float64) for r in (p, q))
         x = int(torch.multinomial(q, 1))
-        if torch.rand((), dtype=torch.float64) < p[x] / q[x] * (1 - 2.0 ** -20):
+        if torch.rand((), dtype=torch.float64) < p[x] / q[x] * (1 - 2.0**-20):
             return x
         return int(torch.multinomial(torch.clamp(p - q, min=0), 1))
 
     c = compare(shaved, [0.6, 0.3, 0.1], [0.2, 0.5, 0.3])
-    assert c.verdict == "lossy" and F(1, 10 ** 7) < c.tv < F(1, 10 ** 6)
+    assert c.verdict == "lossy" and F(1, 10**7) < c.tv < F(1, 10**6)
     assert c.floor is None  # no narrower arithmetic seen: the float64 floor is far below this TV
     assert any("narrower arithmetic outside PyTorch" in caveat and "(float64)" in caveat for caveat in c.caveats)
     assert "caveat: lossy on the assumption" in c.report()
@@ -290,7 +293,9 @@ def test_code_in_a_folder_named_specproof_is_still_the_users(tmp_path, monkeypat
         "            return c\n"
         "        row[c] = 0\n"
         "        row = row / row.sum()\n"
-        "    return int(torch.multinomial(row, 1))\n", encoding="utf-8")
+        "    return int(torch.multinomial(row, 1))\n",
+        encoding="utf-8",
+    )
     monkeypatch.syspath_prepend(str(folder))
     import my_narrow_sampler
 

@@ -60,17 +60,26 @@ def test_lucidrains_gumbel_sample_batched_with_temperature_and_eps_guards():
 
 def test_gumbel_top_k_draws_without_replacement_plackett_luce():
     got = trace(lambda: tuple(torch.topk(torch.log(W) + -torch.log(-torch.log(torch.rand(3))), 2).indices.tolist()))
-    assert got.law == {(0, 1): F(1, 4), (0, 2): F(1, 4), (1, 0): F(1, 6), (1, 2): F(1, 12), (2, 0): F(1, 6),
-                       (2, 1): F(1, 12)}
+    assert got.law == {
+        (0, 1): F(1, 4),
+        (0, 2): F(1, 4),
+        (1, 0): F(1, 6),
+        (1, 2): F(1, 12),
+        (2, 0): F(1, 6),
+        (2, 1): F(1, 12),
+    }
     assert got.calls == ("Gumbel-top-k",)
 
 
-@pytest.mark.parametrize("noise", [
-    lambda w: torch.argmax(w / -torch.log(torch.rand(3))),  # the race on uniforms: E = -log u
-    lambda w: torch.argmax(torch.log(w) - torch.log(-torch.log(1 - torch.rand_like(w)))),  # 1 - u
-    lambda w: torch.argmax(torch.log(w) + torch.log(torch.log(torch.rand(3)) * -1) * -1),
-    lambda w: (torch.log(w) - torch.log(-torch.log(torch.rand(3) + 1e-10))).argmax(dim=-1, keepdim=True)[0],
-])
+@pytest.mark.parametrize(
+    "noise",
+    [
+        lambda w: torch.argmax(w / -torch.log(torch.rand(3))),  # the race on uniforms: E = -log u
+        lambda w: torch.argmax(torch.log(w) - torch.log(-torch.log(1 - torch.rand_like(w)))),  # 1 - u
+        lambda w: torch.argmax(torch.log(w) + torch.log(torch.log(torch.rand(3)) * -1) * -1),
+        lambda w: (torch.log(w) - torch.log(-torch.log(torch.rand(3) + 1e-10))).argmax(dim=-1, keepdim=True)[0],
+    ],
+)
 def test_other_spellings_of_the_same_race(noise):
     assert trace(lambda: int(noise(W))).law == {0: F(1, 2), 1: F(1, 4), 2: F(1, 4)}
 
@@ -92,16 +101,35 @@ def test_a_verifier_whose_draft_and_residual_are_gumbel_max_is_lossless():
 # --------------------------------------------------------------------------- refusals
 
 
-@pytest.mark.parametrize("run,match", [
-    (lambda: (lambda g: (int(torch.argmax(torch.log(W) + g)), float(g.sum())))(-torch.log(-torch.log(torch.rand(3)))),
-     r"Gumbel noise \(G\) is used by sum"),
-    (lambda: float(torch.topk(torch.log(W) - torch.log(-torch.log(torch.rand(3))), 2).values[0]),
-     r"values returned by topk"),
-    (lambda: (lambda g: (int(torch.argmax(torch.log(W) + g)), int(torch.argmax(W + g))))(
-        -torch.log(-torch.log(torch.rand(3)))), r"used by add|ordered twice"),
-    (lambda: int(torch.argmax(torch.log(W) - torch.log(-torch.log(torch.rand(3))), dim=0) if False else
-                 torch.argmax(torch.log(W).expand(2, 3) - torch.log(-torch.log(torch.rand(2, 3))))), r"flattened"),
-])
+@pytest.mark.parametrize(
+    "run,match",
+    [
+        (
+            lambda: (lambda g: (int(torch.argmax(torch.log(W) + g)), float(g.sum())))(
+                -torch.log(-torch.log(torch.rand(3)))
+            ),
+            r"Gumbel noise \(G\) is used by sum",
+        ),
+        (
+            lambda: float(torch.topk(torch.log(W) - torch.log(-torch.log(torch.rand(3))), 2).values[0]),
+            r"values returned by topk",
+        ),
+        (
+            lambda: (lambda g: (int(torch.argmax(torch.log(W) + g)), int(torch.argmax(W + g))))(
+                -torch.log(-torch.log(torch.rand(3)))
+            ),
+            r"used by add|ordered twice",
+        ),
+        (
+            lambda: int(
+                torch.argmax(torch.log(W) - torch.log(-torch.log(torch.rand(3))), dim=0)
+                if False
+                else torch.argmax(torch.log(W).expand(2, 3) - torch.log(-torch.log(torch.rand(2, 3))))
+            ),
+            r"flattened",
+        ),
+    ],
+)
 def test_other_uses_of_a_gumbel_noise_are_refused_by_name(run, match):
     with pytest.raises(UnmodelledRandomness, match=match):
         trace(run, max_runs=50)
@@ -145,7 +173,9 @@ def test_the_exponential_race_written_in_log_space_is_the_same_race():
     law = trace(lambda: int((logits / 0.5 - torch.empty_like(logits).exponential_().log()).argmax(-1)[0])).law
     assert law == dict(enumerate(softmax_law((logits / 0.5)[0])))
     with pytest.raises(UnmodelledRandomness, match="two races sharing one noise"):
+
         def twice():
             e = torch.empty_like(W).exponential_()
             return int(torch.argmax(torch.log(W) - torch.log(e))), int(torch.argmax(W / e))
+
         trace(twice, max_runs=10)

@@ -19,8 +19,9 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the machine
     if os.environ.get("SPECPROOF_REQUIRE_ENGINES") == "1":  # CI, after installing the engines extra
         raise
-    pytest.skip(f"mlx does not import here ({exc}); on Linux its CPU wheel is pip install mlx mlx-cpu",
-                allow_module_level=True)
+    pytest.skip(
+        f"mlx does not import here ({exc}); on Linux its CPU wheel is pip install mlx mlx-cpu", allow_module_level=True
+    )
 
 from specproof.trace.testing import compare  # noqa: E402
 from specproof.trace.tracer import UncontrolledRandomness, UnmodelledRandomness, trace  # noqa: E402
@@ -47,8 +48,10 @@ def test_a_uniform_coin_is_exact_for_mlx_arithmetic():
 
 def test_bernoulli_is_mlx_bits_against_the_scaled_p():
     # fl32(k) < fl32(0.25 * (2^32 + 512)) = 2^30 + 128: k <= 2^30 + 64 (the tie rounds to the even 2^30)
-    assert trace(lambda: bool(mx.random.bernoulli(0.25))).law == {True: F(2**30 + 65, 2**32),
-                                                                    False: 1 - F(2**30 + 65, 2**32)}
+    assert trace(lambda: bool(mx.random.bernoulli(0.25))).law == {
+        True: F(2**30 + 65, 2**32),
+        False: 1 - F(2**30 + 65, 2**32),
+    }
 
 
 def test_randint_is_the_floored_float32_uniform():
@@ -131,18 +134,23 @@ def test_draws_with_explicit_keys_are_fresh_draws_and_a_reused_key_is_refused():
     half = F(2**31 - 64, 2**32)
     assert got.law[(True, True)] == half * half and len(got.law) == 4
     with pytest.raises(UnmodelledRandomness, match="key already used in this run"):
-        trace(lambda key: (float(mx.random.uniform(key=key)), float(mx.random.uniform(key=key)))[0] < 0.5,
-              (mx.random.key(7),), max_runs=5)
+        trace(
+            lambda key: (float(mx.random.uniform(key=key)), float(mx.random.uniform(key=key)))[0] < 0.5,
+            (mx.random.key(7),),
+            max_runs=5,
+        )
 
 
-@pytest.mark.parametrize("run,error,match", [
-    (lambda: float(mx.random.normal()) < 0, UnmodelledRandomness, r"mx\.random\.normal"),
-    (lambda: int(mx.argmax(mx.random.gumbel((3,)))), UnmodelledRandomness, r"mx\.random\.gumbel"),
-    (lambda: (mx.random.seed(0), bool(mx.random.uniform() < 0.5))[1], UncontrolledRandomness, r"seeds MLX"),
-    (lambda: bool(mx.random.uniform(key=mx.random.key(0)) < 0.5), UncontrolledRandomness, r"mx\.random\.key"),
-    (lambda: int(categorical_bound_before_tracing(mx.array([0.0, 0.0]))), UncontrolledRandomness,
-     r"source 'mlx'"),
-])
+@pytest.mark.parametrize(
+    "run,error,match",
+    [
+        (lambda: float(mx.random.normal()) < 0, UnmodelledRandomness, r"mx\.random\.normal"),
+        (lambda: int(mx.argmax(mx.random.gumbel((3,)))), UnmodelledRandomness, r"mx\.random\.gumbel"),
+        (lambda: (mx.random.seed(0), bool(mx.random.uniform() < 0.5))[1], UncontrolledRandomness, r"seeds MLX"),
+        (lambda: bool(mx.random.uniform(key=mx.random.key(0)) < 0.5), UncontrolledRandomness, r"mx\.random\.key"),
+        (lambda: int(categorical_bound_before_tracing(mx.array([0.0, 0.0]))), UncontrolledRandomness, r"source 'mlx'"),
+    ],
+)
 def test_mlx_paths_not_modelled_are_refused_never_given_a_verdict(run, error, match):
     with pytest.raises(error, match=match):
         trace(run, max_runs=20)
@@ -157,8 +165,12 @@ def mlx_lm_sample_utils(tmp_path_factory):
     import zipfile
 
     where = tmp_path_factory.mktemp("mlx_lm")
-    got = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "mlx-lm", "-d", str(where)],
-                         capture_output=True, text=True, timeout=300)
+    got = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "mlx-lm", "-d", str(where)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     wheels = list(where.glob("mlx_lm-*.whl"))
     if got.returncode != 0 or not wheels:
         pytest.skip(f"the mlx-lm wheel cannot be had here: {got.stderr.strip()[-200:]}")

@@ -54,16 +54,20 @@ def test_a_draw_the_sampler_branches_on_is_enumerated():
     assert not pushed(fast) and fast.runs == slow.runs == 3
 
 
-@pytest.mark.parametrize("use", [
-    lambda t: int(t),  # converted
-    lambda t: t.item(),
-    lambda t: tuple(t.tolist()),
-    lambda t: torch.tensor([10, 20, 30])[t],  # used as an index
-    lambda t: t + 1,  # arithmetic
-    lambda t: t.float(),  # another dtype
-    lambda t: torch.where(t > 0, t, 5),
-    lambda t: torch.zeros(3, dtype=torch.int64).index_fill_(0, t, 1),
-], ids=["int", "item", "tolist", "index", "add", "float", "where", "index_fill"])
+@pytest.mark.parametrize(
+    "use",
+    [
+        lambda t: int(t),  # converted
+        lambda t: t.item(),
+        lambda t: tuple(t.tolist()),
+        lambda t: torch.tensor([10, 20, 30])[t],  # used as an index
+        lambda t: t + 1,  # arithmetic
+        lambda t: t.float(),  # another dtype
+        lambda t: torch.where(t > 0, t, 5),
+        lambda t: torch.zeros(3, dtype=torch.int64).index_fill_(0, t, 1),
+    ],
+    ids=["int", "item", "tolist", "index", "add", "float", "where", "index_fill"],
+)
 def test_a_draw_used_as_a_value_is_enumerated(use):
     fast, slow = both(lambda: use(torch.multinomial(W, 1)))
     assert not pushed(fast) and fast.runs == slow.runs == 3
@@ -122,8 +126,12 @@ def test_only_the_last_draw_is_pushed_forward():
         return torch.cat([a, b])
 
     fast, slow = both(two_draws)
-    assert fast.law == {(i, j): W_i * W4_j for i, W_i in enumerate((F(1, 2), F(1, 4), F(1, 4)))
-                        for j, W4_j in enumerate((F(1, 8), F(0), F(3, 8), F(1, 2))) if W4_j}
+    assert fast.law == {
+        (i, j): W_i * W4_j
+        for i, W_i in enumerate((F(1, 2), F(1, 4), F(1, 4)))
+        for j, W4_j in enumerate((F(1, 8), F(0), F(3, 8), F(1, 2)))
+        if W4_j
+    }
     assert pushed(fast) and fast.runs < slow.runs  # the first draw enumerated (3), the second read (+ checks)
 
     def draw_then_coin():  # the draw is not the last random request: enumerated
@@ -136,8 +144,14 @@ def test_only_the_last_draw_is_pushed_forward():
 
 def test_without_replacement_the_later_draw_is_pushed_forward_with_its_own_weights():
     fast, slow = both(lambda: torch.multinomial(W, 2))
-    assert fast.law == {(0, 1): F(1, 4), (0, 2): F(1, 4), (1, 0): F(1, 6), (1, 2): F(1, 12),
-                        (2, 0): F(1, 6), (2, 1): F(1, 12)}
+    assert fast.law == {
+        (0, 1): F(1, 4),
+        (0, 2): F(1, 4),
+        (1, 0): F(1, 6),
+        (1, 2): F(1, 12),
+        (2, 0): F(1, 6),
+        (2, 1): F(1, 12),
+    }
     assert pushed(fast)
 
 

@@ -181,15 +181,20 @@ def test_the_negative_zero_edge_as_an_explicit_option():
 # --------------------------------------------------------------------------- refusals, named
 
 
-@pytest.mark.parametrize("run,match", [
-    (lambda w: int(torch.argmax(torch.log(w) - torch.empty_like(w).exponential_().log_())),
-     r"used by log_.*Gumbel variable"),
-    (lambda w: int(torch.argmax(torch.empty_like(w).exponential_().reciprocal() + w)), r"on E\.reciprocal\(\)"),
-    (lambda w: int(torch.argmax(w * torch.empty_like(w).exponential_())), r"used by mul"),
-    (lambda w: (torch.empty_like(w).exponential_(), 0)[1], r"never divided a weight tensor"),
-    (lambda w: float((w / torch.empty_like(w).exponential_()).max()), r"quotient w / E.*used by max"),
-    (lambda w: int(torch.multinomial(w / torch.empty_like(w).exponential_(), 1)), r"quotient w / E.*multinomial"),
-])
+@pytest.mark.parametrize(
+    "run,match",
+    [
+        (
+            lambda w: int(torch.argmax(torch.log(w) - torch.empty_like(w).exponential_().log_())),
+            r"used by log_.*Gumbel variable",
+        ),
+        (lambda w: int(torch.argmax(torch.empty_like(w).exponential_().reciprocal() + w)), r"on E\.reciprocal\(\)"),
+        (lambda w: int(torch.argmax(w * torch.empty_like(w).exponential_())), r"used by mul"),
+        (lambda w: (torch.empty_like(w).exponential_(), 0)[1], r"never divided a weight tensor"),
+        (lambda w: float((w / torch.empty_like(w).exponential_()).max()), r"quotient w / E.*used by max"),
+        (lambda w: int(torch.multinomial(w / torch.empty_like(w).exponential_(), 1)), r"quotient w / E.*multinomial"),
+    ],
+)
 def test_other_uses_of_the_exponential_noise_are_refused_by_name(run, match):
     with pytest.raises(UnmodelledRandomness, match=match):
         trace(run, (torch.tensor([0.5, 0.25, 0.25]),), max_runs=10)
@@ -217,11 +222,21 @@ def gumbel_max(w):
 
 def test_gumbel_max_on_uniforms_is_traced_as_a_race_and_other_forms_named_on_the_first_run():
     w = torch.tensor([0.5, 0.25, 0.25])
-    assert trace(gumbel_max, (w,)).law == {0: F(1, 2), 1: F(1, 4), 2: F(1, 4)}  # a race in disguise: see test_trace_gumbel
-    with pytest.raises(ContinuousThreshold, match=r"argmax orders values computed from 3 different uniforms "
-                                                  r"\(Gumbel-max.*torch\.multinomial.*exponential_"):
-        trace(lambda w: int(torch.argmax(torch.log(w) - torch.log(-torch.log(torch.rand(w.shape))) ** 3)), (w,),
-              max_runs=1)
+    assert trace(gumbel_max, (w,)).law == {
+        0: F(1, 2),
+        1: F(1, 4),
+        2: F(1, 4),
+    }  # a race in disguise: see test_trace_gumbel
+    with pytest.raises(
+        ContinuousThreshold,
+        match=r"argmax orders values computed from 3 different uniforms "
+        r"\(Gumbel-max.*torch\.multinomial.*exponential_",
+    ):
+        trace(
+            lambda w: int(torch.argmax(torch.log(w) - torch.log(-torch.log(torch.rand(w.shape))) ** 3)),
+            (w,),
+            max_runs=1,
+        )
     assert issubclass(ContinuousThreshold, NotPiecewiseConstant)
 
     def gumbel_uniform_(w):  # the same with Tensor.uniform_ on a buffer, batched, and sort instead of argmax
@@ -241,8 +256,11 @@ def test_gumbel_max_outside_torch_is_named_by_the_piece_search():
         u = torch.rand(3).tolist()
         return max(range(3), key=lambda i: math.log(w[i]) - math.log(-math.log(u[i])) if u[i] else -math.inf)
 
-    with pytest.raises(ContinuousThreshold, match=r"law of the rest of the run changes at each of 32 consecutive "
-                                                  r"grid points.*Gumbel-max"):
+    with pytest.raises(
+        ContinuousThreshold,
+        match=r"law of the rest of the run changes at each of 32 consecutive "
+        r"grid points.*Gumbel-max",
+    ):
         trace(gumbel_in_python, max_runs=3000)
 
 
@@ -345,8 +363,9 @@ def test_the_reciprocal_race_is_the_exponential_race():
     q = t32([0.25, 0.0, 0.5, 0.25])
     got = trace(vllm_v1_recovered, (p, q, 0))
     assert got.law == {0: F(1, 2), 1: F(1, 2)}  # the residual (1/4, 1/4, 0, 0), normalized
-    divided = trace(lambda a, b: int(torch.argmax(torch.clamp(a - b, min=0) / torch.empty_like(a).exponential_(),
-                                                  dim=-1)), (p, q))
+    divided = trace(
+        lambda a, b: int(torch.argmax(torch.clamp(a - b, min=0) / torch.empty_like(a).exponential_(), dim=-1)), (p, q)
+    )
     assert got.law == divided.law
     assert got.calls == ("Tensor.exponential_",)
 
@@ -360,8 +379,9 @@ def test_the_reciprocal_race_batched_and_in_float64():
 
     law = trace(batched, (w,)).law
     assert law == {(0, 1): F(1, 8), (0, 2): F(3, 8), (1, 1): F(1, 8), (1, 2): F(3, 8)}
-    assert trace(lambda w: int(torch.argmax(w[1].mul(torch.empty_like(w[1]).exponential_().reciprocal()))),
-                 (w,)).law == {1: F(1, 4), 2: F(3, 4)}
+    assert trace(
+        lambda w: int(torch.argmax(w[1].mul(torch.empty_like(w[1]).exponential_().reciprocal()))), (w,)
+    ).law == {1: F(1, 4), 2: F(3, 4)}
 
 
 def test_a_vllm_v1_form_rejection_sampler_is_traced_with_the_right_verdict():
@@ -385,4 +405,3 @@ def test_the_reciprocal_used_twice_or_otherwise_is_refused():
         trace(twice, (t32([0.5, 0.5]),))
     with pytest.raises(UnmodelledRandomness, match="quotient w / E.*used by max"):
         trace(lambda w: float((w * torch.empty_like(w).exponential_().reciprocal()).max()), (t32([0.5, 0.5]),))
-

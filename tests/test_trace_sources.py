@@ -22,8 +22,10 @@ dice.shuffle = lambda xs: xs
 
 class DiceSource(Source):
     name = "dice"
-    assumptions = {"dice.roll": "dice.roll: exactly uniform on 1..6",
-                   "dice.coin": "dice.coin: k/2^8, k uniform on the grid"}
+    assumptions = {
+        "dice.roll": "dice.roll: exactly uniform on 1..6",
+        "dice.coin": "dice.coin: k/2^8, k uniform on the grid",
+    }
 
     def install(self, patcher: Patcher) -> None:
         patcher.set(dice, "roll", lambda: _draw_categorical(_run(), tuple(range(1, 7)), (F(1, 6),) * 6, "dice.roll"))
@@ -48,8 +50,15 @@ def test_the_built_in_sources_are_registered_in_order():
 
 def test_a_new_source_is_traced_with_its_assumptions(dice_source):
     result = trace(lambda: dice.roll() + (dice.coin() < 0.25))
-    assert result.law == {1: F(3, 24), 2: F(1, 24) + F(3, 24), 3: F(1, 24) + F(3, 24), 4: F(1, 24) + F(3, 24),
-                          5: F(1, 24) + F(3, 24), 6: F(1, 24) + F(3, 24), 7: F(1, 24)}
+    assert result.law == {
+        1: F(3, 24),
+        2: F(1, 24) + F(3, 24),
+        3: F(1, 24) + F(3, 24),
+        4: F(1, 24) + F(3, 24),
+        5: F(1, 24) + F(3, 24),
+        6: F(1, 24) + F(3, 24),
+        7: F(1, 24),
+    }
     assert result.calls == ("dice.coin", "dice.roll")
     assert "dice.roll: exactly uniform on 1..6" in result.assumptions
     assert "dice.coin: k/2^8, k uniform on the grid" in result.assumptions

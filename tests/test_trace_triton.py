@@ -56,8 +56,12 @@ def test_a_triton_coin_is_exact_for_triton_arithmetic():
 def test_offsets_are_independent_and_the_same_offset_gives_the_same_bits():
     below = F(triton_below(0.5), 2**32)
     got = trace(lambda: coins(2, 0.5))
-    assert got.law == {(1, 1): below**2, (1, 0): below * (1 - below), (0, 1): below * (1 - below),
-                       (0, 0): (1 - below) ** 2}
+    assert got.law == {
+        (1, 1): below**2,
+        (1, 0): below * (1 - below),
+        (0, 1): below * (1 - below),
+        (0, 0): (1 - below) ** 2,
+    }
 
     @triton.jit
     def twice(out_ptr, seed):
@@ -107,8 +111,9 @@ def test_int64_offsets_are_philox_counters_too_not_refused():
 
     def run(positions):
         out = torch.empty(len(positions), dtype=torch.int32)
-        position_coin_kernel[(len(positions),)](out, torch.tensor([5], dtype=torch.int64),
-                                                torch.tensor(positions, dtype=torch.int64), 0.25)
+        position_coin_kernel[(len(positions),)](
+            out, torch.tensor([5], dtype=torch.int64), torch.tensor(positions, dtype=torch.int64), 0.25
+        )
         return tuple(out.tolist())
 
     assert trace(run, ([7],)).law == {(1,): below, (0,): 1 - below}

@@ -21,8 +21,13 @@ def test_show():
 
 
 def test_certificate_transcript_content_and_determinism():
-    cert = build_certificate(["1/3", "2/3", 0], ["1/2", 0, "1/2"], name="demo", labels=["a", "b|c", " d"],
-                             provenance={"context": "The capital of France is"})
+    cert = build_certificate(
+        ["1/3", "2/3", 0],
+        ["1/2", 0, "1/2"],
+        name="demo",
+        labels=["a", "b|c", " d"],
+        provenance={"context": "The capital of France is"},
+    )
     text = transcript.render(cert)
     assert text == transcript.render(cert)
     assert text.startswith("# Proof transcript: demo\n\n**Verdict: PROVED**\n")
@@ -84,8 +89,9 @@ def test_compact_certificate_transcript():
     rng = np.random.default_rng(1)
     p = rng.dirichlet(np.ones(500) * 0.3)
     q = rng.dirichlet(np.ones(500) * 0.3)
-    cert = build_compact_certificate(p, q, name="big", atol=1e-3, labels=[f"w{i}" for i in range(500)],
-                                     provenance={"context": "a prompt"})
+    cert = build_compact_certificate(
+        p, q, name="big", atol=1e-3, labels=[f"w{i}" for i in range(500)], provenance={"context": "a prompt"}
+    )
     text = transcript.render(cert)
     assert "**Verdict: PROVED**" in text
     assert f"V = 500; {len(cert['rows'])} of 500 rows shown" in text
@@ -101,7 +107,7 @@ def test_docs_excerpt_is_the_committed_transcript():
     root = Path(__file__).resolve().parents[1]
     page = (root / "docs" / "trust.md").read_text(encoding="utf-8")
     start = page.index("An excerpt of `proofs/transcripts/seed_cases.md`:")
-    block = page[page.index("```\n", start) + 4:page.index("```", page.index("```\n", start) + 4)]
+    block = page[page.index("```\n", start) + 4 : page.index("```", page.index("```\n", start) + 4)]
     committed = (root / "proofs" / "transcripts" / "seed_cases.md").read_text(encoding="utf-8")
     for line in block.splitlines():
         assert line in committed.splitlines(), line

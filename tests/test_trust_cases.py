@@ -98,14 +98,17 @@ def test_many_nodes_times_a_large_vocabulary_is_checked_once_per_row_pair(tmp_pa
 
 def test_reach_is_checked_against_the_parent_claim_so_numbers_do_not_grow(tmp_path):
     # rows renormalized by 1 + 2^-1074: unreduced products would gain ~1075 bits a level
-    for doc in (_case("dos_chain_bignum_18KB.json"),
-                _upgrade(json.loads(_generated("gen_dos_chain_bignum.py", 1000, 80, tmp_path=tmp_path).read_text()))):
+    for doc in (
+        _case("dos_chain_bignum_18KB.json"),
+        _upgrade(json.loads(_generated("gen_dos_chain_bignum.py", 1000, 80, tmp_path=tmp_path).read_text())),
+    ):
         verdict = check(doc)
         assert verdict.valid, verdict
         gamma = doc["gamma"]
         lengths = verdict.facts[0]["accepted_length"]
-        assert [Fraction(x.num, x.den) for x in lengths] == [Fraction(1, 2 ** (k + 1)) for k in range(gamma)] + \
-            [Fraction(1, 2 ** gamma)]
+        assert [Fraction(x.num, x.den) for x in lengths] == [Fraction(1, 2 ** (k + 1)) for k in range(gamma)] + [
+            Fraction(1, 2**gamma)
+        ]
         # the sums are as small as the claims: no 1075-bit factor per level survives
         assert max(x.den.bit_length() for x in lengths) < 4 * (gamma + 1) ** 2
 
@@ -114,7 +117,9 @@ def test_a_document_listing_too_few_nodes_is_rejected_without_enumerating_the_re
     doc = _upgrade(json.loads(_generated("gen_dos_chain.py", 8000, 9, tmp_path=tmp_path).read_text()))
     doc["nodes"] = doc["nodes"][:3]
     verdict = check(doc)
-    assert verdict.reason is Reason.NODES and "lists 3 nodes; the verifier accepts at least 7 prefixes" in verdict.detail
+    assert (
+        verdict.reason is Reason.NODES and "lists 3 nodes; the verifier accepts at least 7 prefixes" in verdict.detail
+    )
 
 
 # ---------------------------------------------------------------- the transcript path
@@ -148,8 +153,10 @@ def test_pipes_in_free_text_add_no_table_cells():
     assert _headings(text).count("Verdict") == 1
 
 
-@pytest.mark.parametrize("text", ["a | b", "x\n# heading", "<script>alert(1)</script>", "**bold** _i_ [l](u)",
-                                  "`code` \\| ~~s~~ &lt;", "| --- |"])
+@pytest.mark.parametrize(
+    "text",
+    ["a | b", "x\n# heading", "<script>alert(1)</script>", "**bold** _i_ [l](u)", "`code` \\| ~~s~~ &lt;", "| --- |"],
+)
 def test_free_text_is_inert_markdown(text):
     cell = transcript._plain(text)
     rendered = MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(f"| h |\n|---|\n| {cell} |\n")
@@ -236,8 +243,13 @@ def test_transcript_reads_its_file_once(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(checker, "read", read_then_swap)
     for method in ("read_bytes", "read_text"):
         real = getattr(Path, method)
-        monkeypatch.setattr(Path, method, lambda self, *a, real=real, **k:
-                            pytest.fail(f"second read of {self}") if self == path else real(self, *a, **k))
+        monkeypatch.setattr(
+            Path,
+            method,
+            lambda self, *a, real=real, **k: (
+                pytest.fail(f"second read of {self}") if self == path else real(self, *a, **k)
+            ),
+        )
     assert main(["transcript", str(path)]) == 1
     out = capsys.readouterr().out
     assert len(reads) == 1
@@ -356,17 +368,24 @@ def _costly(*argv):
     """Run ``python -m specproof ARGV`` and return (exit status, stdout, stderr, CPU s, peak MB)."""
     import resource
 
-    script = ("import resource, sys, runpy; sys.argv = ['specproof'] + sys.argv[1:]\n"
-              "try:\n    runpy.run_module('specproof', run_name='__main__')\n"
-              "except SystemExit as exc:\n    code = exc.code\nelse:\n    code = 0\n"
-              "u = resource.getrusage(resource.RUSAGE_SELF)\n"
-              "peak = u.ru_maxrss  # VmHWM: this process's own peak (ru_maxrss may count the forking parent's)\n"
-              "try:\n    peak = int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM')).split()[1])\n"
-              "except (OSError, StopIteration):\n    pass\n"
-              "sys.stderr.write(f'\\nCOST {u.ru_utime + u.ru_stime} {peak}\\n')\n"
-              "sys.exit(code)\n")
-    done = subprocess.run([sys.executable, "-c", script, *map(str, argv)], capture_output=True, text=True,
-                          encoding="utf-8", errors="replace")
+    script = (
+        "import resource, sys, runpy; sys.argv = ['specproof'] + sys.argv[1:]\n"
+        "try:\n    runpy.run_module('specproof', run_name='__main__')\n"
+        "except SystemExit as exc:\n    code = exc.code\nelse:\n    code = 0\n"
+        "u = resource.getrusage(resource.RUSAGE_SELF)\n"
+        "peak = u.ru_maxrss  # VmHWM: this process's own peak (ru_maxrss may count the forking parent's)\n"
+        "try:\n    peak = int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM')).split()[1])\n"
+        "except (OSError, StopIteration):\n    pass\n"
+        "sys.stderr.write(f'\\nCOST {u.ru_utime + u.ru_stime} {peak}\\n')\n"
+        "sys.exit(code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, *map(str, argv)],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+    )
     err, _, cost = done.stderr.rpartition("\nCOST ")
     cpu, rss = cost.split()
     return done.returncode, done.stdout, err, float(cpu), int(rss) / 1024
@@ -386,7 +405,11 @@ def test_unreduced_claims_cost_one_comparison(kind, tmp_path):
     assert verdict.valid and verdict.facts[0]["claims"]["lossless"]
     for command in ("check", "transcript"):
         code, out, err, cpu, memory = _costly(command, path)
-        assert code == 0 and "Traceback" not in err and cpu < CPU_LIMIT and memory < MEMORY_LIMIT, (command, cpu, memory)
+        assert code == 0 and "Traceback" not in err and cpu < CPU_LIMIT and memory < MEMORY_LIMIT, (
+            command,
+            cpu,
+            memory,
+        )
 
 
 def test_masses_are_capped(monkeypatch):
@@ -406,7 +429,11 @@ def test_rows_memory_is_bounded_by_the_document(tmp_path):
     assert verdict.reason is Reason.MALFORMED and "the rows hold more than" in verdict.detail
     for command in ("check", "transcript"):
         code, _, err, cpu, memory = _costly(command, path)
-        assert code == 1 and "Traceback" not in err and cpu < CPU_LIMIT and memory < MEMORY_LIMIT, (command, cpu, memory)
+        assert code == 1 and "Traceback" not in err and cpu < CPU_LIMIT and memory < MEMORY_LIMIT, (
+            command,
+            cpu,
+            memory,
+        )
 
 
 def test_input_lengths_are_checked_before_any_row_is_derived():
@@ -501,14 +528,16 @@ def test_deep_provenance_renders(tmp_path):
     text = transcript.render(_case("provenance_850_deep.json"), verdict)
     assert "| nest | (nested more than 8 levels deep: not shown) |" in text
     deep = tmp_path / "deep.json"  # the review's 985 levels (the test runner's stack leaves less room)
-    deep.write_text((CASES / "provenance_850_deep.json").read_text().replace("[" * 850, "[" * 985)
-                    .replace("]" * 850, "]" * 985))
+    deep.write_text(
+        (CASES / "provenance_850_deep.json").read_text().replace("[" * 850, "[" * 985).replace("]" * 850, "]" * 985)
+    )
     code, out, err, cpu, memory = _costly("transcript", deep)
     assert code == 0 and "Traceback" not in err and "not shown" in out
 
 
-@pytest.mark.parametrize("name", ["rejected_missing_total.json", "rejected_total_zero_denominator.json",
-                                  "control_chars_rejected.json"])
+@pytest.mark.parametrize(
+    "name", ["rejected_missing_total.json", "rejected_total_zero_denominator.json", "control_chars_rejected.json"]
+)
 def test_rejected_documents_render_only_the_reason(name):
     code, out, err, _, _ = _costly("transcript", CASES / name)
     assert code == 1 and "Traceback" not in err and "**Verdict: REJECTED**" in out
@@ -547,8 +576,11 @@ def test_unreduced_position_entries_do_not_inflate_the_law(tmp_path, monkeypatch
     """A one-position certificate's p and q written (k n)/(k d): entries are reduced before their
     common denominator is taken, and V x bits(lcm(p, q)) is bounded before the law is built."""
     path = tmp_path / "pos.json"
-    subprocess.run([sys.executable, str(CASES / "gen_dos_position_unreduced.py"), "99", str(path)], check=True,
-                   env={**__import__("os").environ, "PYTHONPATH": str(Path(checker.__file__).parents[1])})
+    subprocess.run(
+        [sys.executable, str(CASES / "gen_dos_position_unreduced.py"), "99", str(path)],
+        check=True,
+        env={**__import__("os").environ, "PYTHONPATH": str(Path(checker.__file__).parents[1])},
+    )
     verdict = check_file(path)
     assert verdict.valid and verdict.facts[0]["law"].den.bit_length() < 64
     code, _, err, cpu, memory = _costly("check", path)
@@ -593,8 +625,10 @@ def test_masses_at_the_limit_stay_cheap(kind, tmp_path):
     """Masses re-derived over denominators up to MAX_MASS_BITS while every claim is small (a row
     whose draw is 1/2 written M/(2M)): 99 KB checked or rejected within the bounds."""
     path = tmp_path / "m.json"
-    subprocess.run([sys.executable, str(CASES / "gen_dos_mass_bits.py"), "99", str(path), str(checker.MAX_MASS_BITS),
-                    kind], check=True)
+    subprocess.run(
+        [sys.executable, str(CASES / "gen_dos_mass_bits.py"), "99", str(path), str(checker.MAX_MASS_BITS), kind],
+        check=True,
+    )
     assert 85_000 < path.stat().st_size < 100_000
     verdict = check_file(path)
     if kind == "outcome":  # the law sums masses of different depths: over the limit, at token 0
@@ -603,14 +637,21 @@ def test_masses_at_the_limit_stay_cheap(kind, tmp_path):
         assert verdict.reason is Reason.TOTAL and "stream_tv" in verdict.detail
     for command in ("check", "transcript"):
         code, _, err, cpu, memory = _costly(command, path)
-        assert code == 1 and "Traceback" not in err and cpu < CPU_LIMIT and memory < MEMORY_LIMIT, (command, cpu, memory)
+        assert code == 1 and "Traceback" not in err and cpu < CPU_LIMIT and memory < MEMORY_LIMIT, (
+            command,
+            cpu,
+            memory,
+        )
 
 
-@pytest.mark.parametrize("name, detail", [
-    ("float_product_unhashable_coin.json", "counts the coins of its own grid"),  # was a TypeError
-    ("float_product_other_coin_model.json", "counts the coins of its own grid"),  # was accepted
-    ("float_product_upper_not_strict.json", "counts the coins of its own grid"),  # was accepted
-])
+@pytest.mark.parametrize(
+    "name, detail",
+    [
+        ("float_product_unhashable_coin.json", "counts the coins of its own grid"),  # was a TypeError
+        ("float_product_other_coin_model.json", "counts the coins of its own grid"),  # was accepted
+        ("float_product_upper_not_strict.json", "counts the coins of its own grid"),  # was accepted
+    ],
+)
 def test_a_float_product_threshold_is_used_only_as_the_float_test(name, detail):
     """fl(u * q) < p counts the passing coins of its own grid: an upper end u < t (strict), or the
     failing ones as a lower end u >= t; another coin model or strictness is another event."""
@@ -633,8 +674,9 @@ def test_no_document_can_name_the_kernels_every_token_draw():
     from specproof.certify.certificate import build_outcome_certificate, dumps
     from specproof.rules.audit import position_law
 
-    cert = json.loads(dumps(build_outcome_certificate(position_law(["1/2", "1/2"], ["1/4", "3/4"]).tree,
-                                                      name="e", statement="s")))
+    cert = json.loads(
+        dumps(build_outcome_certificate(position_law(["1/2", "1/2"], ["1/4", "3/4"]).tree, name="e", statement="s"))
+    )
     assert check(cert).valid
     for event in ({"every": "p"}, {"every": "p", "draw": {"row": "p", "token": 0}}):
         forged = json.loads(json.dumps(cert))
@@ -646,27 +688,43 @@ def test_no_document_can_name_the_kernels_every_token_draw():
 def test_a_reach_over_the_mass_limit_is_named_at_its_node(monkeypatch):
     """Node 3 has two parents, whose masses 1/6 and 2/3 sum over 6 x 3 = 18 (5 bits): with
     MAX_MASS_BITS = 4 the reach of node 3 is rejected, and the message names that reach."""
+
     def coin(lower, upper):
         bound = lambda strict: {"source": ["const", "1/3"], "strict": strict}  # noqa: E731
-        return {"coin": {"model": "continuous", "lower": bound(False) if lower else None,
-                         "upper": bound(True) if upper else None}}
+        return {
+            "coin": {
+                "model": "continuous",
+                "lower": bound(False) if lower else None,
+                "upper": bound(True) if upper else None,
+            }
+        }
 
     def draw(t):
         return {"draw": {"row": "p", "token": t}}
 
     def node(label, reach, branches):
-        return {"label": label, "reach": reach,
-                "branches": [{"event": e, "probability": pr, "child": c} for e, pr, c in branches]}
+        return {
+            "label": label,
+            "reach": reach,
+            "branches": [{"event": e, "probability": pr, "child": c} for e, pr, c in branches],
+        }
 
     leaf = lambda t: {"leaf": [t, True]}  # noqa: E731
-    doc = {"schema": checker.OUTCOME_SCHEMA, "vocab_size": 2, "reference": "p",
-           "rows": {"p": {"recipe": ["input", "p"], "values": ["1/2", "1/2"]}},
-           "nodes": [node("root", "1/1", [(coin(False, True), "1/3", 1), (coin(True, False), "2/3", 2)]),
-                     node("a", "1/3", [(draw(0), "1/2", 3), (draw(1), "1/2", leaf(1))]),
-                     node("b", "2/3", [({"choice": {"condition": ["always"]}}, "1/1", 3)]),
-                     node("c", "5/6", [(draw(0), "1/2", leaf(0)), (draw(1), "1/2", leaf(1))])],
-           "law": ["5/12", "7/12"], "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "1/12"},
-           "claims": {"lossless": False}}
+    doc = {
+        "schema": checker.OUTCOME_SCHEMA,
+        "vocab_size": 2,
+        "reference": "p",
+        "rows": {"p": {"recipe": ["input", "p"], "values": ["1/2", "1/2"]}},
+        "nodes": [
+            node("root", "1/1", [(coin(False, True), "1/3", 1), (coin(True, False), "2/3", 2)]),
+            node("a", "1/3", [(draw(0), "1/2", 3), (draw(1), "1/2", leaf(1))]),
+            node("b", "2/3", [({"choice": {"condition": ["always"]}}, "1/1", 3)]),
+            node("c", "5/6", [(draw(0), "1/2", leaf(0)), (draw(1), "1/2", leaf(1))]),
+        ],
+        "law": ["5/12", "7/12"],
+        "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "1/12"},
+        "claims": {"lossless": False},
+    }
     assert check(doc).valid
     monkeypatch.setattr(checker, "MAX_MASS_BITS", 4)
     verdict = check(doc)
@@ -676,52 +734,92 @@ def test_a_reach_over_the_mass_limit_is_named_at_its_node(monkeypatch):
 def test_a_branch_sum_over_the_mass_limit_is_named_at_the_branches(monkeypatch):
     """A draw of 1/2 (over 2) and a coin u >= 2/4 (over 4) sum over 8 (4 bits): with MAX_MASS_BITS
     = 3 the root's branches are rejected, and the message names them."""
-    doc = {"schema": checker.OUTCOME_SCHEMA, "vocab_size": 2, "reference": "p",
-           "rows": {"p": {"recipe": ["input", "p"], "values": ["1/2", "1/2"]}},
-           "nodes": [{"label": "root", "reach": "1/1", "branches": [
-               {"event": {"draw": {"row": "p", "token": 0}}, "probability": "1/2", "child": {"leaf": [0, True]}},
-               {"event": {"coin": {"model": "continuous", "upper": None,
-                                   "lower": {"source": ["const", "2/4"], "strict": False}}},
-                "probability": "1/2", "child": {"leaf": [1, True]}}]}],
-           "law": ["1/2", "1/2"], "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"},
-           "claims": {"lossless": True}}
+    doc = {
+        "schema": checker.OUTCOME_SCHEMA,
+        "vocab_size": 2,
+        "reference": "p",
+        "rows": {"p": {"recipe": ["input", "p"], "values": ["1/2", "1/2"]}},
+        "nodes": [
+            {
+                "label": "root",
+                "reach": "1/1",
+                "branches": [
+                    {"event": {"draw": {"row": "p", "token": 0}}, "probability": "1/2", "child": {"leaf": [0, True]}},
+                    {
+                        "event": {
+                            "coin": {
+                                "model": "continuous",
+                                "upper": None,
+                                "lower": {"source": ["const", "2/4"], "strict": False},
+                            }
+                        },
+                        "probability": "1/2",
+                        "child": {"leaf": [1, True]},
+                    },
+                ],
+            }
+        ],
+        "law": ["1/2", "1/2"],
+        "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"},
+        "claims": {"lossless": True},
+    }
     assert check(doc).valid
     monkeypatch.setattr(checker, "MAX_MASS_BITS", 3)
     verdict = check(doc)
-    assert verdict.reason is Reason.MALFORMED and verdict.detail.startswith("certificate.nodes[0].branches: a mass over")
+    assert verdict.reason is Reason.MALFORMED and verdict.detail.startswith(
+        "certificate.nodes[0].branches: a mass over"
+    )
 
 
 def test_a_single_mass_over_the_limit_is_rejected_where_it_is_made(monkeypatch):
     """Each token's law is one mass over 4 (3 bits), so no later sum merges anything: with
     MAX_MASS_BITS = 2 the mass is rejected where the walk multiplies it, at node 1's branches."""
+
     def draws(child):
         return [{"event": {"draw": {"row": "p", "token": t}}, "probability": "1/2", "child": child(t)} for t in (0, 1)]
 
-    doc = {"schema": checker.OUTCOME_SCHEMA, "vocab_size": 2, "reference": "p",
-           "rows": {"p": {"recipe": ["input", "p"], "values": ["1/2", "1/2"]}},
-           "nodes": [{"label": "root", "reach": "1/1", "branches": draws(lambda t: 1 + t)},
-                     {"label": "a", "reach": "1/2", "branches": draws(lambda t: {"leaf": [0, True]})},
-                     {"label": "b", "reach": "1/2", "branches": draws(lambda t: {"leaf": [1, True]})}],
-           "law": ["1/2", "1/2"], "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"},
-           "claims": {"lossless": True}}
+    doc = {
+        "schema": checker.OUTCOME_SCHEMA,
+        "vocab_size": 2,
+        "reference": "p",
+        "rows": {"p": {"recipe": ["input", "p"], "values": ["1/2", "1/2"]}},
+        "nodes": [
+            {"label": "root", "reach": "1/1", "branches": draws(lambda t: 1 + t)},
+            {"label": "a", "reach": "1/2", "branches": draws(lambda t: {"leaf": [0, True]})},
+            {"label": "b", "reach": "1/2", "branches": draws(lambda t: {"leaf": [1, True]})},
+        ],
+        "law": ["1/2", "1/2"],
+        "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"},
+        "claims": {"lossless": True},
+    }
     assert check(doc).valid
     monkeypatch.setattr(checker, "MAX_MASS_BITS", 2)
     verdict = check(doc)
-    assert verdict.reason is Reason.MALFORMED and verdict.detail.startswith("certificate.nodes[1].branches: a mass over")
+    assert verdict.reason is Reason.MALFORMED and verdict.detail.startswith(
+        "certificate.nodes[1].branches: a mass over"
+    )
 
 
 def test_a_token_no_leaf_reaches_costs_no_bit_of_the_mass_limit(monkeypatch):
     """Token 2 has no leaf (its law is 0 over 1): the TV's sum is accepted at the smallest limit
     that holds its denominators, and rejected one bit below."""
+
     def draws(child):
         return [{"event": {"draw": {"row": "p", "token": t}}, "probability": "1/2", "child": child(t)} for t in (0, 1)]
 
-    doc = {"schema": checker.OUTCOME_SCHEMA, "vocab_size": 3, "reference": "q",
-           "rows": {"p": {"recipe": ["input", "p"], "values": ["1/2", "1/2", "0/1"]},
-                    "q": {"recipe": ["given"], "values": ["1/3", "1/3", "1/3"]}},
-           "nodes": [{"label": "root", "reach": "1/1", "branches": draws(lambda t: {"leaf": [t, True]})}],
-           "law": ["1/2", "1/2", "0/1"], "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "1/3"},
-           "claims": {"lossless": False}}
+    doc = {
+        "schema": checker.OUTCOME_SCHEMA,
+        "vocab_size": 3,
+        "reference": "q",
+        "rows": {
+            "p": {"recipe": ["input", "p"], "values": ["1/2", "1/2", "0/1"]},
+            "q": {"recipe": ["given"], "values": ["1/3", "1/3", "1/3"]},
+        },
+        "nodes": [{"label": "root", "reach": "1/1", "branches": draws(lambda t: {"leaf": [t, True]})}],
+        "law": ["1/2", "1/2", "0/1"],
+        "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "1/3"},
+        "claims": {"lossless": False},
+    }
     assert check(doc).valid
     limit = next(b for b in range(1, 64) if monkeypatch.setattr(checker, "MAX_MASS_BITS", b) or check(doc).valid)
     monkeypatch.setattr(checker, "MAX_MASS_BITS", limit - 1)

@@ -16,9 +16,24 @@ from hypothesis import strategies as st
 from specproof.errors import InvalidDistribution, SpecProofError
 from specproof.laws.outcome import InvalidTree, Node, OutcomeTree
 from specproof.laws.variants import (
-    InvalidVerifier, Undecidable, acceptance_by_k, block_verification_law, deterministic_tree_law,
-    full_information_bound, greedy_sibling_tree, greedy_tree_law, multidraft_law, multidraft_tree, sibling_tree,
-    spectr_rho, stochastic_tree_law, topk_tree, typical_accepts, typical_block_law, typical_law, typical_tree,
+    InvalidVerifier,
+    Undecidable,
+    acceptance_by_k,
+    block_verification_law,
+    deterministic_tree_law,
+    full_information_bound,
+    greedy_sibling_tree,
+    greedy_tree_law,
+    multidraft_law,
+    multidraft_tree,
+    sibling_tree,
+    spectr_rho,
+    stochastic_tree_law,
+    topk_tree,
+    typical_accepts,
+    typical_block_law,
+    typical_law,
+    typical_tree,
 )
 
 from strategies import distribution_pairs, normalize_fractions
@@ -27,8 +42,20 @@ from strategies import distribution_pairs, normalize_fractions
 P = (F(1, 2), F(1, 4), F(1, 4))
 Q = (F(1, 4), F(1, 4), F(1, 2))
 
-ALL_RECIPES = {"input", "given", "copy", "positive-part", "normalized", "without", "one-hot-argmax", "uniform",
-               "floor-difference", "scaled", "minimum", "times-capped-ratio"}
+ALL_RECIPES = {
+    "input",
+    "given",
+    "copy",
+    "positive-part",
+    "normalized",
+    "without",
+    "one-hot-argmax",
+    "uniform",
+    "floor-difference",
+    "scaled",
+    "minimum",
+    "times-capped-ratio",
+}
 
 
 # --------------------------------------------------------------------------- independent oracles
@@ -219,8 +246,10 @@ def test_tampered_branch_is_rejected_and_json_round_trips():
     with pytest.raises(InvalidTree):
         OutcomeTree.from_dict(data).rederive()
     root = tree.root
-    bad = Node(root.label, (replace(root.branches[0], probability=root.branches[0].probability + F(1, 10**9)),
-                            *root.branches[1:]))
+    bad = Node(
+        root.label,
+        (replace(root.branches[0], probability=root.branches[0].probability + F(1, 10**9)), *root.branches[1:]),
+    )
     with pytest.raises(InvalidTree):
         OutcomeTree(tree.rows, bad, tree.vocab_size, tree.derivations, tree.recipes).rederive()
 
@@ -251,9 +280,14 @@ def test_tree_with_siblings_sharing_a_token_hand_derived():
     law = deterministic_tree_law(P, SHARED)
     assert law.emitted == {
         (0,): F(1, 2),
-        (2, 0): F(1, 8), (2, 1): F(1, 16), (2, 2): F(1, 16),
-        (1, 1): F(1, 16), (1, 2): F(1, 16),
-        (1, 0, 0): F(1, 16), (1, 0, 1): F(1, 32), (1, 0, 2): F(1, 32),
+        (2, 0): F(1, 8),
+        (2, 1): F(1, 16),
+        (2, 2): F(1, 16),
+        (1, 1): F(1, 16),
+        (1, 2): F(1, 16),
+        (1, 0, 0): F(1, 16),
+        (1, 0, 1): F(1, 32),
+        (1, 0, 2): F(1, 32),
     }
     assert law.accepted_length_law == (F(1, 2), F(3, 8), F(1, 8))
     assert law.expected_accepted == F(5, 8) and law.expected_emitted == F(13, 8)
@@ -359,9 +393,18 @@ def test_block_verification_paper_example():
 
 def test_block_verification_gamma_1_is_token_verification():
     law = block_verification_law(P, Q, 1)
-    assert law.emitted == {(0, 0): F(1, 8), (0, 1): F(1, 16), (0, 2): F(1, 16), (1, 0): F(1, 8),
-                           (1, 1): F(1, 16), (1, 2): F(1, 16), (2, 0): F(1, 8), (2, 1): F(1, 16),
-                           (2, 2): F(1, 16), (0,): F(1, 4)}
+    assert law.emitted == {
+        (0, 0): F(1, 8),
+        (0, 1): F(1, 16),
+        (0, 2): F(1, 16),
+        (1, 0): F(1, 8),
+        (1, 1): F(1, 16),
+        (1, 2): F(1, 16),
+        (2, 0): F(1, 8),
+        (2, 1): F(1, 16),
+        (2, 2): F(1, 16),
+        (0,): F(1, 4),
+    }
     assert law.accepted_length_law == (F(1, 4), F(3, 4))
     assert law.expected_accepted == law.token_expected_accepted == law.upper_bound == F(3, 4)
 
@@ -379,7 +422,8 @@ def _rows_strategy(v, depth):
     weights = st.lists(st.integers(0, 6), min_size=v, max_size=v).filter(lambda w: sum(w) > 0)
     prefixes = [s for n in range(depth) for s in itertools.product(range(v), repeat=n)]
     return st.lists(weights, min_size=len(prefixes), max_size=len(prefixes)).map(
-        lambda ws: {s: normalize_fractions(w) for s, w in zip(prefixes, ws)})
+        lambda ws: {s: normalize_fractions(w) for s, w in zip(prefixes, ws)}
+    )
 
 
 @settings(max_examples=100, deadline=None)
@@ -450,10 +494,24 @@ def test_typical_block_hand_derived():
     law = typical_block_law(p, q, 2)
     assert law.accepted_length_law == (F(1, 2), F(1, 4), F(1, 4))
     assert law.expected_accepted == F(3, 4) and law.expected_emitted == F(7, 4)
-    assert law.emitted == {(0,): F(1, 2), (0, 0): F(1, 8), (1, 0): F(1, 8), (0, 0, 0): F(1, 16),
-                           (0, 1, 0): F(1, 16), (1, 0, 0): F(1, 16), (1, 1, 0): F(1, 16)}
-    assert law.node_tv == {(): F(1, 8), (0,): F(1, 8), (1,): F(1, 8), (0, 0): F(1, 4), (0, 1): F(1, 4),
-                           (1, 0): F(1, 4), (1, 1): F(1, 4)}
+    assert law.emitted == {
+        (0,): F(1, 2),
+        (0, 0): F(1, 8),
+        (1, 0): F(1, 8),
+        (0, 0, 0): F(1, 16),
+        (0, 1, 0): F(1, 16),
+        (1, 0, 0): F(1, 16),
+        (1, 1, 0): F(1, 16),
+    }
+    assert law.node_tv == {
+        (): F(1, 8),
+        (0,): F(1, 8),
+        (1,): F(1, 8),
+        (0, 0): F(1, 4),
+        (0, 1): F(1, 4),
+        (1, 0): F(1, 4),
+        (1, 1): F(1, 4),
+    }
     # stream TV by brute force over the 4^3 sequences
     pv = [F(3, 4), F(1, 8), F(1, 16), F(1, 16)]
     mine = {}
@@ -463,8 +521,7 @@ def test_typical_block_hand_derived():
             for t in rest:
                 w *= pv[t]
             mine[block + rest] = mine.get(block + rest, F(0)) + w
-    tv = sum(abs(mine.get(s, F(0)) - pv[s[0]] * pv[s[1]] * pv[s[2]])
-             for s in itertools.product(range(4), repeat=3)) / 2
+    tv = sum(abs(mine.get(s, F(0)) - pv[s[0]] * pv[s[1]] * pv[s[2]]) for s in itertools.product(range(4), repeat=3)) / 2
     assert law.stream_tv == tv
 
 
@@ -481,8 +538,11 @@ def test_typical_bad_inputs():
 
 
 @settings(max_examples=200, deadline=None)
-@given(distribution_pairs(max_len=4, max_weight=6), st.integers(1, 3),
-       st.sampled_from(["with-replacement", "without-replacement"]))
+@given(
+    distribution_pairs(max_len=4, max_weight=6),
+    st.integers(1, 3),
+    st.sampled_from(["with-replacement", "without-replacement"]),
+)
 def test_recursive_rejection_is_lossless_and_matches_brute_force(pair, k, method):
     p, q = pair
     law = multidraft_law(p, q, k, method=method)
@@ -515,8 +575,7 @@ def test_spectr_is_lossless_with_acceptance_one_minus_power(pair, k):
 
 
 @settings(max_examples=100, deadline=None)
-@given(distribution_pairs(max_len=4, max_weight=6),
-       st.lists(st.integers(0, 3), max_size=4))
+@given(distribution_pairs(max_len=4, max_weight=6), st.lists(st.integers(0, 3), max_size=4))
 def test_sibling_tree_is_lossless(pair, tokens):
     p, _ = pair
     tokens = [t % len(p) for t in tokens]
@@ -563,8 +622,9 @@ def test_variants_proof_runs_and_rejects_tampering(tmp_path):
     bundle = json.loads(json.dumps(position_certificates()))
     verdict = checker.check(bundle)
     assert verdict.valid and len(verdict.facts) == 27
-    assert [c["name"] for c, f in zip(bundle["certificates"], verdict.facts) if not f["claims"]["lossless"]] == \
-        ["worked-typical"]
+    assert [c["name"] for c, f in zip(bundle["certificates"], verdict.facts) if not f["claims"]["lossless"]] == [
+        "worked-typical"
+    ]
     cert = next(c for c in bundle["certificates"] if c["name"] == "worked-without-replacement-k2")
     cert["nodes"][1]["branches"][0]["probability"] = "1/3"
     assert checker.check(bundle).reason is checker.Reason.BRANCH

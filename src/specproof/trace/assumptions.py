@@ -16,14 +16,18 @@ _GENERAL = (
     "every run, so a sampler may write into them)",
 )
 
-_READ_ALL = ("every uniform was used, as far as PyTorch's function mode sees, only in comparisons (<, <=, >, >=) "
-             "with values computed without any uniform: each breakpoint was read from the comparison itself (the same "
-             "torch call on grid values), and each piece's run checked at its last grid point and at 0, N/4, N/2, "
-             "3N/4, N - 1. A use the mode cannot see (TorchScript, C++ kernels, another thread) that changes the "
-             "outcome only between those points would be missed, as it would by bisection")
+_READ_ALL = (
+    "every uniform was used, as far as PyTorch's function mode sees, only in comparisons (<, <=, >, >=) "
+    "with values computed without any uniform: each breakpoint was read from the comparison itself (the same "
+    "torch call on grid values), and each piece's run checked at its last grid point and at 0, N/4, N/2, "
+    "3N/4, N - 1. A use the mode cannot see (TorchScript, C++ kernels, another thread) that changes the "
+    "outcome only between those points would be missed, as it would by bisection"
+)
+
 
 def _pushed_note(pushed: int, refuted: int) -> str:
     """The result's note on the draws pushed forward (and on those whose check run disagreed)."""
+
     def prefixes(n: int) -> str:
         return f"{n} prefix{'es' if n != 1 else ''}"
 
@@ -36,10 +40,13 @@ def _pushed_note(pushed: int, refuted: int) -> str:
             "category written into the tensors holding the draw) instead of one run per category, and checked by "
             "one run at another category. A use the mode cannot see (TorchScript, DLPack, C++ kernels, another "
             "thread) that changes the run only at unchecked categories would be missed, as a comparison's unseen "
-            "use would be")
+            "use would be"
+        )
     if refuted:
-        notes.append(f"at {prefixes(refuted)} the check run disagreed and every category was run (a use of the draw "
-                     "the function mode did not see)")
+        notes.append(
+            f"at {prefixes(refuted)} the check run disagreed and every category was run (a use of the draw "
+            "the function mode did not see)"
+        )
     return "pushforward: " + "; ".join(notes)
 
 
@@ -49,4 +56,5 @@ _EXPONENTIAL_ZEROS = (
     "kernel at u = 0); the code's argmax decides that race with E = -0.0 there and +inf elsewhere. Failing that, the "
     "first -inf-weight id whose E_i is -0.0 wins through -inf / -0.0 = +inf (same probabilities). A zero E_i at a "
     "positive weight (-inf there, so that id loses) is still not modelled: it changes a race with P positive weights "
-    "by at most 1 - (1 - 2^-53)^P")
+    "by at most 1 - (1 - 2^-53)^P"
+)

@@ -56,7 +56,7 @@ __all__ = ["ConformanceResult", "sample_size", "conformance_test", "six_sigma_co
 
 def _log_events(k: int) -> float:
     """ln(2^k - 2), the number of events in the union bound (k >= 2)."""
-    return math.log(2.0 ** k - 2) if k < 1000 else k * math.log(2.0)
+    return math.log(2.0**k - 2) if k < 1000 else k * math.log(2.0)
 
 
 def _check(eps: float, alpha: float, power: float) -> None:
@@ -138,8 +138,15 @@ class ConformanceResult:
     test: str = "L1/TV test with the Weissman et al. 2003 (Thm 2.1) bound; no pooling"
 
 
-def conformance_test(sample: Callable[[int], Any], law: Mapping[Any, Any], *, eps: float = 0.01,
-                     alpha: float = 1e-6, power: float = 0.95, n: int | None = None) -> ConformanceResult:
+def conformance_test(
+    sample: Callable[[int], Any],
+    law: Mapping[Any, Any],
+    *,
+    eps: float = 0.01,
+    alpha: float = 1e-6,
+    power: float = 0.95,
+    n: int | None = None,
+) -> ConformanceResult:
     """Test a sampler's outputs against an exact law, with guaranteed false-alarm rate and power.
 
     Parameters
@@ -189,8 +196,7 @@ def conformance_test(sample: Callable[[int], Any], law: Mapping[Any, Any], *, ep
     for x in draws:
         counts[x] = counts.get(x, 0) + 1
     outside = {x: c for x, c in counts.items() if x not in support}
-    tv = 0.5 * (sum(abs(counts.get(x, 0) / need - float(m)) for x, m in support.items())
-                + sum(outside.values()) / need)
+    tv = 0.5 * (sum(abs(counts.get(x, 0) / need - float(m)) for x, m in support.items()) + sum(outside.values()) / need)
     if outside:
         p_value = 0.0
     elif k < 2:
@@ -198,8 +204,9 @@ def conformance_test(sample: Callable[[int], Any], law: Mapping[Any, Any], *, ep
     else:
         p_value = min(1.0, math.exp(_log_events(k) - 2 * need * tv * tv))
     conforms = not outside and (k < 2 or tv < threshold)
-    return ConformanceResult(conforms, need, tv, threshold, p_value, min(1.0, tv + threshold), eps, alpha, power,
-                             outside)
+    return ConformanceResult(
+        conforms, need, tv, threshold, p_value, min(1.0, tv + threshold), eps, alpha, power, outside
+    )
 
 
 def six_sigma_counts(sample: Callable[[int], Any], law: Mapping[Any, Any], n: int) -> bool:

@@ -45,15 +45,43 @@ CLOCK_REPLAYS = 3
 #: How deep the search for the sampler's generators goes (functions, objects, containers).
 DEPTH = 4
 #: The clock functions patched (and seen by the profiler when bound before tracing).
-CLOCKS = ("time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time",
-          "process_time_ns", "thread_time", "thread_time_ns")
+CLOCKS = (
+    "time",
+    "time_ns",
+    "perf_counter",
+    "perf_counter_ns",
+    "monotonic",
+    "monotonic_ns",
+    "process_time",
+    "process_time_ns",
+    "thread_time",
+    "thread_time_ns",
+)
 
 #: The clock functions and os.urandom as they were before any trace (the profiler looks for these objects).
 _ORIGINAL_CLOCKS = {id(getattr(time, name)): f"time.{name}" for name in CLOCKS if hasattr(time, name)}
 _ORIGINAL_URANDOM = os.urandom
 
-_SKIP_MODULES = ("numpy", "torch", "specproof", "builtins", "typing", "functools", "collections", "abc", "random",
-                 "copy", "contextlib", "dataclasses", "enum", "re", "os", "sys", "math", "fractions")
+_SKIP_MODULES = (
+    "numpy",
+    "torch",
+    "specproof",
+    "builtins",
+    "typing",
+    "functools",
+    "collections",
+    "abc",
+    "random",
+    "copy",
+    "contextlib",
+    "dataclasses",
+    "enum",
+    "re",
+    "os",
+    "sys",
+    "math",
+    "fractions",
+)
 
 
 def _describe(obj: Any) -> str:
@@ -90,8 +118,11 @@ def _live_generators() -> list[Any]:
         return _SCAN[1]
     objs = gc.get_objects()
     kinds = (np.random.Generator, np.random.RandomState)
-    hits = {t for t in set(map(type, objs)) if issubclass(t, kinds)
-            and not issubclass(t, (TracedGenerator, TracedRandomState))}
+    hits = {
+        t
+        for t in set(map(type, objs))
+        if issubclass(t, kinds) and not issubclass(t, (TracedGenerator, TracedRandomState))
+    }
     found = [o for o in objs if type(o) in hits and o is not np.random.mtrand._rand] if hits else []
     _SCAN[:] = [_MONOTONIC(), found]
     return found
@@ -142,13 +173,16 @@ class Control:
                     return
                 if kind in ("tuple", "skip"):  # cannot be written: watched, and refused if drawn from
                     self.unbindable.append((label, value))
-                elif all(v is not value or k != kind or w is not where or kk != key
-                         for k, w, kk, v in self._found):
+                elif all(v is not value or k != kind or w is not where or kk != key for k, w, kk, v in self._found):
                     self._found.append((kind, where, key, value))
                     if (label, _describe(value)) not in self.rebound:
                         self.rebound.append((label, _describe(value)))
                 return
-            if depth <= 0 or id(value) in seen or isinstance(value, (str, bytes, int, float, complex, bool, type(None))):
+            if (
+                depth <= 0
+                or id(value) in seen
+                or isinstance(value, (str, bytes, int, float, complex, bool, type(None)))
+            ):
                 return
             seen.add(id(value))
             if isinstance(value, types.FunctionType):
@@ -233,8 +267,11 @@ class Control:
             for kind, where, key, value in self._found:
                 new = replacement.get(id(value))
                 if new is None:
-                    new = (TracedGenerator(np.random.PCG64(0)) if isinstance(value, np.random.Generator)
-                           else TracedRandomState(0))
+                    new = (
+                        TracedGenerator(np.random.PCG64(0))
+                        if isinstance(value, np.random.Generator)
+                        else TracedRandomState(0)
+                    )
                     replacement[id(value)] = new
                     self.memo[id(value)] = new
                     self.memo[id(new)] = new
@@ -325,8 +362,11 @@ class Control:
             what = clocks.get(id(arg))
             if what is None and id(arg) == urandom:
                 what = "os.urandom"
-            if what is None and isinstance(getattr(arg, "__self__", None), _pyrandom.Random) and \
-                    getattr(arg, "__name__", "") in ("random", "getrandbits", "randbytes", "seed", "setstate"):
+            if (
+                what is None
+                and isinstance(getattr(arg, "__self__", None), _pyrandom.Random)
+                and getattr(arg, "__name__", "") in ("random", "getrandbits", "randbytes", "seed", "setstate")
+            ):
                 what = f"random.{arg.__name__} (a bound method of a random.Random, taken before tracing)"
             if what is not None:
                 name = frame.f_code.co_filename
@@ -349,18 +389,29 @@ class Control:
             names = ", ".join(f"{where} ({what})" for where, what in self.rebound[:4])
             more = f" and {len(self.rebound) - 4} more" if len(self.rebound) > 4 else ""
             parts.append(f"rebound to traced generators for the trace: {names}{more}")
-        parts.append(f"{len(self.watched)} other NumPy generator(s) watched, and PyTorch's, NumPy's and Python's global "
-                     "generators unchanged after every run")
-        parts.append(f"{self.replayed} of the {runs} runs replayed with the same supplied draws (under a profiler "
-                     "watching for a clock, os.urandom or a random method bound before tracing): the same outputs "
-                     "and draws")
+        parts.append(
+            f"{len(self.watched)} other NumPy generator(s) watched, and PyTorch's, NumPy's and Python's global "
+            "generators unchanged after every run"
+        )
+        parts.append(
+            f"{self.replayed} of the {runs} runs replayed with the same supplied draws (under a profiler "
+            "watching for a clock, os.urandom or a random method bound before tracing): the same outputs "
+            "and draws"
+        )
         if self.clock_sites:
             sites = ", ".join(sorted(self.clock_sites)[:3])
-            parts.append(f"the clock was read ({sites}; frozen in every run): {self.shifted} run(s) replayed with it "
-                         f"shifted by {CLOCK_REPLAYS} multiples of {CLOCK_SHIFT} s gave the same outputs")
+            parts.append(
+                f"the clock was read ({sites}; frozen in every run): {self.shifted} run(s) replayed with it "
+                f"shifted by {CLOCK_REPLAYS} multiples of {CLOCK_SHIFT} s gave the same outputs"
+            )
         if self.seed_args:
-            parts.append(f"the seed argument(s) {', '.join(self.seed_args[:3])} changed in {self.seeds_replayed} "
-                         "replay(s) with the same supplied draws: the same outputs (no seeded or hash-based noise)")
-        head = ("randomness under control: every draw went through the modelled calls" if draws else
-                "no random draw: the sampler is deterministic")
+            parts.append(
+                f"the seed argument(s) {', '.join(self.seed_args[:3])} changed in {self.seeds_replayed} "
+                "replay(s) with the same supplied draws: the same outputs (no seeded or hash-based noise)"
+            )
+        head = (
+            "randomness under control: every draw went through the modelled calls"
+            if draws
+            else "no random draw: the sampler is deterministic"
+        )
         return head + "; " + "; ".join(parts)

@@ -141,7 +141,9 @@ class _Run:
         self.quotients: dict[int, int] = {}  # id(w / E) -> E's number of dimensions
         self.recips: dict[int, tuple[Any, Any]] = {}  # id(E.reciprocal()) -> (E's draw, E)
         self.taint: dict[int, frozenset[int]] = {}  # id(tensor) -> the uniform slots its values depend on
-        self.raw: dict[int, tuple[int, int]] = {}  # id(tensor) -> (first slot, count) of the uniforms it holds unchanged
+        self.raw: dict[
+            int, tuple[int, int]
+        ] = {}  # id(tensor) -> (first slot, count) of the uniforms it holds unchanged
         self.reads: dict[int, set[int]] = {}  # slot -> grid indices where a comparison with it changes its result
         self.opaque: set[int] = set()  # slots used other than by a comparison with a value that depends on no uniform
         self.readable: set[int] = set()  # slots drawn as raw torch uniforms while the mode watched
@@ -177,9 +179,11 @@ class _Run:
     def take(self, slot: Any) -> int:
         i = len(self.slots)
         if i >= MAX_VALUES_PER_RUN:
-            raise TraceTooLarge(f"one run of the sampler drew more than {MAX_VALUES_PER_RUN} random values (a loop "
-                                "that waits for a value the trace's default never gives, e.g. `while rand() < "
-                                "0.5` at u = 0, or resampling until a token other than the first)")
+            raise TraceTooLarge(
+                f"one run of the sampler drew more than {MAX_VALUES_PER_RUN} random values (a loop "
+                "that waits for a value the trace's default never gives, e.g. `while rand() < "
+                "0.5` at u = 0, or resampling until a token other than the first)"
+            )
         self.slots.append(slot)
         self.calls.add(slot.call)
         return self.prefix[i] if i < len(self.prefix) else slot.default()
@@ -248,8 +252,9 @@ _WEIGHTS_HELD = 0
 def _exact_weights(values: tuple[float, ...], call: str) -> tuple[Fraction, ...]:
     for i, w in enumerate(values):
         if not math.isfinite(w) or w < 0:  # torch.multinomial and Generator.choice raise on these
-            raise SamplerRaised(f"{call}: weight {i} is {w!r}, not a finite number >= 0, on which the real call "
-                                "raises an error")
+            raise SamplerRaised(
+                f"{call}: weight {i} is {w!r}, not a finite number >= 0, on which the real call raises an error"
+            )
     nums, _ = exact_float_sum(values) or ([], 1)
     total = sum(nums)
     if total == 0:
@@ -262,7 +267,7 @@ def _draw_categorical(run: _Run, values: tuple, probs: tuple[Fraction, ...], cal
 
 
 def _uniform_values(run: _Run, n: int, bits: int, call: str) -> list[float]:
-    scale = 2.0 ** -bits
+    scale = 2.0**-bits
     return [run.take(_Uniform(bits, call)) * scale for _ in range(n)]
 
 
@@ -295,7 +300,7 @@ def module_dir(module: str) -> str | None:
 
 def in_stdlib(name: str, *files: str) -> bool:
     """True if ``name`` (a resolved file name) is one of the standard library's ``files`` (``"random.py"``)."""
-    return name.startswith(STDLIB_DIR) and name[len(STDLIB_DIR):] in files
+    return name.startswith(STDLIB_DIR) and name[len(STDLIB_DIR) :] in files
 
 
 def _library_file(name: str) -> bool:
@@ -334,20 +339,25 @@ def _importing() -> bool:
 def _refuser(name: str, hint: str = "") -> Callable:
     def refuse(*args, **kwargs):
         where = _call_site(2)
-        raise UnmodelledRandomness(f"the sampler called {name}{f' at {where}' if where else ''}, which "
-                                   f"specproof.trace.tracer does not model{hint}; modelled: torch.rand, "
-                                   "torch.rand_like, Tensor.uniform_, torch.multinomial, torch.randint, "
-                                   "Tensor.exponential_ (as a race argmax(w / E)), NumPy's random/uniform/choice "
-                                   "(of any Generator or RandomState the sampler reaches, and the global "
-                                   "functions), Python's random.random, randrange, randint, choice, choices, "
-                                   "shuffle, sample and uniform (the module's and any random.Random's)")
+        raise UnmodelledRandomness(
+            f"the sampler called {name}{f' at {where}' if where else ''}, which "
+            f"specproof.trace.tracer does not model{hint}; modelled: torch.rand, "
+            "torch.rand_like, Tensor.uniform_, torch.multinomial, torch.randint, "
+            "Tensor.exponential_ (as a race argmax(w / E)), NumPy's random/uniform/choice "
+            "(of any Generator or RandomState the sampler reaches, and the global "
+            "functions), Python's random.random, randrange, randint, choice, choices, "
+            "shuffle, sample and uniform (the module's and any random.Random's)"
+        )
+
     refuse.__name__ = name.rsplit(".", 1)[-1]
     refuse.__doc__ = f"Refused under the tracer: {name} is not modelled (raises UnmodelledRandomness)."
     return refuse
 
 
-_RACE_HINT = ("use torch.multinomial(w, 1) for a categorical draw, or the exponential race "
-              "argmax(w / torch.empty_like(w).exponential_(), dim=-1), which specproof.trace.tracer models exactly")
+_RACE_HINT = (
+    "use torch.multinomial(w, 1) for a categorical draw, or the exponential race "
+    "argmax(w / torch.empty_like(w).exponential_(), dim=-1), which specproof.trace.tracer models exactly"
+)
 
 
 # --------------------------------------------------------------------------- the result
@@ -368,8 +378,10 @@ def _freeze(x: Any) -> Any:
     try:
         hash(x)
     except TypeError:
-        raise SpecProofError(f"the sampler returned a {type(x).__name__}, which cannot be an outcome (not hashable): "
-                             "return a token id, a tuple of ids or a tensor, or pass key= to map it to one") from None
+        raise SpecProofError(
+            f"the sampler returned a {type(x).__name__}, which cannot be an outcome (not hashable): "
+            "return a token id, a tuple of ids or a tensor, or pass key= to map it to one"
+        ) from None
     return x
 
 

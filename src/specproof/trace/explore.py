@@ -55,8 +55,21 @@ def _duration(seconds: float) -> str:
 
 
 class _Tracer:
-    def __init__(self, sampler, args, kwargs, key, generator, max_runs, check_pieces=True, exponential_zeros=False,
-                 progress=None, read_thresholds=True, pushforward=True, control=None):
+    def __init__(
+        self,
+        sampler,
+        args,
+        kwargs,
+        key,
+        generator,
+        max_runs,
+        check_pieces=True,
+        exponential_zeros=False,
+        progress=None,
+        read_thresholds=True,
+        pushforward=True,
+        control=None,
+    ):
         self.sampler, self.args, self.kwargs, self.key = sampler, args, kwargs, key
         self.control = control  # the generators rebound and watched (specproof.trace.control.Control), if any
         self.deadline: float | None = None  # time.monotonic() past which the trace stops (max_seconds)
@@ -133,8 +146,9 @@ class _Tracer:
         r = _Run(prefix, self.exponential_zeros)
         r.gumbel_plans = self.gumbel_plans
         r.clock_shift = clock_shift
-        if "torch" in _installed() and (self.need_mode or self.read_thresholds or self.pushforward or
-                                        self.runs <= MODE_RUNS):
+        if "torch" in _installed() and (
+            self.need_mode or self.read_thresholds or self.pushforward or self.runs <= MODE_RUNS
+        ):
             r.mode = _race_mode(r)
             r.pushforward = self.pushforward
         _ACTIVE.append(r)
@@ -155,8 +169,10 @@ class _Tracer:
                 cause = cause.__cause__ or cause.__context__
             if isinstance(cause, SpecProofError):
                 raise cause from None
-            raise SamplerRaised(f"the sampler raised {type(exc).__name__}: {exc} (on a run with the random values "
-                                f"{self._describe(prefix)})") from exc
+            raise SamplerRaised(
+                f"the sampler raised {type(exc).__name__}: {exc} (on a run with the random values "
+                f"{self._describe(prefix)})"
+            ) from exc
         finally:
             _ACTIVE.pop()
         return r, out
@@ -176,8 +192,12 @@ class _Tracer:
             names = [s.name for s in SOURCES if s.module is None or s.module in sys.modules]
             for i, (a, b) in enumerate(zip(_states(self.generator), before[0])):
                 if a != b:
-                    what = (f"the global generator of source {names[i]!r} (PyTorch's default, NumPy's legacy global "
-                            "or Python's random module)" if i < len(names) else "the provided NumPy generator")
+                    what = (
+                        f"the global generator of source {names[i]!r} (PyTorch's default, NumPy's legacy global "
+                        "or Python's random module)"
+                        if i < len(names)
+                        else "the provided NumPy generator"
+                    )
                     state_fns.append((what, functools.partial(self._global_state, i)))
         what, state = state_fns[0] if state_fns else ("a watched generator", lambda: 0)
         from specproof.trace.control import Control
@@ -188,13 +208,15 @@ class _Tracer:
             "did not intercept (its state changed during a run): for example a generator specproof could not "
             "rebind (kept in a tuple, or reached through an object it does not search), a random function bound "
             "before tracing, torch.nn.functional.dropout or a C++ kernel; no verdict. Pass the generator as an "
-            "argument, keep it in a module-level name or an attribute, or use numpy_rng=", what, where)
+            "argument, keep it in a module-level name or an attribute, or use numpy_rng=",
+            what,
+            where,
+        )
 
     def _global_state(self, i: int) -> Any:
         return _states(self.generator)[i]
 
-    def _run_once(self, prefix: tuple[int, ...], clock_shift: float = 0.0,
-                  record: bool = True) -> tuple:
+    def _run_once(self, prefix: tuple[int, ...], clock_shift: float = 0.0, record: bool = True) -> tuple:
         before = self._watched()
         r, out = self._execute(prefix, clock_shift)
         if _install_late():  # the sampler imported a source's module (torch) during the run: patch it, run again
@@ -205,11 +227,13 @@ class _Tracer:
             raise UnmodelledRandomness(
                 "the sampler drew E with Tensor.exponential_ but never divided a weight tensor by it (nor multiplied "
                 "one by E.reciprocal()): specproof.trace.tracer models Tensor.exponential_ only as the exponential race "
-                "argmax(w / E, dim=-1)")
+                "argmax(w / E, dim=-1)"
+            )
         if len(r.slots) < len(prefix):
             raise NotPiecewiseConstant(
                 f"the sampler drew {len(r.slots)} random values on a run where an earlier run drew at least "
-                f"{len(prefix)} with the same values: it is not deterministic given its random numbers")
+                f"{len(prefix)} with the same values: it is not deterministic given its random numbers"
+            )
         if r.mode is not None:
             _mark_output_opaque(r, out)
         key = _freeze(out if self.key is None else self.key(out))
@@ -232,8 +256,9 @@ class _Tracer:
 
         slot = r.slots[last]
         # writing the tensors that own their memory (the draw's own result, copies, joins) writes every view of them
-        roots = {id(root): root for t, (m, s, root) in ((t, r.lazy[id(t)]) for t in r.keep if id(t) in r.lazy)
-                 if last in s}
+        roots = {
+            id(root): root for t, (m, s, root) in ((t, r.lazy[id(t)]) for t in r.keep if id(t) in r.lazy) if last in s
+        }
         writes = [(root, r.lazy[id(root)][0] == last) for root in roots.values() if id(root) in r.lazy]
         key = self.key
 
@@ -283,14 +308,20 @@ class _Tracer:
             return
         k, seconds, call = found
         per_run = seconds / k
-        what = (f"the first run's draw from {call} has {k} outcomes, and each needs at least one run of the sampler "
-                f"(about {per_run:.2g} s a run here): at least {k} runs, about {_duration(seconds)}")
+        what = (
+            f"the first run's draw from {call} has {k} outcomes, and each needs at least one run of the sampler "
+            f"(about {per_run:.2g} s a run here): at least {k} runs, about {_duration(seconds)}"
+        )
         after = f"refused after {self.runs} run{'s' if self.runs != 1 else ''}: {what}"
         if self.max_seconds is not None:
-            raise TraceTimeout(f"{after}, past the time budget of {self.max_seconds:g} s; trace a smaller vocabulary "
-                               "or raise max_seconds (--timeout)")
-        raise TraceTooLarge(f"{after}, past {_duration(INFEASIBLE_SECONDS)}; trace a smaller vocabulary, or pass "
-                            "max_seconds (--timeout) to try it within a budget")
+            raise TraceTimeout(
+                f"{after}, past the time budget of {self.max_seconds:g} s; trace a smaller vocabulary "
+                "or raise max_seconds (--timeout)"
+            )
+        raise TraceTooLarge(
+            f"{after}, past {_duration(INFEASIBLE_SECONDS)}; trace a smaller vocabulary, or pass "
+            "max_seconds (--timeout) to try it within a budget"
+        )
 
     def timed_out(self) -> str:
         """The message of a trace past its time budget."""
@@ -299,21 +330,29 @@ class _Tracer:
             n, call, breaks, what = self._where[-1]
             where = f", while bisecting {what} on uniform #{n} from {call}"
         runs = f"{self.runs} run{'s' if self.runs != 1 else ''}"
-        return (f"the trace passed its time budget of {self.max_seconds:g} s after {runs} of the sampler"
-                f"{where}; raise max_seconds (--timeout), or trace fewer positions or a smaller vocabulary")
+        return (
+            f"the trace passed its time budget of {self.max_seconds:g} s after {runs} of the sampler"
+            f"{where}; raise max_seconds (--timeout), or trace fewer positions or a smaller vocabulary"
+        )
 
     def _too_large(self) -> str:
         msg = f"the trace needs more than max_runs = {self.max_runs} runs of the sampler"
         if self._where:
             n, call, breaks, what = self._where[-1]
-            msg += (f" (stopped while bisecting {what} on uniform #{n} from {call}, {breaks} breakpoints found there "
-                    f"so far, {len(self._where)} uniforms deep)")
-        return msg + ("; the number of runs grows exponentially with the number of random draws (see the Cost "
-                      "section of specproof.trace.tracer): raise max_runs, or trace fewer positions or a smaller vocabulary")
+            msg += (
+                f" (stopped while bisecting {what} on uniform #{n} from {call}, {breaks} breakpoints found there "
+                f"so far, {len(self._where)} uniforms deep)"
+            )
+        return msg + (
+            "; the number of runs grows exponentially with the number of random draws (see the Cost "
+            "section of specproof.trace.tracer): raise max_runs, or trace fewer positions or a smaller vocabulary"
+        )
 
     @staticmethod
     def _describe(prefix: tuple[int, ...]) -> str:
-        return "[" + ", ".join(map(str, prefix[:8])) + (", ..." if len(prefix) > 8 else "") + "] (grid indices/categories)"
+        return (
+            "[" + ", ".join(map(str, prefix[:8])) + (", ..." if len(prefix) > 8 else "") + "] (grid indices/categories)"
+        )
 
     def law(self, prefix: tuple[int, ...]) -> dict[Any, Fraction]:
         if prefix in self._laws:
@@ -357,8 +396,16 @@ class _Tracer:
         self.pushed_slots += 1
         return outputs
 
-    def _pieces(self, prefix, slot: _Uniform, f: Callable[[int], Any], lo: int, hi: int,
-                probes: tuple[int, ...], what: str = "the output") -> list[tuple[int, int, Any]]:
+    def _pieces(
+        self,
+        prefix,
+        slot: _Uniform,
+        f: Callable[[int], Any],
+        lo: int,
+        hi: int,
+        probes: tuple[int, ...],
+        what: str = "the output",
+    ) -> list[tuple[int, int, Any]]:
         """Maximal intervals [a, b] of lo..hi on which f looks constant, by bisection between probes."""
         where = [len(prefix), slot.call, 0, what]
         self._where.append(where)
@@ -394,7 +441,8 @@ class _Tracer:
                     f"uniform #{len(prefix)} (from {slot.call}, grid 2^{slot.bits}) is not monotone: the same outcome "
                     f"on grid indices [{a0}, {b0}] and again on [{a}, {b}] with another outcome between; "
                     "specproof.trace.tracer needs every outcome on one interval (a uniform used only in comparisons "
-                    "with thresholds, e.g. u < p/q or an inverse CDF)")
+                    "with thresholds, e.g. u < p/q or an inverse CDF)"
+                )
             seen[hv] = (a, b)
         return pieces
 
@@ -409,16 +457,21 @@ class _Tracer:
         if left + right + 1 < MAX_CONSECUTIVE_BREAKS:
             return
         if what == "the output":
-            cause = ("the uniform is used as a value (returned, or in arithmetic whose result is returned), not only "
-                     "in comparisons with thresholds; return a discrete outcome, or pass key= to map the output to "
-                     "one")
+            cause = (
+                "the uniform is used as a value (returned, or in arithmetic whose result is returned), not only "
+                "in comparisons with thresholds; return a discrete outcome, or pass key= to map the output to "
+                "one"
+            )
         else:
-            cause = ("a later random draw's threshold depends continuously on this uniform (e.g. u2 < f(u1), "
-                     "Gumbel-max argmax(log w - log(-log u)) over uniforms, or a weight computed from u); the trace's "
-                     f"bisection cannot finish; {_RACE_HINT}")
+            cause = (
+                "a later random draw's threshold depends continuously on this uniform (e.g. u2 < f(u1), "
+                "Gumbel-max argmax(log w - log(-log u)) over uniforms, or a weight computed from u); the trace's "
+                f"bisection cannot finish; {_RACE_HINT}"
+            )
         raise ContinuousThreshold(
             f"{what} changes at each of {MAX_CONSECUTIVE_BREAKS} consecutive grid points of uniform #{len(prefix)} "
-            f"(from {slot.call}, grid 2^{slot.bits}) near grid index {b}: {cause}")
+            f"(from {slot.call}, grid 2^{slot.bits}) near grid index {b}: {cause}"
+        )
 
     def _read_law(self, prefix, slot: _Uniform) -> dict[Any, Fraction] | None:
         """The law over a uniform whose every use is a comparison with a value computed without any
@@ -458,7 +511,7 @@ class _Tracer:
     def _signature(self, prefix, k: int) -> tuple:
         """The output and the later random requests of the run with ``k`` at slot ``len(prefix)``."""
         key, slots = self.run(prefix + (k,))
-        return key, slots[len(prefix) + 1:]
+        return key, slots[len(prefix) + 1 :]
 
     def _uniform_law(self, prefix, slot: _Uniform) -> dict[Any, Fraction]:
         if self.read_thresholds:
@@ -473,7 +526,7 @@ class _Tracer:
 
         def signature(k):
             key, slots = self.run(prefix + (k,))
-            return key, slots[n + 1:]
+            return key, slots[n + 1 :]
 
         out: dict[Any, Fraction] = {}
         for a, b, _ in self._pieces(prefix, slot, signature, 0, n_grid - 1, probes):
@@ -484,8 +537,15 @@ class _Tracer:
                 parts = [(a, b, first)]
             else:  # the rest of the run changes inside the piece: bisect on its law
                 quarter = (b - a) // 4  # the ends and the middle were looked at: bisect from all three
-                parts = self._pieces(prefix, slot, lambda k: self.law(prefix + (k,)), a, b,
-                                     (a + quarter, (a + b) // 2, b - quarter), "the law of the rest of the run")
+                parts = self._pieces(
+                    prefix,
+                    slot,
+                    lambda k: self.law(prefix + (k,)),
+                    a,
+                    b,
+                    (a + quarter, (a + b) // 2, b - quarter),
+                    "the law of the rest of the run",
+                )
             for lo, hi, sub in parts:
                 w = Fraction(hi - lo + 1, n_grid)
                 for k, m in sub.items():
@@ -520,7 +580,10 @@ class _Tracer:
                 raise UncontrolledRandomness(
                     f"the sampler calls {what} at {where}, which specproof.trace.tracer does not control (a random "
                     "function bound before tracing, or the operating system's entropy); no verdict. Call it through "
-                    "its module (random.random(), not a name imported from random) or use numpy_rng=", what, where)
+                    "its module (random.random(), not a name imported from random) or use numpy_rng=",
+                    what,
+                    where,
+                )
             control.replayed += 1
             clock = clock | self.clocked.get(prefix, frozenset()) | early
             if not _same((key, slots), expected):
@@ -530,15 +593,19 @@ class _Tracer:
                     f"the sampler returned {_short(key)} on a replay of a run that returned {_short(expected[0])} with "
                     f"the same supplied draws {self._describe(prefix)}{_drew(slots, expected[1])}: its output depends on "
                     "randomness or state specproof does not control (a generator it does not see, or state kept "
-                    "between calls); no verdict", "an unknown source (the replay differs)", None)
+                    "between calls); no verdict",
+                    "an unknown source (the replay differs)",
+                    None,
+                )
             if clock:
                 control.clock_sites |= clock
                 control.shifted += 1
                 for k in range(1, CLOCK_REPLAYS + 1):
                     key2, slots2, _ = self._run_once(prefix, clock_shift=k * CLOCK_SHIFT, record=False)
                     if not _same((key2, slots2), expected):
-                        self._clock_dependence(prefix, clock, f"and the clock shifted by {k} x {CLOCK_SHIFT} s", key2,
-                                               expected[0])
+                        self._clock_dependence(
+                            prefix, clock, f"and the clock shifted by {k} x {CLOCK_SHIFT} s", key2, expected[0]
+                        )
 
     def seed_check(self) -> None:
         """Before any verdict: replay the first run, the first of another output and the other runs (up to
@@ -582,7 +649,10 @@ class _Tracer:
                                 "hash-based noise (such as vLLM 0.34's Gumbel from a seeded murmur3 hash of (seed, "
                                 "position, token)) that specproof does not control; no verdict. Draw the noise through "
                                 "the modelled calls (torch.rand, Tensor.exponential_, a torch.Generator per request is "
-                                "fine: its draws are supplied) to trace it", f"the seed argument {label}", None)
+                                "fine: its draws are supplied) to trace it",
+                                f"the seed argument {label}",
+                                None,
+                            )
                 if self.control is not None and label not in self.control.seed_args:
                     self.control.seed_args.append(label)
         finally:
@@ -594,8 +664,10 @@ class _Tracer:
         raise UncontrolledRandomness(
             f"the sampler's output depends on the clock ({', '.join(sorted(clock)[:3])}): a replay with the same "
             f"supplied draws {self._describe(prefix)} {how} returned {_short(got)}, not {_short(expected)}; a "
-            "clock-driven choice is not a function of the draws; no verdict", source,
-            where.replace(" (bound before tracing: not shifted)", "") or None)
+            "clock-driven choice is not a function of the draws; no verdict",
+            source,
+            where.replace(" (bound before tracing: not shifted)", "") or None,
+        )
 
 
 #: The changes made to an argument named like a seed in the replays of :meth:`_Tracer.seed_check` (several: a hash of
@@ -621,8 +693,9 @@ def _is_seed_value(value: Any) -> bool:
         return value.dtype.kind in "iu" and value.size > 0
     if "torch" in sys.modules and isinstance(value, sys.modules["torch"].Tensor):
         torch = sys.modules["torch"]
-        return not value.is_floating_point() and not value.is_complex() and value.dtype != torch.bool and \
-            value.numel() > 0
+        return (
+            not value.is_floating_point() and not value.is_complex() and value.dtype != torch.bool and value.numel() > 0
+        )
     return False
 
 
@@ -644,20 +717,24 @@ def _seed_arguments(sampler: Any, args: tuple, kwargs: dict) -> list[tuple[str, 
         if isinstance(value, dict):
             for k, v in list(value.items())[:64]:
                 if isinstance(k, str) and "seed" in k.lower() and _is_seed_value(v):
+
                     def item(new: Any, k: str = k, d: dict = value) -> tuple:
                         return put({**d, k: new})
+
                     found.append((f"{label}[{k!r}]", v, item))
         elif hasattr(value, "__dict__") and not isinstance(value, type) and not callable(value):
             for k, v in list(vars(value).items())[:64]:
                 if "seed" in k.lower() and _is_seed_value(v):
+
                     def setter(new: Any, k: str = k, obj: Any = value) -> tuple:
                         other = copy.copy(obj)
                         setattr(other, k, new)
                         return put(other)
+
                     found.append((f"{label}.{k}", v, setter))
 
     for i, a in enumerate(args):
-        put = lambda new, i=i: (args[:i] + (new,) + args[i + 1:], kwargs)  # noqa: E731
+        put = lambda new, i=i: (args[:i] + (new,) + args[i + 1 :], kwargs)  # noqa: E731
         name = names[i]
         label = name or f"argument {i}"
         if name and "seed" in name.lower() and _is_seed_value(a):
@@ -690,4 +767,3 @@ def _drew(slots: tuple, expected: tuple) -> str:
 
 def _clock_text(clock: frozenset) -> str:
     return f" (the clock was read: {', '.join(sorted(clock)[:3])})" if clock else ""
-

@@ -38,8 +38,18 @@ from typing import Any, Callable, Collection, Iterator
 
 from specproof.laws.numtext import number_text
 
-__all__ = ["FloorArgument", "argue", "code_of", "gross_threshold", "narrower_than", "narrowest", "row_format", "sum_error",
-           "widen", "widened"]
+__all__ = [
+    "FloorArgument",
+    "argue",
+    "code_of",
+    "gross_threshold",
+    "narrower_than",
+    "narrowest",
+    "row_format",
+    "sum_error",
+    "widen",
+    "widened",
+]
 
 #: Formats that can be widened, and their precision (significand bits, the hidden one included).
 _PRECISION = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
@@ -88,8 +98,10 @@ class FloorArgument:
             return f"float floor not argued (TV {number_text(self.tv)}): {self.reason}"
         wide = "?" if self.tv_wide is None else number_text(self.tv_wide)
         needs = "" if self.threshold is None else f" (a float artefact needs <= {float(self.threshold):.3g})"
-        return (f"float floor by re-tracing in {self.wide}: TV {number_text(self.tv)} with {self.narrow} rows, "
-                f"{wide} on the same rows' laws in {self.wide}{needs}: {self.reason}")
+        return (
+            f"float floor by re-tracing in {self.wide}: TV {number_text(self.tv)} with {self.narrow} rows, "
+            f"{wide} on the same rows' laws in {self.wide}{needs}: {self.reason}"
+        )
 
 
 def _precision(fmt: str) -> int:
@@ -116,7 +128,7 @@ def gross_threshold(fmt: str, sum_error: float = 0.0) -> Fraction:
     (Fraction(1, 4096), Fraction(1, 2199023255552))
     """
     e = max(Fraction(1, 2 ** _bits(fmt)), Fraction(sum_error))
-    return min(Fraction(1, 64), 2 ** 12 * e)
+    return min(Fraction(1, 64), 2**12 * e)
 
 
 def sum_error(*rows: Any) -> float:
@@ -133,8 +145,11 @@ def sum_error(*rows: Any) -> float:
                 continue
         data = r.tolist() if hasattr(r, "tolist") else r
         try:
-            stack = [list(map(float, x)) for x in data] if data and isinstance(data[0], (list, tuple)) \
+            stack = (
+                [list(map(float, x)) for x in data]
+                if data and isinstance(data[0], (list, tuple))
                 else [list(map(float, data))]
+            )
         except (TypeError, ValueError):
             continue
         for row in stack:
@@ -236,8 +251,12 @@ def _outside(name: str) -> bool:
 
     real = real_file(name)
     torch_dir = module_dir("torch")
-    return (real.startswith("<") or real.startswith(PACKAGE_DIR) or (torch_dir is not None and real.startswith(torch_dir))
-            or in_stdlib(real, "contextlib.py", "functools.py", "copy.py"))
+    return (
+        real.startswith("<")
+        or real.startswith(PACKAGE_DIR)
+        or (torch_dir is not None and real.startswith(torch_dir))
+        or in_stdlib(real, "contextlib.py", "functools.py", "copy.py")
+    )
 
 
 def _sampler_site(codes: Collection[Any]) -> str | None:
@@ -275,9 +294,12 @@ def narrower_than(fmt: str, codes: Collection[Any] = frozenset()) -> Iterator[li
         def __torch_function__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
             if len(found) < 8:
-                for t in (out if isinstance(out, (tuple, list)) else (out,)):
-                    if isinstance(t, torch.Tensor) and t.is_floating_point() and _bits(
-                            name := str(t.dtype).replace("torch.", "")) < bits:
+                for t in out if isinstance(out, (tuple, list)) else (out,):
+                    if (
+                        isinstance(t, torch.Tensor)
+                        and t.is_floating_point()
+                        and _bits(name := str(t.dtype).replace("torch.", "")) < bits
+                    ):
                         site = _sampler_site(codes)
                         if site is not None:
                             found.append((name, f"{name} from {getattr(func, '__name__', str(func))} at {site}"))
@@ -312,8 +334,14 @@ def widened(codes: Collection[Any] = frozenset()) -> Iterator[list[tuple[str, st
         torch.set_default_dtype(old)
 
 
-def argue(tv: Fraction, target: Any, draft: Any, retrace: Callable[[Any, Any], tuple[Fraction, int]],
-          errors: tuple[type[BaseException], ...], codes: Collection[Any] = frozenset()) -> FloorArgument:
+def argue(
+    tv: Fraction,
+    target: Any,
+    draft: Any,
+    retrace: Callable[[Any, Any], tuple[Fraction, int]],
+    errors: tuple[type[BaseException], ...],
+    codes: Collection[Any] = frozenset(),
+) -> FloorArgument:
     """Make the widening argument for a TV ``tv`` measured on ``target``/``draft``.
 
     Parameters
@@ -338,11 +366,27 @@ def argue(tv: Fraction, target: Any, draft: Any, retrace: Callable[[Any, Any], t
     """
     narrow = row_format(target)
     if narrow is None:
-        return FloorArgument("widening", "not made", "unknown", "", tv, None, None,
-                             "the rows' float format is unknown, so they cannot be widened")
+        return FloorArgument(
+            "widening",
+            "not made",
+            "unknown",
+            "",
+            tv,
+            None,
+            None,
+            "the rows' float format is unknown, so they cannot be widened",
+        )
     if narrow == WIDE:
-        return FloorArgument("widening", "not made", narrow, "", tv, None, None,
-                             "the rows are already float64: there is no wider format to re-trace them in")
+        return FloorArgument(
+            "widening",
+            "not made",
+            narrow,
+            "",
+            tv,
+            None,
+            None,
+            "the rows are already float64: there is no wider format to re-trace them in",
+        )
     ratio_bits = _precision(WIDE) - _precision(narrow)
     # TV * 2^-ceil(bits / 2): the geometric middle of "no fall" and "a fall by u_wide / u_narrow", rounded to
     # the stricter side
@@ -353,18 +397,52 @@ def argue(tv: Fraction, target: Any, draft: Any, retrace: Callable[[Any, Any], t
             tv_wide, runs = retrace(wt, wd)
     except errors as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return FloorArgument("widening", "not made", narrow, WIDE, tv, None, threshold,
-                             f"the code could not be re-traced on the rows widened to float64 ({first})")
+        return FloorArgument(
+            "widening",
+            "not made",
+            narrow,
+            WIDE,
+            tv,
+            None,
+            threshold,
+            f"the code could not be re-traced on the rows widened to float64 ({first})",
+        )
     if narrow_ops:
-        return FloorArgument("widening", "not made", narrow, WIDE, tv, tv_wide, threshold,
-                             f"on float64 rows the code still computes in a narrower format ({narrow_ops[0][1]}"
-                             f"{'; ...' if len(narrow_ops) > 1 else ''}), so its TV need not fall with float64's "
-                             "unit roundoff; make its dtype follow the rows' to get a verdict", runs)
+        return FloorArgument(
+            "widening",
+            "not made",
+            narrow,
+            WIDE,
+            tv,
+            tv_wide,
+            threshold,
+            f"on float64 rows the code still computes in a narrower format ({narrow_ops[0][1]}"
+            f"{'; ...' if len(narrow_ops) > 1 else ''}), so its TV need not fall with float64's "
+            "unit roundoff; make its dtype follow the rows' to get a verdict",
+            runs,
+        )
     if tv_wide <= threshold:
         fell = "to 0" if tv_wide == 0 else f"by 2^{math.log2(tv_wide / tv):.1f}"
-        return FloorArgument("widening", "float artefact", narrow, WIDE, tv, tv_wide, threshold,
-                             f"the TV fell {fell} as the unit roundoff fell by 2^-{ratio_bits}: a float artefact of "
-                             "the code's arithmetic, not a logic fault (a fault's TV stays in exact arithmetic)", runs)
-    return FloorArgument("widening", "fault", narrow, WIDE, tv, tv_wide, threshold,
-                         f"the TV did not fall with the unit roundoff (2^-{ratio_bits}): a fault in the code's logic, "
-                         "not its rounding", runs)
+        return FloorArgument(
+            "widening",
+            "float artefact",
+            narrow,
+            WIDE,
+            tv,
+            tv_wide,
+            threshold,
+            f"the TV fell {fell} as the unit roundoff fell by 2^-{ratio_bits}: a float artefact of "
+            "the code's arithmetic, not a logic fault (a fault's TV stays in exact arithmetic)",
+            runs,
+        )
+    return FloorArgument(
+        "widening",
+        "fault",
+        narrow,
+        WIDE,
+        tv,
+        tv_wide,
+        threshold,
+        f"the TV did not fall with the unit roundoff (2^-{ratio_bits}): a fault in the code's logic, not its rounding",
+        runs,
+    )

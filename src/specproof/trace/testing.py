@@ -35,11 +35,25 @@ from typing import Any, Callable, Mapping
 from specproof.errors import InvalidDistribution, SpecProofError, renamed
 from specproof.trace import _passed
 from specproof.laws.numtext import number_text
-from specproof.trace.tracer import (ContinuousThreshold, SamplerRaised, Trace, UncontrolledRandomness,
-                                    UnmodelledRandomness, trace)
+from specproof.trace.tracer import (
+    ContinuousThreshold,
+    SamplerRaised,
+    Trace,
+    UncontrolledRandomness,
+    UnmodelledRandomness,
+    trace,
+)
 
-__all__ = ["Comparison", "compare", "assert_law", "assert_lossless", "law_difference", "LossyInput",
-           "search_lossy", "ReferenceRaised"]
+__all__ = [
+    "Comparison",
+    "compare",
+    "assert_law",
+    "assert_lossless",
+    "law_difference",
+    "LossyInput",
+    "search_lossy",
+    "ReferenceRaised",
+]
 
 #: How many differing outputs a failure message lists.
 SHOWN = 20
@@ -87,8 +101,10 @@ def _refuse_off_sum(total: Fraction, what: str, dtype: Any = None) -> None:
     fmt = FORMATS.get(str(dtype).replace("torch.", ""))
     atol = max(Fraction(DEFAULT_FLOAT_ATOL), Fraction(2, 1 << fmt.precision) if fmt is not None else Fraction(0))
     if abs(total - 1) > atol:
-        raise InvalidDistribution(f"{what} sums to {float(total):.6g}, not 1 (off by more than {float(atol):g}, "
-                                  "more than float rounding); pass probability rows")
+        raise InvalidDistribution(
+            f"{what} sums to {float(total):.6g}, not 1 (off by more than {float(atol):g}, "
+            "more than float rounding); pass probability rows"
+        )
 
 
 class ReferenceRaised(SpecProofError):
@@ -110,8 +126,9 @@ def _check_sizes(target: Any, draft: Any) -> None:
         except (TypeError, SpecProofError):  # a callable that needs its own prefix, a scalar: the trace reports it
             return
     if sizes[0] != sizes[1]:
-        raise InvalidDistribution(f"the target's row has V = {sizes[0]} tokens and the draft's V = {sizes[1]}; "
-                                  "they must match")
+        raise InvalidDistribution(
+            f"the target's row has V = {sizes[0]} tokens and the draft's V = {sizes[1]}; they must match"
+        )
 
 
 def _check_sums(target: Any, draft: Any) -> None:
@@ -168,8 +185,10 @@ def law_difference(got: Mapping[Any, Fraction], want: Mapping[Any, Fraction]) ->
 
 
 def _message(title: str, tv: Fraction, diff: list, traced: Trace) -> str:
-    lines = [f"{title}: exact TV = {number_text(tv)}; "
-             f"{len(diff)} output(s) differ:", f"  {'output':<16} {'traced':<28} expected"]
+    lines = [
+        f"{title}: exact TV = {number_text(tv)}; {len(diff)} output(s) differ:",
+        f"  {'output':<16} {'traced':<28} expected",
+    ]
     for out, a, b in diff[:SHOWN]:
         lines.append(f"  {str(out):<16} {number_text(a):<28} {number_text(b)}")
     if len(diff) > SHOWN:
@@ -178,9 +197,18 @@ def _message(title: str, tv: Fraction, diff: list, traced: Trace) -> str:
     return "\n".join(lines)
 
 
-def assert_law(sampler: Callable[..., Any], expected_law: Any, *, args: tuple = (), kwargs: dict | None = None,
-               numpy_rng: str | None = None, key: Callable[[Any], Any] | None = None,
-               max_runs: int = 200_000, read_thresholds: bool = True, pushforward: bool = True) -> Trace:
+def assert_law(
+    sampler: Callable[..., Any],
+    expected_law: Any,
+    *,
+    args: tuple = (),
+    kwargs: dict | None = None,
+    numpy_rng: str | None = None,
+    key: Callable[[Any], Any] | None = None,
+    max_runs: int = 200_000,
+    read_thresholds: bool = True,
+    pushforward: bool = True,
+) -> Trace:
     """Assert that ``sampler(*args, **kwargs)`` has exactly ``expected_law``.
 
     Parameters
@@ -213,8 +241,16 @@ def assert_law(sampler: Callable[..., Any], expected_law: Any, *, args: tuple = 
     True
     """
     want = _expected(expected_law)
-    traced = trace(sampler, args, kwargs, numpy_rng=numpy_rng, key=key, max_runs=max_runs,
-                   read_thresholds=read_thresholds, pushforward=pushforward)
+    traced = trace(
+        sampler,
+        args,
+        kwargs,
+        numpy_rng=numpy_rng,
+        key=key,
+        max_runs=max_runs,
+        read_thresholds=read_thresholds,
+        pushforward=pushforward,
+    )
     tv, diff = law_difference(traced.law, want)
     if diff:
         raise AssertionError(_message("the sampler's law differs from the expected law", tv, diff, traced))
@@ -283,22 +319,28 @@ class Comparison:
 
         ``command_line``: point to ``--json`` for what is left out, not to this object's attributes.
         """
-        lines = [f"verdict: {self.verdict.upper()}; TV from the target's law {number_text(self.tv)}",
-                 *verdict_lines(self)]
+        lines = [
+            f"verdict: {self.verdict.upper()}; TV from the target's law {number_text(self.tv)}",
+            *verdict_lines(self),
+        ]
         what, field_name = ("token" if self.gamma is None else f"first {self.gamma + 1} tokens"), "differing"
         shown = self.differing
         if self.verdict == "lossy" and self.member_differing and self.gamma is not None:
             shown, what, field_name = self.member_differing, "block (vs the nearest member)", "member_differing"
         if shown:
-            lines.append(f"  {len(shown)} output(s) differ; {what}: traced - expected, traced, expected; largest first:")
-            for out, a, b in shown[:SHOWN // 2]:
+            lines.append(
+                f"  {len(shown)} output(s) differ; {what}: traced - expected, traced, expected; largest first:"
+            )
+            for out, a, b in shown[: SHOWN // 2]:
                 lines.append(f"    {str(out):<12} {float(a - b):+.3g}  {number_text(a)}  {number_text(b)}")
             if len(shown) > SHOWN // 2:
                 more = f"--json: {field_name}" if command_line else f"Comparison.{field_name}"
                 lines.append(f"    ... and {len(shown) - SHOWN // 2} more ({more})")
         listed = "listed by --json" if command_line else "Comparison.trace.assumptions"
-        lines.append(f"  traced exactly over {self.trace.runs} runs ({len(self.trace.assumptions)} modelling "
-                     f"assumptions: {listed})")
+        lines.append(
+            f"  traced exactly over {self.trace.runs} runs ({len(self.trace.assumptions)} modelling "
+            f"assumptions: {listed})"
+        )
         if getattr(self.trace, "control", ""):
             lines.append(f"  {self.trace.control}")
         lines.extend(f"  caveat: {c}" for c in self.caveats)
@@ -322,28 +364,38 @@ def verdict_lines(judged: Any) -> list[str]:
     if floor is not None:
         lines.append(f"  {floor.line()}")
         if judged.verdict != "float-faithful" and not judged.arithmetic.startswith("differential"):
-            lines.append(f"  TV from the nearest correct float implementation {number_text(judged.tv_from_float_ideal)}: "
-                         f"{judged.arithmetic}")
+            lines.append(
+                f"  TV from the nearest correct float implementation {number_text(judged.tv_from_float_ideal)}: "
+                f"{judged.arithmetic}"
+            )
     elif judged.verdict == "float-faithful":
         lines.append(f"  equals the textbook verifier with {judged.arithmetic} exactly: the TV is its float floor")
         if judged.equivalents:
             lines.append(f"  ({judged.equivalents} other arithmetic(s) of the family give the same law on these rows)")
         elif judged.equivalents is None:
-            lines.append(f"  (other arithmetics of the family that give the same law were not counted (they are at V <= "
-                         f"{EQUIVALENTS_MAX_V}, or with equivalents=True): the code's arithmetic is one of them, not "
-                         "necessarily the one named)")
+            lines.append(
+                f"  (other arithmetics of the family that give the same law were not counted (they are at V <= "
+                f"{EQUIVALENTS_MAX_V}, or with equivalents=True): the code's arithmetic is one of them, not "
+                "necessarily the one named)"
+            )
     elif judged.degenerate:
         lines.append(f"  {judged.arithmetic}")
     elif judged.verdict == "lossy" and "(a gross fault)" in judged.arithmetic:
         lines.append(f"  {judged.arithmetic}")
     elif judged.verdict == "lossy" and judged.tv_from_float_ideal == 0 and judged.outside_support:
-        lines.append(f"  equals {judged.arithmetic} exactly, but that arithmetic emits tokens the target gives "
-                     "probability 0: always a fault, not a float floor")
+        lines.append(
+            f"  equals {judged.arithmetic} exactly, but that arithmetic emits tokens the target gives "
+            "probability 0: always a fault, not a float floor"
+        )
     elif judged.verdict == "lossy":
-        lines.append(f"  TV from the nearest correct float implementation {number_text(judged.tv_from_float_ideal)}: "
-                     f"{judged.arithmetic}")
+        lines.append(
+            f"  TV from the nearest correct float implementation {number_text(judged.tv_from_float_ideal)}: "
+            f"{judged.arithmetic}"
+        )
     if judged.outside_support:
-        lines.append(f"  mass on outputs the target gives probability 0 (or invalid ids): {number_text(judged.outside_support)}")
+        lines.append(
+            f"  mass on outputs the target gives probability 0 (or invalid ids): {number_text(judged.outside_support)}"
+        )
     return lines
 
 
@@ -361,11 +413,15 @@ def _gamma_of(target: Any, gamma: int | None, draft: Any = None) -> int | None:
         raise SpecProofError(f"gamma must be an integer >= 1 or None, got {gamma!r}")
     n_target, n_draft = _stack_length(target), _stack_length(draft)
     if gamma is not None and n_target is None and not callable(target):
-        raise SpecProofError(f"gamma = {gamma} asks for a block of {gamma} drafts, which needs gamma + 1 = {gamma + 1} "
-                             "target rows ([gamma + 1, V]) or a callable prefix -> row; got one row [V]")
+        raise SpecProofError(
+            f"gamma = {gamma} asks for a block of {gamma} drafts, which needs gamma + 1 = {gamma + 1} "
+            "target rows ([gamma + 1, V]) or a callable prefix -> row; got one row [V]"
+        )
     if gamma is not None and n_draft is None and draft is not None and not callable(draft):
-        raise SpecProofError(f"gamma = {gamma} asks for a block of {gamma} drafts, which needs {gamma} draft rows "
-                             "([gamma, V]) or a callable prefix -> row; got one row [V]")
+        raise SpecProofError(
+            f"gamma = {gamma} asks for a block of {gamma} drafts, which needs {gamma} draft rows "
+            "([gamma, V]) or a callable prefix -> row; got one row [V]"
+        )
     if n_target is not None:
         if n_target < 2:
             raise SpecProofError(f"a stack of target rows needs gamma + 1 >= 2 rows, got {n_target}")
@@ -377,12 +433,26 @@ def _gamma_of(target: Any, gamma: int | None, draft: Any = None) -> int | None:
     return gamma
 
 
-def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int | None = None,
-            reference: Any = None, numpy_rng: str | None = None, key: Callable[[Any], Any] | None = None,
-            max_runs: int = 200_000, check_pieces: bool = True, exponential_zeros: bool = False,
-            progress: Callable[[int], Any] | bool | None = None, read_thresholds: bool = True,
-            pushforward: bool = True, max_seconds: float | None = None, widen: bool = True,
-            nearest: bool = False, equivalents: bool | None = None) -> Comparison:
+def compare(
+    sampler: Callable[..., Any],
+    target: Any,
+    draft: Any,
+    *,
+    gamma: int | None = None,
+    reference: Any = None,
+    numpy_rng: str | None = None,
+    key: Callable[[Any], Any] | None = None,
+    max_runs: int = 200_000,
+    check_pieces: bool = True,
+    exponential_zeros: bool = False,
+    progress: Callable[[int], Any] | bool | None = None,
+    read_thresholds: bool = True,
+    pushforward: bool = True,
+    max_seconds: float | None = None,
+    widen: bool = True,
+    nearest: bool = False,
+    equivalents: bool | None = None,
+) -> Comparison:
     """Trace ``sampler(target, draft)`` and judge its exact law; never raises on a difference.
 
     Parameters
@@ -493,41 +563,108 @@ def compare(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int 
         from tqdm import tqdm
 
         with tqdm(unit="run", file=sys.stderr, disable=None, desc="tracing") as bar:
-            traced = trace(sampler, (target, draft), numpy_rng=numpy_rng, key=key, max_runs=max_runs,
-                           check_pieces=check_pieces, exponential_zeros=exponential_zeros, progress=bar.update,
-                           read_thresholds=read_thresholds, pushforward=pushforward, max_seconds=max_seconds)
+            traced = trace(
+                sampler,
+                (target, draft),
+                numpy_rng=numpy_rng,
+                key=key,
+                max_runs=max_runs,
+                check_pieces=check_pieces,
+                exponential_zeros=exponential_zeros,
+                progress=bar.update,
+                read_thresholds=read_thresholds,
+                pushforward=pushforward,
+                max_seconds=max_seconds,
+            )
     else:
-        traced = trace(sampler, (target, draft), numpy_rng=numpy_rng, key=key, max_runs=max_runs,
-                       check_pieces=check_pieces, exponential_zeros=exponential_zeros, progress=progress or None,
-                       read_thresholds=read_thresholds, pushforward=pushforward, max_seconds=max_seconds)
+        traced = trace(
+            sampler,
+            (target, draft),
+            numpy_rng=numpy_rng,
+            key=key,
+            max_runs=max_runs,
+            check_pieces=check_pieces,
+            exponential_zeros=exponential_zeros,
+            progress=progress or None,
+            read_thresholds=read_thresholds,
+            pushforward=pushforward,
+            max_seconds=max_seconds,
+        )
     if gamma is not None:
         single = next((o for o in traced.law if not isinstance(o, tuple)), None)
         if single is not None:
-            raise SpecProofError(f"gamma = {gamma} asks for a block, but the sampler returned one token ({single!r}), "
-                                 "not a sequence of 1 to gamma + 1 tokens: it verifies one position; trace it "
-                                 "without gamma")
+            raise SpecProofError(
+                f"gamma = {gamma} asks for a block, but the sampler returned one token ({single!r}), "
+                "not a sequence of 1 to gamma + 1 tokens: it verifies one position; trace it "
+                "without gamma"
+            )
     if callable(reference):
         result = _differential(traced, reference, target, draft, gamma, numpy_rng, max_runs, check_pieces)
     elif reference is not None:
         want = _expected(reference)
         tv, diff = law_difference(traced.law, want)
-        return Comparison("lossless" if not diff else "lossy", tv, tv, "not compared: an expected law was given",
-                          traced.law, want, diff, [], Fraction(0), gamma, traced)
+        return Comparison(
+            "lossless" if not diff else "lossy",
+            tv,
+            tv,
+            "not compared: an expected law was given",
+            traced.law,
+            want,
+            diff,
+            [],
+            Fraction(0),
+            gamma,
+            traced,
+        )
     else:
         count = equivalents
         if count is None:
             count = _vocabulary(target) <= EQUIVALENTS_MAX_V
-        j = judge(traced.law, target, draft, gamma=gamma, count_equivalents=count,
-                  gross=None if nearest else gross_tv(gamma), progress=_ScanProgress())
+        j = judge(
+            traced.law,
+            target,
+            draft,
+            gamma=gamma,
+            count_equivalents=count,
+            gross=None if nearest else gross_tv(gamma),
+            progress=_ScanProgress(),
+        )
         counted = j.equivalents if count or gamma is not None or j.verdict != "float-faithful" else None
-        result = Comparison(j.verdict, j.tv, j.tv_from_float_ideal, j.arithmetic, traced.law, j.reference,
-                            j.differing, j.member_differing, j.outside_support, gamma, traced, j.caveats,
-                            counted, j.degenerate)
+        result = Comparison(
+            j.verdict,
+            j.tv,
+            j.tv_from_float_ideal,
+            j.arithmetic,
+            traced.law,
+            j.reference,
+            j.differing,
+            j.member_differing,
+            j.outside_support,
+            gamma,
+            traced,
+            j.caveats,
+            counted,
+            j.degenerate,
+        )
     if widen:
-        result = _argue_floor(result, sampler, target, draft, gamma, reference,
-                              dict(numpy_rng=numpy_rng, key=key, max_runs=max_runs, check_pieces=check_pieces,
-                                   exponential_zeros=exponential_zeros, read_thresholds=read_thresholds,
-                                   pushforward=pushforward, max_seconds=max_seconds))
+        result = _argue_floor(
+            result,
+            sampler,
+            target,
+            draft,
+            gamma,
+            reference,
+            dict(
+                numpy_rng=numpy_rng,
+                key=key,
+                max_runs=max_runs,
+                check_pieces=check_pieces,
+                exponential_zeros=exponential_zeros,
+                read_thresholds=read_thresholds,
+                pushforward=pushforward,
+                max_seconds=max_seconds,
+            ),
+        )
     return result
 
 
@@ -581,8 +718,12 @@ class _ScanProgress:
         self.shown = now
         spent = now - self.start
         left = spent / done * (total - done)
-        print(f"judging: {done}/{total} float-family members' laws computed ({spent:.0f} s; up to about {left:.0f} s "
-              "more)", file=sys.stderr, flush=True)
+        print(
+            f"judging: {done}/{total} float-family members' laws computed ({spent:.0f} s; up to about {left:.0f} s "
+            "more)",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 #: Seconds of the float-family scan before its progress is shown, and between two lines.
@@ -591,13 +732,22 @@ SCAN_QUIET, SCAN_EVERY = 3.0, 5.0
 WIDE_FORMAT = "float64"
 
 #: What a small lossy TV rests on where narrower arithmetic was looked for (issue 33, item 3).
-_UNWATCHED = ("lossy on the assumption that the code computes in its rows' format ({fmt}) or wider: no narrower "
-              "PyTorch tensor was made in its code, but narrower arithmetic outside PyTorch (NumPy's "
-              "astype(float32), a compiled kernel) is not watched, and would read lossy here")
+_UNWATCHED = (
+    "lossy on the assumption that the code computes in its rows' format ({fmt}) or wider: no narrower "
+    "PyTorch tensor was made in its code, but narrower arithmetic outside PyTorch (NumPy's "
+    "astype(float32), a compiled kernel) is not watched, and would read lossy here"
+)
 
 
-def _argue_floor(result: Comparison, sampler: Callable[..., Any], target: Any, draft: Any, gamma: int | None,
-                 reference: Any, options: dict) -> Comparison:
+def _argue_floor(
+    result: Comparison,
+    sampler: Callable[..., Any],
+    target: Any,
+    draft: Any,
+    gamma: int | None,
+    reference: Any,
+    options: dict,
+) -> Comparison:
     """A small ``lossy`` TV argued by re-tracing in float64 (:mod:`specproof.trace.floor`): the verdict
     becomes ``float-faithful`` (it fell with the unit roundoff), stays ``lossy`` (it did not) or becomes
     ``undecided`` (the argument could not be made); a gross TV, an output outside the target's support or
@@ -620,31 +770,58 @@ def _argue_floor(result: Comparison, sampler: Callable[..., Any], target: Any, d
         with floor.narrower_than(fmt, codes) as found:
             again = trace(sampler, (target, draft), **options)
             if callable(reference):
-                _differential(again, reference, target, draft, gamma, options["numpy_rng"], options["max_runs"],
-                              options["check_pieces"])
+                _differential(
+                    again,
+                    reference,
+                    target,
+                    draft,
+                    gamma,
+                    options["numpy_rng"],
+                    options["max_runs"],
+                    options["check_pieces"],
+                )
         inner = floor.narrowest({f for f, _ in found})
         if inner is not None and result.tv <= floor.gross_threshold(inner, err):
             argued = floor.FloorArgument(
-                "widening", "not made", fmt, "", result.tv, None, None,
+                "widening",
+                "not made",
+                fmt,
+                "",
+                result.tv,
+                None,
+                None,
                 f"the code computes in {inner} on {fmt} rows ({found[0][1]}), and its TV is within {inner}'s "
                 f"float floor range; its rows cannot be widened past it (make its dtype follow the rows' to have "
-                "it argued)")
-            caveat = (f"lossy on the textbook float family alone: no member in consistent arithmetic explains the "
-                      f"law, but the code computes in {inner} on {fmt} rows, so correct code outside that family "
-                      f"would read lossy here too")
+                "it argued)",
+            )
+            caveat = (
+                f"lossy on the textbook float family alone: no member in consistent arithmetic explains the "
+                f"law, but the code computes in {inner} on {fmt} rows, so correct code outside that family "
+                f"would read lossy here too"
+            )
             return dataclasses.replace(result, floor=argued, caveats=(*result.caveats, caveat))
         return dataclasses.replace(result, caveats=(*result.caveats, _UNWATCHED.format(fmt=fmt)))
 
     def retrace(wide_target: Any, wide_draft: Any) -> tuple[Fraction, int]:
         wide = trace(sampler, (wide_target, wide_draft), **options)
         if callable(reference):
-            c = _differential(wide, reference, wide_target, wide_draft, gamma, options["numpy_rng"],
-                              options["max_runs"], options["check_pieces"])
+            c = _differential(
+                wide,
+                reference,
+                wide_target,
+                wide_draft,
+                gamma,
+                options["numpy_rng"],
+                options["max_runs"],
+                options["check_pieces"],
+            )
             return c.tv, c.trace.runs
         j = judge(wide.law, wide_target, None, gamma=gamma)
         if j.outside_support:
-            raise SpecProofError(f"on float64 rows the code emits outputs the target gives probability 0 "
-                                 f"(mass {number_text(j.outside_support)})")
+            raise SpecProofError(
+                f"on float64 rows the code emits outputs the target gives probability 0 "
+                f"(mass {number_text(j.outside_support)})"
+            )
         return j.tv, wide.runs
 
     argued = floor.argue(result.tv, target, draft, retrace, (SpecProofError,), codes)
@@ -653,13 +830,23 @@ def _argue_floor(result: Comparison, sampler: Callable[..., Any], target: Any, d
         result = dataclasses.replace(result, caveats=(*result.caveats, _UNWATCHED.format(fmt=WIDE_FORMAT)))
     arithmetic = result.arithmetic
     if verdict == "float-faithful":
-        arithmetic = (f"the same code re-traced on the same rows' laws in {argued.wide} (a float artefact: its TV fell "
-                      f"with the unit roundoff; not a member of the family)")
+        arithmetic = (
+            f"the same code re-traced on the same rows' laws in {argued.wide} (a float artefact: its TV fell "
+            f"with the unit roundoff; not a member of the family)"
+        )
     return dataclasses.replace(result, verdict=verdict, arithmetic=arithmetic, floor=argued)
 
 
-def _differential(traced: Trace, plain: Callable[..., Any], target: Any, draft: Any, gamma: int | None,
-                  numpy_rng: str | None, max_runs: int, check_pieces: bool) -> Comparison:
+def _differential(
+    traced: Trace,
+    plain: Callable[..., Any],
+    target: Any,
+    draft: Any,
+    gamma: int | None,
+    numpy_rng: str | None,
+    max_runs: int,
+    check_pieces: bool,
+) -> Comparison:
     """A speculative step's law against the plain sampler's, drawn token by token on the same rows."""
     from specproof.rules.faithful import _model, _outside_support, _stream, _token
 
@@ -679,15 +866,17 @@ def _differential(traced: Trace, plain: Callable[..., Any], target: Any, draft: 
             try:
                 got = trace(plain, (row,), numpy_rng=numpy_rng, max_runs=max_runs, check_pieces=check_pieces)
             except SamplerRaised as exc:  # the reference's fault, not the speculative step's
-                raise ReferenceRaised(f"the reference sampler raised after {prefix}: "
-                                      f"{str(exc).removeprefix('the sampler raised ')}") from exc
+                raise ReferenceRaised(
+                    f"the reference sampler raised after {prefix}: {str(exc).removeprefix('the sampler raised ')}"
+                ) from exc
             runs += got.runs
             law = [Fraction(0)] * size
             for out, m in got.law.items():
                 t = _token(out)
                 if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < size:
-                    raise SpecProofError(f"the reference sampler emitted {t!r} after {prefix}, not a token id in "
-                                         f"[0, {size})")
+                    raise SpecProofError(
+                        f"the reference sampler emitted {t!r} after {prefix}, not a token id in [0, {size})"
+                    )
                 law[t] += m
             laws[prefix] = tuple(law)
         return laws[prefix]
@@ -706,16 +895,40 @@ def _differential(traced: Trace, plain: Callable[..., Any], target: Any, draft: 
         diff = law_difference(mine, want)[1] if want else []
         outside = _outside_support(blocks, plain_row, gamma, v)
     result = Trace(traced.law, runs, traced.assumptions, traced.calls)
-    return Comparison("lossless" if tv == 0 else "lossy", tv, tv,
-                      "differential: against the plain sampler's law (the float-ideal family is not used)",
-                      traced.law, want, diff, [], outside, gamma, result)
+    return Comparison(
+        "lossless" if tv == 0 else "lossy",
+        tv,
+        tv,
+        "differential: against the plain sampler's law (the float-ideal family is not used)",
+        traced.law,
+        want,
+        diff,
+        [],
+        outside,
+        gamma,
+        result,
+    )
 
 
-def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, gamma: int | None = None,
-                    float_floor: str = "allow", max_tv: Any = None, numpy_rng: str | None = None,
-                    key: Callable[[Any], Any] | None = None, max_runs: int = 200_000, check_pieces: bool = True,
-                    progress: Callable[[int], Any] | bool | None = None, statistical: bool = False, eps: float = 0.05, alpha: float = 1e-6, power: float = 0.95,
-                    max_seconds: float | None = None) -> Any:
+def assert_lossless(
+    sampler: Callable[..., Any],
+    target: Any,
+    draft: Any,
+    *,
+    gamma: int | None = None,
+    float_floor: str = "allow",
+    max_tv: Any = None,
+    numpy_rng: str | None = None,
+    key: Callable[[Any], Any] | None = None,
+    max_runs: int = 200_000,
+    check_pieces: bool = True,
+    progress: Callable[[int], Any] | bool | None = None,
+    statistical: bool = False,
+    eps: float = 0.05,
+    alpha: float = 1e-6,
+    power: float = 0.95,
+    max_seconds: float | None = None,
+) -> Any:
     """Assert that the verifier ``sampler(target, draft)`` emits the target's law.
 
     Parameters
@@ -770,12 +983,24 @@ def assert_lossless(sampler: Callable[..., Any], target: Any, draft: Any, *, gam
         raise SpecProofError(f"float_floor is {float_floor!r}, not 'allow' or 'fail'")
     bound = None if max_tv is None else _fraction(max_tv, "max_tv")
     try:
-        result = compare(sampler, target, draft, gamma=gamma, numpy_rng=numpy_rng, key=key, max_runs=max_runs,
-                         check_pieces=check_pieces, progress=progress, max_seconds=max_seconds)
+        result = compare(
+            sampler,
+            target,
+            draft,
+            gamma=gamma,
+            numpy_rng=numpy_rng,
+            key=key,
+            max_runs=max_runs,
+            check_pieces=check_pieces,
+            progress=progress,
+            max_seconds=max_seconds,
+        )
     except (UnmodelledRandomness, ContinuousThreshold) as exc:
         if not statistical:
-            message = (f"{exc}; pass statistical=True to test it statistically instead (it then detects only a TV "
-                       f"of at least eps = {eps})")
+            message = (
+                f"{exc}; pass statistical=True to test it statistically instead (it then detects only a TV "
+                f"of at least eps = {eps})"
+            )
             if isinstance(exc, UncontrolledRandomness):  # keep what drew and where
                 raise UncontrolledRandomness(message, exc.source, exc.where) from None
             if isinstance(exc, ContinuousThreshold):  # Gumbel-max outside the race forms, u2 < f(u1): no exact route
@@ -799,8 +1024,10 @@ def _passed_line(result: Comparison) -> str:
     """What a passing :func:`assert_lossless` passed, in one line (pytest's "specproof verdicts")."""
     line = f"{result.verdict}, TV {number_text(result.tv)} from the target's law"
     if result.verdict == "float-faithful" and result.floor is not None:
-        line += (f" (a float floor by re-tracing the same code in {result.floor.wide}: TV "
-                 f"{number_text(result.floor.tv_wide)} there)")
+        line += (
+            f" (a float floor by re-tracing the same code in {result.floor.wide}: TV "
+            f"{number_text(result.floor.tv_wide)} there)"
+        )
     elif result.verdict == "float-faithful":
         line += f" (the float floor of {result.arithmetic})"
     elif result.verdict == "lossy":
@@ -875,11 +1102,20 @@ def _small_pairs(v: int, max_denominator: int):
                     yield a, b
 
 
-def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_vocab: int = 4,
-                 max_denominator: int = 4, dtype: str = "float32", array: str = "torch",
-                 numpy_rng: str | None = None, max_pairs: int = 5_000, max_runs: int = 200_000,
-                 progress: Callable[[int], Any] | None = None,
-                 reference: Callable[..., Any] | None = None) -> LossyInput | None:
+def search_lossy(
+    sampler: Callable[..., Any],
+    *,
+    gamma: int | None = None,
+    max_vocab: int = 4,
+    max_denominator: int = 4,
+    dtype: str = "float32",
+    array: str = "torch",
+    numpy_rng: str | None = None,
+    max_pairs: int = 5_000,
+    max_runs: int = 200_000,
+    progress: Callable[[int], Any] | None = None,
+    reference: Callable[..., Any] | None = None,
+) -> LossyInput | None:
     """The smallest small rational input on which ``sampler`` is judged ``lossy`` (as
     :func:`specproof.rules.audit.search_counterexample` does for rules).
 
@@ -941,10 +1177,15 @@ def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_v
     if gamma is not None and (isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1):
         raise SpecProofError(f"gamma must be an integer >= 1 or None, got {gamma!r}")
     if reference is not None and not callable(reference):
-        raise SpecProofError(f"reference must be the plain sampler, a callable row -> token id, not "
-                             f"{type(reference).__name__} (a fixed expected law does not fit every searched row)")
-    for name, value, least in (("max_vocab", max_vocab, 2), ("max_denominator", max_denominator, 1),
-                               ("max_pairs", max_pairs, 0)):
+        raise SpecProofError(
+            f"reference must be the plain sampler, a callable row -> token id, not "
+            f"{type(reference).__name__} (a fixed expected law does not fit every searched row)"
+        )
+    for name, value, least in (
+        ("max_vocab", max_vocab, 2),
+        ("max_denominator", max_denominator, 1),
+        ("max_pairs", max_pairs, 0),
+    ):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise SpecProofError(f"{name} must be an integer >= {least}, got {value!r}")
     make = _row_maker(array, dtype)
@@ -965,8 +1206,16 @@ def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_v
             pairs += 1
             p_t, q_t = make([a] * (gamma + 1) if gamma else a), make([b] * gamma if gamma else b)
             try:
-                result = compare(sampler, p_t, q_t, gamma=gamma, numpy_rng=numpy_rng, max_runs=max_runs,
-                                 reference=reference, equivalents=False)
+                result = compare(
+                    sampler,
+                    p_t,
+                    q_t,
+                    gamma=gamma,
+                    numpy_rng=numpy_rng,
+                    max_runs=max_runs,
+                    reference=reference,
+                    equivalents=False,
+                )
             except InvalidDistribution:
                 continue  # a row that the dtype rounds to no distribution (all zero)
             except SamplerRaised as exc:  # a fault too, but not a law: search on, and say so
@@ -977,8 +1226,7 @@ def search_lossy(sampler: Callable[..., Any], *, gamma: int | None = None, max_v
             if progress is not None:
                 progress(1)
             if result.verdict == "lossy" and not result.degenerate:
-                return LossyInput(a, b, result, pairs,
-                                  skipped=tuple((r.p, r.q, r.raised) for r in raised))
+                return LossyInput(a, b, result, pairs, skipped=tuple((r.p, r.q, r.raised) for r in raised))
     return none_lossy()
 
 
@@ -987,8 +1235,12 @@ def _row_maker(array: str, dtype: str) -> Callable[[Any], Any]:
     if array == "torch":
         import torch
 
-        kinds = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
-                 "float64": torch.float64}
+        kinds = {
+            "float16": torch.float16,
+            "bfloat16": torch.bfloat16,
+            "float32": torch.float32,
+            "float64": torch.float64,
+        }
         if dtype not in kinds:
             raise SpecProofError(f"dtype {dtype!r} is not one of {', '.join(kinds)}")
         return lambda rows: torch.tensor(_floats(rows), dtype=torch.float64).to(kinds[dtype])
@@ -1030,9 +1282,12 @@ def _statistical(sampler, target, draft, rows, key, eps, alpha, power, why: str)
             f"the sampler is not lossless (statistical test, the sampler could not be traced: {why}): observed TV "
             f"{result.observed_tv:.4g} >= threshold {result.threshold:.4g} over N = {result.n} draws; p-value "
             f"{result.p_value:.3g}; TV upper bound {result.tv_upper_bound:.4g} at level 1 - {alpha}"
-            + (f"; outputs outside the target's support: {result.outside_support}" if result.outside_support else ""))
-    _passed.PASSED.append(f"passed a statistical test only (not traced: {why}): TV below eps = {eps} not excluded; "
-                          f"observed TV {result.observed_tv:.4g} over N = {result.n} draws")
+            + (f"; outputs outside the target's support: {result.outside_support}" if result.outside_support else "")
+        )
+    _passed.PASSED.append(
+        f"passed a statistical test only (not traced: {why}): TV below eps = {eps} not excluded; "
+        f"observed TV {result.observed_tv:.4g} over N = {result.n} draws"
+    )
     return result
 
 

@@ -227,15 +227,37 @@ from specproof.trace.explore import _Tracer
 from specproof.trace.sources import _call_assumption, intercepted
 from specproof.trace.sources.numpy_generator import TracedGenerator
 
-__all__ = ["UnmodelledRandomness", "UncontrolledRandomness", "NotPiecewiseConstant", "ContinuousThreshold", "TraceTooLarge", "TraceTimeout", "SamplerRaised",
-           "Trace", "trace", "intercepted", "rows_stream_tv", "EXPONENTIAL_ZERO"]
+__all__ = [
+    "UnmodelledRandomness",
+    "UncontrolledRandomness",
+    "NotPiecewiseConstant",
+    "ContinuousThreshold",
+    "TraceTooLarge",
+    "TraceTimeout",
+    "SamplerRaised",
+    "Trace",
+    "trace",
+    "intercepted",
+    "rows_stream_tv",
+    "EXPONENTIAL_ZERO",
+]
 
 
-def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = None, *,
-          numpy_rng: str | None = None, key: Callable[[Any], Any] | None = None,
-          max_runs: int = 200_000, check_pieces: bool = True, exponential_zeros: bool = False,
-          progress: Callable[[int], Any] | None = None, read_thresholds: bool = True,
-          pushforward: bool = True, max_seconds: float | None = None) -> Trace:
+def trace(
+    sampler: Callable[..., Any],
+    args: tuple = (),
+    kwargs: dict | None = None,
+    *,
+    numpy_rng: str | None = None,
+    key: Callable[[Any], Any] | None = None,
+    max_runs: int = 200_000,
+    check_pieces: bool = True,
+    exponential_zeros: bool = False,
+    progress: Callable[[int], Any] | None = None,
+    read_thresholds: bool = True,
+    pushforward: bool = True,
+    max_seconds: float | None = None,
+) -> Trace:
     """The exact law of ``sampler(*args, **kwargs)`` under the modelled random calls.
 
     Parameters
@@ -343,8 +365,12 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
         raise SpecProofError(f"max_runs is {max_runs!r}, not an integer >= 1")
     if not callable(sampler):
         raise SpecProofError(f"the sampler {sampler!r} is not callable")
-    if max_seconds is not None and (isinstance(max_seconds, bool) or not isinstance(max_seconds, (int, float))
-                                    or not max_seconds > 0 or not math.isfinite(max_seconds)):
+    if max_seconds is not None and (
+        isinstance(max_seconds, bool)
+        or not isinstance(max_seconds, (int, float))
+        or not max_seconds > 0
+        or not math.isfinite(max_seconds)
+    ):
         raise SpecProofError(f"max_seconds is {max_seconds!r}, not a number of seconds > 0")
     kwargs = dict(kwargs or {})
     generator = None
@@ -352,8 +378,20 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
         generator = TracedGenerator(np.random.PCG64(0))
         kwargs[numpy_rng] = generator
     control = Control(sampler, tuple(args), kwargs)
-    tracer = _Tracer(sampler, tuple(args), kwargs, key, generator, max_runs, bool(check_pieces),
-                     bool(exponential_zeros), progress, bool(read_thresholds), bool(pushforward), control)
+    tracer = _Tracer(
+        sampler,
+        tuple(args),
+        kwargs,
+        key,
+        generator,
+        max_runs,
+        bool(check_pieces),
+        bool(exponential_zeros),
+        progress,
+        bool(read_thresholds),
+        bool(pushforward),
+        control,
+    )
     with intercepted(), control.bound(), _budget(tracer, max_seconds):
         law = tracer.law(())
         tracer.replay_check()  # before any verdict: the law is a function of the supplied draws
@@ -362,23 +400,36 @@ def trace(sampler: Callable[..., Any], args: tuple = (), kwargs: dict | None = N
         law = dict(sorted(law.items()))
     except TypeError:
         pass
-    general = _GENERAL if check_pieces else (_GENERAL[0], _GENERAL[1].replace(
-        "the law of the rest is recomputed at both ends and the middle of every interval",
-        "check_pieces=False: the law of the rest is computed at the first grid point of each interval only, "
-        "assumed the same on the whole interval"), *_GENERAL[2:])
+    general = (
+        _GENERAL
+        if check_pieces
+        else (
+            _GENERAL[0],
+            _GENERAL[1].replace(
+                "the law of the rest is recomputed at both ends and the middle of every interval",
+                "check_pieces=False: the law of the rest is computed at the first grid point of each interval only, "
+                "assumed the same on the whole interval",
+            ),
+            *_GENERAL[2:],
+        )
+    )
     if tracer.read_slots and not tracer.bisected_slots:  # every uniform read from its comparisons: no bisection
         general = (general[0], _READ_ALL, *general[2:])
     elif tracer.read_slots:
-        general = (*general, f"the breakpoints of {tracer.read_slots} of the {tracer.read_slots + tracer.bisected_slots} "
-                   "uniform draws traced (at their prefixes) were read exactly from their comparisons; the others "
-                   "were bisected, under the assumption above")
+        general = (
+            *general,
+            f"the breakpoints of {tracer.read_slots} of the {tracer.read_slots + tracer.bisected_slots} "
+            "uniform draws traced (at their prefixes) were read exactly from their comparisons; the others "
+            "were bisected, under the assumption above",
+        )
     if tracer.pushed_slots or tracer.push_refuted:
         general = (*general, _pushed_note(tracer.pushed_slots, tracer.push_refuted))
     assumptions = general + tuple(_call_assumption(c) for c in sorted(tracer.calls))
     if exponential_zeros and "Tensor.exponential_" in tracer.calls:
         assumptions += (_EXPONENTIAL_ZEROS,)
-    return Trace(law, tracer.runs, assumptions, tuple(sorted(tracer.calls)),
-                 control.statement(tracer.runs, bool(tracer.calls)))
+    return Trace(
+        law, tracer.runs, assumptions, tuple(sorted(tracer.calls)), control.statement(tracer.runs, bool(tracer.calls))
+    )
 
 
 @contextlib.contextmanager
@@ -390,9 +441,12 @@ def _budget(tracer: _Tracer, max_seconds: float | None) -> Iterator[None]:
         return
     tracer.max_seconds = float(max_seconds)
     tracer.deadline = time.monotonic() + float(max_seconds)
-    alarm = (hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-             and signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN, None)
-             and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0))
+    alarm = (
+        hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN, None)
+        and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    )
     if not alarm:
         yield
         return
@@ -446,6 +500,8 @@ def rows_stream_tv(law: dict[tuple[int, ...], Fraction], rows: Any) -> Fraction:
     return _stream_tv(law, lambda prefix: rows[len(prefix)], n - 1)
 
 
-_RENAMED = {"stream_tv": ("rows_stream_tv", "specproof.laws.block.stream_tv is the block engine's, with another signature")}
+_RENAMED = {
+    "stream_tv": ("rows_stream_tv", "specproof.laws.block.stream_tv is the block engine's, with another signature")
+}
 
 __getattr__ = renamed(__name__, _RENAMED, globals())

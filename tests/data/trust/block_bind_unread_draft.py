@@ -12,6 +12,7 @@ while the certified accepted-length law and expected emitted tokens are those of
 
 Run: cd /work/wt-adv && PYTHONPATH=src python tests/data/trust/block_bind_unread_draft.py
 """
+
 import json
 import os
 import subprocess
@@ -39,13 +40,35 @@ open(paths["p"], "w").write(json.dumps(P))
 open(paths["q"], "w").write(json.dumps(Q))
 start = time.perf_counter()
 print(checker.check(dumps(doc)))
-print("expected emitted: this certificate", doc["totals"]["expected_emitted"],
-      "| the honest one for --draft", honest["totals"]["expected_emitted"])
-run = subprocess.run([sys.executable, "-m", "specproof", "check", paths["cert"], "--target", paths["p"],
-                      "--draft", paths["q"]], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": "src"})
+print(
+    "expected emitted: this certificate",
+    doc["totals"]["expected_emitted"],
+    "| the honest one for --draft",
+    honest["totals"]["expected_emitted"],
+)
+run = subprocess.run(
+    [sys.executable, "-m", "specproof", "check", paths["cert"], "--target", paths["p"], "--draft", paths["q"]],
+    capture_output=True,
+    text=True,
+    env={**os.environ, "PYTHONPATH": "src"},
+)
 print("exit", run.returncode, run.stdout.strip(), run.stderr.strip()[-300:])
-run = subprocess.run([sys.executable, "-m", "specproof", "check", paths["cert"], "--target", paths["p"],
-                      "--draft", paths["q"], "--json"], capture_output=True, text=True,
-                     env={**os.environ, "PYTHONPATH": "src"})
+run = subprocess.run(
+    [
+        sys.executable,
+        "-m",
+        "specproof",
+        "check",
+        paths["cert"],
+        "--target",
+        paths["p"],
+        "--draft",
+        paths["q"],
+        "--json",
+    ],
+    capture_output=True,
+    text=True,
+    env={**os.environ, "PYTHONPATH": "src"},
+)
 print(run.stdout.strip())
 print(f"{time.perf_counter() - start:.2f} s")

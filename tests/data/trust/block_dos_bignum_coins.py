@@ -19,6 +19,7 @@ Usage: cd /work/wt-adv && PYTHONPATH=src python tests/data/trust/block_dos_bignu
 (default 4 levels, 40 nodes: 0.55 MB, measured 79 s. On 2 cores: 4 levels, 3 nodes 4.5 s; 4 levels, 20 nodes
 26.3 s (~1.25 s per node); 1 level, 100 nodes: 0.19 MB, 13.7 s.)
 """
+
 import json
 import random
 import sys
@@ -50,19 +51,32 @@ def bound(row, strict):
 nodes = []
 for i in range(count):
     child = i + 1 if i + 1 < count else {"leaf": [[0], 0]}
-    events = [{"coin": {"model": "continuous", "lower": None, "upper": bound("A", False)}},
-              {"coin": {"model": "continuous", "lower": bound("A", True), "upper": bound("B", False)}},
-              {"coin": {"model": "continuous", "lower": bound("B", True), "upper": None}}]
-    nodes.append({"label": f"n{i}", "reach": "1/1",
-                  "branches": [{"event": e, "probability": "1/3", "child": child} for e in events]})
-doc = {"schema": checker.BLOCK_SCHEMA, "vocab_size": 3, "gamma": 1, "rows": rows, "nodes": nodes,
-       "law": [[[0], "1/1"]], "totals": {"accepted_length": ["1/1", "0/1"], "expected_emitted": "1/1",
-                                          "stream_tv": "2/3"}, "claims": {"lossless": False}}
+    events = [
+        {"coin": {"model": "continuous", "lower": None, "upper": bound("A", False)}},
+        {"coin": {"model": "continuous", "lower": bound("A", True), "upper": bound("B", False)}},
+        {"coin": {"model": "continuous", "lower": bound("B", True), "upper": None}},
+    ]
+    nodes.append(
+        {
+            "label": f"n{i}",
+            "reach": "1/1",
+            "branches": [{"event": e, "probability": "1/3", "child": child} for e in events],
+        }
+    )
+doc = {
+    "schema": checker.BLOCK_SCHEMA,
+    "vocab_size": 3,
+    "gamma": 1,
+    "rows": rows,
+    "nodes": nodes,
+    "law": [[[0], "1/1"]],
+    "totals": {"accepted_length": ["1/1", "0/1"], "expected_emitted": "1/1", "stream_tv": "2/3"},
+    "claims": {"lossless": False},
+}
 text = json.dumps(doc)
 if len(sys.argv) > 3:
     open(sys.argv[3], "w").write(text)
-print(f"{levels} levels (numerators of ~{levels * 4 * MAX_NUMBER_CHARS} bits), {count} nodes, "
-      f"{len(text) / 1e6:.2f} MB")
+print(f"{levels} levels (numerators of ~{levels * 4 * MAX_NUMBER_CHARS} bits), {count} nodes, {len(text) / 1e6:.2f} MB")
 start = time.perf_counter()
 verdict = checker.check(text)
 print(verdict, f"{time.perf_counter() - start:.1f} s")

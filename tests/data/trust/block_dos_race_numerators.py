@@ -14,6 +14,7 @@ bytes), so the time is nodes x ~45 s.
 Usage: cd /work/wt-adv && PYTHONPATH=src python tests/data/trust/block_dos_race_numerators.py [NODES [OUT]]
 (default 1 node: 0.26 MB, measured 47.7 s on 2 cores)
 """
+
 import json
 import random
 import sys
@@ -31,20 +32,31 @@ def constant():
     return "0xf" + "".join(rng.choice("0123456789abcdef") for _ in range(MAX_NUMBER_CHARS - 7)) + "1/1"
 
 
-rows = {"p[]": {"recipe": ["input", "p", []], "values": [f"1/{V}"] * V},
-        "X": {"recipe": ["given"], "values": [f"{rng.getrandbits(64) | 1 << 70}/1" for _ in range(V)]},
-        "Y": {"recipe": ["given"], "values": [f"{rng.getrandbits(64)}/1" for _ in range(V)]},
-        "R1": {"recipe": ["scaled", "X", constant()]},
-        "R2": {"recipe": ["scaled", "Y", constant()]},
-        "P": {"recipe": ["positive-part", "R1", "R2"]}}
+rows = {
+    "p[]": {"recipe": ["input", "p", []], "values": [f"1/{V}"] * V},
+    "X": {"recipe": ["given"], "values": [f"{rng.getrandbits(64) | 1 << 70}/1" for _ in range(V)]},
+    "Y": {"recipe": ["given"], "values": [f"{rng.getrandbits(64)}/1" for _ in range(V)]},
+    "R1": {"recipe": ["scaled", "X", constant()]},
+    "R2": {"recipe": ["scaled", "Y", constant()]},
+    "P": {"recipe": ["positive-part", "R1", "R2"]},
+}
 nodes = []
 for i in range(count):
     child = i + 1 if i + 1 < count else {"leaf": [[0], 0]}
     event = {"race": {"first": "P", "given": 0, "second": "P", "winner": 0}}
-    nodes.append({"label": f"n{i}", "reach": "1/1", "branches": [{"event": event, "probability": "1/1", "child": child}]})
-doc = {"schema": checker.BLOCK_SCHEMA, "vocab_size": V, "gamma": 1, "rows": rows, "nodes": nodes,
-       "law": [[[0], "1/1"]], "totals": {"accepted_length": ["1/1", "0/1"], "expected_emitted": "1/1",
-                                          "stream_tv": f"{V - 1}/{V}"}, "claims": {"lossless": False}}
+    nodes.append(
+        {"label": f"n{i}", "reach": "1/1", "branches": [{"event": event, "probability": "1/1", "child": child}]}
+    )
+doc = {
+    "schema": checker.BLOCK_SCHEMA,
+    "vocab_size": V,
+    "gamma": 1,
+    "rows": rows,
+    "nodes": nodes,
+    "law": [[[0], "1/1"]],
+    "totals": {"accepted_length": ["1/1", "0/1"], "expected_emitted": "1/1", "stream_tv": f"{V - 1}/{V}"},
+    "claims": {"lossless": False},
+}
 text = json.dumps(doc)
 if len(sys.argv) > 2:
     open(sys.argv[2], "w").write(text)

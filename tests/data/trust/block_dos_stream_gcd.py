@@ -15,6 +15,7 @@ Usage: cd /work/wt-adv && PYTHONPATH=src python tests/data/trust/block_dos_strea
 (default V = 200, 65000 hex digits: 1.17 MB; measured on 2 cores: V = 20 2.9 s, V = 100 12.4 s,
 V = 1000 186 s at 1.19 MB)
 """
+
 import json
 import random
 import sys
@@ -36,20 +37,44 @@ def text(x):
 
 assert len(text(c)) <= checker.MAX_NUMBER_CHARS and len(text(1 - c)) <= checker.MAX_NUMBER_CHARS
 uniform = [f"1/{V}"] * V
-rows = {"p[]": {"recipe": ["input", "p", []], "values": uniform},
-        "p[0]": {"recipe": ["input", "p", [0]], "values": uniform}}
+rows = {
+    "p[]": {"recipe": ["input", "p", []], "values": uniform},
+    "p[0]": {"recipe": ["input", "p", [0]], "values": uniform},
+}
 const = ["const", text(c)]
-nodes = [{"label": "root", "reach": "1/1", "branches": [
-    {"event": {"coin": {"model": "continuous", "lower": None, "upper": {"source": const, "strict": False}}},
-     "probability": text(c), "child": {"leaf": [[0], 0]}},
-    {"event": {"coin": {"model": "continuous", "lower": {"source": const, "strict": True}, "upper": None}},
-     "probability": text(1 - c), "child": {"leaf": [[0, 0], 1]}}]}]
+nodes = [
+    {
+        "label": "root",
+        "reach": "1/1",
+        "branches": [
+            {
+                "event": {"coin": {"model": "continuous", "lower": None, "upper": {"source": const, "strict": False}}},
+                "probability": text(c),
+                "child": {"leaf": [[0], 0]},
+            },
+            {
+                "event": {"coin": {"model": "continuous", "lower": {"source": const, "strict": True}, "upper": None}},
+                "probability": text(1 - c),
+                "child": {"leaf": [[0, 0], 1]},
+            },
+        ],
+    }
+]
 tv = Fraction(V - 1, V)  # worked out by hand for c > 1/V: total |F| = 2 (V - 1) / V
-doc = {"schema": checker.BLOCK_SCHEMA, "vocab_size": V, "gamma": 1, "rows": rows, "nodes": nodes,
-       "law": [[[0], text(c)], [[0, 0], text(1 - c)]],
-       "totals": {"accepted_length": [text(c), text(1 - c)], "expected_emitted": text(2 - c),
-                  "stream_tv": f"{tv.numerator}/{tv.denominator}"},
-       "claims": {"lossless": False}}
+doc = {
+    "schema": checker.BLOCK_SCHEMA,
+    "vocab_size": V,
+    "gamma": 1,
+    "rows": rows,
+    "nodes": nodes,
+    "law": [[[0], text(c)], [[0, 0], text(1 - c)]],
+    "totals": {
+        "accepted_length": [text(c), text(1 - c)],
+        "expected_emitted": text(2 - c),
+        "stream_tv": f"{tv.numerator}/{tv.denominator}",
+    },
+    "claims": {"lossless": False},
+}
 data = json.dumps(doc)
 if len(sys.argv) > 3:
     open(sys.argv[3], "w").write(data)

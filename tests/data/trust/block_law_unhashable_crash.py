@@ -10,6 +10,7 @@ certificate may list JSON booleans as token ids.
 
 Run: cd /work/wt-adv && PYTHONPATH=src python tests/data/trust/block_law_unhashable_crash.py
 """
+
 import copy
 import json
 import time

@@ -7,6 +7,7 @@ as "costs $1 and $2" renders, silently, as math italics.)
 
 Run: cd /work/wt-adv && PYTHONPATH=src python tests/data/trust/block_plots_mathtext_name.py   (needs matplotlib)
 """
+
 import os
 import subprocess
 import sys
@@ -25,7 +26,11 @@ open(path, "w").write(dumps(doc))
 print(checker.check(dumps(doc)))
 start = time.perf_counter()
 for extra in ([], ["--plots"]):
-    run = subprocess.run([sys.executable, "-m", "specproof", "transcript", path, "--out", os.path.join(tmp, "t.md"),
-                          *extra], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": "src"})
+    run = subprocess.run(
+        [sys.executable, "-m", "specproof", "transcript", path, "--out", os.path.join(tmp, "t.md"), *extra],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": "src"},
+    )
     print("transcript", *extra, "exit", run.returncode, run.stderr.strip().splitlines()[:1])
 print(f"{time.perf_counter() - start:.1f} s")

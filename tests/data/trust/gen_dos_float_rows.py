@@ -15,21 +15,40 @@ from fractions import Fraction as F
 
 
 def document(v, rows=24):
-    tiny = F(1, 2 ** 1070)
+    tiny = F(1, 2**1070)
     values = [F(1, 2) - tiny, tiny] + [F(1, 2 * (v - 1))] * (v - 2)
     values[-1] += 1 - sum(values)
 
     def text(x):
-        return f"{x.numerator:#x}/{x.denominator:#x}" if x.denominator > 2 ** 64 else f"{x.numerator}/{x.denominator}"
+        return f"{x.numerator:#x}/{x.denominator:#x}" if x.denominator > 2**64 else f"{x.numerator}/{x.denominator}"
 
     spec = {"p": {"recipe": ["input", "p"], "values": [text(x) for x in values]}}
     for i in range(rows):
         spec[f"f{i}"] = {"recipe": ["float-rounded", "p" if i == 0 else f"f{i - 1}", "float64"]}
-    return {"schema": "specproof.outcome-certificate/1", "name": "float rows", "statement": "s", "vocab_size": v,
-            "reference": "p", "rows": spec,
-            "nodes": [{"label": "d", "reach": "1/1", "branches": [
-                {"event": {"draw": {"row": f"f{rows - 1}", "token": 0}}, "probability": "1/1", "child": {"leaf": [0, True]}}]}],
-            "law": ["0/1"] * v, "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"}, "claims": {"lossless": True}}
+    return {
+        "schema": "specproof.outcome-certificate/1",
+        "name": "float rows",
+        "statement": "s",
+        "vocab_size": v,
+        "reference": "p",
+        "rows": spec,
+        "nodes": [
+            {
+                "label": "d",
+                "reach": "1/1",
+                "branches": [
+                    {
+                        "event": {"draw": {"row": f"f{rows - 1}", "token": 0}},
+                        "probability": "1/1",
+                        "child": {"leaf": [0, True]},
+                    }
+                ],
+            }
+        ],
+        "law": ["0/1"] * v,
+        "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"},
+        "claims": {"lossless": True},
+    }
 
 
 def main(argv):

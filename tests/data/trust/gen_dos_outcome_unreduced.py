@@ -20,22 +20,46 @@ V = 300
 def document(x_bits, kind="outcome"):
     x = (1 << x_bits) - 1
     if kind == "block":
-        branches = [{"event": {"draw": {"row": "p[]", "token": j}}, "probability": f"{j + 1}/{300 * (j + 1)}",
-                     "child": {"leaf": [[j], 1]}} for j in range(V)]
-        return {"schema": "specproof.block-certificate/1", "name": "unreduced", "statement": "s", "vocab_size": V,
-                "gamma": 1, "rows": {"p[]": {"recipe": ["input", "p", []], "values": ["1/300"] * V}},
-                "nodes": [{"label": "root", "reach": f"0x{x:x}/0x{x:x}", "branches": branches}],
-                "law": [[[j], "1/300"] for j in range(V)],
-                "totals": {"accepted_length": ["0/1", "1/1"], "expected_emitted": "1/1", "stream_tv": "0/1"},
-                "claims": {"lossless": True}}
-    branches = [{"event": {"draw": {"row": "u", "token": j}}, "probability": f"{j + 1}/{300 * (j + 1)}",
-                 "child": {"leaf": [j, True]}} for j in range(V)]
-    return {"schema": "specproof.outcome-certificate/1", "name": "unreduced", "statement": "s", "vocab_size": V,
-            "reference": "p",
-            "rows": {"p": {"recipe": ["input", "p"], "values": ["1/300"] * V}, "u": {"recipe": ["uniform"]}},
+        branches = [
+            {
+                "event": {"draw": {"row": "p[]", "token": j}},
+                "probability": f"{j + 1}/{300 * (j + 1)}",
+                "child": {"leaf": [[j], 1]},
+            }
+            for j in range(V)
+        ]
+        return {
+            "schema": "specproof.block-certificate/1",
+            "name": "unreduced",
+            "statement": "s",
+            "vocab_size": V,
+            "gamma": 1,
+            "rows": {"p[]": {"recipe": ["input", "p", []], "values": ["1/300"] * V}},
             "nodes": [{"label": "root", "reach": f"0x{x:x}/0x{x:x}", "branches": branches}],
-            "law": ["1/300"] * V, "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"},
-            "claims": {"lossless": True}}
+            "law": [[[j], "1/300"] for j in range(V)],
+            "totals": {"accepted_length": ["0/1", "1/1"], "expected_emitted": "1/1", "stream_tv": "0/1"},
+            "claims": {"lossless": True},
+        }
+    branches = [
+        {
+            "event": {"draw": {"row": "u", "token": j}},
+            "probability": f"{j + 1}/{300 * (j + 1)}",
+            "child": {"leaf": [j, True]},
+        }
+        for j in range(V)
+    ]
+    return {
+        "schema": "specproof.outcome-certificate/1",
+        "name": "unreduced",
+        "statement": "s",
+        "vocab_size": V,
+        "reference": "p",
+        "rows": {"p": {"recipe": ["input", "p"], "values": ["1/300"] * V}, "u": {"recipe": ["uniform"]}},
+        "nodes": [{"label": "root", "reach": f"0x{x:x}/0x{x:x}", "branches": branches}],
+        "law": ["1/300"] * V,
+        "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"},
+        "claims": {"lossless": True},
+    }
 
 
 def main(argv):

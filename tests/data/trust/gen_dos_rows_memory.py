@@ -17,15 +17,31 @@ import sys
 def document(v):
     eps_den = (1 << 16000) - 1
     eps = f"{eps_den // (3 * v):#x}/{eps_den:#x}"
-    rows = {"p": {"recipe": ["input", "p"], "values": ["1/1"] + ["0/1"] * (v - 1)},
-            "f0": {"recipe": ["floor-difference", "p", "p", eps]}}
+    rows = {
+        "p": {"recipe": ["input", "p"], "values": ["1/1"] + ["0/1"] * (v - 1)},
+        "f0": {"recipe": ["floor-difference", "p", "p", eps]},
+    }
     rows.update({f"f{k}": {"recipe": ["scaled", "f0", f"{k + 1}/{k + 1}"]} for k in range(1, 24)})
-    return {"schema": "specproof.outcome-certificate/1", "name": "rows-memory", "statement": "s", "vocab_size": v,
-            "reference": "p", "rows": rows,
-            "nodes": [{"label": "root", "reach": "1/1", "branches": [
-                {"event": {"draw": {"row": "f23", "token": 0}}, "probability": "1/1", "child": {"leaf": [0, True]}}]}],
-            "law": ["1/1"] + ["0/1"] * (v - 1), "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"},
-            "claims": {"lossless": True}}
+    return {
+        "schema": "specproof.outcome-certificate/1",
+        "name": "rows-memory",
+        "statement": "s",
+        "vocab_size": v,
+        "reference": "p",
+        "rows": rows,
+        "nodes": [
+            {
+                "label": "root",
+                "reach": "1/1",
+                "branches": [
+                    {"event": {"draw": {"row": "f23", "token": 0}}, "probability": "1/1", "child": {"leaf": [0, True]}}
+                ],
+            }
+        ],
+        "law": ["1/1"] + ["0/1"] * (v - 1),
+        "totals": {"alpha": "1/1", "out_of_range": "0/1", "tv": "0/1"},
+        "claims": {"lossless": True},
+    }
 
 
 def main(argv):

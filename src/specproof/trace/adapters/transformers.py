@@ -113,16 +113,22 @@ class TransformersBlockLaw(LengthLawName):
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready data: ``verdict``, ``tv`` ("n/d"), ``law`` (block ids joined by spaces -> "n/d"), ..."""
+
         def fr(x: Fraction) -> str:
             return f"{x.numerator}/{x.denominator}"
 
         return {
             "verdict": self.verdict,
             "tv": fr(self.tv),
-            **({} if self.judgement is None else {
-                "tv_from_float_ideal": fr(self.judgement.tv_from_float_ideal),
-                "arithmetic": self.judgement.arithmetic,
-                "outside_support": fr(self.judgement.outside_support)}),
+            **(
+                {}
+                if self.judgement is None
+                else {
+                    "tv_from_float_ideal": fr(self.judgement.tv_from_float_ideal),
+                    "arithmetic": self.judgement.arithmetic,
+                    "outside_support": fr(self.judgement.outside_support),
+                }
+            ),
             "law": {" ".join(map(str, b)): fr(m) for b, m in self.law.items()},
             "accepted_length": [fr(x) for x in self.accepted_length_law],
             "gamma": self.gamma,
@@ -214,9 +220,17 @@ def _exact_row(row: Any) -> tuple[Fraction, ...]:
     return tuple(v / total for v in vals)
 
 
-def speculative_sampling_law(target_logits: Any, draft_logits: Any, *, ensemble_weight: float | None = None,
-              dtype: str = "float32", max_runs: int = 1_000_000, check_pieces: bool = True,
-              read_thresholds: bool = True, pushforward: bool = True) -> TransformersBlockLaw:
+def speculative_sampling_law(
+    target_logits: Any,
+    draft_logits: Any,
+    *,
+    ensemble_weight: float | None = None,
+    dtype: str = "float32",
+    max_runs: int = 1_000_000,
+    check_pieces: bool = True,
+    read_thresholds: bool = True,
+    pushforward: bool = True,
+) -> TransformersBlockLaw:
     """The exact law of the block transformers' ``_speculative_sampling`` emits on fixed logits.
 
     Parameters
@@ -280,24 +294,33 @@ def speculative_sampling_law(target_logits: Any, draft_logits: Any, *, ensemble_
     t = np.asarray(target_logits, dtype=np.float64)
     d = np.asarray(draft_logits, dtype=np.float64)
     if t.ndim != 2 or d.ndim != 2:
-        raise InvalidDistribution(f"target logits have shape {list(t.shape)} and draft logits {list(d.shape)}: "
-                                  "both must be 2-D ([gamma + 1, V] and [gamma, V])")
+        raise InvalidDistribution(
+            f"target logits have shape {list(t.shape)} and draft logits {list(d.shape)}: "
+            "both must be 2-D ([gamma + 1, V] and [gamma, V])"
+        )
     gamma, v = d.shape
     if gamma < 1 or t.shape != (gamma + 1, v):
-        raise InvalidDistribution(f"draft logits [gamma, V] = {list(d.shape)} need target logits "
-                                  f"[gamma + 1, V] = {[gamma + 1, v]}, got {list(t.shape)}")
+        raise InvalidDistribution(
+            f"draft logits [gamma, V] = {list(d.shape)} need target logits "
+            f"[gamma + 1, V] = {[gamma + 1, v]}, got {list(t.shape)}"
+        )
     _check_logits(t, "target logits")
     _check_logits(d, "draft logits")
     fn = hf._speculative_sampling
     params = inspect.signature(fn).parameters
     extra: dict[str, Any] = {}
     if ensemble_weight is not None:
-        if not isinstance(ensemble_weight, (int, float)) or isinstance(ensemble_weight, bool) \
-                or not 0 < ensemble_weight <= 1 or not math.isfinite(ensemble_weight):
+        if (
+            not isinstance(ensemble_weight, (int, float))
+            or isinstance(ensemble_weight, bool)
+            or not 0 < ensemble_weight <= 1
+            or not math.isfinite(ensemble_weight)
+        ):
             raise SpecProofError(f"ensemble weight is {ensemble_weight!r}, not a number in (0, 1]")
         if "assistant_ensemble_weight" not in params:
-            raise SpecProofError("the installed transformers' _speculative_sampling has no "
-                                 "assistant_ensemble_weight argument")
+            raise SpecProofError(
+                "the installed transformers' _speculative_sampling has no assistant_ensemble_weight argument"
+            )
         extra["assistant_ensemble_weight"] = float(ensemble_weight)
     if "is_done_candidate" in params:  # transformers 4.x
         extra["is_done_candidate"] = False
@@ -312,8 +335,14 @@ def speculative_sampling_law(target_logits: Any, draft_logits: Any, *, ensemble_
         valid, _ = fn(ids, cand_logits, gamma, new_logits, **extra)
         return valid[0]  # the tensor itself: its last token is a draw the trace can push forward
 
-    traced = trace(run, key=lambda valid: tuple(int(x) for x in valid.tolist()), max_runs=max_runs,
-                   check_pieces=check_pieces, read_thresholds=read_thresholds, pushforward=pushforward)
+    traced = trace(
+        run,
+        key=lambda valid: tuple(int(x) for x in valid.tolist()),
+        max_runs=max_runs,
+        check_pieces=check_pieces,
+        read_thresholds=read_thresholds,
+        pushforward=pushforward,
+    )
     law: dict[tuple[int, ...], Fraction] = traced.law
     lengths = [Fraction(0)] * (gamma + 1)
     for b, m in law.items():
@@ -328,11 +357,26 @@ def speculative_sampling_law(target_logits: Any, draft_logits: Any, *, ensemble_
     # the rows the function was given: float softmax values, exact; the family's members on the same rows.
     # The static ensemble is lossy by design, not a float implementation of the textbook verifier: judged
     # against the target alone (the family is not computed)
-    judgement = judge(law, new_logits.softmax(dim=-1)[0], None if ensemble_weight is not None else q_rows, gamma=gamma,
-                      family=ratio_members(dtype))
-    return TransformersBlockLaw(law, reference, rows_stream_tv(law, reference), tuple(lengths), gamma, v,
-                                None if ensemble_weight is None else float(ensemble_weight), traced.runs,
-                                assumptions, versions(), judgement)
+    judgement = judge(
+        law,
+        new_logits.softmax(dim=-1)[0],
+        None if ensemble_weight is not None else q_rows,
+        gamma=gamma,
+        family=ratio_members(dtype),
+    )
+    return TransformersBlockLaw(
+        law,
+        reference,
+        rows_stream_tv(law, reference),
+        tuple(lengths),
+        gamma,
+        v,
+        None if ensemble_weight is None else float(ensemble_weight),
+        traced.runs,
+        assumptions,
+        versions(),
+        judgement,
+    )
 
 
 def ratio_members(dtype: str) -> list:
@@ -345,11 +389,20 @@ def ratio_members(dtype: str) -> list:
     from specproof.rules.faithful import FAMILY
 
     coin = "float32" if dtype == "float32" else "float64"
-    sub = [m for m in FAMILY if m.rule.arithmetic.dtype == dtype and m.rule.arithmetic.test == "ratio"
-           and m.rule.arithmetic.library in (None, "torch")]
-    own = lambda m: (m.rule.comparison == "<=" and m.rule.arithmetic.normalization == "divide"  # noqa: E731
-                     and m.rule.arithmetic.library == "torch" and m.rule.coin.name == coin
-                     and not m.rule.coin.open_closed)
+    sub = [
+        m
+        for m in FAMILY
+        if m.rule.arithmetic.dtype == dtype
+        and m.rule.arithmetic.test == "ratio"
+        and m.rule.arithmetic.library in (None, "torch")
+    ]
+    own = lambda m: (
+        m.rule.comparison == "<="
+        and m.rule.arithmetic.normalization == "divide"  # noqa: E731
+        and m.rule.arithmetic.library == "torch"
+        and m.rule.coin.name == coin
+        and not m.rule.coin.open_closed
+    )
     return sorted(sub, key=lambda m: not own(m))
 
 
@@ -377,7 +430,9 @@ def edge_cases() -> dict[str, tuple[list[list[float]], list[list[float]], float 
     }
 
 
-_RENAMED = {"block_law": ("speculative_sampling_law", "specproof.rules.audit.block_law is a rule's block law"),
-            "stream_tv": ("rows_stream_tv", "from specproof.trace.tracer")}
+_RENAMED = {
+    "block_law": ("speculative_sampling_law", "specproof.rules.audit.block_law is a rule's block law"),
+    "stream_tv": ("rows_stream_tv", "from specproof.trace.tracer"),
+}
 
 __getattr__ = renamed(__name__, _RENAMED, globals())

@@ -103,8 +103,9 @@ def step(run: _Run, func: Any, name: str, args: tuple, kwargs: dict, clean: Any)
     stage = node.stage
 
     def keep(stage_: str, **kw: Any) -> Node:
-        return Node(node.draw, stage_, kw.get("logits", node.logits), kw.get("scale", node.scale),
-                    kw.get("base", node.base))
+        return Node(
+            node.draw, stage_, kw.get("logits", node.logits), kw.get("scale", node.scale), kw.get("base", node.base)
+        )
 
     def usable(x: Any) -> bool:
         return _scalar(x) is not None or (isinstance(x, torch.Tensor) and clean(x))
@@ -142,7 +143,9 @@ def step(run: _Run, func: Any, name: str, args: tuple, kwargs: dict, clean: Any)
         s = _scalar(other)
         if pos == 1 and stage == LOG_E and usable(other):
             logits = torch.tensor(s, dtype=torch.float64) if s is not None else other
-            return "node", keep(SCORE, logits=logits, scale=1.0, base=None if s is not None else run.logs.get(id(other)))
+            return "node", keep(
+                SCORE, logits=logits, scale=1.0, base=None if s is not None else run.logs.get(id(other))
+            )
         if pos == 0 and stage == SCORE and usable(other):
             return "node", keep(SCORE, logits=node.logits - other, base=None)
         return "no", None
@@ -153,14 +156,16 @@ def step(run: _Run, func: Any, name: str, args: tuple, kwargs: dict, clean: Any)
         if s == -1.0 and stage in (LOG_U, LOG_E):
             return "node", keep(E if stage == LOG_U else G)
         if s is not None and s > 0 and math.isfinite(s) and stage in (G, SCORE):
-            return "node", keep(stage, logits=None if node.logits is None else node.logits * s,
-                                scale=node.scale * s, base=None)
+            return "node", keep(
+                stage, logits=None if node.logits is None else node.logits * s, scale=node.scale * s, base=None
+            )
         return "no", None
     if name in _DIV and len(others) == 1 and not kwargs:
         s = _scalar(others[0])
         if pos == 0 and s is not None and s > 0 and math.isfinite(s) and stage in (G, SCORE):
-            return "node", keep(stage, logits=None if node.logits is None else node.logits / s,
-                                scale=node.scale / s, base=None)
+            return "node", keep(
+                stage, logits=None if node.logits is None else node.logits / s, scale=node.scale / s, base=None
+            )
         if pos == 1 and stage == E and isinstance(others[0], torch.Tensor) and clean(others[0]):
             return "node", keep(QUOTIENT, logits=others[0])  # w / E: the race itself, weights w
     return "no", None
@@ -176,7 +181,8 @@ def follow(run: _Run, result: Any, node: Node, name: str) -> None:
         if node.draw.deferred:
             raise UnmodelledRandomness(
                 f"a Gumbel noise drawn with shape {list(node.draw.shape)} is broadcast to {list(result.shape)} by "
-                f"{name}: several races would share one noise, which is not modelled")
+                f"{name}: several races would share one noise, which is not modelled"
+            )
         return
     run.track(run.gumbel, result, node)
 
@@ -214,26 +220,31 @@ def _rows(run: _Run, node: Node, call: str) -> list[list[Fraction]]:
     if not node.draw.deferred:  # first seen on a run that drew the uniforms: run again with the draw deferred
         raise _Plan(node.draw.key)
     if node.draw.resolved:
-        raise UnmodelledRandomness(f"a Gumbel noise is ordered twice ({call}): two races sharing one noise are "
-                                   "correlated, which is not modelled; draw a fresh noise for each race")
+        raise UnmodelledRandomness(
+            f"a Gumbel noise is ordered twice ({call}): two races sharing one noise are "
+            "correlated, which is not modelled; draw a fresh noise for each race"
+        )
     node.draw.resolved = True
     if node.draw.exp is not None:
         if node.draw.exp.resolved:
-            raise UnmodelledRandomness(f"the exponential draw E of a {call} race also decides another race: two races "
-                                       "sharing one noise are correlated, which is not modelled")
+            raise UnmodelledRandomness(
+                f"the exponential draw E of a {call} race also decides another race: two races "
+                "sharing one noise are correlated, which is not modelled"
+            )
         node.draw.exp.resolved = True  # E is used only through this race (any other use of E is refused)
     w, kind = _weights(run, node)
     v = node.draw.shape[-1] if node.draw.shape else 1
     rows = []
     for r, row in enumerate(w.reshape(-1, v).tolist()):
         if any(math.isnan(x) or x < 0 or x == math.inf for x in row):
-            raise UnmodelledRandomness(f"{call}: race row {r} has a weight that is NaN, negative or +inf "
-                                       f"({'log w with w < 0' if kind == 'w' else 'a NaN score'}): not modelled")
+            raise UnmodelledRandomness(
+                f"{call}: race row {r} has a weight that is NaN, negative or +inf "
+                f"({'log w with w < 0' if kind == 'w' else 'a NaN score'}): not modelled"
+            )
         ws = [Fraction(x) for x in row]
         total = sum(ws, Fraction(0))
         if total == 0:
-            raise UnmodelledRandomness(f"{call}: race row {r} has no positive weight (every score -inf): "
-                                       "not modelled")
+            raise UnmodelledRandomness(f"{call}: race row {r} has no positive weight (every score -inf): not modelled")
         rows.append(ws)
     run.calls.add(call)
     return rows
@@ -244,8 +255,10 @@ def _argmax(run: _Run, node: Node, args: tuple, kwargs: dict) -> Any:
 
     ndim = len(node.draw.shape)
     if ndim == 0 or _dim(args, kwargs, ndim) != ndim - 1:
-        raise UnmodelledRandomness("a Gumbel-max (or w / E) race is ordered by argmax over another dimension than "
-                                   "the last, or flattened: only argmax over the last dimension is modelled")
+        raise UnmodelledRandomness(
+            "a Gumbel-max (or w / E) race is ordered by argmax over another dimension than "
+            "the last, or flattened: only argmax over the last dimension is modelled"
+        )
     call = "Gumbel-max"
     out = []
     for ws in _rows(run, node, call):
@@ -269,8 +282,10 @@ def _topk(run: _Run, node: Node, args: tuple, kwargs: dict) -> Any:
     for ws in _rows(run, node, call):
         ws = list(ws)
         if k > sum(1 for x in ws if x):
-            raise UnmodelledRandomness(f"{call}: {k} ids without replacement from {sum(1 for x in ws if x)} with "
-                                       "positive weight: the later ones are decided by ties, not modelled")
+            raise UnmodelledRandomness(
+                f"{call}: {k} ids without replacement from {sum(1 for x in ws if x)} with "
+                "positive weight: the later ones are decided by ties, not modelled"
+            )
         picked = []
         for _ in range(k):
             total = sum(ws, Fraction(0))
@@ -286,8 +301,11 @@ def _topk(run: _Run, node: Node, args: tuple, kwargs: dict) -> Any:
 
 def refuse(node: Node, name: str) -> UnmodelledRandomness:
     """The error for another use of a deferred Gumbel noise."""
-    what = {DEAD: "the values returned by topk of a Gumbel-top-k race"}.get(node.stage, f"the Gumbel noise ({node.stage})")
+    what = {DEAD: "the values returned by topk of a Gumbel-top-k race"}.get(
+        node.stage, f"the Gumbel noise ({node.stage})"
+    )
     return UnmodelledRandomness(
         f"{what} is used by {name}: specproof.trace.tracer models uniforms as a Gumbel noise only in the forms "
         "argmax(l - log(-log u)) / argmax(l + G) with G = -log(-log u), topk(l + G, k), and argmax(w / (-log u)) "
-        "over the last dimension (the values are not modelled: the tracer decides the winner)")
+        "over the last dimension (the values are not modelled: the tracer decides the winner)"
+    )

@@ -69,7 +69,8 @@ def _used_key(key: Any, call: str) -> None:
         raise UnmodelledRandomness(
             f"{call}{f' at {where}' if where else ''} draws with an MLX key already used in this run: two draws with "
             "one key give the same bits (correlated), which specproof.trace.tracer does not model; split the key "
-            "(mx.random.split) for each draw")
+            "(mx.random.split) for each draw"
+        )
     seen.add(value)
 
 
@@ -80,7 +81,9 @@ def _bits(n: int, call: str) -> Any:
     return _mx().array(np.array(ks, dtype=np.uint32))
 
 
-def _uniform(low: Any = 0, high: Any = 1, shape: Any = (), dtype: Any = None, key: Any = None, stream: Any = None) -> Any:
+def _uniform(
+    low: Any = 0, high: Any = 1, shape: Any = (), dtype: Any = None, key: Any = None, stream: Any = None
+) -> Any:
     mx = _mx()
     call = "mx.random.uniform"
     dtype = mx.float32 if dtype is None else dtype
@@ -90,8 +93,10 @@ def _uniform(low: Any = 0, high: Any = 1, shape: Any = (), dtype: Any = None, ke
     shape = _shape(shape)
     lo, hi = mx.array(low).astype(dtype), mx.array(high).astype(dtype)
     if tuple(np.broadcast_shapes(shape, tuple((hi - lo).shape))) != shape:
-        raise SamplerRaised(f"{call}: bounds of shape {list((hi - lo).shape)} do not broadcast to shape {list(shape)} "
-                            "(the real call raises)")
+        raise SamplerRaised(
+            f"{call}: bounds of shape {list((hi - lo).shape)} do not broadcast to shape {list(shape)} "
+            "(the real call raises)"
+        )
     out = _bits(math.prod(shape), call).reshape(shape)
     out = mx.minimum(mx.divide(out, mx.array(_MAXVAL)), mx.array(_BELOW_ONE)).astype(dtype)
     return mx.add(mx.multiply(hi - lo, out), lo)
@@ -120,8 +125,9 @@ def _randint(low: Any, high: Any, shape: Any = (), dtype: Any = None, key: Any =
     return mx.maximum(u, lo).astype(dtype)
 
 
-def _categorical(logits: Any, axis: int = -1, shape: Any = None, num_samples: Any = None, key: Any = None,
-                 stream: Any = None) -> Any:
+def _categorical(
+    logits: Any, axis: int = -1, shape: Any = None, num_samples: Any = None, key: Any = None, stream: Any = None
+) -> Any:
     mx = _mx()
     call = "mx.random.categorical"
     if shape is not None and num_samples is not None:
@@ -163,7 +169,10 @@ def _seeding(name: str) -> Any:
         raise UncontrolledRandomness(
             f"the sampler seeds MLX (mx.random.{name}{f' at {where}' if where else ''}): a sampler that seeds itself "
             "draws the same values on every call, and its law is not that of its draws; draw from MLX's global "
-            "state, or take a key as an argument", f"mx.random.{name}", where)
+            "state, or take a key as an argument",
+            f"mx.random.{name}",
+            where,
+        )
 
     refuse.__name__ = name
     return refuse
@@ -177,21 +186,25 @@ class MlxSource(Source):
     module = "mlx.core"
     assumptions = {
         "mx.random.uniform": "mx.random.uniform (float32): 32 random bits k, uniform on 0 .. 2^32 - 1, and MLX's "
-                             "arithmetic on them: min(fl32(k) / fl32(2^32 - 1), 1 - 2^-24), scaled to [low, high)",
+        "arithmetic on them: min(fl32(k) / fl32(2^32 - 1), 1 - 2^-24), scaled to [low, high)",
         "mx.random.bernoulli": "mx.random.bernoulli(p): 32 random bits k, uniform on 0 .. 2^32 - 1, and MLX's test "
-                               "fl32(k) < fl32(p * nextafter(fl32(2^32 - 1), inf))",
+        "fl32(k) < fl32(p * nextafter(fl32(2^32 - 1), inf))",
         "mx.random.randint": "mx.random.randint: MLX 0.32's floor of the float32 uniform on [low, high) (see "
-                             "mx.random.uniform), not exactly uniform",
+        "mx.random.uniform), not exactly uniform",
         "mx.random.categorical": "mx.random.categorical: IDEALIZED: MLX's argmax(l + Gumbel noise) with exact Gumbel "
-                                 "noise, an exact categorical over exp(l - max l) in float64 (relative error below "
-                                 "2^-52) per row; MLX's float32 noise is not traced",
+        "noise, an exact categorical over exp(l - max l) in float64 (relative error below "
+        "2^-52) per row; MLX's float32 noise is not traced",
     }
 
     def install(self, patcher: Patcher) -> None:
         mx = sys.modules["mlx.core"]
         random = mx.random
-        for name, fn in (("uniform", _uniform), ("bernoulli", _bernoulli), ("randint", _randint),
-                         ("categorical", _categorical)):
+        for name, fn in (
+            ("uniform", _uniform),
+            ("bernoulli", _bernoulli),
+            ("randint", _randint),
+            ("categorical", _categorical),
+        ):
             patcher.set(random, name, fn)
         for name in _REFUSED:
             patcher.set(random, name, _refuser(f"mx.random.{name}", " (MLX)"))

@@ -30,10 +30,32 @@ from specproof.trace.core import (
     _uniform_values,
 )
 
-_NUMPY_LEGACY = ("rand", "randn", "random", "random_sample", "ranf", "sample", "choice", "randint",
-                 "random_integers", "uniform", "normal", "standard_normal", "exponential", "permutation",
-                 "shuffle", "binomial", "multinomial", "poisson", "gumbel", "beta", "gamma", "default_rng",
-                 "seed", "set_state")
+_NUMPY_LEGACY = (
+    "rand",
+    "randn",
+    "random",
+    "random_sample",
+    "ranf",
+    "sample",
+    "choice",
+    "randint",
+    "random_integers",
+    "uniform",
+    "normal",
+    "standard_normal",
+    "exponential",
+    "permutation",
+    "shuffle",
+    "binomial",
+    "multinomial",
+    "poisson",
+    "gumbel",
+    "beta",
+    "gamma",
+    "default_rng",
+    "seed",
+    "set_state",
+)
 
 
 class TracedGenerator(np.random.Generator):
@@ -72,10 +94,12 @@ class TracedGenerator(np.random.Generator):
         return _choice("Generator.choice", a, size, replace, p)
 
 
-for _name in [n for n in dir(np.random.Generator) if not n.startswith("_")
-              and n not in ("random", "uniform", "choice", "integers", "bit_generator", "spawn")]:
+for _name in [
+    n
+    for n in dir(np.random.Generator)
+    if not n.startswith("_") and n not in ("random", "uniform", "choice", "integers", "bit_generator", "spawn")
+]:
     setattr(TracedGenerator, _name, _refuser(f"Generator.{_name}"))
-
 
 
 class TracedRandomState(np.random.RandomState):
@@ -125,8 +149,9 @@ def _integers(call: str, low: Any, high: Any, size: Any, endpoint: bool) -> list
         raise UnmodelledRandomness(f"{call} with array bounds is not modelled")
     low, high = int(low), int(high) + (1 if endpoint else 0)
     if not 0 < high - low <= MAX_CATEGORIES:
-        raise UnmodelledRandomness(f"{call}: range [{low}, {high}) has {high - low} values; 1 to "
-                                   f"{MAX_CATEGORIES} are modelled")
+        raise UnmodelledRandomness(
+            f"{call}: range [{low}, {high}) has {high - low} values; 1 to {MAX_CATEGORIES} are modelled"
+        )
     values = tuple(range(low, high))
     probs = tuple(Fraction(1, high - low) for _ in values)
     run = _run()
@@ -155,8 +180,11 @@ def _choice(call: str, a: Any, size: Any, replace: bool, p: Any) -> Any:
 
 
 _RS_MODELLED = ("random_sample", "random", "ranf", "sample", "rand", "uniform", "choice", "randint")
-for _name in [n for n in dir(np.random.RandomState) if not n.startswith("_") and n not in _RS_MODELLED
-              and n not in ("get_state", "set_state", "seed")]:
+for _name in [
+    n
+    for n in dir(np.random.RandomState)
+    if not n.startswith("_") and n not in _RS_MODELLED and n not in ("get_state", "set_state", "seed")
+]:
     setattr(TracedRandomState, _name, _refuser(f"RandomState.{_name}"))
 
 #: The legacy global functions while a trace runs (bound methods of one traced RandomState).
@@ -174,7 +202,10 @@ def _default_rng(seed: Any = None) -> np.random.Generator:
             f"the sampler seeds a NumPy generator (numpy.random.default_rng({seed!r}){f' at {where}' if where else ''}): "
             "a sampler that seeds itself draws the same values on every call, and its law is not that of its draws; "
             "build the generator once, outside the sampler (a module-level generator is controlled), or take the "
-            "one trace() provides (numpy_rng=...)", "numpy.random.default_rng", where)
+            "one trace() provides (numpy_rng=...)",
+            "numpy.random.default_rng",
+            where,
+        )
     return seed if seed is not None else TracedGenerator(np.random.PCG64(0))
 
 
@@ -190,13 +221,13 @@ class NumpySource(Source):
         "Generator.random": "numpy Generator.random: k/2^53 (float64) or k/2^24 (float32), k uniform on the grid",
         "Generator.uniform": "numpy Generator.uniform(a, b): a + (b - a) * k/2^53 in float64",
         "Generator.choice": "numpy Generator.choice: an exact categorical over p (Fraction(p_i) / sum), uniform "
-                            "without p; NumPy's own inverse-CDF search is not traced",
+        "without p; NumPy's own inverse-CDF search is not traced",
         "RandomState.random_sample": "numpy RandomState.random_sample / rand / random (and the global functions "
-                                     "np.random.rand, random_sample, random): k/2^53, k uniform on the grid",
+        "np.random.rand, random_sample, random): k/2^53, k uniform on the grid",
         "RandomState.uniform": "numpy RandomState.uniform(a, b) (and np.random.uniform): a + (b - a) * k/2^53 in "
-                               "float64",
+        "float64",
         "RandomState.choice": "numpy RandomState.choice (and np.random.choice): an exact categorical over p "
-                              "(Fraction(p_i) / sum), uniform without p; NumPy's own inverse-CDF search is not traced",
+        "(Fraction(p_i) / sum), uniform without p; NumPy's own inverse-CDF search is not traced",
         "Generator.integers": "numpy Generator.integers: exactly uniform on [low, high) ([low, high] with endpoint)",
         "RandomState.randint": "numpy RandomState.randint (and np.random.randint): exactly uniform on [low, high)",
     }
@@ -213,4 +244,3 @@ class NumpySource(Source):
     def state(self) -> tuple:
         name, keys, pos, has_gauss, cached = np.random.mtrand._rand.get_state(legacy=True)
         return np.asarray(keys).tobytes(), pos, has_gauss, cached
-

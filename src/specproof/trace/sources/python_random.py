@@ -32,8 +32,20 @@ from specproof.trace.core import (
 from specproof.trace.sources.base import Patcher, Source
 
 #: Methods of random.Random that are refused (continuous laws computed from random(), and seeding)
-_PY_REFUSED = ("gauss", "normalvariate", "lognormvariate", "expovariate", "vonmisesvariate", "gammavariate",
-               "betavariate", "paretovariate", "weibullvariate", "triangular", "binomialvariate", "randbytes")
+_PY_REFUSED = (
+    "gauss",
+    "normalvariate",
+    "lognormvariate",
+    "expovariate",
+    "vonmisesvariate",
+    "gammavariate",
+    "betavariate",
+    "paretovariate",
+    "weibullvariate",
+    "triangular",
+    "binomialvariate",
+    "randbytes",
+)
 _PY_SEEDING = ("seed", "setstate")
 
 _ORIGINAL_RANDOM = _pyrandom.Random.random
@@ -52,9 +64,11 @@ def _randbelow(self: Any, n: int) -> int:
         return _ORIGINAL_RANDBELOW(self, n)
     if not 0 < n <= MAX_CATEGORIES:
         where = _call_site(2)
-        raise UnmodelledRandomness(f"random: an integer draw below {n}{f' at {where}' if where else ''} "
-                                   f"(randrange, randint, choice, shuffle or sample): 1 to {MAX_CATEGORIES} values "
-                                   "are modelled")
+        raise UnmodelledRandomness(
+            f"random: an integer draw below {n}{f' at {where}' if where else ''} "
+            f"(randrange, randint, choice, shuffle or sample): 1 to {MAX_CATEGORIES} values "
+            "are modelled"
+        )
     values = tuple(range(n))
     return _draw_categorical(_run(), values, (Fraction(1, n),) * n, "random.randrange")
 
@@ -66,8 +80,9 @@ def _getrandbits(self: Any = None, k: int = 0) -> int:
         return _ORIGINAL_GETRANDBITS(self if self is not None else _pyrandom._inst, k)
     if not 0 <= k <= 16:
         where = _call_site(2)
-        raise UnmodelledRandomness(f"random.getrandbits({k}){f' at {where}' if where else ''}: up to 16 bits are "
-                                   "modelled")
+        raise UnmodelledRandomness(
+            f"random.getrandbits({k}){f' at {where}' if where else ''}: up to 16 bits are modelled"
+        )
     values = tuple(range(1 << k))
     return _draw_categorical(_run(), values, (Fraction(1, 1 << k),) * len(values), "random.getrandbits")
 
@@ -78,14 +93,19 @@ def _seeding(name: str, module: bool = False) -> Any:
     def refuse(*args: Any, **kwargs: Any) -> None:
         call = (_pyrandom._inst, *args) if module else args
         seed = call[1] if len(call) > 1 else kwargs.get("a", kwargs.get("state"))
-        if not _ACTIVE or (name == "seed" and seed is None) or _importing():  # outside a run, or from the system's entropy
+        if (
+            not _ACTIVE or (name == "seed" and seed is None) or _importing()
+        ):  # outside a run, or from the system's entropy
             return original(*call, **kwargs)
         where = _call_site(2)
         raise UncontrolledRandomness(
             f"the sampler seeds a Python random generator (random.{name}{f' at {where}' if where else ''}; "
             "random.Random(seed) seeds too): a sampler that seeds itself draws the same values on every call, and "
             "its law is not that of its draws; build the generator once, outside the sampler (a module-level "
-            "random.Random is controlled)", f"random.{name}", where)
+            "random.Random is controlled)",
+            f"random.{name}",
+            where,
+        )
 
     refuse.__name__ = name
     return refuse
@@ -98,7 +118,9 @@ def _system(name: str) -> Any:
             f"the sampler draws from random.SystemRandom.{name}{f' at {where}' if where else ''} (os.urandom, "
             "also behind the secrets module): operating-system entropy cannot be replayed, so specproof does not "
             "model it; draw with random.random / a random.Random instance, NumPy or torch instead",
-            f"random.SystemRandom.{name} (os.urandom)", where)
+            f"random.SystemRandom.{name} (os.urandom)",
+            where,
+        )
 
     refuse.__name__ = name
     return refuse
@@ -112,9 +134,9 @@ class PythonRandomSource(Source):
     module = None
     assumptions = {
         "random.random": "random.random (the module's or a random.Random instance's): k/2^53, k uniform on the grid "
-                         "(CPython's genrand_res53); uniform(a, b) and choices() computed from it by CPython's own code",
+        "(CPython's genrand_res53); uniform(a, b) and choices() computed from it by CPython's own code",
         "random.randrange": "random.randrange, randint, choice, shuffle, sample (Random._randbelow(n)): exactly uniform "
-                            "on 0 .. n - 1 (CPython's rejection sampling on getrandbits is exact)",
+        "on 0 .. n - 1 (CPython's rejection sampling on getrandbits is exact)",
         "random.getrandbits": "random.getrandbits(k), k <= 16: exactly uniform on 0 .. 2^k - 1",
     }
 

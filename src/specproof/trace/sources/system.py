@@ -19,8 +19,18 @@ from typing import Any, Callable
 from specproof.trace.core import _ACTIVE, UncontrolledRandomness, _call_site, _importing
 from specproof.trace.sources.base import Patcher, Source
 
-_CLOCKS = ("time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time",
-           "process_time_ns", "thread_time", "thread_time_ns")
+_CLOCKS = (
+    "time",
+    "time_ns",
+    "perf_counter",
+    "perf_counter_ns",
+    "monotonic",
+    "monotonic_ns",
+    "process_time",
+    "process_time_ns",
+    "thread_time",
+    "thread_time_ns",
+)
 
 
 def _clock(name: str, original: Callable[[], Any]) -> Callable[[], Any]:
@@ -37,8 +47,12 @@ def _clock(name: str, original: Callable[[], Any]) -> Callable[[], Any]:
         # a read (so a wait loop ends); shifted in the replays that check that the output does not depend on it
         run.clock_reads += 1
         if ns:  # odd nanoseconds per shift: 7919001001001
-            return base + round(run.clock_shift * 1e6) * 1000 + round(run.clock_shift / 7919.001001) + \
-                run.clock_reads * 1000
+            return (
+                base
+                + round(run.clock_shift * 1e6) * 1000
+                + round(run.clock_shift / 7919.001001)
+                + run.clock_reads * 1000
+            )
         return base + run.clock_shift + run.clock_reads * 1e-6
 
     clock.__name__ = name
@@ -53,7 +67,10 @@ def _urandom(original: Callable[[int], bytes]) -> Callable[[int], bytes]:
         raise UncontrolledRandomness(
             f"the sampler draws from os.urandom{f' at {where}' if where else ''} (also behind secrets, uuid.uuid4 "
             "and random.SystemRandom): operating-system entropy cannot be replayed, so specproof does not model it; "
-            "draw with random.random / a random.Random instance, NumPy or torch instead", "os.urandom", where)
+            "draw with random.random / a random.Random instance, NumPy or torch instead",
+            "os.urandom",
+            where,
+        )
 
     urandom.__name__ = "urandom"
     return urandom

@@ -41,8 +41,9 @@ def _grid_bits(dtype: Any, call: str) -> int:
         return 24
     if dtype == torch.float64:
         return 53
-    raise UnmodelledRandomness(f"{call} with dtype {dtype}: only the float32 (k/2^24) and float64 (k/2^53) grids "
-                               "are modelled")
+    raise UnmodelledRandomness(
+        f"{call} with dtype {dtype}: only the float32 (k/2^24) and float64 (k/2^53) grids are modelled"
+    )
 
 
 def _size(args: tuple, kwargs: dict) -> tuple[int, ...]:
@@ -64,8 +65,18 @@ def _torch_patches() -> dict[str, Callable]:
             t.requires_grad_(True)
         return t
 
-    def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-             pin_memory=False, names=None, **kw):
+    def rand(
+        *size,
+        generator=None,
+        out=None,
+        dtype=None,
+        layout=None,
+        device=None,
+        requires_grad=False,
+        pin_memory=False,
+        names=None,
+        **kw,
+    ):
         shape = _size(size, kw)
         dtype = dtype or (out.dtype if out is not None else torch.get_default_dtype())
         bits = _grid_bits(dtype, "torch.rand")
@@ -138,8 +149,10 @@ def _torch_patches() -> dict[str, Callable]:
         if held is not None and not held.resolved:  # drawn again (a row redrawn with its own generator): same law
             return self
         if self.dim() == 0:
-            raise UnmodelledRandomness("Tensor.exponential_ on a 0-dimensional tensor: only races argmax(w / E) "
-                                       "over a last dimension are modelled")
+            raise UnmodelledRandomness(
+                "Tensor.exponential_ on a 0-dimensional tensor: only races argmax(w / E) "
+                "over a last dimension are modelled"
+            )
         with torch.no_grad():
             self.fill_(float("nan"))  # no value is decided until the division w / E is seen
         run.track(run.exp, self, _ExpDraw(tuple(self.shape)))
@@ -151,15 +164,19 @@ def _torch_patches() -> dict[str, Callable]:
             raise UnmodelledRandomness(f"{call}: input has {input.dim()} dimensions, not 1 or 2")
         run = _run()
         if id(input) in run.quotients or id(input) in run.exp:
-            raise UnmodelledRandomness(f"the quotient w / E of an exponential race (or E itself) is passed to {call}: "
-                                       "only its argmax over the last dimension is modelled")
+            raise UnmodelledRandomness(
+                f"the quotient w / E of an exponential race (or E itself) is passed to {call}: "
+                "only its argmax over the last dimension is modelled"
+            )
         rows = input.detach().to("cpu", torch.float64).reshape(-1, input.shape[-1]).tolist()
         result, where = [], []
         for row in rows:
             probs = list(_fraction_weights(row, call))
             if not replacement and num_samples > sum(1 for w in probs if w):
-                raise UnmodelledRandomness(f"{call}: {num_samples} samples without replacement from "
-                                           f"{sum(1 for w in probs if w)} categories with positive weight")
+                raise UnmodelledRandomness(
+                    f"{call}: {num_samples} samples without replacement from "
+                    f"{sum(1 for w in probs if w)} categories with positive weight"
+                )
             drawn = []
             for k in range(num_samples):
                 if k == 0:  # _fraction_weights' row sums to 1 exactly
@@ -182,8 +199,17 @@ def _torch_patches() -> dict[str, Callable]:
     def tensor_multinomial(self, num_samples, replacement=False, *, generator=None):
         return multinomial(self, num_samples, replacement)
 
-    def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
-                requires_grad=False, pin_memory=False):
+    def randint(
+        *args,
+        size=None,
+        generator=None,
+        out=None,
+        dtype=None,
+        layout=None,
+        device=None,
+        requires_grad=False,
+        pin_memory=False,
+    ):
         call = "torch.randint"
         if size is None:
             *bounds, size = args
@@ -192,8 +218,9 @@ def _torch_patches() -> dict[str, Callable]:
         low, high = (0, bounds[0]) if len(bounds) == 1 else bounds
         low, high = int(low), int(high)
         if not 0 < high - low <= MAX_CATEGORIES:
-            raise UnmodelledRandomness(f"{call}: range [{low}, {high}) has {high - low} values; 1 to "
-                                       f"{MAX_CATEGORIES} are modelled")
+            raise UnmodelledRandomness(
+                f"{call}: range [{low}, {high}) has {high - low} values; 1 to {MAX_CATEGORIES} are modelled"
+            )
         shape = _size((size,), {})
         run = _run()
         values = tuple(range(low, high))
@@ -202,15 +229,34 @@ def _torch_patches() -> dict[str, Callable]:
         t = torch.tensor(vals, dtype=dtype or torch.int64).reshape(shape)
         return finish(t if device is None else t.to(device), out)
 
-    return {"rand": rand, "rand_like": rand_like, "uniform_": uniform_, "multinomial": multinomial,
-            "tensor_multinomial": tensor_multinomial, "randint": randint, "exponential_": exponential_}
+    return {
+        "rand": rand,
+        "rand_like": rand_like,
+        "uniform_": uniform_,
+        "multinomial": multinomial,
+        "tensor_multinomial": tensor_multinomial,
+        "randint": randint,
+        "exponential_": exponential_,
+    }
 
 
-_TORCH_REFUSED = ("randn", "randn_like", "randint_like", "randperm", "normal", "bernoulli", "poisson",
-                  "binomial", "_standard_gamma", "_sample_dirichlet", "rrelu",
-                  "manual_seed", "seed", "set_rng_state")  # a sampler that seeds itself is not random
-_TENSOR_REFUSED = ("normal_", "bernoulli_", "bernoulli", "geometric_", "cauchy_",
-                   "log_normal_", "random_")
+_TORCH_REFUSED = (
+    "randn",
+    "randn_like",
+    "randint_like",
+    "randperm",
+    "normal",
+    "bernoulli",
+    "poisson",
+    "binomial",
+    "_standard_gamma",
+    "_sample_dirichlet",
+    "rrelu",
+    "manual_seed",
+    "seed",
+    "set_rng_state",
+)  # a sampler that seeds itself is not random
+_TENSOR_REFUSED = ("normal_", "bernoulli_", "bernoulli", "geometric_", "cauchy_", "log_normal_", "random_")
 
 
 class TorchSource(Source):
@@ -224,33 +270,33 @@ class TorchSource(Source):
         "torch.rand": "torch.rand: each element k/2^24 (float32) or k/2^53 (float64), k uniform on the grid",
         "torch.rand_like": "torch.rand_like: each element k/2^24 (float32) or k/2^53 (float64), k uniform on the grid",
         "Tensor.uniform_": "Tensor.uniform_(a, b): the bounds in the tensor's dtype, u (b - a) + a in double with u = "
-                           "k/2^24 (float32) or k/2^53 (float64), rounded to the tensor's dtype (PyTorch's CPU kernel)",
+        "k/2^24 (float32) or k/2^53 (float64), rounded to the tensor's dtype (PyTorch's CPU kernel)",
         "torch.multinomial": "torch.multinomial: an exact categorical over the float weights as given (Fraction(w_i) "
-                             "/ sum); PyTorch's own sampling kernel (a float exponential race) is not traced",
+        "/ sum); PyTorch's own sampling kernel (a float exponential race) is not traced",
         "torch.randint": "torch.randint: each element exactly uniform over [low, high); PyTorch's CPU kernel takes a "
-                         "random 32- or 64-bit integer modulo the range, off from uniform by at most range / 2^32 "
-                         "(not modelled)",
+        "random 32- or 64-bit integer modulo the range, off from uniform by at most range / 2^32 "
+        "(not modelled)",
         "Tensor.exponential_": "Tensor.exponential_, traced only as the race argmax(w / E, dim=-1) (or argmax(w * "
-                               "E.reciprocal()), vLLM V1's form): IDEALIZED: E_i "
-                               "i.i.d. exact Exp(lambda), the division and the argmax exact, so row r's winner is i with "
-                               "probability w_i / sum_j w_j over its positive finite float weights (ties have probability "
-                               "0; zero and negative weights never win); a row with a NaN or +inf weight or no positive "
-                               "weight is decided by the code's own argmax (it does not depend on E). PyTorch's CPU kernel "
-                               "is not traced: it computes E = -(1/lambda) log(1 - u) in double, u = k/2^53, a discrete "
-                               "E that is -0.0 at k = 0 (probability 2^-53 per element, pytorch issues #22557, #192577), "
-                               "where w_i / E_i is NaN at a zero weight and argmax returns that zero-weight id: with "
-                               "exponential_zeros=False (the default) that edge is NOT in this law",
+        "E.reciprocal()), vLLM V1's form): IDEALIZED: E_i "
+        "i.i.d. exact Exp(lambda), the division and the argmax exact, so row r's winner is i with "
+        "probability w_i / sum_j w_j over its positive finite float weights (ties have probability "
+        "0; zero and negative weights never win); a row with a NaN or +inf weight or no positive "
+        "weight is decided by the code's own argmax (it does not depend on E). PyTorch's CPU kernel "
+        "is not traced: it computes E = -(1/lambda) log(1 - u) in double, u = k/2^53, a discrete "
+        "E that is -0.0 at k = 0 (probability 2^-53 per element, pytorch issues #22557, #192577), "
+        "where w_i / E_i is NaN at a zero weight and argmax returns that zero-weight id: with "
+        "exponential_zeros=False (the default) that edge is NOT in this law",
         "Gumbel-max": "Gumbel-max, argmax(l + G) with G = -log(-log u) on uniforms (or argmax(w / (-log u)), or "
-                      "argmax(l - log E) with E from Tensor.exponential_), over "
-                      "the last dimension (specproof.trace.sources.gumbel): IDEALIZED as the exponential race it is: "
-                      "u continuous, the logs, the sum and the argmax exact, so row r's winner is i with probability "
-                      "w_i / sum_j w_j, where w = exp(l / c - max) in float64 (relative error below 2^-52) for "
-                      "scores l + c G, w itself where the scores are log w of a tensor w, and w of w / (-log u); the "
-                      "float grid of u (PyTorch's k/2^24) and guards clamp(min=eps), u + eps with eps <= 1e-6 are not "
-                      "in this law",
+        "argmax(l - log E) with E from Tensor.exponential_), over "
+        "the last dimension (specproof.trace.sources.gumbel): IDEALIZED as the exponential race it is: "
+        "u continuous, the logs, the sum and the argmax exact, so row r's winner is i with probability "
+        "w_i / sum_j w_j, where w = exp(l / c - max) in float64 (relative error below 2^-52) for "
+        "scores l + c G, w itself where the scores are log w of a tensor w, and w of w / (-log u); the "
+        "float grid of u (PyTorch's k/2^24) and guards clamp(min=eps), u + eps with eps <= 1e-6 are not "
+        "in this law",
         "Gumbel-top-k": "Gumbel-top-k on uniforms, topk(l + G, k) over the last dimension: IDEALIZED as Gumbel-max "
-                        "above, so the k ids are drawn without replacement, each in turn with probability proportional "
-                        "to the weights left (Plackett-Luce); the values topk returns are not modelled",
+        "above, so the k ids are drawn without replacement, each in turn with probability proportional "
+        "to the weights left (Plackett-Luce); the values topk returns are not modelled",
     }
 
     def install(self, patcher: Patcher) -> None:
@@ -274,4 +320,3 @@ class TorchSource(Source):
 
     def state(self) -> bytes:
         return bytes(sys.modules["torch"].default_generator.get_state().numpy())
-

@@ -23,8 +23,9 @@ from specproof.trace.core import (
 def _taint(run: _Run, tensor: Any, first_slot: int) -> None:
     """Mark ``tensor`` as holding the uniforms drawn from slot ``first_slot`` on (seen by the mode)."""
     if run.mode is not None and len(run.slots) > first_slot:
-        run.track(run.taint, tensor, run.taint.get(id(tensor), frozenset()) | frozenset(range(first_slot,
-                                                                                              len(run.slots))))
+        run.track(
+            run.taint, tensor, run.taint.get(id(tensor), frozenset()) | frozenset(range(first_slot, len(run.slots)))
+        )
 
 
 def _mark_raw(run: _Run, tensor: Any, first_slot: int) -> None:
@@ -45,16 +46,45 @@ def _track_draw(run: _Run, tensor: Any, where: Any) -> None:
 
 #: Calls that only move a tensor's elements (``args[0]``; other arguments are shapes, dims, indices): the
 #: result's elements are copies of the input's, at places that do not depend on the values.
-_MOVES = frozenset({"squeeze", "unsqueeze", "reshape", "view", "flatten", "ravel", "clone", "contiguous", "detach",
-                    "__getitem__", "narrow", "select", "movedim", "moveaxis", "transpose", "swapaxes", "t",
-                    "permute", "unflatten", "flip", "unbind", "split", "chunk", "expand", "cpu", "to", "long"})
+_MOVES = frozenset(
+    {
+        "squeeze",
+        "unsqueeze",
+        "reshape",
+        "view",
+        "flatten",
+        "ravel",
+        "clone",
+        "contiguous",
+        "detach",
+        "__getitem__",
+        "narrow",
+        "select",
+        "movedim",
+        "moveaxis",
+        "transpose",
+        "swapaxes",
+        "t",
+        "permute",
+        "unflatten",
+        "flip",
+        "unbind",
+        "split",
+        "chunk",
+        "expand",
+        "cpu",
+        "to",
+        "long",
+    }
+)
 #: Calls that concatenate a sequence of tensors (``args[0]``).
 _JOINS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack"})
 
 
 #: Comparisons whose breakpoints are read (each monotone in the uniform for a fixed other operand).
-_ORDER_TESTS = frozenset({"lt", "le", "gt", "ge", "less", "less_equal", "greater", "greater_equal", "__lt__",
-                          "__le__", "__gt__", "__ge__"})
+_ORDER_TESTS = frozenset(
+    {"lt", "le", "gt", "ge", "less", "less_equal", "greater", "greater_equal", "__lt__", "__le__", "__gt__", "__ge__"}
+)
 
 
 def _mark_output_opaque(run: _Run, out: Any, depth: int = 0) -> None:
@@ -66,7 +96,8 @@ def _mark_output_opaque(run: _Run, out: Any, depth: int = 0) -> None:
                 raise UnmodelledRandomness(
                     "a tensor of uniforms followed as a Gumbel noise (drawn by "
                     f"{d.key[1]}{f' at {d.key[3]}' if d.key[3] else ''}) was never ordered by argmax or topk on this "
-                    "run: specproof.trace.tracer models it only as a race argmax(l + G) / topk(l + G, k)")
+                    "run: specproof.trace.tracer models it only as a race argmax(l + G) / topk(l + G, k)"
+                )
     if depth > 4:
         return
     if isinstance(out, (list, tuple)):
@@ -122,24 +153,123 @@ def _read_breakpoints(run: _Run, func: Any, args: tuple, kwargs: dict, raw: tupl
 
 # ------------------------------------------------------------- exponential races, uniforms' uses
 
-_META = frozenset({"size", "dim", "numel", "__len__", "stride", "is_contiguous", "is_floating_point", "element_size",
-                   "shape", "dtype", "device", "ndim", "requires_grad", "is_cuda", "layout", "names", "grad_fn",
-                   "is_leaf", "data_ptr", "storage_offset", "nelement", "ndimension", "get_device", "__repr__",
-                   "__format__"})
+_META = frozenset(
+    {
+        "size",
+        "dim",
+        "numel",
+        "__len__",
+        "stride",
+        "is_contiguous",
+        "is_floating_point",
+        "element_size",
+        "shape",
+        "dtype",
+        "device",
+        "ndim",
+        "requires_grad",
+        "is_cuda",
+        "layout",
+        "names",
+        "grad_fn",
+        "is_leaf",
+        "data_ptr",
+        "storage_offset",
+        "nelement",
+        "ndimension",
+        "get_device",
+        "__repr__",
+        "__format__",
+    }
+)
 #: Pass-through calls that still reveal a tensor's values outside torch (its uniforms become opaque).
 _REVEALING = frozenset({"__repr__", "__format__", "data_ptr"})
-_DIVISIONS = frozenset({"div", "div_", "divide", "divide_", "true_divide", "true_divide_", "__truediv__",
-                        "__itruediv__", "__idiv__", "__div__"})
+_DIVISIONS = frozenset(
+    {
+        "div",
+        "div_",
+        "divide",
+        "divide_",
+        "true_divide",
+        "true_divide_",
+        "__truediv__",
+        "__itruediv__",
+        "__idiv__",
+        "__div__",
+    }
+)
 _RDIVISIONS = frozenset({"__rdiv__", "__rtruediv__"})
 #: Multiplications of a weight tensor by E.reciprocal() (vLLM's recovered-token race).
 _MULTIPLICATIONS = frozenset({"mul", "multiply", "__mul__", "__rmul__", "mul_", "__imul__", "multiply_"})
-_COMPARISONS = frozenset({"lt", "le", "gt", "ge", "eq", "ne", "less", "less_equal", "greater", "greater_equal",
-                          "not_equal", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "searchsorted",
-                          "bucketize", "isclose", "lt_", "le_", "gt_", "ge_", "eq_", "ne_"})
-_DISCRETE = frozenset({"floor", "ceil", "round", "trunc", "long", "int", "bool", "floor_", "ceil_", "round_",
-                       "trunc_", "isnan", "isinf", "isfinite", "signbit", "sign"})
-_ORDERINGS = frozenset({"argmax", "argmin", "sort", "argsort", "topk", "kthvalue", "msort", "max", "min", "median",
-                        "mode", "nanmedian", "unique", "cummax", "cummin"})
+_COMPARISONS = frozenset(
+    {
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "eq",
+        "ne",
+        "less",
+        "less_equal",
+        "greater",
+        "greater_equal",
+        "not_equal",
+        "__lt__",
+        "__le__",
+        "__gt__",
+        "__ge__",
+        "__eq__",
+        "__ne__",
+        "searchsorted",
+        "bucketize",
+        "isclose",
+        "lt_",
+        "le_",
+        "gt_",
+        "ge_",
+        "eq_",
+        "ne_",
+    }
+)
+_DISCRETE = frozenset(
+    {
+        "floor",
+        "ceil",
+        "round",
+        "trunc",
+        "long",
+        "int",
+        "bool",
+        "floor_",
+        "ceil_",
+        "round_",
+        "trunc_",
+        "isnan",
+        "isinf",
+        "isfinite",
+        "signbit",
+        "sign",
+    }
+)
+_ORDERINGS = frozenset(
+    {
+        "argmax",
+        "argmin",
+        "sort",
+        "argsort",
+        "topk",
+        "kthvalue",
+        "msort",
+        "max",
+        "min",
+        "median",
+        "mode",
+        "nanmedian",
+        "unique",
+        "cummax",
+        "cummin",
+    }
+)
 
 
 _LOGS = frozenset({"log"})
@@ -147,8 +277,27 @@ _LOGS = frozenset({"log"})
 #: and ands alone do not (a vocabulary bitmask is unpacked with them).
 _MIXING = frozenset({"bitwise_xor", "bitwise_xor_", "__xor__", "__rxor__", "__ixor__", "logical_xor"})
 #: Where hash-based noise becomes a choice: refused there.
-_HASH_FEEDS = frozenset({"log", "log_", "log1p", "log1p_", "log2", "log10", "argmax", "argmin", "topk", "sort",
-                         "argsort", "msort", "kthvalue", "multinomial", "searchsorted", "bucketize", "exponential_"})
+_HASH_FEEDS = frozenset(
+    {
+        "log",
+        "log_",
+        "log1p",
+        "log1p_",
+        "log2",
+        "log10",
+        "argmax",
+        "argmin",
+        "topk",
+        "sort",
+        "argsort",
+        "msort",
+        "kthvalue",
+        "multinomial",
+        "searchsorted",
+        "bucketize",
+        "exponential_",
+    }
+)
 
 
 def _user_site() -> str | None:
@@ -204,33 +353,40 @@ def _race_mode(run: _Run) -> Any:
 
     def clean(t: Any) -> bool:  # a tensor that holds no uniform and no noise
         i = id(t)
-        return not (i in run.taint or i in run.raw or i in run.gumbel or i in run.exp or i in run.quotients or
-                    i in run.recips)
+        return not (
+            i in run.taint or i in run.raw or i in run.gumbel or i in run.exp or i in run.quotients or i in run.recips
+        )
 
     def refuse_exp(name: str) -> None:
-        hint = {"log": "; -log(E) is a Gumbel variable: argmax(l - log E) over the last dimension (log E not in place, "
-                       "once) is traced as the race, or write argmax(w / E)",
-                "mul": "; write w / E, or w * E.reciprocal()"}.get(name.rstrip("_"), "")
+        hint = {
+            "log": "; -log(E) is a Gumbel variable: argmax(l - log E) over the last dimension (log E not in place, "
+            "once) is traced as the race, or write argmax(w / E)",
+            "mul": "; write w / E, or w * E.reciprocal()",
+        }.get(name.rstrip("_"), "")
         raise UnmodelledRandomness(
             f"the exponential draw E from Tensor.exponential_ is used by {name}: specproof.trace.tracer models only the "
             "exponential race argmax(w / E, dim=-1) (E divides a weight tensor w once, by w / E, w.div(E), "
             "w.div_(E) or torch.div(w, E), or multiplies it as its reciprocal, w * E.reciprocal(), as vLLM writes "
-            f"it; the result is used only by argmax over its last dimension){hint}")
+            f"it; the result is used only by argmax over its last dimension){hint}"
+        )
 
     def resolve(draw: _ExpDraw, w: Any, e: Any) -> None:
         if draw.resolved:
             raise UnmodelledRandomness(
                 "the exponential draw E from Tensor.exponential_ divides a second weight tensor: two races sharing "
                 "one noise E are correlated, which specproof.trace.tracer does not model (the rule race-reuse in "
-                "specproof.rules.policy computes that law); draw a fresh E for each race")
+                "specproof.rules.policy computes that law); draw a fresh E for each race"
+            )
         if tuple(e.shape) != draw.shape:
             refuse_exp("a view of E as the divisor")
         if not isinstance(w, torch.Tensor):
             w = torch.tensor(w)
         if torch.broadcast_shapes(tuple(w.shape), draw.shape) != draw.shape:
-            raise UnmodelledRandomness(f"Tensor.exponential_: w / E broadcasts E of shape {list(draw.shape)} to "
-                                       f"{list(torch.broadcast_shapes(tuple(w.shape), draw.shape))}: several races "
-                                       "would share one noise E, which is not modelled")
+            raise UnmodelledRandomness(
+                f"Tensor.exponential_: w / E broadcasts E of shape {list(draw.shape)} to "
+                f"{list(torch.broadcast_shapes(tuple(w.shape), draw.shape))}: several races "
+                "would share one noise E, which is not modelled"
+            )
         v = draw.shape[-1]
         rows = torch.broadcast_to(w.detach(), draw.shape).reshape(-1, v).to("cpu", torch.float64).tolist()
         fill = torch.full((len(rows), v), float("inf"), dtype=torch.float64)
@@ -259,18 +415,31 @@ def _race_mode(run: _Run) -> Any:
             if "out" not in kwargs and args and not any(id(t) in run.lazy for t in tensors_in((args[1:], kwargs))):
                 if name in _MOVES and isinstance(args[0], torch.Tensor):
                     maps = lambda: func(run.lazy[id(args[0])][0], *args[1:], **kwargs)  # noqa: E731
-                elif name in _JOINS and isinstance(args[0], (list, tuple)) and \
-                        all(isinstance(a, torch.Tensor) for a in args[0]):
-                    maps = lambda: func([run.lazy[id(a)][0] if id(a) in run.lazy else  # noqa: E731
-                                         torch.full(a.shape, -1, dtype=torch.int64) for a in args[0]],
-                                        *args[1:], **kwargs)
+                elif (
+                    name in _JOINS
+                    and isinstance(args[0], (list, tuple))
+                    and all(isinstance(a, torch.Tensor) for a in args[0])
+                ):
+                    maps = lambda: func(
+                        [
+                            run.lazy[id(a)][0]
+                            if id(a) in run.lazy
+                            # noqa: E731
+                            else torch.full(a.shape, -1, dtype=torch.int64)
+                            for a in args[0]
+                        ],
+                        *args[1:],
+                        **kwargs,
+                    )
             out = self.dispatch(func, args, kwargs)
             if maps is None:
                 run.make_dirty(slots)
                 return out
             outs, where = (out, maps()) if isinstance(out, (tuple, list)) else ((out,), (maps(),))
-            if len(outs) != len(where) or not all(isinstance(o, torch.Tensor) and o.dtype == torch.int64 and
-                                                   tuple(o.shape) == tuple(w.shape) for o, w in zip(outs, where)):
+            if len(outs) != len(where) or not all(
+                isinstance(o, torch.Tensor) and o.dtype == torch.int64 and tuple(o.shape) == tuple(w.shape)
+                for o, w in zip(outs, where)
+            ):
                 run.make_dirty(slots)
                 return out
             source = args[0] if name in _MOVES else None
@@ -278,8 +447,11 @@ def _race_mode(run: _Run) -> Any:
                 kept = frozenset(int(x) for x in w.unique().tolist() if x >= 0)
                 if o is source or not kept:  # returned itself (.to, .contiguous), or holds no draw past the prefix
                     continue
-                shares = source is not None and o.numel() and \
-                    o.untyped_storage().data_ptr() == source.untyped_storage().data_ptr()
+                shares = (
+                    source is not None
+                    and o.numel()
+                    and o.untyped_storage().data_ptr() == source.untyped_storage().data_ptr()
+                )
                 run.track(run.lazy, o, (w, kept, run.lazy[id(source)][2] if shares else o))
             return out
 
@@ -306,24 +478,30 @@ def _race_mode(run: _Run) -> Any:
             ts = list(tensors_in((args, kwargs)))
             held = [t for t in ts if id(t) in run.hashed]
             if not held:
-                if name not in _MIXING or not any(not t.is_floating_point() and t.dtype != torch.bool and
-                                                  not t.is_complex() for t in ts):
+                if name not in _MIXING or not any(
+                    not t.is_floating_point() and t.dtype != torch.bool and not t.is_complex() for t in ts
+                ):
                     return _NOTHING
                 where = _user_site()
             else:
                 where = run.hashed[id(held[0])]
                 floats = any(t.is_floating_point() for t in ts)
-                if name in _HASH_FEEDS or (name in _COMPARISONS and floats) or \
-                        (name in ("max", "min") and (len(args) > 1 or "dim" in kwargs)):
+                if (
+                    name in _HASH_FEEDS
+                    or (name in _COMPARISONS and floats)
+                    or (name in ("max", "min") and (len(args) > 1 or "dim" in kwargs))
+                ):
                     raise UncontrolledRandomness(
                         f"integer bit-mixing (an xor of integer tensors{f' at {where}' if where else ''}) feeds "
                         f"{name}: the sampler draws hash-based noise (such as vLLM 0.34's Gumbel from a seeded murmur3 "
                         "hash of (seed, position, token)), a function of its integer inputs rather than a draw "
                         "specproof supplies, so the law of its output cannot be traced; no verdict. Draw the noise "
                         "with torch.rand / torch.rand_like / Tensor.exponential_ (traced exactly) to trace it",
-                        "hash-based noise (integer bit-mixing)", where)
+                        "hash-based noise (integer bit-mixing)",
+                        where,
+                    )
             out = self.dispatch_rest(func, args, kwargs, name)
-            for o in (out if isinstance(out, (tuple, list)) else (out,)):
+            for o in out if isinstance(out, (tuple, list)) else (out,):
                 if isinstance(o, torch.Tensor):
                     run.track(run.hashed, o, where)
             if (name.endswith("_") or name.startswith("__i")) and args and isinstance(args[0], torch.Tensor):
@@ -365,8 +543,14 @@ def _race_mode(run: _Run) -> Any:
                 return self.recip_use(func, name, args, kwargs)
             if any(id(t) in run.quotients for t in ts):
                 return self.quotient_use(func, name, args, kwargs)
-            if name == "__getitem__" and len(args) == 2 and isinstance(args[0], torch.Tensor) and \
-                    id(args[0]) in run.raw and isinstance(args[1], int) and not isinstance(args[1], bool):
+            if (
+                name == "__getitem__"
+                and len(args) == 2
+                and isinstance(args[0], torch.Tensor)
+                and id(args[0]) in run.raw
+                and isinstance(args[1], int)
+                and not isinstance(args[1], bool)
+            ):
                 (first, count), i = run.raw[id(args[0])], args[1]
                 out = func(*args, **kwargs)  # one element of a vector of uniforms: itself readable
                 if -count <= i < count and isinstance(out, torch.Tensor):
@@ -382,19 +566,35 @@ def _race_mode(run: _Run) -> Any:
 
         def exp_use(self, func, name, args, kwargs):
             first = args[0] if args else None
-            if name == "reciprocal" and len(args) == 1 and not kwargs and isinstance(first, torch.Tensor) and \
-                    id(first) in run.exp and not run.exp[id(first)].resolved and id(first) not in \
-                    run.exp[id(first)].views:  # vLLM's inv_q = q.reciprocal(): the race waits for w * inv_q
+            if (
+                name == "reciprocal"
+                and len(args) == 1
+                and not kwargs
+                and isinstance(first, torch.Tensor)
+                and id(first) in run.exp
+                and not run.exp[id(first)].resolved
+                and id(first) not in run.exp[id(first)].views
+            ):  # vLLM's inv_q = q.reciprocal(): the race waits for w * inv_q
                 out = func(*args, **kwargs)
                 run.track(run.recips, out, (run.exp[id(first)], first))
                 return out
-            if name in _gumbel._LOG and len(args) == 1 and not kwargs and isinstance(first, torch.Tensor) and \
-                    id(first) in run.exp and not run.exp[id(first)].resolved and id(first) not in \
-                    run.exp[id(first)].views and not name.endswith("_"):  # log E: -log E is a Gumbel variable
+            if (
+                name in _gumbel._LOG
+                and len(args) == 1
+                and not kwargs
+                and isinstance(first, torch.Tensor)
+                and id(first) in run.exp
+                and not run.exp[id(first)].resolved
+                and id(first) not in run.exp[id(first)].views
+                and not name.endswith("_")
+            ):  # log E: -log E is a Gumbel variable
                 out = func(*args, **kwargs)
                 draw = run.exp[id(first)]
-                run.track(run.gumbel, out, _gumbel.Node(_gumbel.Draw(("exponential", id(draw)), draw.shape, True,
-                                                                     exp=draw), _gumbel.LOG_E))
+                run.track(
+                    run.gumbel,
+                    out,
+                    _gumbel.Node(_gumbel.Draw(("exponential", id(draw)), draw.shape, True, exp=draw), _gumbel.LOG_E),
+                )
                 return out
             if name in _DIVISIONS and len(args) >= 2:
                 w, e = args[0], args[1]
@@ -410,8 +610,13 @@ def _race_mode(run: _Run) -> Any:
                     draw.views.add(id(out))
                     run.track(run.exp, out, draw)
                     return out
-            if e is None or not isinstance(e, torch.Tensor) or id(e) not in run.exp or (
-                    isinstance(w, torch.Tensor) and id(w) in run.exp) or kwargs.get("rounding_mode") is not None:
+            if (
+                e is None
+                or not isinstance(e, torch.Tensor)
+                or id(e) not in run.exp
+                or (isinstance(w, torch.Tensor) and id(w) in run.exp)
+                or kwargs.get("rounding_mode") is not None
+            ):
                 refuse_exp(name)
             draw = run.exp[id(e)]
             if id(e) in draw.views:
@@ -455,10 +660,18 @@ def _race_mode(run: _Run) -> Any:
             uniform; any other use makes the uniforms it touches opaque (found by bisection instead)."""
             raws = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and id(a) in run.raw]
             others = [a for i, a in enumerate(args) if i not in raws]
-            clean = all(not (isinstance(a, torch.Tensor) and (id(a) in run.taint or id(a) in run.raw))
-                        for a in (*others, *kwargs.values()))
-            if name in _ORDER_TESTS and len(args) == 2 and len(raws) == 1 and clean and not kwargs and \
-                    _read_breakpoints(run, func, args, kwargs, run.raw[id(args[raws[0]])], raws[0]):
+            clean = all(
+                not (isinstance(a, torch.Tensor) and (id(a) in run.taint or id(a) in run.raw))
+                for a in (*others, *kwargs.values())
+            )
+            if (
+                name in _ORDER_TESTS
+                and len(args) == 2
+                and len(raws) == 1
+                and clean
+                and not kwargs
+                and _read_breakpoints(run, func, args, kwargs, run.raw[id(args[raws[0]])], raws[0])
+            ):
                 return
             for t in ts:
                 run.make_opaque(t)
@@ -472,7 +685,8 @@ def _race_mode(run: _Run) -> Any:
             raise UnmodelledRandomness(
                 f"the quotient w / E of an exponential race is used by {name}: specproof.trace.tracer models only its "
                 "argmax over the last dimension (one race per row); its values are not modelled (the tracer sets E "
-                "to decide the winner)")
+                "to decide the winner)"
+            )
 
         def tainted_use(self, func, name, args, kwargs, ts, marks):
             joint = frozenset().union(*marks)
@@ -482,15 +696,22 @@ def _race_mode(run: _Run) -> Any:
                         f"{name} compares two values computed from different uniforms (slots "
                         f"{_slots(joint)}): the threshold of the later uniform depends continuously on the earlier "
                         "one (e.g. u2 < f(u1), or a race between uniforms), so the trace's bisection would never "
-                        "end. Compare a uniform with thresholds computed from the rows only")
+                        "end. Compare a uniform with thresholds computed from the rows only"
+                    )
                 return func(*args, **kwargs)
-            if name in _ORDERINGS and args and id(args[0]) in run.taint and len(run.taint[id(args[0])]) >= 2 and (
-                    name not in ("max", "min", "median", "nanmedian") or len(args) > 1 or "dim" in kwargs):
+            if (
+                name in _ORDERINGS
+                and args
+                and id(args[0]) in run.taint
+                and len(run.taint[id(args[0])]) >= 2
+                and (name not in ("max", "min", "median", "nanmedian") or len(args) > 1 or "dim" in kwargs)
+            ):
                 raise ContinuousThreshold(
                     f"{name} orders values computed from {len(run.taint[id(args[0])])} different uniforms (Gumbel-max "
                     "on uniforms, argmax(log w - log(-log u)), or another race between uniforms): which one wins "
                     "depends on every uniform at once, a threshold that moves continuously with each, and the "
-                    f"trace's bisection would never end; {_RACE_HINT}")
+                    f"trace's bisection would never end; {_RACE_HINT}"
+                )
             out = func(*args, **kwargs)
             if name in _DISCRETE or name in _COMPARISONS or name in _ORDERINGS:
                 return out
@@ -507,8 +728,20 @@ def _race_mode(run: _Run) -> Any:
 
 
 #: What the Triton interpreter does with a tensor argument before a kernel reads its memory.
-_INTERPRETER_PLUMBING = frozenset({"untyped_storage", "data_ptr", "new_empty", "storage_offset", "stride", "size",
-                                   "is_contiguous", "element_size", "numel", "dim"})
+_INTERPRETER_PLUMBING = frozenset(
+    {
+        "untyped_storage",
+        "data_ptr",
+        "new_empty",
+        "storage_offset",
+        "stride",
+        "size",
+        "is_contiguous",
+        "element_size",
+        "numel",
+        "dim",
+    }
+)
 
 
 def _interpreting() -> bool:
@@ -531,7 +764,8 @@ def _decide_race(run: _Run, row: list[float], r: int, fill: Any) -> Any:
         if max(row) < 0 and not any(math.isnan(x) for x in row):
             raise UnmodelledRandomness(
                 f"Tensor.exponential_: race row {r} has only negative weights, a race whose law is not w / sum(w); "
-                "not modelled")
+                "not modelled"
+            )
         if decided or not run.exponential_zeros or max(row) < 0:
             fill[:] = 1.0  # the argmax does not depend on E
             return fill

@@ -23,15 +23,19 @@ import numpy as np
 from specproof.trace.core import UnmodelledRandomness, _ACTIVE
 
 #: Tagged NaNs: a quiet NaN with a marker bit, the element's index in its low bits.
-_TAGS = {np.dtype(np.float32): (np.uint32, 0x7FE00000, 0xFFE00000, 21),
-         np.dtype(np.float64): (np.uint64, 0x7FFC000000000000, 0xFFFC000000000000, 50)}
+_TAGS = {
+    np.dtype(np.float32): (np.uint32, 0x7FE00000, 0xFFE00000, 21),
+    np.dtype(np.float64): (np.uint64, 0x7FFC000000000000, 0xFFFC000000000000, 50),
+}
 
 #: Whether the interpreter's builder is patched for this trace (installed when Triton's interpreter was imported
 #: as the trace began); without it tagged values would reach the kernel unwatched, so a hand-over is refused.
 _STATE = {"installed": False}
 
-_WHY = ("specproof models E.reciprocal() passed to a Triton kernel (TRITON_INTERPRET=1) only as vLLM V1 uses it: "
-        "multiplied once by a block of weights covering whole rows (score = w * inv_E), then reduced by an argmax")
+_WHY = (
+    "specproof models E.reciprocal() passed to a Triton kernel (TRITON_INTERPRET=1) only as vLLM V1 uses it: "
+    "multiplied once by a block of weights covering whole rows (score = w * inv_E), then reduced by an argmax"
+)
 
 
 def _races(run: Any) -> list:
@@ -44,14 +48,18 @@ def hand_over(run: Any, r: Any, draw: Any, e: Any) -> None:
     import torch
 
     if not _STATE["installed"]:
-        raise UnmodelledRandomness(f"E.reciprocal() passed to a Triton kernel, but Triton's interpreter was not "
-                                   f"imported when the trace began (its operations are not watched): {_WHY}; import "
-                                   "the kernels before tracing")
+        raise UnmodelledRandomness(
+            f"E.reciprocal() passed to a Triton kernel, but Triton's interpreter was not "
+            f"imported when the trace began (its operations are not watched): {_WHY}; import "
+            "the kernels before tracing"
+        )
     dtype = np.dtype(str(r.dtype).replace("torch.", ""))
     if dtype not in _TAGS or not r.is_contiguous() or tuple(r.shape) != tuple(draw.shape) or r.device.type != "cpu":
-        raise UnmodelledRandomness(f"E.reciprocal() passed to a Triton kernel as a {r.dtype} tensor of shape "
-                                   f"{list(r.shape)}: {_WHY}, on a contiguous float32 or float64 CPU tensor of E's "
-                                   "shape")
+        raise UnmodelledRandomness(
+            f"E.reciprocal() passed to a Triton kernel as a {r.dtype} tensor of shape "
+            f"{list(r.shape)}: {_WHY}, on a contiguous float32 or float64 CPU tensor of E's "
+            "shape"
+        )
     races = _races(run)
     for race in races:
         if race["r"] is r:
@@ -60,8 +68,9 @@ def hand_over(run: Any, r: Any, draw: Any, e: Any) -> None:
     uint, tag, _, bits = _TAGS[dtype]
     size = r.numel()
     if base + size >= 2**bits:
-        raise UnmodelledRandomness(f"E.reciprocal() passed to a Triton kernel: {base + size} elements to tag, more "
-                                   f"than {2**bits}")
+        raise UnmodelledRandomness(
+            f"E.reciprocal() passed to a Triton kernel: {base + size} elements to tag, more than {2**bits}"
+        )
     values = (np.arange(base, base + size, dtype=np.uint64) | np.uint64(tag)).astype(uint).view(dtype)
     with torch.no_grad():
         r.copy_(torch.from_numpy(values.reshape(tuple(r.shape))))
@@ -90,13 +99,17 @@ def _fmul(original: Any) -> Any:
         if tl_ is None and tr is None:
             return original(self, lhs, rhs)
         if tl_ is not None and tr is not None:
-            raise UnmodelledRandomness(f"E.reciprocal() multiplied by itself or another race in a Triton kernel: {_WHY}")
+            raise UnmodelledRandomness(
+                f"E.reciprocal() multiplied by itself or another race in a Triton kernel: {_WHY}"
+            )
         tags, noise, w = (tl_, lhs, rhs) if tl_ is not None else (tr, rhs, lhs)
         weights = np.asarray(w.data)
         if weights.shape != tags.shape:
-            raise UnmodelledRandomness(f"E.reciprocal() multiplied in a Triton kernel by a value of shape "
-                                       f"{list(weights.shape)}, not a block of weights of its shape {list(tags.shape)}: "
-                                       f"{_WHY}")
+            raise UnmodelledRandomness(
+                f"E.reciprocal() multiplied in a Triton kernel by a value of shape "
+                f"{list(weights.shape)}, not a block of weights of its shape {list(tags.shape)}: "
+                f"{_WHY}"
+            )
         from specproof.trace.sources.torch_mode import _decide_race
 
         inv = np.array(noise.data, copy=True)
@@ -113,7 +126,8 @@ def _fmul(original: Any) -> Any:
                 if row in race["decided"] or len(got) != v or (got != np.arange(v)).any():
                     raise UnmodelledRandomness(
                         f"E.reciprocal()'s row {row} is multiplied in a Triton kernel {'again' if row in race['decided'] else 'in parts (a vocabulary wider than the kernel tile)'}: "
-                        f"{_WHY}")
+                        f"{_WHY}"
+                    )
                 order = np.argsort(cols[rows == row])
                 lane_of = lanes[order]  # lane_of[c]: the lane holding column c
                 row_w = [float(x) for x in weights.reshape(-1)[lane_of]]
@@ -147,8 +161,9 @@ def _launch(original: Any) -> Any:
         if _ACTIVE:
             for race in _ACTIVE[-1].__dict__.get("kernel_races", []):
                 if not race["draw"].resolved and not race["decided"]:
-                    raise UnmodelledRandomness(f"a Triton kernel read E.reciprocal() and did not multiply it by "
-                                               f"weights: {_WHY}")
+                    raise UnmodelledRandomness(
+                        f"a Triton kernel read E.reciprocal() and did not multiply it by weights: {_WHY}"
+                    )
         return out
 
     return call
@@ -162,9 +177,13 @@ def install(patcher: Any) -> None:
         return
     builder = interpreter.InterpreterBuilder
     for name in dir(builder):
-        if not name.startswith("create_") or name in ("create_load", "create_masked_load",
-                                                      "create_tensor_pointer_load", "create_get_program_id",
-                                                      "create_get_num_programs"):
+        if not name.startswith("create_") or name in (
+            "create_load",
+            "create_masked_load",
+            "create_tensor_pointer_load",
+            "create_get_program_id",
+            "create_get_num_programs",
+        ):
             continue
         original = getattr(builder, name)
         if not callable(original):

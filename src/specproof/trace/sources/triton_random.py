@@ -38,7 +38,7 @@ def _block(seed: Any, offset: Any, streams: int) -> tuple:
     import triton.language as tl
     from triton.runtime.interpreter import TensorHandle
 
-    if isinstance(offset, int) and -2**31 <= offset < 2**32:  # a constant offset: a 32-bit word, as Triton takes it
+    if isinstance(offset, int) and -(2**31) <= offset < 2**32:  # a constant offset: a 32-bit word, as Triton takes it
         offset = np.array(offset, dtype=np.int64)
         offs = offset
     else:
@@ -47,10 +47,15 @@ def _block(seed: Any, offset: Any, streams: int) -> tuple:
     # A 64-bit offset is two 32-bit Philox counter words (Triton's randint4x: its low and high halves), still 32
     # random bits per (seed, offset, stream): memoized by the whole offset (vLLM 0.34's tl.rand(seed, pos), int64 pos)
     if offs.dtype.kind not in "iu" or (offs.dtype.itemsize not in (4, 8) and hasattr(offset, "handle")):
-        raise UnmodelledRandomness(f"{CALL}: offsets of dtype {offs.dtype} ({dtype}): only 32-bit and 64-bit offsets "
-                                   "(Philox on 32-bit counter words) are modelled")
-    seeds = np.broadcast_to(_values(seed), offs.shape) if np.size(_values(seed)) > 1 else \
-        np.full(offs.shape, _values(seed).reshape(-1)[0] if np.size(_values(seed)) else 0)
+        raise UnmodelledRandomness(
+            f"{CALL}: offsets of dtype {offs.dtype} ({dtype}): only 32-bit and 64-bit offsets "
+            "(Philox on 32-bit counter words) are modelled"
+        )
+    seeds = (
+        np.broadcast_to(_values(seed), offs.shape)
+        if np.size(_values(seed)) > 1
+        else np.full(offs.shape, _values(seed).reshape(-1)[0] if np.size(_values(seed)) else 0)
+    )
     run = _run()
     memo = run.__dict__.setdefault("triton_bits", {})
     out = []
@@ -61,8 +66,11 @@ def _block(seed: Any, offset: Any, streams: int) -> tuple:
             if key not in memo:
                 memo[key] = _bits_of(run.take(_Uniform(32, CALL)))
             vals[idx] = memo[key]
-        ty = offset.type.with_element_ty(tl.int32) if getattr(offset, "type", None) is not None and \
-            offset.type.is_block() else tl.int32
+        ty = (
+            offset.type.with_element_ty(tl.int32)
+            if getattr(offset, "type", None) is not None and offset.type.is_block()
+            else tl.int32
+        )
         out.append(tl.tensor(TensorHandle(vals, tl.int32), ty))
     return tuple(out)
 
@@ -83,10 +91,10 @@ class TritonSource(Source):
     module = "triton.language"
     assumptions = {
         CALL: "tl.randint / tl.rand (Triton's Philox, under TRITON_INTERPRET=1): IDEALIZED: Philox as a random "
-              "function of (seed, offset): each (seed, offset, stream) is an independent draw uniform on all 2^32 "
-              "bit patterns, the same (seed, offset, stream) the same bits within a run; tl.rand's float computed "
-              "from them by Triton's own uint_to_uniform_float in the interpreter (fl32(x) * fl32(4.6566127342e-10) "
-              "with x or ~x)",
+        "function of (seed, offset): each (seed, offset, stream) is an independent draw uniform on all 2^32 "
+        "bit patterns, the same (seed, offset, stream) the same bits within a run; tl.rand's float computed "
+        "from them by Triton's own uint_to_uniform_float in the interpreter (fl32(x) * fl32(4.6566127342e-10) "
+        "with x or ~x)",
     }
 
     def install(self, patcher: Patcher) -> None:
