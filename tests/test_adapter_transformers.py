@@ -171,6 +171,11 @@ def test_verdicts_separate_the_float_floor_from_faults(tmp_path, capsys):
     never = speculative_sampling_law(*cases["target never wants a drafted token (-inf)"][:2])
     assert never.verdict == "lossy" and never.judgement.outside_support > 0
     assert never.tv == never.judgement.tv  # the judge's stream TV is the adapter's
+
+
+@pytest.mark.slow  # the same four traces again from the command line; CI's slow run
+def test_the_command_line_separates_the_float_floor_from_faults(tmp_path, capsys):
+    cases = edge_cases()
     t = _write(tmp_path, "t.json", cases["ratios not multiples of 2^-24"][0])
     d = _write(tmp_path, "d.json", cases["ratios not multiples of 2^-24"][1])
     assert main(["trace", "transformers", "--target-logits", t, "--draft-logits", d]) == 0

@@ -546,6 +546,7 @@ def test_json_output_of_check_and_crosscheck(tmp_path, capsys):
     assert out["mode"] == "blocks" and out["blocks"] == 8 and set(out) >= {"accepted", "joint", "recomputed"}
 
 
+@pytest.mark.slow  # two whole proves, one in worker processes; CI's slow run
 def test_prove_all_in_one_process_and_in_worker_processes_writes_the_committed_files(tmp_path, capsys, monkeypatch):
     # the theorems run in worker processes (--jobs 2, the default, with the text table) or in this
     # one (--jobs 1, with --json): both write exactly the committed

@@ -3,6 +3,8 @@
 import os
 import stat
 
+import pytest
+
 from specproof import cli
 from specproof import theorems
 
@@ -22,6 +24,7 @@ def test_no_coq_skips_the_formal_check_and_says_so(tmp_path, monkeypatch, capsys
     assert "compiles the Coq proofs" not in captured.err
 
 
+@pytest.mark.slow  # a whole prove; CI's slow run
 def test_a_coqc_on_path_is_announced_before_it_runs(tmp_path, monkeypatch, capsys):
     fake = tmp_path / "bin" / "coqc"  # a coqc without MathComp: every call fails
     fake.parent.mkdir()

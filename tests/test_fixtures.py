@@ -86,6 +86,7 @@ def test_smollm2_paris():
     assert abs(pair.p_floats[top] - 0.7725) < 1e-4
 
 
+@pytest.mark.slow  # every SmolLM2 pair; CI's slow run
 def test_smollm2_pairs_are_lossless():
     pairs = list(smollm2_pairs())
     assert len(pairs) == 18

@@ -62,6 +62,7 @@ def test_generator_makes_each_operator_once_per_site_and_skips_strings():
             assert 'f"p is {p + 1}"' in mutated
 
 
+@pytest.mark.slow  # compiles every mutant; CI's slow run
 def test_generated_mutants_apply_to_the_real_modules():
     for module in ("checker", "exact", "chain", "block"):
         mutants = mutation.generate(module)
@@ -70,6 +71,7 @@ def test_generated_mutants_apply_to_the_real_modules():
             compile(mutation.mutated_source(m), m.where, "exec")
 
 
+@pytest.mark.slow  # generates every mutant; CI's slow run
 @pytest.mark.parametrize("module", ["checker", "exact", "chain", "block"])
 def test_every_listed_equivalent_mutant_is_still_generated(module):
     listed = {k for k in mutation.equivalent_keys() if k.startswith(module + " ::")}

@@ -60,6 +60,7 @@ def test_chain_figure_beside_eq1(tmp_path):
     assert plots._geometric(Fraction(2, 3), 2) == [Fraction(1, 3), Fraction(2, 9), Fraction(4, 9)]
 
 
+@pytest.mark.slow  # matplotlib renders; CI's slow run
 def test_transcript_plots_are_written_and_linked(tmp_path, capsys):
     out = tmp_path / "seed.md"
     cert = ROOT / "proofs" / "transcripts" / "seed_cases.json"

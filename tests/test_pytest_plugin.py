@@ -27,9 +27,11 @@ def test_nothing_traced():
 """
 
 
-# under xdist (two more interpreters importing torch) in CI's slow run; the section is the same
+# a pytest subprocess importing torch, and under xdist two more: both in CI's slow run; the section is the same
 @pytest.mark.parametrize(
-    "workers", [[], pytest.param(["-n", "2"], marks=pytest.mark.slow)], ids=["one process", "xdist"]
+    "workers",
+    [pytest.param([], marks=pytest.mark.slow), pytest.param(["-n", "2"], marks=pytest.mark.slow)],
+    ids=["one process", "xdist"],
 )
 def test_the_summary_names_each_verdict(tmp_path, workers):
     pytest.importorskip("torch")

@@ -51,6 +51,7 @@ def test_links_to_files_exist():
         assert (ROOT / link).is_file(), link
 
 
+@pytest.mark.slow  # a pytest subprocess importing torch; CI's slow run
 def test_quick_start_runs_as_written(tmp_path):
     pytest.importorskip("torch")
     quick = _section("Quick start")
@@ -69,6 +70,7 @@ def test_quick_start_runs_as_written(tmp_path):
     assert "1 passed" in run.stdout
 
 
+@pytest.mark.slow  # a subprocess importing torch; CI's slow run
 def test_differential_example_runs_as_written(tmp_path):
     pytest.importorskip("torch")
     quick = _section("Quick start")

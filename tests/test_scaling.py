@@ -40,6 +40,7 @@ def _run(tmp_path, *parts):
     return out, json.loads((out / "scaling.json").read_text())
 
 
+@pytest.mark.slow  # a subprocess; CI's slow run
 def test_scaling_script_runs_on_tiny_sizes(tmp_path):
     out, data = _run(tmp_path, "law", "chain", "checker")
     assert sorted(p.name for p in out.iterdir()) == [
