@@ -127,6 +127,7 @@ def _row_tv(parts: Sequence[tuple[Fraction, Sequence[Any]]], reference: Any, out
     """``(sum_y |sum_k scale_k * masses_k[y] - reference[y]| + outside) / 2`` for the parts
     ``(scale_k, masses_k)``; masses past V count in full. In integers over one denominator (a
     Fraction operation per entry costs about twenty integer ones)."""
+    ref: Sequence[int]
     if isinstance(reference, RationalVector):
         ref, den = reference.numerators, reference.denominator
     else:
@@ -837,10 +838,10 @@ def stream_tv(
         for prefix in list(level) + [s for s in ends if len(s) == depth and s not in level]:
             gap, here = level.get(prefix, _ZERO), ends.get(prefix, {})
             vec = row(prefix) if gap else None
-            den = gap.denominator * vec.denominator if gap else 1
+            den = gap.denominator * vec.denominator if vec is not None else 1
             common = math.lcm(den, *(m.denominator for m in here.values()))
             values: dict[int, int] = {}  # child t -> F(prefix + (t,)) * common
-            if gap:
+            if vec is not None:
                 factor = gap.numerator * (common // den)
                 values = {t: factor * n for t, n in enumerate(vec.numerators) if n}
             for t, m in here.items():

@@ -407,7 +407,8 @@ def given_block_law(target_rows: Sequence[Any], draft_rows: Sequence[Any], token
             f"need gamma >= 1 tokens, gamma + 1 target rows and gamma draft rows; got {gamma} tokens, "
             f"{n_target} target rows, {n_draft} draft rows"
         )
-    steps, vocab = [], None
+    steps: list[Any] = []
+    vocab = None
     for i, x in enumerate(tokens):
         try:
             law = emitted_law(target_rows[i], draft_rows[i])

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib
 from concurrent.futures import ThreadPoolExecutor
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -87,11 +88,13 @@ def _where(bad: np.ndarray, shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(int(i) for i in np.unravel_index(flat, shape))
 
 
-def _sums_ok(sums: np.ndarray, atol: float) -> bool:
+def _sums_ok(sums: np.ndarray, atol: float | Fraction) -> bool:
     return bool(np.isfinite(sums).all() and np.abs(sums - 1.0).max() <= atol)
 
 
-def _refuse(x: np.ndarray, sums: np.ndarray, name: str, row0: int, lead: tuple[int, ...], atol: float) -> None:
+def _refuse(
+    x: np.ndarray, sums: np.ndarray, name: str, row0: int, lead: tuple[int, ...], atol: float | Fraction
+) -> None:
     """Raise on the first non-finite or negative entry, or badly normalized row, of a block."""
     nonfinite = ~np.isfinite(x)
     if nonfinite.any():
@@ -159,7 +162,7 @@ def _check_backend(backend: Any) -> None:
         _kernel()
 
 
-def _law_numba(p2: np.ndarray, q2: np.ndarray, atol: float) -> tuple[np.ndarray, ...] | None:
+def _law_numba(p2: np.ndarray, q2: np.ndarray, atol: float | Fraction) -> tuple[np.ndarray, ...] | None:
     """dist, alpha and Z of rows [n, V] by the numba kernel, or None if some row is not clearly
     valid (the caller then runs the NumPy path, which refuses it or, at the atol edge, accepts it)."""
     kernel = _kernel()
@@ -186,7 +189,7 @@ def _law_numba(p2: np.ndarray, q2: np.ndarray, atol: float) -> tuple[np.ndarray,
 
 
 def _law(
-    p: Any, q: Any, atol: float, names: tuple[str, str] = ("p", "q"), backend: str = "numpy"
+    p: Any, q: Any, atol: float | Fraction, names: tuple[str, str] = ("p", "q"), backend: str = "numpy"
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return dist [..., V], alpha [...] and Z [...] (residual mass = TV) for validated rows."""
     _check_backend(backend)
@@ -494,7 +497,7 @@ def recomputed_positions(target: Any, draft: Any, accepted: Any) -> np.ndarray:
     return _recompute(np.asarray(accepted, dtype=np.float64), _block_residuals(t64, d64)[-1], t64.shape[-1])
 
 
-def _exact_residual_row(p: np.ndarray, q: np.ndarray, atol: float) -> np.ndarray:
+def _exact_residual_row(p: np.ndarray, q: np.ndarray, atol: float | Fraction) -> np.ndarray:
     """The normalized residual of float rows made exact (policy dyadic-renormalize), rounded
     once to float64; all zeros when p == q exactly."""
     from specproof.laws.exact import emitted_law
@@ -590,13 +593,13 @@ def given_block_law(
     rows = np.divide(res, z, out=np.zeros_like(res), where=z > 0)
     # Where float64 cannot resolve the replacement token's law (a likely rejection, a tiny
     # residual), that row is computed exactly from the float inputs and rounded once.
-    for at in np.argwhere(_recompute(accepted, z, v)):
-        at = tuple(int(i) for i in at)
+    for where in np.argwhere(_recompute(accepted, z, v)):
+        at = tuple(int(i) for i in where)
         rows[at] = _exact_residual_row(t64[at], d64[at], atol)
     return accepted, np.concatenate([rows, pn[..., -1:, :]], axis=-2)
 
 
-def _validated(p: Any, q: Any, atol: float) -> tuple[np.ndarray, np.ndarray]:
+def _validated(p: Any, q: Any, atol: float | Fraction) -> tuple[np.ndarray, np.ndarray]:
     """p and q as float64 rows [n, V] divided by their sums, after the input policy's checks."""
     _law(p, q, atol)  # the checks (shapes, finite, non-negative, sums within atol), and nothing kept
     pa = np.asarray(_as_rows(p, "p"), dtype=np.float64)
@@ -606,7 +609,9 @@ def _validated(p: Any, q: Any, atol: float) -> tuple[np.ndarray, np.ndarray]:
     return p2 / p2.sum(axis=1, keepdims=True), q2 / q2.sum(axis=1, keepdims=True)
 
 
-def multidraft_law(p: Any, q: Any, k: int, *, atol: float = DEFAULT_ATOL) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def multidraft_law(
+    p: Any, q: Any, k: int, *, atol: float = DEFAULT_ATOL
+) -> tuple[np.ndarray, np.ndarray | np.float64, np.ndarray]:
     """Recursive rejection sampling with k drafts drawn with replacement, in float64, batched.
 
     Parameters
@@ -669,7 +674,9 @@ def multidraft_law(p: Any, q: Any, k: int, *, atol: float = DEFAULT_ATOL) -> tup
     return dist.reshape((*lead, pn.shape[-1])), _out(at.sum(axis=1).reshape(lead)), at.reshape((*lead, int(k)))
 
 
-def sibling_law(p: Any, tokens: Any, *, atol: float = DEFAULT_ATOL) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def sibling_law(
+    p: Any, tokens: Any, *, atol: float = DEFAULT_ATOL
+) -> tuple[np.ndarray, np.ndarray | np.float64, np.ndarray]:
     """One node of a token tree with deterministic children, in float64, batched.
 
     Parameters

@@ -135,7 +135,7 @@ def to_fraction(value: Any, *, what: str = "value") -> Fraction:
             "if you mean its exact decimal value"
         )
     if isinstance(value, numbers.Rational):
-        return Fraction(value.numerator, value.denominator)
+        return Fraction(int(value.numerator), int(value.denominator))
     raise InvalidDistribution(
         f"{what} is {value!r} of type {type(value).__name__}, not an exact rational "
         "(int, Fraction, sympy.Rational or 'n/d' string)"
@@ -416,7 +416,8 @@ def check_atol(atol: Any) -> float | Fraction:
     InvalidDistribution
         If ``atol`` is not a real number (bools and arrays included) or lies outside [0, 1).
     """
-    if isinstance(atol, (bool, np.bool_)) or not isinstance(atol, numbers.Real) or not 0 <= atol < 1:
+    real: Any = atol  # numbers.Real declares no order; every real type here has one
+    if isinstance(atol, (bool, np.bool_)) or not isinstance(atol, numbers.Real) or not 0 <= real < 1:
         raise InvalidDistribution(f"atol is {atol!r}; it must be a real number in [0, 1)")
     return atol if isinstance(atol, Fraction) else float(atol)
 
@@ -444,7 +445,7 @@ def _approx(x: Fraction) -> str:
         return "more than 1.8e308"
 
 
-def from_floats(values: Any, *, atol: float = DEFAULT_FLOAT_ATOL, name: str = "x") -> RationalVector:
+def from_floats(values: Any, *, atol: float | Fraction = DEFAULT_FLOAT_ATOL, name: str = "x") -> RationalVector:
     """Make a float probability vector exact: exact dyadic values, then exact renormalization.
 
     Policy ``"dyadic-renormalize"``: every finite float is exactly ``m * 2**e`` with integer

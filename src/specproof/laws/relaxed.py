@@ -163,16 +163,17 @@ def _law_from(
     v = len(pv)
     a = kernel.accept
     alpha = sum((qv[x] * a[x] for x in range(v)), _ZERO)
+    rej: Sequence[Fraction]
     if reject_mass is not None:
         rej = reject_mass(pv, qv, a)
     else:
-        rej = [_ZERO] * v
+        rej = fresh = [_ZERO] * v
         for x in range(v):
             m = qv[x] * (1 - a[x])
             if m:
                 for y, r in enumerate(kernel.reject(x)):
                     if r:
-                        rej[y] += m * r
+                        fresh[y] += m * r
     law = tuple(qv[y] * a[y] + rej[y] for y in range(v))
     return RelaxedLaw(rule, knobs, law, a, alpha, kernel.reference, _tv(law, pv), _tv(law, kernel.reference))
 

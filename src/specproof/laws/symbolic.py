@@ -80,7 +80,7 @@ def _vector(values: Any, name: str) -> tuple[sp.Expr, ...]:
         or not isinstance(values, Iterable)
         or (isinstance(values, np.ndarray) and (values.dtype.kind == "f" or values.ndim != 1))
     ):
-        items: list[Any] | RationalVector = values
+        items: Any = values
     else:
         items = list(values)
         for i, v in enumerate(items):
