@@ -977,12 +977,7 @@ def _outcome_rows(
         if not isinstance(item, dict) or not set(item) <= {"recipe", "values"}:
             raise Rejection(Reason.MALFORMED, f"{here} is not an object with a recipe (and values)")
         recipe = _field(item, "recipe", here)
-        if (
-            not isinstance(recipe, list)
-            or not recipe
-            or not isinstance(recipe[0], str)
-            or recipe[0] not in _RECIPE_ROWS
-        ):
+        if not isinstance(recipe, list) or not recipe or not isinstance(recipe[0], str) or recipe[0] not in RECIPE_ROWS:
             raise Rejection(
                 Reason.MALFORMED, f"{here}.recipe is {_show(recipe)}: not a list that starts with a known kind"
             )
@@ -1101,7 +1096,9 @@ _RECIPE_ARITY = {
     "float-normalized": 2,
     "float-divided": 3,
 }
-_RECIPE_ROWS = {
+#: Recipe kind -> which of its arguments name rows (public: the certificate builders in ``laws/`` write
+#: recipes in this vocabulary).
+RECIPE_ROWS = {
     "input": (),
     "given": (),
     "copy": (0,),
@@ -1316,7 +1313,7 @@ def _dependency_order(recipes: dict[str, Recipe], where: str) -> list[str]:
             state[name] = 1
             kind, *args = recipes[name]
             pending: list[str] = []
-            for i in _RECIPE_ROWS[kind]:
+            for i in RECIPE_ROWS[kind]:
                 arg = args[i]
                 if not isinstance(arg, str) or arg not in recipes:
                     raise Rejection(
@@ -1790,7 +1787,7 @@ def _reads(recipes: dict[str, Recipe], names: Iterable[str], source: str = "inpu
         kind, *args = recipes[name]
         if kind == source:
             out.add(name)
-        stack.extend(args[i] for i in _RECIPE_ROWS[kind])
+        stack.extend(args[i] for i in RECIPE_ROWS[kind])
     return sorted(out)
 
 
@@ -1803,7 +1800,7 @@ def _derived_from(recipes: dict[str, Recipe], names: Iterable[str]) -> list[str]
         if name not in seen:
             seen.add(name)
             kind, *args = recipes[name]
-            stack.extend(args[i] for i in _RECIPE_ROWS[kind])
+            stack.extend(args[i] for i in RECIPE_ROWS[kind])
     return sorted(seen)
 
 

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable, Iterable, Iterator, Mapping, Union
 
-from specproof.checker import _RECIPE_ROWS
+from specproof.checker import RECIPE_ROWS
 from specproof.errors import SpecProofError
 
 __all__ = [
@@ -949,7 +949,7 @@ class OutcomeTree:
 # --------------------------------------------------------------------------- blocks of positions
 
 #: Recipe kind -> the positions of its arguments that name rows: the checker's own table.
-RECIPE_ROW_ARGS = _RECIPE_ROWS
+RECIPE_ROW_ARGS = RECIPE_ROWS
 
 #: Threshold source kind -> the positions of its arguments that name rows.
 _SOURCE_ROW_ARGS = {
