@@ -9,7 +9,8 @@ from pathlib import Path
 from specproof import checker
 from specproof.report import transcript
 from specproof.cli._common import _Usage, _terminal
-from specproof.cli.check import _check_record, _is_record, _read_once
+from specproof.cli.check import _read_once
+from specproof.cli.record import _check_record, _is_record
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
