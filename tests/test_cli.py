@@ -158,20 +158,33 @@ def test_check_symbolic_record(tmp_path, capsys):
     from pathlib import Path
 
     record = Path(__file__).resolve().parents[1] / "proofs" / "transcripts" / "symbolic_every_v.json"
-    assert main(["check", str(record), "--json"]) == 0
+    # check does not run SymPy (issue 30: the checker's trusted base is the standard library): it refuses
+    # a record and names the command that re-checks it
+    assert main(["check", str(record), "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["valid"] is False and out["reason"] == "record"
+    assert f"specproof prove --record {record}" in out["detail"] and "does not run SymPy" in out["detail"]
+    assert main(["check", str(record)]) == 1
+    assert "NOT CHECKED (record)" in capsys.readouterr().out
+    assert main(["prove", "--record", str(record), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["valid"] is True and "re-ran the SymPy proof" in out["detail"]
     doc = json.loads(record.read_text())
     doc["steps"][0]["result"] = "1"
     (tmp_path / "s.json").write_text(json.dumps(doc))
-    assert main(["check", str(tmp_path / "s.json")]) == 1
+    assert main(["prove", "--record", str(tmp_path / "s.json")]) == 1
     assert "differs from a fresh run of the SymPy proof" in capsys.readouterr().out
     # the SymPy that wrote it is provenance, not a claim: a record written under another SymPy checks
     doc = json.loads(record.read_text())
     doc["sympy_version"] = "1.12"
     (tmp_path / "v.json").write_text(json.dumps(doc))
-    assert main(["check", str(tmp_path / "v.json")]) == 0
+    assert main(["prove", "--record", str(tmp_path / "v.json")]) == 0
     assert "(recorded under 1.12): it proves everything the record says" in capsys.readouterr().out
+    # a certificate is not a record, and a record takes no rows
+    cert = record.with_name("alpha_tv.json")
+    assert main(["prove", "--record", str(cert)]) == 2
+    assert "not a proof record" in capsys.readouterr().err
+    assert main(["prove", "--record", str(record), "--target", str(cert), "--draft", str(cert)]) == 2
 
 
 def test_os_errors_exit_2(tmp_path, capsys):

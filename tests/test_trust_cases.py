@@ -211,6 +211,8 @@ def test_one_parsing_path_for_records_and_certificates(capsys):
     assert main(["check", str(CASES / "dupkey_record.json")]) == 1
     assert "repeats the key" in capsys.readouterr().out
     assert main(["transcript", str(CASES / "dupkey_record.json")]) == 2
+    assert main(["prove", "--record", str(CASES / "dupkey_record.json")]) == 1
+    assert "repeats the key" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-le", "utf-32"])
@@ -454,9 +456,11 @@ def test_repeated_keys_are_found_in_one_pass(tmp_path):
 
 
 def test_a_record_is_checked_for_shape_before_sympy_runs():
-    for command in ("check", "transcript"):
-        code, out, err, cpu, _ = _costly(command, CASES / "symbolic_record_no_fields.json")
+    for command in (("prove", "--record"), ("transcript",)):
+        code, out, err, cpu, _ = _costly(*command, CASES / "symbolic_record_no_fields.json")
         assert code == 1 and "a record has exactly the fields" in out + err and cpu < 2, (command, cpu)
+    code, out, err, cpu, _ = _costly("check", CASES / "symbolic_record_no_fields.json")  # not check's: refused
+    assert code == 1 and "NOT CHECKED (record)" in out and cpu < 2, cpu
 
 
 def test_binding_names_the_unbound_proposal(capsys):
@@ -602,15 +606,15 @@ def test_a_tampered_record_is_rejected_without_running_the_proof(monkeypatch, ca
     monkeypatch.setattr(symbolic_proof, "check_identity", no_run)
     monkeypatch.setattr(symbolic_proof, "check_sum_identity", no_run)
     path = CASES / "symbolic_record_tampered_result.json"
-    assert main(["check", str(path)]) == 1
+    assert main(["prove", "--record", str(path)]) == 1
     out = capsys.readouterr().out
     assert "REJECTED (record)" in out and "the proof was not re-run" in out
     assert main(["transcript", str(path)]) == 1
     genuine = json.loads(path.read_text())
     genuine["steps"][-2]["result"] = "b = a + t: 0"
     assert genuine == {**symbolic_proof.prove_every_v(checks=False), "sympy_version": genuine["sympy_version"]}
-    for command in ("check", "transcript"):
-        code, out, err, cpu, _ = _costly(command, path)
+    for command in (("prove", "--record"), ("transcript",)):
+        code, out, err, cpu, _ = _costly(*command, path)
         assert code == 1 and "the proof was not re-run" in out + err and cpu < CPU_LIMIT, (command, cpu)
 
 

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from specproof import checker
 from specproof.cli._common import _Usage, _bar, _check_atol, _json_option, _pairs, _print_json, _say
-from specproof.cli.record import _check_record, _is_record
+from specproof.cli.record import _is_record, refuse_record
 
 
 #: laws.rational.DEFAULT_FLOAT_ATOL, written out so that check's start loads no NumPy (a test keeps them equal).
@@ -159,8 +159,8 @@ def _tv_of(facts: dict[str, Any]) -> Fraction:
 
 def run(args: argparse.Namespace) -> int:
     doc, verdict = _read_once(args.certificate)
-    if verdict is None and _is_record(doc):
-        return _check_record(args.certificate, doc, as_json=args.json)
+    if verdict is None and _is_record(doc):  # SymPy's proof, not a certificate: not the kernel's to check
+        return refuse_record(args.certificate, doc, as_json=args.json)
     if verdict is None:
         count = len(doc["certificates"]) if isinstance(doc, dict) and isinstance(doc.get("certificates"), list) else 1
         with _bar(total=count, unit="certificate", desc="checking") as bar:

@@ -15,7 +15,8 @@ from specproof import theorems
 from specproof.certify import certificate
 from specproof.cli.loaders import Distributions, load_distributions
 from specproof.laws.rational import DEFAULT_FLOAT_ATOL, format_fraction
-from specproof.cli._common import _Usage, _bar, _check_atol, _float_rows, _json_option, _pairs, _print_json
+from specproof import checker
+from specproof.cli._common import _Usage, _bar, _check_atol, _float_rows, _json_option, _pairs, _print_json, _say
 from specproof.cli.check import _read_once, _verdict_json, _verify
 
 
@@ -31,6 +32,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "with one value per line; an [N, V] array gives N pairs in one bundle; a vector with any decimal "
         "number is a float vector, made exact by the dyadic-renormalize policy, which the transcript "
         "records). Exit 0 iff everything is proved.",
+    )
+    pr.add_argument(
+        "--record",
+        metavar="RECORD.json",
+        help="re-check a proof record (the SymPy proof for every V, as proofs/transcripts/symbolic_every_v.json): "
+        "re-run the proof and compare; exit 0 iff the record is what a fresh run proves",
     )
     pr.add_argument("--target", metavar="P", help="file with the target distribution p (or an [N, V] stack)")
     pr.add_argument("--draft", metavar="Q", help="file with the draft distribution q (or an [N, V] stack)")
@@ -195,6 +202,8 @@ def _timed_findings(inputs: Sequence[str]) -> tuple[dict[str, Any], float]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.record is not None:
+        return _prove_record(args)
     out = Path(args.out)
     _check_atol(args.atol)
     if args.target is None and args.draft is None:
@@ -371,3 +380,18 @@ def _form(choice: str, target: Distributions, draft: Distributions) -> str:
         "--certificate compact stores p and q as float64 bit patterns, but an input has exact "
         "'n/d' values no float64 holds; use --certificate full (or auto)"
     )
+
+
+def _prove_record(args: argparse.Namespace) -> int:
+    """``prove --record FILE``: re-run the proof a record states and compare (exit 0 iff equal and proved)."""
+    from specproof.cli.record import _check_record, _is_record
+
+    if args.target is not None or args.draft is not None:
+        raise _Usage("--record re-checks a record; it takes no --target or --draft")
+    doc, rejection = _read_once(args.record)
+    if rejection is not None:
+        _say(f"{args.record}: REJECTED ({rejection.reason.value}): {rejection.detail}")
+        return 2 if rejection.reason is checker.Reason.UNREADABLE else 1
+    if not _is_record(doc):
+        raise _Usage(f"{args.record} is not a proof record; check a certificate with `specproof check`")
+    return _check_record(args.record, doc, as_json=args.json)

@@ -1,11 +1,39 @@
-"""Proof records (the SymPy proof for every V): not certificates, so not the checker's; a record is
-re-checked by recomputing it."""
+"""Proof records (the SymPy proof for every V): not certificates, so not the checker's. ``specproof check``
+refuses a record and says how to re-check it (:func:`refuse_record`); ``specproof prove --record FILE``
+re-checks it by recomputing it (:func:`_check_record`), so SymPy is outside ``check``'s trusted base."""
 
 from __future__ import annotations
 
 from specproof.cli._common import _print_json, _say
 
 _print_check_json = _print_json
+
+
+def refuse_record(path: str, doc: dict, as_json: bool = False) -> int:
+    """``specproof check`` on a proof record: exit 1 with why it is not checked and how to re-check it.
+
+    A record states what a SymPy run proved; re-checking it means running SymPy again, and the checker
+    trusts the standard library alone. ``specproof prove --record FILE`` re-runs the proof and compares.
+    """
+    detail = (
+        f"a proof record ({doc['schema']}), not a certificate: the checker re-derives certificates with the "
+        f"standard library alone and does not run SymPy; re-check the record with `specproof prove --record {path}` "
+        "(it re-runs the SymPy proof and compares)"
+    )
+    if as_json:
+        _print_check_json(
+            {
+                "command": "check",
+                "file": path,
+                "valid": False,
+                "reason": "record",
+                "detail": detail,
+                "checker_version": None,
+            }
+        )
+    else:
+        _say(f"{path}: NOT CHECKED (record): {detail}")
+    return 1
 
 
 def _fresh_symbolic(checks: bool = True) -> dict:
