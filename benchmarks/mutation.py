@@ -102,6 +102,7 @@ MODULES = {
             "tests/test_block_certificate.py",
             "tests/test_float_certificate.py",
             "tests/test_checker_derived.py",
+            "tests/test_checker_binding.py",
             "tests/test_trust_cases.py",
         ),
         first=(
@@ -124,6 +125,7 @@ MODULES = {
                 "tests/test_checker.py",
             ),
             (r"_ordered_sum|_named_sum|_stated_sums|_sum_orders|_derived_from", "tests/test_checker_derived.py"),
+            (r"input_rows|_input_value|_decimal_float64|bind|lossless|gate", "tests/test_checker_binding.py"),
             (
                 r"_float_format|_round_float|_rounded_row|_float_sum|_float_product|_charged",
                 "tests/test_float_certificate.py",

@@ -65,6 +65,11 @@ Front ends (document kinds)
   gap: :func:`_check_block`.
 - ``specproof.bundle/1``: a list of certificates of one kind: :func:`_check_document`.
 
+Binding (``specproof check --target --draft``): :func:`input_rows` reads a JSON file's rows (exact ``"n/d"``
+strings, or decimal numbers rounded to float64 exactly and divided by their exact sum), :func:`bind` compares
+them with every input row the certificates read, and :func:`gate` says why a valid document does not certify
+that the law is exactly p (``--require-lossless``).
+
 Reading order for a reviewer: :func:`check` -> :func:`parse` -> :func:`_check_document` -> a
 front end (:func:`_check_position`, :func:`_check_chain`, :func:`_check_outcome`,
 :func:`_check_block`) -> the rows (:func:`_exact_row`, :func:`_float_row`, :func:`_outcome_rows`,
@@ -2375,6 +2380,183 @@ def check_file(path: "str | PathLike[str]") -> Verdict:
         return check(read(path))
     except Rejection as rejection:
         return Verdict(False, rejection.reason, rejection.detail)
+
+
+# ---------------------------------------------------------------- binding: check --target/--draft
+
+
+def input_rows(data: str | bytes | bytearray, name: str, atol: Fraction) -> list[tuple[Fraction, ...]]:
+    """The rows of a ``--target`` or ``--draft`` JSON file, made exact: a list of entries, or a list of
+    equal lists (an [N, V] stack). Entries are non-negative integers and ``"n/d"`` strings (exact; a row must
+    sum to 1), or JSON decimal numbers (each the float64 the standard library's correctly rounded parse gives,
+    made exact; a row is divided by its exact sum, which must lie within ``atol`` of 1: the dyadic-renormalize
+    policy). One decimal number makes every entry of the file a float: an ``"n/d"`` string beside it is
+    refused, and an integer past 2^53 too (a float64 cannot hold it). Raises :class:`Rejection` (INPUT)
+    naming the entry."""
+    value = parse(data)
+    if not isinstance(value, list) or not value:
+        raise Rejection(Reason.INPUT, f"{name} is not a non-empty JSON list (of numbers, or of equal lists)")
+    stacked = all(isinstance(row, list) for row in value)
+    if not stacked and any(isinstance(row, list) for row in value):
+        raise Rejection(Reason.INPUT, f"{name} mixes numbers and lists")
+    rows: list[list[Json]] = value if stacked else [value]
+    if len({len(row) for row in rows}) != 1 or not rows[0]:
+        raise Rejection(Reason.INPUT, f"{name} has rows of different lengths, or an empty row")
+    floats = any(isinstance(x, Number) for row in rows for x in row)
+    out = []
+    for i, row in enumerate(rows):
+        where = f"{name}[{i}]" if stacked else name
+        values = [_input_value(x, f"{where}[{t}]", floats) for t, x in enumerate(row)]
+        total = sum(values, Fraction(0))
+        if floats and abs(total - 1) > atol:
+            raise Rejection(Reason.INPUT, f"{where} sums to {_show(total)}, off from 1 by more than {_show(atol)}")
+        if not floats and total != 1:
+            raise Rejection(Reason.INPUT, f"{where} sums to {_show(total)}, not 1")
+        out.append(tuple(x / total for x in values) if floats else tuple(values))
+    return out
+
+
+_DIGITS = re.compile(r"[0-9]+")
+_DECIMAL = re.compile(r"(?P<sign>-?)(?P<int>[0-9]+)(?:\.(?P<frac>[0-9]*))?(?:[eE](?P<exp>[+-]?[0-9]+))?")
+
+
+def _decimal_float64(text: str, where: str) -> Ratio:
+    """The float64 nearest to the JSON decimal number ``text`` (ties to even: what a correctly rounded parse,
+    as Python's ``float``, gives), exactly, by :func:`_round_float` on the decimal's exact value; NaN, an
+    infinity, a value past the largest float64 or a negative one is refused."""
+    match = _DECIMAL.fullmatch(text) if len(text) <= MAX_NUMBER_CHARS else None
+    if match is None or len(match["exp"] or "") > 12:
+        raise Rejection(Reason.NOT_RATIONAL, f"{where} is {_show(text)}, not a finite decimal number")
+    digits = (match["int"] + (match["frac"] or "")).lstrip("0")
+    if not digits:
+        return Ratio(0, 1)
+    try:
+        mantissa = int(digits)
+    except ValueError:  # past Python's limit on decimal digits
+        raise Rejection(Reason.NOT_RATIONAL, f"{where} has {len(text)} characters: too many digits") from None
+    if match["sign"]:
+        raise Rejection(Reason.NEGATIVE, f"{where} is {_show(text)}, which is negative")
+    exp10 = int(match["exp"] or "0") - len(match["frac"] or "")
+    magnitude = exp10 + len(digits)  # 10^(magnitude - 1) <= value < 10^magnitude
+    if magnitude > 310:  # >= 10^309, past the largest float64 (about 1.8 10^308)
+        raise Rejection(Reason.NOT_RATIONAL, f"{where} is {_show(text)}, past the largest float64")
+    if magnitude < -330:  # < 10^-330, under half the least subnormal (about 4.9 10^-324): rounds to 0
+        return Ratio(0, 1)
+    exact = Ratio(mantissa * 10**exp10, 1) if exp10 >= 0 else Ratio(mantissa, 10**-exp10)
+    rounded = _round_float(exact, FLOAT_FORMATS["float64"])
+    if rounded is None:
+        raise Rejection(Reason.NOT_RATIONAL, f"{where} is {_show(text)}, past the largest float64")
+    return rounded
+
+
+def _input_value(x: Json, where: str, floats: bool) -> Fraction:
+    """One entry of an input row (see :func:`input_rows`)."""
+    if type(x) is int:
+        if x < 0:
+            raise Rejection(Reason.NEGATIVE, f"{where} is {_show(x)}, which is negative")
+        if floats and x > 2**53:
+            raise Rejection(Reason.INPUT, f"{where} is the integer {_show(x)}, which a float64 cannot hold exactly")
+        return Fraction(x)
+    if isinstance(x, Number):
+        r = _decimal_float64(x.text, where)
+        return Fraction(r.num, r.den)
+    if isinstance(x, str) and not floats:
+        r = _rational(x + "/1" if _DIGITS.fullmatch(x) else x, where)  # "3" as "3/1"
+        return Fraction(r.num, r.den)
+    if isinstance(x, str):
+        raise Rejection(Reason.INPUT, f"{where} is the fraction {_show(x)} among decimal numbers")
+    raise Rejection(Reason.NOT_RATIONAL, f"{where} is {_show(x)}, not a number or an 'n/d' string")
+
+
+Rows = Sequence[tuple[Fraction, ...]]
+
+
+def bind(facts: Sequence[Facts], target: Rows, draft: Rows) -> tuple[str, dict[str, list[str]]]:
+    """Compare every input row a valid document's certificates read with ``--target``'s and ``--draft``'s rows
+    (from :func:`input_rows`): row i with certificate i, or a single row with every certificate (an outcome or
+    block tree reads the same pair at every position). Returns ("", what was compared) if every compared row is
+    equal, else (why not, {}). What was compared: ``bound`` (the rows compared: "p", "q", or "p after [ids]" in
+    a block), ``unread`` (p or q, never read by a tree) and ``unbound`` (rows the tree reads that nothing was
+    compared with: the input row ``proposal``, given rows, stated values)."""
+    n, m = len(target), len(draft)
+    if n != m and 1 not in (n, m):
+        return f"--target holds {n} rows and --draft {m}; give the same number, or one row for all", {}
+    if len(target[0]) != len(draft[0]):
+        return f"--target has V = {len(target[0])} tokens and --draft V = {len(draft[0])}", {}
+    pairs = [(target[min(i, n - 1)], draft[min(i, m - 1)]) for i in range(max(n, m))]
+    if any("law" not in f for f in facts):
+        return "--target/--draft bind one-position certificates; a chain certificate holds many rows", {}
+    if len(pairs) == 1 and all(f["schema"] in (OUTCOME_SCHEMA, BLOCK_SCHEMA) for f in facts):
+        pairs = pairs * len(facts)  # the same rows at every position of a tree or block
+    if len(pairs) != len(facts):
+        return f"the certificate holds {len(facts)} pair(s), --target and --draft give {len(pairs)}", {}
+    bound: set[str] = set()
+    unread: set[str] = set()
+    unbound: set[str] = set()
+    for i, (f, (p, q)) in enumerate(zip(facts, pairs)):
+        mine: list[tuple[str, str, list[Ratio]]]
+        if f["schema"] == BLOCK_SCHEMA:  # the input rows the tree and the stream check read
+            read = set(f["reads"])
+            mine = [
+                (f"{role} after {list(at)}", role, row)
+                for (role, at), row in sorted(f["inputs"].items())
+                if (role, at) in read
+            ]
+            unread.update(k for k in ("p", "q") if not any(role == k for role, _ in read))
+        elif f["schema"] == OUTCOME_SCHEMA:  # the input rows the tree reads
+            mine = [(k, k, f["inputs"][k]) for k in ("p", "q") if k in f["reads"]]
+            unread.update(k for k in ("p", "q") if k not in f["reads"])
+            unbound.update(k for k in f["reads"] if k not in ("p", "q"))  # proposal
+        else:
+            law = f["law"]
+            mine = [
+                ("p", "p", [Ratio(x, law.den) for x in law.target]),
+                ("q", "q", [Ratio(x, law.den) for x in law.draft]),
+            ]
+        if f["schema"] in (OUTCOME_SCHEMA, BLOCK_SCHEMA):
+            unbound.update(f"given row {g}" for g in f["given_reads"])
+            unbound.update(f"stated value {v}" for v in f.get("stated", []))
+        for label, role, row in mine:
+            option, theirs = ("--target", p) if role == "p" else ("--draft", q)
+            if len(row) != len(theirs):
+                return f"certificate {i}: {label} has {len(row)} tokens, {option} has {len(theirs)}", {}
+            for t, (x, y) in enumerate(zip(row, theirs)):
+                if x.num * y.denominator != y.numerator * x.den:
+                    return f"certificate {i}: {label}({t}) is {_show(x)}, but {option} gives {_show(y)}", {}
+            bound.add(label)
+    return "", {"bound": sorted(bound), "unread": sorted(unread), "unbound": sorted(unbound)}
+
+
+def lossless(f: Facts) -> bool:
+    """Whether a valid certificate's re-derived law is its reference's (every kind)."""
+    claims = f["claims"]
+    return bool(claims.get("lossless", claims.get("dist_equals_p", claims.get("stream_equals_target_law"))))
+
+
+def gate(facts: Sequence[Facts], binding: dict[str, list[str]] | None) -> list[str]:
+    """Why a valid document does not certify that a verifier's law is exactly p ([] if it does), for
+    ``check --require-lossless``: p bound to ``--target`` (``binding``, from :func:`bind`) or, without
+    ``--target`` (``binding`` None), the certificate's own input p. Fails: a law that is not its reference's; a
+    reference that is not p (a given row, the argmax of p); a stated value the verdict depends on (a constant
+    threshold, a stated float sum) or a given row the tree reads; with ``--target``, a row the tree reads that
+    is bound to nothing, or no p compared."""
+    out = []
+    for i, f in enumerate(facts):
+        at = f"certificate {i}: " if len(facts) > 1 else ""
+        if not lossless(f):
+            out.append(f"{at}the certified verifier is not lossless")
+        if f["schema"] == OUTCOME_SCHEMA and f["reference_source"] != "p":
+            out.append(f"{at}its reference is {f['reference_source']}, not p")
+        if f.get("stated"):
+            out.append(f"{at}the verdict depends on {len(f['stated'])} stated value(s), not re-derived")
+        if f.get("given_reads"):
+            out.append(f"{at}the tree reads given rows ({', '.join(f['given_reads'][:5])}), stated, not re-derived")
+    if binding is not None:
+        if binding.get("unbound"):
+            out.append("rows the tree reads are bound to nothing: " + ", ".join(binding["unbound"][:5]))
+        if not any(label.split()[0] == "p" for label in binding.get("bound", [])):
+            out.append("no p row was compared with --target")
+    return out
 
 
 # ---------------------------------------------------------------- messages

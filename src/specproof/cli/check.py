@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 
 from specproof import checker
-from specproof.cli._common import _Usage, _bar, _check_atol, _json_option, _pairs, _print_json, _say
+from specproof.cli._common import _Usage, _bar, _check_atol, _json_option, _print_json, _say
 from specproof.cli.record import _is_record, refuse_record
 
 
@@ -118,37 +118,14 @@ def _reference_of(facts: dict[str, Any]) -> str:
 
 
 def _is_lossless(facts: dict[str, Any]) -> bool:
-    """Whether a valid certificate's recomputed law is its reference's (every kind)."""
-    claims = facts["claims"]
-    return claims.get("lossless", claims.get("dist_equals_p", claims.get("stream_equals_target_law")))
+    """Whether a valid certificate's recomputed law is its reference's (every kind): the kernel's."""
+    return checker.lossless(facts)
 
 
 def _gate(verdict: checker.Verdict, binding: dict[str, Any] | None) -> list[str]:
-    """Why a valid document does not certify that a verifier's law is exactly p ([] if it does):
-    p bound to --target (``binding``, what :func:`_bind` compared) or, without --target (``binding``
-    None), the certificate's own input p. Fails: a law that is not its reference's; a reference that
-    is not p (a given row, the argmax of p); a stated value the verdict depends on (a constant
-    threshold, a stated float sum) or a given row the tree reads; with --target, a row the tree
-    reads that is bound to nothing, or a p that was not compared."""
-    out = []
-    many = len(verdict.facts) > 1
-    for i, facts in enumerate(verdict.facts):
-        at = f"certificate {i}: " if many else ""
-        if not _is_lossless(facts):
-            out.append(f"{at}the certified verifier is not lossless")
-        if facts["schema"] == checker.OUTCOME_SCHEMA and facts["reference_source"] != "p":
-            out.append(f"{at}its reference is {facts['reference_source']}, not p")
-        stated = facts.get("stated", [])
-        if stated:
-            out.append(f"{at}the verdict depends on {len(stated)} stated value(s), not re-derived")
-        if facts.get("given_reads"):
-            out.append(f"{at}the tree reads given rows ({', '.join(facts['given_reads'][:5])}), stated, not re-derived")
-    if binding is not None:
-        if binding.get("unbound"):
-            out.append("rows the tree reads are bound to nothing: " + ", ".join(binding["unbound"][:5]))
-        if not any(name.split()[0] == "p" for name in binding.get("bound", [])):
-            out.append("no p row was compared with --target")
-    return out
+    """Why a valid document does not certify that a verifier's law is exactly p ([] if it does): the kernel's
+    :func:`specproof.checker.gate`."""
+    return checker.gate(verdict.facts, binding)
 
 
 def _tv_of(facts: dict[str, Any]) -> Fraction:
@@ -198,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
                 "bound_rows": binding.get("bound", []),
                 "unbound_rows": binding.get("unbound", []),
                 "unread_inputs": binding.get("unread", []),
+                "read_outside_checker": binding.get("outside", []),
             }
         )
         result = (
@@ -310,6 +288,11 @@ def _binding_note(binding: dict[str, Any]) -> str:
         )
     if binding["unread"] and bound:
         note += f" ({' and '.join(binding['unread'])} not read by the certified tree)"
+    if binding.get("outside"):
+        note += (
+            f"; {' and '.join(binding['outside'])} read by NumPy (specproof.cli.loaders), outside the trusted "
+            "checker (JSON files are read by the checker)"
+        )
     if binding["unbound"]:
         names = binding["unbound"]
         note += f"; read by the tree but bound to nothing (the certificate's own values): {', '.join(names[:10])}" + (
@@ -319,62 +302,27 @@ def _binding_note(binding: dict[str, Any]) -> str:
 
 
 def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    """("", what was compared) if every row the checker re-derived from an input that the
-    certificate reads equals --target's or --draft's row made exact (row i with row i, a single
-    row with every row; every outcome or block certificate with a single pair), else (why not,
-    {}). What was compared: ``bound`` (the rows compared, "p", "q" or "p after [ids]"),
-    ``unread`` (p or q, never read by a tree, so not compared) and ``unbound`` (rows the tree
-    reads that nothing was compared with: the input row ``proposal`` and given rows)."""
-    from specproof.cli.loaders import load_distributions  # NumPy: only where --target/--draft are read
-    from specproof.report import transcript
-
+    """("", what was compared) if every row the checker re-derived from an input that the certificate reads
+    equals --target's or --draft's row made exact, else (why not, {}): the kernel's
+    :func:`specproof.checker.bind`. JSON files are read by the kernel (:func:`specproof.checker.input_rows`,
+    the standard library alone); other formats (.npy, .safetensors, .pt, CSV, text) by
+    :mod:`specproof.cli.loaders` with NumPy, outside the trusted checker, and the binding says so
+    (``outside``: the options read there)."""
     _check_atol(args.atol)
     atol = _DEFAULT_ATOL if args.atol is None else args.atol
-    target = load_distributions(args.target, "p", atol=atol, atol_name="--atol")
-    draft = load_distributions(args.draft, "q", atol=atol, atol_name="--atol")
-    if any("law" not in facts for facts in verdict.facts):
-        return "--target/--draft bind one-position certificates; a chain certificate holds many rows", {}
-    pairs = _pairs(target, draft, "full")
-    trees = all(facts["schema"] in (checker.OUTCOME_SCHEMA, checker.BLOCK_SCHEMA) for facts in verdict.facts)
-    if len(pairs) == 1 and trees:  # the same rows at every position of a tree or block
-        pairs = pairs * len(verdict.facts)
-    if len(pairs) != len(verdict.facts):
-        return f"the certificate holds {len(verdict.facts)} pair(s), --target and --draft give {len(pairs)}", {}
-    bound: set[str] = set()
-    unread: set[str] = set()
-    unbound: set[str] = set()
-    for i, (facts, (p, q)) in enumerate(zip(verdict.facts, pairs)):
-        if facts["schema"] == checker.BLOCK_SCHEMA:  # the input rows the tree and the stream check read
-            read = set(facts["reads"])
-            mine = [
-                (f"{role} after {list(prefix)}", role, row)
-                for (role, prefix), row in sorted(facts["inputs"].items())
-                if (role, prefix) in read
-            ]
-            unread.update(k for k in ("p", "q") if not any(role == k for role, _ in read))
-            unbound.update(f"given row {g}" for g in facts["given_reads"])
-            unbound.update(f"stated value {s}" for s in facts.get("stated", []))
-        elif facts["schema"] == checker.OUTCOME_SCHEMA:  # the input rows the tree reads
-            mine = [(k, k, facts["inputs"][k]) for k in ("p", "q") if k in facts["reads"]]
-            unread.update(k for k in ("p", "q") if k not in facts["reads"])
-            unbound.update(k for k in facts["reads"] if k not in ("p", "q"))  # proposal
-            unbound.update(f"given row {g}" for g in facts["given_reads"])
-            unbound.update(f"stated value {s}" for s in facts.get("stated", []))
+    rows = []
+    outside = []
+    for option, path, name in (("--target", args.target, "p"), ("--draft", args.draft, "q")):
+        if str(path).lower().endswith(".json"):
+            try:
+                rows.append(checker.input_rows(checker.read(path), f"{option} ({path})", Fraction(atol)))
+            except checker.Rejection as rejection:  # a bad input file, as the loaders' errors
+                raise _Usage(rejection.detail) from None
         else:
-            law = facts["law"]
-            mine = [
-                ("p", "p", [checker.Ratio(x, law.den) for x in law.target]),
-                ("q", "q", [checker.Ratio(x, law.den) for x in law.draft]),
-            ]
-        for name, role, row in mine:
-            option, theirs = ("--target", p) if role == "p" else ("--draft", q)
-            values, exact = theirs.fractions(), [Fraction(x.num, x.den) for x in row]
-            if len(values) != len(exact):
-                return f"certificate {i}: {name} has {len(exact)} tokens, {option} has {len(values)}", {}
-            for t, (x, y) in enumerate(zip(exact, values)):
-                if x != y:
-                    return (
-                        f"certificate {i}: {name}({t}) is {transcript.show(x)}, but {option} gives {transcript.show(y)}"
-                    ), {}
-            bound.add(name)
-    return "", {"bound": sorted(bound), "unread": sorted(unread), "unbound": sorted(unbound)}
+            from specproof.cli.loaders import load_distributions  # NumPy: only for the formats JSON is not
+
+            loaded = load_distributions(path, name, atol=atol, atol_name="--atol")
+            rows.append([v.fractions() for v in loaded.vectors])
+            outside.append(option)
+    failure, binding = checker.bind(verdict.facts, rows[0], rows[1])
+    return (failure, {}) if failure else ("", {**binding, "outside": outside})
