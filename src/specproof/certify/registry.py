@@ -163,22 +163,36 @@ FOUR = (("1/5", "0", "3/10", "1/2"), ("1/4", "1/4", "1/4", "1/4"))
 PAIRS = (WORKED, PAPER, FOUR)
 
 
-def _alternating(prefix: tuple[int, ...]) -> tuple[str, ...]:
-    """A target that depends on the context: (1/2, 1/4, 1/4) after an odd prefix, uniform after an even one."""
-    return ("1/2", "1/4", "1/4") if len(prefix) % 2 else ("1/3", "1/3", "1/3")
+#: Harder pairs for the engine rules: p and q with zeros where the other is not, p == q, q one-hot.
+EDGE_PAIRS = (
+    (("1/2", "1/3", "1/6"), ("1/6", "1/2", "1/3")),
+    (("0", "1/4", "3/4"), ("1/2", "1/2", "0")),
+    (("1/3", "1/3", "1/3"), ("1/3", "1/3", "1/3")),
+    (("1/7", "0", "6/7"), ("0", "1", "0")),
+)
 
 
-def _positions(**params: Any) -> tuple[Example, ...]:
-    return tuple(Example(p, q, dict(params)) for p, q in PAIRS)
+def _context_target(prefix: tuple[int, ...]) -> tuple[str, ...]:
+    """A target that depends on the context: the worked p after an even prefix, uniform after an odd one."""
+    return WORKED[0] if len(prefix) % 2 == 0 else ("1/3", "1/3", "1/3")
+
+
+def _context_draft(prefix: tuple[int, ...]) -> tuple[str, ...]:
+    """A draft that depends on the last token: the worked q at the start and after 0, (1/2, 1/2, 0) after 1 or 2."""
+    return WORKED[1] if not prefix or prefix[-1] == 0 else ("1/2", "1/2", "0")
+
+
+def _positions(pairs: tuple = PAIRS, **params: Any) -> tuple[Example, ...]:
+    return tuple(Example(p, q, dict(params)) for p, q in pairs)
 
 
 def _steps(**params: Any) -> tuple[Example, ...]:
-    """The pairs at gamma 1 and 2, and a context-dependent target at gamma 2."""
+    """The pairs at gamma 1 and 2, and context-dependent rows at gamma 2."""
     return (
         *(Example(p, q, {"gamma": 1, **params}) for p, q in PAIRS),
         Example(*WORKED, {"gamma": 2, **params}),
         Example(*PAPER, {"gamma": 2, **params}),
-        Example(_alternating, WORKED[1], {"gamma": 2, **params}),
+        Example(_context_target, _context_draft, {"gamma": 2, **params}),
     )
 
 
@@ -252,12 +266,14 @@ def _rules() -> list[Verifier]:
             )
 
         lossless = name in LOSSLESS_RULES
+        # inverse-cdf-last-id refuses p == q (ResidualUndefined: a rejection with an empty residual)
+        edges = tuple(e for e in EDGE_PAIRS if name != "inverse-cdf-last-id" or e[0] != e[1])
         out.append(
             Verifier(
                 f"rule:{name}",
                 "position",
                 lambda p, q, params, rule=rule: position_law(p, q, rule),
-                _positions(),
+                _positions(PAIRS + edges),
                 reference,
                 lossless,
                 tree=lambda p, q, params, law: law.tree,
