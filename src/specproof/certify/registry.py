@@ -33,6 +33,7 @@ stands above them all (``docs/architecture.md``'s layers); the protocols it reli
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from fractions import Fraction
 from typing import Any, Callable, Mapping
 
@@ -111,6 +112,21 @@ def model(rows: Any) -> Callable[[tuple[int, ...]], Any]:
 
 def _p(target: Any, draft: Any, params: Mapping[str, Any]) -> Any:
     return target
+
+
+def _with(function: Callable[..., Any], target: Any, draft: Any, params: Mapping[str, Any], **kw: Any) -> Any:
+    """``function(target, draft, **kw)``: a law that reads no parameter of the example."""
+    return function(target, draft, **kw)
+
+
+def _with_gamma(function: Callable[..., Any], target: Any, draft: Any, params: Mapping[str, Any], **kw: Any) -> Any:
+    """``function(target, draft, gamma, **kw)``, gamma the example's."""
+    return function(target, draft, params["gamma"], **kw)
+
+
+def _with_drafts(function: Callable[..., Any], target: Any, draft: Any, params: Mapping[str, Any], **kw: Any) -> Any:
+    """``function(target, draft, k, **kw)``, k the example's number of drafts."""
+    return function(target, draft, params["k"], **kw)
 
 
 def _argmax_row(row: Any) -> tuple[Fraction, ...]:
@@ -272,7 +288,7 @@ def _rules() -> list[Verifier]:
             Verifier(
                 f"rule:{name}",
                 "position",
-                lambda p, q, params, rule=rule: position_law(p, q, rule),
+                partial(_with, position_law, rule=rule),
                 _positions(PAIRS + edges),
                 reference,
                 lossless,
@@ -285,7 +301,7 @@ def _rules() -> list[Verifier]:
             Verifier(
                 f"rule-block:{name}",
                 "step",
-                lambda p, q, params, rule=rule: block_law(p, q, params["gamma"], rule),
+                partial(_with_gamma, block_law, rule=rule),
                 _steps(),
                 reference,
                 lossless,
@@ -304,7 +320,7 @@ def _multidraft() -> list[Verifier]:
         Verifier(
             f"multidraft:{method}",
             "position",
-            lambda p, q, params, method=method: multidraft_law(p, q, params["k"], method=method),
+            partial(_with_drafts, multidraft_law, method=method),
             (*_positions(k=2), Example(*WORKED, {"k": 3})),
             _p,
             True,
@@ -321,6 +337,9 @@ def _multidraft() -> list[Verifier]:
 def _trees() -> list[Verifier]:
     from specproof.laws.token_trees import deterministic_tree_law, greedy_tree_law, stochastic_tree_law, topk_tree
     from specproof.laws.multidraft import MULTIDRAFT_METHODS
+
+    def _stochastic(target: Any, draft: Any, params: Mapping[str, Any], method: str) -> Any:
+        return stochastic_tree_law(target, draft, [2] * params["gamma"], method=method)
 
     def shape(q, params):
         return topk_tree(model(q)(()), [2] * params["gamma"])
@@ -352,7 +371,7 @@ def _trees() -> list[Verifier]:
             Verifier(
                 f"tree:stochastic:{method}",
                 "step",
-                lambda p, q, params, method=method: stochastic_tree_law(p, q, [2] * params["gamma"], method=method),
+                partial(_stochastic, method=method),
                 _steps(),
                 _p,
                 True,
@@ -422,17 +441,17 @@ def _relaxed() -> list[Verifier]:
     def block_knobs(rule: str) -> dict[str, Any]:
         if rule == "trtllm-relaxed":
             return {"relaxed_topk": 2, "relaxed_delta": Fraction(1, 2)}
-        return dict(RELAXED_KNOBS[rule])
+        return dict(RELAXED_KNOBS.get(rule, {}))
 
     out = []
     for rule, function in RULES.items():
-        knobs = RELAXED_KNOBS[rule]
+        knobs = RELAXED_KNOBS.get(rule, {})
         lossless = rule in LOSSLESS_RELAXED
         out.append(
             Verifier(
                 f"relaxed:{rule}",
                 "position",
-                lambda p, q, params, function=function, knobs=knobs: function(p, q, **knobs),
+                partial(_with, function, **knobs),
                 _positions(),
                 _greedy if rule == "trtllm-relaxed" else _p,
                 lossless,
@@ -443,7 +462,7 @@ def _relaxed() -> list[Verifier]:
             Verifier(
                 f"relaxed-block:{rule}",
                 "step",
-                lambda p, q, params, rule=rule: relaxed_block_law(p, q, params["gamma"], rule, **block_knobs(rule)),
+                partial(_with_gamma, relaxed_block_law, rule=rule, **block_knobs(rule)),
                 _steps(),
                 _p,
                 lossless,
