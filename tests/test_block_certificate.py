@@ -391,25 +391,6 @@ def test_typical_acceptance_blocks_are_certified_lossy(p, q, gamma, tv):
     assert facts["given"] and all(name.startswith("typical-mask[") for name in facts["given"])
 
 
-@pytest.mark.parametrize("rule", ["standard", "le-float32-grid", "race-reuse"])
-def test_composed_rule_positions_give_the_audited_block_law(rule):
-    # the chain under an engine rule, composed from its position trees, against audit.block_law
-    from specproof.rules.audit import block_law, position_law
-    from specproof.certify.certificate import build_block_certificate
-    from specproof.laws.outcome import block_tree
-    from specproof.rules.policy import named_rule
-
-    p, q = ["1/6", "1/3", "1/2"], ["1/2", "1/4", "1/4"]
-    law = block_law(p, q, 2, named_rule(rule))
-    tree = block_tree(lambda prefix: position_law(p, q, named_rule(rule)).tree, 2)
-    doc = build_block_certificate(tree, gamma=2, stream_tv=law.stream_tv, name=rule, statement="s")
-    verdict = _check(doc)
-    assert verdict.valid, verdict
-    assert {b: F(m.num, m.den) for b, m in verdict.facts[0]["law"].items()} == law.emitted
-    assert verdict.facts[0]["stream_tv"] == law.stream_tv
-    assert (law.stream_tv == 0) == (rule == "standard")
-
-
 def test_block_tree_reads_only_p_and_q():
     from specproof.laws.outcome import Branch, Draw, InvalidTree, Leaf, Node, OutcomeTree, block_tree
 

@@ -324,6 +324,22 @@ class MultiDraftLaw:
         """True iff the emitted law equals p exactly."""
         return self.law == self.target
 
+    # the position contract's names (specproof.laws.contract.PositionContract)
+    @property
+    def reference(self) -> Row:
+        """The law the output should have: p (:attr:`target`)."""
+        return self.target
+
+    @property
+    def alpha(self) -> Fraction:
+        """P(some draft is accepted): :attr:`acceptance`."""
+        return self.acceptance
+
+    @property
+    def tv_reference(self) -> Fraction:
+        """TV(law, reference): :attr:`tv`."""
+        return self.tv
+
 
 def _accepted_by_label(tree: OutcomeTree, count: int, prefix: str = "test ") -> tuple[Fraction, ...]:
     out = [_ZERO] * count

@@ -722,6 +722,11 @@ class RelaxedBlockLaw(StepLaw):
 
     stream_tv: Fraction
 
+    @property
+    def lossless(self) -> bool:
+        """True iff the stream's first gamma + 1 tokens have the target's joint law."""
+        return self.stream_tv == 0
+
 
 def _kernel_for(rule: str, pv: Row, qv: Row, knobs: Mapping[str, Any]) -> _Kernel:
     if rule == "trtllm-relaxed":

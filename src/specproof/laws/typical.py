@@ -262,6 +262,27 @@ class TypicalLaw:
     acceptance: Fraction
     tv: Fraction
 
+    # the position contract's names (specproof.laws.contract.PositionContract)
+    @property
+    def reference(self) -> Row:
+        """The law the output should have: p (:attr:`target`)."""
+        return self.target
+
+    @property
+    def alpha(self) -> Fraction:
+        """P(the drafted token passes the typical test): :attr:`acceptance`."""
+        return self.acceptance
+
+    @property
+    def tv_reference(self) -> Fraction:
+        """TV(law, reference): :attr:`tv`."""
+        return self.tv
+
+    @property
+    def lossless(self) -> bool:
+        """True iff the emitted law equals p exactly."""
+        return self.tv == 0
+
 
 def typical_law(p: Any, q: Any, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUSA_DELTA, offset: Any = 0) -> TypicalLaw:
     """The exact law of one position of typical acceptance and its TV from p.
@@ -306,6 +327,11 @@ class TypicalBlockLaw(StepLaw):
 
     node_tv: dict[Prefix, Fraction]
     stream_tv: Fraction
+
+    @property
+    def lossless(self) -> bool:
+        """True iff the stream's first gamma + 1 tokens have the target's joint law."""
+        return self.stream_tv == 0
 
 
 def typical_block_law(

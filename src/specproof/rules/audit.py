@@ -557,6 +557,12 @@ class PositionRuleLaw:
         """True iff the emitted law equals the reference exactly (and no invalid id)."""
         return self.tv == 0
 
+    @property
+    def tv_reference(self) -> Fraction:
+        """TV(law, reference): :attr:`tv` (the position contract's name,
+        :class:`specproof.laws.contract.PositionContract`)."""
+        return self.tv
+
     def differing(self) -> list[int]:
         """The token ids whose emitted mass differs from the reference."""
         return [i for i, (a, b) in enumerate(zip(self.law, self.reference)) if a != b]

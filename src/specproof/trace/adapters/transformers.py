@@ -103,6 +103,27 @@ class TransformersBlockLaw(LengthLawName):
         """True iff the stream's first gamma + 1 tokens have exactly the target's joint law."""
         return self.tv == 0
 
+    # the step contract's names (specproof.laws.contract.StepContract)
+    @property
+    def emitted(self) -> dict[tuple[int, ...], Fraction]:
+        """P(the emitted block): :attr:`law`."""
+        return self.law
+
+    @property
+    def stream_tv(self) -> Fraction:
+        """The stream TV from the target's rows: :attr:`tv`."""
+        return self.tv
+
+    @property
+    def expected_accepted(self) -> Fraction:
+        """E[accepted drafts] = sum_i i * accepted_length_law[i]."""
+        return sum((i * m for i, m in enumerate(self.accepted_length_law)), Fraction(0))
+
+    @property
+    def expected_emitted(self) -> Fraction:
+        """E[emitted tokens] = 1 + expected_accepted."""
+        return 1 + self.expected_accepted
+
     @property
     def verdict(self) -> str:
         """``"lossless"``, ``"float-faithful"`` (the law of a correct float implementation of the family,
