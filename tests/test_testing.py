@@ -667,3 +667,22 @@ def test_the_exact_weights_cache_is_bounded_by_its_entries(monkeypatch):
     assert list(core._WEIGHTS) == [(1.0, 3.0), (1.0, 1.0)] and core._WEIGHTS_HELD == 4  # the oldest went
     assert core._fraction_weights([1.0] * 6, "torch.multinomial") == (F(1, 6),) * 6  # too long to hold
     assert list(core._WEIGHTS) == [(1.0, 3.0), (1.0, 1.0)] and core._WEIGHTS_HELD == 4  # and nothing went
+
+
+def test_a_row_off_from_one_by_more_than_rounding_is_named_as_renormalized():
+    # a new user's finding: [0.6, 0.3, 0.0999] was renormalized silently and its TV 4e-5 read as a float floor
+    torch = pytest.importorskip("torch")
+
+    def textbook(p, q):
+        x = int(torch.multinomial(q, 1))
+        if torch.rand(()) < p[x] / q[x]:
+            return x
+        return int(torch.multinomial(torch.clamp(p - q, min=0), 1))
+
+    q = torch.tensor([0.2, 0.5, 0.3])
+    off = compare(textbook, torch.tensor([0.6, 0.3, 0.0999]), q)
+    assert off.verdict == "float-faithful" and off.tv > F(1, 100000)
+    named = [c for c in off.caveats if "renormalized" in c]
+    assert len(named) == 1 and named[0].startswith("the target row sums to 0.9999000356, not 1 (off by 0.0001,")
+    assert "caveat: the target row sums to 0.9999000356" in str(off)
+    assert not any("renormalized" in c for c in compare(textbook, torch.tensor([0.6, 0.3, 0.1]), q).caveats)

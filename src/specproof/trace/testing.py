@@ -28,6 +28,7 @@ Examples
 from __future__ import annotations
 
 import math
+import dataclasses
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Mapping
@@ -131,11 +132,16 @@ def _check_sizes(target: Any, draft: Any) -> None:
         )
 
 
-def _check_sums(target: Any, draft: Any) -> None:
+def _check_sums(target: Any, draft: Any) -> list[str]:
     """Refuse a target or draft row (the first position's) whose sum is off from 1 by more than float
-    rounding (:func:`_refuse_off_sum`). Degenerate rows are judged, not refused."""
+    rounding (:func:`_refuse_off_sum`). Degenerate rows are judged, not refused. Returns a caveat for each row
+    accepted but off from 1 by more than a correctly rounded softmax's rounding explains ((V + 2) units of
+    roundoff of float32, or of the row's format if narrower): the judge renormalizes it, so part of the TV
+    from the target's law can come from the row, not from the code's arithmetic."""
     from specproof.rules import faithful
+    from specproof.laws.floats import FORMATS
 
+    caveats = []
     for rows, what in ((target, "target"), (draft, "draft")):
         if rows is None:  # a sampler judged without a draft
             continue
@@ -143,7 +149,18 @@ def _check_sums(target: Any, draft: Any) -> None:
         if faithful.degenerate(values) is not None:
             continue
         dtype = getattr(values, "dtype", None) or getattr(rows, "dtype", None)  # a callable's row, or the stack's
-        _refuse_off_sum(_exact_sum(values, what), what, dtype)
+        total = _exact_sum(values, what)
+        _refuse_off_sum(total, what, dtype)
+        fmt = FORMATS.get(str(dtype).replace("torch.", ""))
+        precision = min(24, fmt.precision) if fmt is not None else 24
+        explained = (len(values) + 2) * Fraction(1, 1 << precision)
+        if abs(total - 1) > explained:
+            caveats.append(
+                f"the {what} row sums to {float(total):.10g}, not 1 (off by {float(abs(total - 1)):.3g}, more than "
+                f"the {float(explained):.3g} that rounding of its {len(values)} entries explains): it was renormalized "
+                "to its exact sum, so a TV of that order can come from the row, not from the code's arithmetic"
+            )
+    return caveats
 
 
 def _exact_sum(values: Any, what: str) -> Fraction:
@@ -555,8 +572,9 @@ def compare(
 
     gamma = _gamma_of(target, gamma, draft)
     _check_sizes(target, draft)
+    row_caveats: list[str] = []
     if reference is None:  # judged against the target's law: the rows must be probability rows
-        _check_sums(target, draft)
+        row_caveats = _check_sums(target, draft)
     if progress is True:
         import sys
 
@@ -646,6 +664,8 @@ def compare(
             counted,
             j.degenerate,
         )
+    if row_caveats:
+        result = dataclasses.replace(result, caveats=(*result.caveats, *row_caveats))
     if widen:
         result = _argue_floor(
             result,
