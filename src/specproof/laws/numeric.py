@@ -75,7 +75,14 @@ _THREADED_ELEMENTS = 1 << 20
 def _as_rows(x: Any, name: str) -> np.ndarray:
     arr = as_array(x, name)
     if arr.dtype.kind not in "fiu" or arr.dtype == np.bool_:
-        raise InvalidDistribution(f"{name} has dtype {arr.dtype}, not a real number dtype")
+        raise InvalidDistribution(
+            f"{name} has dtype {arr.dtype}, not a real number dtype"
+            + (
+                "; for exact rationals (Fractions, 'n/d' strings) use specproof.exact.emitted_distribution"
+                if arr.dtype.kind in "OUS"
+                else ""
+            )
+        )
     if arr.ndim == 0:
         raise InvalidDistribution(f"{name} is a scalar, not a vector of shape [..., V]")
     if arr.shape[-1] == 0:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Mapping
 
-from specproof.errors import InvalidDistribution, SpecProofError, renamed
+from specproof.errors import InvalidDistribution, InvalidOption, SpecProofError, renamed
 from specproof.trace import _passed
 from specproof.laws.numtext import number_text
 from specproof.trace.tracer import (
@@ -427,26 +427,30 @@ def _stack_length(rows: Any) -> int | None:
 def _gamma_of(target: Any, gamma: int | None, draft: Any = None) -> int | None:
     """The block's gamma: as given, or from a [gamma + 1, V] target; the stacks must fit it."""
     if gamma is not None and (isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1):
-        raise SpecProofError(f"gamma must be an integer >= 1 or None, got {gamma!r}")
+        raise InvalidOption(f"gamma must be an integer >= 1 or None, got {gamma!r}")
     n_target, n_draft = _stack_length(target), _stack_length(draft)
     if gamma is not None and n_target is None and not callable(target):
-        raise SpecProofError(
+        raise InvalidOption(
             f"gamma = {gamma} asks for a block of {gamma} drafts, which needs gamma + 1 = {gamma + 1} "
             "target rows ([gamma + 1, V]) or a callable prefix -> row; got one row [V]"
         )
     if gamma is not None and n_draft is None and draft is not None and not callable(draft):
-        raise SpecProofError(
+        raise InvalidOption(
             f"gamma = {gamma} asks for a block of {gamma} drafts, which needs {gamma} draft rows "
             "([gamma, V]) or a callable prefix -> row; got one row [V]"
         )
     if n_target is not None:
         if n_target < 2:
-            raise SpecProofError(f"a stack of target rows needs gamma + 1 >= 2 rows, got {n_target}")
+            raise InvalidOption(f"a stack of target rows needs gamma + 1 >= 2 rows, got {n_target}")
         if gamma is not None and n_target != gamma + 1:
-            raise SpecProofError(f"gamma = {gamma} needs gamma + 1 = {gamma + 1} target rows, got {n_target}")
+            raise InvalidOption(f"gamma = {gamma} needs gamma + 1 = {gamma + 1} target rows, got {n_target}")
+        inferred = gamma is None
         gamma = n_target - 1
+    else:
+        inferred = False
     if n_draft is not None and gamma is not None and n_draft != gamma:
-        raise SpecProofError(f"gamma = {gamma} needs {gamma} draft rows, got {n_draft}")
+        how = f" (inferred from the {gamma + 1} target rows: no gamma was given)" if inferred else ""
+        raise InvalidOption(f"gamma = {gamma}{how} needs {gamma} draft rows, got {n_draft}")
     return gamma
 
 
@@ -1195,7 +1199,7 @@ def search_lossy(
     ((Fraction(0, 1), Fraction(1, 1)), (Fraction(1, 1), Fraction(0, 1)), Fraction(1, 1))
     """
     if gamma is not None and (isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1):
-        raise SpecProofError(f"gamma must be an integer >= 1 or None, got {gamma!r}")
+        raise InvalidOption(f"gamma must be an integer >= 1 or None, got {gamma!r}")
     if reference is not None and not callable(reference):
         raise SpecProofError(
             f"reference must be the plain sampler, a callable row -> token id, not "
