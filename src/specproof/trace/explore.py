@@ -92,6 +92,9 @@ class _Tracer:
         # prefix -> (the uniform slots of that run read only through comparisons, slot -> breakpoints)
         self._reads: dict[tuple[int, ...], tuple[frozenset[int], dict[int, frozenset[int]]]] = {}
         self._laws: dict[tuple[int, ...], dict[Any, Fraction]] = {}
+        # prefix -> the runs (their prefixes) its law was computed from; the open laws' sets being filled
+        self._law_runs: dict[tuple[int, ...], frozenset[tuple[int, ...]]] = {}
+        self._collecting: list[set[tuple[int, ...]]] = []
         self.pushforward = pushforward
         # prefix -> (the run's last slot, a function giving the output at each of that draw's categories) where the
         # last draw was a torch.multinomial whose result the run only moved into its output
@@ -101,6 +104,8 @@ class _Tracer:
 
     def run(self, prefix: tuple[int, ...]) -> tuple[Any, tuple]:
         """(output key, the slots the run requested)."""
+        if self._collecting:
+            self._collecting[-1].add(prefix)
         if prefix in self._runs:
             return self._runs[prefix]
         if self.runs >= self.max_runs:
@@ -355,8 +360,22 @@ class _Tracer:
         )
 
     def law(self, prefix: tuple[int, ...]) -> dict[Any, Fraction]:
+        """The law of the output given the draws ``prefix``; the runs it came from are kept in ``_law_runs``."""
         if prefix in self._laws:
+            if self._collecting:
+                self._collecting[-1] |= self._law_runs[prefix]
             return self._laws[prefix]
+        self._collecting.append(set())
+        try:
+            out = self._law(prefix)
+        finally:
+            used = frozenset(self._collecting.pop())
+        self._law_runs[prefix] = used
+        if self._collecting:
+            self._collecting[-1] |= used
+        return out
+
+    def _law(self, prefix: tuple[int, ...]) -> dict[Any, Fraction]:
         key, slots = self.run(prefix)
         n = len(prefix)
         if len(slots) == n:
@@ -475,9 +494,11 @@ class _Tracer:
 
     def _read_law(self, prefix, slot: _Uniform) -> dict[Any, Fraction] | None:
         """The law over a uniform whose every use is a comparison with a value computed without any
-        uniform: its breakpoints are read from those comparisons in the runs at each piece's first grid
-        point, until no new one appears (then every grid point of a piece takes the same path, so the
-        law of the piece is the law at its first point). None if some run used it otherwise."""
+        uniform: its breakpoints are read from those comparisons in every run of the law at each piece's
+        first grid point (the later draws at all their values, not only at their defaults: a later draw
+        may decide which threshold this uniform is compared with), until no new one appears (then every
+        run of that law takes the same path at every grid point of the piece, so the law of the piece is
+        the law at its first point). None if some run used it otherwise."""
         n, n_grid = len(prefix), 1 << slot.bits
         known: set[int] = set()
         visited: set[int] = set()
@@ -493,6 +514,12 @@ class _Tracer:
                 if n not in readable or n not in reads:  # used otherwise, or not seen at all: bisect
                     return None
                 known |= reads[n]
+                self.law(prefix + (a,))
+                for run in self._law_runs[prefix + (a,)]:  # masked at the later draws' defaults: compared there
+                    readable, reads = self._reads[run]
+                    if n not in readable:
+                        return None
+                    known |= reads.get(n, frozenset())
         # checked where bisection would probe, and at each piece's last point: a use the mode cannot see
         # (TorchScript, C++, another thread) that changes the run there sends the uniform to bisection
         ends = [*starts[1:], n_grid]

@@ -100,11 +100,12 @@ Thresholds read, not searched (the default, ``read_thresholds=True``): a ``torch
 compared elementwise) that the sampler only compares (``<``, ``<=``, ``>``, ``>=``) with values
 computed without any uniform is watched by a ``torch.overrides.TorchFunctionMode``: each comparison
 is evaluated again, by the same torch call, on grid values, and its breakpoint found there without
-re-running the sampler. The runs at the first grid point of each piece report the comparisons met
-on that path; new breakpoints split the pieces until none appears. Every grid point of a piece then
-takes the same path (each comparison on it has the same result), so its law is the law at the
-piece's first point. As a guard against uses the mode cannot see (TorchScript, C++ kernels, other
-threads), each piece is also run at its last grid point and at the bisection's probes; a run that
+re-running the sampler. Every run of the law at the first grid point of each piece (the later draws
+at all the values explored, not only at their defaults, since a later draw may choose which threshold
+the uniform meets) reports the comparisons met on its path; new breakpoints split the pieces until none
+appears. Every grid point of a piece then takes the same paths (each comparison on it has the same
+result), so its law is the law at the piece's first point. As a guard against uses the mode cannot
+see (TorchScript, C++ kernels, other threads), each piece is also run at its last grid point and at the bisection's probes; a run that
 differs there sends the uniform to bisection. A uniform used any other way (arithmetic, ``u *
 q < p``, ``.item()``, NumPy) is bisected as below. Measured on transformers' verifier (random float32
 logits, same laws; before runs were shared between prefixes): V = 16, gamma = 1: 1,257 runs -> 433; V = 8, gamma = 2: 12,777 -> 1,950; V = 4,
