@@ -89,6 +89,9 @@ class _Tracer:
         self.read_thresholds = read_thresholds
         self.read_slots = 0  # uniforms whose breakpoints were read from comparisons
         self.bisected_slots = 0  # uniforms whose breakpoints were found by bisection
+        # uniforms no run of their law read (a Triton kernel's unused coin): given the law at their default
+        self.unread_slots = 0
+        self._unread: dict[tuple[int, ...], frozenset[int]] = {}  # prefix -> the uniforms its run did not read
         # prefix -> (the uniform slots of that run read only through comparisons, slot -> breakpoints)
         self._reads: dict[tuple[int, ...], tuple[frozenset[int], dict[int, frozenset[int]]]] = {}
         self._laws: dict[tuple[int, ...], dict[Any, Fraction]] = {}
@@ -138,6 +141,8 @@ class _Tracer:
                 self._runs[longer] = got
                 if prefix in self._reads:
                     self._reads[longer] = self._reads[prefix]
+                if prefix in self._unread:
+                    self._unread[longer] = self._unread[prefix]
                 if prefix in self._push:
                     self._push[longer] = self._push[prefix]
         if self.runs == 1:
@@ -248,6 +253,10 @@ class _Tracer:
             self.clocked[prefix] = frozenset(r.clock_sites)
         self.calls |= r.calls
         self._reads[prefix] = (frozenset(r.readable - r.opaque), {k: frozenset(v) for k, v in r.reads.items()})
+        if r.kernel_memory and _discrete(key):  # an output holding floats may hold a uniform read outside the mode
+            from specproof.trace.sources.triton_reads import unread
+
+            self._unread[prefix] = unread(r)
         last = len(r.slots) - 1
         if last >= len(prefix) and last in r.lazy_slots and last not in r.dirty:
             self._push[prefix] = (last, self._outputs_at(r, out, last))
@@ -388,7 +397,11 @@ class _Tracer:
                     for k, m in (self.law(prefix + (j,)) if pushed is None else {pushed[j]: 1}).items():
                         out[k] = out.get(k, Fraction(0)) + w * m
         else:
-            out = self._uniform_law(prefix, slots[n])
+            out = None
+            if self.read_thresholds and n in self._unread.get(prefix, ()):
+                out = self._unread_law(prefix, slots[n])
+            if out is None:
+                out = self._uniform_law(prefix, slots[n])
         self._laws[prefix] = out
         return out
 
@@ -533,6 +546,22 @@ class _Tracer:
         for a, b in zip(starts, [*starts[1:], n_grid]):
             for k, m in self.law(prefix + (a,)).items():
                 out[k] = out.get(k, Fraction(0)) + Fraction(b - a, n_grid) * m
+        return out
+
+    def _unread_law(self, prefix, slot: _Uniform) -> dict[Any, Fraction] | None:
+        """The law over a uniform that no run of the law at its default read (handed to a Triton kernel that loaded
+        none of its bytes, and no torch call on it but the interpreter's plumbing): every run at another grid point
+        is the same run, so the law is that law. Guarded as a read threshold is: the runs at the bisection's probes
+        must agree with the run at the default. None (then read or bisected) if some run read it."""
+        n, n_grid, d = len(prefix), 1 << slot.bits, slot.default()
+        out = self.law(prefix + (d,))
+        if any(n not in self._unread.get(run, ()) for run in self._law_runs[prefix + (d,)]):
+            return None
+        at_default = self._signature(prefix, d)
+        for k in (n_grid // 4, n_grid // 2, 3 * n_grid // 4, n_grid - 1):
+            if k != d and self._signature(prefix, k) != at_default:
+                return None
+        self.unread_slots += 1
         return out
 
     def _signature(self, prefix, k: int) -> tuple:
@@ -775,6 +804,15 @@ def _seed_arguments(sampler: Any, args: tuple, kwargs: dict) -> list[tuple[str, 
         else:
             inside(a, k, put)
     return found[:8]
+
+
+def _discrete(key: Any, depth: int = 0) -> bool:
+    """``key`` is made of integers, booleans, strings and None only (in tuples, up to a depth of 8)."""
+    if isinstance(key, (bool, int, str)) or key is None:
+        return True
+    if isinstance(key, tuple) and depth < 8:
+        return all(_discrete(k, depth + 1) for k in key)
+    return False
 
 
 def _same(a: Any, b: Any) -> bool:
