@@ -8,6 +8,9 @@
 2. A textbook torch position at V = 128,256 (float32 softmax rows) is refused with the reason and the
    estimate: goal under 5 s of CPU.
 3. A textbook float32 position at V = 64 (``compare``: trace and judgement): goal under 2 s of CPU.
+4. ``--engines``: SGLang 0.5.23's block verification at gamma 2, its own Triton kernel from its wheel under the
+   interpreter (``examples/engines/sglang_kernel.py --gamma 2 --block``): goal under 10 min of CPU. Needs triton
+   (the engines extra) and the wheel (downloaded once into ``$SPECPROOF_ENGINE_CACHE``); else not available.
 (Item 4's batched probes, one call of a batched sampler answering many probes, are not built yet.)
 
 The machine is shared (see the README's performance notes): CPU time of this process is the figure, with
@@ -90,10 +93,39 @@ def goal_v64() -> dict:
     return {"cpu": cpu, "verdict": got.verdict, "tv": float(got.tv), "runs": got.trace.runs, "load": os.getloadavg()[0]}
 
 
+def goal_sglang_block() -> dict:
+    import sys
+    from pathlib import Path
+
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "engines"))
+    import sglang_kernel
+
+    from _wheel import WheelUnavailable
+
+    try:
+        module = sglang_kernel.load()
+    except WheelUnavailable as why:
+        return {"available": False, "why": str(why)}
+    p = torch.tensor(sglang_kernel.P, dtype=torch.float32).expand(3, -1)
+    q = torch.tensor(sglang_kernel.Q, dtype=torch.float32).expand(2, -1)
+    step = sglang_kernel.make_step(module, 2, True)
+    cpu, got = timed(lambda: compare(step, p, q, gamma=2))
+    return {
+        "available": True,
+        "cpu": cpu,
+        "verdict": got.verdict,
+        "tv": str(got.tv),
+        "runs": got.trace.runs,
+        "load": os.getloadavg()[0],
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="also time the full float-family scan of goal 1 (minutes)")
     ap.add_argument("--json", action="store_true", help="print the measurements as one JSON object")
+    ap.add_argument("--engines", action="store_true", help="also trace SGLang's gamma-2 block kernel (minutes)")
     args = ap.parse_args()
     warm = rows((4,), 0)
     compare(textbook, warm, rows((4,), 9))  # imports and first-use costs, not counted
@@ -104,6 +136,8 @@ def main() -> None:
         "refusal": goal_refusal(),
         "v64": goal_v64(),
     }
+    if args.engines:
+        out["sglang_block"] = goal_sglang_block()
     if args.json:
         print(json.dumps(out, sort_keys=True))
         return
@@ -120,6 +154,15 @@ def main() -> None:
     print(f"2. textbook torch position, V = 128,256: {r['cpu']:.2f} s CPU (goal < 5 s): {r['message']}")
     v = out["v64"]
     print(f"3. textbook float32 position, V = 64: {v['cpu']:.2f} s CPU (goal < 2 s), {v['verdict']}, {v['runs']} runs")
+    if "sglang_block" in out:
+        b = out["sglang_block"]
+        if not b["available"]:
+            print(f"4. SGLang block verification, gamma 2: not available ({b['why']})")
+        else:
+            print(
+                f"4. SGLang block verification, gamma 2: {b['cpu']:.0f} s CPU (goal < 600 s), {b['verdict']}, "
+                f"TV {b['tv']}, {b['runs']} runs"
+            )
 
 
 if __name__ == "__main__":

@@ -457,6 +457,29 @@ def test_read_thresholds_of_a_vector_of_coins_compared_elementwise_and_by_index(
     assert trace(elementwise).law[(True, True)] == a * b
 
 
+def test_read_thresholds_of_a_uniform_whose_threshold_a_later_draw_chooses():
+    """The first run compares u1 with 0.3 only (u2 at its default 0); at u2 >= 0.5 it is compared with 0.7. Reading
+    the breakpoints of that run alone gave the piece [0.3, 1) the law at 0.3 (P(1) = 0.65 instead of 0.5)."""
+
+    def chosen_later():
+        u1 = torch.rand(())
+        u2 = torch.rand(())
+        if u2 < 0.5:
+            return int(u1 < 0.3)
+        return int(u1 < 0.7)
+
+    read, bisected = trace(chosen_later), trace(chosen_later, read_thresholds=False)
+    assert read.law == bisected.law == {0: F(1, 2), 1: F(1, 2)}
+    assert read.runs < bisected.runs
+
+    # the same masking one level down: u3 chooses u1's threshold, u2 is never read
+    def deeper():
+        u1, u2, u3 = torch.rand(()), torch.rand(()), torch.rand(())
+        return int(u1 < (0.3 if u3 < 0.25 else 0.9)) + 0 * int(u2 < 2)
+
+    assert trace(deeper).law == trace(deeper, read_thresholds=False).law
+
+
 def test_uses_the_function_mode_cannot_see_send_a_uniform_to_bisection():
     """Found by an adversarial review: TorchScript, out= buffers, a returned uniform, formatting."""
 

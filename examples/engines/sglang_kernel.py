@@ -25,7 +25,15 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _wheel import WheelUnavailable, cpu_seconds, load_file, need, report, wheel_files  # noqa: E402
+from _wheel import (  # noqa: E402
+    WheelUnavailable,
+    cpu_seconds,
+    interpreter_without_overflow_checks,
+    load_file,
+    need,
+    report,
+    wheel_files,
+)
 
 NAME, VERSION = "sglang", "0.5.23"
 FILE = "sglang/kernels/ops/speculative/reject_sampling.py"
@@ -36,6 +44,7 @@ def load() -> types.ModuleType:
     """SGLang's ``reject_sampling`` module, from the wheel."""
     need("triton", "SGLang's kernel runs under Triton's interpreter")
     root = wheel_files(NAME, VERSION, [FILE])
+    interpreter_without_overflow_checks()  # checks whose results the interpreter discards outside debug mode
     return load_file("sglang_reject_sampling", root / FILE)
 
 

@@ -158,6 +158,11 @@ class _Run:
         self.gumbel_plans: set[tuple] = set()  # the draws to defer as Gumbel noise (the tracer's, shared by its runs)
         self.hashed: dict[int, str | None] = {}  # id(tensor) -> where integer bit-mixing began (hash-based noise)
         self.logs: dict[int, Any] = {}  # id(log w) -> w, for tensors w that hold no uniform (the weights of a race)
+        # uniform tensors handed to Triton's interpreter (specproof.trace.sources.triton_reads): (address, element
+        # size, first slot, count); the slots a kernel load read; the slots a torch call other than plumbing used
+        self.kernel_memory: list[tuple[int, int, int, int]] = []
+        self.kernel_read: set[int] = set()
+        self.torch_used: set[int] = set()
 
     def make_dirty(self, slots: frozenset[int]) -> None:
         """The draws ``slots`` are used as values: their laws are enumerated, not pushed forward."""

@@ -89,9 +89,15 @@ class _Tracer:
         self.read_thresholds = read_thresholds
         self.read_slots = 0  # uniforms whose breakpoints were read from comparisons
         self.bisected_slots = 0  # uniforms whose breakpoints were found by bisection
+        # uniforms no run of their law read (a Triton kernel's unused coin): given the law at their default
+        self.unread_slots = 0
+        self._unread: dict[tuple[int, ...], frozenset[int]] = {}  # prefix -> the uniforms its run did not read
         # prefix -> (the uniform slots of that run read only through comparisons, slot -> breakpoints)
         self._reads: dict[tuple[int, ...], tuple[frozenset[int], dict[int, frozenset[int]]]] = {}
         self._laws: dict[tuple[int, ...], dict[Any, Fraction]] = {}
+        # prefix -> the runs (their prefixes) its law was computed from; the open laws' sets being filled
+        self._law_runs: dict[tuple[int, ...], frozenset[tuple[int, ...]]] = {}
+        self._collecting: list[set[tuple[int, ...]]] = []
         self.pushforward = pushforward
         # prefix -> (the run's last slot, a function giving the output at each of that draw's categories) where the
         # last draw was a torch.multinomial whose result the run only moved into its output
@@ -101,6 +107,8 @@ class _Tracer:
 
     def run(self, prefix: tuple[int, ...]) -> tuple[Any, tuple]:
         """(output key, the slots the run requested)."""
+        if self._collecting:
+            self._collecting[-1].add(prefix)
         if prefix in self._runs:
             return self._runs[prefix]
         if self.runs >= self.max_runs:
@@ -133,6 +141,8 @@ class _Tracer:
                 self._runs[longer] = got
                 if prefix in self._reads:
                     self._reads[longer] = self._reads[prefix]
+                if prefix in self._unread:
+                    self._unread[longer] = self._unread[prefix]
                 if prefix in self._push:
                     self._push[longer] = self._push[prefix]
         if self.runs == 1:
@@ -243,6 +253,10 @@ class _Tracer:
             self.clocked[prefix] = frozenset(r.clock_sites)
         self.calls |= r.calls
         self._reads[prefix] = (frozenset(r.readable - r.opaque), {k: frozenset(v) for k, v in r.reads.items()})
+        if r.kernel_memory and _discrete(key):  # an output holding floats may hold a uniform read outside the mode
+            from specproof.trace.sources.triton_reads import unread
+
+            self._unread[prefix] = unread(r)
         last = len(r.slots) - 1
         if last >= len(prefix) and last in r.lazy_slots and last not in r.dirty:
             self._push[prefix] = (last, self._outputs_at(r, out, last))
@@ -355,8 +369,22 @@ class _Tracer:
         )
 
     def law(self, prefix: tuple[int, ...]) -> dict[Any, Fraction]:
+        """The law of the output given the draws ``prefix``; the runs it came from are kept in ``_law_runs``."""
         if prefix in self._laws:
+            if self._collecting:
+                self._collecting[-1] |= self._law_runs[prefix]
             return self._laws[prefix]
+        self._collecting.append(set())
+        try:
+            out = self._law(prefix)
+        finally:
+            used = frozenset(self._collecting.pop())
+        self._law_runs[prefix] = used
+        if self._collecting:
+            self._collecting[-1] |= used
+        return out
+
+    def _law(self, prefix: tuple[int, ...]) -> dict[Any, Fraction]:
         key, slots = self.run(prefix)
         n = len(prefix)
         if len(slots) == n:
@@ -369,7 +397,11 @@ class _Tracer:
                     for k, m in (self.law(prefix + (j,)) if pushed is None else {pushed[j]: 1}).items():
                         out[k] = out.get(k, Fraction(0)) + w * m
         else:
-            out = self._uniform_law(prefix, slots[n])
+            out = None
+            if self.read_thresholds and n in self._unread.get(prefix, ()):
+                out = self._unread_law(prefix, slots[n])
+            if out is None:
+                out = self._uniform_law(prefix, slots[n])
         self._laws[prefix] = out
         return out
 
@@ -475,9 +507,11 @@ class _Tracer:
 
     def _read_law(self, prefix, slot: _Uniform) -> dict[Any, Fraction] | None:
         """The law over a uniform whose every use is a comparison with a value computed without any
-        uniform: its breakpoints are read from those comparisons in the runs at each piece's first grid
-        point, until no new one appears (then every grid point of a piece takes the same path, so the
-        law of the piece is the law at its first point). None if some run used it otherwise."""
+        uniform: its breakpoints are read from those comparisons in every run of the law at each piece's
+        first grid point (the later draws at all their values, not only at their defaults: a later draw
+        may decide which threshold this uniform is compared with), until no new one appears (then every
+        run of that law takes the same path at every grid point of the piece, so the law of the piece is
+        the law at its first point). None if some run used it otherwise."""
         n, n_grid = len(prefix), 1 << slot.bits
         known: set[int] = set()
         visited: set[int] = set()
@@ -493,6 +527,12 @@ class _Tracer:
                 if n not in readable or n not in reads:  # used otherwise, or not seen at all: bisect
                     return None
                 known |= reads[n]
+                self.law(prefix + (a,))
+                for run in self._law_runs[prefix + (a,)]:  # masked at the later draws' defaults: compared there
+                    readable, reads = self._reads[run]
+                    if n not in readable:
+                        return None
+                    known |= reads.get(n, frozenset())
         # checked where bisection would probe, and at each piece's last point: a use the mode cannot see
         # (TorchScript, C++, another thread) that changes the run there sends the uniform to bisection
         ends = [*starts[1:], n_grid]
@@ -506,6 +546,22 @@ class _Tracer:
         for a, b in zip(starts, [*starts[1:], n_grid]):
             for k, m in self.law(prefix + (a,)).items():
                 out[k] = out.get(k, Fraction(0)) + Fraction(b - a, n_grid) * m
+        return out
+
+    def _unread_law(self, prefix, slot: _Uniform) -> dict[Any, Fraction] | None:
+        """The law over a uniform that no run of the law at its default read (handed to a Triton kernel that loaded
+        none of its bytes, and no torch call on it but the interpreter's plumbing): every run at another grid point
+        is the same run, so the law is that law. Guarded as a read threshold is: the runs at the bisection's probes
+        must agree with the run at the default. None (then read or bisected) if some run read it."""
+        n, n_grid, d = len(prefix), 1 << slot.bits, slot.default()
+        out = self.law(prefix + (d,))
+        if any(n not in self._unread.get(run, ()) for run in self._law_runs[prefix + (d,)]):
+            return None
+        at_default = self._signature(prefix, d)
+        for k in (n_grid // 4, n_grid // 2, 3 * n_grid // 4, n_grid - 1):
+            if k != d and self._signature(prefix, k) != at_default:
+                return None
+        self.unread_slots += 1
         return out
 
     def _signature(self, prefix, k: int) -> tuple:
@@ -748,6 +804,15 @@ def _seed_arguments(sampler: Any, args: tuple, kwargs: dict) -> list[tuple[str, 
         else:
             inside(a, k, put)
     return found[:8]
+
+
+def _discrete(key: Any, depth: int = 0) -> bool:
+    """``key`` is made of integers, booleans, strings and None only (in tuples, up to a depth of 8)."""
+    if isinstance(key, (bool, int, str)) or key is None:
+        return True
+    if isinstance(key, tuple) and depth < 8:
+        return all(_discrete(k, depth + 1) for k in key)
+    return False
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -100,15 +100,23 @@ Thresholds read, not searched (the default, ``read_thresholds=True``): a ``torch
 compared elementwise) that the sampler only compares (``<``, ``<=``, ``>``, ``>=``) with values
 computed without any uniform is watched by a ``torch.overrides.TorchFunctionMode``: each comparison
 is evaluated again, by the same torch call, on grid values, and its breakpoint found there without
-re-running the sampler. The runs at the first grid point of each piece report the comparisons met
-on that path; new breakpoints split the pieces until none appears. Every grid point of a piece then
-takes the same path (each comparison on it has the same result), so its law is the law at the
-piece's first point. As a guard against uses the mode cannot see (TorchScript, C++ kernels, other
-threads), each piece is also run at its last grid point and at the bisection's probes; a run that
+re-running the sampler. Every run of the law at the first grid point of each piece (the later draws
+at all the values explored, not only at their defaults, since a later draw may choose which threshold
+the uniform meets) reports the comparisons met on its path; new breakpoints split the pieces until none
+appears. Every grid point of a piece then takes the same paths (each comparison on it has the same
+result), so its law is the law at the piece's first point. As a guard against uses the mode cannot
+see (TorchScript, C++ kernels, other threads), each piece is also run at its last grid point and at the bisection's probes; a run that
 differs there sends the uniform to bisection. A uniform used any other way (arithmetic, ``u *
 q < p``, ``.item()``, NumPy) is bisected as below. Measured on transformers' verifier (random float32
 logits, same laws; before runs were shared between prefixes): V = 16, gamma = 1: 1,257 runs -> 433; V = 8, gamma = 2: 12,777 -> 1,950; V = 4,
 gamma = 3: 29,461 -> 2,439; V = 64, gamma = 1: 16,449 -> 5,554; V = 16, gamma = 2: 69,393 -> 10,225.
+
+A uniform nothing reads, under Triton's interpreter (with ``read_thresholds=True``): a ``torch.rand`` or
+``torch.rand_like`` tensor handed to a kernel has its memory recorded, the interpreter's loads mark the
+uniforms whose bytes they read, and a torch call on it other than reading its shape and layout (or the
+launch's own plumbing) marks its uniforms used (:mod:`specproof.trace.sources.triton_reads`). A uniform
+that no run of the law at its default read gets that law, after the runs at the bisection's probes agree
+with the run at the default (SGLang's last coin, which its kernel never loads: 364 runs -> 199 at gamma 1).
 
 A categorical draw pushed forward, not enumerated (the default, ``pushforward=True``): the tensor a
 ``torch.multinomial`` returns is followed by the same mode, element by element. Calls that only move
@@ -421,6 +429,15 @@ def trace(
             f"the breakpoints of {tracer.read_slots} of the {tracer.read_slots + tracer.bisected_slots} "
             "uniform draws traced (at their prefixes) were read exactly from their comparisons; the others "
             "were bisected, under the assumption above",
+        )
+    if tracer.unread_slots:
+        general = (
+            *general,
+            f"{tracer.unread_slots} uniform draws (at their prefixes) were read by no run of their law: handed to a "
+            "Triton kernel under the interpreter that loaded none of their bytes, with no torch call on them but the "
+            "interpreter's plumbing; each was given the law at its default, checked by runs at the bisection's probes "
+            "(a use neither the mode nor the interpreter's loads see, such as C++ reading the memory, is assumed "
+            "absent)",
         )
     if tracer.pushed_slots or tracer.push_refuted:
         general = (*general, _pushed_note(tracer.pushed_slots, tracer.push_refuted))

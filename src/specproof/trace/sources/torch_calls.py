@@ -23,6 +23,7 @@ from specproof.trace.core import (
 )
 from specproof.trace.sources.base import Patcher, Source
 from specproof.trace.sources import gumbel as _gumbel
+from specproof.trace.sources import triton_reads
 from specproof.trace.sources.torch_mode import _mark_raw, _taint, _track_draw
 
 
@@ -93,6 +94,7 @@ def _torch_patches() -> dict[str, Callable]:
         _taint(run, t, first)
         if out is None:  # an out= buffer may be read through views the mode never sees: bisect it
             _mark_raw(run, t, first)
+            triton_reads.watch(run, t, first)  # under Triton's interpreter: which of them a kernel loads
         return t
 
     def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
@@ -110,6 +112,7 @@ def _torch_patches() -> dict[str, Callable]:
             return t
         _taint(run, t, first)
         _mark_raw(run, t, first)
+        triton_reads.watch(run, t, first)
         return t
 
     def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):

@@ -8,6 +8,7 @@ from fractions import Fraction
 from typing import Any
 
 from specproof.trace.sources import gumbel as _gumbel
+from specproof.trace.sources import triton_reads as _triton_reads
 from specproof.trace.core import (
     UncontrolledRandomness,
     EXPONENTIAL_ZERO,
@@ -110,6 +111,7 @@ def _mark_output_opaque(run: _Run, out: Any, depth: int = 0) -> None:
         if depth <= 4 and id(out) in run.gumbel and run.gumbel[id(out)].draw.deferred:
             raise _gumbel.refuse(run.gumbel[id(out)], "the sampler's return value")
         run.make_opaque(out)
+        run.torch_used.update(run.taint.get(id(out), ()))  # returned: read by the key, outside the mode
 
 
 def _read_breakpoints(run: _Run, func: Any, args: tuple, kwargs: dict, raw: tuple[int, int], position: int) -> bool:
@@ -398,6 +400,8 @@ def _race_mode(run: _Run) -> Any:
     class _RaceMode(torch.overrides.TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
+            if run.kernel_memory:  # uniforms handed to a Triton kernel: a torch call on them other than plumbing
+                _triton_reads.used_by_torch(run, _fname(func), tensors_in((args, kwargs)))
             if run.lazy:
                 held = [t for t in tensors_in((args, kwargs)) if id(t) in run.lazy]
                 if held:

@@ -110,3 +110,6 @@ class TritonSource(Source):
         from specproof.trace.sources import triton_race
 
         triton_race.install(patcher)  # the exponential race inside a kernel (vLLM V1's recovered tokens)
+        from specproof.trace.sources import triton_reads
+
+        triton_reads.install(patcher)  # which uniforms a kernel loads (SGLang's unused last coin)
