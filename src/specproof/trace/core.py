@@ -163,6 +163,7 @@ class _Run:
         self.kernel_memory: list[tuple[int, int, int, int]] = []
         self.kernel_read: set[int] = set()
         self.torch_used: set[int] = set()
+        self.launching = 0  # nested Triton kernel launches under way (specproof.trace.sources.triton_reads)
 
     def make_dirty(self, slots: frozenset[int]) -> None:
         """The draws ``slots`` are used as values: their laws are enumerated, not pushed forward."""

@@ -397,11 +397,12 @@ class _Tracer:
                     for k, m in (self.law(prefix + (j,)) if pushed is None else {pushed[j]: 1}).items():
                         out[k] = out.get(k, Fraction(0)) + w * m
         else:
-            out = None
-            if self.read_thresholds and n in self._unread.get(prefix, ()):
-                out = self._unread_law(prefix, slots[n])
-            if out is None:
-                out = self._uniform_law(prefix, slots[n])
+            unread = (
+                self._unread_law(prefix, slots[n])
+                if self.read_thresholds and n in self._unread.get(prefix, ())
+                else None
+            )
+            out = unread if unread is not None else self._uniform_law(prefix, slots[n])
         self._laws[prefix] = out
         return out
 

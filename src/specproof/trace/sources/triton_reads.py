@@ -141,7 +141,7 @@ def _launching(original: Any) -> Any:
         active = _ACTIVE[-1] if _ACTIVE else None
         if active is None:
             return original(self, *args, **kwargs)
-        before = active.__dict__.get("launching", 0)
+        before = active.launching
         active.launching = before + 1
         try:
             return original(self, *args, **kwargs)
