@@ -8,6 +8,7 @@ on every machine; ``benchmarks/bench_checker.py`` measures how long checks take.
 
 import base64
 import copy
+import importlib.util
 import json
 import os
 import random
@@ -332,6 +333,8 @@ def _derived_documents():
         ("float32", "log", "numpy"),
         ("float64", "exp", "torch"),
     ):
+        if importlib.util.find_spec(library) is None:  # the law of a library's own sum or exp needs it (no torch in
+            continue  # CI's oldest-dependency run)
         law = position_law(p, q, _member(dtype, test, library).rule)
         docs[f"{dtype}-{test}-{library}"] = (
             build_outcome_certificate(law.tree, name="m", statement="s"),
