@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from specproof.cli._common import _print_json, _say
 
-_print_check_json = _print_json
-
 
 def refuse_record(path: str, doc: dict, as_json: bool = False) -> int:
     """``specproof check`` on a proof record: exit 1 with why it is not checked and how to re-check it.
@@ -21,7 +19,7 @@ def refuse_record(path: str, doc: dict, as_json: bool = False) -> int:
         "(it re-runs the SymPy proof and compares)"
     )
     if as_json:
-        _print_check_json(
+        _print_json(
             {
                 "command": "check",
                 "file": path,
@@ -115,7 +113,7 @@ def _check_record(path: str, doc: dict, as_json: bool = False) -> int:
             ),
         )
     if as_json:
-        _print_check_json(
+        _print_json(
             {
                 "command": "check",
                 "file": path,
