@@ -117,17 +117,6 @@ def _reference_of(facts: dict[str, Any]) -> str:
     return "p"
 
 
-def _is_lossless(facts: dict[str, Any]) -> bool:
-    """Whether a valid certificate's recomputed law is its reference's (every kind): the kernel's."""
-    return checker.lossless(facts)
-
-
-def _gate(verdict: checker.Verdict, binding: dict[str, Any] | None) -> list[str]:
-    """Why a valid document does not certify that a verifier's law is exactly p ([] if it does): the kernel's
-    :func:`specproof.checker.gate`."""
-    return checker.gate(verdict.facts, binding)
-
-
 def _tv_of(facts: dict[str, Any]) -> Fraction:
     if facts["schema"] == checker.BLOCK_SCHEMA:
         return facts["stream_tv"]
@@ -160,7 +149,9 @@ def run(args: argparse.Namespace) -> int:
     lossless = [bool(f["claims"]["lossless"]) for f in trees]
     tvs = [_tv_of(f) for f in trees]
     stated = [s for f in trees for s in f.get("stated", [])]
-    failures = _gate(verdict, binding if args.target is not None else None) if verdict.valid else ["not valid"]
+    failures = (
+        checker.gate(verdict.facts, binding if args.target is not None else None) if verdict.valid else ["not valid"]
+    )
     if args.require_lossless and failures:
         code = 1
     file = args.certificate
