@@ -370,7 +370,6 @@ def _sum_or_constant_paths(doc):
 
 @pytest.mark.parametrize("kind", sorted(DERIVED))
 def test_a_forged_sum_or_constant_never_flips_a_verdict(kind):
-    from specproof.cli.check import _gate
 
     doc, truth = DERIVED[kind]
     original = checker.check(doc)
@@ -402,9 +401,11 @@ def test_a_forged_sum_or_constant_never_flips_a_verdict(kind):
         assert verdict.facts[0]["stated"] and verdict.facts[0]["stated"] != stated or law is None, json.dumps(mutant)[
             :300
         ]
-        assert _gate(verdict, None), json.dumps(mutant)[:300]
+        assert checker.gate(verdict.facts, None), json.dumps(mutant)[:300]
     if stated:  # a stated value is never evidence: the genuine document fails the gate too, and says why
-        assert any("stated" in reason for reason in _gate(original, None)), _gate(original, None)
+        assert any("stated" in reason for reason in checker.gate(original.facts, None)), checker.gate(
+            original.facts, None
+        )
 
 
 def test_a_consistent_forgery_of_a_stated_sum_is_named_and_fails_the_gate():
@@ -414,7 +415,6 @@ def test_a_consistent_forgery_of_a_stated_sum_is_named_and_fails_the_gate():
     S' only as a named stated value: every such document fails --require-lossless's gate."""
     from test_checker_derived import P16, Q16, _divided, _law as derived_law, _textbook
 
-    from specproof.cli.check import _gate
     from specproof.laws.floats import FORMATS
 
     w = [max(a - b, Fraction(0)) for a, b in zip(P16, Q16)]
@@ -439,6 +439,6 @@ def test_a_consistent_forgery_of_a_stated_sum_is_named_and_fails_the_gate():
         facts = verdict.facts[0]
         assert [Fraction(x.num, x.den) for x in facts["law"]] == law  # the kernel computes with S', exactly
         assert any("sum" in item for item in facts["stated"]), facts["stated"]
-        assert _gate(verdict, None)
+        assert checker.gate(verdict.facts, None)
         lossless_seen |= law == P16
     assert lossless_seen  # S' = 1/4 does give the law p: only the gate stands between it and a false LOSSLESS
