@@ -225,6 +225,7 @@ def test_a_binary_rows_files_dtype_is_the_default_and_a_missing_generator_is_nam
     assert "missing 1 required positional argument: 'rng'" in err and "--numpy-rng NAME" in err
 
 
+@pytest.mark.slow  # the search itself is in the default run: tests/test_testing.py, tests/test_faults_2026.py
 def test_search_finds_the_smallest_lossy_input(files, capsys):
     assert main(["trace", "python", "samplers:drafted_only", "--search"]) == 1
     text = capsys.readouterr().out

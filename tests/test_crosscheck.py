@@ -76,6 +76,7 @@ def test_progress_callback_and_bad_n():
         cc.crosscheck(0)
 
 
+@pytest.mark.slow  # CI's main-job step also runs the command itself
 def test_crosscheck_ten_thousand_pairs():
     # the acceptance run: `specproof crosscheck --pairs 10000 --seed 0`
     report = cc.crosscheck(10_000, seed=0)
