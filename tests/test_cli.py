@@ -706,3 +706,22 @@ def test_error_messages_escape_terminal_controls(capsys):
     assert main(["audit", "--target", "/nonexistent\x1b[2K\rLOSSLESS.json", "--draft", "q.json"]) == 2
     err = capsys.readouterr().err
     assert "\x1b" not in err and "\r" not in err and "\\x1b" in err
+
+
+def test_prove_one_draft_row_with_n_target_rows_says_it_was_used_for_every_row(tmp_path, capsys):
+    # a new user's trap (issue 34): one draft row with 3 target rows was paired with each of them silently (the
+    # docs promise it: "a one-row file pairs with every row"); the result now says so, in text and in --json
+    (tmp_path / "p.json").write_text("[[0.5, 0.3, 0.2], [0.2, 0.3, 0.5], [0.1, 0.1, 0.8]]")
+    (tmp_path / "q.json").write_text("[0.4, 0.4, 0.2]")
+    assert _prove(tmp_path, tmp_path / "p.json", tmp_path / "q.json") == 0
+    out = capsys.readouterr().out
+    assert (
+        "  the one draft row was used for every one of the 3 target rows (3 pairs); for a different draft row in "
+        "each pair, give --draft 3 rows ([3, V])\n" in out
+    )
+    assert _prove(tmp_path, tmp_path / "q.json", tmp_path / "p.json", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["pairing"].startswith(
+        "the one target row was used for every one of the 3 draft rows"
+    )
+    assert _prove(tmp_path, tmp_path / "p.json", tmp_path / "p.json", "--json") == 0  # row i with row i: no line
+    assert "pairing" not in json.loads(capsys.readouterr().out)

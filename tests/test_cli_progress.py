@@ -34,3 +34,22 @@ def test_every_subcommand_takes_quiet(capsys):
     for name in COMMANDS:
         sub = parser._subparsers._group_actions[0].choices[name]
         assert any("--quiet" in a.option_strings for a in sub._actions), name
+
+
+def test_prove_bar_ends_at_100_percent_or_is_never_drawn(tmp_path, capsys, monkeypatch):
+    # a new user's trap (issue 34): `prove --target --draft` left "checking: 33%" (and "transcript: 67%", with no
+    # newline) on standard error: set_description redrew the bar before its delay, and close never finished it
+    from specproof.cli import _common
+
+    (tmp_path / "p.json").write_text("[0.5, 0.3, 0.2]")
+    (tmp_path / "q.json").write_text("[0.4, 0.4, 0.2]")
+    argv = ["prove", "--target", str(tmp_path / "p.json"), "--draft", str(tmp_path / "q.json"), "--out", str(tmp_path)]
+    assert main(argv) == 0  # ends within DELAY (2 s): no bar at all
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(_common, "DELAY", 0)  # shown from the start
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert err.endswith("\n") and "3/3 [" in err.splitlines()[-1].split("\r")[-1]  # the last state drawn is 100%
+    assert err.splitlines()[-1].split("\r")[-1].startswith("transcript: 100%")
+    assert main([*argv, "--quiet"]) == 0
+    assert capsys.readouterr().err == ""

@@ -380,3 +380,19 @@ def test_a_gross_fault_names_no_nearest_member_unless_asked(files, capsys):
     near = _json(capsys)
     assert near["verdict"] == "lossy" and near["tv"] == out["tv"] and "gross" not in near["arithmetic"]
     assert near["tv_from_float_ideal"] != "0/1"
+
+
+def test_a_stack_of_target_rows_with_one_draft_row_is_refused_naming_both_shapes(files, capsys):
+    # a new user's trap (issue 34): [3, V] target rows with a [V] draft row reached the sampler, which raised
+    # inside its own code ("Boolean value of Tensor with more than one value is ambiguous")
+    assert main(["trace", "python", "samplers:verify", "--target", "P.json", "--draft", "q.json"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "the target is a stack of 3 rows, shape [3, 3] (a block: gamma = 2 inferred), but the draft is one row, " in err
+    )
+    assert "shape [3]; a block needs one draft row per drafted position, shape [gamma, V] = [2, 3]" in err
+    assert "sampler raised" not in err
+    assert main(["trace", "python", "samplers:chain", "--target", "p.json", "--draft", "Q.json"]) == 2
+    assert (
+        "the target is one row, shape [3] (one position), but the draft is a stack of 2 rows" in capsys.readouterr().err
+    )

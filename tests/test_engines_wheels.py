@@ -1,6 +1,6 @@
 """The engines' own verifiers, loaded from their published wheels and traced (issue 33, item 5): one test per harness
 of examples/engines/, asserting its verdict and exact TV on the rows it uses. Slow (downloads: vllm 0.33 and 0.34
-about 550 MB together, once, into $SPECPROOF_ENGINE_CACHE or <tmp>/specproof-engines); each test skips with the
+about 575 MB together, once, into $SPECPROOF_ENGINE_CACHE or <tmp>/specproof-engines); each test skips with the
 reason where its wheel cannot be downloaded or its runtime (triton, mlx: the engines extra) is missing.
 
 The rows are float32 rows that the engine's softmax of ``log p`` maps to themselves, so their values (and the exact

@@ -258,3 +258,37 @@ def test_emitted_law_keeps_its_old_names_with_a_warning():
         assert value is getattr(law, new)
     with pytest.raises(AttributeError):
         law.accepted = 4
+
+
+@pytest.mark.parametrize(
+    "entry, given, kind",
+    [
+        ("nan", "the string 'nan'", "not a number (NaN)"),
+        (float("nan"), "the float nan", "not a number (NaN)"),
+        (np.float32("nan"), f"the float {np.float32('nan')!r}", "not a number (NaN)"),  # NumPy's repr
+        ("-Infinity", "the string '-Infinity'", "infinite"),
+        (float("inf"), "the float inf", "infinite"),
+    ],
+)
+def test_a_nan_or_inf_entry_says_it_is_no_probability_and_what_to_do(entry, given, kind):
+    # a new user's trap (issue 34): 'nan' was refused as a decimal string with the advice to pass
+    # fractions.Fraction('nan') (which raises) or from_floats (which refuses NaN too), a float NaN as "not exact"
+    with pytest.raises(InvalidDistribution) as refused:
+        exact.emitted_distribution([entry, "1/2", "1/2"], ["1/3", "1/3", "1/3"])
+    assert not isinstance(refused.value, FloatNotExact)  # exactness is not what is wrong with it
+    assert str(refused.value).startswith(f"p[0] is {given}, {kind}: no probability, exact or float")
+    assert "fix the row where it is computed, then pass its values as fractions.Fraction or 'n/d' strings" in str(
+        refused.value
+    )
+    assert "Fraction('nan')" not in str(refused.value)
+
+
+def test_a_float_refused_by_the_exact_path_names_the_float_path_too():
+    # the reverse of the float path's advice (Fractions and strings: use specproof.exact): a float row here
+    # is not exact; its float law is the float path's
+    with pytest.raises(FloatNotExact, match=r"from_floats\(values\) .*; for the float law of float rows, use the "):
+        exact.emitted_distribution([0.5, 0.5], ["1/2", "1/2"])
+    with pytest.raises(FloatNotExact, match=r"use the float path, specproof\.emitted_distribution$"):
+        exact.emitted_distribution(np.array([0.5, 0.5]), ["1/2", "1/2"])
+    with pytest.raises(FloatNotExact, match=r"'1e400', a decimal"):  # finite, however large: a decimal, not inf
+        exact.emitted_distribution(["1e400", "0"], ["0", "1"])

@@ -686,3 +686,49 @@ def test_a_row_off_from_one_by_more_than_rounding_is_named_as_renormalized():
     assert len(named) == 1 and named[0].startswith("the target row sums to 0.9999000356, not 1 (off by 0.0001,")
     assert "caveat: the target row sums to 0.9999000356" in str(off)
     assert not any("renormalized" in c for c in compare(textbook, torch.tensor([0.6, 0.3, 0.1]), q).caveats)
+
+
+def test_a_stack_of_rows_against_one_row_is_refused_naming_both_shapes_before_the_sampler_runs():
+    # a new user's trap (issue 34): a [2, V] target with a [V] draft reached the sampler, which failed inside
+    # its own code, or (indexing row 0 of the target) ran and was judged on a block of gamma = 1 it never drew
+    ran = []
+
+    def sampler(p, q):
+        ran.append((tuple(p.shape), tuple(q.shape)))
+        return textbook(p[0] if p.dim() > 1 else p, q[0] if q.dim() > 1 else q)
+
+    two = torch.tensor([[0.5, 0.25, 0.25, 0.0], [0.25, 0.25, 0.25, 0.25]])
+    with pytest.raises(InvalidDistribution, match=r"target is a stack of 2 rows, shape \[2, 4\].*draft is one row, "):
+        compare(sampler, two, Q)
+    with pytest.raises(InvalidDistribution, match=r"shape \[4\]; a block needs .* shape \[gamma, V\] = \[1, 4\]"):
+        assert_lossless(sampler, two, Q)
+    with pytest.raises(InvalidDistribution, match=r"target is one row, shape \[4\] .* draft is a stack of 2 rows"):
+        compare(sampler, P, two)
+    with pytest.raises(InvalidDistribution, match=r"shape \[2, 3\] \(a block: gamma = 1 inferred\)"):
+        compare(sampler, [[0.5, 0.25, 0.25], [0.5, 0.25, 0.25]], [0.25, 0.25, 0.5])  # lists: the same shapes
+    assert ran == []
+    # one draft row as a stack, [1, V]: a block of gamma = 1, traced
+    assert compare(lambda p, q: (textbook(p[0], q[0]),), two, Q[None, :]).gamma == 1
+
+
+def test_lists_given_to_a_torch_sampler_are_named_not_left_to_its_error():
+    # a new user's trap (issue 34): compare passes rows to the sampler as given (as trace does), so Python lists
+    # reached a torch sampler, which raised "'list' object has no attribute 'dim'" with no word about the lists
+    from specproof.trace.tracer import SamplerRaised
+
+    with pytest.raises(SamplerRaised, match=r"'list' object .*: the target and the draft were given as Python lists"):
+        compare(textbook, [0.6, 0.3, 0.1], [0.2, 0.5, 0.3])
+    with pytest.raises(
+        SamplerRaised, match=r"the target was given as a Python list, .* pass torch\.tensor\(rows, dtype"
+    ):
+        assert_lossless(textbook, [0.6, 0.3, 0.1], torch.tensor([0.2, 0.5, 0.3]))
+
+    def plain_python(p, q):  # a sampler in pure Python takes lists as they are: traced, never refused
+        import random
+
+        x = random.choices(range(len(q)), weights=q)[0]
+        if random.random() < p[x] / q[x]:
+            return x
+        return random.choices(range(len(p)), weights=[max(a - b, 0) for a, b in zip(p, q)])[0]
+
+    assert compare(plain_python, [0.5, 0.5], [0.5, 0.5]).verdict == "lossless"

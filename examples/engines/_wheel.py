@@ -1,8 +1,9 @@
 """The shared loader of the engine harnesses: an engine's own files from its published wheel.
 
 ``wheel_files(name, version, prefixes)`` downloads ``NAME==VERSION`` with ``pip download --no-deps``
-into a cache directory (``$SPECPROOF_ENGINE_CACHE``, else ``<tmp>/specproof-engines``), unpacks the
-members under ``prefixes`` and returns the unpacked root. No engine code is committed to specproof;
+into a cache directory (``$SPECPROOF_ENGINE_CACHE``, else ``<tmp>/specproof-engines``; one line on standard
+error first, with the wheel's size, since vLLM's takes minutes), unpacks the members under ``prefixes`` and
+returns the unpacked root. No engine code is committed to specproof;
 the harnesses load it from there at run time.
 
 ``load_file(module_name, path)`` executes one of those files as module ``module_name``;
@@ -39,32 +40,51 @@ def cache_dir() -> Path:
     return Path(os.environ.get("SPECPROOF_ENGINE_CACHE") or Path(tempfile.gettempdir()) / "specproof-engines")
 
 
+#: Each harness's wheel, in MB (10^6 bytes; pip shows sizes so), measured on the files ``pip download`` gave on
+#: Linux x86-64, December 2026: said before a download, which can take minutes.
+WHEEL_MB = {
+    ("vllm", "0.33.0"): 336,
+    ("vllm", "0.34.0"): 239,
+    ("sglang", "0.5.23"): 39,
+    ("mlx-lm", "0.32.2"): 0.5,
+    ("eagle-llm", "1.2.1"): 0.2,
+}
+
+
 def wheel_files(name: str, version: str, prefixes: Iterable[str]) -> Path:
     """Download ``name==version`` (no dependencies) and unpack its members under ``prefixes``.
 
-    Returns the directory the members were unpacked into (the wheel's root layout). Raises
-    :class:`WheelUnavailable` with pip's last line when the download fails (no network, no such
-    version)."""
+    Parameters
+    ----------
+    name, version : str
+        The distribution and its version, as ``pip download name==version`` takes them.
+    prefixes : iterable of str
+        The wheel's members to unpack: those whose path starts with one of these.
+
+    Returns
+    -------
+    pathlib.Path
+        The directory the members were unpacked into (the wheel's root layout).
+
+    Raises
+    ------
+    WheelUnavailable
+        The download failed (no network, no such version: pip's last line), or the wheel has no member
+        under ``prefixes``.
+
+    Notes
+    -----
+    Before a download (no wheel in the cache), one line on standard error names the wheel and its size
+    (:data:`WHEEL_MB`): vLLM's takes minutes. A cached wheel prints nothing.
+    """
     where = cache_dir() / f"{name}=={version}"
     where.mkdir(parents=True, exist_ok=True)
     wheels = sorted(where.glob("*.whl"))
     if not wheels:
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--no-deps",
-                "--quiet",
-                "--disable-pip-version-check",
-                "-d",
-                str(where),
-                f"{name}=={version}",
-            ],
-            capture_output=True,
-            text=True,
-        )
+        mb = WHEEL_MB.get((name, version))
+        size = f"about {mb:g} MB" if mb is not None else "size not measured"
+        print(f"downloading {name}=={version} wheel ({size}) into {where} ...", file=sys.stderr, flush=True)
+        done = download(name, version, where)
         wheels = sorted(where.glob("*.whl"))
         if done.returncode != 0 or not wheels:
             lines = (done.stderr or done.stdout).strip().splitlines() or ["no wheel"]
@@ -79,6 +99,39 @@ def wheel_files(name: str, version: str, prefixes: Iterable[str]) -> Path:
     if not members:
         raise WheelUnavailable(f"{wheels[0].name} has no file under {', '.join(prefixes)}")
     return root
+
+
+def download(name: str, version: str, where: Path) -> subprocess.CompletedProcess:
+    """``pip download --no-deps name==version`` into ``where``.
+
+    Parameters
+    ----------
+    name, version : str
+        The distribution and its version.
+    where : pathlib.Path
+        The directory the wheel is written to.
+
+    Returns
+    -------
+    subprocess.CompletedProcess
+        pip's run, quiet, its output captured (:func:`wheel_files` names its last line on failure).
+    """
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-d",
+            str(where),
+            f"{name}=={version}",
+        ],
+        capture_output=True,
+        text=True,
+    )
 
 
 def load_file(module_name: str, path: Path) -> types.ModuleType:

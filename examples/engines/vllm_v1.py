@@ -9,7 +9,7 @@ float32 softmax maps to themselves. vLLM draws the coin with ``torch.rand(dtype=
 recovered token by an exponential race (``q.exponential_()``, ``inv_q = q.reciprocal()``, then
 ``argmax(max(p - q, 0) * inv_q)`` inside ``sample_recovered_tokens_kernel``).
 
-Run: ``python examples/engines/vllm_v1.py`` (downloads vllm==0.33.0, about 320 MB, once).
+Run: ``python examples/engines/vllm_v1.py`` (downloads vllm==0.33.0, about 336 MB, once).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ pos)`` (a source specproof controls) and resamples by a Gumbel-max whose noise i
 (``np.random.randint`` when the user gives none). The request's seed is an argument of the traced
 step here, as a user-given ``SamplingParams.seed``; specproof replays runs with it changed.
 
-Run: ``python examples/engines/vllm_v2.py`` (downloads vllm==0.34.0, about 230 MB, once).
+Run: ``python examples/engines/vllm_v2.py`` (downloads vllm==0.34.0, about 239 MB, once).
 """
 
 from __future__ import annotations

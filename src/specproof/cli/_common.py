@@ -104,9 +104,24 @@ def _bar(**kwargs: Any) -> tqdm:
     closes, so a log never ends on a state the run went past."""
     from tqdm import tqdm
 
+    class _Bar(tqdm):
+        """tqdm whose forced redraws (``refresh``, ``set_description``) keep its ``delay`` and count as shown:
+        tqdm's own draw the bar before ``delay`` and leave ``last_print_t`` alone, so a command that ended
+        sooner left the state of its last redraw (``checking: 33%``) on standard error, neither finished nor
+        cleared, and ``close`` never drew the final state."""
+
+        def refresh(self, nolock: bool = False, lock_args: Any = None) -> Any:
+            start = getattr(self, "start_t", None)  # None: tqdm's first draw, in __init__ (delay <= 0)
+            if self.disable or (start is not None and self._time() < start + self.delay):
+                return None
+            shown = super().refresh(nolock=nolock, lock_args=lock_args)
+            if shown and start is not None:
+                self.last_print_t = self._time()
+            return shown
+
     tty = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
     kwargs.setdefault("leave", not tty)
-    return tqdm(file=sys.stderr, disable=QUIET, mininterval=0.1 if tty else 10.0, delay=DELAY, **kwargs)
+    return _Bar(file=sys.stderr, disable=QUIET, mininterval=0.1 if tty else 10.0, delay=DELAY, **kwargs)
 
 
 def _check_atol(atol: float | None) -> None:

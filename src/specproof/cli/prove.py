@@ -29,7 +29,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         + "; ".join(title for title, _ in theorems.THEOREMS.values())
         + "), write JSON certificates and Markdown transcripts into --out and print a summary. With --target and "
         "--draft: prove that pair (files: .json, .csv (one row or column), .npy, .safetensors, .pt, or text "
-        "with one value per line; an [N, V] array gives N pairs in one bundle; a vector with any decimal "
+        "with one value per line; an [N, V] array gives N pairs in one bundle, row i with row i, and a one-row file "
+        "pairs with every row of the other (said on the result); a vector with any decimal "
         "number is a float vector, made exact by the dyadic-renormalize policy, which the transcript "
         "records). Exit 0 iff everything is proved.",
     )
@@ -250,6 +251,7 @@ def run(args: argparse.Namespace) -> int:
     draft = load_distributions(args.draft, "q", atol=atol, atol_name="--atol")
     form = "full" if args.coq_file else _form(args.certificate, target, draft)
     pairs = _pairs(target, draft, form)
+    pairing = _one_row_for_all(len(target.vectors), len(draft.vectors))
     certs = []
     # one bar over the steps a person waits for at large V: build each, check each, render
     with _bar(total=2 * len(pairs) + 1, unit="step", desc="building") as bar:
@@ -300,6 +302,7 @@ def run(args: argparse.Namespace) -> int:
                 "certificate": str(json_path),
                 "transcript": str(md_path),
                 "checker": _verdict_json(verdict),
+                **({"pairing": pairing} if pairing else {}),
                 **({"coq": coq_result} if coq_result else {}),
                 "instances": [
                     {"name": c["name"], "alpha": c["totals"]["alpha"], "tv": c["totals"]["tv"], **c["claims"]}
@@ -316,6 +319,8 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"{args.name}: {'PROVED' if verdict.valid else 'NOT PROVED'} ({what}); {verdict.detail} ({form} certificate)"
         )
+        if pairing:
+            print(f"  {pairing}")
         print(f"  {json_path}\n  {md_path}")
         if coq_result:
             print(f"  {coq_result['file']}: {coq_result['summary']}")
@@ -357,6 +362,18 @@ def _coq_check(doc: Any, out: Path, name: str) -> dict[str, Any]:
 _BUNDLE_STATEMENT = (
     "For each row of the target file and the same row of the draft file (a single row pairs with every row): "
 )
+
+
+def _one_row_for_all(n: int, m: int) -> str | None:
+    """What a one-row file paired with an N-row file did (None when the rows pair one to one): the one row
+    was used for every row of the other file, as the docs state; said, so that it is not a silent broadcast."""
+    if n == m:
+        return None
+    one, other, many, flag = ("draft", "target", n, "--draft") if m == 1 else ("target", "draft", m, "--target")
+    return (
+        f"the one {one} row was used for every one of the {many} {other} rows ({many} pairs); for a different "
+        f"{one} row in each pair, give {flag} {many} rows ([{many}, V])"
+    )
 
 
 def _check_name(name: str) -> None:

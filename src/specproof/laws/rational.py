@@ -47,8 +47,20 @@ _RATIO = re.compile(r"\s*([+-]?[0-9]+)\s*(?:/\s*([0-9]+))?\s*")
 _FLOAT_HINT = (
     "floats are not exact; convert explicitly with specproof.laws.rational.from_floats(values) "
     "(exact dyadic value of each float, then exact renormalization) or pass "
-    "fractions.Fraction / 'n/d' strings"
+    "fractions.Fraction / 'n/d' strings; for the float law of float rows, use the float path, "
+    "specproof.emitted_distribution"
 )
+
+
+def _not_a_number(what: str, given: str, value: float) -> InvalidDistribution:
+    """The refusal of a NaN or infinite entry (a float or a string such as ``'nan'``): no probability at all,
+    so neither an exact value nor :func:`from_floats` can make one of it."""
+    kind = "not a number (NaN)" if math.isnan(value) else "infinite"
+    return InvalidDistribution(
+        f"{what} is {given}, {kind}: no probability, exact or float (from_floats and the float path refuse it "
+        "too); a NaN or inf entry comes from upstream (0/0, a softmax of all -inf or of inf logits): fix the row "
+        "where it is computed, then pass its values as fractions.Fraction or 'n/d' strings"
+    )
 
 
 def format_fraction(x: Fraction) -> str:
@@ -95,7 +107,8 @@ def to_fraction(value: Any, *, what: str = "value") -> Fraction:
         message names :func:`from_floats`, the explicit conversion.
     InvalidDistribution
         If ``value`` is not a rational number at all (a bool, a SymPy symbol, ``None``,
-        a malformed string, a zero denominator).
+        a malformed string, a zero denominator, a NaN or infinite float or string such as
+        ``'nan'``: the message says it is no probability and where such an entry comes from).
 
     Examples
     --------
@@ -121,6 +134,8 @@ def to_fraction(value: Any, *, what: str = "value") -> Fraction:
     if isinstance(value, numbers.Integral):
         return Fraction(int(value))
     if isinstance(value, (float, np.floating)):
+        if not math.isfinite(value):
+            raise _not_a_number(what, f"the float {value!r}", float(value))
         raise FloatNotExact(f"{what} is the float {value!r}: {_FLOAT_HINT}")
     if isinstance(value, str):
         return _ratio(value, what)
@@ -147,6 +162,8 @@ def _ratio(value: str, what: str) -> Fraction:
     match = _RATIO.fullmatch(value)
     if match is None:
         if _looks_like_float(value):
+            if value.strip().lstrip("+-").lower() in ("nan", "inf", "infinity"):  # not "1e400": a decimal
+                raise _not_a_number(what, f"the string {_clip(value)!r}", float(value))
             raise FloatNotExact(
                 f"{what} is the string {_clip(value)!r}, a decimal, not of the form 'n/d': whether you mean the exact "
                 f"decimal or the float it prints is yours to say: pass fractions.Fraction({_clip(value)!r}) (the exact "

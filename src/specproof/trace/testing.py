@@ -27,6 +27,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import math
 import dataclasses
 from dataclasses import dataclass
@@ -424,6 +425,37 @@ def _stack_length(rows: Any) -> int | None:
     return len(data) if data and isinstance(data[0], (list, tuple)) else None
 
 
+def _shape(rows: Any, n: int | None) -> list[int]:
+    """The shape of rows as the user gave them, ``[2, 3]`` or ``[3]`` (``n``: the stack's length, or None)."""
+    shape = getattr(rows, "shape", None)
+    if shape is not None:
+        return [int(k) for k in shape]
+    data = list(rows)
+    return [n, len(data[0])] if n is not None else [len(data)]
+
+
+def _check_stacks(target: Any, draft: Any, n_target: int | None, n_draft: int | None) -> None:
+    """Refuse, before the sampler runs, a stack of rows on one side and one row on the other (no gamma given):
+    a [gamma + 1, V] target with a [V] draft, or a [V] target with a [gamma, V] draft. The sampler would get
+    rows of two kinds (and fail inside its own code, or run and be judged on a block it did not draw)."""
+    if (n_target is None) == (n_draft is None) or (n_target is not None and n_target < 2):
+        return  # a stack of one target row is refused by its length, next
+    t, d = _shape(target, n_target), _shape(draft, n_draft)
+    if n_target is not None:
+        g = n_target - 1
+        raise InvalidDistribution(
+            f"the target is a stack of {n_target} rows, shape {t} (a block: gamma = {g} inferred), but the draft "
+            f"is one row, shape {d}; a block needs one draft row per drafted position, shape [gamma, V] = "
+            f"[{g}, {t[-1]}] (one draft row as a stack: [[...]]); for one position give one target row, shape "
+            f"[{t[-1]}]"
+        )
+    raise InvalidDistribution(
+        f"the target is one row, shape {t} (one position), but the draft is a stack of {n_draft} rows, shape {d}; "
+        f"a block of gamma = {n_draft} drafts needs gamma + 1 target rows, shape [{n_draft + 1}, {d[-1]}]; for "
+        f"one position give one draft row, shape [{d[-1]}]"
+    )
+
+
 def _gamma_of(target: Any, gamma: int | None, draft: Any = None) -> int | None:
     """The block's gamma: as given, or from a [gamma + 1, V] target; the stacks must fit it."""
     if gamma is not None and (isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1):
@@ -439,6 +471,8 @@ def _gamma_of(target: Any, gamma: int | None, draft: Any = None) -> int | None:
             f"gamma = {gamma} asks for a block of {gamma} drafts, which needs {gamma} draft rows "
             "([gamma, V]) or a callable prefix -> row; got one row [V]"
         )
+    if gamma is None and draft is not None and not callable(draft) and not callable(target):
+        _check_stacks(target, draft, n_target, n_draft)
     if n_target is not None:
         if n_target < 2:
             raise InvalidOption(f"a stack of target rows needs gamma + 1 >= 2 rows, got {n_target}")
@@ -485,9 +519,12 @@ def compare(
         The target's rows as the sampler gets them; their exact values divided by their exact
         sum are the target's law. Row i of a stack is the target after i tokens; a callable gives
         the row after each prefix (a context-dependent target: a position-offset fault then
-        shows). Passed to the sampler as is.
+        shows). Passed to the sampler as is, as :func:`~specproof.trace.tracer.trace` passes its arguments
+        (Python lists stay lists, as code in pure Python wants them; a torch sampler needs tensors).
     draft : the same forms ([gamma, V] for a stack), or None
-        Passed to the sampler as is; the float-ideal family is computed from it (None: not).
+        Passed to the sampler as is; the float-ideal family is computed from it (None: not). A stack on one
+        side needs a stack on the other: a [gamma + 1, V] target with a [V] draft (or a [V] target with a
+        [gamma, V] draft) is refused before the sampler runs.
     gamma : int, optional
         The number of drafts of a block; inferred from a [gamma + 1, V] target, needed with a
         callable target for a block (None: one position).
@@ -538,9 +575,10 @@ def compare(
     ------
     SpecProofError
         The tracer's errors (unmodelled randomness, too many runs, a sampler that raised) and bad
-        rows (InvalidDistribution: a row whose sum is off from 1 by more than float rounding, or target and
-        draft rows of different sizes);
-        never for a law that differs.
+        rows (InvalidDistribution: a row whose sum is off from 1 by more than float rounding, target and
+        draft rows of different sizes, or a stack of rows against one row, both shapes named);
+        never for a law that differs. A sampler that raised on rows given as Python lists, using them as
+        tensors or arrays (SamplerRaised), is told that the lists reached it as given and how to pass tensors.
     ReferenceRaised
         A callable ``reference`` raised (it is named as the reference, not as ``sampler``).
 
@@ -579,12 +617,15 @@ def compare(
     row_caveats: list[str] = []
     if reference is None:  # judged against the target's law: the rows must be probability rows
         row_caveats = _check_sums(target, draft)
+    bar = None
     if progress is True:
         import sys
 
         from tqdm import tqdm
 
-        with tqdm(unit="run", file=sys.stderr, disable=None, desc="tracing") as bar:
+        bar = tqdm(unit="run", file=sys.stderr, disable=None, desc="tracing")
+    try:
+        with bar if bar is not None else contextlib.nullcontext():
             traced = trace(
                 sampler,
                 (target, draft),
@@ -593,25 +634,13 @@ def compare(
                 max_runs=max_runs,
                 check_pieces=check_pieces,
                 exponential_zeros=exponential_zeros,
-                progress=bar.update,
+                progress=bar.update if bar is not None else progress or None,
                 read_thresholds=read_thresholds,
                 pushforward=pushforward,
                 max_seconds=max_seconds,
             )
-    else:
-        traced = trace(
-            sampler,
-            (target, draft),
-            numpy_rng=numpy_rng,
-            key=key,
-            max_runs=max_runs,
-            check_pieces=check_pieces,
-            exponential_zeros=exponential_zeros,
-            progress=progress or None,
-            read_thresholds=read_thresholds,
-            pushforward=pushforward,
-            max_seconds=max_seconds,
-        )
+    except SamplerRaised as exc:
+        raise _on_lists(exc, target, draft) from exc.__cause__
     if gamma is not None:
         single = next((o for o in traced.law if not isinstance(o, tuple)), None)
         if single is not None:
@@ -690,6 +719,29 @@ def compare(
             ),
         )
     return result
+
+
+def _on_lists(exc: SamplerRaised, target: Any, draft: Any) -> SamplerRaised:
+    """``exc``, said plainly where the sampler raised on rows given as Python lists that it used as tensors or
+    arrays: :func:`compare` passes the rows to the sampler as given (as :func:`~specproof.trace.tracer.trace`
+    does, and as a sampler in pure Python wants them), so the user's lists reached code that wanted tensors."""
+    cause = exc.__cause__
+    lists = [what for what, rows in (("target", target), ("draft", draft)) if isinstance(rows, (list, tuple))]
+    if not lists or not isinstance(cause, (TypeError, AttributeError)):
+        return exc
+    if not any(f"'{kind}'" in str(cause) or f"not {kind}" in str(cause) for kind in ("list", "tuple")):
+        return exc
+    given = (
+        "the target and the draft were given as Python lists"
+        if len(lists) > 1
+        else f"the {lists[0]} was given as a Python list"
+    )
+    return SamplerRaised(
+        f"{exc}: {given}, and compare passes rows to the sampler as given (as "
+        "specproof.trace.trace does); this sampler uses them as tensors or arrays: pass torch.tensor(rows, "
+        "dtype=torch.float32) (the dtype your engine uses; torch.float64 keeps a Python float's value) or "
+        "numpy.asarray(rows)"
+    )
 
 
 #: The largest V at which :func:`compare` counts, by default, the other members giving a float-faithful law.
