@@ -53,3 +53,24 @@ def test_prove_bar_ends_at_100_percent_or_is_never_drawn(tmp_path, capsys, monke
     assert err.splitlines()[-1].split("\r")[-1].startswith("transcript: 100%")
     assert main([*argv, "--quiet"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_a_bar_is_made_only_after_the_delay_and_starts_from_the_count(monkeypatch, capsys):
+    # tqdm is imported and drawn only once DELAY has passed: a command that ends sooner never pays for it
+    from specproof.cli import _common
+
+    now = [100.0]
+    monkeypatch.setattr("time.monotonic", lambda: now[0])
+    monkeypatch.setattr(_common, "QUIET", False)  # as main sets it without --quiet
+    bar = _common._bar(total=5, desc="checking", unit="certificate")
+    bar.update(2)
+    bar.set_description("still checking")
+    assert bar._shown is None and bar.n == 2 and capsys.readouterr().err == ""
+    now[0] += _common.DELAY
+    bar.update(1)  # the bar is made now, at 3 of 5, with the description given before it was
+    assert bar._shown is not None and bar._shown.n == 3
+    bar.update(2)
+    bar.close()
+    last = capsys.readouterr().err.splitlines()[-1].split("\r")[-1]
+    assert last.startswith("still checking: 100%") and "5/5 [" in last
+    assert list(_common._bar(iterable=[7, 8])) == [7, 8]

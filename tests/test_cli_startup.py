@@ -32,13 +32,14 @@ def test_version_and_help_import_no_subcommand():
 
 
 def test_check_of_a_certificate_imports_no_numpy_sympy_or_jinja(tmp_path):
-    # the checker is standard library only, and check's start follows it (issue 34: CPU before any work)
+    # the checker is standard library only, and check's start follows it (issue 34: CPU before any work); tqdm is
+    # imported only when a bar is drawn, after 2 s
     from pathlib import Path
 
     cert = Path(__file__).resolve().parents[1] / "proofs" / "transcripts" / "alpha_tv.json"
     code = (
         f"import sys; from specproof.cli import main; code = main(['check', {str(cert)!r}, '-q']); "
-        "print(code, sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'sympy', 'torch', 'jinja2'}))"
+        "print(code, sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'sympy', 'torch', 'jinja2', 'tqdm'}))"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.strip().splitlines()[-1] == "0 []"
