@@ -177,6 +177,29 @@ def test_every_float_member_is_computed_by_torch_code(member):
         _agree(torch_verifier(member.rule), member.rule, p, q)
 
 
+def test_member_laws_are_kept_by_rows_and_format_and_read_again_equal(monkeypatch):
+    from specproof.rules import faithful
+
+    member = next(m for m in FAMILY if m.rule.arithmetic.dtype == "float32")
+    p, q = torch.tensor([0.6, 0.3, 0.1]), torch.tensor([0.2, 0.5, 0.3])
+    faithful._CACHE.clear()
+    first = member_law(member, p, q)
+    assert len(faithful._CACHE) == 1
+    first[0] = F(7)  # the caller's copy: the kept law is not changed through it
+    assert member_law(member, p.clone(), q.clone()) == faithful._member_law(member, p, q, None) != first
+    assert len(faithful._CACHE) == 1  # read again: equal rows, equal format
+    # another format, another value, a list of the same floats, a stack at gamma 1: each its own law
+    member_law(member, p.double(), q.double())
+    member_law(member, torch.tensor([0.6, 0.3, 0.1 + 2**-20]), q)
+    member_law(member, [0.6, 0.3, 0.1], [0.2, 0.5, 0.3])
+    member_law(member, p.expand(2, 3), q.expand(1, 3), 1)
+    assert len(faithful._CACHE) == 5
+    member_law(member, lambda s: p, lambda s: q)  # rows as callables are not kept
+    monkeypatch.setattr(faithful, "_CACHED_ENTRIES", 5)
+    member_law(member, p, q)  # nor rows past the entries kept (here 5: p and q hold 6)
+    assert len(faithful._CACHE) == 5
+
+
 def test_member_law_reads_the_rows_as_given():
     member = FLOAT_MEMBERS[0]
     p, q = _rows("float32", 1, 1)[0]

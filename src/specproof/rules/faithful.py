@@ -259,9 +259,59 @@ def target_law(target: Any, prefix: Prefix = ()) -> tuple[Fraction, ...]:
     return tuple(x / total for x in row)
 
 
+#: Member laws already computed, by (rule, the rows' exact key, gamma): a judge compares a law with each of the
+#: family's members, and a process that judges the same rows again (``compare`` then ``assert_lossless``, the floor's
+#: re-trace, a test suite) reads them here. Only rows given as values (tensors, arrays, lists; not callables) of at
+#: most ``_CACHED_ENTRIES`` entries are kept, the least recently used first out past ``_CACHE_SIZE`` laws.
+_CACHE: dict[tuple, dict[Any, Fraction]] = {}
+_CACHE_SIZE = 4096
+_CACHED_ENTRIES = 4096
+
+
+def _rows_key(rows: Any, budget: list[int]) -> Any:
+    """A key equal for two row arguments exactly when their entries, types and formats are (None: not kept):
+    a tensor or array by its dtype, shape and bytes; a list or tuple by each entry's type and value."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(rows, torch.Tensor):
+        rows = rows.detach().cpu()
+        budget[0] -= rows.numel()
+        if budget[0] < 0 or rows.is_complex():
+            return None
+        return (
+            "tensor",
+            str(rows.dtype),
+            tuple(rows.shape),
+            rows.contiguous().view(-1).view(torch.uint8).numpy().tobytes(),
+        )
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(rows, np.ndarray):
+        budget[0] -= rows.size
+        if budget[0] < 0 or rows.dtype.kind not in "biuf":
+            return None
+        return ("ndarray", rows.dtype.str, rows.shape, np.ascontiguousarray(rows).tobytes())
+    if isinstance(rows, (list, tuple)):
+        out = []
+        for x in rows:
+            if isinstance(x, (list, tuple)) or (torch is not None and isinstance(x, torch.Tensor)):
+                k = _rows_key(x, budget)
+            elif type(x) in (int, float, bool, str, Fraction):
+                budget[0] -= 1
+                k = (type(x).__name__, x)
+            else:
+                return None
+            if k is None or budget[0] < 0:
+                return None
+            out.append(k)
+        return (type(rows).__name__, tuple(out))
+    return None
+
+
 def member_law(member: Member, target: Any, draft: Any, gamma: int | None = None) -> dict[Any, Fraction]:
     """The exact law of ``member`` on these rows: over token ids (one position, ``gamma`` None)
-    or over emitted blocks (tuples of 1 to gamma + 1 ids).
+    or over emitted blocks (tuples of 1 to gamma + 1 ids). Laws on rows given as values are kept
+    (:data:`_CACHE`) and read again for the same rule, rows and gamma.
 
     Parameters
     ----------
@@ -280,6 +330,23 @@ def member_law(member: Member, target: Any, draft: Any, gamma: int | None = None
     ResidualUndefined
         The member rejects with an empty residual (a coin on (0, 1] at ``p == q``).
     """
+    budget = [_CACHED_ENTRIES]
+    kt = _rows_key(target, budget)
+    kd = None if kt is None else _rows_key(draft, budget)
+    key = None if kd is None else (member.rule, kt, kd, gamma)
+    if key is not None and key in _CACHE:
+        law = _CACHE.pop(key)
+        _CACHE[key] = law  # the most recently used last
+        return dict(law)
+    law = _member_law(member, target, draft, gamma)
+    if key is not None:
+        _CACHE[key] = dict(law)
+        if len(_CACHE) > _CACHE_SIZE:
+            del _CACHE[next(iter(_CACHE))]
+    return law
+
+
+def _member_law(member: Member, target: Any, draft: Any, gamma: int | None) -> dict[Any, Fraction]:
     from specproof.rules.audit import block_law, position_law
 
     rule = member.rule
