@@ -95,6 +95,8 @@ class _Builder(Builder):
     """Collects named rows with recipes and builds nodes whose branch probabilities come from
     their primitives (a branch of probability 0 is left out, its child never built)."""
 
+    rows: Rows  # a Rows, which remembers each row's argmax and cumulative sums
+
     def __init__(self, v: int):
         self.v = v
         self.rows = Rows()
