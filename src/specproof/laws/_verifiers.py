@@ -16,6 +16,7 @@ from specproof.laws.outcome import (
     Draw,
     Leaf,
     Node,
+    Out,
     OutcomeTree,
     Rows,
 )
@@ -111,10 +112,10 @@ class _Builder(Builder):
             self.derivations[name] = why
         return name
 
-    def draw_all(self, label: str, row: str, accepted: bool = False) -> Node:
+    def draw_all(self, label: str, row: str, accepted: bool = False) -> Node[int]:
         return self.node(label, [self.branch(Draw(row, y), Leaf(y, accepted)) for y in range(self.v)])
 
-    def tree(self, root) -> OutcomeTree:
+    def tree(self, root: Node[Out] | Leaf[Out]) -> OutcomeTree[Out]:
         return OutcomeTree(self.rows, root, self.v, dict(self.derivations), dict(self.recipes))
 
 
