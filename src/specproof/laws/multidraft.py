@@ -3,6 +3,7 @@ replacement (SpecInfer; Jeon et al. 2024) and SpecTr's k-sequential selection, a
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -213,7 +214,7 @@ def multidraft_tree(p: Any, q: Any, k: int, *, method: str = "with-replacement",
             def after(x: int, prop: str = prop) -> Node:
                 return _accept_test(b, f"test {i}", target, prop, x, lambda: rejected(i, target, prop, drafted + (x,)))
 
-            node = b.node(f"draft {i}", [b.branch(Draw(prop, x), lambda x=x: after(x)) for x in range(b.v)])
+            node = b.node(f"draft {i}", [b.branch(Draw(prop, x), functools.partial(after, x)) for x in range(b.v)])
         memo[key] = node
         return node
 
@@ -277,7 +278,7 @@ def _spectr_root(b: _Builder, pv: Row, qv: Row, k: int, rho: Any) -> Node:
                     [
                         b.branch(
                             Draw("q", x),
-                            lambda x=x: _accept_test(b, f"test {i}", "p-over-rho", "q", x, lambda: stage(i + 1)),
+                            functools.partial(_accept_test, b, f"test {i}", "p-over-rho", "q", x, lambda: stage(i + 1)),
                         )
                         for x in range(b.v)
                     ],
