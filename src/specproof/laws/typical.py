@@ -4,12 +4,13 @@ as an outcome tree, and a block of gamma drafts composed by the block engine."""
 from __future__ import annotations
 
 import math
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Sequence
 
 from specproof.errors import SpecProofError
-from specproof.laws.block import Position, StepLaw, compose, stream_tv, tree_position
+from specproof.laws.block import BlockLaw, Position, StepLaw, compose, stream_tv, tree_position
 from specproof.laws.outcome import Choice, Draw, Leaf, Node, OutcomeTree
 from specproof.laws.rational import to_fraction
 from specproof.laws._verifiers import (
@@ -249,7 +250,7 @@ def typical_tree(p: Any, q: Any, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUSA_D
             ],
         )
 
-    return b.tree(b.node("draft", [b.branch(Draw("q", x), lambda x=x: test(x)) for x in range(b.v)]))
+    return b.tree(b.node("draft", [b.branch(Draw("q", x), functools.partial(test, x)) for x in range(b.v)]))
 
 
 @dataclass(frozen=True)
@@ -383,6 +384,7 @@ def typical_block_law(
         return pv, _ONE, tuple(Fraction(int(i == top)) for i in range(len(pv)))
 
     law = compose(position, gamma, greedy, node_tv=True)
+    assert isinstance(law.emitted, BlockLaw) and law.node_tv is not None  # as compose builds them (node_tv=True)
     emitted = law.emitted.to_dict()
     return TypicalBlockLaw(
         gamma=gamma,
