@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from specproof.laws.block import Position, StepLaw, compose, tree_position
+from specproof.laws.block import BlockLaw, Position, StepLaw, compose, tree_position
 from specproof.laws.outcome import Choice, Leaf, Node, OutcomeTree
 from specproof.laws._verifiers import (
     Row,
@@ -287,6 +287,7 @@ def _walk_tree(
         return ref, _ONE, ref
 
     law = compose(node, depth, bonus, where="after the path", node_tv=True)
+    assert isinstance(law.emitted, BlockLaw) and law.node_tv is not None  # as compose builds them (node_tv=True)
     return TokenTreeLaw(
         gamma=depth,
         emitted=law.emitted.to_dict(),
