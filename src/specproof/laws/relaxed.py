@@ -787,7 +787,7 @@ def relaxed_block_law(target: Any, draft: Any, gamma: int, rule: str, **knobs: A
     >>> law.stream_tv, law.expected_accepted
     (Fraction(0, 1), Fraction(105, 256))
     """
-    from specproof.laws.block import Position, compose, stream_tv
+    from specproof.laws.block import BlockLaw, Position, compose, stream_tv
 
     if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
         raise InvalidKnob(f"gamma must be an int >= 1, got {gamma!r}")
@@ -812,6 +812,7 @@ def relaxed_block_law(target: Any, draft: Any, gamma: int, rule: str, **knobs: A
         return pv, _ONE, _kernel_for(rule, pv, pv, knobs).bonus
 
     law = compose(position, gamma, bonus)
+    assert isinstance(law.emitted, BlockLaw)  # as compose builds it
     emitted = law.emitted.to_dict()
     return RelaxedBlockLaw(
         gamma=gamma,
