@@ -53,7 +53,8 @@ def _model(rows: Any, name: str = "p") -> Model:
     """``rows`` if it is a callable, else the model that returns that one row after every prefix,
     validated once (:func:`_dist`, under ``name``) when it is first read."""
     if callable(rows):
-        return rows
+        given: Model = rows
+        return given
     fixed: list[Row] = []
 
     def model(prefix: Prefix) -> Row:
@@ -101,10 +102,10 @@ class _Builder(Builder):
     def __init__(self, v: int):
         self.v = v
         self.rows = Rows()
-        self.recipes: dict[str, tuple] = {}
+        self.recipes: dict[str, tuple[Any, ...]] = {}
         self.derivations: dict[str, str] = {}
 
-    def add(self, name: str, values: "Row | Callable[[], Row]", recipe: tuple, why: str) -> str:
+    def add(self, name: str, values: "Row | Callable[[], Row]", recipe: tuple[Any, ...], why: str) -> str:
         """Add row ``name`` (``values`` may be a thunk, called only if the row is new)."""
         if name not in self.rows:
             self.rows[name] = tuple(values() if callable(values) else values)
@@ -119,7 +120,9 @@ class _Builder(Builder):
         return OutcomeTree(self.rows, root, self.v, dict(self.derivations), dict(self.recipes))
 
 
-def _accept_test(b: _Builder, label: str, top: str, bottom: str, x: int, rejected: Callable[[], Node]) -> Node:
+def _accept_test(
+    b: _Builder, label: str, top: str, bottom: str, x: int, rejected: Callable[[], Node[int]]
+) -> Node[int]:
     """Accept x iff u < top[x]/bottom[x] (continuous coin); else the ``rejected`` subtree."""
     ratio = ("ratio", top, bottom, x)
     return b.node(

@@ -162,7 +162,7 @@ def _prefix_name(kind: str, prefix: Prefix) -> str:
     return f"{kind}{list(prefix)}"
 
 
-def block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree:
+def block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree[Prefix]:
     """Block verification (Sun et al. 2024, Algorithm 2) as an outcome tree over whole blocks.
 
     The tree drafts ``X_1 .. X_gamma`` (a draw from the draft's row after each prefix), then
@@ -221,7 +221,7 @@ def block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree:
     return _block_verification_tree(target, draft, gamma)
 
 
-def _block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree:
+def _block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree[Prefix]:
     """:func:`block_verification_tree` for any gamma >= 1 (no certificate limit)."""
     _positive_int(gamma, "gamma")
     tmodel, dmodel = _model(target), _model(draft, "q")

@@ -295,12 +295,15 @@ class Bound:
         For a lower end, True means ``t < u``; for an upper end, True means ``u < t``.
     """
 
-    source: tuple
+    source: tuple[Any, ...]
     strict: bool
 
     def value(self, rows: Mapping[str, Row]) -> Fraction:
         """The threshold's value on ``rows``."""
         kind = self.source[0]
+        a: str  # row names
+        b: str
+        x: int  # a token id
         if kind == "ratio":
             _, a, b, x = self.source
             den = _row(rows, b)[x]
@@ -342,7 +345,10 @@ def _float_ratio(a: Fraction, b: Fraction, dtype: str) -> Fraction:
     if b == 0:
         raise InvalidTree(f"float ratio threshold {a}/{b} divides by 0")
     value = FORMATS[dtype].div(a, b)
-    return Fraction(2) if value == math.inf else value
+    if value == math.inf:
+        return Fraction(2)
+    assert isinstance(value, Fraction)  # finite: a row's entries are >= 0, so fl(a / b) is not -inf
+    return value
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -492,7 +498,7 @@ class Choice:
     ``("positive", r, t)`` (``r[t] == 0`` / ``> 0``). :attr:`why` is free text for people.
     """
 
-    condition: tuple
+    condition: tuple[Any, ...]
     why: str = ""
 
     def probability(self, rows: Mapping[str, Row]) -> Fraction:
@@ -707,7 +713,7 @@ class OutcomeTree(Generic[Out]):
     root: Node[Out] | Leaf[Out]
     vocab_size: int
     derivations: Mapping[str, str] = field(default_factory=dict)
-    recipes: Mapping[str, tuple] = field(default_factory=dict)
+    recipes: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
 
     def _nodes(self) -> list["Node[Out] | Leaf[Out]"]:
         """Every distinct node (a subtree may be shared, e.g. one residual draw for every
@@ -827,7 +833,7 @@ class OutcomeTree(Generic[Out]):
             if total != 1:
                 raise InvalidTree(f"{node.label}: branches sum to {total}, not 1")
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """The tree as JSON-ready data (rationals as ``"n/d"``), shared subtrees written once.
 
         Returns
@@ -854,7 +860,7 @@ class OutcomeTree(Generic[Out]):
         def fr(x: Fraction) -> str:
             return f"{x.numerator}/{x.denominator}"
 
-        def bound(b: Bound | None):
+        def bound(b: Bound | None) -> dict[str, Any] | None:
             if b is None:
                 return None
             src = list(b.source)
@@ -862,7 +868,7 @@ class OutcomeTree(Generic[Out]):
                 src[1] = fr(Fraction(src[1]))
             return {"source": src, "strict": b.strict}
 
-        def event(e: Primitive) -> dict:
+        def event(e: Primitive) -> dict[str, Any]:
             if isinstance(e, Draw):
                 return {"draw": {"row": e.row, "token": e.token}}
             if isinstance(e, Coin):
@@ -874,7 +880,7 @@ class OutcomeTree(Generic[Out]):
         nodes = [n for n in self._nodes() if isinstance(n, Node)]
         index = {id(n): i for i, n in enumerate(nodes)}
 
-        def child(c):
+        def child(c: Node[Out] | Leaf[Out]) -> dict[str, list[Any]] | int:
             return {"leaf": [c.output, c.accepted]} if isinstance(c, Leaf) else index[id(c)]
 
         return {
@@ -907,19 +913,19 @@ class OutcomeTree(Generic[Out]):
             Malformed data (an unknown event, a child index out of range or not below-first).
         """
 
-        def fr(x) -> Fraction:
+        def fr(x: Any) -> Fraction:
             if not isinstance(x, str):
                 raise InvalidTree(f"{x!r} is not an 'n/d' string")
             num, _, den = x.partition("/")
             return Fraction(int(num), int(den or 1))
 
-        def bound(b):
+        def bound(b: Any) -> Bound | None:
             if b is None:
                 return None
             src = tuple(fr(v) if i == 1 and b["source"][0] == "const" else v for i, v in enumerate(b["source"]))
             return Bound(src, bool(b["strict"]))
 
-        def event(e):
+        def event(e: dict[str, Any]) -> Primitive:
             ((kind, body),) = e.items()
             if kind == "draw":
                 return Draw(body["row"], body["token"])

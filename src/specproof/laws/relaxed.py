@@ -39,8 +39,9 @@ from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
 from specproof.errors import InvalidDistribution, SpecProofError
-from specproof.laws._verifiers import _argmax, _dist as _row, _model, _pair, _tv
+from specproof.laws._verifiers import _dist as _row, _model, _pair, _tv
 from specproof.laws.block import StepLaw
+from specproof.laws.outcome import argmax as _argmax
 from specproof.laws.rational import to_fraction
 
 __all__ = [

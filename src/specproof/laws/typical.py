@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from specproof.errors import SpecProofError
 from specproof.laws.block import BlockLaw, Position, StepLaw, compose, stream_tv, tree_position
-from specproof.laws.outcome import Choice, Draw, Leaf, Node, OutcomeTree
+from specproof.laws.outcome import Choice, Draw, Leaf, Node, OutcomeTree, argmax as _argmax
 from specproof.laws.rational import to_fraction
 from specproof.laws._verifiers import (
     Row,
@@ -22,7 +22,6 @@ from specproof.laws._verifiers import (
     _pair,
     _model,
     _positive_int,
-    _argmax,
     _tv,
     _fr,
     _Builder,
@@ -162,7 +161,7 @@ def _typical_interval(pv: Row, tokens: Sequence[int], delta: Fraction, off: Frac
         while left and prec <= cap:
             iv.prec = prec
 
-            def q(f: Fraction):
+            def q(f: Fraction) -> Any:
                 return iv.mpf(f.numerator) / iv.mpf(f.denominator)
 
             neg_h = iv.mpf(0)
@@ -188,7 +187,9 @@ def _typical_interval(pv: Row, tokens: Sequence[int], delta: Fraction, off: Frac
     return out
 
 
-def typical_tree(p: Any, q: Any, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUSA_DELTA, offset: Any = 0) -> OutcomeTree:
+def typical_tree(
+    p: Any, q: Any, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUSA_DELTA, offset: Any = 0
+) -> OutcomeTree[int]:
     """One position of typical acceptance as an outcome tree.
 
     The draft token x ~ q is accepted iff ``p(x) > min(eps, delta exp(-H(p)))``; otherwise the
@@ -241,7 +242,7 @@ def typical_tree(p: Any, q: Any, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUSA_D
         "greedy token", [b.branch(Choice(("argmax-is", "p", top), "the target's argmax"), Leaf(top, False))]
     )
 
-    def test(x: int) -> Node:
+    def test(x: int) -> Node[int]:
         return b.node(
             "typical test",
             [
@@ -257,7 +258,7 @@ def typical_tree(p: Any, q: Any, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUSA_D
 class TypicalLaw:
     """One position of typical acceptance: the outcome tree, emitted law, acceptance and TV from p."""
 
-    tree: OutcomeTree
+    tree: OutcomeTree[int]
     target: Row
     law: Row
     acceptance: Fraction
