@@ -12,10 +12,10 @@ from typing import Any, Mapping
 
 from specproof.certify.certificate import build_block_certificate
 from specproof.checker import MAX_BLOCK_GAMMA
-from specproof.laws._verifiers import InvalidVerifier, Prefix, Row, _argmax, _fr, _model, _positive_int
+from specproof.laws._verifiers import InvalidVerifier, Prefix, Row, _fr, _model, _positive_int
 from specproof.laws.block import stream_tv, tree_law
 from specproof.laws.block_verification import block_verification_tree
-from specproof.laws.outcome import Branch, Choice, Leaf, Node, OutcomeTree, block_tree
+from specproof.laws.outcome import Branch, Choice, Leaf, Node, OutcomeTree, argmax as _argmax, block_tree
 from specproof.laws.typical import MEDUSA_DELTA, MEDUSA_EPS, typical_tree
 
 __all__ = ["block_verification_certificate", "typical_block_certificate"]
@@ -130,10 +130,10 @@ def typical_block_certificate(
         raise InvalidVerifier(f"gamma = {gamma}; block certificates hold blocks of at most {MAX_BLOCK_GAMMA} drafts")
     tmodel, dmodel = _model(target), _model(draft, "q")
 
-    def position(prefix: Prefix) -> OutcomeTree:
+    def position(prefix: Prefix) -> OutcomeTree[int]:
         return typical_tree(tmodel(prefix), dmodel(prefix), eps=eps, delta=delta, offset=offset)
 
-    def greedy(prefix: Prefix, p_row: str, row: Row) -> Node:
+    def greedy(prefix: Prefix, p_row: str, row: Row) -> Node[Prefix]:
         top = _argmax(row)
         return Node(
             f"greedy token after {list(prefix)}",

@@ -16,6 +16,7 @@ from specproof.laws.outcome import (
     Draw,
     Leaf,
     Node,
+    Out,
     OutcomeTree,
     Rows,
 )
@@ -52,7 +53,8 @@ def _model(rows: Any, name: str = "p") -> Model:
     """``rows`` if it is a callable, else the model that returns that one row after every prefix,
     validated once (:func:`_dist`, under ``name``) when it is first read."""
     if callable(rows):
-        return rows
+        given: Model = rows
+        return given
     fixed: list[Row] = []
 
     def model(prefix: Prefix) -> Row:
@@ -95,13 +97,15 @@ class _Builder(Builder):
     """Collects named rows with recipes and builds nodes whose branch probabilities come from
     their primitives (a branch of probability 0 is left out, its child never built)."""
 
+    rows: Rows  # a Rows, which remembers each row's argmax and cumulative sums
+
     def __init__(self, v: int):
         self.v = v
         self.rows = Rows()
-        self.recipes: dict[str, tuple] = {}
+        self.recipes: dict[str, tuple[Any, ...]] = {}
         self.derivations: dict[str, str] = {}
 
-    def add(self, name: str, values: "Row | Callable[[], Row]", recipe: tuple, why: str) -> str:
+    def add(self, name: str, values: "Row | Callable[[], Row]", recipe: tuple[Any, ...], why: str) -> str:
         """Add row ``name`` (``values`` may be a thunk, called only if the row is new)."""
         if name not in self.rows:
             self.rows[name] = tuple(values() if callable(values) else values)
@@ -109,14 +113,16 @@ class _Builder(Builder):
             self.derivations[name] = why
         return name
 
-    def draw_all(self, label: str, row: str, accepted: bool = False) -> Node:
+    def draw_all(self, label: str, row: str, accepted: bool = False) -> Node[int]:
         return self.node(label, [self.branch(Draw(row, y), Leaf(y, accepted)) for y in range(self.v)])
 
-    def tree(self, root) -> OutcomeTree:
+    def tree(self, root: Node[Out] | Leaf[Out]) -> OutcomeTree[Out]:
         return OutcomeTree(self.rows, root, self.v, dict(self.derivations), dict(self.recipes))
 
 
-def _accept_test(b: _Builder, label: str, top: str, bottom: str, x: int, rejected: Callable[[], Node]) -> Node:
+def _accept_test(
+    b: _Builder, label: str, top: str, bottom: str, x: int, rejected: Callable[[], Node[int]]
+) -> Node[int]:
     """Accept x iff u < top[x]/bottom[x] (continuous coin); else the ``rejected`` subtree."""
     ratio = ("ratio", top, bottom, x)
     return b.node(

@@ -44,7 +44,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from specproof.errors import InvalidDistribution, ResidualUndefined
 from specproof.laws.rational import RationalVector, as_distribution, as_fractions, to_fraction
@@ -224,6 +224,8 @@ class LengthLawName:
     accepted), i = 0..gamma) readable for one release, with a :class:`DeprecationWarning`: it is a
     law over lengths, not a length."""
 
+    accepted_length_law: tuple[Fraction, ...]  # a field of each step law that keeps the old name
+
     @property
     def accepted_length(self) -> tuple[Fraction, ...]:
         """Deprecated name of :attr:`accepted_length_law`."""
@@ -231,7 +233,7 @@ class LengthLawName:
         warnings.warn(
             f"{name}.accepted_length is deprecated; use {name}.accepted_length_law", DeprecationWarning, stacklevel=2
         )
-        return self.accepted_length_law  # type: ignore[attr-defined]
+        return self.accepted_length_law
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -321,7 +323,7 @@ class ChainLaw(StepLaw):
     alphas: Mapping[Prefix, Fraction]
     reach: Mapping[Prefix, Fraction]
     reference_rows: Mapping[Prefix, Any]
-    stop_tokens: frozenset = frozenset()
+    stop_tokens: frozenset[int] = frozenset()
     ended: Mapping[Prefix, Fraction] = field(default_factory=dict)
     out_of_range: Fraction = _ZERO
     node_tv: Mapping[Prefix, Fraction] | None = None
@@ -394,7 +396,7 @@ class ChainLaw(StepLaw):
         return _fsum([self.reach[s] * a for s, a in self.alphas.items()]) / _fsum([self.reach[s] for s in self.alphas])
 
 
-class BlockLaw(Mapping):
+class BlockLaw(Mapping[Prefix, Fraction]):
     """The law of the emitted block, as a read-only mapping block -> Fraction (computed on access).
 
     Blocks ending in a stop draw are stored per stopping prefix (its scale and the stop row's
@@ -410,7 +412,7 @@ class BlockLaw(Mapping):
         self._ended = {} if ended is None else ended  # blocks ending at an accepted stop token
         self._outside: dict[Prefix, Fraction] = {}  # blocks ending in an id outside [0, V)
 
-    def _parts(self):
+    def _parts(self) -> Iterator[tuple[Prefix, tuple[Fraction, Sequence[Any]]]]:
         yield from self._residual.items()
         yield from self._bonus.items()
 
@@ -428,7 +430,7 @@ class BlockLaw(Mapping):
             raise KeyError(block)
         return total
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Prefix]:
         for prefix, (_, masses) in self._parts():
             for y, mass in enumerate(masses):
                 if mass:
@@ -462,7 +464,7 @@ def compose(
     gamma: int,
     bonus: Callable[[Prefix], tuple[Any, Fraction, Sequence[Any]]],
     *,
-    stop_tokens: frozenset = frozenset(),
+    stop_tokens: frozenset[int] = frozenset(),
     stop_at_stop_token: bool = True,
     where: str = "after the drafted prefix",
     node_tv: bool = False,

@@ -3,6 +3,7 @@ beside token verification and the full-information bound, and its block certific
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable
@@ -52,7 +53,7 @@ def full_information_bound(target: Any, draft: Any, gamma: int) -> Fraction:
     _positive_int(gamma, "gamma")
     tmodel, dmodel = _model(target), _model(draft, "q")
     total = _ZERO
-    level = [((), Fraction(1), Fraction(1))]
+    level: list[tuple[Prefix, Fraction, Fraction]] = [((), Fraction(1), Fraction(1))]
     for _ in range(gamma):
         nxt = []
         for prefix, mb, ms in level:
@@ -161,7 +162,7 @@ def _prefix_name(kind: str, prefix: Prefix) -> str:
     return f"{kind}{list(prefix)}"
 
 
-def block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree:
+def block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree[Prefix]:
     """Block verification (Sun et al. 2024, Algorithm 2) as an outcome tree over whole blocks.
 
     The tree drafts ``X_1 .. X_gamma`` (a draw from the draft's row after each prefix), then
@@ -220,7 +221,7 @@ def block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree:
     return _block_verification_tree(target, draft, gamma)
 
 
-def _block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree:
+def _block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree[Prefix]:
     """:func:`block_verification_tree` for any gamma >= 1 (no certificate limit)."""
     _positive_int(gamma, "gamma")
     tmodel, dmodel = _model(target), _model(draft, "q")
@@ -270,14 +271,14 @@ def _block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree
             f"(q - w)+ after {list(prefix)}: mass S + 1 - p",
         )
 
-    shared: dict[tuple, Node] = {}
+    shared: dict[tuple[str, Prefix], Node[Prefix]] = {}
 
-    def once(key: tuple, build: Callable[[], Node]) -> Node:
+    def once(key: tuple[str, Prefix], build: Callable[[], Node[Prefix]]) -> Node[Prefix]:
         if key not in shared:
             shared[key] = build()
         return shared[key]
 
-    def emit(prefix: Prefix, source: str) -> Node:
+    def emit(prefix: Prefix, source: str) -> Node[Prefix]:
         return once(
             ("emit", prefix),
             lambda: b.node(
@@ -286,10 +287,11 @@ def _block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree
             ),
         )
 
-    def decide(block: Prefix, i: int) -> Node:  # tau <= i is known; is it i?
+    def decide(block: Prefix, i: int) -> Node[Prefix]:  # tau <= i is known; is it i?
         if i == 0:
             return emit((), residual(()))
         prefix = block[:i]
+        source: tuple[Any, ...]  # a Bound's source
         if i == gamma:
             source = ("ratio", w(block[:-1]), row("q", dmodel, block[:-1]), block[-1])
             chosen = lambda: emit(prefix, row("p", tmodel, prefix))  # noqa: E731
@@ -299,7 +301,7 @@ def _block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree
             source = ("masses", r, c) if any(b.rows[c]) else ("masses", c, row("p", tmodel, prefix))
             chosen = lambda: emit(prefix, r)  # noqa: E731
 
-        def build() -> Node:
+        def build() -> Node[Prefix]:
             return b.node(
                 f"eta_{i} <= h_{i} after {list(prefix)}",
                 [
@@ -310,13 +312,13 @@ def _block_verification_tree(target: Any, draft: Any, gamma: int) -> OutcomeTree
 
         return build() if i == gamma else once(("decide", prefix), build)
 
-    def drafts(prefix: Prefix) -> Node:
+    def drafts(prefix: Prefix) -> Node[Prefix]:
         if len(prefix) == gamma:
             return decide(prefix, gamma)
         qp = row("q", dmodel, prefix)
         return b.node(
             f"draft X_{len(prefix) + 1} after {list(prefix)}",
-            [b.branch(Draw(qp, x), lambda x=x: drafts(prefix + (x,))) for x in range(v)],
+            [b.branch(Draw(qp, x), functools.partial(drafts, prefix + (x,))) for x in range(v)],
         )
 
     return b.tree(drafts(()))

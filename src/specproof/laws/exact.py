@@ -116,7 +116,8 @@ class EmittedLaw:
         z = self.normalizer
         if z == 0:
             return self.accept_numerators
-        return z * self.accept_numerators + self.reject_numerator * self.residual_numerators
+        emitted: np.ndarray = z * self.accept_numerators + self.reject_numerator * self.residual_numerators
+        return emitted
 
     @property
     def emitted_denominator(self) -> int:

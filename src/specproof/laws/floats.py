@@ -154,23 +154,23 @@ class FloatFormat:
         """True iff the exact value ``x`` is a finite float of this format."""
         return self.round(x) == x
 
-    def add(self, a, b):
+    def add(self, a: Fraction | float, b: Fraction | float) -> Fraction | float:
         """``fl(a + b)``."""
         return self._op(a, b, "+")
 
-    def sub(self, a, b):
+    def sub(self, a: Fraction | float, b: Fraction | float) -> Fraction | float:
         """``fl(a - b)``."""
         return self._op(a, b, "-")
 
-    def mul(self, a, b):
+    def mul(self, a: Fraction | float, b: Fraction | float) -> Fraction | float:
         """``fl(a * b)``."""
         return self._op(a, b, "*")
 
-    def div(self, a, b):
+    def div(self, a: Fraction | float, b: Fraction | float) -> Fraction | float:
         """``fl(a / b)``; ``b == 0`` gives ``±INF`` for ``a != 0`` and raises for ``0/0``."""
         return self._op(a, b, "/")
 
-    def sum(self, values: Iterable) -> Fraction | float:
+    def sum(self, values: Iterable[Fraction | float]) -> Fraction | float:
         """``fl(...fl(fl(v0 + v1) + v2)... )``: a left-to-right sum, one rounding per addition.
 
         This is the order NumPy uses for rows of fewer than 8 entries and PyTorch for rows of at
@@ -184,7 +184,7 @@ class FloatFormat:
             total = self.add(total, v)
         return total
 
-    def accumulated_sum(self, values: Iterable) -> Fraction | float:
+    def accumulated_sum(self, values: Iterable[Fraction | float]) -> Fraction | float:
         """The left-to-right sum as NumPy and PyTorch take it of a short row: :meth:`sum` for float32
         and float64, a float32 accumulator rounded to this format once for float16 and bfloat16 (the
         rules' model of ``row.sum()``; the libraries' own order on longer rows is
@@ -199,7 +199,7 @@ class FloatFormat:
         """
         return self.round(FLOAT32.sum(values)) if self.precision < 24 else self.sum(values)
 
-    def _op(self, a, b, op: str):
+    def _op(self, a: Fraction | float, b: Fraction | float, op: str) -> Fraction | float:
         if any(isinstance(v, float) and math.isinf(v) for v in (a, b)):
             exact = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: a / b}[op]()
             if isinstance(exact, float) and math.isnan(exact):

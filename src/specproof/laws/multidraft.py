@@ -3,6 +3,7 @@ replacement (SpecInfer; Jeon et al. 2024) and SpecTr's k-sequential selection, a
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -102,7 +103,7 @@ def _spectr_residual(pv: Row, qv: Row, k: int, rho: Fraction) -> tuple[Row, Frac
     return res, beta
 
 
-def multidraft_tree(p: Any, q: Any, k: int, *, method: str = "with-replacement", rho: Any = None) -> OutcomeTree:
+def multidraft_tree(p: Any, q: Any, k: int, *, method: str = "with-replacement", rho: Any = None) -> OutcomeTree[int]:
     """One position verified with ``k`` drafts, as an outcome tree.
 
     Parameters
@@ -182,9 +183,10 @@ def multidraft_tree(p: Any, q: Any, k: int, *, method: str = "with-replacement",
     if method == "spectr":
         return b.tree(_spectr_root(b, pv, qv, k, rho))
     replacement = method == "with-replacement"
-    memo: dict[tuple, Node] = {}
+    # a step (i, its target row, the drafts so far), or ("final", the residual row)
+    memo: dict[tuple[int, str, Prefix] | tuple[str, str], Node[int]] = {}
 
-    def step(i: int, target: str, drafted: Prefix) -> Node:
+    def step(i: int, target: str, drafted: Prefix) -> Node[int]:
         key = (i, target, drafted)
         if key in memo:
             return memo[key]
@@ -210,14 +212,14 @@ def multidraft_tree(p: Any, q: Any, k: int, *, method: str = "with-replacement",
             node = b.draw_all("target draw (q has no mass left)", target)
         else:
 
-            def after(x: int, prop: str = prop) -> Node:
+            def after(x: int, prop: str = prop) -> Node[int]:
                 return _accept_test(b, f"test {i}", target, prop, x, lambda: rejected(i, target, prop, drafted + (x,)))
 
-            node = b.node(f"draft {i}", [b.branch(Draw(prop, x), lambda x=x: after(x)) for x in range(b.v)])
+            node = b.node(f"draft {i}", [b.branch(Draw(prop, x), functools.partial(after, x)) for x in range(b.v)])
         memo[key] = node
         return node
 
-    def rejected(i: int, target: str, prop: str, drafted: Prefix) -> Node:
+    def rejected(i: int, target: str, prop: str, drafted: Prefix) -> Node[int]:
         tag = "" if replacement else "[" + "-".join(map(str, drafted[:-1])) + "]"
         r = b.add(
             f"r{i}{tag}",
@@ -236,7 +238,7 @@ def multidraft_tree(p: Any, q: Any, k: int, *, method: str = "with-replacement",
     return b.tree(step(1, "p", ()))
 
 
-def _spectr_root(b: _Builder, pv: Row, qv: Row, k: int, rho: Any) -> Node:
+def _spectr_root(b: _Builder, pv: Row, qv: Row, k: int, rho: Any) -> Node[int]:
     rho = spectr_rho(pv, qv, k) if rho is None else to_fraction(rho, what="rho")
     if not 1 <= rho <= k:
         raise InvalidVerifier(f"SpecTr's rho must lie in [1, k] = [1, {k}], got {rho}")
@@ -264,9 +266,9 @@ def _spectr_root(b: _Builder, pv: Row, qv: Row, k: int, rho: Any) -> Node:
         f"c min(q, p/rho), c = (1 - (1 - beta)^k)/beta = {_fr(c)} with k = {k} (0 if beta = 0)",
     )
     b.add("spectr-residual", res, ("positive-part", "p", cm), "p - c min(q, p/rho) (non-negative for a valid rho)")
-    memo: dict[int, Node] = {}
+    memo: dict[int, Node[int]] = {}
 
-    def stage(i: int) -> Node:
+    def stage(i: int) -> Node[int]:
         """Draft i and its test (i <= k), or the residual draw (i = k + 1); built once, shared."""
         if i not in memo:
             if i > k:
@@ -277,7 +279,7 @@ def _spectr_root(b: _Builder, pv: Row, qv: Row, k: int, rho: Any) -> Node:
                     [
                         b.branch(
                             Draw("q", x),
-                            lambda x=x: _accept_test(b, f"test {i}", "p-over-rho", "q", x, lambda: stage(i + 1)),
+                            functools.partial(_accept_test, b, f"test {i}", "p-over-rho", "q", x, lambda: stage(i + 1)),
                         )
                         for x in range(b.v)
                     ],
@@ -310,7 +312,7 @@ class MultiDraftLaw:
         TV(law, p).
     """
 
-    tree: OutcomeTree
+    tree: OutcomeTree[int]
     method: str
     drafts: int
     target: Row
@@ -341,7 +343,7 @@ class MultiDraftLaw:
         return self.tv
 
 
-def _accepted_by_label(tree: OutcomeTree, count: int, prefix: str = "test ") -> tuple[Fraction, ...]:
+def _accepted_by_label(tree: OutcomeTree[int], count: int, prefix: str = "test ") -> tuple[Fraction, ...]:
     out = [_ZERO] * count
     for node, m in tree.reaches():
         if isinstance(node, Node) and node.label.startswith(prefix):

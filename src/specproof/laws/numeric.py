@@ -436,7 +436,8 @@ def residual(p: Any, q: Any, *, atol: float = DEFAULT_ATOL) -> np.ndarray:
             "or they differ by less than float64 resolves), so its normalization is 0/0; "
             "specproof.laws.exact.residual gives the exact residual of rows that differ"
         )
-    return res / z
+    normalized: np.ndarray = res / z
+    return normalized
 
 
 def drawn_error_estimate(stop: Any, z: Any, vocab_size: int) -> np.ndarray:

@@ -44,10 +44,13 @@ import functools
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable, Iterable, Iterator, Mapping, Union
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Iterator, Mapping, TypeVar, Union
 
 from specproof.checker import RECIPE_ROWS
 from specproof.errors import SpecProofError
+
+if TYPE_CHECKING:
+    from specproof.laws.block import Position
 
 __all__ = [
     "CoinModel",
@@ -74,6 +77,12 @@ __all__ = [
 ]
 
 Row = tuple[Fraction, ...]
+
+#: A leaf's output: a token id (an int) in a position's tree, the emitted block (a tuple of
+#: ids) in a block's tree (:func:`block_tree`). ``OutcomeTree[int]`` is a position's tree,
+#: ``OutcomeTree[tuple[int, ...]]`` a block's; only a position's tree has :meth:`OutcomeTree.law`.
+Block = tuple[int, ...]
+Out = TypeVar("Out", int, Block)
 
 
 class InvalidTree(SpecProofError):
@@ -230,21 +239,21 @@ def _row(rows: Mapping[str, Row], name: str) -> Row:
     return rows[name]
 
 
-class Rows(dict):
+class Rows(dict[str, Row]):
     """The rows of a tree (a dict name -> tuple of Fraction) that remembers each row's total and
     cumulative sums, so that re-deriving V branches costs O(V), not O(V^2). Treat as read-only."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._cumulative: dict[str, list[Fraction]] = {}
+        self._argmax: dict[str, int] = {}
 
     def argmax(self, name: str) -> int:
         """The argmax of row ``name``, ties to the smallest id (remembered)."""
-        key = "argmax:" + name
-        if key not in self._cumulative:
+        if name not in self._argmax:
             row = _row(self, name)
-            self._cumulative[key] = argmax(row)
-        return self._cumulative[key]
+            self._argmax[name] = argmax(row)
+        return self._argmax[name]
 
     def cumulative(self, name: str) -> list[Fraction]:
         """``[r[0], r[0] + r[1], ...]`` for the row ``name`` (its last entry is the total)."""
@@ -286,12 +295,15 @@ class Bound:
         For a lower end, True means ``t < u``; for an upper end, True means ``u < t``.
     """
 
-    source: tuple
+    source: tuple[Any, ...]
     strict: bool
 
     def value(self, rows: Mapping[str, Row]) -> Fraction:
         """The threshold's value on ``rows``."""
         kind = self.source[0]
+        a: str  # row names
+        b: str
+        x: int  # a token id
         if kind == "ratio":
             _, a, b, x = self.source
             den = _row(rows, b)[x]
@@ -333,7 +345,10 @@ def _float_ratio(a: Fraction, b: Fraction, dtype: str) -> Fraction:
     if b == 0:
         raise InvalidTree(f"float ratio threshold {a}/{b} divides by 0")
     value = FORMATS[dtype].div(a, b)
-    return Fraction(2) if value == math.inf else value
+    if value == math.inf:
+        return Fraction(2)
+    assert isinstance(value, Fraction)  # finite: a row's entries are >= 0, so fl(a / b) is not -inf
+    return value
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -483,7 +498,7 @@ class Choice:
     ``("positive", r, t)`` (``r[t] == 0`` / ``> 0``). :attr:`why` is free text for people.
     """
 
-    condition: tuple
+    condition: tuple[Any, ...]
     why: str = ""
 
     def probability(self, rows: Mapping[str, Row]) -> Fraction:
@@ -549,9 +564,8 @@ def _race_joint(a: Row, x: int, b: Row, y: int) -> Fraction:
     cuts = sorted(
         {a[i] / b[i] for i in others if b[i] > 0 and a[i] > 0 and a[i] / b[i] > lo and (hi is None or a[i] / b[i] < hi)}
     )
-    edges = [lo, *cuts, hi]
     total = Fraction(0)
-    for left, right in zip(edges, edges[1:]):
+    for left, right in zip([lo, *cuts], [*cuts, hi]):  # the pieces between the edges lo, *cuts, hi
         probe = left + 1 if right is None else (left + right) / 2
         c, d = a[x], b[y]
         for i in others:
@@ -609,32 +623,35 @@ def race_given(first: Row, given: int, second: Row, winner: int) -> Fraction:
 
 
 @dataclass(frozen=True)
-class Leaf:
+class Leaf(Generic[Out]):
     """An outcome: the verifier emits ``output`` (a token id; ``V`` or more marks an
     out-of-range id a faulty rule can produce) and ``accepted`` says whether the drafted
-    token was accepted (the block continues after it)."""
+    token was accepted (the block continues after it).
 
-    output: int
-    accepted: bool
+    In a block's tree (:func:`block_tree`) ``output`` is the emitted block (a tuple of ids) and
+    ``accepted`` the number of accepted drafts (an int; a bool in a position's tree)."""
+
+    output: Out
+    accepted: int
 
 
 @dataclass(frozen=True)
-class Branch:
+class Branch(Generic[Out]):
     """One branch: its primitive event and its exact probability given the parent node."""
 
     event: Primitive
     probability: Fraction
-    child: "Node | Leaf"
+    child: "Node[Out] | Leaf[Out]"
 
 
 @dataclass(frozen=True)
-class Node:
+class Node(Generic[Out]):
     """A step of the verifier (``label`` says which); its branches' probabilities sum to 1.
 
     Branches of probability 0 are left out."""
 
     label: str
-    branches: tuple[Branch, ...]
+    branches: tuple[Branch[Out], ...]
 
 
 class Builder:
@@ -644,20 +661,22 @@ class Builder:
 
     rows: Mapping[str, Row]
 
-    def branch(self, event: "Primitive", child: "Node | Leaf | Callable[[], Node | Leaf]") -> "Branch | None":
+    def branch(
+        self, event: "Primitive", child: "Node[Out] | Leaf[Out] | Callable[[], Node[Out] | Leaf[Out]]"
+    ) -> "Branch[Out] | None":
         """The branch, or None if its probability is 0."""
         prob = event.probability(self.rows)
         if not prob:
             return None
         return Branch(event, prob, child() if callable(child) else child)
 
-    def node(self, label: str, branches: "Iterable[Branch | None]") -> "Node":
+    def node(self, label: str, branches: "Iterable[Branch[Out] | None]") -> "Node[Out]":
         """A node of the branches that are not None."""
         return Node(label, tuple(b for b in branches if b is not None))
 
 
 @dataclass(frozen=True)
-class OutcomeTree:
+class OutcomeTree(Generic[Out]):
     """The outcomes of one verification position, with the rows its primitives read.
 
     Attributes
@@ -691,17 +710,17 @@ class OutcomeTree:
     """
 
     rows: Mapping[str, Row]
-    root: Node | Leaf
+    root: Node[Out] | Leaf[Out]
     vocab_size: int
     derivations: Mapping[str, str] = field(default_factory=dict)
-    recipes: Mapping[str, tuple] = field(default_factory=dict)
+    recipes: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
 
-    def _nodes(self) -> list["Node | Leaf"]:
+    def _nodes(self) -> list["Node[Out] | Leaf[Out]"]:
         """Every distinct node (a subtree may be shared, e.g. one residual draw for every
         rejected draft), parents before children."""
-        order: list[Node | Leaf] = []
+        order: list[Node[Out] | Leaf[Out]] = []
         seen: set[int] = set()
-        stack: list[tuple[Node | Leaf, bool]] = [(self.root, False)]
+        stack: list[tuple[Node[Out] | Leaf[Out], bool]] = [(self.root, False)]
         while stack:
             node, done = stack.pop()
             if done:
@@ -716,7 +735,7 @@ class OutcomeTree:
         order.reverse()  # reversed post-order: a topological order
         return order
 
-    def reaches(self) -> list[tuple["Node | Leaf", Fraction]]:
+    def reaches(self) -> list[tuple["Node[Out] | Leaf[Out]", Fraction]]:
         """Every distinct node and leaf with its reach (the probability that the verifier gets
         there: the sum over the paths to it of their products of branch probabilities), parents
         before children, in the order :meth:`as_dict` numbers the nodes. Linear in the number of
@@ -724,7 +743,7 @@ class OutcomeTree:
         return list(self._reaches)
 
     @functools.cached_property
-    def _reaches(self) -> list[tuple["Node | Leaf", Fraction]]:
+    def _reaches(self) -> list[tuple["Node[Out] | Leaf[Out]", Fraction]]:
         mass: dict[int, Fraction] = {id(self.root): Fraction(1)}
         out = []
         for node in self._nodes():
@@ -736,24 +755,24 @@ class OutcomeTree:
                     mass[k] = mass.get(k, Fraction(0)) + m * br.probability
         return out
 
-    def outcomes(self) -> dict[tuple[int, bool], Fraction]:
+    def outcomes(self) -> dict[tuple[Out, int], Fraction]:
         """The mass of each outcome ``(output, accepted)``: the leaves' reaches (see
         :meth:`reaches`) summed by leaf. Computed once per tree."""
         return dict(self._outcomes)
 
     @functools.cached_property
-    def _outcomes(self) -> dict[tuple[int, bool], Fraction]:
-        out: dict[tuple[int, bool], Fraction] = {}
+    def _outcomes(self) -> dict[tuple[Out, int], Fraction]:
+        out: dict[tuple[Out, int], Fraction] = {}
         for node, m in self._reaches:
             if isinstance(node, Leaf):
                 key = (node.output, node.accepted)
                 out[key] = out.get(key, Fraction(0)) + m
         return out
 
-    def paths(self) -> Iterator[tuple[tuple[Branch, ...], Fraction, Leaf]]:
+    def paths(self) -> Iterator[tuple[tuple[Branch[Out], ...], Fraction, Leaf[Out]]]:
         """Every root-to-leaf path: its branches, its mass (product of the branch
         probabilities) and its leaf, depth first in branch order."""
-        stack: list[tuple[Node | Leaf, tuple[Branch, ...], Fraction]] = [(self.root, (), Fraction(1))]
+        stack: list[tuple[Node[Out] | Leaf[Out], tuple[Branch[Out], ...], Fraction]] = [(self.root, (), Fraction(1))]
         while stack:
             node, path, mass = stack.pop()
             if isinstance(node, Leaf):
@@ -762,7 +781,7 @@ class OutcomeTree:
             for br in reversed(node.branches):
                 stack.append((br.child, path + (br,), mass * br.probability))
 
-    def law(self) -> tuple[tuple[Fraction, ...], dict[int, Fraction]]:
+    def law(self: "OutcomeTree[int]") -> tuple[tuple[Fraction, ...], dict[int, Fraction]]:
         """The emitted law: leaves summed by output.
 
         Returns
@@ -785,7 +804,7 @@ class OutcomeTree:
         """P(the drafted token is accepted): the mass of the accepted leaves."""
         return sum((m for (_, acc), m in self.outcomes().items() if acc), Fraction(0))
 
-    def accepted_law(self) -> tuple[Fraction, ...]:
+    def accepted_law(self: "OutcomeTree[int]") -> tuple[Fraction, ...]:
         """Per token x, P(x is drafted and accepted): the accepted leaves summed by output."""
         out = [Fraction(0)] * self.vocab_size
         for (output, acc), m in self.outcomes().items():
@@ -814,7 +833,7 @@ class OutcomeTree:
             if total != 1:
                 raise InvalidTree(f"{node.label}: branches sum to {total}, not 1")
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """The tree as JSON-ready data (rationals as ``"n/d"``), shared subtrees written once.
 
         Returns
@@ -841,7 +860,7 @@ class OutcomeTree:
         def fr(x: Fraction) -> str:
             return f"{x.numerator}/{x.denominator}"
 
-        def bound(b: Bound | None):
+        def bound(b: Bound | None) -> dict[str, Any] | None:
             if b is None:
                 return None
             src = list(b.source)
@@ -849,7 +868,7 @@ class OutcomeTree:
                 src[1] = fr(Fraction(src[1]))
             return {"source": src, "strict": b.strict}
 
-        def event(e: Primitive) -> dict:
+        def event(e: Primitive) -> dict[str, Any]:
             if isinstance(e, Draw):
                 return {"draw": {"row": e.row, "token": e.token}}
             if isinstance(e, Coin):
@@ -861,7 +880,7 @@ class OutcomeTree:
         nodes = [n for n in self._nodes() if isinstance(n, Node)]
         index = {id(n): i for i, n in enumerate(nodes)}
 
-        def child(c):
+        def child(c: Node[Out] | Leaf[Out]) -> dict[str, list[Any]] | int:
             return {"leaf": [c.output, c.accepted]} if isinstance(c, Leaf) else index[id(c)]
 
         return {
@@ -884,7 +903,7 @@ class OutcomeTree:
         }
 
     @classmethod
-    def from_dict(cls, data: dict) -> "OutcomeTree":
+    def from_dict(cls: "type[OutcomeTree[Any]]", data: dict[str, Any]) -> "OutcomeTree[int]":
         """Read back :meth:`as_dict`'s data (probabilities as stored: call :meth:`rederive` to
         check them against the rows).
 
@@ -894,19 +913,19 @@ class OutcomeTree:
             Malformed data (an unknown event, a child index out of range or not below-first).
         """
 
-        def fr(x) -> Fraction:
+        def fr(x: Any) -> Fraction:
             if not isinstance(x, str):
                 raise InvalidTree(f"{x!r} is not an 'n/d' string")
             num, _, den = x.partition("/")
             return Fraction(int(num), int(den or 1))
 
-        def bound(b):
+        def bound(b: Any) -> Bound | None:
             if b is None:
                 return None
             src = tuple(fr(v) if i == 1 and b["source"][0] == "const" else v for i, v in enumerate(b["source"]))
             return Bound(src, bool(b["strict"]))
 
-        def event(e):
+        def event(e: dict[str, Any]) -> Primitive:
             ((kind, body),) = e.items()
             if kind == "draw":
                 return Draw(body["row"], body["token"])
@@ -919,15 +938,20 @@ class OutcomeTree:
             raise InvalidTree(f"unknown event kind {kind!r}")
 
         raw = data["nodes"]
-        built: list[Node | None] = [None] * len(raw)
+        built: list[Node[int] | None] = [None] * len(raw)
 
-        def child(c, parent: int):
+        def node(i: int) -> Node[int]:
+            out = built[i]
+            assert out is not None  # nodes are built from the end, and children come after their parents
+            return out
+
+        def child(c: Any, parent: int) -> Node[int] | Leaf[int]:
             if isinstance(c, dict):
                 out, acc = c["leaf"]
                 return Leaf(int(out), bool(acc))
             if not isinstance(c, int) or not parent < c < len(raw):
                 raise InvalidTree(f"node {parent} has child {c!r}: not a later node index")
-            return built[c]
+            return node(c)
 
         for i in range(len(raw) - 1, -1, -1):  # children come after their parents: build from the end
             n = raw[i]
@@ -937,7 +961,7 @@ class OutcomeTree:
             )
         root = data["root"]
         rows = Rows({k: tuple(fr(x) for x in v) for k, v in data["rows"].items()})
-        top = child(root, -1) if isinstance(root, dict) or root != 0 else built[0]
+        top = child(root, -1) if isinstance(root, dict) or root != 0 else node(0)
         recipes = {k: tuple(v) for k, v in data.get("recipes", {}).items()}
         return cls(rows, top, int(data["vocab_size"]), dict(data.get("derivations", {})), recipes)
 
@@ -985,11 +1009,11 @@ def _renamed_event(event: "Primitive", name: Callable[[str], str]) -> "Primitive
 
 
 def block_tree(
-    position: Callable[[tuple], "OutcomeTree"],
+    position: Callable[[Block], "OutcomeTree[int]"],
     gamma: int,
-    last: Callable[[tuple, str, tuple], "Node"] | None = None,
+    last: Callable[[Block, str, Row], "Node[Block]"] | None = None,
     bonus_row: str = "p",
-) -> "OutcomeTree":
+) -> "OutcomeTree[Block]":
     """One verification step over a block of gamma drafts, composed from position trees.
 
     At the accepted prefix s (depth < gamma) the block runs ``position(s)``, a one-position tree
@@ -1043,10 +1067,10 @@ def block_tree(
 
     if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
         raise InvalidTree(f"gamma must be an integer >= 1, got {gamma!r}")
-    trees: dict[tuple, OutcomeTree] = {}
-    full: dict[tuple, OutcomeTree] = {}  # the position after each full block, whose bonus_row the bonus reads
+    trees: dict[Block, OutcomeTree[int]] = {}
+    full: dict[Block, OutcomeTree[int]] = {}  # the position after each full block, whose bonus_row the bonus reads
 
-    def visit(prefix: tuple):
+    def visit(prefix: Block) -> Position:
         tree = position(prefix)
         if trees and tree.vocab_size != trees[()].vocab_size:
             raise InvalidTree(
@@ -1058,16 +1082,18 @@ def block_tree(
             raise InvalidTree(f"after {list(prefix)} the verifier emits id {y}, outside [0, V)")
         return pos
 
-    def target_row(prefix: tuple):
+    def target_row(prefix: Block) -> tuple[Row, Fraction, Row]:
         full[prefix] = tree = position(prefix)
         row = tuple(tree.rows["p"])
         return row, Fraction(1), row
 
     law = compose(visit, gamma, target_row)
 
-    rows, recipes, derivations = Rows(), {}, {}
+    rows = Rows()
+    recipes: dict[str, tuple[Any, ...]] = {}
+    derivations: dict[str, str] = {}
 
-    def adopt(prefix: tuple, tree: "OutcomeTree", only: str | None = None) -> Callable[[str], str]:
+    def adopt(prefix: Block, tree: "OutcomeTree[int]", only: str | None = None) -> Callable[[str], str]:
         def name(n: str) -> str:
             return f"{n}{list(prefix)}"
 
@@ -1100,7 +1126,7 @@ def block_tree(
             derivations.setdefault(name(n), f"{tree.derivations.get(n, n)} (after {list(prefix)})")
         return name
 
-    def bonus(prefix: tuple, p_row: str, values: tuple) -> Node:
+    def bonus(prefix: Block, p_row: str, values: Row) -> Node[Block]:
         return Node(
             f"bonus token after {list(prefix)}",
             tuple(
@@ -1110,12 +1136,12 @@ def block_tree(
             ),
         )
 
-    def copied(prefix: tuple) -> "Node | Leaf":
+    def copied(prefix: Block) -> "Node[Block] | Leaf[Block]":
         tree = trees[prefix]
         name = adopt(prefix, tree)
-        memo: dict[int, Node | Leaf] = {}
+        memo: dict[int, Node[Block] | Leaf[Block]] = {}
 
-        def copy(node: "Node | Leaf") -> "Node | Leaf":
+        def copy(node: "Node[int] | Leaf[int]") -> "Node[Block] | Leaf[Block]":
             if id(node) not in memo:
                 if isinstance(node, Node):
                     memo[id(node)] = Node(
@@ -1141,7 +1167,7 @@ def block_tree(
             root = Node("certain", (Branch(Choice(("always",)), Fraction(1), root),))
         return copy(root)
 
-    built: dict[tuple, Node | Leaf] = {}
+    built: dict[Block, Node[Block] | Leaf[Block]] = {}
     for prefix in sorted(law.reach, key=len, reverse=True):  # children before their parents
         if len(prefix) < gamma:
             built[prefix] = copied(prefix)

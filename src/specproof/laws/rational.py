@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -281,7 +281,7 @@ class RationalVector:
     def __getitem__(self, index: int) -> Fraction:
         return Fraction(self.numerators[index], self.denominator)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Fraction]:
         d = self.denominator
         return (Fraction(n, d) for n in self.numerators)
 

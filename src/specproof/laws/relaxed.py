@@ -39,8 +39,9 @@ from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
 from specproof.errors import InvalidDistribution, SpecProofError
-from specproof.laws._verifiers import _argmax, _dist as _row, _model, _pair, _tv
+from specproof.laws._verifiers import _dist as _row, _model, _pair, _tv
 from specproof.laws.block import StepLaw
+from specproof.laws.outcome import argmax as _argmax
 from specproof.laws.rational import to_fraction
 
 __all__ = [
@@ -787,7 +788,7 @@ def relaxed_block_law(target: Any, draft: Any, gamma: int, rule: str, **knobs: A
     >>> law.stream_tv, law.expected_accepted
     (Fraction(0, 1), Fraction(105, 256))
     """
-    from specproof.laws.block import Position, compose, stream_tv
+    from specproof.laws.block import BlockLaw, Position, compose, stream_tv
 
     if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
         raise InvalidKnob(f"gamma must be an int >= 1, got {gamma!r}")
@@ -812,6 +813,7 @@ def relaxed_block_law(target: Any, draft: Any, gamma: int, rule: str, **knobs: A
         return pv, _ONE, _kernel_for(rule, pv, pv, knobs).bonus
 
     law = compose(position, gamma, bonus)
+    assert isinstance(law.emitted, BlockLaw)  # as compose builds it
     emitted = law.emitted.to_dict()
     return RelaxedBlockLaw(
         gamma=gamma,

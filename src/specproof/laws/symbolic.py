@@ -116,7 +116,9 @@ def _accept(p: sp.Expr, q: sp.Expr) -> sp.Expr:
     return _when_zero(q, sp.S.Zero, q * sp.Min(1, p / q))
 
 
-def _law(p: Any, q: Any):
+def _law(
+    p: Any, q: Any
+) -> tuple[tuple[sp.Expr, ...], tuple[sp.Expr, ...], list[sp.Expr], list[sp.Expr], sp.Expr, sp.Expr]:
     pv, qv = _pair(p, q)
     accept = [_accept(pi, qi) for pi, qi in zip(pv, qv)]
     resid = [sp.Max(pi - qi, 0) for pi, qi in zip(pv, qv)]
@@ -354,7 +356,7 @@ def per_token_lemma() -> bool:
     """
     a, b = sp.symbols("a b", real=True, nonnegative=True)
     expr = sp.Min(a, b) + sp.Max(a - b, 0) - a
-    return sp.simplify(sp.piecewise_fold(expr.rewrite(sp.Piecewise))) == 0
+    return bool(sp.simplify(sp.piecewise_fold(expr.rewrite(sp.Piecewise))) == 0)
 
 
 def _decided(rel: sp.Basic) -> sp.Basic:

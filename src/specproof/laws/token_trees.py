@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from specproof.laws.block import Position, StepLaw, compose, tree_position
-from specproof.laws.outcome import Choice, Leaf, Node, OutcomeTree
+from specproof.laws.block import BlockLaw, Position, StepLaw, compose, tree_position
+from specproof.laws.outcome import Choice, Leaf, Node, OutcomeTree, argmax as _argmax
 from specproof.laws._verifiers import (
     Row,
     Prefix,
@@ -22,7 +22,6 @@ from specproof.laws._verifiers import (
     _positive_part,
     _normalized,
     _without,
-    _argmax,
     _Builder,
     _accept_test,
 )
@@ -56,7 +55,7 @@ def _check_tokens(tokens: Sequence[int], v: int) -> None:
             raise InvalidVerifier(f"token tree child {t} is not a token id in [0, {v})")
 
 
-def sibling_tree(p: Any, tokens: Sequence[int]) -> OutcomeTree:
+def sibling_tree(p: Any, tokens: Sequence[int]) -> OutcomeTree[int]:
     """One node of a deterministic token tree: its children verified in order, q one-hot.
 
     Child j (token t_j) is accepted with probability ``p_j(t_j)`` (the ratio test with q one-hot
@@ -109,7 +108,7 @@ def sibling_tree(p: Any, tokens: Sequence[int]) -> OutcomeTree:
     b.add("p", pv, ("input", "p"), "the target row at the node")
     b.add("uniform", tuple(Fraction(1, v) for _ in range(v)), ("uniform",), "1/V for every token")
 
-    def step(j: int, target: str) -> Node:
+    def step(j: int, target: str) -> Node[int]:
         if j == len(tokens):
             return b.draw_all("residual draw", target)
         t = tokens[j]
@@ -122,7 +121,7 @@ def sibling_tree(p: Any, tokens: Sequence[int]) -> OutcomeTree:
         )
         hot = b.add(f"onehot-{t}", lambda: _normalized(b.rows[only]), ("normalized", only), f"q one-hot at {t}")
 
-        def rejected() -> Node:
+        def rejected() -> Node[int]:
             r = b.add(
                 f"r{j + 1}",
                 _positive_part(b.rows[target], b.rows[hot]),
@@ -137,7 +136,7 @@ def sibling_tree(p: Any, tokens: Sequence[int]) -> OutcomeTree:
     return b.tree(step(0, "p"))
 
 
-def greedy_sibling_tree(p: Any, tokens: Sequence[int]) -> OutcomeTree:
+def greedy_sibling_tree(p: Any, tokens: Sequence[int]) -> OutcomeTree[int]:
     """One node of greedy tree verification: accept the child whose token is p's argmax.
 
     Parameters
@@ -169,7 +168,7 @@ def greedy_sibling_tree(p: Any, tokens: Sequence[int]) -> OutcomeTree:
     b = _Builder(len(pv))
     b.add("p", pv, ("input", "p"), "the target row at the node")
     top = b.rows.argmax("p")
-    node: Node = b.node(
+    node: Node[int] = b.node(
         "greedy token", [b.branch(Choice(("argmax-is", "p", top), "the target's argmax"), Leaf(top, False))]
     )
     for j in range(len(tokens) - 1, -1, -1):
@@ -234,7 +233,7 @@ class TokenTreeLaw(StepLaw):
         ``"target"`` or ``"greedy target"``.
     """
 
-    positions: dict[Prefix, OutcomeTree]
+    positions: dict[Prefix, OutcomeTree[int]]
     node_tv: dict[Prefix, Fraction]
     reference: str
 
@@ -252,7 +251,7 @@ class TokenTreeLaw(StepLaw):
 def _walk_tree(
     target: Model,
     depth: int,
-    position: Callable[[Prefix, Any, Row], OutcomeTree | None],
+    position: Callable[[Prefix, Any, Row], OutcomeTree[int] | None],
     child_state: Callable[[Any, int], Any],
     root_state: Any,
     greedy: bool,
@@ -262,7 +261,7 @@ def _walk_tree(
     the accepted child's."""
     states: dict[Prefix, Any] = {(): root_state}
     rows: dict[Prefix, tuple[Row, Row]] = {}
-    positions: dict[Prefix, OutcomeTree] = {}
+    positions: dict[Prefix, OutcomeTree[int]] = {}
 
     def row(path: Prefix) -> tuple[Row, Row]:
         if path not in rows:
@@ -287,6 +286,7 @@ def _walk_tree(
         return ref, _ONE, ref
 
     law = compose(node, depth, bonus, where="after the path", node_tv=True)
+    assert isinstance(law.emitted, BlockLaw) and law.node_tv is not None  # as compose builds them (node_tv=True)
     return TokenTreeLaw(
         gamma=depth,
         emitted=law.emitted.to_dict(),
@@ -348,7 +348,7 @@ def deterministic_tree_law(target: Any, tree: Any) -> TokenTreeLaw:
     parsed = _parse_tree(tree)
     tmodel = _model(target)
 
-    def position(path: Prefix, node: TokenTree, pv: Row) -> OutcomeTree | None:
+    def position(path: Prefix, node: TokenTree, pv: Row) -> OutcomeTree[int] | None:
         return sibling_tree(pv, [t for t, _ in node]) if node else None
 
     return _walk_tree(tmodel, _tree_depth(parsed), position, _first_child, parsed, greedy=False)
@@ -383,7 +383,7 @@ def greedy_tree_law(target: Any, tree: Any) -> TokenTreeLaw:
     """
     parsed = _parse_tree(tree)
 
-    def position(path: Prefix, node: TokenTree, pv: Row) -> OutcomeTree | None:
+    def position(path: Prefix, node: TokenTree, pv: Row) -> OutcomeTree[int] | None:
         return greedy_sibling_tree(pv, [t for t, _ in node]) if node else None
 
     return _walk_tree(_model(target), _tree_depth(parsed), position, _first_child, parsed, greedy=True)
@@ -429,7 +429,7 @@ def stochastic_tree_law(
     widths = [_positive_int(k, "branching") for k in branching]
     dmodel = _model(draft, "q")
 
-    def position(path: Prefix, depth: int, pv: Row) -> OutcomeTree | None:
+    def position(path: Prefix, depth: int, pv: Row) -> OutcomeTree[int] | None:
         if depth == len(widths):
             return None
         return multidraft_tree(pv, _dist(dmodel(path), "q"), widths[depth], method=method)

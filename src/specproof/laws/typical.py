@@ -4,13 +4,14 @@ as an outcome tree, and a block of gamma drafts composed by the block engine."""
 from __future__ import annotations
 
 import math
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Sequence
 
 from specproof.errors import SpecProofError
-from specproof.laws.block import Position, StepLaw, compose, stream_tv, tree_position
-from specproof.laws.outcome import Choice, Draw, Leaf, Node, OutcomeTree
+from specproof.laws.block import BlockLaw, Position, StepLaw, compose, stream_tv, tree_position
+from specproof.laws.outcome import Choice, Draw, Leaf, Node, OutcomeTree, argmax as _argmax
 from specproof.laws.rational import to_fraction
 from specproof.laws._verifiers import (
     Row,
@@ -21,7 +22,6 @@ from specproof.laws._verifiers import (
     _pair,
     _model,
     _positive_int,
-    _argmax,
     _tv,
     _fr,
     _Builder,
@@ -161,7 +161,7 @@ def _typical_interval(pv: Row, tokens: Sequence[int], delta: Fraction, off: Frac
         while left and prec <= cap:
             iv.prec = prec
 
-            def q(f: Fraction):
+            def q(f: Fraction) -> Any:
                 return iv.mpf(f.numerator) / iv.mpf(f.denominator)
 
             neg_h = iv.mpf(0)
@@ -187,7 +187,9 @@ def _typical_interval(pv: Row, tokens: Sequence[int], delta: Fraction, off: Frac
     return out
 
 
-def typical_tree(p: Any, q: Any, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUSA_DELTA, offset: Any = 0) -> OutcomeTree:
+def typical_tree(
+    p: Any, q: Any, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUSA_DELTA, offset: Any = 0
+) -> OutcomeTree[int]:
     """One position of typical acceptance as an outcome tree.
 
     The draft token x ~ q is accepted iff ``p(x) > min(eps, delta exp(-H(p)))``; otherwise the
@@ -240,7 +242,7 @@ def typical_tree(p: Any, q: Any, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUSA_D
         "greedy token", [b.branch(Choice(("argmax-is", "p", top), "the target's argmax"), Leaf(top, False))]
     )
 
-    def test(x: int) -> Node:
+    def test(x: int) -> Node[int]:
         return b.node(
             "typical test",
             [
@@ -249,14 +251,14 @@ def typical_tree(p: Any, q: Any, *, eps: Any = MEDUSA_EPS, delta: Any = MEDUSA_D
             ],
         )
 
-    return b.tree(b.node("draft", [b.branch(Draw("q", x), lambda x=x: test(x)) for x in range(b.v)]))
+    return b.tree(b.node("draft", [b.branch(Draw("q", x), functools.partial(test, x)) for x in range(b.v)]))
 
 
 @dataclass(frozen=True)
 class TypicalLaw:
     """One position of typical acceptance: the outcome tree, emitted law, acceptance and TV from p."""
 
-    tree: OutcomeTree
+    tree: OutcomeTree[int]
     target: Row
     law: Row
     acceptance: Fraction
@@ -383,6 +385,7 @@ def typical_block_law(
         return pv, _ONE, tuple(Fraction(int(i == top)) for i in range(len(pv)))
 
     law = compose(position, gamma, greedy, node_tv=True)
+    assert isinstance(law.emitted, BlockLaw) and law.node_tv is not None  # as compose builds them (node_tv=True)
     emitted = law.emitted.to_dict()
     return TypicalBlockLaw(
         gamma=gamma,

@@ -182,7 +182,7 @@ def audit_summary(
     def ff(x: Fraction) -> str:
         return _fr(Fraction(x))
 
-    def lengths(law) -> dict[str, Any]:
+    def lengths(law: Any) -> dict[str, Any]:
         return {
             "accepted_length": [ff(x) for x in law.accepted_length_law],
             "expected_accepted": ff(law.expected_accepted),
