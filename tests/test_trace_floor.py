@@ -318,3 +318,37 @@ def test_target_and_draft_of_different_sizes_are_refused_before_the_sampler_runs
     with pytest.raises(InvalidDistribution, match="V = 2 tokens and the draft's V = 3"):
         assert_lossless(sampler, [0.5, 0.5], [0.2, 0.5, 0.3])
     assert ran == []
+
+
+def _counted(sampler):
+    """``sampler``, counting its calls under PyTorch's default dtype float64 (the widening re-trace's runs)."""
+    wide_calls = []
+
+    def counted(p, q):
+        if torch.get_default_dtype() == torch.float64:
+            wide_calls.append(1)
+        return sampler(p, q)
+
+    return counted, wide_calls
+
+
+def test_code_that_casts_its_rows_to_float32_is_not_re_traced_past_the_cast():
+    # issue 33, item 4: the code converts its rows to float32 before its arithmetic, so on float64 rows it computes
+    # the same as on float32 ones; its re-trace could not argue the floor and stops at the cast, in its first run
+    narrow, wide_calls = _counted(lambda p, q: posterior(p.float(), q.float()))
+    c = compare(narrow, P, Q)
+    assert c.tv == F(31525198733770757, 1208925864650625448411136)  # as the dtype-following code's below
+    assert c.verdict == "undecided"  # not made stronger by the skip: still no verdict
+    assert c.floor.outcome == "not made" and c.floor.tv_wide is None and c.floor.runs == 0
+    assert wide_calls == [1]  # one run of the re-trace, stopped at p.float()
+    assert "float32 from float at" in c.floor.reason and __file__ in c.floor.reason
+    assert "the re-trace was stopped at that call" in c.floor.reason and "wider format is no argument" in c.report()
+    with pytest.raises(AssertionError, match="UNDECIDED"):
+        assert_lossless(narrow, P, Q)
+
+    # the same code computing in its rows' dtype is re-traced whole, and its floor argued
+    following, wide_calls = _counted(posterior)
+    c = compare(following, P, Q)
+    assert c.verdict == "float-faithful" and c.floor.outcome == "float artefact"
+    assert c.floor.runs == 229 and len(wide_calls) == 229 + 3  # its runs, and 3 replays of the control check
+    assert "stopped" not in c.report()

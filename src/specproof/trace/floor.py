@@ -19,7 +19,9 @@ float32 to float64 a fall by at least 2^-14.5, where a float artefact falls by a
 float artefact: ``float-faithful``. If not, it is ``lossy``. The argument is made only where it can be:
 rows already float64 cannot be widened, code that raises on float64 rows or computes in a narrower
 format on them (a ``dtype=torch.float32``, a ``.float()``; seen by a PyTorch function mode) leaves the
-TV where it was for no reason of its own: then the verdict is ``undecided``, with the reason.
+TV where it was for no reason of its own: then the verdict is ``undecided``, with the reason. The re-trace
+stops at the first such tensor (usually in its first run): from there its TV could not change that verdict,
+and finishing it cost a second whole trace (SGLang's block verification at gamma 2: about 400 s of CPU).
 
 It runs only when the first verdict would be ``lossy`` with no mass outside the target's support (an
 output of probability 0 is always a fault) and a TV below :func:`gross_threshold` (a gross fault needs
@@ -275,12 +277,22 @@ def _sampler_site(codes: Collection[Any]) -> str | None:
     return None
 
 
+class _Narrower(BaseException):
+    """Internal: the sampler made a tensor narrower than the re-trace's format; the re-trace stops there.
+
+    A ``BaseException``, so that the sampler's own ``except Exception`` and the tracer's wrapping of the
+    sampler's errors let it through (as the tracer's ``_NeedMode``)."""
+
+
 @contextmanager
-def narrower_than(fmt: str, codes: Collection[Any] = frozenset()) -> Iterator[list[tuple[str, str]]]:
+def narrower_than(
+    fmt: str, codes: Collection[Any] = frozenset(), stop: bool = False
+) -> Iterator[list[tuple[str, str]]]:
     """A PyTorch function mode (PyTorch's default dtype unchanged) that lists every torch call in the sampler's
     code (run inside a frame of ``codes``) that returned a floating tensor of less precision than ``fmt``, as
     ``(format, "float32 from as_tensor at file.py:12")``: the code computes in a narrower format than its rows.
-    Nothing is listed where torch is not imported (NumPy's arithmetic is not watched)."""
+    Nothing is listed where torch is not imported (NumPy's arithmetic is not watched). ``stop``: raise the
+    internal ``_Narrower`` at the first one listed (every later one too), to end the code's run there."""
     found: list[tuple[str, str]] = []
     torch = sys.modules.get("torch")
     if torch is None:
@@ -303,6 +315,8 @@ def narrower_than(fmt: str, codes: Collection[Any] = frozenset()) -> Iterator[li
                         site = _sampler_site(codes)
                         if site is not None:
                             found.append((name, f"{name} from {getattr(func, '__name__', str(func))} at {site}"))
+                            if stop:
+                                raise _Narrower
                         break
             return out
 
@@ -316,11 +330,11 @@ def narrowest(formats: Collection[str]) -> str | None:
 
 
 @contextmanager
-def widened(codes: Collection[Any] = frozenset()) -> Iterator[list[tuple[str, str]]]:
+def widened(codes: Collection[Any] = frozenset(), stop: bool = False) -> Iterator[list[tuple[str, str]]]:
     """PyTorch's default dtype float64 for the duration (if torch is imported), and :func:`narrower_than`
     float64: every torch call in the sampler's code (run inside a frame of ``codes``) that returned a floating
     tensor narrower than float64, as ``(format, "float32 from rand at file.py:12")``: the code did not compute
-    in the wider format there."""
+    in the wider format there. ``stop``: end the code's run at the first one (:func:`narrower_than`)."""
     torch = sys.modules.get("torch")
     if torch is None:
         yield []
@@ -328,7 +342,7 @@ def widened(codes: Collection[Any] = frozenset()) -> Iterator[list[tuple[str, st
     old = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     try:
-        with narrower_than(WIDE, codes) as narrow:
+        with narrower_than(WIDE, codes, stop) as narrow:
             yield narrow
     finally:
         torch.set_default_dtype(old)
@@ -392,22 +406,25 @@ def argue(
     # the stricter side
     threshold = tv / 2 ** math.ceil(ratio_bits / 2)
     wt, wd = widen(target), widen(draft)
+    tv_wide: Fraction | None = None
+    runs = 0
+    failed = None
+    narrow_ops: list[tuple[str, str]] = []
+    # The re-trace stops at the first tensor narrower than float64 made in the code: from there the argument is
+    # not made whatever the re-trace's TV, so finishing it (a second whole trace) could not change the verdict.
     try:
-        with widened(codes) as narrow_ops:
+        with widened(codes, stop=True) as narrow_ops:
             tv_wide, runs = retrace(wt, wd)
+    except _Narrower:
+        pass
     except errors as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return FloorArgument(
-            "widening",
-            "not made",
-            narrow,
-            WIDE,
-            tv,
-            None,
-            threshold,
-            f"the code could not be re-traced on the rows widened to float64 ({first})",
+        failed = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if narrow_ops:  # named before an error of the code's own on float64 rows: not made either way
+        stopped = (
+            " (the re-trace was stopped at that call: no TV of it could make the argument)"
+            if tv_wide is None and failed is None
+            else ""
         )
-    if narrow_ops:
         return FloorArgument(
             "widening",
             "not made",
@@ -418,9 +435,22 @@ def argue(
             threshold,
             f"on float64 rows the code still computes in a narrower format ({narrow_ops[0][1]}"
             f"{'; ...' if len(narrow_ops) > 1 else ''}), so its TV need not fall with float64's "
-            "unit roundoff; make its dtype follow the rows' to get a verdict",
+            f"unit roundoff and the wider format is no argument{stopped}; make its dtype follow the rows' to "
+            "get a verdict",
             runs,
         )
+    if failed is not None:
+        return FloorArgument(
+            "widening",
+            "not made",
+            narrow,
+            WIDE,
+            tv,
+            None,
+            threshold,
+            f"the code could not be re-traced on the rows widened to float64 ({failed})",
+        )
+    assert tv_wide is not None  # the re-trace returned: only a narrower tensor stops it early, and that is above
     if tv_wide <= threshold:
         fell = "to 0" if tv_wide == 0 else f"by 2^{math.log2(tv_wide / tv):.1f}"
         return FloorArgument(
