@@ -67,3 +67,26 @@ def test_a_coin_used_by_torch_is_not_taken_as_unread():
     read, bisected = trace(sampler(False, torch_use=True)), trace(sampler(False, torch_use=True), read_thresholds=False)
     assert read.law == bisected.law
     assert not any(UNREAD in a for a in read.assumptions)
+
+
+@pytest.mark.parametrize("read", ["numpy", "tolist", "item"])
+def test_a_coin_read_outside_torch_and_the_interpreter_is_not_taken_as_unread(read):
+    """Coin 1 never reaches a kernel load or a torch computation: the host reads its value through NumPy's view of
+    its memory, a Python list or a Python float, and decides with it. It is a read coin, bisected, not given the law
+    at its default (which would give P(1) = 1/4, the law with coin 1 at 0)."""
+
+    def step():
+        coins = torch.rand(2)
+        out = torch.zeros(1, dtype=torch.int32)
+        verify_kernel[(1,)](out, coins, 0.25, MASKED=False)
+        if read == "numpy":
+            second = float(coins.numpy()[1])
+        elif read == "tolist":
+            second = coins.tolist()[1]
+        else:
+            second = coins[1].item()
+        return int(out[0]) * int(second < 0.5)
+
+    got = trace(step)
+    assert got.law == {0: F(7, 8), 1: F(1, 8)}  # coin 0 < 0.25 and coin 1 < 0.5, on the float32 grid
+    assert not any(UNREAD in a for a in got.assumptions)
