@@ -72,7 +72,7 @@ def _valid(doc: dict) -> dict:
     an adversary would (with the checker's own primitives), so that the whole document is checked."""
     from fractions import Fraction
 
-    from specproof.certify.certificate import exact_text
+    from specproof.certify.certificate import fraction_text
 
     size = doc["vocab_size"]
     for node in doc["nodes"]:
@@ -84,11 +84,11 @@ def _valid(doc: dict) -> dict:
     reach[0] = Fraction(1)
     law, alpha = [Fraction(0)] * size, Fraction(0)
     for i, node in enumerate(doc["nodes"]):
-        node["reach"] = exact_text(reach[i])
+        node["reach"] = fraction_text(reach[i])
         for branch in node["branches"]:
             r = checker._event_probability(branch["event"], rows, size, "b", set())
             prob = Fraction(r.num, r.den)
-            branch["probability"] = exact_text(prob)
+            branch["probability"] = fraction_text(prob)
             if isinstance(branch["child"], int):
                 reach[branch["child"]] += reach[i] * prob
             else:
@@ -97,8 +97,8 @@ def _valid(doc: dict) -> dict:
                 alpha += reach[i] * prob * accepted
     p = [Fraction(x) for x in doc["rows"]["p"]["values"]]
     tv = sum((abs(a - b) for a, b in zip(law, p)), Fraction(0)) / 2
-    doc["law"] = [exact_text(x) for x in law]
-    doc["totals"] = {"alpha": exact_text(alpha), "out_of_range": "0/1", "tv": exact_text(tv)}
+    doc["law"] = [fraction_text(x) for x in law]
+    doc["totals"] = {"alpha": fraction_text(alpha), "out_of_range": "0/1", "tv": fraction_text(tv)}
     doc["claims"] = {"lossless": tv == 0}
     return doc
 
@@ -245,7 +245,7 @@ def _block_hostile(kb: int) -> dict[str, bytes]:
     import random
     from fractions import Fraction
 
-    from specproof.certify.certificate import exact_text
+    from specproof.certify.certificate import fraction_text
 
     def finish(doc):
         size, gamma = doc["vocab_size"], doc["gamma"]
@@ -255,7 +255,7 @@ def _block_hostile(kb: int) -> dict[str, bytes]:
         doc["totals"] = {
             "accepted_length": ["1/1"] + ["0/1"] * gamma,
             "expected_emitted": "1/1",
-            "stream_tv": exact_text(gap),
+            "stream_tv": fraction_text(gap),
         }
         doc["claims"] = {"lossless": False}
         return dumps(doc).encode()
@@ -330,8 +330,8 @@ def _block_hostile(kb: int) -> dict[str, bytes]:
     doc["law"] = [[[0], text], [[0, 0], doc["nodes"][0]["branches"][1]["probability"]]]
     doc["totals"] = {
         "accepted_length": [text, doc["law"][1][1]],
-        "expected_emitted": exact_text(2 - c),
-        "stream_tv": exact_text(gap),
+        "expected_emitted": fraction_text(2 - c),
+        "stream_tv": fraction_text(gap),
     }
     doc["claims"] = {"lossless": gap == 0}
     out[f"a constant at the limit, V = {v}"] = dumps(doc).encode()

@@ -9,10 +9,10 @@ exit 0 iff proved.
 import sys
 from pathlib import Path
 
-from specproof.certify.variants_proof import run
+from specproof.certify.variants_proof import write_variants_proof
 
 if __name__ == "__main__":
-    proved, json_path, md_path = run(
+    proved, json_path, md_path = write_variants_proof(
         Path(__file__).resolve().parent / "transcripts" / "variants", real="--real" in sys.argv[1:]
     )
     print(f"verifier variants: {'PROVED' if proved else 'NOT PROVED'}\n  {json_path}\n  {md_path}")

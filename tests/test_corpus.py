@@ -13,7 +13,7 @@ import pytest
 from specproof.laws.chain import verification_law
 from specproof.corpus.job import (
     GRID_BITS,
-    Node,
+    ContextNode,
     accepted_bounds,
     emitted_bounds,
     node_from_record,
@@ -84,7 +84,7 @@ def test_an_unknown_child_gives_exact_bounds_whose_gap_is_its_mass_times_the_dep
 
 
 def test_bounds_are_rounded_outward_on_the_grid():
-    lookup = {(): Node(3, 1, ((0, 1),), 1 / 3), (0,): Node(3, 1, (), 1 / 3)}.get
+    lookup = {(): ContextNode(3, 1, ((0, 1),), 1 / 3), (0,): ContextNode(3, 1, (), 1 / 3)}.get
     lo, hi = accepted_bounds((), 2, lookup, lambda k, y: k + (y,), {}, bits=4)
     exact = Fraction(1, 3) + Fraction(1, 3) * Fraction(1, 3)  # 4/9
     assert Fraction(lo, 16) <= exact <= Fraction(hi, 16) and hi - lo <= 2

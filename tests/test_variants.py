@@ -608,9 +608,9 @@ def test_stochastic_tree_stream_is_the_target(tb, ts, method):
 
 
 def test_variants_proof_runs_and_rejects_tampering(tmp_path):
-    from specproof.certify.variants_proof import rederive_rows, run, verify_document
+    from specproof.certify.variants_proof import rederive_rows, verify_document, write_variants_proof
 
-    proved, json_path, md_path = run(tmp_path)
+    proved, json_path, md_path = write_variants_proof(tmp_path)
     assert proved and "PROVED" in md_path.read_text(encoding="utf-8")
     committed = Path(__file__).resolve().parents[1] / "proofs" / "transcripts" / "variants"
     assert json_path.read_bytes() == (committed / "variants.json").read_bytes()  # regenerating: same bytes

@@ -58,7 +58,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from specproof import checker
-from specproof.errors import InvalidDistribution
+from specproof.errors import InvalidDistribution, renamed
 from specproof.laws.block import tree_law
 from specproof.laws.exact import EmittedLaw, emitted_law
 from specproof.laws.rational import RationalVector, as_distribution, from_floats
@@ -71,7 +71,7 @@ __all__ = [
     "select_tokens",
     "build_chain_certificate",
     "CHAIN_STATEMENT",
-    "exact_text",
+    "fraction_text",
     "parse_exact",
     "build_bundle",
     "build_outcome_certificate",
@@ -157,8 +157,8 @@ def _document(
         "vocab_size": v,
         "rows": _rows(law, tokens, labels),
         "totals": {
-            "alpha": exact_text(law.alpha),
-            "tv": exact_text(tv),
+            "alpha": fraction_text(law.alpha),
+            "tv": fraction_text(tv),
             "normalizer": _nd(law.normalizer, law.denominator),
             "rejection": _nd(law.reject_numerator, law.denominator),
         },
@@ -346,9 +346,11 @@ def build_chain_certificate(
         distinct.setdefault((vec.numerators, vec.denominator), vec)
     texts = [_float64_text(vec) for vec in distinct.values()]  # None: not floats within the checker's tolerance
     floats = all(t is not None for t in texts)
-    table = texts if floats else [[exact_text(x) for x in vec] for vec in distinct.values()]
+    table = texts if floats else [[fraction_text(x) for x in vec] for vec in distinct.values()]
     index = {ident: i for i, ident in enumerate(distinct)}
-    nodes = {s: {"prefix": list(s), "reach": exact_text(law.reach[s]), "stop": exact_text(law.stop(s))} for s in order}
+    nodes = {
+        s: {"prefix": list(s), "reach": fraction_text(law.reach[s]), "stop": fraction_text(law.stop(s))} for s in order
+    }
     for s, key, vec in models:
         nodes[s][key] = index[vec.numerators, vec.denominator]
     rows: dict[str, Any] = {"encoding": checker.COMPACT_ENCODING if floats else checker.EXACT_ENCODING, "table": table}
@@ -362,9 +364,9 @@ def build_chain_certificate(
         "rows": rows,
         "nodes": [nodes[s] for s in order],
         "totals": {
-            "accepted_length": [exact_text(x) for x in law.accepted_length_law],
-            "expected_emitted": exact_text(law.expected_emitted),
-            "mean_alpha": exact_text(law.mean_alpha),
+            "accepted_length": [fraction_text(x) for x in law.accepted_length_law],
+            "expected_emitted": fraction_text(law.expected_emitted),
+            "mean_alpha": fraction_text(law.mean_alpha),
         },
         "claims": {"stream_equals_target_law": law.lossless},
     }
@@ -383,19 +385,19 @@ STOP_STATEMENT = (
 )
 
 
-def exact_text(x: Fraction) -> str:
+def fraction_text(x: Fraction) -> str:
     """``"n/d"`` text of a non-negative rational; integers of more than 3000 decimal digits are
     written in hexadecimal (``"0x..."``), which Python reads in linear time and without its
     4300-digit limit on decimal text (a chain's totals reach tens of thousands of digits).
 
-    >>> exact_text(Fraction(3, 4)), exact_text(Fraction(1, 2 ** 20000))[:8]
+    >>> fraction_text(Fraction(3, 4)), fraction_text(Fraction(1, 2 ** 20000))[:8]
     ('3/4', '1/0x1000')
     """
     return "/".join(str(n) if n.bit_length() <= 9965 else hex(n) for n in (x.numerator, x.denominator))
 
 
 def parse_exact(text: str) -> Fraction:
-    """Inverse of :func:`exact_text`.
+    """Inverse of :func:`fraction_text`.
 
     >>> parse_exact("1/0x10") == Fraction(1, 16)
     True
@@ -528,8 +530,8 @@ def build_outcome_certificate(
         "rows": rows,
         "reference": reference,
         "nodes": nodes,
-        "law": [exact_text(x) for x in law],
-        "totals": {"alpha": exact_text(alpha), "out_of_range": exact_text(out_mass), "tv": exact_text(tv)},
+        "law": [fraction_text(x) for x in law],
+        "totals": {"alpha": fraction_text(alpha), "out_of_range": fraction_text(out_mass), "tv": fraction_text(tv)},
         "claims": {"lossless": tv == 0},
     }
 
@@ -542,7 +544,8 @@ def _tree_parts(tree: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     data = tree.as_dict()
     reach = [m for n, m in tree.reaches() if isinstance(n, Node)]  # as_dict numbers the nodes in this order
     nodes = [
-        {"label": n["label"], "reach": exact_text(m), "branches": n["branches"]} for n, m in zip(data["nodes"], reach)
+        {"label": n["label"], "reach": fraction_text(m), "branches": n["branches"]}
+        for n, m in zip(data["nodes"], reach)
     ]
     rows = {}
     for key, values in data["rows"].items():
@@ -602,11 +605,11 @@ def build_block_certificate(
         "gamma": gamma,
         "rows": rows,
         "nodes": nodes,
-        "law": [[list(b), exact_text(m)] for b, m in sorted(law.items()) if m],
+        "law": [[list(b), fraction_text(m)] for b, m in sorted(law.items()) if m],
         "totals": {
-            "accepted_length": [exact_text(x) for x in lengths],
-            "expected_emitted": exact_text(expected),
-            "stream_tv": exact_text(stream_tv),
+            "accepted_length": [fraction_text(x) for x in lengths],
+            "expected_emitted": fraction_text(expected),
+            "stream_tv": fraction_text(stream_tv),
         },
         "claims": {"lossless": stream_tv == 0},
     }
@@ -649,8 +652,16 @@ def _rows(law: EmittedLaw, tokens: Iterable[int], labels: Sequence[str] | None) 
 
 
 def _nd(numerator: int, denominator: int) -> str:
-    return exact_text(Fraction(numerator, denominator))
+    return fraction_text(Fraction(numerator, denominator))
 
 
 def _policy(vec: RationalVector) -> dict[str, str] | None:
     return None if vec.policy is None else vec.policy.as_dict()
+
+
+# the old names, with a DeprecationWarning that says where they went (issue 34: one name, one meaning)
+__getattr__ = renamed(
+    __name__,
+    {"exact_text": ("fraction_text", "specproof.laws.numtext.exact_text is the checker's display form, another text")},
+    globals(),
+)

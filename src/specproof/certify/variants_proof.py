@@ -35,7 +35,17 @@ from specproof.laws.variants import (
     typical_tree,
 )
 
-__all__ = ["WORKED_P", "WORKED_Q", "rederive_rows", "variants_document", "verify_document", "render", "run"]
+from specproof.errors import renamed
+
+__all__ = [
+    "WORKED_P",
+    "WORKED_Q",
+    "rederive_rows",
+    "variants_document",
+    "verify_document",
+    "render_variants_proof",
+    "write_variants_proof",
+]
 
 #: The small worked pair of the table in docs/variants.md.
 WORKED_P = (Fraction(1, 2), Fraction(1, 4), Fraction(1, 4))
@@ -359,7 +369,7 @@ def verify_document(doc: dict[str, Any]) -> tuple[bool, list[str]]:
     return not problems, problems
 
 
-def render(doc: dict[str, Any], proved: bool, problems: list[str]) -> str:
+def render_variants_proof(doc: dict[str, Any], proved: bool, problems: list[str]) -> str:
     """The Markdown transcript of a variants document (from the JSON, never by hand)."""
     lines = [
         "# Proof transcript: verifier variants",
@@ -512,7 +522,7 @@ def _worked_trees(p, q, ks=(1, 2, 3, 4)):
     yield "worked-typical", typical_tree(p, q)
 
 
-def run(out_dir: str | Path, *, real: bool = False) -> tuple[bool, Path, Path]:
+def write_variants_proof(out_dir: str | Path, *, real: bool = False) -> tuple[bool, Path, Path]:
     """Build, write ``variants.json`` (``variants_real.json`` with ``real``), re-read, re-verify and
     render ``.md`` beside it; without ``real``, also re-verify the outcome certificates of every
     single position with the trusted checker (written by the theorem ``variants_positions``,
@@ -535,5 +545,16 @@ def run(out_dir: str | Path, *, real: bool = False) -> tuple[bool, Path, Path]:
                     problems.append(f"{cert['name']}: the trusted checker finds it lossy")
         proved = proved and not problems
     md_path = out / f"{key}.md"
-    md_path.write_text(render(doc, proved, problems), encoding="utf-8", newline="\n")
+    md_path.write_text(render_variants_proof(doc, proved, problems), encoding="utf-8", newline="\n")
     return proved, json_path, md_path
+
+
+# the old names, with a DeprecationWarning that says where they went (issue 34: one name, one meaning)
+__getattr__ = renamed(
+    __name__,
+    {
+        "render": ("render_variants_proof", "specproof.report.transcript.render renders certificates"),
+        "run": ("write_variants_proof", "every subcommand module has its own run"),
+    },
+    globals(),
+)

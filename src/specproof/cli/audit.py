@@ -340,7 +340,7 @@ def _arithmetic_note(rule, vocab_size: int, logits: str | None = None) -> str:
             from specproof.rules import libm
 
             text += (
-                f"; the rows are {libm.provenance(logits)}'s softmax in {arith.dtype} of the logits after the "
+                f"; the rows are {libm.library_provenance(logits)}'s softmax in {arith.dtype} of the logits after the "
                 "rule's processing (bias and temperature IEEE-rounded, top-k, top-p and min-p masked to -inf by "
                 "exact comparisons; Processing.apply_logits), the softmax and cumsum evaluated as data, not modelled"
             )
@@ -394,7 +394,9 @@ def _audit_certificate(p, q, name: str, rule, proposal=None, provenance=None, la
         )
     from specproof.rules import libm
 
-    used = {"library": libm.provenance(arith.library)} if arith.library and libm.available(arith.library) else {}
+    used = (
+        {"library": libm.library_provenance(arith.library)} if arith.library and libm.available(arith.library) else {}
+    )
     return certificate.build_outcome_certificate(
         tree,
         name=f"{label or 'audit'}, rule {name}",

@@ -31,13 +31,13 @@ from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import InvalidDistribution, InvalidOption
+from ..errors import InvalidDistribution, InvalidOption, renamed
 from ..laws.exact import emitted_law
 from ..laws.rational import from_floats, to_fraction
 
 __all__ = [
     "GRID_BITS",
-    "Node",
+    "ContextNode",
     "node_law",
     "node_from_record",
     "node_record",
@@ -89,7 +89,7 @@ GRID_BITS = 128
 
 
 @dataclass(frozen=True)
-class Node:
+class ContextNode:
     """The exact acceptance data at one context (node of the drafting tree).
 
     Attributes
@@ -116,7 +116,7 @@ class Node:
         return Fraction(self.accepted, self.denominator)
 
 
-def node_law(p: Any, q: Any, children: Iterable[int] | None, *, atol: float) -> Node:
+def node_law(p: Any, q: Any, children: Iterable[int] | None, *, atol: float) -> ContextNode:
     """Exact alpha at one node from float rows, and the accept masses of the named children.
 
     Parameters
@@ -132,7 +132,7 @@ def node_law(p: Any, q: Any, children: Iterable[int] | None, *, atol: float) -> 
 
     Returns
     -------
-    Node
+    ContextNode
 
     Raises
     ------
@@ -156,11 +156,11 @@ def node_law(p: Any, q: Any, children: Iterable[int] | None, *, atol: float) -> 
             raise InvalidDistribution(f"child ids {ids} are not all in [0, {len(accept)})")
         kids = tuple((y, accept[y]) for y in ids)
     alpha_float = float(numeric.acceptance_probability(np.asarray(p), np.asarray(q), atol=atol))
-    return Node(law.denominator, law.alpha_numerator, kids, alpha_float)
+    return ContextNode(law.denominator, law.alpha_numerator, kids, alpha_float)
 
 
-def node_record(node: Node) -> dict[str, Any]:
-    """A JSON- and Arrow-safe form of a :class:`Node` (big integers as decimal strings)."""
+def node_record(node: ContextNode) -> dict[str, Any]:
+    """A JSON- and Arrow-safe form of a :class:`ContextNode` (big integers as decimal strings)."""
     return {
         "d": str(node.denominator),
         "a": str(node.accepted),
@@ -169,9 +169,9 @@ def node_record(node: Node) -> dict[str, Any]:
     }
 
 
-def node_from_record(record: Mapping[str, Any]) -> Node:
+def node_from_record(record: Mapping[str, Any]) -> ContextNode:
     """Inverse of :func:`node_record`."""
-    return Node(
+    return ContextNode(
         int(record["d"]),
         int(record["a"]),
         tuple((int(y), int(a)) for y, a in record["children"]),
@@ -185,7 +185,7 @@ Key = Hashable
 def accepted_bounds(
     key: Key,
     k: int,
-    lookup: Callable[[Key], Node | None],
+    lookup: Callable[[Key], ContextNode | None],
     child: Callable[[Key, int], Key],
     memo: dict,
     bits: int = GRID_BITS,
@@ -199,7 +199,7 @@ def accepted_bounds(
     k : int
         Depth left (>= 0).
     lookup : callable
-        ``lookup(key)`` gives the node's :class:`Node`, or None if its rows are unknown.
+        ``lookup(key)`` gives the node's :class:`ContextNode`, or None if its rows are unknown.
     child : callable
         ``child(key, y)`` gives the key of the node after drafting y.
     memo : dict
@@ -246,7 +246,7 @@ def accepted_bounds(
 def emitted_bounds(
     key: Key,
     gamma_max: int,
-    lookup: Callable[[Key], Node | None],
+    lookup: Callable[[Key], ContextNode | None],
     child: Callable[[Key, int], Key],
     memo: dict,
     bits: int = GRID_BITS,
@@ -380,3 +380,11 @@ def context_hash(pair: str, ids: Sequence[int]) -> str:
     """sha256 (first 16 hex digits) of the pair's name and the context's token ids."""
     text = pair + ":" + ",".join(str(int(i)) for i in ids)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+# the old names, with a DeprecationWarning that says where they went (issue 34: one name, one meaning)
+__getattr__ = renamed(
+    __name__,
+    {"Node": ("ContextNode", "specproof.laws.outcome.Node is an outcome tree's node")},
+    globals(),
+)

@@ -5,7 +5,7 @@
 2. :func:`infer_unit` (model stage; on Ray an actor pool, one model copy per actor): the rows at
    every node the exact stage needs (float32 logits or float64 rows, as bytes).
 3. :func:`exact_records` (exact stage; on Ray tasks over batches of nodes): each node's exact
-   :class:`~specproof.corpus.job.Node`.
+   :class:`~specproof.corpus.job.ContextNode`.
 4. :func:`combine_unit`: per position, alpha and the E[emitted] bounds per gamma; written as the
    unit's shard (:func:`write_shard`) as soon as the unit is complete.
 5. :func:`finish`: every shard, in order, into one Parquet file; the summary and the plots.

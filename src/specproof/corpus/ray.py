@@ -99,7 +99,7 @@ def run_ray(
     workers : int
         Actors of the model stage (each holds one copy of the models).
     batch_size : int
-        Node records per exact task.
+        ContextNode records per exact task.
     progress : callable, optional
         Called with each unit when its shard is written.
     """

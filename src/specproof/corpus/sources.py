@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import InvalidDistribution
-from .job import Node, node_law
+from .job import ContextNode, node_law
 
 __all__ = ["PhoneSource", "TransformersSource", "make_source", "SOURCES"]
 
@@ -112,15 +112,15 @@ class PhoneSource:
         return out
 
     @lru_cache(maxsize=None)
-    def state_node(self, state: tuple[int, int]) -> Node:
-        """The exact :class:`Node` of a state (every child kept), computed once per process."""
+    def state_node(self, state: tuple[int, int]) -> ContextNode:
+        """The exact :class:`ContextNode` of a state (every child kept), computed once per process."""
         p, q = self.rows(state)
         return node_law(p, q, None, atol=self.atol)
 
-    def tree(self, ids: list[int], laws: dict[str, Node]) -> tuple[Callable, Callable, Callable[[int], Any]]:
+    def tree(self, ids: list[int], laws: dict[str, ContextNode]) -> tuple[Callable, Callable, Callable[[int], Any]]:
         """``(lookup, child, root_key)`` over states; the document's own laws are used for its roots."""
 
-        def lookup(state: tuple[int, int]) -> Node:
+        def lookup(state: tuple[int, int]) -> ContextNode:
             got = laws.get(f"{state[0]},{state[1]}")
             return got if got is not None else self.state_node(state)
 
@@ -302,11 +302,11 @@ class TransformersSource:
         """A node's key: ``"t"`` for position t's context, ``"t:y1,y2"`` for the prefix y1 y2 after it."""
         return f"{t}:{','.join(str(y) for y in path)}" if path else str(t)
 
-    def tree(self, ids: list[int], laws: dict[str, Node]) -> tuple[Callable, Callable, Callable[[int], Any]]:
+    def tree(self, ids: list[int], laws: dict[str, ContextNode]) -> tuple[Callable, Callable, Callable[[int], Any]]:
         """Keys: ``(t, ())`` a position's context, ``(t, path)`` an off-text prefix after it (explored
         if its law is in ``laws``, unknown otherwise)."""
 
-        def lookup(key: tuple[int, tuple[int, ...]]) -> Node | None:
+        def lookup(key: tuple[int, tuple[int, ...]]) -> ContextNode | None:
             return laws.get(self.node_key(*key))
 
         def child(key: tuple[int, tuple[int, ...]], y: int) -> tuple[int, tuple[int, ...]]:

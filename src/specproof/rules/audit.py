@@ -510,7 +510,7 @@ def _derivations(p: Any, q: Any, rule: Rule) -> dict[str, str]:
             from specproof.rules import libm
 
             how = (
-                f"the softmax by {libm.provenance(given.library)} in {rule.arithmetic.dtype}, evaluated and used as "
+                f"the softmax by {libm.library_provenance(given.library)} in {rule.arithmetic.dtype}, evaluated and used as "
                 "data (not modelled), of the {} logits after {}; the masking steps modelled exactly "
                 "(Processing.apply_logits)"
             )

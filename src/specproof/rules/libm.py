@@ -9,7 +9,7 @@ does not model them: it *evaluates* the library's own function, in the row's dty
 finitely many values the law needs (the rows' entries, the differences formed from them, and the
 coin's grid points), and returns the results as exact values. A law built from them is exact about
 the code on the machine it was computed on; it is not a statement about other machines, versions
-or builds, which :func:`provenance` names.
+or builds, which :func:`library_provenance` names.
 
 ============== ============================================================================
 value          how it is obtained
@@ -48,14 +48,14 @@ import sys
 from fractions import Fraction
 from typing import Any, Sequence
 
-from specproof.errors import SpecProofError
+from specproof.errors import SpecProofError, renamed
 
 __all__ = [
     "LIBRARIES",
     "DTYPES",
     "LibraryUnavailable",
     "loaded",
-    "provenance",
+    "library_provenance",
     "log_row",
     "exp_value",
     "softmax_row",
@@ -109,7 +109,7 @@ def loaded(library: str) -> bool:
     return library in sys.modules
 
 
-def provenance(library: str) -> str:
+def library_provenance(library: str) -> str:
     """The library and version whose results are used, e.g. ``"torch 2.13.0+cpu (CPU)"``."""
     mod = _module(library)
     return f"{library} {mod.__version__}" + (" (CPU)" if library == "torch" else "")
@@ -321,7 +321,7 @@ def sum_value(library: str, dtype: str, row: Sequence) -> Fraction | float:
     -----
     Not modelled but evaluated, as the library's log and exp are: the order and the accumulator of
     a library's reduction depend on its build and the CPU's vector width, so the value is exact
-    about the code on this machine (:func:`provenance`). Rows of at most 4 entries gave the
+    about the code on this machine (:func:`library_provenance`). Rows of at most 4 entries gave the
     left-to-right sum in both libraries here (NumPy: of at most 7), measured on random rows.
 
     Examples
@@ -652,3 +652,11 @@ def sum_order(library: str | None, dtype: str, row: Sequence, total) -> tuple[st
         if tree is not None and evaluate_order(tree, row, accumulator, dtype) == total:
             return description, ["tree", accumulator, tree if isinstance(tree, list) else [tree]]
     return None
+
+
+# the old names, with a DeprecationWarning that says where they went (issue 34: one name, one meaning)
+__getattr__ = renamed(
+    __name__,
+    {"provenance": ("library_provenance", "the real models' provenance() is another record")},
+    globals(),
+)

@@ -408,7 +408,7 @@ class Processing:
         The model of engines' logits processors (transformers' ``LogitsProcessor`` classes, vLLM's
         sampler), each step when active. Basic operations are IEEE-rounded in ``fmt``; softmax and
         cumulative sums are not modelled but evaluated by ``library`` at the finitely many rows
-        needed and used as data (their provenance is :func:`specproof.rules.libm.provenance`).
+        needed and used as data (their provenance is :func:`specproof.rules.libm.library_provenance`).
 
         - logit bias: ``z_i = fl(z_i + fl(b))``; ``b = -inf`` sets ``z_i = -inf``;
         - temperature 0: every entry but the argmax (ties to the smallest id) is set to ``-inf``;
