@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specproof import checker
-from specproof.certify.certificate import build_bundle, build_certificate, write
+from specproof.certify.certificate import build_bundle, build_certificate, build_chain_certificate, write
 from specproof.cli import main
 from specproof.cli.loaders import load_distributions
 
@@ -258,3 +258,31 @@ def test_bind_pairs_row_i_with_certificate_i_or_one_row_with_every_certificate()
         "the certificate holds 2 pair(s), --target and --draft give 3",
         {},
     )
+
+
+def test_bind_refuses_a_chain_certificate():
+    chain = build_chain_certificate(lambda s: ["1/2", "1/2"], lambda s: ["1/4", "3/4"], 1, name="one")
+    verdict = checker.check(json.dumps(chain))
+    assert verdict.valid and "law" not in verdict.facts[0]
+    row, draft = [(Fraction(1, 2), Fraction(1, 2))], [(Fraction(1, 4), Fraction(3, 4))]
+    assert checker.bind(verdict.facts, row, draft) == (
+        "--target/--draft bind one-position certificates; a chain certificate holds many rows",
+        {},
+    )
+
+
+def test_bind_reads_one_row_pair_at_every_position_of_a_tree():
+    from specproof.certify.certificate import build_outcome_certificate
+    from specproof.rules.audit import position_law
+    from specproof.rules.policy import named_rule
+
+    tree = build_outcome_certificate(
+        position_law(["1/2", "1/2"], ["1/4", "3/4"], named_rule("standard")).tree, name="a", statement="s"
+    )
+    verdict = checker.check(json.dumps(build_bundle([tree, tree], name="two", statement="s")))
+    assert verdict.valid and [f["reads"] for f in verdict.facts] == [["p", "q"], ["p", "q"]]
+    p, q = [(Fraction(1, 2), Fraction(1, 2))], [(Fraction(1, 4), Fraction(3, 4))]
+    bound = {"bound": ["p", "q"], "unread": [], "unbound": []}
+    assert checker.bind(verdict.facts, p, q) == ("", bound)  # the one pair at both trees
+    assert checker.bind(verdict.facts, p * 2, q * 2) == ("", bound)  # a pair for each tree
+    assert checker.bind(verdict.facts, p * 3, q) == ("the certificate holds 2 pair(s), --target and --draft give 3", {})
