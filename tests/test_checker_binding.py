@@ -286,3 +286,44 @@ def test_bind_reads_one_row_pair_at_every_position_of_a_tree():
     assert checker.bind(verdict.facts, p, q) == ("", bound)  # the one pair at both trees
     assert checker.bind(verdict.facts, p * 2, q * 2) == ("", bound)  # a pair for each tree
     assert checker.bind(verdict.facts, p * 3, q) == ("the certificate holds 2 pair(s), --target and --draft give 3", {})
+
+
+def test_lossless_reads_the_claim_of_each_kind():
+    assert checker.lossless({"claims": {"lossless": True}}) is True
+    assert checker.lossless({"claims": {"dist_equals_p": True}}) is True
+    assert checker.lossless({"claims": {"stream_equals_target_law": True}}) is True
+    assert checker.lossless({"claims": {"lossless": False, "dist_equals_p": True}}) is False
+    assert checker.lossless({"claims": {}}) is False
+
+
+def test_gate_names_every_reason_a_document_does_not_certify_p():
+    ok = {
+        "claims": {"dist_equals_p": True},
+        "schema": checker.CERTIFICATE_SCHEMA,
+    }  # a one-position certificate: no reference
+    tree = {"claims": {"lossless": True}, "schema": checker.OUTCOME_SCHEMA, "reference_source": "p"}
+    lossy = {
+        "claims": {"lossless": False},
+        "schema": checker.OUTCOME_SCHEMA,
+        "reference_source": "argmax of given row g",
+        "stated": ["s1", "s2"],
+        "given_reads": ["g1", "g2", "g3", "g4", "g5", "g6"],
+    }
+    assert checker.gate([ok], None) == [] and checker.gate([tree], None) == []
+    assert checker.gate([lossy], None) == [
+        "the certified verifier is not lossless",
+        "its reference is argmax of given row g, not p",
+        "the verdict depends on 2 stated value(s), not re-derived",
+        "the tree reads given rows (g1, g2, g3, g4, g5), stated, not re-derived",
+    ]
+    assert checker.gate([ok, lossy], None)[:2] == [
+        "certificate 1: the certified verifier is not lossless",
+        "certificate 1: its reference is argmax of given row g, not p",
+    ]
+    assert checker.gate([ok], {"bound": ["p", "q"], "unbound": []}) == []
+    assert checker.gate([ok], {"bound": ["p after [0]"], "unbound": []}) == []
+    assert checker.gate([ok], {"bound": ["p"], "unbound": list("abcdef")}) == [
+        "rows the tree reads are bound to nothing: a, b, c, d, e"
+    ]
+    assert checker.gate([ok], {"bound": ["q", "q after [0]"], "unbound": []}) == ["no p row was compared with --target"]
+    assert checker.gate([ok], {}) == ["no p row was compared with --target"]
