@@ -327,3 +327,9 @@ def test_gate_names_every_reason_a_document_does_not_certify_p():
     ]
     assert checker.gate([ok], {"bound": ["q", "q after [0]"], "unbound": []}) == ["no p row was compared with --target"]
     assert checker.gate([ok], {}) == ["no p row was compared with --target"]
+
+
+def test_bind_refuses_rows_longer_than_the_certificates_even_where_they_agree():
+    verdict = checker.check(json.dumps(build_certificate(["1/2", "1/2"], ["1/4", "3/4"], name="g")))
+    p, q = [(Fraction(1, 2), Fraction(1, 2), Fraction(0))], [(Fraction(1, 4), Fraction(3, 4), Fraction(0))]
+    assert checker.bind(verdict.facts, p, q) == ("certificate 0: p has 2 tokens, --target has 3", {})
