@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specproof import checker
-from specproof.certify.certificate import build_certificate, write
+from specproof.certify.certificate import build_bundle, build_certificate, build_chain_certificate, write
 from specproof.cli import main
 from specproof.cli.loaders import load_distributions
 
@@ -71,7 +71,11 @@ def test_decimal_rows_equal_the_loaders_reading(tmp_path_factory, weights):
         ("[1e309, 0.0]", checker.Reason.NOT_RATIONAL, "past the largest float64"),
         ("[1.7976931348623159e308, 0.0]", checker.Reason.NOT_RATIONAL, "past the largest float64"),
         ("[1e99999999999999, 0.0]", checker.Reason.NOT_RATIONAL, "not a finite decimal number"),
+        ("[1e9999999, 0.0]", checker.Reason.NOT_RATIONAL, "past the largest float64"),  # 10^9999999 not computed
+        ("[0." + "1" * 5000 + ", 0.0]", checker.Reason.NOT_RATIONAL, "has 5002 characters: too many digits"),
         ("[-0.5, 1.5]", checker.Reason.NEGATIVE, "negative"),
+        ("[-1, 2]", checker.Reason.NEGATIVE, "--target[0] is -1, which is negative"),
+        ("[-1, 2.0]", checker.Reason.NEGATIVE, "--target[0] is -1, which is negative"),
         ('["-1/2", "3/2"]', checker.Reason.NEGATIVE, "negative"),
         ('[0.5, "1/2"]', checker.Reason.INPUT, "among decimal numbers"),
         ("[9007199254740993, 0.0]", checker.Reason.INPUT, "a float64 cannot hold"),
@@ -96,6 +100,15 @@ def test_hostile_rows_are_rejected_quickly(text, reason, words):
     with pytest.raises(checker.Rejection) as info:
         checker.input_rows(text, "--target", ATOL)
     assert info.value.reason is reason and words in info.value.detail, info.value.detail
+    assert time.process_time() - start < 0.5
+
+
+def test_tiny_and_huge_exponents_cost_nothing():
+    # 10^-9999999 rounds to 0 and 10^9999999 is past the largest float64: both known from the exponent alone,
+    # never by computing a power of ten with ten million digits (about 10 s)
+    start = time.process_time()
+    assert checker.input_rows("[1, 1e-9999999]", "--target", ATOL) == [(Fraction(1), Fraction(0))]
+    assert checker.input_rows("[1, 0.0]", "--target", ATOL) == [(Fraction(1), Fraction(0))]
     assert time.process_time() - start < 0.5
 
 
@@ -154,3 +167,169 @@ def test_bind_and_gate_in_the_kernel(tmp_path):
     )
     assert checker.bind(verdict.facts, p, [(Fraction(1),) * 1])[0] == "--target has V = 2 tokens and --draft V = 1"
     assert checker.gate(verdict.facts, {"bound": ["q"], "unbound": []}) == ["no p row was compared with --target"]
+
+
+# ---------------------------------------------------------------- boundaries the mutation run found untested
+
+
+def test_a_decimal_row_off_by_exactly_atol_is_accepted():
+    # 0.5 + (0.5 + 2^-10) = 1 + 2^-10 exactly: off from 1 by atol, not more (--atol is a float, so a dyadic atol
+    # is what the command line passes)
+    row = checker.input_rows("[0.5, 0.5009765625]", "--target", Fraction(1, 1024))
+    total = Fraction(1) + Fraction(1, 1024)
+    assert row == [(Fraction(1, 2) / total, (Fraction(1, 2) + Fraction(1, 1024)) / total)]
+    with pytest.raises(checker.Rejection) as info:
+        checker.input_rows("[0.5, 0.5009765625]", "--target", Fraction(1, 2048))
+    assert info.value.detail == "--target sums to 1025/1024, off from 1 by more than 1/2048"
+
+
+def test_a_decimal_number_as_long_as_the_limit_is_read_and_one_longer_refused():
+    at_limit = "0." + "0" * (checker.MAX_NUMBER_CHARS - 3) + "5"  # 5 10^-131070: rounds to 0
+    assert len(at_limit) == checker.MAX_NUMBER_CHARS
+    assert checker.input_rows(f"[1, {at_limit}]", "--target", ATOL) == [(Fraction(1), Fraction(0))]
+    with pytest.raises(checker.Rejection) as info:
+        checker.input_rows(f"[1, {at_limit}0]", "--target", ATOL)
+    assert info.value.reason is checker.Reason.NOT_RATIONAL and "not a finite decimal number" in info.value.detail
+
+
+def test_an_exponent_of_twelve_characters_is_read_and_one_of_thirteen_refused():
+    # the exponent's sign counts: "-99999999999" is 12 characters, 10^-99999999999 rounds to 0
+    assert checker.input_rows("[1, 1e-99999999999]", "--target", ATOL) == [(Fraction(1), Fraction(0))]
+    assert checker.input_rows("[1, 0.0e99999999999]", "--target", ATOL) == [(Fraction(1), Fraction(0))]
+    for text in ("[1, 1e-999999999999]", "[1, 1e+999999999999]"):
+        with pytest.raises(checker.Rejection) as info:
+            checker.input_rows(text, "--target", ATOL)
+        assert info.value.detail == f"--target[1] is '{text[4:-1]}', not a finite decimal number"
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("25e1", Fraction(250)),
+        ("1E+0", Fraction(1)),
+        ("0.1e1", Fraction(1)),
+        ("5e-1", Fraction(1, 2)),
+        ("0.0e5", Fraction(0)),
+        ("1e22", Fraction(10**22)),  # the largest power of ten a float64 holds exactly
+        ("1e23", Fraction(99999999999999991611392)),  # 10^23 rounded to nearest: below it
+        ("1.7976931348623157e308", Fraction((2**53 - 1) * 2**971)),  # the largest float64
+        ("4.9e-324", Fraction(1, 2**1074)),  # the least subnormal
+        ("2.4703282292062328e-324", Fraction(1, 2**1074)),  # just above half of it: rounds up
+        ("2.4703282292062327e-324", Fraction(0)),  # just below half of it: rounds to 0
+    ],
+)
+def test_a_decimal_is_the_float64_nearest_to_it(text, value):
+    # exponents of either sign and 0, as json.loads and Python's float read them
+    assert Fraction(*checker._decimal_float64(text, "x")) == value == Fraction(float(text))
+
+
+def test_integers_among_decimal_numbers_up_to_two_to_the_53_are_exact():
+    assert checker._input_value(107, "x", True) == Fraction(107)
+    assert checker._input_value(2**53, "x", True) == Fraction(2**53)  # a float64 holds 2^53
+    with pytest.raises(checker.Rejection) as info:
+        checker._input_value(2**53 + 1, "x", True)
+    assert info.value.detail == "x is the integer 9007199254740993, which a float64 cannot hold exactly"
+    assert checker._input_value(2**53 + 1, "x", False) == Fraction(2**53 + 1)  # exact rows: any integer
+
+
+def _two_positions(p0, q0, p1, q1):
+    bundle = build_bundle(
+        [build_certificate(p0, q0, name="a"), build_certificate(p1, q1, name="b")], name="two", statement="s"
+    )
+    verdict = checker.check(json.dumps(bundle))
+    assert verdict.valid and len(verdict.facts) == 2
+    return verdict.facts
+
+
+def test_bind_pairs_row_i_with_certificate_i_or_one_row_with_every_certificate():
+    F = Fraction
+    p0, p1, q0, q1 = (F(1, 2), F(1, 2)), (F(1, 3), F(2, 3)), (F(1, 4), F(3, 4)), (F(1, 5), F(4, 5))
+    bound = {"bound": ["p", "q"], "unread": [], "unbound": []}
+    facts = _two_positions(["1/2", "1/2"], ["1/4", "3/4"], ["1/3", "2/3"], ["1/4", "3/4"])
+    assert checker.bind(facts, [p0, p1], [q0]) == ("", bound)  # one --draft row for both
+    assert checker.bind(facts, [p0, p1], [q0, q0]) == ("", bound)  # two rows each
+    assert checker.bind(facts, [p1, p0], [q0]) == ("certificate 0: p(0) is 1/2, but --target gives 1/3", {})
+    # one row for every certificate only for a tree or block (the same pair at every position)
+    assert checker.bind(facts, [p0], [q0])[0] == "the certificate holds 2 pair(s), --target and --draft give 1"
+    facts = _two_positions(["1/2", "1/2"], ["1/4", "3/4"], ["1/2", "1/2"], ["1/5", "4/5"])
+    assert checker.bind(facts, [p0], [q0, q1]) == ("", bound)  # one --target row for both
+    assert checker.bind(facts, [p0], [q1, q0]) == ("certificate 0: q(0) is 1/4, but --draft gives 1/5", {})
+    assert checker.bind(facts, [p0, p0, p0], [q0, q1, q0]) == (
+        "the certificate holds 2 pair(s), --target and --draft give 3",
+        {},
+    )
+
+
+def test_bind_refuses_a_chain_certificate():
+    chain = build_chain_certificate(lambda s: ["1/2", "1/2"], lambda s: ["1/4", "3/4"], 1, name="one")
+    verdict = checker.check(json.dumps(chain))
+    assert verdict.valid and "law" not in verdict.facts[0]
+    row, draft = [(Fraction(1, 2), Fraction(1, 2))], [(Fraction(1, 4), Fraction(3, 4))]
+    assert checker.bind(verdict.facts, row, draft) == (
+        "--target/--draft bind one-position certificates; a chain certificate holds many rows",
+        {},
+    )
+
+
+def test_bind_reads_one_row_pair_at_every_position_of_a_tree():
+    from specproof.certify.certificate import build_outcome_certificate
+    from specproof.rules.audit import position_law
+    from specproof.rules.policy import named_rule
+
+    tree = build_outcome_certificate(
+        position_law(["1/2", "1/2"], ["1/4", "3/4"], named_rule("standard")).tree, name="a", statement="s"
+    )
+    verdict = checker.check(json.dumps(build_bundle([tree, tree], name="two", statement="s")))
+    assert verdict.valid and [f["reads"] for f in verdict.facts] == [["p", "q"], ["p", "q"]]
+    p, q = [(Fraction(1, 2), Fraction(1, 2))], [(Fraction(1, 4), Fraction(3, 4))]
+    bound = {"bound": ["p", "q"], "unread": [], "unbound": []}
+    assert checker.bind(verdict.facts, p, q) == ("", bound)  # the one pair at both trees
+    assert checker.bind(verdict.facts, p * 2, q * 2) == ("", bound)  # a pair for each tree
+    assert checker.bind(verdict.facts, p * 3, q) == ("the certificate holds 2 pair(s), --target and --draft give 3", {})
+
+
+def test_lossless_reads_the_claim_of_each_kind():
+    assert checker.lossless({"claims": {"lossless": True}}) is True
+    assert checker.lossless({"claims": {"dist_equals_p": True}}) is True
+    assert checker.lossless({"claims": {"stream_equals_target_law": True}}) is True
+    assert checker.lossless({"claims": {"lossless": False, "dist_equals_p": True}}) is False
+    assert checker.lossless({"claims": {}}) is False
+
+
+def test_gate_names_every_reason_a_document_does_not_certify_p():
+    ok = {
+        "claims": {"dist_equals_p": True},
+        "schema": checker.CERTIFICATE_SCHEMA,
+    }  # a one-position certificate: no reference
+    tree = {"claims": {"lossless": True}, "schema": checker.OUTCOME_SCHEMA, "reference_source": "p"}
+    lossy = {
+        "claims": {"lossless": False},
+        "schema": checker.OUTCOME_SCHEMA,
+        "reference_source": "argmax of given row g",
+        "stated": ["s1", "s2"],
+        "given_reads": ["g1", "g2", "g3", "g4", "g5", "g6"],
+    }
+    assert checker.gate([ok], None) == [] and checker.gate([tree], None) == []
+    assert checker.gate([lossy], None) == [
+        "the certified verifier is not lossless",
+        "its reference is argmax of given row g, not p",
+        "the verdict depends on 2 stated value(s), not re-derived",
+        "the tree reads given rows (g1, g2, g3, g4, g5), stated, not re-derived",
+    ]
+    assert checker.gate([ok, lossy], None)[:2] == [
+        "certificate 1: the certified verifier is not lossless",
+        "certificate 1: its reference is argmax of given row g, not p",
+    ]
+    assert checker.gate([ok], {"bound": ["p", "q"], "unbound": []}) == []
+    assert checker.gate([ok], {"bound": ["p after [0]"], "unbound": []}) == []
+    assert checker.gate([ok], {"bound": ["p"], "unbound": list("abcdef")}) == [
+        "rows the tree reads are bound to nothing: a, b, c, d, e"
+    ]
+    assert checker.gate([ok], {"bound": ["q", "q after [0]"], "unbound": []}) == ["no p row was compared with --target"]
+    assert checker.gate([ok], {}) == ["no p row was compared with --target"]
+
+
+def test_bind_refuses_rows_longer_than_the_certificates_even_where_they_agree():
+    verdict = checker.check(json.dumps(build_certificate(["1/2", "1/2"], ["1/4", "3/4"], name="g")))
+    p, q = [(Fraction(1, 2), Fraction(1, 2), Fraction(0))], [(Fraction(1, 4), Fraction(3, 4), Fraction(0))]
+    assert checker.bind(verdict.facts, p, q) == ("certificate 0: p has 2 tokens, --target has 3", {})
