@@ -80,13 +80,14 @@ def test_json_ready(doc):
     assert json.loads(json.dumps(doc, sort_keys=True)) == doc
 
 
+@pytest.mark.slow  # a second whole proof in this process; with the hash-seed run below, CI's determinism guard
 def test_deterministic(doc):
     again = prove_every_v()
     assert again == doc
     assert json.dumps(again, sort_keys=True) == json.dumps(doc, sort_keys=True)
 
 
-@pytest.mark.slow  # three interpreters, each proving every step again; test_deterministic above is the quick guard
+@pytest.mark.slow  # two interpreters, each proving every step again
 def test_deterministic_across_hash_seeds():
     code = (
         "import json; from specproof.certify.symbolic_proof import prove_every_v; "
