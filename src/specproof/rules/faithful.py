@@ -331,8 +331,11 @@ def member_law(member: Member, target: Any, draft: Any, gamma: int | None = None
         The member rejects with an empty residual (a coin on (0, 1] at ``p == q``).
     """
     budget = [_CACHED_ENTRIES]
-    kt = _rows_key(target, budget)
-    kd = None if kt is None else _rows_key(draft, budget)
+    try:
+        kt = _rows_key(target, budget)
+        kd = None if kt is None else _rows_key(draft, budget)
+    except Exception:  # a tensor whose bytes cannot be read as such (sparse, quantized, on a device): not kept
+        kt = kd = None
     key = None if kd is None else (member.rule, kt, kd, gamma)
     if key is not None and key in _CACHE:
         law = _CACHE.pop(key)
