@@ -195,14 +195,15 @@ def test_member_laws_are_kept_by_rows_and_format_and_read_again_equal(monkeypatc
     member_law(member, p.expand(2, 3), q.expand(1, 3), 1)
     assert len(faithful._CACHE) == 5
     member_law(member, lambda s: p, lambda s: q)  # rows as callables are not kept
+    monkeypatch.setattr(faithful, "_CACHED_ENTRIES", 5)
+    member_law(member, p, q)  # nor rows past the entries kept (here 5: p and q hold 6)
+    assert len(faithful._CACHE) == 5
 
     def unreadable(rows, budget):  # a tensor whose bytes cannot be read as its values (sparse, on a device)
         raise RuntimeError("no storage")
 
     monkeypatch.setattr(faithful, "_rows_key", unreadable)
     assert member_law(member, p, q) == faithful._member_law(member, p, q, None)  # computed, not kept
-    monkeypatch.setattr(faithful, "_CACHED_ENTRIES", 5)
-    member_law(member, p, q)  # nor rows past the entries kept (here 5: p and q hold 6)
     assert len(faithful._CACHE) == 5
 
 
