@@ -8,6 +8,7 @@ sampler that seeds itself, hidden state) is refused with UncontrolledRandomness 
 
 from __future__ import annotations
 
+import gc
 import random
 import secrets
 import time
@@ -159,6 +160,44 @@ def test_a_clock_read_only_for_timing_keeps_its_verdict_and_says_so():
     assert result.law == {0: F(1, 2), 1: F(1, 2)}
     assert "the clock was read (time.perf_counter at" in result.control
     assert "frozen in every run" in result.control and "shifted by 3 multiples" in result.control
+
+
+def test_the_garbage_collectors_callbacks_reading_the_clock_are_not_the_samplers_reads():
+    # Hypothesis times every collection with a perf_counter bound at its import; a collection can start inside
+    # any run, so its callbacks' reads are not the sampler's (they made CI's replay counts vary)
+    from time import perf_counter as bound_perf_counter
+
+    reads = []
+
+    def timing(phase, info):
+        reads.append((bound_perf_counter(), time.monotonic()))  # a name bound before tracing, and the module's
+
+    calls = []
+
+    def sampler():
+        calls.append(1)
+        gc.collect()  # a collection inside every run and every replay
+        return 0 if random.random() < 0.5 else 1
+
+    gc.callbacks.append(timing)
+    try:
+        result = trace(sampler)
+    finally:
+        gc.callbacks.remove(timing)
+    assert result.law == {0: F(1, 2), 1: F(1, 2)}
+    assert reads and "the clock was read" not in result.control  # no clock read named
+    assert len(calls) == result.runs + 2  # the runs and the replays of the first run of each output: none shifted
+
+    # the sampler's own read inside a collection's callback is still seen: only the callbacks' frames are skipped
+    def clocked():
+        return time.perf_counter() >= 0 and random.random() < 0.5
+
+    gc.callbacks.append(timing)
+    try:
+        result = trace(clocked)
+    finally:
+        gc.callbacks.remove(timing)
+    assert "the clock was read (time.perf_counter at" in result.control
 
 
 def test_operating_system_entropy_is_refused_naming_the_line():

@@ -30,7 +30,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from specproof.trace.core import _library_file
+from specproof.trace.core import _in_gc_callback, _library_file
 from specproof.trace.sources.base import Patcher
 from specproof.trace.sources.numpy_generator import TracedGenerator, TracedRandomState
 
@@ -370,7 +370,9 @@ class Control:
                 what = f"random.{arg.__name__} (a bound method of a random.Random, taken before tracing)"
             if what is not None:
                 name = frame.f_code.co_filename
-                if not _library_file(name):  # the tracer, random.py
+                # not the tracer's or random.py's, nor the garbage collector's callbacks' (a collection may start
+                # in any run: Hypothesis times each with a perf_counter bound at its import)
+                if not _library_file(name) and not (what.startswith("time.") and _in_gc_callback(frame)):
                     seen.append((what, f"{name}:{frame.f_lineno}"))
 
         if sys.getprofile() is not None:  # another profiler (cProfile) is active: do not replace it

@@ -8,6 +8,7 @@ randomness source is in :mod:`specproof.trace.sources`, the exploration of branc
 from __future__ import annotations
 
 import functools
+import gc
 import math
 import os
 import sys
@@ -330,6 +331,19 @@ def _call_site(skip: int = 1) -> str | None:
             return f"{frame.f_code.co_filename}:{frame.f_lineno}"
         frame = frame.f_back
     return None
+
+
+def _in_gc_callback(frame: FrameType | None) -> bool:
+    """True where ``frame`` is, or was called by, one of the garbage collector's callbacks (``gc.callbacks``):
+    a collection may start inside any run, and what its callbacks do (Hypothesis times every collection with
+    ``perf_counter``) is the collector's, not the sampler's."""
+    codes = {getattr(cb, "__code__", None) for cb in gc.callbacks}
+    codes.discard(None)
+    while frame is not None and codes:
+        if frame.f_code in codes:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _importing() -> bool:

@@ -6,17 +6,20 @@ refused, naming the line. The clock (``time.time``, ``perf_counter``, ``monotoni
 inside a run is recorded with its line and returns a frozen clock: its value when the trace began, advancing
 1 microsecond a read, the same in every run (so the runs are a function of the draws and a wait loop ends); the
 replays that check that the output does not depend on it shift it by multiples of
-:data:`specproof.trace.control.CLOCK_SHIFT`. A clock function bound before tracing (``from time import perf_counter``) is not patched; the replays'
-profiler sees it (:mod:`specproof.trace.control`).
+:data:`specproof.trace.control.CLOCK_SHIFT`. A clock function bound before tracing (``from time import perf_counter``)
+is not patched; the replays' profiler sees it (:mod:`specproof.trace.control`). Reads made by the garbage collector's
+callbacks (``gc.callbacks``; Hypothesis times every collection), which may run inside any run, are the real clock's
+and are not recorded: they are the collector's, not the sampler's.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import time
 from typing import Any, Callable
 
-from specproof.trace.core import _ACTIVE, UncontrolledRandomness, _call_site, _importing
+from specproof.trace.core import _ACTIVE, UncontrolledRandomness, _call_site, _importing, _in_gc_callback
 from specproof.trace.sources.base import Patcher, Source
 
 _CLOCKS = (
@@ -38,7 +41,7 @@ def _clock(name: str, original: Callable[[], Any]) -> Callable[[], Any]:
     base = original()  # the frozen clock of the replays starts here
 
     def clock() -> Any:
-        if not _ACTIVE or _importing():
+        if not _ACTIVE or _importing() or _in_gc_callback(sys._getframe(1)):
             return original()
         run = _ACTIVE[-1]
         where = _call_site(2)
