@@ -119,8 +119,8 @@ def run_ray(
         ctx = ray.data.DataContext.get_current()
         ctx.enable_progress_bars = False
         by_id = {f"{u['pair']}#{u['doc']}": u for u in units}
-        ds = ray.data.from_items([{"unit": json.dumps(u)} for u in units], override_num_blocks=len(units))
-        ds = ds.map_batches(_Infer, fn_constructor_args=(cfg,), batch_size=1, concurrency=workers, num_cpus=0.5)
+        items = ray.data.from_items([{"unit": json.dumps(u)} for u in units], override_num_blocks=len(units))
+        ds = items.map_batches(_Infer, fn_constructor_args=(cfg,), batch_size=1, concurrency=workers, num_cpus=0.5)
         ds = ds.map_batches(_exact, batch_size=batch_size, num_cpus=0.5)
         pending: dict[str, list[dict[str, Any]]] = {}
         for row in ds.iter_rows():
