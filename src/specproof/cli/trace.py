@@ -362,11 +362,13 @@ def _trace_python(args: argparse.Namespace) -> int:
     rows, degenerate = [], []
     for path, what in files:
         dist = loaded[what]  # a degenerate row is audited, not refused
-        vals = (
-            [[float(x) for x in v.fractions()] for v in dist.vectors]
-            if dist.floats is None
-            else [[float(x) for x in f] for f in dist.floats]
-        )
+        vals: list[list[float]] = []
+        if dist.floats is None:  # an exact file: only a float row can be degenerate, so every row has a law
+            for v in dist.vectors:
+                assert v is not None
+                vals.append([float(x) for x in v.fractions()])
+        else:
+            vals = [[float(x) for x in f] for f in dist.floats]
         rows.append(make(vals if dist.batched else vals[0]))
         degenerate += [
             f"{what}{f'[{i}]' if dist.batched else ''} ({Path(path).name}): {why}"
