@@ -85,7 +85,11 @@ class Distributions:
     @property
     def vocab_size(self) -> int:
         """V, the length of every row."""
-        return len(self.floats[0]) if self.floats is not None else len(self.vectors[0])
+        if self.floats is not None:
+            return len(self.floats[0])
+        exact = self.vectors[0]
+        assert exact is not None  # an exact file: only a float row can be degenerate
+        return len(exact)
 
 
 def _decode(data: bytes, what: str) -> str:
@@ -444,4 +448,6 @@ def load_distribution(
     loaded = load_distributions(path, name, atol=atol)
     if len(loaded.vectors) != 1:
         raise InvalidDistribution(f"{name} ({path}) holds {len(loaded.vectors)} rows, not one distribution")
-    return loaded.vectors[0], loaded.provenance
+    vector = loaded.vectors[0]
+    assert vector is not None  # degenerate rows are refused, not kept (no keep_degenerate)
+    return vector, loaded.provenance
