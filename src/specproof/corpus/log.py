@@ -508,8 +508,11 @@ def record_transformers(
     state = {"request": 0, "step": 0}
 
     def coarse(x: Any, *args: Any, **kwargs: Any) -> Any:
+        assert coin_bits is not None  # installed only with coin_bits
         levels = 2**coin_bits
         return torch.floor(rand_like(x, *args, **kwargs) * levels) / levels
+
+    coarse_rand_like: Any = coarse  # stands in for torch.rand_like (whose stub is an overload) during a call
 
     def wrapped(
         candidate_input_ids: Any,
@@ -520,7 +523,7 @@ def record_transformers(
         **kwargs: Any,
     ) -> Any:
         if coin_bits is not None:
-            torch.rand_like = coarse
+            torch.rand_like = coarse_rand_like
         try:
             valid, n_matches = original(
                 candidate_input_ids, candidate_logits, candidate_length, new_logits, *args, **kwargs
