@@ -78,7 +78,7 @@ def summarize(rows: list[dict[str, Any]], cfg: Any) -> dict[str, Any]:
         sel = [r for r in rows if r["pair"] == pair]
         alphas = [Fraction(r["alpha"]) for r in sel]
         a_lo, a_hi = _mean(alphas, cfg.bits)
-        per_gamma = []
+        per_gamma: list[dict[str, Any]] = []
         for g in range(1, cfg.gamma_max + 1):
             lo, _ = _mean([Fraction(r["e_lo"][g - 1]) for r in sel], cfg.bits)
             _, hi = _mean([Fraction(r["e_hi"][g - 1]) for r in sel], cfg.bits)
