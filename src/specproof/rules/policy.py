@@ -481,7 +481,9 @@ class Processing:
             if v is not None:
                 out[name] = v if isinstance(v, int) and not isinstance(v, Fraction) else format_fraction(Fraction(v))
         if self.logit_bias:
-            out["logit_bias"] = {str(i): "-inf" if b == _NEG_INF else format_fraction(b) for i, b in self.logit_bias}
+            out["logit_bias"] = {
+                str(i): "-inf" if b == _NEG_INF else format_fraction(Fraction(b)) for i, b in self.logit_bias
+            }
         return out
 
 
@@ -725,8 +727,10 @@ class Arithmetic:
         """The library and its version if it is imported (``"torch 2.9.1"``), else its name."""
         import sys
 
-        mod = sys.modules.get(self.library)
-        return f"{self.library} {mod.__version__}" if mod is not None and hasattr(mod, "__version__") else self.library
+        library = self.library
+        assert library is not None  # asked only of an arithmetic that names its library
+        mod = sys.modules.get(library)
+        return f"{library} {mod.__version__}" if mod is not None and hasattr(mod, "__version__") else library
 
     def as_dict(self) -> dict[str, str]:
         """JSON-ready data."""
