@@ -641,7 +641,9 @@ def _judge(
         tv, differing = _difference(got, reference)
     else:
         got = {tuple(map(_as_id, b if isinstance(b, tuple) else (b,))): m for b, m in law.items()}
-        tv, mine, reference = _stream(got, tmodel, gamma, v, tlaw)
+        block_tv, mine, reference = _stream(got, tmodel, gamma, v, tlaw)
+        assert block_tv is not None  # None only for a stream alone (stream_only)
+        tv = block_tv
         differing = _difference(mine, reference)[1] if reference else []
     outside = _outside_support(got, tmodel, gamma, v, tlaw)
     # the caveats of the arithmetic modelled, in the rows' own format (all formats for rational rows); a library's
@@ -750,6 +752,7 @@ def _judge(
                     tuple(caveats),
                 )
             if streams:  # a block sampler is judged by its stream: equal streams, however the blocks are cut
+                assert gamma is not None  # streams only for a block sampler
                 d_tv, d_diff = _difference(mine, _stream(theirs, tmodel, gamma, v, tlaw, stream_only=True)[1])
                 if depth == gamma:
                     d_diff = _difference(got, theirs)[1]
@@ -770,6 +773,7 @@ def _judge(
     d_tv, member, d_diff, depth = best
     name = member.name
     if gamma is not None and depth != gamma:
+        assert depth is not None  # a block sampler's members are compared at depths gamma, ..., 1
         name += f" (verifying {depth} draft{'s' if depth > 1 else ''} of the {gamma})"
     faithful = d_tv == 0 and outside == 0
     caveats += [c for c in member.rule.arithmetic.caveats(v, member.rule.coin) if c not in caveats]
