@@ -280,11 +280,12 @@ def degenerate_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = Non
             emit(x, m)
             continue
         if rule.acceptance == "match":  # an independent target sample, emitted either way
-            if _draw(P) is None:
+            p_draw = _draw(P)
+            if p_draw is None:
                 raised += m
                 note(f"the match rule draws from the target row: {_NAN_DRAW}")
             else:
-                for y, t in enumerate(_draw(P)):
+                for y, t in enumerate(p_draw):
                     emit(y, m * t)
             continue
         a = _accept(P[x], Q[x], rule)
@@ -331,11 +332,12 @@ def degenerate_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = Non
             raised += rest
             note(f"after a rejection the residual's mass is {why} and the fallback is 'error': {_NAN_DRAW}")
         elif fb == "target":
-            if _draw(P) is None:
+            p_draw = _draw(P)
+            if p_draw is None:
                 raised += rest
                 note(f"the fallback draws from the target row: {_NAN_DRAW}")
             else:
-                for y, t in enumerate(_draw(P)):
+                for y, t in enumerate(p_draw):
                     emit(y, rest * t)
         elif fb == "argmax":
             if any(not _finite(x) for x in P):
@@ -355,7 +357,7 @@ def degenerate_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = Non
             note(f"after a rejection the residual's mass is {why}: the fallback draws a uniform id")
     emitted = sum(law.values(), Fraction(0))
     tv, off = None, emitted
-    if target_valid:
+    if target is not None:  # target_valid
         off = sum((mass for i, mass in law.items() if not 0 <= i < v or target[i] == 0), Fraction(0))
         if not undetermined:
             tv = (
