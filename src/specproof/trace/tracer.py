@@ -408,7 +408,7 @@ def trace(
         law = dict(sorted(law.items()))
     except TypeError:
         pass
-    general = (
+    general: tuple[str, ...] = (
         _GENERAL
         if check_pieces
         else (
