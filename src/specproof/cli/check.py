@@ -57,7 +57,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     _json_option(ck)
 
 
-def _read_once(path: str) -> tuple[object, checker.Verdict | None]:
+def _read_once(path: str) -> tuple[checker.Json, checker.Verdict | None]:
     """Read ``path`` once and parse it the checker's way: (document, None), or (None, the
     rejection) when it cannot be read or is not valid JSON. Everything after works on these
     bytes only, so what is checked is what is rendered."""
@@ -254,6 +254,7 @@ def run(args: argparse.Namespace) -> int:
                 )
             )
     else:
+        assert verdict.reason is not None  # an invalid verdict names its reason
         _say(f"{file}: REJECTED ({verdict.reason.value}): {verdict.detail}")
     return code
 
@@ -313,7 +314,11 @@ def _bind(verdict: checker.Verdict, args: argparse.Namespace) -> tuple[str, dict
             from specproof.cli.loaders import load_distributions  # NumPy: only for the formats JSON is not
 
             loaded = load_distributions(path, name, atol=atol, atol_name="--atol")
-            rows.append([v.fractions() for v in loaded.vectors])
+            exact = []
+            for v in loaded.vectors:
+                assert v is not None  # degenerate rows are refused, not kept (no keep_degenerate)
+                exact.append(v.fractions())
+            rows.append(exact)
             outside.append(option)
     failure, binding = checker.bind(verdict.facts, rows[0], rows[1])
     return (failure, {}) if failure else ("", {**binding, "outside": outside})

@@ -378,7 +378,7 @@ def _one_row_for_all(n: int, m: int) -> str | None:
 
 def _check_name(name: str) -> None:
     """A certificate's name becomes a file name in --out: no path may hide in it."""
-    seps = {"/", "\\", os.sep, os.altsep} - {None}
+    seps = {sep for sep in ("/", "\\", os.sep, os.altsep) if sep is not None}
     if not name or ".." in name or any(sep in name for sep in seps) or "\0" in name:
         raise _Usage(f"--name must be a plain file name without path separators or '..', got {name!r}")
 
@@ -407,6 +407,7 @@ def _prove_record(args: argparse.Namespace) -> int:
         raise _Usage("--record re-checks a record; it takes no --target or --draft")
     doc, rejection = _read_once(args.record)
     if rejection is not None:
+        assert rejection.reason is not None  # a rejection names its reason
         _say(f"{args.record}: REJECTED ({rejection.reason.value}): {rejection.detail}")
         return 2 if rejection.reason is checker.Reason.UNREADABLE else 1
     if not _is_record(doc):

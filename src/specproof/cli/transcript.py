@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
             verdict = checker.check(doc)
         ok = verdict.valid
         if doc is None:  # unreadable, or not JSON: nothing to render
+            assert verdict.reason is not None  # an invalid verdict names its reason
             print(
                 _terminal(f"{args.certificate}: cannot render ({verdict.reason.value}): {verdict.detail}"),
                 file=sys.stderr,
