@@ -147,7 +147,7 @@ def _offset(raw_sum: checker.Ratio) -> str:
 
 def _float_rows(verdict: Verdict) -> str:
     """What the checker did with float64 rows, and their raw sums, for the trust base ("" if none)."""
-    sums = []
+    sums: list[tuple[str | None, checker.Ratio]] = []
     for facts in verdict.facts if verdict.valid else ():
         raw = facts["raw_sums"]
         sums.extend(raw.items() if isinstance(raw, dict) else ((None, x) for x in raw))
@@ -172,14 +172,15 @@ def _verdict_words(verdict: Verdict) -> tuple[str, str]:
     return "REJECTED", f"Rejected by the checker ({reason}): {verdict.detail}."
 
 
-def _columns(cert: Mapping[str, Any], facts: Mapping[str, Any] | None = None) -> dict[str, list[Fraction]]:
-    """Every token's p, q, accept, residual and emitted mass, as Fractions.
+def _columns(cert: Mapping[str, Any], facts: Mapping[str, Any] | None = None) -> dict[str, list[Any]]:
+    """Every token's p, q, accept, residual and emitted mass, as Fractions, and its id (``"token"``).
 
     From what the checker recomputed (``facts``, one entry of a valid verdict's ``facts``)
     when there is one; otherwise, for a rejected document, from the rows it claims (a compact
     certificate claims only some tokens: only those are shown).
     """
     keys = ("p", "q", "accept", "residual", "emitted")
+    out: dict[str, list[Any]]  # Fractions, and the ids in "token"
     if facts is None:
         out = {k: _fractions(cert["rows"], k) for k in keys}
         out["token"] = [r["token"] for r in cert["rows"]]
@@ -778,7 +779,7 @@ def _render_outcome(doc: Mapping[str, Any], verdict: Verdict, json_name: str) ->
     )
 
 
-def _stated_rows(facts: Mapping[str, Any]) -> dict[str, list[str]]:
+def _stated_rows(facts: Mapping[str, Any]) -> dict[str, list[str] | int]:
     """The stated values a tree's verdict depends on (const thresholds, stated float sums) and the float
     sums re-derived in a named order, for a transcript (each list cut to its first entries)."""
     stated = [_plain(x) for x in facts.get("stated", [])]
