@@ -176,13 +176,15 @@ TOP_ROWS, ZERO_ROWS = 5, 3
 COMPACT_ROWS = f"the {TOP_ROWS} largest p, q and residual masses, and the first {ZERO_ROWS} zeros of p and of q"
 
 
-def select_tokens(p: Sequence[Any], q: Sequence[Any], residual: Sequence[Any]) -> list[int]:
+def select_tokens(
+    p: Sequence[Any] | np.ndarray, q: Sequence[Any] | np.ndarray, residual: Sequence[Any] | np.ndarray
+) -> list[int]:
     """The tokens that matter in a long table, sorted: see :data:`COMPACT_ROWS`.
 
     Parameters
     ----------
-    p, q, residual : sequences of comparable numbers (Fractions, or integers over one
-        denominator), length V.
+    p, q, residual : sequences (or 1-D arrays) of comparable numbers (Fractions, or integers over
+        one denominator), length V.
 
     Returns
     -------
@@ -258,9 +260,11 @@ def build_compact_certificate(
     full["schema"] = checker.COMPACT_SCHEMA
     full["selection"] = COMPACT_ROWS
     for key, vec in (("p", pv), ("q", qv)):
-        if not _within_checker_tolerance(vec.policy.float_sum):
+        policy = vec.policy
+        assert policy is not None  # from_floats records its policy
+        if not _within_checker_tolerance(policy.float_sum):
             raise InvalidDistribution(
-                f"{key} sums to {float(vec.policy.float_sum)!r} as floats: a compact certificate needs every float "
+                f"{key} sums to {float(policy.float_sum)!r} as floats: a compact certificate needs every float "
                 f"row within {_tolerance_text()} of 1 (the checker's fixed tolerance); use the full form"
             )
     full["inputs"] = {
@@ -348,7 +352,7 @@ def build_chain_certificate(
     floats = all(t is not None for t in texts)
     table = texts if floats else [[fraction_text(x) for x in vec] for vec in distinct.values()]
     index = {ident: i for i, ident in enumerate(distinct)}
-    nodes = {
+    nodes: dict[tuple[int, ...], dict[str, Any]] = {
         s: {"prefix": list(s), "reach": fraction_text(law.reach[s]), "stop": fraction_text(law.stop(s))} for s in order
     }
     for s, key, vec in models:
