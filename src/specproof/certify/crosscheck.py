@@ -267,12 +267,14 @@ class CrosscheckReport:
         lines = [f"crosscheck: {self.pairs} pairs, float path vs exact law, bound {self.bound:g}"]
         for name, worst in (("dist", self.dist), ("alpha", self.alpha)):
             where = ""
-            if worst.pair is not None:
+            pair = worst.pair
+            assert pair is None or isinstance(pair, Pair)  # a crosscheck of pairs records pairs
+            if pair is not None:
                 tok = "" if worst.token is None else f" token {worst.token},"
-                where = f" ({worst.pair.kind} pair,{tok} V={len(worst.pair.p)})"
+                where = f" ({pair.kind} pair,{tok} V={len(pair.p)})"
             lines.append(f"  worst |{name} error| = {float(worst.error):.3e}{where}")
-            if worst.pair is not None:
-                for label, vec in (("p", worst.pair.p), ("q", worst.pair.q)):
+            if pair is not None:
+                for label, vec in (("p", pair.p), ("q", pair.q)):
                     lines.append(f"    {label} = {_cut_row(vec)}")
         lines.append("  verdict: " + ("within bound" if self.passed else "BOUND EXCEEDED"))
         return "\n".join(lines)
@@ -518,6 +520,7 @@ class BlockCrosscheckReport:
             if worst.pair is None:
                 return ""
             b = worst.pair
+            assert isinstance(b, Block)  # a crosscheck of blocks records blocks
             return (
                 f" (gamma={len(b.tokens)}, V={len(b.target[0])}, at {worst.token}; "
                 f"positions {b.kind}; tokens {list(b.tokens)})"
