@@ -347,6 +347,7 @@ def _symbolic(out_dir: Path, coq: bool = True) -> Outcome:
     # The Coq proofs, when coqc is here and ``coq`` (16 s on two cores, December 2026); without Coq the
     # check is reported as not run, which fails nothing. A Coq proof that does not compile or is not
     # closed fails it.
+    formal: dict[str, Any]
     if not coq:
         formal = {
             "passed": None,
@@ -379,6 +380,8 @@ def block_verification_bundle() -> dict[str, Any]:
     from specproof.certify.blocks import block_verification_certificate
     from specproof.certify.variants_proof import PAPER_MB, PAPER_MS, WORKED_P, WORKED_Q
 
+    # (name, p, q, gamma): p and q as Fractions or "n/d" strings
+    cases: list[tuple[str, Sequence[Fraction | str], Sequence[Fraction | str], int]]
     cases = [(f"paper example, gamma {g}", PAPER_MB, PAPER_MS, g) for g in (1, 2, 3)]
     cases += [(f"worked pair, gamma {g}", WORKED_P, WORKED_Q, g) for g in (1, 2, 3)]
     cases += [
