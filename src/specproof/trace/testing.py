@@ -449,6 +449,7 @@ def _check_stacks(target: Any, draft: Any, n_target: int | None, n_draft: int | 
             f"[{g}, {t[-1]}] (one draft row as a stack: [[...]]); for one position give one target row, shape "
             f"[{t[-1]}]"
         )
+    assert n_draft is not None  # exactly one of the two is a stack, and it is not the target
     raise InvalidDistribution(
         f"the target is one row, shape {t} (one position), but the draft is a stack of {n_draft} rows, shape {d}; "
         f"a block of gamma = {n_draft} drafts needs gamma + 1 target rows, shape [{n_draft + 1}, {d[-1]}]; for "
@@ -624,6 +625,12 @@ def compare(
         from tqdm import tqdm
 
         bar = tqdm(unit="run", file=sys.stderr, disable=None, desc="tracing")
+    on_run: Callable[[int], Any] | None
+    if bar is not None:
+        on_run = bar.update
+    else:
+        assert progress is not True  # True made the bar
+        on_run = progress or None
     try:
         with bar if bar is not None else contextlib.nullcontext():
             traced = trace(
@@ -634,7 +641,7 @@ def compare(
                 max_runs=max_runs,
                 check_pieces=check_pieces,
                 exponential_zeros=exponential_zeros,
-                progress=bar.update if bar is not None else progress or None,
+                progress=on_run,
                 read_thresholds=read_thresholds,
                 pushforward=pushforward,
                 max_seconds=max_seconds,
@@ -967,7 +974,9 @@ def _differential(
     else:
         blocks = {(b if isinstance(b, tuple) else (b,)): m for b, m in traced.law.items()}
         v = len(plain_row(()))
-        tv, mine, want = _stream(blocks, plain_row, gamma, v)
+        block_tv, mine, want = _stream(blocks, plain_row, gamma, v)
+        assert block_tv is not None  # None only for a stream alone (stream_only)
+        tv = block_tv
         diff = law_difference(mine, want)[1] if want else []
         outside = _outside_support(blocks, plain_row, gamma, v)
     result = Trace(traced.law, runs, traced.assumptions, traced.calls)
@@ -1323,10 +1332,10 @@ def _row_maker(array: str, dtype: str) -> Callable[[Any], Any]:
     if array == "numpy":
         import numpy as np
 
-        kinds = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
-        if dtype not in kinds:
-            raise SpecProofError(f"dtype {dtype!r} is not one of {', '.join(kinds)} for NumPy arrays")
-        return lambda rows: np.asarray(_floats(rows), dtype=np.float64).astype(kinds[dtype])
+        np_kinds = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
+        if dtype not in np_kinds:
+            raise SpecProofError(f"dtype {dtype!r} is not one of {', '.join(np_kinds)} for NumPy arrays")
+        return lambda rows: np.asarray(_floats(rows), dtype=np.float64).astype(np_kinds[dtype])
     raise SpecProofError(f"array is {array!r}, not 'torch' or 'numpy'")
 
 
