@@ -488,6 +488,11 @@ def test_an_accumulator_overflow_is_none():
     assert checker._ordered_sum(row, [0, 1], tiny, tiny, "s") == checker.Ratio(1024, 512)  # 2, unreduced
     huge = checker.Row([1 << 16, 1 << 16], 1)  # not a probability row: the primitive alone
     assert checker._ordered_sum(huge, [0, 1], tiny, tiny, "s") is None
+    # each entry finite in float16, their sum not: the overflow is kept through the finite additions after it
+    # (a mutant that forgot it returned 2, the sum of the last two)
+    late = checker.Row([40000, 40000, 1, 1], 1)
+    assert checker._ordered_sum(late, [0, 1, 2, 3], tiny, tiny, "s") is None
+    assert checker._ordered_sum(late, [[0, 1], [2, 3]], tiny, tiny, "s") is None
 
 
 # ---------------------------------------------------------------- the gate: --require-lossless
