@@ -3,9 +3,10 @@ continuous uses of uniforms named, torch.multinomial draws followed for the push
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
-from typing import Any
+from typing import Any, Iterator, NoReturn
 
 from specproof.trace.sources import gumbel as _gumbel
 from specproof.trace.sources import triton_reads as _triton_reads
@@ -330,80 +331,99 @@ def _fname(func: Any) -> str:
 _NOTHING = object()
 
 
-def _race_mode(run: _Run) -> Any:
-    """A TorchFunctionMode that decides exponential races and names continuous uses of uniforms."""
+def _tensors(args: tuple, kwargs: dict, tensor: type) -> Iterator[Any]:
+    """The tensors (instances of ``tensor``, torch.Tensor) among a call's arguments and in its lists and tuples."""
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, tensor):
+            yield a
+        elif isinstance(a, (list, tuple)):
+            yield from (b for b in a if isinstance(b, tensor))
+
+
+def _tensors_in(obj: Any, tensor: type, depth: int = 0) -> Iterator[Any]:
+    """Every tensor (an instance of ``tensor``, torch.Tensor) in nested arguments (a slice's bounds included)."""
+    if isinstance(obj, tensor):
+        yield obj
+    elif isinstance(obj, slice):
+        yield from _tensors_in((obj.start, obj.stop, obj.step), tensor, depth + 1)
+    elif depth < 6 and isinstance(obj, (list, tuple)):
+        for o in obj:
+            yield from _tensors_in(o, tensor, depth + 1)
+    elif depth < 6 and isinstance(obj, dict):
+        for o in obj.values():
+            yield from _tensors_in(o, tensor, depth + 1)
+
+
+def _clean(run: _Run, t: Any) -> bool:
+    """``t`` holds no uniform and no noise of ``run``."""
+    i = id(t)
+    return not (
+        i in run.taint or i in run.raw or i in run.gumbel or i in run.exp or i in run.quotients or i in run.recips
+    )
+
+
+def _refuse_exp(name: str) -> NoReturn:
+    """Refuse a use of an exponential draw E other than the race ``argmax(w / E)`` (``name``: the use)."""
+    hint = {
+        "log": "; -log(E) is a Gumbel variable: argmax(l - log E) over the last dimension (log E not in place, "
+        "once) is traced as the race, or write argmax(w / E)",
+        "mul": "; write w / E, or w * E.reciprocal()",
+    }.get(name.rstrip("_"), "")
+    raise UnmodelledRandomness(
+        f"the exponential draw E from Tensor.exponential_ is used by {name}: specproof.trace.tracer models only the "
+        "exponential race argmax(w / E, dim=-1) (E divides a weight tensor w once, by w / E, w.div(E), "
+        "w.div_(E) or torch.div(w, E), or multiplies it as its reciprocal, w * E.reciprocal(), as vLLM writes "
+        f"it; the result is used only by argmax over its last dimension){hint}"
+    )
+
+
+def _resolve(run: _Run, draw: _ExpDraw, w: Any, e: Any) -> None:
+    """Decide the races of ``draw`` for the weights ``w`` (``w / e``, ``e`` the tensor E): E's values set so that
+    the code's argmax picks each row's winner."""
     import torch
 
-    def tensors(args, kwargs):
-        for a in (*args, *kwargs.values()):
-            if isinstance(a, torch.Tensor):
-                yield a
-            elif isinstance(a, (list, tuple)):
-                yield from (b for b in a if isinstance(b, torch.Tensor))
-
-    def tensors_in(obj, depth=0):  # every tensor in nested arguments (a slice's bounds included)
-        if isinstance(obj, torch.Tensor):
-            yield obj
-        elif isinstance(obj, slice):
-            yield from tensors_in((obj.start, obj.stop, obj.step), depth + 1)
-        elif depth < 6 and isinstance(obj, (list, tuple)):
-            for o in obj:
-                yield from tensors_in(o, depth + 1)
-        elif depth < 6 and isinstance(obj, dict):
-            for o in obj.values():
-                yield from tensors_in(o, depth + 1)
-
-    def clean(t: Any) -> bool:  # a tensor that holds no uniform and no noise
-        i = id(t)
-        return not (
-            i in run.taint or i in run.raw or i in run.gumbel or i in run.exp or i in run.quotients or i in run.recips
-        )
-
-    def refuse_exp(name: str) -> None:
-        hint = {
-            "log": "; -log(E) is a Gumbel variable: argmax(l - log E) over the last dimension (log E not in place, "
-            "once) is traced as the race, or write argmax(w / E)",
-            "mul": "; write w / E, or w * E.reciprocal()",
-        }.get(name.rstrip("_"), "")
+    if draw.resolved:
         raise UnmodelledRandomness(
-            f"the exponential draw E from Tensor.exponential_ is used by {name}: specproof.trace.tracer models only the "
-            "exponential race argmax(w / E, dim=-1) (E divides a weight tensor w once, by w / E, w.div(E), "
-            "w.div_(E) or torch.div(w, E), or multiplies it as its reciprocal, w * E.reciprocal(), as vLLM writes "
-            f"it; the result is used only by argmax over its last dimension){hint}"
+            "the exponential draw E from Tensor.exponential_ divides a second weight tensor: two races sharing "
+            "one noise E are correlated, which specproof.trace.tracer does not model (the rule race-reuse in "
+            "specproof.rules.policy computes that law); draw a fresh E for each race"
         )
+    if tuple(e.shape) != draw.shape:
+        _refuse_exp("a view of E as the divisor")
+    if not isinstance(w, torch.Tensor):
+        w = torch.tensor(w)
+    if torch.broadcast_shapes(tuple(w.shape), draw.shape) != draw.shape:
+        raise UnmodelledRandomness(
+            f"Tensor.exponential_: w / E broadcasts E of shape {list(draw.shape)} to "
+            f"{list(torch.broadcast_shapes(tuple(w.shape), draw.shape))}: several races "
+            "would share one noise E, which is not modelled"
+        )
+    v = draw.shape[-1]
+    rows = torch.broadcast_to(w.detach(), draw.shape).reshape(-1, v).to("cpu", torch.float64).tolist()
+    fill = torch.full((len(rows), v), float("inf"), dtype=torch.float64)
+    for r, row in enumerate(rows):
+        fill[r] = _decide_race(run, row, r, fill[r])
+    draw.resolved = True
+    e.copy_(fill.reshape(draw.shape).to(e.dtype))
 
-    def resolve(draw: _ExpDraw, w: Any, e: Any) -> None:
-        if draw.resolved:
-            raise UnmodelledRandomness(
-                "the exponential draw E from Tensor.exponential_ divides a second weight tensor: two races sharing "
-                "one noise E are correlated, which specproof.trace.tracer does not model (the rule race-reuse in "
-                "specproof.rules.policy computes that law); draw a fresh E for each race"
-            )
-        if tuple(e.shape) != draw.shape:
-            refuse_exp("a view of E as the divisor")
-        if not isinstance(w, torch.Tensor):
-            w = torch.tensor(w)
-        if torch.broadcast_shapes(tuple(w.shape), draw.shape) != draw.shape:
-            raise UnmodelledRandomness(
-                f"Tensor.exponential_: w / E broadcasts E of shape {list(draw.shape)} to "
-                f"{list(torch.broadcast_shapes(tuple(w.shape), draw.shape))}: several races "
-                "would share one noise E, which is not modelled"
-            )
-        v = draw.shape[-1]
-        rows = torch.broadcast_to(w.detach(), draw.shape).reshape(-1, v).to("cpu", torch.float64).tolist()
-        fill = torch.full((len(rows), v), float("inf"), dtype=torch.float64)
-        for r, row in enumerate(rows):
-            fill[r] = _decide_race(run, row, r, fill[r])
-        draw.resolved = True
-        e.copy_(fill.reshape(draw.shape).to(e.dtype))
+
+@functools.cache
+def _race_mode_class() -> Any:
+    """The class of :func:`_race_mode`'s modes, built once (on the first traced run: torch is imported then)."""
+    import torch
 
     class _RaceMode(torch.overrides.TorchFunctionMode):
+        def __init__(self, run: _Run) -> None:
+            super().__init__()
+            self.run = run
+
         def __torch_function__(self, func, types, args=(), kwargs=None):
+            run = self.run
             kwargs = kwargs or {}
             if run.kernel_memory:  # uniforms handed to a Triton kernel: a torch call on them other than plumbing
-                _triton_reads.used_by_torch(run, _fname(func), tensors_in((args, kwargs)))
+                _triton_reads.used_by_torch(run, _fname(func), _tensors_in((args, kwargs), torch.Tensor))
             if run.lazy:
-                held = [t for t in tensors_in((args, kwargs)) if id(t) in run.lazy]
+                held = [t for t in _tensors_in((args, kwargs), torch.Tensor) if id(t) in run.lazy]
                 if held:
                     return self.draw_use(func, _fname(func), args, kwargs, held)
             return self.dispatch(func, args, kwargs)
@@ -412,11 +432,16 @@ def _race_mode(run: _Run) -> Any:
             """A call on a tensor holding torch.multinomial draws: a move of its elements (squeeze, indexing with
             values that hold no draw, cat, ...) gives a tensor that holds them too; any other use (a comparison,
             arithmetic, .item(), int(), .tolist(), an index, an in-place write) makes the draws it holds dirty."""
+            run = self.run
             slots = frozenset().union(*(run.lazy[id(t)][1] for t in held))
             if name in _META and name not in _REVEALING:
                 return self.dispatch(func, args, kwargs)
             maps = None
-            if "out" not in kwargs and args and not any(id(t) in run.lazy for t in tensors_in((args[1:], kwargs))):
+            if (
+                "out" not in kwargs
+                and args
+                and not any(id(t) in run.lazy for t in _tensors_in((args[1:], kwargs), torch.Tensor))
+            ):
                 if name in _MOVES and isinstance(args[0], torch.Tensor):
                     maps = lambda: func(run.lazy[id(args[0])][0], *args[1:], **kwargs)  # noqa: E731
                 elif (
@@ -460,18 +485,25 @@ def _race_mode(run: _Run) -> Any:
             return out
 
         def dispatch(self, func, args, kwargs):
+            run = self.run
             name = _fname(func)
             if name in _MIXING or run.hashed:
                 got = self.hash_use(func, name, args, kwargs)
                 if got is not _NOTHING:
                     return got
-            if name in _LOGS and len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor) and clean(args[0]):
+            if (
+                name in _LOGS
+                and len(args) == 1
+                and not kwargs
+                and isinstance(args[0], torch.Tensor)
+                and _clean(run, args[0])
+            ):
                 out = self.dispatch_rest(func, args, kwargs, name)
                 if isinstance(out, torch.Tensor):  # log w of weights w: a Gumbel race's scores may be these
                     run.track(run.logs, out, args[0])
                 return out
             if run.gumbel:
-                held = [t for t in tensors_in((args, kwargs)) if id(t) in run.gumbel]
+                held = [t for t in _tensors_in((args, kwargs), torch.Tensor) if id(t) in run.gumbel]
                 if held:
                     return self.gumbel_use(func, name, args, kwargs, held)
             return self.dispatch_rest(func, args, kwargs, name)
@@ -479,7 +511,8 @@ def _race_mode(run: _Run) -> Any:
         def hash_use(self, func, name, args, kwargs):
             """Integer bit-mixing followed to where it becomes a choice (a log, an ordering, a float comparison):
             hash-based noise is a function of its integer inputs, not a draw specproof supplies; refused there."""
-            ts = list(tensors_in((args, kwargs)))
+            run = self.run
+            ts = list(_tensors_in((args, kwargs), torch.Tensor))
             held = [t for t in ts if id(t) in run.hashed]
             if not held:
                 if name not in _MIXING or not any(
@@ -514,12 +547,13 @@ def _race_mode(run: _Run) -> Any:
 
         def gumbel_use(self, func, name, args, kwargs, held):
             """A call on a tensor followed as a Gumbel noise (:mod:`specproof.trace.sources.gumbel`)."""
+            run = self.run
             deferred = any(run.gumbel[id(t)].draw.deferred for t in held)
             if name in _META:
                 if deferred and name in _REVEALING:
                     raise _gumbel.refuse(run.gumbel[id(held[0])], name)
                 return self.dispatch_rest(func, args, kwargs, name)
-            kind, got = _gumbel.step(run, func, name, args, kwargs, clean)
+            kind, got = _gumbel.step(run, func, name, args, kwargs, lambda t: _clean(run, t))
             if kind == "end":
                 return got
             if deferred:
@@ -533,9 +567,10 @@ def _race_mode(run: _Run) -> Any:
             return out
 
         def dispatch_rest(self, func, args, kwargs, name):
+            run = self.run
             if not (run.exp or run.taint or run.quotients or run.recips):
                 return func(*args, **kwargs)
-            ts = list(tensors(args, kwargs))
+            ts = list(_tensors(args, kwargs, torch.Tensor))
             if name in _META:
                 if name in _REVEALING:  # the values leave torch: the uniforms they hold are not readable
                     for t in ts:
@@ -569,6 +604,7 @@ def _race_mode(run: _Run) -> Any:
             return self.tainted_use(func, name, args, kwargs, ts, marks)
 
         def exp_use(self, func, name, args, kwargs):
+            run = self.run
             first = args[0] if args else None
             if (
                 name == "reciprocal"
@@ -621,11 +657,11 @@ def _race_mode(run: _Run) -> Any:
                 or (isinstance(w, torch.Tensor) and id(w) in run.exp)
                 or kwargs.get("rounding_mode") is not None
             ):
-                refuse_exp(name)
+                _refuse_exp(name)
             draw = run.exp[id(e)]
             if id(e) in draw.views:
-                refuse_exp("a view of E as the divisor")
-            resolve(draw, w, e)
+                _refuse_exp("a view of E as the divisor")
+            _resolve(run, draw, w, e)
             out = func(*args, **kwargs)
             if isinstance(out, torch.Tensor):
                 run.track(run.quotients, out, len(draw.shape))
@@ -633,6 +669,7 @@ def _race_mode(run: _Run) -> Any:
 
         def recip_use(self, func, name, args, kwargs):
             """A use of R = E.reciprocal(): only ``w * R`` (or ``R * w``), once, decides the race (as ``w / E``)."""
+            run = self.run
             tensors_args = [a for a in args if isinstance(a, torch.Tensor) and id(a) in run.recips]
             if name in _MULTIPLICATIONS and len(args) == 2 and len(tensors_args) == 1 and not kwargs:
                 r = tensors_args[0]
@@ -640,8 +677,8 @@ def _race_mode(run: _Run) -> Any:
                 if not (isinstance(w, torch.Tensor) and (id(w) in run.exp or id(w) in run.recips)):
                     draw, e = run.recips[id(r)]
                     if name.endswith("_") and args[0] is r:
-                        refuse_exp(f"{name} written into E.reciprocal()")
-                    resolve(draw, w, e)  # E set to decide the race; R set to match (1 / E, exactly as the code)
+                        _refuse_exp(f"{name} written into E.reciprocal()")
+                    _resolve(run, draw, w, e)  # E set to decide the race; R set to match (1 / E, exactly as the code)
                     with torch.no_grad():
                         r.copy_(e.reciprocal())
                     out = func(*args, **kwargs)
@@ -657,11 +694,12 @@ def _race_mode(run: _Run) -> Any:
                     draw, e = run.recips[id(tensors_args[0])]
                     triton_race.hand_over(run, tensors_args[0], draw, e)
                 return func(*args, **kwargs)
-            refuse_exp(f"{name} (on E.reciprocal())")
+            _refuse_exp(f"{name} (on E.reciprocal())")
 
         def raw_use(self, func, name, args, kwargs, ts):
             """Read the breakpoints of a comparison of one raw uniform with a value that depends on no
             uniform; any other use makes the uniforms it touches opaque (found by bisection instead)."""
+            run = self.run
             raws = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and id(a) in run.raw]
             others = [a for i, a in enumerate(args) if i not in raws]
             clean = all(
@@ -681,6 +719,7 @@ def _race_mode(run: _Run) -> Any:
                 run.make_opaque(t)
 
         def quotient_use(self, func, name, args, kwargs):
+            run = self.run
             if name == "argmax" and args and id(args[0]) in run.quotients:
                 ndim = run.quotients[id(args[0])]
                 dim = kwargs.get("dim", args[1] if len(args) > 1 else None)
@@ -693,6 +732,7 @@ def _race_mode(run: _Run) -> Any:
             )
 
         def tainted_use(self, func, name, args, kwargs, ts, marks):
+            run = self.run
             joint = frozenset().union(*marks)
             if name in _COMPARISONS:
                 if len(marks) >= 2 and len(joint) >= 2:
@@ -728,7 +768,12 @@ def _race_mode(run: _Run) -> Any:
                     run.track(run.taint, args[0], run.taint.get(id(args[0]), frozenset()) | joint)
             return out
 
-    return _RaceMode()
+    return _RaceMode
+
+
+def _race_mode(run: _Run) -> Any:
+    """A TorchFunctionMode that decides exponential races and names continuous uses of uniforms."""
+    return _race_mode_class()(run)
 
 
 #: What the Triton interpreter does with a tensor argument before a kernel reads its memory.
