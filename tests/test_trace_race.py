@@ -305,6 +305,17 @@ def test_a_numpy_sampler_does_not_import_torch():
     assert out.stdout.strip() == "False"
 
 
+def test_the_race_mode_class_is_built_once_and_each_mode_holds_its_run():
+    from specproof.trace.core import _Run
+    from specproof.trace.sources.torch_mode import _race_mode
+
+    first, second = _Run(()), _Run(())
+    a, b = _race_mode(first), _race_mode(second)
+    assert type(a) is type(b)
+    assert isinstance(a, torch.overrides.TorchFunctionMode)
+    assert (a.run, b.run) == (first, second)
+
+
 def test_a_sampler_that_imports_torch_during_the_run_is_still_intercepted():
     code = textwrap.dedent("""
         import sys
