@@ -750,3 +750,23 @@ def test_crosscheck_backend_applies_to_pairs_only(capsys):
     assert "--backend applies to random pairs and --real only" in capsys.readouterr().err
     assert main(["crosscheck", "--pairs", "5", "--backend", "numpy", "--json"]) == 0
     assert '"backend": "numpy"' in capsys.readouterr().out
+
+
+def test_torch_tensors_that_require_grad_or_hold_bfloat16_are_read_as_their_values():
+    # a new user's trial: a softmax output (requires grad) and a bfloat16 row gave torch's own errors
+    torch = pytest.importorskip("torch")
+    logits = torch.tensor([0.0, 1.0, 2.0], requires_grad=True)
+    p = torch.softmax(logits, -1)
+    q = torch.tensor([0.25, 0.5, 0.25], dtype=torch.bfloat16)
+    dist, alpha = numeric.emitted_distribution(p, q)
+    want = numeric.emitted_distribution(p.detach().numpy(), np.array([0.25, 0.5, 0.25]))
+    assert dist.tolist() == want[0].tolist() and alpha == want[1]
+    # bfloat16 is widened exactly: its rows are the float32 values they hold (0.1 is 0.10009765625, 0.9 is
+    # 0.8984375: a sum 1.5e-3 off from 1, renormalized under atol=0.01)
+    p16 = torch.tensor([0.1, 0.9], dtype=torch.bfloat16)
+    assert p16.float().tolist() == [0.10009765625, 0.8984375]
+    dist, alpha = numeric.emitted_distribution(p16, [0.5, 0.5], atol=0.01)
+    want = numeric.emitted_distribution(np.array([0.10009765625, 0.8984375], dtype=np.float32), [0.5, 0.5], atol=0.01)
+    assert dist.tolist() == want[0].tolist() and alpha == want[1]
+    with pytest.raises(InvalidDistribution, match="p has dtype complex64, not a real number dtype"):
+        numeric.emitted_distribution(torch.tensor([1 + 0j, 0j]), [1.0, 0.0])

@@ -16,6 +16,7 @@ import decimal
 import math
 import numbers
 import re
+import sys
 from dataclasses import dataclass
 from fractions import Fraction
 from collections.abc import Iterable, Mapping
@@ -442,6 +443,10 @@ def check_atol(atol: Any) -> float | Fraction:
 def as_array(values: Any, name: str) -> np.ndarray:
     """``np.asarray(values)``, refusing masked arrays and ragged nested lists.
 
+    A PyTorch tensor (torch already imported by the caller; never imported here) is read as its values:
+    detached (a softmax output that requires grad), on the CPU, and bfloat16 widened to float32 (exact:
+    every bfloat16 is a float32), since NumPy has no bfloat16.
+
     Raises
     ------
     InvalidDistribution
@@ -449,6 +454,12 @@ def as_array(values: Any, name: str) -> np.ndarray:
     """
     if isinstance(values, np.ma.MaskedArray):
         raise InvalidDistribution(f"{name} is a masked array: pass the values you mean, unmasked")
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(values, torch.Tensor):
+        values = values.detach().cpu()
+        if values.dtype == torch.bfloat16:
+            values = values.to(torch.float32)
+        return np.asarray(values.numpy())
     try:
         return np.asarray(values)
     except ValueError as exc:  # ragged nested lists
