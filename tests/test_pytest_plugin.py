@@ -63,3 +63,20 @@ def test_no_section_without_assert_lossless(tmp_path):
         timeout=300,
     )
     assert run.returncode == 0 and "specproof verdicts" not in run.stdout
+
+
+def test_the_summary_line_carries_the_caveats_the_verdict_rests_on():
+    # a new user's trial: a target row summing to 1.0005 passed as float-faithful with a TV of 2e-4 and pytest's
+    # line did not say that the row was renormalized (the report did)
+    torch = pytest.importorskip("torch")
+    from specproof.trace.testing import _passed_line, compare
+
+    namespace: dict = {}
+    exec(SAMPLERS, namespace)
+    result = compare(namespace["textbook"], torch.tensor([0.6, 0.3, 0.1005]), torch.tensor([0.2, 0.5, 0.3]))
+    assert result.verdict == "float-faithful" and len(result.caveats) == 1
+    line = _passed_line(result)
+    assert line.endswith(f"; caveat: {result.caveats[0]}")
+    assert "the target row sums to 1.000500038, not 1" in line and "it was renormalized" in line
+    clean = compare(namespace["textbook"], torch.tensor([0.6, 0.3, 0.1]), torch.tensor([0.2, 0.5, 0.3]))
+    assert clean.caveats == () and "caveat" not in _passed_line(clean)

@@ -1117,6 +1117,8 @@ def _passed_line(result: Comparison) -> str:
         line += f" (the float floor of {result.arithmetic})"
     elif result.verdict == "lossy":
         line += f" (within max_tv; TV {number_text(result.tv_from_float_ideal)} from {result.arithmetic})"
+    for caveat in result.caveats:  # what the verdict rests on, as the report says it (a renormalized row, ...)
+        line += f"; caveat: {caveat}"
     return line
 
 
