@@ -74,7 +74,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "floor; or, for code outside the family and with --reference, the same code re-traced on the rows' laws in "
         "float64, its TV falling with the unit roundoff), lossy, or undecided (a small TV that could not be argued "
         "either way), the exact TVs and the argument used. Exit 0 lossless or float-faithful (--strict: "
-        "lossless only), 1 lossy or undecided, 2 usage or bad input.",
+        "lossless only), 1 lossy or undecided, 2 usage or bad input. A degenerate row (NaN, inf, all zeros) is "
+        "the sampler's input, not bad input to this command: the sampler refusing it (REFUSED, no token "
+        "emitted) exits 0, as refusing is right; emitting tokens from it is judged.",
     )
     py.add_argument("function", metavar="MODULE:FUNCTION", help="e.g. mysampler:verify or path/to/file.py:verify")
     py.add_argument("--target", metavar="P", help="target rows: [V] or [gamma + 1, V]")
