@@ -10,7 +10,7 @@ Objects
 - A **row** (:class:`Row`) is a probability row held as integers over one denominator, so no
   step reduces a fraction and every sum is an integer sum. A row is stated (``"n/d"`` strings,
   or float64 bit patterns divided by their exact sum) or derived by a **recipe**, one step on
-  other rows (:func:`_derive`): ``copy``, ``positive-part`` max(a - b, 0), ``floor-difference``
+  other rows (:data:`RECIPES`, one small function each): ``copy``, ``positive-part`` max(a - b, 0), ``floor-difference``
   max(a - b, eps), ``normalized`` a / sum(a), ``without`` (tokens set to 0), ``one-hot-argmax``,
   ``uniform``, ``times-capped-ratio`` c min(1, a[x]/b[x]), ``scaled`` c a, ``minimum``
   min(a, b), and the float steps (:data:`FLOAT_FORMATS`, each the exact IEEE rounding,
@@ -19,9 +19,9 @@ Objects
   fl(a / s), s the float sum of a in the order the recipe names (:func:`_ordered_sum`: left to
   right or a tree, in a named accumulator; a library's order) or, stated as a number, bounded
   (:func:`_some_float_sum`) and reported as a stated value.
-- An **event** (:func:`_event_probability`) is a branch's primitive, its probability
+- An **event** (:data:`EVENTS`, one small function each) is a branch's primitive, its probability
   re-derived from the rows: ``draw`` (a token from a row), ``coin`` (a uniform between two
-  thresholds, :func:`_threshold`: ``ratio`` a[x]/b[x], ``cdf``, ``masses`` sum(a)/sum(b),
+  thresholds, :func:`_threshold` and :data:`SOURCES`: ``ratio`` a[x]/b[x], ``cdf``, ``masses`` sum(a)/sum(b),
   ``const`` (a stated value, reported), ``float-ratio`` fl(a[x]/b[x]), ``float-product`` the grid
   coins with fl(u b[x]) < a[x], ``rounded-coin-ratio`` and ``rounded-coin-product`` the same with
   the coin rounded to the format first; under a coin model: continuous, a float grid, or fixed), ``choice`` (a
@@ -30,6 +30,9 @@ Objects
   also draw every token of a row at once (``every``).
 - A **tree** is a list of :class:`Node` values, parents first; each branch is an event, its
   claimed probability (if the document states one) and a child (a later node, or a leaf).
+
+The three tables :data:`RECIPES`, :data:`EVENTS` and :data:`SOURCES` are the kernel's signature:
+every primitive a document can name, and the one function that gives its row or probability.
 
 One walk, one comparison
 ------------------------
@@ -982,7 +985,7 @@ def _outcome_rows(
         if not isinstance(item, dict) or not set(item) <= {"recipe", "values"}:
             raise Rejection(Reason.MALFORMED, f"{here} is not an object with a recipe (and values)")
         recipe = _field(item, "recipe", here)
-        if not isinstance(recipe, list) or not recipe or not isinstance(recipe[0], str) or recipe[0] not in RECIPE_ROWS:
+        if not isinstance(recipe, list) or not recipe or not isinstance(recipe[0], str) or recipe[0] not in RECIPES:
             raise Rejection(
                 Reason.MALFORMED, f"{here}.recipe is {_show(recipe)}: not a list that starts with a known kind"
             )
@@ -995,7 +998,7 @@ def _outcome_rows(
                     Reason.MALFORMED, f"{here} is a second input row {key[0]} after the prefix {list(key[1])}"
                 )
             inputs[key] = name
-        elif len(recipe) != 1 + _RECIPE_ARITY[recipe[0]]:
+        elif len(recipe) != 1 + RECIPES[recipe[0]].arity:
             raise Rejection(Reason.MALFORMED, f"{here}.recipe {_show(recipe)} has the wrong arguments (a count)")
         recipes[name] = recipe
     if ("p", ()) not in inputs:
@@ -1081,46 +1084,6 @@ def _input_key(recipe: Recipe, name: str, size: int, gamma: int | None, where: s
         )
     return recipe[1], tuple(_token(t, size, f"{where}.recipe prefix") for t in recipe[2])
 
-
-#: Recipe kind -> how many arguments it takes, and which of them name rows.
-_RECIPE_ARITY = {
-    "input": 1,
-    "given": 0,
-    "copy": 1,
-    "positive-part": 2,
-    "floor-difference": 3,
-    "normalized": 1,
-    "without": 2,
-    "one-hot-argmax": 1,
-    "uniform": 0,
-    "times-capped-ratio": 4,
-    "scaled": 2,
-    "minimum": 2,
-    "float-rounded": 2,
-    "float-positive-part": 3,
-    "float-normalized": 2,
-    "float-divided": 3,
-}
-#: Recipe kind -> which of its arguments name rows (public: the certificate builders in ``laws/`` write
-#: recipes in this vocabulary).
-RECIPE_ROWS = {
-    "input": (),
-    "given": (),
-    "copy": (0,),
-    "positive-part": (0, 1),
-    "floor-difference": (0, 1),
-    "normalized": (0,),
-    "without": (0,),
-    "one-hot-argmax": (0,),
-    "uniform": (),
-    "times-capped-ratio": (0, 1, 2),
-    "scaled": (0,),
-    "minimum": (0, 1),
-    "float-rounded": (0,),
-    "float-positive-part": (0, 1),
-    "float-normalized": (0,),
-    "float-divided": (0,),
-}
 
 #: IEEE 754 binary formats a float step may name: (precision in bits, the implicit one included;
 #: the smallest and the largest normal exponent). A float step is the exact result rounded to
@@ -1339,89 +1302,191 @@ def _dependency_order(recipes: dict[str, Recipe], where: str) -> list[str]:
 
 
 def _derive(kind: str, args: list[Json], rows: dict[str, _Named], size: int, where: str, room: Room) -> Row:
-    """One recipe step on rows already derived (see :func:`_outcome_rows`), in integers;
-    ``room(den, where)`` is called with the new row's denominator before its entries are built."""
-    if kind == "uniform":
-        room(size, where)
-        return Row([1] * size, size)
+    """One recipe step on rows already derived (see :func:`_outcome_rows`), in integers: the step
+    :data:`RECIPES` names for ``kind``; ``room(den, where)`` is called with the new row's
+    denominator before its entries are built."""
+    derive = RECIPES[kind].derive
+    assert derive is not None, kind  # input and given rows are stated, never derived
+    return derive(args, rows, size, where, room)
+
+
+def _uniform(args: list[Json], rows: dict[str, _Named], size: int, where: str, room: Room) -> Row:
+    """``uniform``: 1/V at every token."""
+    room(size, where)
+    return Row([1] * size, size)
+
+
+def _copy(args: list[Json], rows: dict[str, _Named], size: int, where: str, room: Room) -> Row:
+    """``copy a``: a itself."""
     a = _named_row(rows, args[0], where)
-    if kind == "copy":
+    room(a.row.den, where)
+    return a.row
+
+
+def _normalized_recipe(args: list[Json], rows: dict[str, _Named], size: int, where: str, room: Room) -> Row:
+    """``normalized a``: a / sum(a), as (n_i / d) / (sum n / d) = n_i / sum n; a row of mass 0 is refused."""
+    a = _named_row(rows, args[0], where)
+    if a.cumulative[-1] == 0:
+        raise Rejection(Reason.NOT_NORMALIZED, f"{where}: normalizing row {_cut(args[0])}, which has mass 0")
+    room(a.cumulative[-1], where)
+    return Row(list(a.row.nums), a.cumulative[-1])
+
+
+def _one_hot_argmax(args: list[Json], rows: dict[str, _Named], size: int, where: str, room: Room) -> Row:
+    """``one-hot-argmax a``: 1 at a's argmax (ties to the smallest id), 0 elsewhere."""
+    a = _named_row(rows, args[0], where)
+    room(1, where)
+    return Row([int(i == a.top) for i in range(size)], 1)
+
+
+def _times_capped_ratio(args: list[Json], rows: dict[str, _Named], size: int, where: str, room: Room) -> Row:
+    """``times-capped-ratio c a b x``: c min(1, a[x] / b[x]) (block verification's p_i M_b); b[x] = 0 is refused."""
+    c = _named_row(rows, args[0], where)
+    a, b = _named_row(rows, args[1], where).row, _named_row(rows, args[2], where).row
+    x = _token(args[3], size, f"{where}.recipe token")
+    if b.nums[x] == 0:
+        raise Rejection(Reason.MALFORMED, f"{where}.recipe divides by {_cut(args[2])}[{x}] = 0")
+    num, den = a.nums[x] * b.den, a.den * b.nums[x]
+    if num >= den:
+        room(c.row.den, where)
+        return c.row
+    room(c.row.den * den, where)
+    return Row([v * num for v in c.row.nums], c.row.den * den)
+
+
+def _scaled(args: list[Json], rows: dict[str, _Named], size: int, where: str, room: Room) -> Row:
+    """``scaled a c``: c a, c a rational >= 0."""
+    a = _named_row(rows, args[0], where)
+    c = _constant(args[1], f"{where}.recipe factor")
+    room(a.row.den * c.den, where)
+    return Row([x * c.num for x in a.row.nums], a.row.den * c.den)
+
+
+def _without(args: list[Json], rows: dict[str, _Named], size: int, where: str, room: Room) -> Row:
+    """``without a [t...]``: a with those tokens set to 0."""
+    a, tokens = _named_row(rows, args[0], where), args[1]
+    if not isinstance(tokens, list) or any(type(t) is not int or not 0 <= t < size for t in tokens):
+        raise Rejection(Reason.TOKENS, f"{where}.recipe removes {_show(tokens)}, not token ids in [0, {size})")
+    removed = set(tokens)
+    room(a.row.den, where)
+    return Row([0 if i in removed else x for i, x in enumerate(a.row.nums)], a.row.den)
+
+
+# A float row is over a power of two of at most precision - 1 - emin bits (1074 for float64): it is
+# built, then charged (so one row of V such entries is built before the charge).
+
+
+def _float_rounded(args: list[Json], rows: dict[str, _Named], size: int, where: str, room: Room) -> Row:
+    """``float-rounded a format``: fl(a_i), a row as float code holds it."""
+    a = _named_row(rows, args[0], where)
+    return _charged(_rounded_row(a.row.nums, a.row.den, _float_format(args[1], f"{where}.recipe format")), where, room)
+
+
+def _float_normalized(args: list[Json], rows: dict[str, _Named], size: int, where: str, room: Room) -> Row:
+    """``float-normalized a format``: fl(a_i / s), s the float sum of a left to right (:func:`_float_sum`)."""
+    a = _named_row(rows, args[0], where)
+    fmt = _float_format(args[1], f"{where}.recipe format")
+    return _float_divided_by(a, _float_sum(a.row, fmt), fmt, args[0], where, room)
+
+
+def _float_divided(args: list[Json], rows: dict[str, _Named], size: int, where: str, room: Room) -> Row:
+    """``float-divided a format order``: fl(a_i / s), s the float sum of a in the order the recipe names
+    (:func:`_named_sum`)."""
+    a = _named_row(rows, args[0], where)
+    fmt = _float_format(args[1], f"{where}.recipe format")
+    total, _ = _named_sum(a, fmt, args[2], where)
+    return _float_divided_by(a, total, fmt, args[0], where, room)
+
+
+def _float_divided_by(a: _Named, total: Ratio | None, fmt: Format, name: Json, where: str, room: Room) -> Row:
+    """fl(a_i / total) (``total`` None: the float sum overflowed). A row of mass 0 is kept (it is all
+    zeros: no draw reads it); a row of positive mass whose float sum is 0 or overflows is refused."""
+    if a.cumulative[-1] == 0:
         room(a.row.den, where)
         return a.row
-    if kind == "normalized":  # (n_i / d) / (sum n / d) = n_i / sum n
-        if a.cumulative[-1] == 0:
-            raise Rejection(Reason.NOT_NORMALIZED, f"{where}: normalizing row {_cut(args[0])}, which has mass 0")
-        room(a.cumulative[-1], where)
-        return Row(list(a.row.nums), a.cumulative[-1])
-    if kind == "one-hot-argmax":
-        room(1, where)
-        return Row([int(i == a.top) for i in range(size)], 1)
-    if kind == "times-capped-ratio":  # c * min(1, a[x] / b[x]): block verification's p_i M_b
-        r, b = _named_row(rows, args[1], where).row, _named_row(rows, args[2], where).row
-        x = _token(args[3], size, f"{where}.recipe token")
-        if b.nums[x] == 0:
-            raise Rejection(Reason.MALFORMED, f"{where}.recipe divides by {_cut(args[2])}[{x}] = 0")
-        num, den = r.nums[x] * b.den, r.den * b.nums[x]
-        if num >= den:
-            room(a.row.den, where)
-            return a.row
-        room(a.row.den * den, where)
-        return Row([v * num for v in a.row.nums], a.row.den * den)
-    if kind == "scaled":  # a * c, c a rational >= 0
-        c = _constant(args[1], f"{where}.recipe factor")
-        room(a.row.den * c.den, where)
-        return Row([x * c.num for x in a.row.nums], a.row.den * c.den)
-    if kind == "without":
-        tokens = args[1]
-        if not isinstance(tokens, list) or any(type(t) is not int or not 0 <= t < size for t in tokens):
-            raise Rejection(Reason.TOKENS, f"{where}.recipe removes {_show(tokens)}, not token ids in [0, {size})")
-        removed = set(tokens)
-        room(a.row.den, where)
-        return Row([0 if i in removed else x for i, x in enumerate(a.row.nums)], a.row.den)
-    # A float row is over a power of two of at most precision - 1 - emin bits (1074 for float64):
-    # it is built, then charged (so one row of V such entries is built before the charge).
-    if kind == "float-rounded":  # fl(a_i): a row as float code holds it
-        return _charged(
-            _rounded_row(a.row.nums, a.row.den, _float_format(args[1], f"{where}.recipe format")), where, room
+    if total is None or total.num == 0:
+        raise Rejection(
+            Reason.TOTAL,
+            f"{where}: the float sum of row {_cut(name)} "
+            f"{'overflows to inf' if total is None else 'is 0'} while its mass is not 0 "
+            f"(float code would divide by it: inf or NaN entries)",
         )
-    # fl(a_i / s), s the row's float sum: left to right (float-normalized), or in the order the recipe
-    # names (float-divided); a row of mass 0 is kept (it is all zeros: no draw reads it), and a row of
-    # positive mass whose float sum is 0 or overflows is refused, in both recipes
-    if kind in ("float-normalized", "float-divided"):
-        fmt = _float_format(args[1], f"{where}.recipe format")
-        if kind == "float-normalized":
-            total = _float_sum(a.row, fmt)
-        else:
-            total, _ = _named_sum(a, fmt, args[2], where)
-        if a.cumulative[-1] == 0:
-            room(a.row.den, where)
-            return a.row
-        if total is None or total.num == 0:
-            raise Rejection(
-                Reason.TOTAL,
-                f"{where}: the float sum of row {_cut(args[0])} "
-                f"{'overflows to inf' if total is None else 'is 0'} while its mass is not 0 "
-                f"(float code would divide by it: inf or NaN entries)",
-            )
-        return _charged(_rounded_row([n * total.den for n in a.row.nums], a.row.den * total.num, fmt), where, room)
-    b = _named_row(rows, args[1], where).row
-    if kind == "float-positive-part":  # max(fl(a_i - b_i), 0): the residual as float code forms it
-        fmt = _float_format(args[2], f"{where}.recipe format")
-        den = lcm(a.row.den, b.den)
-        sa, sb = den // a.row.den, den // b.den
-        return _charged(
-            _rounded_row([max(x * sa - y * sb, 0) for x, y in zip(a.row.nums, b.nums)], den, fmt), where, room
-        )
-    if kind == "minimum":  # min(a_i, b_i)
-        den = lcm(a.row.den, b.den)
-        room(den, where)
-        sa, sb = den // a.row.den, den // b.den
-        return Row([min(x * sa, y * sb) for x, y in zip(a.row.nums, b.nums)], den)
-    floor = Ratio(0, 1) if kind == "positive-part" else _constant(args[2], f"{where}.recipe eps")
-    den = lcm(a.row.den, b.den, floor.den)
+    return _charged(_rounded_row([n * total.den for n in a.row.nums], a.row.den * total.num, fmt), where, room)
+
+
+def _float_positive_part(args: list[Json], rows: dict[str, _Named], size: int, where: str, room: Room) -> Row:
+    """``float-positive-part a b format``: max(fl(a_i - b_i), 0), the residual as float code forms it."""
+    a, b = _named_row(rows, args[0], where).row, _named_row(rows, args[1], where).row
+    fmt = _float_format(args[2], f"{where}.recipe format")
+    den = lcm(a.den, b.den)
+    sa, sb = den // a.den, den // b.den
+    return _charged(_rounded_row([max(x * sa - y * sb, 0) for x, y in zip(a.nums, b.nums)], den, fmt), where, room)
+
+
+def _minimum(args: list[Json], rows: dict[str, _Named], size: int, where: str, room: Room) -> Row:
+    """``minimum a b``: min(a_i, b_i)."""
+    a, b = _named_row(rows, args[0], where).row, _named_row(rows, args[1], where).row
+    den = lcm(a.den, b.den)
     room(den, where)
-    low, sa, sb = floor.num * (den // floor.den), den // a.row.den, den // b.den
-    return Row([max(x * sa - y * sb, low) for x, y in zip(a.row.nums, b.nums)], den)
+    sa, sb = den // a.den, den // b.den
+    return Row([min(x * sa, y * sb) for x, y in zip(a.nums, b.nums)], den)
+
+
+def _positive_part(args: list[Json], rows: dict[str, _Named], size: int, where: str, room: Room) -> Row:
+    """``positive-part a b``: max(a_i - b_i, 0)."""
+    a, b = _named_row(rows, args[0], where).row, _named_row(rows, args[1], where).row
+    return _difference_above(a, b, Ratio(0, 1), where, room)
+
+
+def _floor_difference(args: list[Json], rows: dict[str, _Named], size: int, where: str, room: Room) -> Row:
+    """``floor-difference a b eps``: max(a_i - b_i, eps)."""
+    a, b = _named_row(rows, args[0], where).row, _named_row(rows, args[1], where).row
+    return _difference_above(a, b, _constant(args[2], f"{where}.recipe eps"), where, room)
+
+
+def _difference_above(a: Row, b: Row, floor: Ratio, where: str, room: Room) -> Row:
+    """max(a_i - b_i, floor), over the lcm of the three denominators."""
+    den = lcm(a.den, b.den, floor.den)
+    room(den, where)
+    low, sa, sb = floor.num * (den // floor.den), den // a.den, den // b.den
+    return Row([max(x * sa - y * sb, low) for x, y in zip(a.nums, b.nums)], den)
+
+
+#: How a recipe ``[kind, *arguments]`` derives its row: ``derive(arguments, rows, V, where, room)``.
+Derivation: TypeAlias = Callable[[list[Json], dict[str, _Named], int, str, Room], Row]
+
+
+class RecipeKind(NamedTuple):
+    """A row recipe's signature: how many arguments it takes, which of them name rows, and its step
+    (None for ``input`` and ``given``, whose rows are stated)."""
+
+    arity: int
+    rows: tuple[int, ...]
+    derive: Derivation | None
+
+
+#: Every recipe kind the kernel knows: its signature and its one step.
+RECIPES: dict[str, RecipeKind] = {
+    "input": RecipeKind(1, (), None),
+    "given": RecipeKind(0, (), None),
+    "copy": RecipeKind(1, (0,), _copy),
+    "positive-part": RecipeKind(2, (0, 1), _positive_part),
+    "floor-difference": RecipeKind(3, (0, 1), _floor_difference),
+    "normalized": RecipeKind(1, (0,), _normalized_recipe),
+    "without": RecipeKind(2, (0,), _without),
+    "one-hot-argmax": RecipeKind(1, (0,), _one_hot_argmax),
+    "uniform": RecipeKind(0, (), _uniform),
+    "times-capped-ratio": RecipeKind(4, (0, 1, 2), _times_capped_ratio),
+    "scaled": RecipeKind(2, (0,), _scaled),
+    "minimum": RecipeKind(2, (0, 1), _minimum),
+    "float-rounded": RecipeKind(2, (0,), _float_rounded),
+    "float-positive-part": RecipeKind(3, (0, 1), _float_positive_part),
+    "float-normalized": RecipeKind(2, (0,), _float_normalized),
+    "float-divided": RecipeKind(3, (0,), _float_divided),
+}
+#: Recipe kind -> which of its arguments name rows (public: the certificate builders in ``laws/`` write
+#: recipes in this vocabulary).
+RECIPE_ROWS = {kind: recipe.rows for kind, recipe in RECIPES.items()}
 
 
 def _charged(row: Row, where: str, room: Room) -> Row:
@@ -1508,54 +1573,75 @@ def _threshold(
     if type(strict) is not bool or not isinstance(source, list) or not source:
         raise Rejection(Reason.MALFORMED, f"{where} is not a source list and a strict flag")
     kind = source[0]
-    if kind == "ratio" and len(source) == 4:
-        a, b = _named_row(rows, source[1], where).row, _named_row(rows, source[2], where).row
-        x = _token(source[3], size, f"{where} token")
-        if b.nums[x] == 0:
-            raise Rejection(Reason.MALFORMED, f"{where} divides by {_cut(source[2])}[{x}] = 0")
-        read.update(source[1:3])
-        return Ratio(a.nums[x] * b.den, a.den * b.nums[x]), strict
-    if kind == "cdf" and len(source) == 3:
-        r, i = _named_row(rows, source[1], where), _token(source[2], size, f"{where} token")
-        if r.cumulative[-1] == 0:
-            raise Rejection(Reason.MALFORMED, f"{where}: the cdf of row {_cut(source[1])}, which has mass 0")
-        read.add(source[1])
-        return Ratio(r.cumulative[i], r.cumulative[-1]), strict
-    if kind == "masses" and len(source) == 3:  # sum(a) / sum(b)
-        top, bottom = _named_row(rows, source[1], where), _named_row(rows, source[2], where)
-        if bottom.cumulative[-1] == 0:
-            raise Rejection(Reason.MALFORMED, f"{where} divides by the mass of row {_cut(source[2])}, which is 0")
-        read.update(source[1:3])
-        return Ratio(top.cumulative[-1] * bottom.row.den, top.row.den * bottom.cumulative[-1]), strict
-    if kind == "const" and len(source) == 2:
-        value = _constant(source[1], f"{where} constant")
-        if stated is not None:
-            stated.append(f"{where}: the constant {_show(value)}")
-        return value, strict
-    if kind == "float-ratio" and len(source) == 5:  # fl(a[x] / b[x]); +inf is 2, above every coin
-        a, b = _named_row(rows, source[1], where).row, _named_row(rows, source[2], where).row
-        x = _token(source[3], size, f"{where} token")
-        fmt = _float_format(source[4], where)
-        if b.nums[x] == 0:
-            raise Rejection(Reason.MALFORMED, f"{where} divides by {_cut(source[2])}[{x}] = 0")
-        read.update(source[1:3])
-        rounded = _round_float(Ratio(a.nums[x] * b.den, a.den * b.nums[x]), fmt)
-        return (Ratio(2, 1) if rounded is None else rounded), strict
-    if kind in _GRID_TESTS and len(source) == 7:  # the passing coins are u < t: the upper end, strict
-        if source[5] != model or strict != upper:  # or the failing ones, u >= t: the lower end, not strict
-            raise Rejection(
-                Reason.MALFORMED,
-                f"{where}: a {kind} threshold counts the coins of its own grid "
-                f"{_show(source[5])} that pass (u < t, an upper end, strict) or fail "
-                f"(u >= t, a lower end, not strict); here the coin is {_show(model)}, "
-                f"an {'upper' if upper else 'lower'} end, strict {strict}",
-            )
-        return _float_product(source, rows, size, where, read), strict
-    raise Rejection(
-        Reason.MALFORMED,
-        f"{where} has source {_show(source)}, not ratio/cdf/masses/const/"
-        "float-ratio/float-product/rounded-coin-ratio/rounded-coin-product",
-    )
+    known = SOURCES.get(kind) if isinstance(kind, str) else None
+    if known is None or len(source) != known[0]:
+        raise Rejection(
+            Reason.MALFORMED,
+            f"{where} has source {_show(source)}, not ratio/cdf/masses/const/"
+            "float-ratio/float-product/rounded-coin-ratio/rounded-coin-product",
+        )
+    if kind in _GRID_TESTS and (source[5] != model or strict != upper):
+        # the passing coins are u < t: the upper end, strict; or the failing ones, u >= t: the lower end, not strict
+        raise Rejection(
+            Reason.MALFORMED,
+            f"{where}: a {kind} threshold counts the coins of its own grid "
+            f"{_show(source[5])} that pass (u < t, an upper end, strict) or fail "
+            f"(u >= t, a lower end, not strict); here the coin is {_show(model)}, "
+            f"an {'upper' if upper else 'lower'} end, strict {strict}",
+        )
+    value = known[1](source, rows, size, where, read)
+    if kind == "const" and stated is not None:  # the one value not re-derived
+        stated.append(f"{where}: the constant {_show(value)}")
+    return value, strict
+
+
+def _ratio_source(source: list[Json], rows: dict[str, _Named], size: int, where: str, read: set[str]) -> Ratio:
+    """``[ratio, a, b, x]``: a[x] / b[x]; b[x] = 0 is refused."""
+    a, b = _named_row(rows, source[1], where).row, _named_row(rows, source[2], where).row
+    x = _token(source[3], size, f"{where} token")
+    if b.nums[x] == 0:
+        raise Rejection(Reason.MALFORMED, f"{where} divides by {_cut(source[2])}[{x}] = 0")
+    read.update(source[1:3])
+    return Ratio(a.nums[x] * b.den, a.den * b.nums[x])
+
+
+def _cdf_source(source: list[Json], rows: dict[str, _Named], size: int, where: str, read: set[str]) -> Ratio:
+    """``[cdf, a, i]``: (a[0] + ... + a[i]) / sum(a); a row of mass 0 is refused."""
+    r, i = _named_row(rows, source[1], where), _token(source[2], size, f"{where} token")
+    if r.cumulative[-1] == 0:
+        raise Rejection(Reason.MALFORMED, f"{where}: the cdf of row {_cut(source[1])}, which has mass 0")
+    read.add(source[1])
+    return Ratio(r.cumulative[i], r.cumulative[-1])
+
+
+def _masses_source(source: list[Json], rows: dict[str, _Named], size: int, where: str, read: set[str]) -> Ratio:
+    """``[masses, a, b]``: sum(a) / sum(b); sum(b) = 0 is refused."""
+    top, bottom = _named_row(rows, source[1], where), _named_row(rows, source[2], where)
+    if bottom.cumulative[-1] == 0:
+        raise Rejection(Reason.MALFORMED, f"{where} divides by the mass of row {_cut(source[2])}, which is 0")
+    read.update(source[1:3])
+    return Ratio(top.cumulative[-1] * bottom.row.den, top.row.den * bottom.cumulative[-1])
+
+
+def _const_source(source: list[Json], rows: dict[str, _Named], size: int, where: str, read: set[str]) -> Ratio:
+    """``[const, c]``: the stated value c, not re-derived (:func:`_threshold` reports it as stated)."""
+    return _constant(source[1], f"{where} constant")
+
+
+def _float_ratio_source(source: list[Json], rows: dict[str, _Named], size: int, where: str, read: set[str]) -> Ratio:
+    """``[float-ratio, a, b, x, format]``: fl(a[x] / b[x]); +inf is 2, above every coin."""
+    a, b = _named_row(rows, source[1], where).row, _named_row(rows, source[2], where).row
+    x = _token(source[3], size, f"{where} token")
+    fmt = _float_format(source[4], where)
+    if b.nums[x] == 0:
+        raise Rejection(Reason.MALFORMED, f"{where} divides by {_cut(source[2])}[{x}] = 0")
+    read.update(source[1:3])
+    rounded = _round_float(Ratio(a.nums[x] * b.den, a.den * b.nums[x]), fmt)
+    return Ratio(2, 1) if rounded is None else rounded
+
+
+#: A coin threshold's source: ``value(source, rows, V, where, read)``.
+Source: TypeAlias = Callable[[list[Json], dict[str, _Named], int, str, set[str]], Ratio]
 
 
 #: The thresholds that count the grid coins passing a float test (:func:`_float_product`).
@@ -1618,6 +1704,19 @@ def _float_product(source: list[Json], rows: dict[str, _Named], size: int, where
     return Ratio(lo, n)
 
 
+#: Every coin threshold's source the kernel knows: the length of its list, and its value.
+SOURCES: dict[str, tuple[int, Source]] = {
+    "ratio": (4, _ratio_source),
+    "cdf": (3, _cdf_source),
+    "masses": (3, _masses_source),
+    "const": (2, _const_source),
+    "float-ratio": (5, _float_ratio_source),
+    "float-product": (7, _float_product),
+    "rounded-coin-ratio": (7, _float_product),
+    "rounded-coin-product": (7, _float_product),
+}
+
+
 def _event_probability(
     event: dict[str, Json],
     rows: dict[str, _Named],
@@ -1626,73 +1725,95 @@ def _event_probability(
     read: set[str],
     stated: list[str] | None = None,
 ) -> Ratio:
-    """A branch's probability (a :class:`Ratio`) from its primitive and the rows alone; the
-    names of the rows it reads are added to ``read``.
-
-    ``draw {row, token}``: row[token] / sum(row). ``coin {model, lower, upper}``: the coin lies
-    between the two thresholds (either may be null). ``choice {condition}``: 1 if the condition
-    holds on the rows, else 0. ``race {first, given, second, winner}``: see :func:`_race_given`.
-    A ``const`` coin threshold is appended to ``stated`` (:func:`_threshold`).
-    """
+    """A branch's probability (a :class:`Ratio`) from its primitive and the rows alone: the event
+    :data:`EVENTS` names; the names of the rows it reads are added to ``read``, and a ``const``
+    coin threshold is appended to ``stated`` (:func:`_threshold`)."""
     ((kind, body),) = event.items()  # one event: checked by _branch_shapes
-    if kind == "draw":
-        body = _only_fields(body, ("row", "token"), where)
-        row = _named_row(rows, body["row"], where)
-        if row.cumulative[-1] == 0:
-            raise Rejection(Reason.MALFORMED, f"{where} draws from a row of mass 0")
-        read.add(body["row"])
-        return Ratio(row.row.nums[_token(body["token"], size, f"{where}.token")], row.cumulative[-1])
-    if kind == "coin":
-        body = _only_fields(body, ("model", "lower", "upper"), where)
-        model = body["model"]
-        if not isinstance(model, str) or not (
-            model == "continuous" or model in _COIN_GRIDS or model.startswith("fixed:")
-        ):
-            raise Rejection(Reason.MALFORMED, f"{where} has coin model {_show(model)}")
-        top = Ratio(1, 1)
-        if body["upper"] is not None:
-            top = _coin_below(
-                model, *_threshold(body["upper"], rows, size, f"{where}.upper", read, model, True, stated)
-            )
-        if body["lower"] is None:
-            return top
-        value, strict = _threshold(body["lower"], rows, size, f"{where}.lower", read, model, False, stated)
-        under = _coin_below(model, value, not strict)  # P(u at or below the lower end)
-        gap = top.num * under.den - under.num * top.den
-        return Ratio(gap, top.den * under.den) if gap > 0 else Ratio(0, 1)
-    if kind == "choice":
-        condition = _field(body, "condition", where)
-        if condition == ["always"]:
-            return Ratio(1, 1)
-        if (
-            not isinstance(condition, list)
-            or len(condition) != 3
-            or condition[0] not in ("argmax-is", "argmax-is-not", "zero", "positive")
-        ):
-            raise Rejection(Reason.MALFORMED, f"{where} has condition {_show(condition)}")
-        row, t = _named_row(rows, condition[1], where), _token(condition[2], size, f"{where} token")
-        read.add(condition[1])
-        if condition[0].startswith("argmax"):
-            holds = (row.top == t) == (condition[0] == "argmax-is")
-        else:
-            holds = (row.row.nums[t] == 0) == (condition[0] == "zero")
-        return Ratio(int(holds), 1)
-    if kind == "race":
-        body = _only_fields(body, ("first", "given", "second", "winner"), where)
-        first, second = _named_row(rows, body["first"], where).row, _named_row(rows, body["second"], where).row
-        given, winner = _token(body["given"], size, f"{where}.given"), _token(body["winner"], size, f"{where}.winner")
-        if size > MAX_RACE_VOCAB or max(first.den, second.den).bit_length() > MAX_RACE_BITS:
-            raise Rejection(
-                Reason.MALFORMED,
-                f"{where}: races are checked up to V = {MAX_RACE_VOCAB} and rows over "
-                f"denominators of {MAX_RACE_BITS} bits",
-            )
-        if first.nums[given] == 0:
-            raise Rejection(Reason.MALFORMED, f"{where}: the first race cannot be won by {given} (weight 0)")
-        read.update((body["first"], body["second"]))
-        chance = _race_given(first.nums, given, second.nums, winner)  # weights: a row's numerators
-        return Ratio(chance.numerator, chance.denominator)
-    raise Rejection(Reason.MALFORMED, f"{where} has unknown event {_show(kind)}")
+    probability = EVENTS.get(kind)
+    if probability is None:
+        raise Rejection(Reason.MALFORMED, f"{where} has unknown event {_show(kind)}")
+    return probability(body, rows, size, where, read, stated)
+
+
+def _draw(
+    body: Json, rows: dict[str, _Named], size: int, where: str, read: set[str], stated: list[str] | None
+) -> Ratio:
+    """``draw {row, token}``: row[token] / sum(row); a row of mass 0 is refused."""
+    body = _only_fields(body, ("row", "token"), where)
+    row = _named_row(rows, body["row"], where)
+    if row.cumulative[-1] == 0:
+        raise Rejection(Reason.MALFORMED, f"{where} draws from a row of mass 0")
+    read.add(body["row"])
+    return Ratio(row.row.nums[_token(body["token"], size, f"{where}.token")], row.cumulative[-1])
+
+
+def _coin(
+    body: Json, rows: dict[str, _Named], size: int, where: str, read: set[str], stated: list[str] | None
+) -> Ratio:
+    """``coin {model, lower, upper}``: the probability that the coin lies between the two thresholds
+    (either may be null: no bound), under its model (continuous, a float grid, or fixed)."""
+    body = _only_fields(body, ("model", "lower", "upper"), where)
+    model = body["model"]
+    if not isinstance(model, str) or not (model == "continuous" or model in _COIN_GRIDS or model.startswith("fixed:")):
+        raise Rejection(Reason.MALFORMED, f"{where} has coin model {_show(model)}")
+    top = Ratio(1, 1)
+    if body["upper"] is not None:
+        top = _coin_below(model, *_threshold(body["upper"], rows, size, f"{where}.upper", read, model, True, stated))
+    if body["lower"] is None:
+        return top
+    value, strict = _threshold(body["lower"], rows, size, f"{where}.lower", read, model, False, stated)
+    under = _coin_below(model, value, not strict)  # P(u at or below the lower end)
+    gap = top.num * under.den - under.num * top.den
+    return Ratio(gap, top.den * under.den) if gap > 0 else Ratio(0, 1)
+
+
+def _choice(
+    body: Json, rows: dict[str, _Named], size: int, where: str, read: set[str], stated: list[str] | None
+) -> Ratio:
+    """``choice {condition}``: 1 if the condition holds on the rows, else 0: ``["always"]``, or
+    ``[argmax-is | argmax-is-not | zero | positive, row, token]``."""
+    condition = _field(body, "condition", where)
+    if condition == ["always"]:
+        return Ratio(1, 1)
+    if (
+        not isinstance(condition, list)
+        or len(condition) != 3
+        or condition[0] not in ("argmax-is", "argmax-is-not", "zero", "positive")
+    ):
+        raise Rejection(Reason.MALFORMED, f"{where} has condition {_show(condition)}")
+    row, t = _named_row(rows, condition[1], where), _token(condition[2], size, f"{where} token")
+    read.add(condition[1])
+    if condition[0].startswith("argmax"):
+        holds = (row.top == t) == (condition[0] == "argmax-is")
+    else:
+        holds = (row.row.nums[t] == 0) == (condition[0] == "zero")
+    return Ratio(int(holds), 1)
+
+
+def _race(
+    body: Json, rows: dict[str, _Named], size: int, where: str, read: set[str], stated: list[str] | None
+) -> Ratio:
+    """``race {first, given, second, winner}``: P(the second race is won by ``winner`` | the first,
+    sharing its noise, was won by ``given``) (:func:`_race_given`), up to V = MAX_RACE_VOCAB."""
+    body = _only_fields(body, ("first", "given", "second", "winner"), where)
+    first, second = _named_row(rows, body["first"], where).row, _named_row(rows, body["second"], where).row
+    given, winner = _token(body["given"], size, f"{where}.given"), _token(body["winner"], size, f"{where}.winner")
+    if size > MAX_RACE_VOCAB or max(first.den, second.den).bit_length() > MAX_RACE_BITS:
+        raise Rejection(
+            Reason.MALFORMED,
+            f"{where}: races are checked up to V = {MAX_RACE_VOCAB} and rows over denominators of {MAX_RACE_BITS} bits",
+        )
+    if first.nums[given] == 0:
+        raise Rejection(Reason.MALFORMED, f"{where}: the first race cannot be won by {given} (weight 0)")
+    read.update((body["first"], body["second"]))
+    chance = _race_given(first.nums, given, second.nums, winner)  # weights: a row's numerators
+    return Ratio(chance.numerator, chance.denominator)
+
+
+#: A branch's primitive: ``probability(body, rows, V, where, read, stated)``.
+Event: TypeAlias = Callable[[Json, dict[str, _Named], int, str, set[str], "list[str] | None"], Ratio]
+#: Every event the kernel knows, by the key a branch writes it under.
+EVENTS: dict[str, Event] = {"draw": _draw, "coin": _coin, "choice": _choice, "race": _race}
 
 
 def _race_given(a: list[int], x: int, b: list[int], y: int) -> Fraction:
