@@ -73,13 +73,15 @@ strings, or decimal numbers rounded to float64 exactly and divided by their exac
 them with every input row the certificates read, and :func:`gate` says why a valid document does not certify
 that the law is exactly p (``--require-lossless``).
 
-Reading order for a reviewer: :func:`check` -> :func:`parse` -> :func:`_check_document` -> a
-front end (:func:`_check_position`, :func:`_check_chain`, :func:`_check_outcome`,
-:func:`_check_block`) -> the rows (:func:`_exact_row`, :func:`_float_row`, :func:`_outcome_rows`,
-:func:`_derive`) -> :func:`_walk` and :func:`_event_probability` -> :func:`_token_law`,
-:func:`_law_tv` and :func:`_stream_gap`. Sizes are bounded so that the cost of a document is
-bounded by its length (MAX_ROW_BITS, MAX_MASS_BITS, MAX_TABLE_BITS, MAX_RACE_VOCAB and the
-others below).
+Reading order for a reviewer: the file itself, top to bottom. It is ordered by audit priority,
+each part under a banner saying what a fault in it can do: the vocabulary (the objects above, the
+schemas); 1. the soundness core (:func:`_walk`, the events and coin thresholds, :func:`_token_law`,
+:func:`_law_tv`, :func:`_stream_gap`: a fault here can make a false verdict); 2. rows and recipes (the
+float steps, the recipes, stated rows: a fault gives the core wrong rows); 3. the front ends
+(:func:`check` and one function per document kind: a fault compares the wrong claim or skips one);
+4. parsing, messages and resource limits (:func:`parse`, the ``MAX_*`` bounds, which keep the cost of
+a document bounded by its length: a fault rejects a valid document or costs time); 5. the binding.
+docs/trust.md gives each part's size and what to check in it.
 
 References: Leviathan et al. 2023 (Algorithm 1, Theorem 3.5, Appendix A.1); Chen et al. 2023
 (Algorithm 2, Theorem 1).
