@@ -1005,14 +1005,14 @@ def _ordered_sum(row: Row, tree: Json, acc: Format, fmt: Format, where: str) -> 
     return _round_float(result, fmt)
 
 
-def _named_sum(a: _Named, fmt: Format, order: Json, where: str) -> tuple[Ratio | None, bool]:
-    """The sum a ``float-divided`` recipe divides by, and whether it is stated. ``order`` is
+def _named_sum(a: _Named, fmt: Format, order: Json, where: str) -> Ratio | None:
+    """The sum a ``float-divided`` recipe divides by. ``order`` is
     ``["left-to-right", accumulator]`` or ``["tree", accumulator, tree]`` (:func:`_ordered_sum`):
     re-derived; or an ``"n/d"`` string, a sum the document states (a library's own, whose order the
     document does not name): checked as far as any order allows (:func:`_some_float_sum`) and
     reported as a stated value the verdict depends on. None: the sum overflows."""
     if isinstance(order, str):
-        return _some_float_sum(a, fmt, order, where), True
+        return _some_float_sum(a, fmt, order, where)
     if (
         not isinstance(order, list)
         or not order
@@ -1026,7 +1026,7 @@ def _named_sum(a: _Named, fmt: Format, order: Json, where: str) -> tuple[Ratio |
         )
     acc = _float_format(order[1], f"{where}.recipe accumulator")
     tree = list(range(len(a.row.nums))) if order[0] == "left-to-right" else order[2]
-    return _ordered_sum(a.row, tree, acc, fmt, f"{where}.recipe sum order"), False
+    return _ordered_sum(a.row, tree, acc, fmt, f"{where}.recipe sum order")
 
 
 def _some_float_sum(row: _Named, fmt: Format, value: Json, where: str) -> Ratio:
@@ -1163,8 +1163,7 @@ def _float_divided(args: list[Json], rows: dict[str, _Named], size: int, where: 
     (:func:`_named_sum`)."""
     a = _named_row(rows, args[0], where)
     fmt = _float_format(args[1], f"{where}.recipe format")
-    total, _ = _named_sum(a, fmt, args[2], where)
-    return _float_divided_by(a, total, fmt, args[0], where, room)
+    return _float_divided_by(a, _named_sum(a, fmt, args[2], where), fmt, args[0], where, room)
 
 
 def _float_divided_by(a: _Named, total: Ratio | None, fmt: Format, name: Json, where: str, room: Room) -> Row:
