@@ -7,7 +7,17 @@ import math
 from typing import Any
 
 
-from specproof.certify.crosscheck import crosscheck, crosscheck_blocks, crosscheck_real, crosscheck_variants
+from specproof.certify.crosscheck import (
+    Block,
+    BlockCrosscheckReport,
+    CrosscheckReport,
+    VariantsCrosscheckReport,
+    Worst,
+    crosscheck,
+    crosscheck_blocks,
+    crosscheck_real,
+    crosscheck_variants,
+)
 from specproof.laws.rational import format_fraction
 from specproof.cli._common import _Usage, _bar, _json_option, _print_json
 
@@ -69,68 +79,76 @@ def run(args: argparse.Namespace) -> int:
         if args.blocks < 1:
             raise _Usage(f"--blocks must be >= 1, got {args.blocks}")
         with _bar(total=args.blocks, unit="block") as bar:
-            report = crosscheck_blocks(args.blocks, args.seed, progress=lambda done: bar.update(done - bar.n), **kwargs)
+            block_report = crosscheck_blocks(
+                args.blocks, args.seed, progress=lambda done: bar.update(done - bar.n), **kwargs
+            )
         return _crosscheck_result(
             args,
-            report,
+            block_report,
             {
                 "mode": "blocks",
-                "blocks": report.blocks,
+                "blocks": block_report.blocks,
                 "seed": args.seed,
-                "recomputed": report.recomputed,
-                "accepted": _worst(report.accepted),
-                "joint": _worst(report.joint),
-                "before_rounding": _worst(report.before_rounding),
+                "recomputed": block_report.recomputed,
+                "accepted": _worst(block_report.accepted),
+                "joint": _worst(block_report.joint),
+                "before_rounding": _worst(block_report.before_rounding),
             },
         )
     if args.variants is not None:
         if args.variants < 1:
             raise _Usage(f"--variants must be >= 1, got {args.variants}")
         with _bar(total=args.variants, unit="pair") as bar:
-            report = crosscheck_variants(args.variants, args.seed, progress=lambda _: bar.update(1), **kwargs)
+            variants_report = crosscheck_variants(args.variants, args.seed, progress=lambda _: bar.update(1), **kwargs)
         return _crosscheck_result(
             args,
-            report,
+            variants_report,
             {
                 "mode": "variants",
-                "pairs": report.pairs,
+                "pairs": variants_report.pairs,
                 "seed": args.seed,
-                "dist": _worst(report.dist),
-                "acceptance": _worst(report.acceptance),
-                "accepted_at": _worst(report.accepted_at),
+                "dist": _worst(variants_report.dist),
+                "acceptance": _worst(variants_report.acceptance),
+                "accepted_at": _worst(variants_report.accepted_at),
             },
         )
     if args.real:
         with _bar(unit="pair") as bar:
-            report = crosscheck_real(progress=lambda _: bar.update(1), backend=args.backend, **kwargs)
+            real_report = crosscheck_real(progress=lambda _: bar.update(1), backend=args.backend, **kwargs)
         return _crosscheck_result(
             args,
-            report,
+            real_report,
             {
                 "mode": "real",
                 "backend": args.backend,
-                "pairs": report.pairs,
-                "dist": _worst(report.dist),
-                "alpha": _worst(report.alpha),
+                "pairs": real_report.pairs,
+                "dist": _worst(real_report.dist),
+                "alpha": _worst(real_report.alpha),
             },
         )
     with _bar(total=args.pairs, unit="pair") as bar:
-        report = crosscheck(args.pairs, args.seed, progress=lambda _: bar.update(1), backend=args.backend, **kwargs)
+        pairs_report = crosscheck(
+            args.pairs, args.seed, progress=lambda _: bar.update(1), backend=args.backend, **kwargs
+        )
     return _crosscheck_result(
         args,
-        report,
+        pairs_report,
         {
             "mode": "pairs",
             "backend": args.backend,
-            "pairs": report.pairs,
+            "pairs": pairs_report.pairs,
             "seed": args.seed,
-            "dist": _worst(report.dist),
-            "alpha": _worst(report.alpha),
+            "dist": _worst(pairs_report.dist),
+            "alpha": _worst(pairs_report.alpha),
         },
     )
 
 
-def _crosscheck_result(args: argparse.Namespace, report: Any, fields: dict[str, Any]) -> int:
+def _crosscheck_result(
+    args: argparse.Namespace,
+    report: CrosscheckReport | BlockCrosscheckReport | VariantsCrosscheckReport,
+    fields: dict[str, Any],
+) -> int:
     if args.json:
         _print_json({"command": "crosscheck", "passed": report.passed, "bound": report.bound, **fields})
     else:
@@ -138,7 +156,7 @@ def _crosscheck_result(args: argparse.Namespace, report: Any, fields: dict[str, 
     return 0 if report.passed else 1
 
 
-def _worst(worst: Any) -> dict[str, Any]:
+def _worst(worst: Worst) -> dict[str, Any]:
     """A worst error as JSON: exact ("n/d") and as a float, with where it occurred."""
     out: dict[str, Any] = {"error": format_fraction(worst.error), "error_float": float(worst.error)}
     pair = worst.pair
@@ -146,7 +164,7 @@ def _worst(worst: Any) -> dict[str, Any]:
         out["kind"] = pair.kind
         token = worst.token
         out["at"] = list(token) if isinstance(token, tuple) else token
-        if hasattr(pair, "tokens"):  # a drafted block
+        if isinstance(pair, Block):  # a drafted block
             out.update(gamma=len(pair.tokens), vocab_size=len(pair.target[0]), tokens=list(pair.tokens))
         else:
             out.update(
