@@ -28,7 +28,7 @@ from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from specproof.errors import InvalidDistribution, ResidualUndefined, renamed
-from specproof.laws.block import LengthLawName, Position, compose, given_block, stream_tv, tree_position
+from specproof.laws.block import BlockLaw, LengthLawName, Position, compose, given_block, stream_tv, tree_position
 from specproof.laws.outcome import Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven, Rows
 from specproof.rules.policy import STANDARD, Logits, Processing, Rule, UnsupportedRule, _argmax
 from specproof.rules import libm
@@ -102,6 +102,7 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
 
     target, r_target = processed(rule.target_processing, pv, raw_p, p, "p", "target_processing")
     draft, r_draft = processed(rule.draft_processing, qv, raw_q, q, "q", "draft_processing")
+    r_reference: tuple[str, ...]
     if rule.reference.identity:
         reference, r_reference = pv, ("copy", "p")
     elif fmt is not None and (isinstance(p, Logits) or rule.reference.refusal("float") is None):
@@ -147,20 +148,23 @@ def _rows(p: Any, q: Any, rule: Rule, proposal: Any) -> tuple[Rows, dict[str, tu
                 r_resid = ("float-normalized", "residual-weights", dtype)
             else:
                 order = libm.sum_order(rule.arithmetic.library, dtype, extra_rows["residual-weights"], total)
-                r_resid = (
-                    "float-divided",
-                    "residual-weights",
-                    dtype,
-                    format_fraction(total) if order is None else order[1],
-                )
+                if order is None:
+                    # V weights of at most 1 each: a finite sum (a float only for an overflow, +inf)
+                    assert isinstance(total, Fraction)
+                    how: str | list[Any] = format_fraction(total)
+                else:
+                    how = order[1]
+                r_resid = ("float-divided", "residual-weights", dtype, how)
     elif rule.residual == "positive-part":
         resid = tuple(max(a - b, Fraction(0)) for a, b in zip(target, draft))
         r_resid = ("positive-part", "target", "draft")
     elif rule.residual == "target":
         resid, r_resid = target, ("copy", "target")
     else:
-        resid = tuple(max(a - b, rule.floor) for a, b in zip(target, draft))
-        r_resid = ("floor-difference", "target", "draft", f"{rule.floor.numerator}/{rule.floor.denominator}")
+        floor = rule.floor
+        assert floor is not None  # residual "floor" comes with a floor (Rule checks it)
+        resid = tuple(max(a - b, floor) for a, b in zip(target, draft))
+        r_resid = ("floor-difference", "target", "draft", f"{floor.numerator}/{floor.denominator}")
     v = len(pv)
     rows = Rows(
         p=pv,
@@ -256,7 +260,9 @@ def _first_failing(rule: Rule, passes: Callable[[Fraction], bool]) -> Fraction:
     the grid's first ones), so that ``u < t`` (strict) holds exactly for them."""
     from specproof.laws.outcome import first_failing
 
-    return first_failing(rule.coin.bits, rule.coin.open_closed, passes)
+    bits = rule.coin.bits
+    assert bits is not None  # asked only of a coin on a grid
+    return first_failing(bits, rule.coin.open_closed, passes)
 
 
 def _rounded_coin_threshold(rows: Rows, x: int, rule: Rule) -> Fraction:
@@ -296,24 +302,28 @@ def _library_threshold(rows: Rows, x: int, rule: Rule) -> Fraction:
     """
     arith, coin = rule.arithmetic, rule.coin
     fmt = arith.format()
-    lp = _log_row(rows, arith.library, arith.dtype, "target")[x]
-    lq = _log_row(rows, arith.library, arith.dtype, "draft")[x]
+    library = arith.library
+    assert library is not None  # the log and exp tests name their library (Arithmetic checks it)
+    lp = _log_row(rows, library, arith.dtype, "target")[x]
+    lq = _log_row(rows, library, arith.dtype, "draft")[x]
     if lp == -math.inf:  # p(x) = 0 (q(x) > 0 here): -inf - finite
         d: Any = -math.inf
     else:
         d = fmt.sub(lp, lq)
     n = 1 << (coin.bits or 0)
     if arith.test == "exp":
-        e = libm.exp_value(arith.library, arith.dtype, d)
+        e = libm.exp_value(library, arith.dtype, d)
         if isinstance(e, float) and math.isnan(e):  # not reached for q(x) > 0; NaN passes no coin
             return Fraction(-1)
         e = Fraction(2) if e == math.inf else e
-        if coin.bits is None or not libm.rounds_python_coin(arith.library, arith.dtype):
+        assert isinstance(e, Fraction)  # exp_value gives a float only for an overflow (+inf) or NaN
+        if coin.bits is None or not libm.rounds_python_coin(library, arith.dtype):
             return e
         # NumPy >= 2 (NEP 50): Generator.random() is a Python float, and u < np.float32(e) rounds u to
         # float32 before comparing; rounding is monotone, so the passing coins are the grid's first ones
         return _first_failing(rule, lambda u: FLOAT32.round(u) < e if rule.comparison == "<" else FLOAT32.round(u) <= e)
-    count = libm.log_coin_count(arith.library, coin.bits, coin.open_closed, d, rule.comparison)
+    assert coin.bits is not None  # the log test needs a float32 or float64 grid coin (Rule checks it)
+    count = libm.log_coin_count(library, coin.bits, coin.open_closed, d, rule.comparison)
     return Fraction(int(coin.open_closed) + count, n)
 
 
@@ -330,6 +340,7 @@ def accept_bound(rows: Rows, x: int, rule: Rule) -> tuple[tuple, bool]:
     if arith.test == "ratio":
         return ("float-ratio", "target", "draft", x, arith.dtype), strict
     if arith.test in ("log", "exp"):  # the library's own log and exp, as data: a stated constant threshold
+        assert arith.library is not None  # the log and exp tests name their library (Arithmetic checks it)
         strict = strict if arith.test == "exp" and not libm.rounds_python_coin(arith.library, arith.dtype) else True
         return ("const", _library_threshold(rows, x, rule)), strict
     # fl(u * q) < p: a threshold on the grid, compared strictly
@@ -338,6 +349,8 @@ def accept_bound(rows: Rows, x: int, rule: Rule) -> tuple[tuple, bool]:
 
 class _Builder(Builder):
     """Builds one position's outcome tree; every branch's probability comes from its primitive."""
+
+    rows: Rows
 
     def __init__(self, rows: Rows, rule: Rule):
         self.rows, self.rule, self.v = rows, rule, len(rows["p"])
@@ -386,6 +399,7 @@ class _Builder(Builder):
         """The residual token as the smallest i with u < C_i, u restricted to ``lower``'s side."""
         out = []
         prev = start = Bound(("const", 0), False)
+        low: Bound | None
         bounds = [*(Bound(("cdf", "residual", i), True) for i in range(self.v)), None]
         for i, upper in enumerate(bounds):
             low = prev
@@ -779,6 +793,7 @@ def block_law(
         return rows["reference"], Fraction(1), _normalized(rows["target"])
 
     law = compose(position, gamma, bonus, stop_tokens=stops, stop_at_stop_token=rule.stop_at_stop_token, node_tv=True)
+    assert isinstance(law.emitted, BlockLaw) and law.node_tv is not None  # as compose builds them (node_tv=True)
     blocks = law.emitted.to_dict()
     expected = law.expected_accepted
     emitted = sum((len(b) * m for b, m in blocks.items()), Fraction(0))
