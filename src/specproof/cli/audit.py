@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 
 from specproof.certify import certificate
-from specproof.cli.loaders import load_distribution, load_distributions
+from specproof.cli.loaders import Distributions, load_distribution, load_distributions
 from specproof.cli._common import _Usage, _bar, _print_json
 
 
@@ -199,7 +200,7 @@ def _float_floor(law, rule) -> dict | None:
             "reference, by any amount; trace the code for the three-way verdict",
         }
     j = judge(dict(enumerate(law.law)), target, draft, count_equivalents=False)
-    out = {
+    out: dict[str, Any] = {
         "verdict": j.verdict,
         "judged": True,
         "tv_from_float_ideal": ff(j.tv_from_float_ideal),
@@ -260,20 +261,19 @@ def _report_degenerate(args: argparse.Namespace, name: str, rule, found: list[st
     for path, what in ((args.target, "p"), (args.draft, "q"), (args.proposal, "proposal")):
         if path is not None:
             dist = load_distributions(path, what, keep_degenerate=True)
-            rows[what] = (
-                None if dist.batched else (dist.floats[0] if dist.floats is not None else dist.vectors[0].fractions())
-            )
+            rows[what] = None if dist.batched else _first_row(dist)
     if any(r is None for r in rows.values()):
         out, notes = None, ["stacked [N, V] rows: what the rule emits is reported for one row pair only"]
     else:
         out = degenerate_law(rows["p"], rows["q"], rule, proposal=rows.get("proposal"))
         notes = list(out.notes)
+    shown = out if out is not None and out.modelled else None  # what the rule emits, where it is modelled
     note = (
         "a degenerate row has no valid law: every output a verifier emits on it is a fault, and a correct verifier "
         "refuses it; trace the code (specproof trace python MODULE:FUNCTION --target P --draft Q) to see what it "
         "emits, as for vLLM #53029's all-NaN row"
     )
-    modelled = out is not None and out.modelled
+    modelled = shown is not None
     if args.json:
         _print_json(
             {
@@ -282,11 +282,11 @@ def _report_degenerate(args: argparse.Namespace, name: str, rule, found: list[st
                 "verdict": "degenerate",
                 "degenerate": found,
                 "modelled": modelled,
-                "law": {str(i): ff(m) for i, m in out.law.items()} if modelled else None,
-                "raised": ff(out.raised) if modelled else None,
-                "undetermined": ff(out.undetermined) if modelled else None,
-                "outside_support": ff(out.outside_support) if modelled else None,
-                "tv": None if not modelled or out.tv is None else ff(out.tv),
+                "law": {str(i): ff(m) for i, m in shown.law.items()} if shown is not None else None,
+                "raised": ff(shown.raised) if shown is not None else None,
+                "undetermined": ff(shown.undetermined) if shown is not None else None,
+                "outside_support": ff(shown.outside_support) if shown is not None else None,
+                "tv": None if shown is None or shown.tv is None else ff(shown.tv),
                 "notes": notes,
                 "note": note,
             }
@@ -297,31 +297,41 @@ def _report_degenerate(args: argparse.Namespace, name: str, rule, found: list[st
     print(f"rule {name}: DEGENERATE INPUT (no valid law; not lossless)")
     for d in found:
         print(f"  degenerate row {d}")
-    if not modelled:
+    if shown is None:
         print("  what the rule emits on it: not modelled")
     else:
         where = (
             f" ({rule.arithmetic.dtype} arithmetic, IEEE NaN and infinities)" if not rule.arithmetic.is_exact else ""
         )
         print(f"  what the rule emits at one position{where}:")
-        for i, m in list(out.law.items())[:20]:
+        for i, m in list(shown.law.items())[:20]:
             print(f"    id {i}: {show(m)}")
-        if len(out.law) > 20:
-            print(f"    ... ({len(out.law)} ids; see --json)")
-        if not out.law:
+        if len(shown.law) > 20:
+            print(f"    ... ({len(shown.law)} ids; see --json)")
+        if not shown.law:
             print("    no token")
-        if out.raised:
-            print(f"  the code raises instead: {show(out.raised)}")
-        if out.undetermined:
-            print(f"  not determined by the rule: {show(out.undetermined)}")
-        if out.law:
-            print(f"  emitted outside the target's support: {show(out.outside_support)}")
-        if out.tv is not None:
-            print(f"  TV from the target's law (a raise emits nothing): {show(out.tv)}")
+        if shown.raised:
+            print(f"  the code raises instead: {show(shown.raised)}")
+        if shown.undetermined:
+            print(f"  not determined by the rule: {show(shown.undetermined)}")
+        if shown.law:
+            print(f"  emitted outside the target's support: {show(shown.outside_support)}")
+        if shown.tv is not None:
+            print(f"  TV from the target's law (a raise emits nothing): {show(shown.tv)}")
     for n in notes:
         print(f"  - {n}")
     print(f"  {note}")
     return 1
+
+
+def _first_row(dist: Distributions) -> Any:
+    """The first row of a file as :func:`~specproof.rules.degenerate.degenerate_law` takes it: its floats as read,
+    or the exact row."""
+    if dist.floats is not None:
+        return dist.floats[0]
+    exact = dist.vectors[0]
+    assert exact is not None  # an exact file: only a float row can be degenerate
+    return exact.fractions()
 
 
 def _arithmetic_note(rule, vocab_size: int, logits: str | None = None) -> str:
@@ -571,7 +581,7 @@ def run(args: argparse.Namespace) -> int:
         from specproof.laws.rational import format_fraction as ff
 
         with _bar(unit="pair", desc="search V <= 4, d <= 8, then 1000 random") as bar:
-            found = search_counterexample(rule, random_pairs=1000, progress=bar.update)
+            searched = search_counterexample(rule, random_pairs=1000, progress=bar.update)
         pack = lambda c: (
             None
             if c is None
@@ -581,7 +591,11 @@ def run(args: argparse.Namespace) -> int:
                 "tv": ff(c.tv),
             }
         )
-        out["search"] = {"smallest": pack(found.smallest), "largest": pack(found.largest), "pairs": found.pairs}
+        out["search"] = {
+            "smallest": pack(searched.smallest),
+            "largest": pack(searched.largest),
+            "pairs": searched.pairs,
+        }
     _print_json(out, indent=2) if args.json else print(_audit_report(name, out))
     return _exit(out["verdict"], args.strict)
 
