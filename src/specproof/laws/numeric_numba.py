@@ -54,7 +54,10 @@ or, at the edge, computes the law itself. So the refusals are the NumPy path's e
 
 from __future__ import annotations
 
+from typing import Callable, Literal, TypedDict, TypeVar, cast
+
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 __all__ = ["CHUNK", "coefficients", "kernel_row_sum", "law_rows", "tree_height", "write_row"]
@@ -65,7 +68,29 @@ CHUNK = 8192
 #: runs of _LANES, so the loads of a pass stay within a page or two of each other.
 _LANES = 64
 
-_JIT = {"cache": True, "nogil": True, "error_model": "numpy", "boundscheck": False}
+#: A float64 array (numba ignores the annotations; they are for mypy).
+_F64 = npt.NDArray[np.float64]
+
+
+class _JitOptions(TypedDict):
+    """The options of every kernel's ``njit``, typed so that ``njit(**_JIT)`` is checked against numba's own stubs."""
+
+    cache: bool
+    nogil: bool
+    error_model: Literal["python", "numpy"]
+    boundscheck: bool
+
+
+_JIT: _JitOptions = {"cache": True, "nogil": True, "error_model": "numpy", "boundscheck": False}
+
+_FunctionT = TypeVar("_FunctionT", bound=Callable[..., object])
+
+
+def _kernel(fn: _FunctionT) -> _FunctionT:
+    """``njit(**_JIT)(fn)``, typed as ``fn`` itself (numba's dispatcher is called as the function is): the
+    same type whether mypy runs where numba, which ships its own stubs, is installed or where it is not
+    (``njit`` is then Any, an untyped decorator)."""
+    return cast(_FunctionT, njit(**_JIT)(fn))
 
 
 def tree_height(v: int) -> int:
@@ -73,8 +98,8 @@ def tree_height(v: int) -> int:
     return (int(v) - 1).bit_length()
 
 
-@njit(**_JIT)
-def _level(src, w, dst):
+@_kernel
+def _level(src: _F64, w: int, dst: _F64) -> None:
     """dst[j] = balanced tree of src[j + k w], k = 0..7, for j < w."""
     for j in range(w):
         dst[j] = ((src[j] + src[j + w]) + (src[j + 2 * w] + src[j + 3 * w])) + (
@@ -82,22 +107,22 @@ def _level(src, w, dst):
         )
 
 
-@njit(**_JIT)
-def _finish(t, w, u):
+@_kernel
+def _finish(t: _F64, w: int, u: _F64) -> float:
     """The sum of the w lanes t[:w] (w = 2 or 16 * 8**k), by levels of eight then a tree of 16."""
     while w > 16:
         w //= 8
         _level(t, w, u)
         t, u = u, t
     if w == 2:
-        return t[0] + t[1]
-    return (((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]))) + (
+        return t[0] + t[1]  # type: ignore[no-any-return]  # an element is Any in numpy's stubs
+    return (((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]))) + (  # type: ignore[no-any-return]  # an element is Any in numpy's stubs
         ((t[8] + t[9]) + (t[10] + t[11])) + ((t[12] + t[13]) + (t[14] + t[15]))
     )
 
 
-@njit(**_JIT)
-def _pairwise(a, n):
+@_kernel
+def _pairwise(a: _F64, n: int) -> float:
     """Sum of a[:n] as a balanced tree, in place: neighbours added level by level (a[2i] + a[2i+1];
     an odd last entry goes up alone), the zero-padded complete tree. Height ceil(log2 n)."""
     while n > 1:
@@ -108,16 +133,16 @@ def _pairwise(a, n):
             a[h] = a[n - 1]
             h += 1
         n = h
-    return a[0]
+    return a[0]  # type: ignore[no-any-return]  # an element is Any in numpy's stubs
 
 
-@njit(**_JIT)
-def _min(a, b):
+@_kernel
+def _min(a: float, b: float) -> float:
     return a if a < b else b
 
 
-@njit(**_JIT)
-def _first_pq(p, q, w, tp, tq):
+@_kernel
+def _first_pq(p: _F64, q: _F64, w: int, tp: _F64, tq: _F64) -> None:
     """First level of a chunk of 8w entries of p and q: w lanes of their sums, by blocks of
     8 * min(w, _LANES) entries (lane b * l + j adds entries 8 l b + j + l k, k = 0..7)."""
     lanes = min(w, _LANES)
@@ -146,8 +171,8 @@ def _first_pq(p, q, w, tp, tq):
             tq[t] = ((b0 + b1) + (b2 + b3)) + ((b4 + b5) + (b6 + b7))
 
 
-@njit(**_JIT)
-def _first_mr(p, q, k, w, tm, tr, mn):
+@_kernel
+def _first_mr(p: _F64, q: _F64, k: float, w: int, tm: _F64, tr: _F64, mn: _F64) -> None:
     """First level of a chunk of 8w entries, blocked as :func:`_first_pq`: w lanes of the sums
     of m = min(p, q k) and r = p - m; mn[lane] keeps the least m (negative iff p or q has a
     negative entry there: k > 0)."""
@@ -180,8 +205,8 @@ def _first_mr(p, q, k, w, tm, tr, mn):
             )
 
 
-@njit(**_JIT)
-def write_row(p, q, k, inv, c, zd, out):
+@_kernel
+def write_row(p: _F64, q: _F64, k: float, inv: float, c: float, zd: float, out: _F64) -> None:
     """out = m inv + (r / zd) c; zd is 1.0 except where the residual is normalized first."""
     if zd == 1.0:
         for i in range(p.shape[0]):
@@ -195,8 +220,8 @@ def write_row(p, q, k, inv, c, zd, out):
             out[i] = m * inv + ((x - m) / zd) * c
 
 
-@njit(**_JIT)
-def coefficients(sp, a, zb):
+@_kernel
+def coefficients(sp: float, a: float, zb: float) -> tuple[float, float, float]:
     """(1 / sum(p), c, zd) with dist = m / sum(p) + (r / zd) c, from sum(p), alpha and Z (unnormalized).
 
     c = (sum(p) - alpha) / Z / sum(p) and zd = 1; where (sum(p) - alpha) / Z overflows (Z
@@ -212,8 +237,10 @@ def coefficients(sp, a, zb):
     return inv, reject * inv, zb
 
 
-@njit(**_JIT)
-def _chunk(pr, qr, k, first, o, size, tp, tq, u1, u2, mn):
+@_kernel
+def _chunk(
+    pr: _F64, qr: _F64, k: float, first: bool, o: int, size: int, tp: _F64, tq: _F64, u1: _F64, u2: _F64, mn: _F64
+) -> tuple[float, float]:
     """The two sums of the chunk pr[o:o+size], qr[o:o+size] (size = 16 * 8**L): of p and q
     (``first``), or of m = min(p, q k) and r = p - m (mn keeps the least m)."""
     w = size // 8
@@ -224,8 +251,24 @@ def _chunk(pr, qr, k, first, o, size, tp, tq, u1, u2, mn):
     return _finish(tp, w, u1), _finish(tq, w, u2)
 
 
-@njit(**_JIT)
-def _sums(pr, qr, k, first, tp, tq, u1, u2, mn, pad_p, pad_q, cs1, cs2, ts1, ts2):
+@_kernel
+def _sums(
+    pr: _F64,
+    qr: _F64,
+    k: float,
+    first: bool,
+    tp: _F64,
+    tq: _F64,
+    u1: _F64,
+    u2: _F64,
+    mn: _F64,
+    pad_p: _F64,
+    pad_q: _F64,
+    cs1: _F64,
+    cs2: _F64,
+    ts1: _F64,
+    ts2: _F64,
+) -> tuple[float, float]:
     """The two sums of a row (see :func:`_chunk`): chunks of CHUNK entries, then the rest in
     chunks of 1024, 128 and 16 and a last one zero-padded to 16; the sums of the chunks of
     each size (with the sum of what follows them) are added pairwise, so that the whole is a
@@ -267,8 +310,8 @@ def _sums(pr, qr, k, first, tp, tq, u1, u2, mn, pad_p, pad_q, cs1, cs2, ts1, ts2
     return _pairwise(cs1, nfull), _pairwise(cs2, nfull)
 
 
-@njit(**_JIT)
-def law_rows(p, q, r0, r1, tol, dist, alpha, z):
+@_kernel
+def law_rows(p: _F64, q: _F64, r0: int, r1: int, tol: float, dist: _F64, alpha: _F64, z: _F64) -> int:
     """Rows r0..r1-1 of the law of C-contiguous float64 rows p, q [n, V] into dist [n, V],
     alpha [n] and z [n] (residual mass). Returns -1, or the first row whose sums are not
     within ``tol`` of 1 or which has a negative entry (nothing after it is computed)."""
@@ -306,8 +349,8 @@ def law_rows(p, q, r0, r1, tol, dist, alpha, z):
     return -1
 
 
-@njit(**_JIT)
-def _row_sum(x):
+@_kernel
+def _row_sum(x: _F64) -> float:
     w = CHUNK // 8
     tp = np.empty(w)
     tq = np.empty(w)
