@@ -175,6 +175,37 @@ def test_a_float_rule_gets_trace_s_three_way_verdict_with_its_float_floor_named(
     assert code == 1 and "float floor: not judged for a block" in out
 
 
+def test_the_float_floor_s_reason_matches_its_verdict_whatever_the_rows_rounding(tmp_path, capsys):
+    """Each of the three float-floor verdicts, on rows float32 holds exactly and on rows it rounds: the
+    reason matches the verdict (a FLOAT-FAITHFUL verdict on exact rows was once explained as "a fault",
+    and a LOSSY one on rounded rows raised KeyError)."""
+
+    def audit(p, q, policy):
+        code = main(
+            ["audit", "--target", _write(tmp_path, "p.json", p), "--draft", _write(tmp_path, "q.json", q)]
+            + ["--policy", policy]
+        )
+        out = capsys.readouterr().out
+        return code, out.splitlines()[0], next(line for line in out.splitlines() if "float floor:" in line)
+
+    # rows float32 holds exactly: float-faithful, the float-ideal member named, no word of a fault
+    code, head, floor = audit([0.5, 0.125, 0.375], [0.25, 0.5, 0.25], "le-float32-coin")
+    assert (code, head) == (0, "rule le-float32-coin: FLOAT-FAITHFUL")
+    assert "equals the float-ideal verifier with u <= fl32(p/q)" in floor and "fault" not in floor
+    assert "rows rounded" not in floor
+    # rows float32 rounds, on which the rule is the exact verifier: the rounding is the whole TV
+    code, head, floor = audit(["1/2", "1/3", "1/6"], ["1/6", "1/2", "1/3"], "lt-float32-coin")
+    assert (code, head) == (0, "rule lt-float32-coin: FLOAT-FAITHFUL")
+    assert "equals the exact verifier's law on the rows rounded to float32" in floor and "fault" not in floor
+    assert "whose own law is at TV 7.45058e-09 from p's" in floor
+    _, doc = _audit(tmp_path, capsys, ["1/2", "1/3", "1/6"], ["1/6", "1/2", "1/3"], "--policy", "lt-float32-coin")
+    assert doc["verdict"] == "float-faithful" and doc["float_floor"]["rows_rounding_tv"] == doc["tv"] == "1/134217730"
+    # a fault on rows float32 rounds: LOSSY, the fault named, then the rounding
+    code, head, floor = audit(["1/3", "1/6", "1/2", "0"], ["1/4", "1/4", "1/4", "1/4"], "le-float32-coin")
+    assert (code, head) == (1, "rule le-float32-coin: LOSSY")
+    assert floor.index("always a fault") < floor.index("judged on the rows rounded to float32")
+
+
 def test_proposal_file(tmp_path, capsys):
     # argmax drafts [1, 0] against q = [3/4, 1/4]: law [2/3, 1/3], TV 1/6 (tests/test_audit.py by hand)
     prop = _write(tmp_path, "r.json", [1, 0])

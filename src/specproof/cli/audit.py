@@ -200,33 +200,43 @@ def _float_floor(law, rule) -> dict | None:
             "reference, by any amount; trace the code for the three-way verdict",
         }
     j = judge(dict(enumerate(law.law)), target, draft, count_equivalents=False)
+    # judged against the rows the rule computes on: "lossless" there (the law is the exact verifier's on
+    # p and q rounded to the rule's format) is float-faithful here, the rows' rounding being the whole TV
+    verdict = "float-faithful" if j.verdict == "lossless" else j.verdict
     out: dict[str, Any] = {
-        "verdict": j.verdict,
+        "verdict": verdict,
         "judged": True,
         "tv_from_float_ideal": ff(j.tv_from_float_ideal),
         "nearest": j.arithmetic,
     }
-    if j.verdict == "float-faithful":
-        out["why"] = (
+    if j.verdict == "lossless":
+        why = (
+            f"equals the exact verifier's law on the rows rounded to {rule.arithmetic.dtype} (`trace` of the same "
+            "code on those rows says LOSSLESS): the TV from p is their rounding alone, the float floor "
+            "(--strict exits 1)"
+        )
+    elif j.verdict == "float-faithful":
+        why = (
             f"equals the float-ideal verifier with {j.arithmetic} exactly: the TV is its float floor, "
             "as `trace` of the same code says (--strict exits 1)"
         )
-    if rounding:
-        out["rows_rounding_tv"] = ff(rounding)
-        out["why"] += (
-            f"; judged on the rows rounded to {rule.arithmetic.dtype} (what the code computes on), whose own "
-            f"law is at TV {float(rounding):.6g} from p's, part of the TV above"
-        )
     elif j.outside_support and j.tv_from_float_ideal == 0:
-        out["why"] = (
+        why = (
             f"equals {j.arithmetic} exactly, but that arithmetic emits tokens the target gives probability "
             f"0 (mass {float(j.outside_support):.6g}): always a fault, not a float floor"
         )
     else:
-        out["why"] = (
+        why = (
             f"no float-ideal verifier has this law; TV from the nearest, {j.arithmetic}: "
             f"{float(j.tv_from_float_ideal):.6g} ({ff(j.tv_from_float_ideal)}): a fault, not the float floor"
         )
+    if rounding:
+        out["rows_rounding_tv"] = ff(rounding)
+        why += (
+            f"; judged on the rows rounded to {rule.arithmetic.dtype} (what the code computes on), whose own "
+            f"law is at TV {float(rounding):.6g} from p's, part of the TV above"
+        )
+    out["why"] = why
     return out
 
 
