@@ -230,6 +230,158 @@ def _file_dtype(path: str | None, dist) -> str | None:
     return dtype if dtype in ("float16", "bfloat16", "float32", "float64") else None
 
 
+def _search_python(args: argparse.Namespace, func, name: str) -> int:
+    """``trace python --search``: the smallest rows (target p, draft q) on which the sampler is lossy, or raises;
+    the exit code (0: none found)."""
+    from specproof.trace import testing
+
+    if args.target or args.draft or args.reference:
+        raise _Usage("--search tries its own rows against the target: give no --target, --draft or --reference")
+    if not 2 <= args.max_vocab <= MAX_SEARCH_VOCAB or args.max_denominator < 1:
+        raise _Usage(
+            f"--max-vocab must be in 2..{MAX_SEARCH_VOCAB} (the search is over small rows; for a large V "
+            "give --target/--draft) and --max-denominator >= 1"
+        )
+    import time
+
+    desc = f"V 2..{args.max_vocab}, denominators 1..{args.max_denominator}"
+    started, tried = time.monotonic(), [0]
+
+    def step(n: int) -> None:
+        tried[0] += n
+        bar.update(n)
+
+    with _bar(unit="pair", desc=f"search {desc}") as bar:
+        found = testing.search_lossy(
+            func,
+            gamma=args.gamma,
+            dtype=args.dtype,
+            array=args.array,
+            max_vocab=args.max_vocab,
+            max_denominator=args.max_denominator,
+            numpy_rng=args.numpy_rng,
+            max_runs=args.max_runs,
+            progress=step,
+        )
+    from specproof.laws.rational import format_fraction as ff
+
+    text = lambda x: str(x.numerator) if x.denominator == 1 else ff(x)  # noqa: E731 - never 0/1 or 1/1
+    if found is None:
+        out = {
+            "command": "trace",
+            "function": args.function,
+            "search": None,
+            "pairs": tried[0],
+            "max_vocab": args.max_vocab,
+            "max_denominator": args.max_denominator,
+        }
+        print(
+            json.dumps(out, indent=2)
+            if args.json
+            else f"{name}: no lossy input among {tried[0]} pairs ({desc}, {args.dtype} rows"
+            + (f", gamma {args.gamma}" if args.gamma else "")
+            + f"; {time.monotonic() - started:.1f} s)"
+        )
+        return 0
+    skipped = [{"p": [ff(x) for x in p], "q": [ff(x) for x in q], "raised": why} for p, q, why in found.skipped]
+    if found.comparison is None:
+        where = f"p = ({', '.join(map(text, found.p))}), q = ({', '.join(map(text, found.q))})"
+        if args.json:
+            _print_json(
+                {
+                    "command": "trace",
+                    "function": args.function,
+                    "search": {
+                        "p": [ff(x) for x in found.p],
+                        "q": [ff(x) for x in found.q],
+                        "pairs": found.pairs,
+                        "raised": found.raised,
+                        "raised_on": len(found.skipped) or 1,
+                        "tried": tried[0],
+                    },
+                }
+            )
+        else:
+            more = (
+                f" (and on {len(found.skipped) - 1} more of the {tried[0]} pairs tried; none was lossy)"
+                if len(found.skipped) > 1
+                else f" (none of the {tried[0]} pairs tried was lossy)"
+            )
+            print(
+                f"{name}: the sampler raised on valid rows (pair {found.pairs} of the search): {where}{more}\n"
+                f"  {found.raised}"
+            )
+        return 1
+    if args.json:
+        _print_json(
+            {
+                "command": "trace",
+                "function": args.function,
+                "search": {
+                    "p": [ff(x) for x in found.p],
+                    "q": [ff(x) for x in found.q],
+                    "pairs": found.pairs,
+                    **_comparison_json(found.comparison),
+                    "skipped": skipped,
+                },
+            }
+        )
+    else:
+        print(
+            f"{name}: smallest lossy input (pair {found.pairs} of the search): p = ({', '.join(map(text, found.p))}), "
+            f"q = ({', '.join(map(text, found.q))})"
+        )
+        if found.skipped:
+            p0, q0, why = found.skipped[0]
+            print(
+                f"  (skipped {len(found.skipped)} earlier pair(s) on which the sampler raised, a fault too; first: "
+                f"p = ({', '.join(map(text, p0))}), q = ({', '.join(map(text, q0))}): {why})"
+            )
+        print(found.comparison.report(command_line=True))
+    return 1
+
+
+def _rows_given(files: tuple, loaded: dict, make) -> tuple[list, list[str]]:
+    """The target p and draft q rows as the sampler's arrays (made by ``make``), and the degenerate rows named."""
+    rows, degenerate = [], []
+    for path, what in files:
+        dist = loaded[what]  # a degenerate row is audited, not refused
+        vals: list[list[float]] = []
+        if dist.floats is None:  # an exact file: only a float row can be degenerate, so every row has a law
+            for v in dist.vectors:
+                assert v is not None
+                vals.append([float(x) for x in v.fractions()])
+        else:
+            vals = [[float(x) for x in f] for f in dist.floats]
+        rows.append(make(vals if dist.batched else vals[0]))
+        degenerate += [
+            f"{what}{f'[{i}]' if dist.batched else ''} ({Path(path).name}): {why}"
+            for i, why in enumerate(dist.degenerate)
+            if why is not None
+        ]
+    return rows, degenerate
+
+
+def _report_refused(args: argparse.Namespace, name: str, degenerate: list[str], exc: Exception) -> None:
+    """Prints the sampler's refusal of a degenerate row (no token emitted), as JSON or as text."""
+    if args.json:
+        _print_json(
+            {
+                "command": "trace",
+                "function": args.function,
+                "dtype": args.dtype,
+                "verdict": "refused",
+                "degenerate": degenerate,
+                "raised": str(exc),
+            }
+        )
+    else:
+        print(f"{name}: REFUSED a degenerate row (no token emitted)")
+        for d in degenerate:
+            print(f"  degenerate row {d}")
+        print(f"  the sampler raised: {exc}")
+
+
 def _trace_python(args: argparse.Namespace) -> int:
     from specproof.trace import testing
     from specproof.trace.tracer import SamplerRaised
@@ -254,130 +406,11 @@ def _trace_python(args: argparse.Namespace) -> int:
             raise _Usage("--array torch needs torch (the 'models' extra); or pass --array numpy") from None
     name = f"{args.function} on {args.dtype} {'tensors' if args.array == 'torch' else 'arrays'}"
     if args.search:
-        if args.target or args.draft or args.reference:
-            raise _Usage("--search tries its own rows against the target: give no --target, --draft or --reference")
-        if not 2 <= args.max_vocab <= MAX_SEARCH_VOCAB or args.max_denominator < 1:
-            raise _Usage(
-                f"--max-vocab must be in 2..{MAX_SEARCH_VOCAB} (the search is over small rows; for a large V "
-                "give --target/--draft) and --max-denominator >= 1"
-            )
-        import time
-
-        desc = f"V 2..{args.max_vocab}, denominators 1..{args.max_denominator}"
-        started, tried = time.monotonic(), [0]
-
-        def step(n: int) -> None:
-            tried[0] += n
-            bar.update(n)
-
-        with _bar(unit="pair", desc=f"search {desc}") as bar:
-            found = testing.search_lossy(
-                func,
-                gamma=args.gamma,
-                dtype=args.dtype,
-                array=args.array,
-                max_vocab=args.max_vocab,
-                max_denominator=args.max_denominator,
-                numpy_rng=args.numpy_rng,
-                max_runs=args.max_runs,
-                progress=step,
-            )
-        from specproof.laws.rational import format_fraction as ff
-
-        text = lambda x: str(x.numerator) if x.denominator == 1 else ff(x)  # noqa: E731 - never 0/1 or 1/1
-        if found is None:
-            out = {
-                "command": "trace",
-                "function": args.function,
-                "search": None,
-                "pairs": tried[0],
-                "max_vocab": args.max_vocab,
-                "max_denominator": args.max_denominator,
-            }
-            print(
-                json.dumps(out, indent=2)
-                if args.json
-                else f"{name}: no lossy input among {tried[0]} pairs ({desc}, {args.dtype} rows"
-                + (f", gamma {args.gamma}" if args.gamma else "")
-                + f"; {time.monotonic() - started:.1f} s)"
-            )
-            return 0
-        skipped = [{"p": [ff(x) for x in p], "q": [ff(x) for x in q], "raised": why} for p, q, why in found.skipped]
-        if found.comparison is None:
-            where = f"p = ({', '.join(map(text, found.p))}), q = ({', '.join(map(text, found.q))})"
-            if args.json:
-                _print_json(
-                    {
-                        "command": "trace",
-                        "function": args.function,
-                        "search": {
-                            "p": [ff(x) for x in found.p],
-                            "q": [ff(x) for x in found.q],
-                            "pairs": found.pairs,
-                            "raised": found.raised,
-                            "raised_on": len(found.skipped) or 1,
-                            "tried": tried[0],
-                        },
-                    }
-                )
-            else:
-                more = (
-                    f" (and on {len(found.skipped) - 1} more of the {tried[0]} pairs tried; none was lossy)"
-                    if len(found.skipped) > 1
-                    else f" (none of the {tried[0]} pairs tried was lossy)"
-                )
-                print(
-                    f"{name}: the sampler raised on valid rows (pair {found.pairs} of the search): {where}{more}\n"
-                    f"  {found.raised}"
-                )
-            return 1
-        if args.json:
-            _print_json(
-                {
-                    "command": "trace",
-                    "function": args.function,
-                    "search": {
-                        "p": [ff(x) for x in found.p],
-                        "q": [ff(x) for x in found.q],
-                        "pairs": found.pairs,
-                        **_comparison_json(found.comparison),
-                        "skipped": skipped,
-                    },
-                }
-            )
-        else:
-            print(
-                f"{name}: smallest lossy input (pair {found.pairs} of the search): p = ({', '.join(map(text, found.p))}), "
-                f"q = ({', '.join(map(text, found.q))})"
-            )
-            if found.skipped:
-                p0, q0, why = found.skipped[0]
-                print(
-                    f"  (skipped {len(found.skipped)} earlier pair(s) on which the sampler raised, a fault too; first: "
-                    f"p = ({', '.join(map(text, p0))}), q = ({', '.join(map(text, q0))}): {why})"
-                )
-            print(found.comparison.report(command_line=True))
-        return 1
+        return _search_python(args, func, name)
     if not args.target or not args.draft:
         raise _Usage("give --target P and --draft Q (or --search)")
     make = testing._row_maker(args.array, args.dtype)
-    rows, degenerate = [], []
-    for path, what in files:
-        dist = loaded[what]  # a degenerate row is audited, not refused
-        vals: list[list[float]] = []
-        if dist.floats is None:  # an exact file: only a float row can be degenerate, so every row has a law
-            for v in dist.vectors:
-                assert v is not None
-                vals.append([float(x) for x in v.fractions()])
-        else:
-            vals = [[float(x) for x in f] for f in dist.floats]
-        rows.append(make(vals if dist.batched else vals[0]))
-        degenerate += [
-            f"{what}{f'[{i}]' if dist.batched else ''} ({Path(path).name}): {why}"
-            for i, why in enumerate(dist.degenerate)
-            if why is not None
-        ]
-    target, draft = rows
+    (target, draft), degenerate = _rows_given(files, loaded, make)
     if target.shape[-1] != draft.shape[-1]:  # the sampler would index one row with the other's ids
         raise _Usage(
             f"--target has V = {target.shape[-1]} entries per row ({Path(args.target).name}) but --draft has "
@@ -407,22 +440,7 @@ def _trace_python(args: argparse.Namespace) -> int:
                 ) from None
             raise
         # the sampler refuses a row that is no distribution: the right answer, and the finding
-        if args.json:
-            _print_json(
-                {
-                    "command": "trace",
-                    "function": args.function,
-                    "dtype": args.dtype,
-                    "verdict": "refused",
-                    "degenerate": degenerate,
-                    "raised": str(exc),
-                }
-            )
-        else:
-            print(f"{name}: REFUSED a degenerate row (no token emitted)")
-            for d in degenerate:
-                print(f"  degenerate row {d}")
-            print(f"  the sampler raised: {exc}")
+        _report_refused(args, name, degenerate, exc)
         return 0
     if degenerate and result.verdict != "lossy":  # a degenerate draft row alone, on which the sampler emits p's law
         result = dataclasses.replace(result, caveats=(*result.caveats, *(f"degenerate row {d}" for d in degenerate)))
