@@ -608,6 +608,85 @@ def _no_valid_law(law: Mapping[Any, Fraction], gamma: int | None, exc: Degenerat
     )
 
 
+class _FamilyUndefined(Exception):
+    """A member's law raised InvalidDistribution: the float-ideal family is undefined on this draft."""
+
+    def __init__(self, exc: InvalidDistribution) -> None:
+        super().__init__(exc)
+        self.exc = exc
+
+
+def _arithmetic_caveats(family: Sequence[Member], dtype: str | None, v: int) -> list[str]:
+    """The caveats of the arithmetic modelled, in the rows' own format (all formats for rational rows); a library's
+    only when its member is the one named."""
+    return sorted(
+        {
+            c
+            for m in family
+            if m.rule.arithmetic.library is None and (dtype is None or m.rule.arithmetic.dtype == dtype)
+            for c in m.rule.arithmetic.caveats(v)
+        }
+    )
+
+
+def _not_compared(
+    tv: Fraction, why: str, reference: dict, differing: list, outside: Fraction, caveats: list[str]
+) -> Judgement:
+    """The lossy judgement of a law not compared with the float-ideal family (its TV from the target stands for both)."""
+    return Judgement(
+        "lossy",
+        tv,
+        tv,
+        f"not compared: {why}",
+        None,
+        reference,
+        differing,
+        [],
+        outside,
+        tuple(caveats),
+    )
+
+
+def _nearest_member(
+    ordered: Sequence[Member],
+    own: set[int],
+    depths: Sequence[int | None],
+    law_of: Callable[[Member, int | None], Mapping],
+    distance: Callable[[Mapping, int | None], tuple[Fraction, list]],
+    first_match: bool,
+    progress: Callable[[int, int], Any] | None,
+) -> tuple[tuple[Fraction, Member, list, int | None] | None, list[Member]]:
+    """The member nearest the traced law, as (distance, member, the outputs that differ, the member's gamma), and
+    the members that match it exactly; the depths are tried in order until one has a match, and the nearest is
+    sought among the members in the rows' own format (``own``). Raises _FamilyUndefined when a member's law does."""
+    best: tuple[Fraction, Member, list, int | None] | None = None
+    matches: list[Member] = []
+    done, total = 0, len(depths) * len(ordered)
+    for depth in depths:
+        for member in ordered:
+            if progress is not None:
+                progress(done, total)
+            done += 1
+            try:
+                theirs = law_of(member, depth)
+            except (ResidualUndefined, UnsupportedRule):
+                continue
+            except InvalidDistribution as exc:  # a degenerate draft row: no correct float code is defined on it
+                raise _FamilyUndefined(exc) from exc
+            d_tv, d_diff = distance(theirs, depth)
+            if d_tv == 0:
+                matches.append(member)
+                if best is None or best[0] != 0:
+                    best = (d_tv, member, d_diff, depth)
+                if first_match:
+                    break  # a block's first match is named (the others are not searched)
+            elif id(member) in own and (best is None or d_tv < best[0]):
+                best = (d_tv, member, d_diff, depth)
+        if matches:
+            break
+    return best, matches
+
+
 def _judge(
     law: Mapping[Any, Fraction],
     target: Any,
@@ -646,17 +725,8 @@ def _judge(
         tv = block_tv
         differing = _difference(mine, reference)[1] if reference else []
     outside = _outside_support(got, tmodel, gamma, v, tlaw)
-    # the caveats of the arithmetic modelled, in the rows' own format (all formats for rational rows); a library's
-    # only when its member is the one named
     dtype = _row_dtype(target)
-    caveats = sorted(
-        {
-            c
-            for m in family
-            if m.rule.arithmetic.library is None and (dtype is None or m.rule.arithmetic.dtype == dtype)
-            for c in m.rule.arithmetic.caveats(v)
-        }
-    )
+    caveats = _arithmetic_caveats(family, dtype, v)
     if tv == 0:
         return Judgement(
             "lossless",
@@ -671,50 +741,21 @@ def _judge(
             tuple(caveats),
         )
     if draft is None:
-        return Judgement(
-            "lossy",
-            tv,
-            tv,
-            "not compared: no draft rows were given, so the float-ideal family could not be computed",
-            None,
-            reference,
-            differing,
-            [],
-            outside,
-            tuple(caveats),
-        )
+        why = "no draft rows were given, so the float-ideal family could not be computed"
+        return _not_compared(tv, why, reference, differing, outside, caveats)
+    undefined = "the float-ideal family is undefined on this draft ({})"
     if gross is not None and tv > gross:
         try:  # one member's law: a degenerate draft row leaves the family undefined, and that is said instead
             member_law(family[0], target, draft, gamma)
         except (ResidualUndefined, UnsupportedRule):
             pass
         except InvalidDistribution as exc:
-            return Judgement(
-                "lossy",
-                tv,
-                tv,
-                f"not compared: the float-ideal family is undefined on this draft ({exc})",
-                None,
-                reference,
-                differing,
-                [],
-                outside,
-                tuple(caveats),
-            )
-        return Judgement(
-            "lossy",
-            tv,
-            tv,
-            f"not compared: the TV from the target, {number_text(tv)}, is above "
-            f"{number_text(gross)}, farther than any correct float code is (a gross fault), so no "
-            "nearest member of the float-ideal family was sought",
-            None,
-            reference,
-            differing,
-            [],
-            outside,
-            tuple(caveats),
+            return _not_compared(tv, undefined.format(exc), reference, differing, outside, caveats)
+        why = (
+            f"the TV from the target, {number_text(tv)}, is above {number_text(gross)}, farther than any correct "
+            "float code is (a gross fault), so no nearest member of the float-ideal family was sought"
         )
+        return _not_compared(tv, why, reference, differing, outside, caveats)
     # members in the rows' own format are named first, and nearest among them
     ordered = sorted(family, key=lambda m: m.rule.arithmetic.dtype != dtype) if dtype else list(family)
     own = {id(m) for m in ordered if dtype is None or m.rule.arithmetic.dtype in (dtype, "exact")}
@@ -724,50 +765,29 @@ def _judge(
             f"V^(gamma + 1) = {v ** (gamma + 1)} > {SEQUENCE_LIMIT}: members compared by their block laws at "
             f"gamma = {gamma} only, not by their streams"
         )
-    # (distance, member, the outputs that differ, the member's gamma)
-    best: tuple[Fraction, Member, list, int | None] | None = None
-    matches: list[Member] = []
+
+    def distance(theirs: Mapping, depth: int | None) -> tuple[Fraction, list]:  # from a member's law
+        if streams:  # a block sampler is judged by its stream: equal streams, however the blocks are cut
+            assert gamma is not None  # streams only for a block sampler
+            d_tv, d_diff = _difference(mine, _stream(theirs, tmodel, gamma, v, tlaw, stream_only=True)[1])
+            if depth == gamma:
+                d_diff = _difference(got, theirs)[1]
+            return d_tv, d_diff
+        return _difference(got, theirs)
+
     depths = [None] if gamma is None else (list(range(gamma, 0, -1)) if streams else [gamma])
-    done, total = 0, len(depths) * len(ordered)
-    for depth in depths:
-        for member in ordered:
-            if progress is not None:
-                progress(done, total)
-            done += 1
-            try:
-                theirs = member_law(member, target, draft, depth)
-            except (ResidualUndefined, UnsupportedRule):
-                continue
-            except InvalidDistribution as exc:  # a degenerate draft row: no correct float code is defined on it
-                return Judgement(
-                    "lossy",
-                    tv,
-                    tv,
-                    f"not compared: the float-ideal family is undefined on this draft ({exc})",
-                    None,
-                    reference,
-                    differing,
-                    [],
-                    outside,
-                    tuple(caveats),
-                )
-            if streams:  # a block sampler is judged by its stream: equal streams, however the blocks are cut
-                assert gamma is not None  # streams only for a block sampler
-                d_tv, d_diff = _difference(mine, _stream(theirs, tmodel, gamma, v, tlaw, stream_only=True)[1])
-                if depth == gamma:
-                    d_diff = _difference(got, theirs)[1]
-            else:
-                d_tv, d_diff = _difference(got, theirs)
-            if d_tv == 0:
-                matches.append(member)
-                if best is None or best[0] != 0:
-                    best = (d_tv, member, d_diff, depth)
-                if gamma is not None or not count_equivalents:
-                    break  # a block's first match is named (the others are not searched)
-            elif id(member) in own and (best is None or d_tv < best[0]):
-                best = (d_tv, member, d_diff, depth)
-        if matches:
-            break
+    try:
+        best, matches = _nearest_member(
+            ordered,
+            own,
+            depths,
+            lambda member, depth: member_law(member, target, draft, depth),
+            distance,
+            gamma is not None or not count_equivalents,
+            progress,
+        )
+    except _FamilyUndefined as exc:
+        return _not_compared(tv, undefined.format(exc.exc), reference, differing, outside, caveats)
     if best is None:
         raise SpecProofError("no member of the float-ideal family is defined on these rows")
     d_tv, member, d_diff, depth = best
