@@ -123,6 +123,127 @@ def _tv_of(facts: dict[str, Any]) -> Fraction:
     return Fraction(facts["totals"]["tv"].num, facts["totals"]["tv"].den)
 
 
+def _print_verdict_json(
+    args: argparse.Namespace,
+    verdict: checker.Verdict,
+    trees: list,
+    lossless: list[bool],
+    tvs: list[Fraction],
+    binding: dict[str, Any],
+    failures: list[str],
+) -> None:
+    """Prints ``check --json``: the verdict, its binding to --target/--draft, each certified law's TV and reference
+    (outcome and block certificates), and what --require-lossless decided."""
+    from specproof.report import transcript  # where used: NumPy and Jinja stay out of check's start
+
+    bind = (
+        {}
+        if args.target is None
+        else {
+            "bound_to_inputs": verdict.valid and not binding.get("unbound", True),
+            "bound_rows": binding.get("bound", []),
+            "unbound_rows": binding.get("unbound", []),
+            "unread_inputs": binding.get("unread", []),
+            "read_outside_checker": binding.get("outside", []),
+        }
+    )
+    result = (
+        {
+            "lossless": lossless,
+            "tv": [transcript.exact_text(x) for x in tvs],
+            "tv_approx": [transcript.show(x) for x in tvs],
+            "reference": [_reference_of(f) for f in trees],
+            "stated_values": [list(f.get("stated", [])) for f in trees],
+            "sum_orders": [
+                [f"{name}: {row} summed {order} ({fmt})" for name, row, fmt, order in f.get("sums", [])] for f in trees
+            ],
+        }
+        if trees
+        else {}
+    )
+    required = (
+        {
+            "required_lossless": verdict.valid and not failures,
+            "required_lossless_against": "p bound to --target"
+            if args.target is not None
+            else "the certificate's own input p (no --target: not bound to a file)",
+            "required_lossless_failures": failures if verdict.valid else [],
+        }
+        if args.require_lossless
+        else {}
+    )
+    _print_check_json(
+        {"command": "check", "file": args.certificate, **_verdict_json(verdict), **bind, **result, **required}
+    )
+
+
+def _say_valid(
+    args: argparse.Namespace,
+    verdict: checker.Verdict,
+    trees: list,
+    lossless: list[bool],
+    tvs: list[Fraction],
+    failures: list[str],
+) -> None:
+    """Says a valid verdict: what it trusts as stated, the float sums it re-derived, whether the certified verifier is
+    LOSSLESS or LOSSY (and against which reference), and what --require-lossless decided."""
+    _say(f"{args.certificate}: valid ({verdict.detail})")
+    given = sorted({g for f in trees for g in f["given"]})
+    stated = [s for f in trees for s in f.get("stated", [])]
+    if given:
+        _say(
+            f"  trusted as stated (given rows, not re-derived): {', '.join(given[:10])}"
+            + (f" and {len(given) - 10} more" if len(given) > 10 else "")
+        )
+    if stated:
+        _say(
+            f"  stated, not re-derived (the verdict depends on them): {len(stated)} value(s): "
+            + "; ".join(stated[:3])
+            + (f"; and {len(stated) - 3} more" if len(stated) > 3 else "")
+        )
+    sums = sorted(
+        {f"{name} ({row} summed {order}, {fmt})" for f in trees for name, row, fmt, order in f.get("sums", [])}
+    )
+    if sums:
+        _say(
+            "  float sums re-derived in the order the certificate names (which order the code uses is a "
+            "modelling assumption): " + "; ".join(sums[:3]) + (f"; and {len(sums) - 3} more" if len(sums) > 3 else "")
+        )
+    if trees:  # what the certified law says (an outcome or block certificate may prove a verifier lossy)
+        lossy = [i for i, ok in enumerate(lossless) if not ok]
+        refs = sorted({_reference_of(f) for f in trees})
+        against = "reference: " + (
+            ", ".join(refs) if len(refs) <= 3 else f"{', '.join(refs[:3])} and {len(refs) - 3} more"
+        )
+        if not lossy:
+            _say(f"  the certified verifier is LOSSLESS ({against})")
+        else:
+            first = trees[lossy[0]]
+            stream = "stream " if first["schema"] == checker.BLOCK_SCHEMA else ""
+            at = f", at {len(lossy)} of {len(lossless)} positions" if len(lossless) > 1 else ""
+            from specproof.report import transcript
+
+            _say(
+                f"  the certified verifier is LOSSY (exact {stream}TV {transcript.number_text(tvs[lossy[0]])}{at}; "
+                f"reference: {_reference_of(first)})"
+            )
+    if args.require_lossless and failures:
+        _say(
+            "  --require-lossless: the certified verifier is not lossless (exit 1): "
+            + "; ".join(failures[:4])
+            + (f"; and {len(failures) - 4} more" if len(failures) > 4 else "")
+        )
+    elif args.require_lossless:
+        _say(
+            "  --require-lossless: passed: the certified law is exactly "
+            + (
+                "p, bound to --target"
+                if args.target is not None
+                else "the certificate's own input p (no --target given: p is not bound to a file)"
+            )
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     doc, verdict = _read_once(args.certificate)
     if verdict is None and _is_record(doc):  # SymPy's proof, not a certificate: not the kernel's to check
@@ -148,114 +269,18 @@ def run(args: argparse.Namespace) -> int:
     )
     lossless = [bool(f["claims"]["lossless"]) for f in trees]
     tvs = [_tv_of(f) for f in trees]
-    stated = [s for f in trees for s in f.get("stated", [])]
     failures = (
         checker.gate(verdict.facts, binding if args.target is not None else None) if verdict.valid else ["not valid"]
     )
     if args.require_lossless and failures:
         code = 1
-    file = args.certificate
     if args.json:
-        from specproof.report import transcript  # where used: NumPy and Jinja stay out of check's start
-
-        bind = (
-            {}
-            if args.target is None
-            else {
-                "bound_to_inputs": verdict.valid and not binding.get("unbound", True),
-                "bound_rows": binding.get("bound", []),
-                "unbound_rows": binding.get("unbound", []),
-                "unread_inputs": binding.get("unread", []),
-                "read_outside_checker": binding.get("outside", []),
-            }
-        )
-        result = (
-            {
-                "lossless": lossless,
-                "tv": [transcript.exact_text(x) for x in tvs],
-                "tv_approx": [transcript.show(x) for x in tvs],
-                "reference": [_reference_of(f) for f in trees],
-                "stated_values": [list(f.get("stated", [])) for f in trees],
-                "sum_orders": [
-                    [f"{name}: {row} summed {order} ({fmt})" for name, row, fmt, order in f.get("sums", [])]
-                    for f in trees
-                ],
-            }
-            if trees
-            else {}
-        )
-        required = (
-            {
-                "required_lossless": verdict.valid and not failures,
-                "required_lossless_against": "p bound to --target"
-                if args.target is not None
-                else "the certificate's own input p (no --target: not bound to a file)",
-                "required_lossless_failures": failures if verdict.valid else [],
-            }
-            if args.require_lossless
-            else {}
-        )
-        _print_check_json({"command": "check", "file": file, **_verdict_json(verdict), **bind, **result, **required})
+        _print_verdict_json(args, verdict, trees, lossless, tvs, binding, failures)
     elif verdict.valid:
-        _say(f"{file}: valid ({verdict.detail})")
-        given = sorted({g for f in trees for g in f["given"]})
-        if given:
-            _say(
-                f"  trusted as stated (given rows, not re-derived): {', '.join(given[:10])}"
-                + (f" and {len(given) - 10} more" if len(given) > 10 else "")
-            )
-        if stated:
-            _say(
-                f"  stated, not re-derived (the verdict depends on them): {len(stated)} value(s): "
-                + "; ".join(stated[:3])
-                + (f"; and {len(stated) - 3} more" if len(stated) > 3 else "")
-            )
-        sums = sorted(
-            {f"{name} ({row} summed {order}, {fmt})" for f in trees for name, row, fmt, order in f.get("sums", [])}
-        )
-        if sums:
-            _say(
-                "  float sums re-derived in the order the certificate names (which order the code uses is a "
-                "modelling assumption): "
-                + "; ".join(sums[:3])
-                + (f"; and {len(sums) - 3} more" if len(sums) > 3 else "")
-            )
-        if trees:  # what the certified law says (an outcome or block certificate may prove a verifier lossy)
-            lossy = [i for i, ok in enumerate(lossless) if not ok]
-            refs = sorted({_reference_of(f) for f in trees})
-            against = "reference: " + (
-                ", ".join(refs) if len(refs) <= 3 else f"{', '.join(refs[:3])} and {len(refs) - 3} more"
-            )
-            if not lossy:
-                _say(f"  the certified verifier is LOSSLESS ({against})")
-            else:
-                first = trees[lossy[0]]
-                stream = "stream " if first["schema"] == checker.BLOCK_SCHEMA else ""
-                at = f", at {len(lossy)} of {len(lossless)} positions" if len(lossless) > 1 else ""
-                from specproof.report import transcript
-
-                _say(
-                    f"  the certified verifier is LOSSY (exact {stream}TV {transcript.number_text(tvs[lossy[0]])}{at}; "
-                    f"reference: {_reference_of(first)})"
-                )
-        if args.require_lossless and failures:
-            _say(
-                "  --require-lossless: the certified verifier is not lossless (exit 1): "
-                + "; ".join(failures[:4])
-                + (f"; and {len(failures) - 4} more" if len(failures) > 4 else "")
-            )
-        elif args.require_lossless:
-            _say(
-                "  --require-lossless: passed: the certified law is exactly "
-                + (
-                    "p, bound to --target"
-                    if args.target is not None
-                    else "the certificate's own input p (no --target given: p is not bound to a file)"
-                )
-            )
+        _say_valid(args, verdict, trees, lossless, tvs, failures)
     else:
         assert verdict.reason is not None  # an invalid verdict names its reason
-        _say(f"{file}: REJECTED ({verdict.reason.value}): {verdict.detail}")
+        _say(f"{args.certificate}: REJECTED ({verdict.reason.value}): {verdict.detail}")
     return code
 
 
