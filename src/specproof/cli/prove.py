@@ -202,43 +202,98 @@ def _timed_findings(inputs: Sequence[str]) -> tuple[dict[str, Any], float]:
     return findings, time.perf_counter() - start
 
 
+def _prove_embedded(args: argparse.Namespace, out: Path) -> int:
+    """``prove`` with no --target/--draft: the embedded theorems proved, reported with the measured findings; the exit
+    code (0: every theorem proved)."""
+    outcomes, findings = _prove_theorems(out, _jobs(args.jobs), args.coq)
+    proved = all(o.proved for o in outcomes)
+    if args.json:
+        _print_json(
+            {
+                "command": "prove",
+                "proved": proved,
+                "theorems": [
+                    {
+                        "theorem": o.theorem,
+                        "title": o.title,
+                        "instances": o.instances,
+                        "proved": o.proved,
+                        "certificate": str(o.json_path),
+                        "transcript": str(o.md_path),
+                        "detail": o.detail,
+                        "seconds": round(o.seconds, 3),
+                        **({"formal": o.formal} if o.formal else {}),
+                    }
+                    for o in outcomes
+                ],
+                "findings": findings,
+            }
+        )
+    else:
+        print(_table(outcomes))
+        print(f"{sum(o.proved for o in outcomes)} of {len(outcomes)} theorems proved")
+        for o in (o for o in outcomes if o.formal):  # the symbolic theorem's Coq check, or "not run"
+            print(f"{o.title}: {o.formal}")
+        print(_findings_text(findings))
+    return 0 if proved else 1
+
+
+def _report_proved(
+    args: argparse.Namespace,
+    certs: list[dict[str, Any]],
+    form: str,
+    json_path: Path,
+    md_path: Path,
+    verdict: checker.Verdict,
+    pairing: str | None,
+    coq_result: dict[str, Any] | None,
+) -> None:
+    """Prints what ``prove --target/--draft`` proved: the checker's verdict on the certificate written, V and alpha,
+    the files written, and coqc's result (--coq); as JSON with --json."""
+    alphas = [Fraction(*transcript._parts(c["totals"]["alpha"])) for c in certs]
+    if args.json:
+        _print_json(
+            {
+                "command": "prove",
+                "name": args.name,
+                "proved": verdict.valid,
+                "vocab_size": certs[0]["vocab_size"],
+                "pairs": len(certs),
+                "form": form,
+                "certificate": str(json_path),
+                "transcript": str(md_path),
+                "checker": _verdict_json(verdict),
+                **({"pairing": pairing} if pairing else {}),
+                **({"coq": coq_result} if coq_result else {}),
+                "instances": [
+                    {"name": c["name"], "alpha": c["totals"]["alpha"], "tv": c["totals"]["tv"], **c["claims"]}
+                    for c in certs
+                ],
+            }
+        )
+    else:
+        what = f"V = {certs[0]['vocab_size']}"
+        if len(certs) > 1:
+            what = f"{len(certs)} pairs, {what}, alpha from {transcript.show(min(alphas))} to {transcript.show(max(alphas))}"
+        else:
+            what += f", alpha = {transcript.show(alphas[0])}"
+        print(
+            f"{args.name}: {'PROVED' if verdict.valid else 'NOT PROVED'} ({what}); {verdict.detail} ({form} certificate)"
+        )
+        if pairing:
+            print(f"  {pairing}")
+        print(f"  {json_path}\n  {md_path}")
+        if coq_result:
+            print(f"  {coq_result['file']}: {coq_result['summary']}")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.record is not None:
         return _prove_record(args)
     out = Path(args.out)
     _check_atol(args.atol)
     if args.target is None and args.draft is None:
-        outcomes, findings = _prove_theorems(out, _jobs(args.jobs), args.coq)
-        proved = all(o.proved for o in outcomes)
-        if args.json:
-            _print_json(
-                {
-                    "command": "prove",
-                    "proved": proved,
-                    "theorems": [
-                        {
-                            "theorem": o.theorem,
-                            "title": o.title,
-                            "instances": o.instances,
-                            "proved": o.proved,
-                            "certificate": str(o.json_path),
-                            "transcript": str(o.md_path),
-                            "detail": o.detail,
-                            "seconds": round(o.seconds, 3),
-                            **({"formal": o.formal} if o.formal else {}),
-                        }
-                        for o in outcomes
-                    ],
-                    "findings": findings,
-                }
-            )
-        else:
-            print(_table(outcomes))
-            print(f"{sum(o.proved for o in outcomes)} of {len(outcomes)} theorems proved")
-            for o in (o for o in outcomes if o.formal):  # the symbolic theorem's Coq check, or "not run"
-                print(f"{o.title}: {o.formal}")
-            print(_findings_text(findings))
-        return 0 if proved else 1
+        return _prove_embedded(args, out)
     if args.target is None or args.draft is None:
         raise _Usage("--target and --draft go together")
     if args.jobs is not None:
@@ -289,41 +344,7 @@ def run(args: argparse.Namespace) -> int:
         )
         bar.update(1)
     coq_result = _coq_check(written, out, args.name) if args.coq_file else None
-    alphas = [Fraction(*transcript._parts(c["totals"]["alpha"])) for c in certs]
-    if args.json:
-        _print_json(
-            {
-                "command": "prove",
-                "name": args.name,
-                "proved": verdict.valid,
-                "vocab_size": certs[0]["vocab_size"],
-                "pairs": len(certs),
-                "form": form,
-                "certificate": str(json_path),
-                "transcript": str(md_path),
-                "checker": _verdict_json(verdict),
-                **({"pairing": pairing} if pairing else {}),
-                **({"coq": coq_result} if coq_result else {}),
-                "instances": [
-                    {"name": c["name"], "alpha": c["totals"]["alpha"], "tv": c["totals"]["tv"], **c["claims"]}
-                    for c in certs
-                ],
-            }
-        )
-    else:
-        what = f"V = {certs[0]['vocab_size']}"
-        if len(certs) > 1:
-            what = f"{len(certs)} pairs, {what}, alpha from {transcript.show(min(alphas))} to {transcript.show(max(alphas))}"
-        else:
-            what += f", alpha = {transcript.show(alphas[0])}"
-        print(
-            f"{args.name}: {'PROVED' if verdict.valid else 'NOT PROVED'} ({what}); {verdict.detail} ({form} certificate)"
-        )
-        if pairing:
-            print(f"  {pairing}")
-        print(f"  {json_path}\n  {md_path}")
-        if coq_result:
-            print(f"  {coq_result['file']}: {coq_result['summary']}")
+    _report_proved(args, certs, form, json_path, md_path, verdict, pairing, coq_result)
     coq_ok = coq_result is None or coq_result["checked"] is not False
     return 0 if verdict.valid and coq_ok else 1
 
