@@ -37,6 +37,7 @@ import json
 import math
 import sys
 from fractions import Fraction
+from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any, Sequence
@@ -263,6 +264,71 @@ def _phi(x: float) -> float:
     return 0.5 * (1 + math.erf(x / math.sqrt(2)))
 
 
+@dataclass
+class _Tally:
+    """A log's steps summed: the accepted counts K observed, K's exact mean and variance as grid intervals
+    (``_floor``/``_ceil`` sums), the likelihood test's float sums, the steps whose count has probability 0 and the
+    least likely possible one, and per draft position i the steps with K >= i (observed and expected)."""
+
+    gmax: int
+    observed: int = 0
+    mean_lo: int = 0
+    mean_hi: int = 0
+    var_lo: int = 0
+    var_hi: int = 0
+    surprisal: float = 0.0  # the likelihood test, in floats (logarithms)
+    entropy: float = 0.0
+    surprisal_var: float = 0.0
+    impossible: list[dict[str, Any]] = field(default_factory=list)
+    smallest: tuple[Fraction, Any, Any] | None = None
+    pos_obs: list[int] = field(init=False)
+    pos_lo: list[int] = field(init=False)
+    pos_hi: list[int] = field(init=False)
+    pos_n: list[int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.pos_obs = [0] * (self.gmax + 1)
+        self.pos_lo = [0] * (self.gmax + 1)
+        self.pos_hi = [0] * (self.gmax + 1)
+        self.pos_n = [0] * (self.gmax + 1)
+
+    def add(self, r: dict[str, Any], law: tuple[Fraction, ...]) -> None:
+        """Adds one step: its row ``r`` of the log and the exact law of its accepted count."""
+        k, obs = len(law) - 1, r["accepted"]
+        m = sum((j * pj for j, pj in enumerate(law)), Fraction(0))
+        v = sum((j * j * pj for j, pj in enumerate(law)), Fraction(0)) - m * m
+        self.mean_lo, self.mean_hi = self.mean_lo + _floor(m), self.mean_hi + _ceil(m)
+        self.var_lo, self.var_hi = self.var_lo + _floor(v), self.var_hi + _ceil(v)
+        self.observed += obs
+        prob = law[obs] if obs <= k else Fraction(0)
+        logs = [(float(x), _log(x)) for x in law if x]  # a mass below 5e-324 has a log, and weight 0.0
+        h = -sum(x * lx for x, lx in logs)
+        self.entropy += h
+        self.surprisal_var += sum(x * lx * lx for x, lx in logs) - h * h
+        if prob:
+            self.surprisal -= _log(prob)
+        if prob == 0:
+            self.impossible.append(
+                {
+                    "request": r["request"],
+                    "step": r["step"],
+                    "observed": obs,
+                    "gamma": k,
+                    "expected": float(m),
+                    "law": [format_fraction(x) for x in law],
+                }
+            )
+        elif self.smallest is None or prob < self.smallest[0]:
+            self.smallest = (prob, r["request"], r["step"])
+        tail = Fraction(1)
+        for i in range(1, k + 1):
+            tail -= law[i - 1]  # P(K >= i)
+            self.pos_n[i] += 1
+            self.pos_lo[i] += _floor(tail)
+            self.pos_hi[i] += _ceil(tail)
+            self.pos_obs[i] += int(obs >= i)
+
+
 def check_log(path: str | Path, *, level: Any = "1/1000", bias: Any = "1/20") -> dict[str, Any]:
     """Check a log's accepted counts against the exact law of every step.
 
@@ -309,68 +375,28 @@ def check_log(path: str | Path, *, level: Any = "1/1000", bias: Any = "1/20") ->
     if not rows:
         raise InvalidLog(f"{path}: no steps")
     gmax = max(len(r["drafted"]) for r in rows)
-    mean_lo = mean_hi = var_lo = var_hi = 0
-    surprisal = entropy = surprisal_var = 0.0  # the likelihood test, in floats (logarithms)
-    observed = 0
-    impossible = []
-    smallest = None
-    pos_obs = [0] * (gmax + 1)
-    pos_lo = [0] * (gmax + 1)
-    pos_hi = [0] * (gmax + 1)
-    pos_n = [0] * (gmax + 1)
+    t = _Tally(gmax)
     for r in rows:
         try:
             law = accepted_law(r["p_drafted"], r["q_drafted"])
         except InvalidLog as exc:
             raise InvalidLog(f"{path}: request {r['request']}, step {r['step']}: {exc}") from None
-        k, obs = len(law) - 1, r["accepted"]
-        m = sum((j * pj for j, pj in enumerate(law)), Fraction(0))
-        v = sum((j * j * pj for j, pj in enumerate(law)), Fraction(0)) - m * m
-        mean_lo, mean_hi = mean_lo + _floor(m), mean_hi + _ceil(m)
-        var_lo, var_hi = var_lo + _floor(v), var_hi + _ceil(v)
-        observed += obs
-        prob = law[obs] if obs <= k else Fraction(0)
-        logs = [(float(x), _log(x)) for x in law if x]  # a mass below 5e-324 has a log, and weight 0.0
-        h = -sum(x * lx for x, lx in logs)
-        entropy += h
-        surprisal_var += sum(x * lx * lx for x, lx in logs) - h * h
-        if prob:
-            surprisal -= _log(prob)
-        if prob == 0:
-            impossible.append(
-                {
-                    "request": r["request"],
-                    "step": r["step"],
-                    "observed": obs,
-                    "gamma": k,
-                    "expected": float(m),
-                    "law": [format_fraction(x) for x in law],
-                }
-            )
-        elif smallest is None or prob < smallest[0]:
-            smallest = (prob, r["request"], r["step"])
-        tail = Fraction(1)
-        for i in range(1, k + 1):
-            tail -= law[i - 1]  # P(K >= i)
-            pos_n[i] += 1
-            pos_lo[i] += _floor(tail)
-            pos_hi[i] += _ceil(tail)
-            pos_obs[i] += int(obs >= i)
+        t.add(r, law)
     scale = 1 << GRID
-    e_lo, e_hi = Fraction(mean_lo, scale), Fraction(mean_hi, scale)
-    v_hi = Fraction(var_hi, scale)
+    e_lo, e_hi = Fraction(t.mean_lo, scale), Fraction(t.mean_hi, scale)
+    v_hi = Fraction(t.var_hi, scale)
     ln = math.log(2 / float(lvl))
     freedman = (gmax * ln / 3) + math.sqrt((gmax * ln / 3) ** 2 + 2 * float(v_hi) * ln)
-    dev = max(observed - e_hi, e_lo - observed, Fraction(0))  # the deviation from the nearest end
+    dev = max(t.observed - e_hi, e_lo - t.observed, Fraction(0))  # the deviation from the nearest end
     sigma = math.sqrt(float(v_hi)) or 1.0
     z_crit = -NormalDist().inv_cdf(float(lvl) / 4)  # two tests, each two-sided at level / 2 (lower tail: no 1 - x)
-    z = float(dev) / sigma * (1 if observed >= e_lo else -1)
+    z = float(dev) / sigma * (1 if t.observed >= e_lo else -1)
     shift = float(delta) * len(rows)
     power = _phi((shift - z_crit * sigma) / sigma) + _phi((-shift - z_crit * sigma) / sigma)
     flagged_total = abs(z) > z_crit
-    z_surprisal = (surprisal - entropy) / (math.sqrt(surprisal_var) or 1.0)
+    z_surprisal = (t.surprisal - t.entropy) / (math.sqrt(t.surprisal_var) or 1.0)
     flagged_surprisal = abs(z_surprisal) > z_crit
-    passed = not impossible and not flagged_total and not flagged_surprisal
+    passed = not t.impossible and not flagged_total and not flagged_surprisal
     return {
         "schema": "specproof.counter-check/1",
         "log": str(path),
@@ -381,13 +407,13 @@ def check_log(path: str | Path, *, level: Any = "1/1000", bias: Any = "1/20") ->
         "passed": passed,
         "level": format_fraction(lvl),
         "total": {
-            "observed": observed,
+            "observed": t.observed,
             "expected_lo": float(e_lo),
             "expected_hi": float(e_hi),
             "expected": [format_fraction(e_lo), format_fraction(e_hi)],
-            "variance": [format_fraction(Fraction(var_lo, scale)), format_fraction(v_hi)],
+            "variance": [format_fraction(Fraction(t.var_lo, scale)), format_fraction(v_hi)],
             "variance_float": float(v_hi),
-            "deviation": float(observed - (e_lo + e_hi) / 2),
+            "deviation": float(t.observed - (e_lo + e_hi) / 2),
             "z": z,
             "z_critical": z_crit,
             "threshold": z_crit * sigma,
@@ -396,25 +422,25 @@ def check_log(path: str | Path, *, level: Any = "1/1000", bias: Any = "1/20") ->
             "freedman_flagged": float(dev) > freedman,
         },
         "likelihood": {
-            "surprisal": surprisal,
-            "expected": entropy,
-            "variance": surprisal_var,
+            "surprisal": t.surprisal,
+            "expected": t.entropy,
+            "variance": t.surprisal_var,
             "z": z_surprisal,
             "flagged": flagged_surprisal,
             "method": "sum of -log P(K_s = observed) against its mean (the steps' entropies) and variance "
             "under the exact laws, in floats; martingale CLT",
         },
-        "impossible": impossible[:20],
-        "impossible_steps": len(impossible),
+        "impossible": t.impossible[:20],
+        "impossible_steps": len(t.impossible),
         "smallest_possible_probability": None
-        if smallest is None
-        else {"probability": float(smallest[0]), "request": smallest[1], "step": smallest[2]},
+        if t.smallest is None
+        else {"probability": float(t.smallest[0]), "request": t.smallest[1], "step": t.smallest[2]},
         "positions": [
             {
                 "position": i,
-                "steps": pos_n[i],
-                "observed": pos_obs[i],
-                "expected": float(Fraction(pos_lo[i] + pos_hi[i], 2 * scale)),
+                "steps": t.pos_n[i],
+                "observed": t.pos_obs[i],
+                "expected": float(Fraction(t.pos_lo[i] + t.pos_hi[i], 2 * scale)),
             }
             for i in range(1, gmax + 1)
         ],
