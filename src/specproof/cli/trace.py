@@ -263,9 +263,6 @@ def _search_python(args: argparse.Namespace, func, name: str) -> int:
             max_runs=args.max_runs,
             progress=step,
         )
-    from specproof.laws.rational import format_fraction as ff
-
-    text = lambda x: str(x.numerator) if x.denominator == 1 else ff(x)  # noqa: E731 - never 0/1 or 1/1
     if found is None:
         out = {
             "command": "trace",
@@ -283,6 +280,15 @@ def _search_python(args: argparse.Namespace, func, name: str) -> int:
             + f"; {time.monotonic() - started:.1f} s)"
         )
         return 0
+    return _report_found(args, name, found, tried[0])
+
+
+def _report_found(args: argparse.Namespace, name: str, found, tried: int) -> int:
+    """Reports what ``--search`` found: the smallest lossy rows (target p, draft q) with the comparison, or the rows
+    on which the sampler raised; the exit code (1: a fault)."""
+    from specproof.laws.rational import format_fraction as ff
+
+    text = lambda x: str(x.numerator) if x.denominator == 1 else ff(x)  # noqa: E731 - never 0/1 or 1/1
     skipped = [{"p": [ff(x) for x in p], "q": [ff(x) for x in q], "raised": why} for p, q, why in found.skipped]
     if found.comparison is None:
         where = f"p = ({', '.join(map(text, found.p))}), q = ({', '.join(map(text, found.q))})"
@@ -297,15 +303,15 @@ def _search_python(args: argparse.Namespace, func, name: str) -> int:
                         "pairs": found.pairs,
                         "raised": found.raised,
                         "raised_on": len(found.skipped) or 1,
-                        "tried": tried[0],
+                        "tried": tried,
                     },
                 }
             )
         else:
             more = (
-                f" (and on {len(found.skipped) - 1} more of the {tried[0]} pairs tried; none was lossy)"
+                f" (and on {len(found.skipped) - 1} more of the {tried} pairs tried; none was lossy)"
                 if len(found.skipped) > 1
-                else f" (none of the {tried[0]} pairs tried was lossy)"
+                else f" (none of the {tried} pairs tried was lossy)"
             )
             print(
                 f"{name}: the sampler raised on valid rows (pair {found.pairs} of the search): {where}{more}\n"
