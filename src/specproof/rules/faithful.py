@@ -687,6 +687,32 @@ def _nearest_member(
     return best, matches
 
 
+def _against_target(
+    law: Mapping[Any, Fraction],
+    gamma: int | None,
+    tmodel: Callable[[Prefix], Any],
+    v: int,
+    tlaw: Callable[[Prefix], tuple[Fraction, ...]],
+) -> tuple[dict, dict, dict, Fraction, list]:
+    """The traced law against the target's: the law over ids (a block: over tuples of ids), a block's stream over
+    gamma + 1 tokens (else empty), the reference (the target's law, or its joint law of the stream when enumerated),
+    the TV from it and the outputs that differ."""
+    mine: dict = {}  # a block's stream over gamma + 1 tokens
+    if gamma is None:
+        got: dict[Any, Fraction] = {}
+        for out, m in law.items():
+            got[_token(out)] = got.get(_token(out), Fraction(0)) + m
+        reference = {i: x for i, x in enumerate(tlaw(())) if x}
+        tv, differing = _difference(got, reference)
+    else:
+        got = {tuple(map(_as_id, b if isinstance(b, tuple) else (b,))): m for b, m in law.items()}
+        block_tv, mine, reference = _stream(got, tmodel, gamma, v, tlaw)
+        assert block_tv is not None  # None only for a stream alone (stream_only)
+        tv = block_tv
+        differing = _difference(mine, reference)[1] if reference else []
+    return got, mine, reference, tv, differing
+
+
 def _judge(
     law: Mapping[Any, Fraction],
     target: Any,
@@ -711,19 +737,7 @@ def _judge(
         return laws[prefix]
 
     v = len(tlaw(()))
-    mine: dict = {}  # a block's stream over gamma + 1 tokens
-    if gamma is None:
-        got: dict[Any, Fraction] = {}
-        for out, m in law.items():
-            got[_token(out)] = got.get(_token(out), Fraction(0)) + m
-        reference = {i: x for i, x in enumerate(tlaw(())) if x}
-        tv, differing = _difference(got, reference)
-    else:
-        got = {tuple(map(_as_id, b if isinstance(b, tuple) else (b,))): m for b, m in law.items()}
-        block_tv, mine, reference = _stream(got, tmodel, gamma, v, tlaw)
-        assert block_tv is not None  # None only for a stream alone (stream_only)
-        tv = block_tv
-        differing = _difference(mine, reference)[1] if reference else []
+    got, mine, reference, tv, differing = _against_target(law, gamma, tmodel, v, tlaw)
     outside = _outside_support(got, tmodel, gamma, v, tlaw)
     dtype = _row_dtype(target)
     caveats = _arithmetic_caveats(family, dtype, v)
