@@ -55,16 +55,43 @@ def _size(args: tuple, kwargs: dict) -> tuple[int, ...]:
     return tuple(int(a) for a in args)
 
 
+def _finish(t: Any, out: Any, requires_grad: bool = False) -> Any:
+    """The call's result: copied into its ``out=`` tensor when one is given, else ``t`` (requiring grad if asked)."""
+    if out is not None:
+        out.copy_(t)
+        return out
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _multinomial_row(run: Any, row: list[float], num_samples: int, replacement: bool, call: str, where: list) -> list:
+    """One row of ``torch.multinomial`` drawn: ``num_samples`` categories by the row's exact weights (without
+    replacement, each drawn category's weight set to 0 and the rest renormalized); appends each draw's slot to
+    ``where`` (-1 for a draw replayed from the run's prefix)."""
+    probs = list(_fraction_weights(row, call))
+    if not replacement and num_samples > sum(1 for w in probs if w):
+        raise UnmodelledRandomness(
+            f"{call}: {num_samples} samples without replacement from "
+            f"{sum(1 for w in probs if w)} categories with positive weight"
+        )
+    drawn = []
+    for k in range(num_samples):
+        if k == 0:  # _fraction_weights' row sums to 1 exactly
+            norm = tuple(probs)
+        elif not replacement:  # the rest of the row, renormalized
+            total = sum(probs, Fraction(0))
+            norm = tuple(w / total for w in probs)
+        where.append(len(run.slots) if len(run.slots) >= len(run.prefix) else -1)
+        j = _draw_categorical(run, tuple(range(len(probs))), norm, call)
+        drawn.append(j)
+        if not replacement:
+            probs[j] = Fraction(0)
+    return drawn
+
+
 def _torch_patches() -> dict[str, Callable]:
     import torch
-
-    def finish(t, out, requires_grad=False):
-        if out is not None:
-            out.copy_(t)
-            return out
-        if requires_grad:
-            t.requires_grad_(True)
-        return t
 
     def rand(
         *size,
@@ -86,7 +113,7 @@ def _torch_patches() -> dict[str, Callable]:
         deferred, key = _deferred(run, shape, "torch.rand")
         vals = [0.5] * math.prod(shape) if deferred else _uniform_values(run, math.prod(shape), bits, "torch.rand")
         t = torch.tensor(vals, dtype=dtype).reshape(shape)
-        t = finish(t if device is None else t.to(device), out, requires_grad)
+        t = _finish(t if device is None else t.to(device), out, requires_grad)
         if key is not None and out is None:
             _gumbel.start(run, t, key, deferred)
         if deferred:
@@ -105,7 +132,7 @@ def _torch_patches() -> dict[str, Callable]:
         deferred, key = _deferred(run, tuple(input.shape), "torch.rand_like")
         vals = [0.5] * input.numel() if deferred else _uniform_values(run, input.numel(), bits, "torch.rand_like")
         t = torch.tensor(vals, dtype=dtype).reshape(input.shape)
-        t = finish(t.to(input.device if device is None else device), None, requires_grad)
+        t = _finish(t.to(input.device if device is None else device), None, requires_grad)
         if key is not None:
             _gumbel.start(run, t, key, deferred)
         if deferred:
@@ -174,30 +201,12 @@ def _torch_patches() -> dict[str, Callable]:
         rows = input.detach().to("cpu", torch.float64).reshape(-1, input.shape[-1]).tolist()
         result, where = [], []
         for row in rows:
-            probs = list(_fraction_weights(row, call))
-            if not replacement and num_samples > sum(1 for w in probs if w):
-                raise UnmodelledRandomness(
-                    f"{call}: {num_samples} samples without replacement from "
-                    f"{sum(1 for w in probs if w)} categories with positive weight"
-                )
-            drawn = []
-            for k in range(num_samples):
-                if k == 0:  # _fraction_weights' row sums to 1 exactly
-                    norm = tuple(probs)
-                elif not replacement:  # the rest of the row, renormalized
-                    total = sum(probs, Fraction(0))
-                    norm = tuple(w / total for w in probs)
-                where.append(len(run.slots) if len(run.slots) >= len(run.prefix) else -1)
-                j = _draw_categorical(run, tuple(range(len(probs))), norm, call)
-                drawn.append(j)
-                if not replacement:
-                    probs[j] = Fraction(0)
-            result.append(drawn)
+            result.append(_multinomial_row(run, row, num_samples, replacement, call, where))
         shape = (num_samples,) if input.dim() == 1 else (len(rows), num_samples)
         t = torch.tensor(result, dtype=torch.int64, device=input.device).reshape(shape).clone()
         if out is None and run.pushforward and run.mode is not None and max(where) >= 0:
             _track_draw(run, t, torch.tensor(where, dtype=torch.int64).reshape(shape))
-        return finish(t, out)
+        return _finish(t, out)
 
     def tensor_multinomial(self, num_samples, replacement=False, *, generator=None):
         return multinomial(self, num_samples, replacement)
@@ -230,7 +239,7 @@ def _torch_patches() -> dict[str, Callable]:
         probs = tuple(Fraction(1, high - low) for _ in values)
         vals = [_draw_categorical(run, values, probs, call) for _ in range(math.prod(shape))]
         t = torch.tensor(vals, dtype=dtype or torch.int64).reshape(shape)
-        return finish(t if device is None else t.to(device), out)
+        return _finish(t if device is None else t.to(device), out)
 
     return {
         "rand": rand,
