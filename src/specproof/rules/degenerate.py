@@ -159,6 +159,65 @@ def _not_modelled(why: str, target_valid: bool) -> DegenerateLaw:
     return DegenerateLaw(False, {}, Fraction(0), Fraction(0), (why,), target_valid, None)
 
 
+def _unmodelled(rule: Rule, P: list, Q: list, exact: bool) -> str | None:
+    """Why the rule's law on these rows (target p, draft q; rounded to its format unless the arithmetic is ``exact``)
+    is not modelled, or None when it is."""
+    tested = rule.acceptance == "ratio" and rule.unchecked_drafts == 0  # the only steps that compute on the rows
+    if exact and tested and any(not _finite(x) for x in (*P, *Q)):
+        return (
+            "the rule's arithmetic is exact: a NaN or infinite entry has no rational value, so the rule "
+            "does not say what code does with it; give a rule with a float arithmetic (le-float32-coin, "
+            "say) or trace the code"
+        )
+    unmodelled = [
+        name
+        for name, proc in (
+            ("target_processing", rule.target_processing),
+            ("draft_processing", rule.draft_processing),
+            ("proposal_processing", rule.proposal_processing),
+            ("reference_processing", rule.reference_processing),
+        )
+        if proc is not None and not proc.identity
+    ]
+    if unmodelled:
+        return f"processing steps ({', '.join(unmodelled)}) on a degenerate row are not modelled"
+    if rule.acceptance == "greedy" or rule.proposal == "argmax":
+        return (
+            "an argmax over a row with NaN is the library's own (torch.argmax takes NaN as the largest); "
+            "greedy rules on degenerate rows are not modelled"
+        )
+    if rule.residual_draw != "independent":
+        return f"the residual draw {rule.residual_draw!r} reuses the coin or the race: not modelled on degenerate rows"
+    if rule.residual == "floor" and any(not _finite(x) for x in (*P, *Q)):
+        return "the floored residual is exact only"
+    return None
+
+
+def _residual_weights(rule: Rule, P: list, Q: list, fmt: Any) -> tuple[list, bool]:
+    """The residual's weights after a rejection (the target p, the floored or the positive part of p - q, rounded to
+    the format ``fmt`` when there is one), normalized as the rule's arithmetic divides; and whether its mass is
+    positive (no NaN, a positive sum)."""
+    if rule.residual == "target":
+        weights = list(P)
+    elif rule.residual == "floor":
+        weights = [max(P[i] - Q[i], rule.floor) for i in range(len(P))]
+    else:
+        diffs = [_sub(P[i], Q[i]) for i in range(len(P))]
+        if fmt is not None:
+            diffs = [fmt.round(d) if _finite(d) else d for d in diffs]
+        weights = [
+            d if _nan(d) else (max(d, Fraction(0)) if _finite(d) else (d if d > 0 else Fraction(0))) for d in diffs
+        ]
+    mass_positive = all(not _nan(w) for w in weights) and sum(w if _finite(w) else 1 for w in weights) > 0
+    if mass_positive and fmt is not None and rule.arithmetic.normalization == "divide" and all(map(_finite, weights)):
+        from specproof.rules import libm
+
+        # as audit's residual: the library's own sum when the rule names one
+        total = libm.row_sum(rule.arithmetic.library, fmt.name, weights, fmt.accumulated_sum(weights))
+        weights = [fmt.div(w, total) for w in weights]
+    return weights, mass_positive
+
+
 def degenerate_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = None) -> DegenerateLaw:
     """What ``rule`` emits at one position on rows that may be degenerate (NaN, +/-inf, all zero).
 
@@ -217,41 +276,9 @@ def degenerate_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = Non
     target_valid = target is not None
     if fmt is not None:
         P, Q, D = ([fmt.round(x) if _finite(x) else x for x in row] for row in (P, Q, D))
-    tested = rule.acceptance == "ratio" and rule.unchecked_drafts == 0  # the only steps that compute on the rows
-    if fmt is None and tested and any(not _finite(x) for x in (*P, *Q)):
-        return _not_modelled(
-            "the rule's arithmetic is exact: a NaN or infinite entry has no rational value, so the rule "
-            "does not say what code does with it; give a rule with a float arithmetic (le-float32-coin, "
-            "say) or trace the code",
-            target_valid,
-        )
-    unmodelled = [
-        name
-        for name, proc in (
-            ("target_processing", rule.target_processing),
-            ("draft_processing", rule.draft_processing),
-            ("proposal_processing", rule.proposal_processing),
-            ("reference_processing", rule.reference_processing),
-        )
-        if proc is not None and not proc.identity
-    ]
-    if unmodelled:
-        return _not_modelled(
-            f"processing steps ({', '.join(unmodelled)}) on a degenerate row are not modelled", target_valid
-        )
-    if rule.acceptance == "greedy" or rule.proposal == "argmax":
-        return _not_modelled(
-            "an argmax over a row with NaN is the library's own (torch.argmax takes NaN as the largest); "
-            "greedy rules on degenerate rows are not modelled",
-            target_valid,
-        )
-    if rule.residual_draw != "independent":
-        return _not_modelled(
-            f"the residual draw {rule.residual_draw!r} reuses the coin or the race: not modelled on degenerate rows",
-            target_valid,
-        )
-    if rule.residual == "floor" and any(not _finite(x) for x in (*P, *Q)):
-        return _not_modelled("the floored residual is exact only", target_valid)
+    why = _unmodelled(rule, P, Q, fmt is None)
+    if why is not None:
+        return _not_modelled(why, target_valid)
 
     law: dict[int, Fraction] = {}
     raised, undetermined, notes = Fraction(0), Fraction(0), []
@@ -293,29 +320,7 @@ def degenerate_law(p: Any, q: Any, rule: Rule = STANDARD, *, proposal: Any = Non
         rest = m * (1 - a)
         if not rest:
             continue
-        if rule.residual == "target":
-            weights = list(P)
-        elif rule.residual == "floor":
-            weights = [max(P[i] - Q[i], rule.floor) for i in range(v)]
-        else:
-            diffs = [_sub(P[i], Q[i]) for i in range(v)]
-            if fmt is not None:
-                diffs = [fmt.round(d) if _finite(d) else d for d in diffs]
-            weights = [
-                d if _nan(d) else (max(d, Fraction(0)) if _finite(d) else (d if d > 0 else Fraction(0))) for d in diffs
-            ]
-        mass_positive = all(not _nan(w) for w in weights) and sum(w if _finite(w) else 1 for w in weights) > 0
-        if (
-            mass_positive
-            and fmt is not None
-            and rule.arithmetic.normalization == "divide"
-            and all(map(_finite, weights))
-        ):
-            from specproof.rules import libm
-
-            # as audit's residual: the library's own sum when the rule names one
-            total = libm.row_sum(rule.arithmetic.library, fmt.name, weights, fmt.accumulated_sum(weights))
-            weights = [fmt.div(w, total) for w in weights]
+        weights, mass_positive = _residual_weights(rule, P, Q, fmt)
         if mass_positive:
             drawn = _draw(weights)
             if drawn is None:
