@@ -858,6 +858,54 @@ def _coq_paragraph() -> str:
     return "\n".join(lines)
 
 
+def _every_v_record(steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """The every-V proof's record around its steps: their conclusion (proved when every step is verified), the
+    statement and its assumptions, and the Coq proof of the same theorem."""
+    ids = [s["id"] for s in steps]
+    done = all(s["verified"] for s in steps)
+    steps.append(
+        {
+            "id": "conclusion",
+            "claim": "the emitted law equals p for every token and alpha = 1 - TV, for every V >= 1",
+            "method": "conjunction of every step above",
+            "uses": ids,
+            "check": "all(verified: " + ", ".join(ids) + ")",
+            "result": str(done),
+            "verified": done,
+        }
+    )
+    return {
+        "schema": "specproof.symbolic-proof/1",
+        "name": "lossless-every-v",
+        "statement": "For every vocabulary size V >= 1 and all p, q with p_i, q_i >= 0 and "
+        "sum_i p_i = sum_i q_i = 1, one verification step (draft x ~ q, accept with "
+        "probability min(1, p(x)/q(x)), else emit a token from (p - q)+ / Z) emits a token "
+        "whose law is exactly p, and its acceptance probability alpha = sum_i min(p_i, q_i) "
+        "equals 1 - TV(p, q).",
+        "assumptions": [
+            "finite vocabulary: V is an integer, V >= 1 (a SymPy integer positive symbol)",
+            "p_i and q_i are real with p_i >= 0 and q_i >= 0 for every token i",
+            "sum_i p_i = 1 and sum_i q_i = 1 exactly",
+            "a token with q_i = 0 is never drafted (its accept mass is 0)",
+            "when Z = sum_i (p_i - q_i)+ = 0 the residual is never sampled",
+            "a finite sum of non-negative terms is 0 only if every term is 0: not checked by SymPy, "
+            "proved in Coq (lemma sum_nonneg_eq0 in proofs/coq/OnePosition.v, closed under the global context)",
+        ],
+        "sympy_version": sp.__version__,
+        "steps": steps,
+        "conclusion": (
+            "Proved: for every V >= 1 the emitted law equals p (steps "
+            "emitted-positive-residual and emitted-zero-residual) and alpha = 1 - TV "
+            "(step tv)."
+            if done
+            else "Not proved: some step was not verified."
+        )
+        + _coq_paragraph(),
+        "formal_proof": formal_proof(),
+        "proved": done,
+    }
+
+
 def prove_every_v(checks: bool = True) -> dict:
     """Prove with SymPy that the verification step emits p, for every vocabulary size V.
 
@@ -1047,46 +1095,4 @@ def prove_every_v(checks: bool = True) -> dict:
         e_i,
         [("b = a + t", {a: a_nn, b: a_nn + t})],
     )
-    ids = [s["id"] for s in steps]
-    done = all(s["verified"] for s in steps)
-    steps.append(
-        {
-            "id": "conclusion",
-            "claim": "the emitted law equals p for every token and alpha = 1 - TV, for every V >= 1",
-            "method": "conjunction of every step above",
-            "uses": ids,
-            "check": "all(verified: " + ", ".join(ids) + ")",
-            "result": str(done),
-            "verified": done,
-        }
-    )
-    return {
-        "schema": "specproof.symbolic-proof/1",
-        "name": "lossless-every-v",
-        "statement": "For every vocabulary size V >= 1 and all p, q with p_i, q_i >= 0 and "
-        "sum_i p_i = sum_i q_i = 1, one verification step (draft x ~ q, accept with "
-        "probability min(1, p(x)/q(x)), else emit a token from (p - q)+ / Z) emits a token "
-        "whose law is exactly p, and its acceptance probability alpha = sum_i min(p_i, q_i) "
-        "equals 1 - TV(p, q).",
-        "assumptions": [
-            "finite vocabulary: V is an integer, V >= 1 (a SymPy integer positive symbol)",
-            "p_i and q_i are real with p_i >= 0 and q_i >= 0 for every token i",
-            "sum_i p_i = 1 and sum_i q_i = 1 exactly",
-            "a token with q_i = 0 is never drafted (its accept mass is 0)",
-            "when Z = sum_i (p_i - q_i)+ = 0 the residual is never sampled",
-            "a finite sum of non-negative terms is 0 only if every term is 0: not checked by SymPy, "
-            "proved in Coq (lemma sum_nonneg_eq0 in proofs/coq/OnePosition.v, closed under the global context)",
-        ],
-        "sympy_version": sp.__version__,
-        "steps": steps,
-        "conclusion": (
-            "Proved: for every V >= 1 the emitted law equals p (steps "
-            "emitted-positive-residual and emitted-zero-residual) and alpha = 1 - TV "
-            "(step tv)."
-            if done
-            else "Not proved: some step was not verified."
-        )
-        + _coq_paragraph(),
-        "formal_proof": formal_proof(),
-        "proved": done,
-    }
+    return _every_v_record(steps)
