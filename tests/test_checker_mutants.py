@@ -577,6 +577,18 @@ def test_float_normalized_divides_by_the_float_sum():
     assert _fractions(_facts(checker.check(doc))["rows"]["n"]) == want
 
 
+def test_a_row_with_mass_at_its_last_token_only_is_divided_by_both_recipes():
+    """(0, 1/4): its mass is not 0 (only its last running sum says so), so both float recipes divide it
+    by its float sum 1/4, giving (0, 1), and never keep it as a row of mass 0."""
+    p = [F(1, 2), F(1, 2)]
+    for recipe in (
+        ["float-normalized", "g", "float32"],
+        ["float-divided", "g", "float32", ["left-to-right", "float32"]],
+    ):
+        doc = _draws_p({"p": _input("p", p), "g": (["given"], [F(0), F(1, 4)]), "n": recipe}, p)
+        assert _fractions(_facts(checker.check(doc))["rows"]["n"]) == [F(0), F(1)], recipe
+
+
 def test_a_float_sum_of_zero_is_refused_by_both_recipes():
     """(2^-30, 0) sums to 2^-30 in the float32 accumulator, which float16 rounds to 0 (below half
     its smallest subnormal 2^-24): float code would divide by 0, so float-normalized refuses the row,
