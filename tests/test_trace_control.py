@@ -29,6 +29,8 @@ LEGACY = np.random.RandomState(0)
 PRIVATE = random.Random(0)
 IN_A_TUPLE = (np.random.default_rng(1),)
 COUNTER = [0]
+BOUND_PERF_COUNTER = time.perf_counter  # a clock bound before tracing, at import
+STORED = [0.0]  # what a garbage collector's callback of the samplers below stores
 
 # dyadic rows: every ratio p/q and every residual weight is exact in float64, so the law is exactly p
 P = np.array([0.5, 0.25, 0.25])
@@ -163,8 +165,10 @@ def test_a_clock_read_only_for_timing_keeps_its_verdict_and_says_so():
 
 
 def test_the_garbage_collectors_callbacks_reading_the_clock_are_not_the_samplers_reads():
-    # Hypothesis times every collection with a perf_counter bound at its import; a collection can start inside
-    # any run, so its callbacks' reads are not the sampler's (they made CI's replay counts vary)
+    # Hypothesis times every collection with a perf_counter bound at its import. Automatic collections are off during
+    # a run (one starting in some runs only made CI's replay counts vary), so its callbacks run where the sampler forces
+    # a collection, in every replay; their reads are frozen and shifted like the sampler's (a callback may store the
+    # time where the sampler reads it) but named as the callback's, and a callback that only times keeps the verdict
     from time import perf_counter as bound_perf_counter
 
     reads = []
@@ -176,7 +180,7 @@ def test_the_garbage_collectors_callbacks_reading_the_clock_are_not_the_samplers
 
     def sampler():
         calls.append(1)
-        gc.collect()  # a collection inside every run and every replay
+        gc.collect(0)  # a collection inside every run and every replay (the youngest generation: fast)
         return 0 if random.random() < 0.5 else 1
 
     gc.callbacks.append(timing)
@@ -185,8 +189,14 @@ def test_the_garbage_collectors_callbacks_reading_the_clock_are_not_the_samplers
     finally:
         gc.callbacks.remove(timing)
     assert result.law == {0: F(1, 2), 1: F(1, 2)}
-    assert reads and "the clock was read" not in result.control  # no clock read named
-    assert len(calls) == result.runs + 2  # the runs and the replays of the first run of each output: none shifted
+    assert reads and "the clock was read" not in result.control  # no clock read of the sampler's named
+    callback = f"time.monotonic at {HERE}:{line_of('a name bound before tracing, and')}"
+    assert "a garbage collector's callback read the clock in a collection the sampler forced (" in result.control
+    assert callback in result.control and "10 run(s) replayed with it shifted by 3 multiples" in result.control
+    assert bound_perf_counter is time.perf_counter  # the closure's clock, rebound for the trace, restored
+    # every run read the clock: the runs, the replays of the first run of each output and of 8 other runs (REPLAYS),
+    # and those 10 replayed 3 times with the clock shifted
+    assert len(calls) == result.runs + 2 + 8 + 3 * 10
 
     # the sampler's own read inside a collection's callback is still seen: only the callbacks' frames are skipped
     def clocked():
@@ -198,6 +208,105 @@ def test_the_garbage_collectors_callbacks_reading_the_clock_are_not_the_samplers
     finally:
         gc.callbacks.remove(timing)
     assert "the clock was read (time.perf_counter at" in result.control
+
+
+def test_hypothesiss_own_gc_timing_callback_keeps_the_verdict_and_is_named_as_a_callbacks_read():
+    junkdrawer = pytest.importorskip("hypothesis.internal.conjecture.junkdrawer")
+    junkdrawer.gc_cumulative_time()  # registers Hypothesis's callback (once per process), as its tests do
+    real = junkdrawer._perf_counter  # the real perf_counter, kept at its import
+
+    def sampler():
+        gc.collect(0)  # the youngest generation (fast): the callbacks run for it too
+        return 0 if random.random() < 0.5 else 1
+
+    laws = [trace(sampler) for _ in range(3)]
+    assert [r.law for r in laws] == [{0: F(1, 2), 1: F(1, 2)}] * 3 and len({r.runs for r in laws}) == 1
+    assert "the clock was read" not in laws[0].control
+    where = f"{junkdrawer.__file__}:{line_of_file(junkdrawer.__file__, 'now = _perf_counter()')}"
+    assert (
+        f"a garbage collector's callback read the clock in a collection the sampler forced (time.perf_counter at {where}"
+        in laws[0].control
+    )
+    assert junkdrawer._perf_counter is real is time.perf_counter  # rebound for the trace only
+
+
+def line_of_file(path: str, text: str) -> int:
+    with open(path) as f:
+        return next(i for i, line in enumerate(f, 1) if text in line)
+
+
+def stored_by_module_lookup(phase, info):
+    STORED[0] = time.perf_counter()  # the callback's clock, looked up at call time
+
+
+def stored_by_bound_name(phase, info):
+    STORED[0] = BOUND_PERF_COUNTER()  # the callback's clock, bound at import
+
+
+def a_sampler_returning_what_its_gc_callback_stored():
+    gc.collect(0)  # a collection in every run: the callback stores the clock
+    return int(STORED[0] * 1e6) % 2  # the microsecond's parity: CLOCK_SHIFT is odd in microseconds
+
+
+@pytest.mark.parametrize(
+    "callback, marker",
+    [(stored_by_module_lookup, "looked up at call time"), (stored_by_bound_name, "the callback's clock, bound at")],
+    ids=["time.", "bound"],
+)
+def test_a_samplers_own_gc_callback_reading_the_clock_is_refused_every_time(callback, marker):
+    # a deterministic sampler whose output is the clock, read in its own gc callback (which before 2026-12-04 (2)
+    # read the real clock unrecorded: 9 verdicts in 20 traces); the callback's reads are frozen and shifted too
+    gc.callbacks.append(callback)
+    try:
+        for _ in range(20):
+            with pytest.raises(UncontrolledRandomness, match="garbage collector's callback") as info:
+                trace(a_sampler_returning_what_its_gc_callback_stored)
+            assert info.value.source.startswith("time.perf_counter in a garbage collector's callback")
+            assert info.value.where == f"{HERE}:{line_of(marker)}"
+    finally:
+        gc.callbacks.remove(callback)
+    assert BOUND_PERF_COUNTER is time.perf_counter  # rebound for each trace, restored
+
+
+def test_a_gc_callback_bound_in_a_closure_and_registered_by_the_sampler_is_refused():
+    from time import perf_counter as bound_perf_counter  # a local name: the callback's closure holds it
+
+    stored = [0.0]
+
+    def callback(phase, info):
+        stored[0] = bound_perf_counter()  # the closure's bound clock
+
+    def sampler():
+        if callback not in gc.callbacks:  # registered in the first run
+            gc.callbacks.append(callback)
+        gc.collect(0)
+        return int(stored[0] * 1e6) % 2
+
+    try:
+        for _ in range(20):
+            with pytest.raises(UncontrolledRandomness, match="garbage collector's callback") as info:
+                trace(sampler)
+            assert info.value.where == HERE + ":" + str(line_of("the closure's bound clock"))
+            gc.callbacks.remove(callback)
+    finally:
+        if callback in gc.callbacks:
+            gc.callbacks.remove(callback)
+    assert bound_perf_counter is time.perf_counter  # restored after the trace
+
+
+def test_assert_lossless_refuses_a_verifier_steered_by_its_gc_callbacks_clock():
+    def verify(p, q):
+        gc.collect(0)
+        x = textbook_numpy(p, q)
+        return x if int(STORED[0] * 1e6) % 2 else 0  # lossless on one parity of the clock only
+
+    gc.callbacks.append(stored_by_bound_name)
+    try:
+        with pytest.raises(UncontrolledRandomness, match="garbage collector's callback") as info:
+            assert_lossless(verify, P, Q)
+    finally:
+        gc.callbacks.remove(stored_by_bound_name)
+    assert info.value.where == HERE + ":" + str(line_of("the callback's clock, bound at"))
 
 
 def test_operating_system_entropy_is_refused_naming_the_line():

@@ -13,7 +13,9 @@ output, up to :data:`REPLAYS`), under a profiler that sees a random function or 
 tracing (``from random import random``, ``from time import perf_counter``); runs that read the clock
 through ``time`` (frozen in every run at its value when the trace began) are replayed with the clock shifted by
 :data:`CLOCK_REPLAYS` multiples of :data:`CLOCK_SHIFT` seconds. A replay with
-another output, or other draws, is refused, naming the clock reads seen.
+another output, or other draws, is refused, naming the clock reads seen. The garbage collector's callbacks read the
+same frozen clock (:mod:`specproof.trace.sources.system`): a clock bound before tracing that a callback names is
+rebound to it for the trace (:meth:`Control.gc_callbacks`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from specproof.trace.core import _in_gc_callback, _library_file
+from specproof.trace.core import GC_CLOCK_READ, _in_gc_callback, _library_file
 from specproof.trace.sources.base import Patcher
 from specproof.trace.sources.numpy_generator import TracedGenerator, TracedRandomState
 
@@ -60,6 +62,7 @@ CLOCKS = (
 
 #: The clock functions and os.urandom as they were before any trace (the profiler looks for these objects).
 _ORIGINAL_CLOCKS = {id(getattr(time, name)): f"time.{name}" for name in CLOCKS if hasattr(time, name)}
+_ORIGINAL_CLOCK_OBJECTS = {f"time.{name}": getattr(time, name) for name in CLOCKS if hasattr(time, name)}
 _ORIGINAL_URANDOM = os.urandom
 
 _SKIP_MODULES = (
@@ -155,6 +158,8 @@ class Control:
         self.clock_sites: set[str] = set()
         self.seed_args: list[str] = []  # the arguments named like a seed that were changed in replays
         self.seeds_replayed = 0
+        self._patcher: Patcher | None = None  # while bound(): undoes the rebinding of clocks in gc callbacks too
+        self._callbacks: list[Any] = []  # the garbage collector's callbacks searched for a bound clock (kept alive)
 
     # ------------------------------------------------------------------ finding and rebinding generators
 
@@ -287,9 +292,75 @@ class Control:
                     where.cell_contents = new
                     patcher.at_exit(functools.partial(setattr, where, "cell_contents", value))
             self._watch()
+            self._patcher = patcher
+            self.gc_callbacks()
             yield
         finally:
+            self._patcher = None
             patcher.undo()
+
+    def gc_callbacks(self) -> None:
+        """Rebind, for the trace, a clock function bound before tracing (``from time import perf_counter``, or
+        ``_perf_counter = time.perf_counter`` as Hypothesis keeps) that a garbage collector's callback not seen before
+        names (a global or a module's attribute its code names, its closure, its defaults, its object's attributes)
+        to the patched clock: the callback's reads in a run are then frozen and shifted like the sampler's (it may
+        store the time where the sampler reads it). A clock reached deeper is seen by the replays' profiler."""
+        patcher = self._patcher
+        if patcher is None:
+            return
+        for cb in list(gc.callbacks):
+            if any(cb is seen for seen in self._callbacks):
+                continue
+            self._callbacks.append(cb)
+            self._rebind_clocks(cb, patcher)
+
+    def _rebind_clocks(self, cb: Any, patcher: Patcher) -> None:
+        def patched(value: Any) -> Any:
+            """The patched clock for ``value`` if it is a clock function as it was before any trace, else None."""
+            name = _ORIGINAL_CLOCKS.get(id(value))
+            if name is None or _ORIGINAL_CLOCK_OBJECTS.get(name) is not value:
+                return None
+            new = getattr(time, name[5:], None)
+            return new if new is not None and new is not value else None
+
+        owner = getattr(cb, "__self__", None)
+        fn = getattr(cb, "__func__", cb)
+        if isinstance(fn, functools.partial):
+            fn = fn.func
+        if not isinstance(fn, types.FunctionType):
+            return
+        names = _code_names(fn.__code__)
+        for name in sorted(names):
+            value = fn.__globals__.get(name)
+            new = patched(value)
+            if new is not None:
+                fn.__globals__[name] = new
+                patcher.at_exit(functools.partial(fn.__globals__.__setitem__, name, value))
+            elif isinstance(value, types.ModuleType) and value is not time:
+                for attr in sorted(names):
+                    new = patched(vars(value).get(attr))
+                    if new is not None:
+                        patcher.set(value, attr, new)
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue
+            new = patched(value)
+            if new is not None:
+                cell.cell_contents = new
+                patcher.at_exit(functools.partial(setattr, cell, "cell_contents", value))
+        if fn.__defaults__ and any(patched(v) is not None for v in fn.__defaults__):
+            old = fn.__defaults__
+            fn.__defaults__ = tuple(patched(v) or v for v in old)
+            patcher.at_exit(functools.partial(setattr, fn, "__defaults__", old))
+        attrs = getattr(owner, "__dict__", None)
+        if isinstance(attrs, dict):
+            for k, value in list(attrs.items()):
+                new = patched(value)
+                if new is not None:
+                    setattr(owner, k, new)
+                    patcher.at_exit(functools.partial(setattr, owner, k, value))
 
     def _watch(self) -> None:
         """Every live NumPy generator not under control, to be compared before and after each run (the
@@ -370,9 +441,10 @@ class Control:
                 what = f"random.{arg.__name__} (a bound method of a random.Random, taken before tracing)"
             if what is not None:
                 name = frame.f_code.co_filename
-                # not the tracer's or random.py's, nor the garbage collector's callbacks' (a collection may start
-                # in any run: Hypothesis times each with a perf_counter bound at its import)
-                if not _library_file(name) and not (what.startswith("time.") and _in_gc_callback(frame)):
+                # not the tracer's or random.py's; a clock read in a garbage collector's callback named as its
+                if not _library_file(name):
+                    if what.startswith("time.") and _in_gc_callback(frame):
+                        what = f"{what} {GC_CLOCK_READ}"
                     seen.append((what, f"{name}:{frame.f_lineno}"))
 
         if sys.getprofile() is not None:  # another profiler (cProfile) is active: do not replace it
@@ -400,11 +472,20 @@ class Control:
             "watching for a clock, os.urandom or a random method bound before tracing): the same outputs "
             "and draws"
         )
-        if self.clock_sites:
-            sites = ", ".join(sorted(self.clock_sites)[:3])
+        own = sorted(site for site in self.clock_sites if GC_CLOCK_READ not in site)
+        collector = sorted(site.replace(f" {GC_CLOCK_READ}", "") for site in self.clock_sites if GC_CLOCK_READ in site)
+        if own or collector:
+            read = []
+            if own:
+                read.append(f"the clock was read ({', '.join(own[:3])}; frozen in every run)")
+            if collector:
+                read.append(
+                    f"a garbage collector's callback read the clock in a collection the sampler forced "
+                    f"({', '.join(collector[:3])}; not the sampler's code, frozen in every run too)"
+                )
             parts.append(
-                f"the clock was read ({sites}; frozen in every run): {self.shifted} run(s) replayed with it "
-                f"shifted by {CLOCK_REPLAYS} multiples of {CLOCK_SHIFT} s gave the same outputs"
+                f"{' and '.join(read)}: {self.shifted} run(s) replayed with it shifted by {CLOCK_REPLAYS} multiples "
+                f"of {CLOCK_SHIFT} s gave the same outputs"
             )
         if self.seed_args:
             parts.append(

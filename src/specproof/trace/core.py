@@ -136,6 +136,7 @@ class _Run:
         self.clock_shift = 0.0  # seconds added to the run's frozen clock (the replays that check the clock shift it)
         self.clock_reads = 0  # clock reads so far in the run (its frozen clock advances 1 microsecond a read)
         self.clock_sites: set[str] = set()  # the clock reads of this run ("time.perf_counter at file:line")
+        self.clock_shift_only: frozenset[str] | None = None  # the read sites clock_shift applies to (None: all)
         self.mode: Any = None  # the _RaceMode watching this run's torch calls, if any
         self.keep: list[Any] = []  # tensors whose ids are keys below stay alive for the run
         self.exp: dict[int, _ExpDraw] = {}  # id(tensor) -> the exponential draw it holds (or a view of)
@@ -333,10 +334,16 @@ def _call_site(skip: int = 1) -> str | None:
     return None
 
 
+#: How a clock read made by a garbage collector's callback is named ("time.perf_counter in a garbage collector's
+#: callback at file:line"): not the sampler's code, but frozen and shifted like its reads (it may store the time where
+#: the sampler reads it).
+GC_CLOCK_READ = "in a garbage collector's callback"
+
+
 def _in_gc_callback(frame: FrameType | None) -> bool:
     """True where ``frame`` is, or was called by, one of the garbage collector's callbacks (``gc.callbacks``):
-    a collection may start inside any run, and what its callbacks do (Hypothesis times every collection with
-    ``perf_counter``) is the collector's, not the sampler's."""
+    their clock reads are named as theirs, not the sampler's (Hypothesis times every collection with
+    ``perf_counter``), and still frozen and shifted (a callback may store the time where the sampler reads it)."""
     codes = {getattr(cb, "__code__", None) for cb in gc.callbacks}
     codes.discard(None)
     while frame is not None and codes:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import gc
 import sys
 import time
 from fractions import Fraction
@@ -22,6 +23,7 @@ from specproof.trace.core import (
     TraceTooLarge,
     UncontrolledRandomness,
     UnmodelledRandomness,
+    GC_CLOCK_READ,
     _ACTIVE,
     _Categorical,
     _freeze,
@@ -151,16 +153,26 @@ class _Tracer:
             self._refuse_if_infeasible()
         return got
 
-    def _execute(self, prefix: tuple[int, ...], clock_shift: float = 0.0) -> tuple[_Run, Any]:
-        """One run of the sampler with ``prefix`` supplied: (the run's record, the sampler's return value)."""
+    def _execute(
+        self, prefix: tuple[int, ...], clock_shift: float = 0.0, shift_only: frozenset[str] | None = None
+    ) -> tuple[_Run, Any]:
+        """One run of the sampler with ``prefix`` supplied: (the run's record, the sampler's return value); the clock
+        shifted by ``clock_shift`` seconds (at the read sites ``shift_only`` only, if given)."""
         r = _Run(prefix, self.exponential_zeros)
         r.gumbel_plans = self.gumbel_plans
         r.clock_shift = clock_shift
+        r.clock_shift_only = shift_only
         if "torch" in _installed() and (
             self.need_mode or self.read_thresholds or self.pushforward or self.runs <= MODE_RUNS
         ):
             r.mode = _race_mode(r)
             r.pushforward = self.pushforward
+        if self.control is not None:
+            self.control.gc_callbacks()  # a clock bound in a callback registered since the last run is rebound
+        # automatic collections are off during a run: the garbage collector's callbacks (which may read the clock
+        # where the sampler reads what they store) run only where the sampler forces a collection, in every replay
+        collecting = gc.isenabled()
+        gc.disable()
         _ACTIVE.append(r)
         try:
             memo = {} if self.generator is None else {id(self.generator): self.generator}  # the traced generator stays
@@ -185,6 +197,8 @@ class _Tracer:
             ) from exc
         finally:
             _ACTIVE.pop()
+            if collecting:
+                gc.enable()
         return r, out
 
     def _watched(self) -> tuple:
@@ -226,11 +240,17 @@ class _Tracer:
     def _global_state(self, i: int) -> Any:
         return _states(self.generator)[i]
 
-    def _run_once(self, prefix: tuple[int, ...], clock_shift: float = 0.0, record: bool = True) -> tuple:
+    def _run_once(
+        self,
+        prefix: tuple[int, ...],
+        clock_shift: float = 0.0,
+        record: bool = True,
+        shift_only: frozenset[str] | None = None,
+    ) -> tuple:
         before = self._watched()
-        r, out = self._execute(prefix, clock_shift)
+        r, out = self._execute(prefix, clock_shift, shift_only)
         if _install_late():  # the sampler imported a source's module (torch) during the run: patch it, run again
-            return self._run_once(prefix, clock_shift, record)
+            return self._run_once(prefix, clock_shift, record, shift_only)
         if self._watched() != before:
             self._uncontrolled(prefix, before)
         if any(not d.resolved for d in set(r.exp.values())):
@@ -645,7 +665,7 @@ class _Tracer:
             clock = clock | self.clocked.get(prefix, frozenset()) | early
             if not _same((key, slots), expected):
                 if clock:
-                    self._clock_dependence(prefix, clock, "(the clock not shifted)", key, expected[0])
+                    self._clock_dependence(prefix, clock, "(the clock not shifted)", key, expected[0], key)
                 raise UncontrolledRandomness(
                     f"the sampler returned {_short(key)} on a replay of a run that returned {_short(expected[0])} with "
                     f"the same supplied draws {self._describe(prefix)}{_drew(slots, expected[1])}: its output depends on "
@@ -661,7 +681,7 @@ class _Tracer:
                     key2, slots2, _ = self._run_once(prefix, clock_shift=k * CLOCK_SHIFT, record=False)
                     if not _same((key2, slots2), expected):
                         self._clock_dependence(
-                            prefix, clock, f"and the clock shifted by {k} x {CLOCK_SHIFT} s", key2, expected[0]
+                            prefix, clock, f"and the clock shifted by {k} x {CLOCK_SHIFT} s", key2, expected[0], key
                         )
 
     def seed_check(self) -> None:
@@ -715,16 +735,44 @@ class _Tracer:
         finally:
             self.args, self.kwargs = args, kwargs
 
-    def _clock_dependence(self, prefix: tuple[int, ...], clock: frozenset, how: str, got: Any, expected: Any) -> None:
-        first = sorted(clock)[0]
+    def _clock_dependence(
+        self, prefix: tuple[int, ...], clock: frozenset, how: str, got: Any, expected: Any, baseline: Any
+    ) -> None:
+        """Refuse a run whose output moved with the clock, naming first the read site whose shift alone moves the
+        unshifted replay's output ``baseline`` (else the sampler's own reads before a garbage collector's callbacks')."""
+        ordered = sorted(clock, key=lambda site: (GC_CLOCK_READ in site, site))
+        cause = self._clock_cause(prefix, ordered, baseline)
+        if cause is not None:
+            ordered = [cause] + [site for site in ordered if site != cause]
+        first = ordered[0]
         source, _, where = first.partition(" at ")
         raise UncontrolledRandomness(
-            f"the sampler's output depends on the clock ({', '.join(sorted(clock)[:3])}): a replay with the same "
+            f"the sampler's output depends on the clock ({', '.join(ordered[:3])}): a replay with the same "
             f"supplied draws {self._describe(prefix)} {how} returned {_short(got)}, not {_short(expected)}; a "
             "clock-driven choice is not a function of the draws; no verdict",
             source,
             where.replace(" (bound before tracing: not shifted)", "") or None,
         )
+
+    def _clock_cause(self, prefix: tuple[int, ...], sites: list[str], baseline: Any) -> str | None:
+        """The first of ``sites`` (at most CLOCK_CAUSE_SITES, patched reads only) whose shift alone changes the
+        output of the unshifted replay, ``baseline``; None if the unshifted replay does not repeat itself (a clock
+        read the trace cannot shift) or no site alone moves it. A collection's timing callback is not named for a
+        dependence on the sampler's reads, nor the other way round."""
+        from specproof.trace.control import CLOCK_REPLAYS, CLOCK_SHIFT
+
+        shiftable = [site for site in sites if not site.endswith("(bound before tracing: not shifted)")]
+        if len(shiftable) < 2 or self._run_once(prefix, record=False)[0] != baseline:
+            return shiftable[0] if len(shiftable) == 1 and len(sites) == 1 else None
+        for site in shiftable[:CLOCK_CAUSE_SITES]:
+            for k in range(1, CLOCK_REPLAYS + 1):
+                if self._run_once(prefix, k * CLOCK_SHIFT, False, frozenset([site]))[0] != baseline:
+                    return site
+        return None
+
+
+#: The most clock read sites a refusal replays one at a time to name the one the output depends on.
+CLOCK_CAUSE_SITES = 8
 
 
 #: The changes made to an argument named like a seed in the replays of :meth:`_Tracer.seed_check` (several: a hash of

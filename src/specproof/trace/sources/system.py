@@ -8,8 +8,12 @@ inside a run is recorded with its line and returns a frozen clock: its value whe
 replays that check that the output does not depend on it shift it by multiples of
 :data:`specproof.trace.control.CLOCK_SHIFT`. A clock function bound before tracing (``from time import perf_counter``)
 is not patched; the replays' profiler sees it (:mod:`specproof.trace.control`). Reads made by the garbage collector's
-callbacks (``gc.callbacks``; Hypothesis times every collection), which may run inside any run, are the real clock's
-and are not recorded: they are the collector's, not the sampler's.
+callbacks (``gc.callbacks``) inside a run get the same frozen, shifted clock, without advancing it (a callback timing
+a collection sees it take no time), and are recorded under their own name (``"time.perf_counter in a garbage
+collector's callback at file:line"``): such a callback may store the time where the sampler reads it, so the replays
+must show the output does not depend on it; one that only times collections (Hypothesis's) is not named as the
+sampler's read. Automatic collections are off during a run (:meth:`specproof.trace.explore._Tracer._execute`), so the
+callbacks run in a run only where it forces a collection, the same in every replay.
 """
 
 from __future__ import annotations
@@ -19,7 +23,14 @@ import sys
 import time
 from typing import Any, Callable
 
-from specproof.trace.core import _ACTIVE, UncontrolledRandomness, _call_site, _importing, _in_gc_callback
+from specproof.trace.core import (
+    _ACTIVE,
+    GC_CLOCK_READ,
+    UncontrolledRandomness,
+    _call_site,
+    _importing,
+    _in_gc_callback,
+)
 from specproof.trace.sources.base import Patcher, Source
 
 _CLOCKS = (
@@ -41,22 +52,25 @@ def _clock(name: str, original: Callable[[], Any]) -> Callable[[], Any]:
     base = original()  # the frozen clock of the replays starts here
 
     def clock() -> Any:
-        if not _ACTIVE or _importing() or _in_gc_callback(sys._getframe(1)):
+        if not _ACTIVE or _importing():
             return original()
         run = _ACTIVE[-1]
         where = _call_site(2)
-        run.clock_sites.add(f"time.{name} at {where}" if where else f"time.{name}")
         # a frozen clock (the same in every run, so the runs are a function of the draws), advancing 1 microsecond
-        # a read (so a wait loop ends); shifted in the replays that check that the output does not depend on it
-        run.clock_reads += 1
+        # a read of the sampler's (so a wait loop ends); shifted in the replays that check that the output does not
+        # depend on it. A garbage collector's callback reads it without advancing it (a collection takes no time)
+        # and is named as such: not the sampler's code, but it may store the time where the sampler reads it
+        if _in_gc_callback(sys._getframe(1)):
+            site = f"time.{name} {GC_CLOCK_READ}" + (f" at {where}" if where else "")
+        else:
+            site = f"time.{name} at {where}" if where else f"time.{name}"
+            run.clock_reads += 1
+        run.clock_sites.add(site)
+        # a replay that names the read a dependence comes from shifts one site only
+        shift = run.clock_shift if run.clock_shift_only is None or site in run.clock_shift_only else 0.0
         if ns:  # odd nanoseconds per shift: 7919001001001
-            return (
-                base
-                + round(run.clock_shift * 1e6) * 1000
-                + round(run.clock_shift / 7919.001001)
-                + run.clock_reads * 1000
-            )
-        return base + run.clock_shift + run.clock_reads * 1e-6
+            return base + round(shift * 1e6) * 1000 + round(shift / 7919.001001) + run.clock_reads * 1000
+        return base + shift + run.clock_reads * 1e-6
 
     clock.__name__ = name
     return clock
