@@ -151,6 +151,27 @@ def test_a_clock_driven_choice_never_gets_a_verdict():
         trace(seconds)
 
 
+@pytest.mark.parametrize(
+    "choice",
+    [
+        lambda: int(time.perf_counter() * 1e9) % 2,  # a float clock's nanoseconds (before 2026-12-04: rounding's)
+        lambda: int(time.perf_counter() * 1e3) % 3 == 0,  # milliseconds modulo 3 (the old shift was 0 modulo 3 there)
+        lambda: int(time.monotonic() * 1e6) % 3,
+        lambda: time.perf_counter_ns() // 1_000_000 % 3,
+        lambda: time.monotonic_ns() % 2,
+        lambda: int(time.time() * 1e3) % 2,
+        lambda: int(time.process_time()) % 2,
+    ],
+    ids=["ns parity", "ms mod 3", "us mod 3", "ns clock ms mod 3", "ns clock parity", "epoch ms parity", "s parity"],
+)
+def test_a_choice_by_the_clock_in_any_unit_is_refused_every_time(choice):
+    # the shifts 0, 1, 2, 3 x 7919.003003003 s meet every residue modulo 2 and 3 in s, ms, us and ns, from a frozen
+    # clock in the middle of each unit: the refusal does not depend on where the real clock was
+    for _ in range(20):
+        with pytest.raises(UncontrolledRandomness, match="the sampler's output depends on the clock"):
+            trace(choice)
+
+
 def test_a_clock_read_only_for_timing_keeps_its_verdict_and_says_so():
     def sampler():
         start = time.perf_counter()
@@ -245,7 +266,7 @@ def stored_by_bound_name(phase, info):
 
 def a_sampler_returning_what_its_gc_callback_stored():
     gc.collect(0)  # a collection in every run: the callback stores the clock
-    return int(STORED[0] * 1e6) % 2  # the microsecond's parity: CLOCK_SHIFT is odd in microseconds
+    return int(STORED[0] * 1e9) % 2  # the nanosecond's parity: CLOCK_SHIFT is odd in nanoseconds
 
 
 @pytest.mark.parametrize(

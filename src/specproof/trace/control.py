@@ -38,10 +38,13 @@ from specproof.trace.sources.numpy_generator import TracedGenerator, TracedRando
 
 #: Runs replayed before any verdict (the first, and the first of each output, up to this many).
 REPLAYS = 8
-#: The shift of the clock in the replays of runs that read it, in seconds (odd in seconds, milliseconds,
-#: microseconds and, for the ``_ns`` clocks, nanoseconds), applied 1, 2 and 3 times: with the frozen clock's
-#: own replay, every residue of the clock modulo 2 and 3 is met, so a choice driven by it changes.
-CLOCK_SHIFT = 7919.001001
+#: The shift of the clock in the replays of runs that read it, in seconds, applied 1, 2 and 3 times: in whole seconds,
+#: milliseconds, microseconds and nanoseconds it is 7919, 7919003, 7919003003 and 7919003003003, each odd and 2 modulo
+#: 3, so with the frozen clock's own replay every residue modulo 2 and 3 of the clock counted in any of these units is
+#: met (the frozen clock starts in the middle of each unit, :data:`specproof.trace.sources.system.FROZEN_FRACTION`, so
+#: rounding never decides), and a choice driven by it changes. (7919.001001 s, before 2026-12-04, is 0 modulo 3 in
+#: milliseconds, and a float clock's nanoseconds were rounding's.)
+CLOCK_SHIFT = 7919.003003003
 #: How many shifted replays (the shifts CLOCK_SHIFT * 1, 2, ...).
 CLOCK_REPLAYS = 3
 #: How deep the search for the sampler's generators goes (functions, objects, containers).

@@ -3,8 +3,8 @@
 ``os.urandom`` (behind :mod:`secrets`, ``uuid.uuid4`` and ``random.SystemRandom``) cannot be replayed: it is
 refused, naming the line. The clock (``time.time``, ``perf_counter``, ``monotonic``, ``process_time`` and their
 ``_ns`` forms) is not random, but a choice driven by it is not a function of the supplied draws: each read
-inside a run is recorded with its line and returns a frozen clock: its value when the trace began, advancing
-1 microsecond a read, the same in every run (so the runs are a function of the draws and a wait loop ends); the
+inside a run is recorded with its line and returns a frozen clock: the whole seconds of its value when the trace
+began plus :data:`FROZEN_FRACTION`, advancing 1 microsecond a read, the same in every run (so the runs are a function of the draws and a wait loop ends); the
 replays that check that the output does not depend on it shift it by multiples of
 :data:`specproof.trace.control.CLOCK_SHIFT`. A clock function bound before tracing (``from time import perf_counter``)
 is not patched; the replays' profiler sees it (:mod:`specproof.trace.control`). Reads made by the garbage collector's
@@ -18,6 +18,7 @@ callbacks run in a run only where it forces a collection, the same in every repl
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
@@ -47,9 +48,18 @@ _CLOCKS = (
 )
 
 
+#: The frozen clock's start after its whole seconds: 500500500.5 ns, so counted in seconds, milliseconds, microseconds or
+#: nanoseconds it is in the middle of a unit (fraction 0.5005005005, 0.5005005, 0.5005, 0.5), and the shifts of the
+#: replays (:data:`specproof.trace.control.CLOCK_SHIFT`, 7919.003003003 s) move each count by a whole number, never
+#: across a unit's edge by rounding. The ``_ns`` clocks start at 500500500 ns past the second.
+FROZEN_FRACTION = 0.5005005005
+
+
 def _clock(name: str, original: Callable[[], Any]) -> Callable[[], Any]:
     ns = name.endswith("_ns")
-    base = original()  # the frozen clock of the replays starts here
+    # the frozen clock of the replays starts here: the whole seconds of the real clock (its magnitude: an epoch for
+    # time.time), then the middle of every unit
+    base = original() // 10**9 * 10**9 + 500_500_500 if ns else math.floor(original()) + FROZEN_FRACTION
 
     def clock() -> Any:
         if not _ACTIVE or _importing():
@@ -68,8 +78,8 @@ def _clock(name: str, original: Callable[[], Any]) -> Callable[[], Any]:
         run.clock_sites.add(site)
         # a replay that names the read a dependence comes from shifts one site only
         shift = run.clock_shift if run.clock_shift_only is None or site in run.clock_shift_only else 0.0
-        if ns:  # odd nanoseconds per shift: 7919001001001
-            return base + round(shift * 1e6) * 1000 + round(shift / 7919.001001) + run.clock_reads * 1000
+        if ns:  # 7919003003003 ns a shift
+            return base + round(shift * 1e9) + run.clock_reads * 1000
         return base + shift + run.clock_reads * 1e-6
 
     clock.__name__ = name
