@@ -289,6 +289,31 @@ def test_a_samplers_own_gc_callback_reading_the_clock_is_refused_every_time(call
     assert BOUND_PERF_COUNTER is time.perf_counter  # rebound for each trace, restored
 
 
+def test_a_clock_refusal_names_the_read_the_output_depends_on_not_a_timing_read():
+    def sampler():
+        start = time.perf_counter()  # the sampler's own read, for timing only
+        gc.collect(0)
+        assert time.perf_counter() >= start
+        return int(STORED[0] * 1e9) % 2
+
+    def timing(phase, info):
+        time.monotonic()  # a callback that only times collections
+
+    gc.callbacks.extend([timing, stored_by_module_lookup])
+    try:
+        with pytest.raises(UncontrolledRandomness, match="garbage collector's callback") as info:
+            trace(sampler)
+    finally:
+        gc.callbacks.remove(timing)
+        gc.callbacks.remove(stored_by_module_lookup)
+    # each read site shifted alone: only the stored read moves the output (the sampler's own read sorts first)
+    assert info.value.where == f"{HERE}:{line_of('looked up at call time')}"
+    assert str(info.value).startswith(
+        f"the sampler's output depends on the clock (time.perf_counter in a garbage collector's callback at "
+        f"{HERE}:{line_of('looked up at call time')}, time.perf_counter at {HERE}:{line_of('for timing only')}"
+    )
+
+
 def test_a_gc_callback_bound_in_a_closure_and_registered_by_the_sampler_is_refused():
     from time import perf_counter as bound_perf_counter  # a local name: the callback's closure holds it
 

@@ -362,7 +362,10 @@ class Control:
             for k, value in list(attrs.items()):
                 new = patched(value)
                 if new is not None:
-                    setattr(owner, k, new)
+                    try:
+                        setattr(owner, k, new)
+                    except (AttributeError, TypeError):  # read-only: its reads are the profiler's to see
+                        continue
                     patcher.at_exit(functools.partial(setattr, owner, k, value))
 
     def _watch(self) -> None:
