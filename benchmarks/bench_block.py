@@ -24,8 +24,8 @@ from fractions import Fraction
 
 
 def cases() -> dict:
-    from specproof.certify.certificate import build_chain_certificate
     from specproof.certify import blocks
+    from specproof.certify.certificate import build_chain_certificate
     from specproof.laws import chain, relaxed, variants
     from specproof.models.fixtures import PHONE_END, phone_lm_chain
     from specproof.rules import audit, policy

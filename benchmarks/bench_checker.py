@@ -193,8 +193,8 @@ def _outcome_hostile(kb: int) -> dict[str, bytes]:
     thresholds of a row whose denominator is near the row limit; and a genuine standard tree."""
     from fractions import Fraction
 
-    from specproof.rules.audit import position_law
     from specproof.certify.certificate import build_outcome_certificate
+    from specproof.rules.audit import position_law
     from specproof.rules.policy import named_rule
 
     out = {}

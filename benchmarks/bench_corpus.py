@@ -124,9 +124,9 @@ def _time(fn, repeat: int) -> float:
 
 
 def kernels() -> list[dict]:
-    from specproof.laws import numeric
     from specproof.corpus.job import node_law
     from specproof.corpus.sources import PhoneSource
+    from specproof.laws import numeric
     from specproof.models.fixtures import _smollm2_fixture
     from specproof.models.smollm2 import softmax
 

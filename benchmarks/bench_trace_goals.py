@@ -101,7 +101,6 @@ def goal_sglang_block() -> dict:
     os.environ.setdefault("TRITON_INTERPRET", "1")
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "engines"))
     import sglang_kernel
-
     from _wheel import WheelUnavailable
 
     try:

@@ -25,8 +25,8 @@ from fractions import Fraction
 import numpy as np
 
 from specproof.rules.audit import position_law
-from specproof.trace.conformance import conformance_test, sample_size, six_sigma_counts
 from specproof.rules.policy import named_rule
+from specproof.trace.conformance import conformance_test, sample_size, six_sigma_counts
 
 V = 10
 P = [Fraction(k, 55) for k in range(1, V + 1)]  # 1/55 .. 10/55

@@ -38,9 +38,10 @@ import platform
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -21,7 +21,6 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from specproof.models.fixtures import phone_lm_pairs
 from specproof.laws.relaxed import (
     argmax_proposal,
     logit_epsilon_law_eps,
@@ -32,6 +31,7 @@ from specproof.laws.relaxed import (
     standard_law,
     typical_acceptance_law,
 )
+from specproof.models.fixtures import phone_lm_pairs
 
 OUT = Path(__file__).resolve().parent / "transcripts"
 SCHEMA = "specproof.relaxed-sweep/1"

@@ -21,10 +21,10 @@ import time
 from fractions import Fraction
 from pathlib import Path
 
-from specproof.models.fixtures import SMOLLM2_ATOL, SMOLLM2_PROMPTS
-from specproof.models import smollm2
 from specproof.laws.rational import from_floats
 from specproof.laws.variants import deterministic_tree_law, topk_tree, typical_block_law
+from specproof.models import smollm2
+from specproof.models.fixtures import SMOLLM2_ATOL, SMOLLM2_PROMPTS
 
 DRAFTS = ("skip", "q3", "t07")
 

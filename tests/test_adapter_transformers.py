@@ -16,13 +16,16 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from specproof.trace.adapters.transformers import edge_cases, read_logits  # noqa: E402
-from specproof.trace.adapters.transformers import speculative_sampling_law  # noqa: E402
-from specproof.trace.tracer import rows_stream_tv  # noqa: E402
-from specproof.rules.audit import block_law as rule_block_law  # noqa: E402
 from specproof.cli import main  # noqa: E402
 from specproof.errors import InvalidDistribution, SpecProofError  # noqa: E402
+from specproof.rules.audit import block_law as rule_block_law  # noqa: E402
 from specproof.rules.policy import named_rule  # noqa: E402
+from specproof.trace.adapters.transformers import (  # noqa: E402
+    edge_cases,
+    read_logits,
+    speculative_sampling_law,  # noqa: E402
+)
+from specproof.trace.tracer import rows_stream_tv  # noqa: E402
 
 NEG = float("-inf")
 

@@ -8,8 +8,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import distribution_pairs
 
+from specproof.errors import InvalidDistribution, ResidualUndefined
 from specproof.laws import chain, exact
+from specproof.laws.outcome import FLOAT32, FLOAT32_OPEN_CLOSED, coin_model
 from specproof.rules.audit import (
     acceptance_rate,
     accepted_prefix_expectation,
@@ -20,11 +23,7 @@ from specproof.rules.audit import (
     position_tree,
     search_counterexample,
 )
-from specproof.errors import InvalidDistribution, ResidualUndefined
-from specproof.laws.outcome import FLOAT32, FLOAT32_OPEN_CLOSED, coin_model
 from specproof.rules.policy import Rule, UnsupportedRule, named_rule
-
-from strategies import distribution_pairs
 
 N24 = 2**24
 #: The float32 coin grid with the exact ratio p/q (the named float32 rules also round the ratio).

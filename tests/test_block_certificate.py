@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specproof import checker
-from specproof.certify.certificate import dumps
 from specproof.certify.blocks import block_verification_certificate
+from specproof.certify.certificate import dumps
 from specproof.laws.variants import block_verification_law
 
 R = checker.Reason

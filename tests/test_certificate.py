@@ -5,10 +5,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from specproof.laws import exact
 from specproof.certify.certificate import STATEMENT, build_bundle, build_certificate, dumps, write
 from specproof.checker import check
 from specproof.errors import InvalidDistribution
+from specproof.laws import exact
 from specproof.laws.rational import from_floats
 
 

@@ -5,6 +5,7 @@ from fractions import Fraction as F
 
 import pytest
 
+from specproof.errors import InvalidDistribution
 from specproof.laws.chain import (
     BlockLaw,
     best_gamma,
@@ -15,7 +16,6 @@ from specproof.laws.chain import (
     verification_law,
     walltime_improvement,
 )
-from specproof.errors import InvalidDistribution
 
 
 def _rows(table):

@@ -3,17 +3,17 @@ the rows alone; every tampering is refused with its reason."""
 
 import copy
 import json
-from fractions import Fraction as F
 from fractions import Fraction
+from fractions import Fraction as F
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specproof.certify.certificate import build_chain_certificate, dumps, fraction_text, parse_exact
-from specproof.laws.chain import verification_law
 from specproof.checker import Reason, check
 from specproof.errors import InvalidDistribution
+from specproof.laws.chain import verification_law
 from specproof.models.fixtures import phone_lm_chain
 
 # The hand-checked chain of test_chain.py: gamma = 2, V = 2, alpha 3/4 at the root, 1 after
@@ -245,8 +245,8 @@ def _random_model(seed, v=3):
 def test_stop_token_chains_agree_with_the_audit_and_the_checker(seed):
     """Two independent implementations (chain.verification_law, audit.block_law) and the
     checker's own recount agree on random chains with stop tokens."""
-    from specproof.rules.audit import block_law
     from specproof.laws.chain import verification_law
+    from specproof.rules.audit import block_law
 
     target, draft = _random_model(f"t{seed}"), _random_model(f"d{seed}")
     gamma, stops = 1 + seed % 3, [seed % 3] if seed % 2 else [0, 2]

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 from fractions import Fraction as F
 
 import pytest
 
 from specproof import checker
 from specproof.cli import main
-from specproof.laws.floats import FORMATS, FLOAT32
+from specproof.laws.floats import FLOAT32, FORMATS
 
 
 def _nd(x):

@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 
 from specproof import checker
-from specproof.rules.audit import position_law
 from specproof.certify.blocks import block_verification_certificate
 from specproof.certify.certificate import (
     build_bundle,
@@ -27,8 +26,9 @@ from specproof.certify.certificate import (
     build_compact_certificate,
     build_outcome_certificate,
 )
-from specproof.rules.policy import named_rule
 from specproof.laws.rational import from_floats
+from specproof.rules.audit import position_law
+from specproof.rules.policy import named_rule
 
 FUZZ_MUTANTS = int(os.environ.get("SPECPROOF_FUZZ_MUTANTS", "250"))
 
@@ -321,7 +321,8 @@ def _member(dtype, test, library):
 
 
 def _derived_documents():
-    from test_checker_derived import P16, Q16, _divided, _law as derived_law, _textbook
+    from test_checker_derived import P16, Q16, _divided, _textbook
+    from test_checker_derived import _law as derived_law
 
     from specproof.laws.floats import FORMATS
 
@@ -413,7 +414,8 @@ def test_a_consistent_forgery_of_a_stated_sum_is_named_and_fails_the_gate():
     claims re-stated to what S' gives (derived here, by test_checker_derived's own arithmetic), down
     to S' = 1/4, under which the law is exactly p and the claim LOSSLESS. The kernel computes with
     S' only as a named stated value: every such document fails --require-lossless's gate."""
-    from test_checker_derived import P16, Q16, _divided, _law as derived_law, _textbook
+    from test_checker_derived import P16, Q16, _divided, _textbook
+    from test_checker_derived import _law as derived_law
 
     from specproof.laws.floats import FORMATS
 

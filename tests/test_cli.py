@@ -58,9 +58,7 @@ from specproof.certify.certificate import build_certificate, write  # noqa: E402
 
 def test_prove_all_writes_and_summarizes(tmp_path, capsys, monkeypatch):
     # the CLI wiring on two quick theorems; tests/test_theorems.py runs every theorem once
-    from specproof import theorems
-
-    from specproof import cli
+    from specproof import cli, theorems
 
     quick = {k: theorems.THEOREMS[k] for k in ("seed_cases", "real_phone_lm")}
     monkeypatch.setattr(theorems, "THEOREMS", quick)
@@ -300,7 +298,7 @@ def _prove(tmp_path, target, draft, *extra):
 
 def test_prove_float_json_with_integer_zero_and_bom(tmp_path, capsys):
     (tmp_path / "p.json").write_bytes(b"\xef\xbb\xbf[0.5, 0.5, 0]")  # BOM, then floats with an integer 0
-    (tmp_path / "q.json").write_text('["1/4", "1/4", "1/2"]'.encode("utf-8").decode(), encoding="utf-16")
+    (tmp_path / "q.json").write_text(b'["1/4", "1/4", "1/2"]'.decode(), encoding="utf-16")
     assert _prove(tmp_path, tmp_path / "p.json", tmp_path / "q.json", "--json") == 0
     out = json.loads(capsys.readouterr().out)
     # alpha = min(1/2, 1/4) + min(1/2, 1/4) + min(0, 1/2) = 1/2, TV = 1/2 (by hand)
@@ -566,9 +564,7 @@ def test_prove_all_in_one_process_and_in_worker_processes_writes_the_committed_f
     # bytes, keep the summary order, print one progress line per task and a time per theorem
     from pathlib import Path
 
-    from specproof import theorems
-
-    from specproof import cli
+    from specproof import cli, theorems
 
     committed = Path(__file__).resolve().parents[1] / "proofs" / "transcripts"
     quick = {k: theorems.THEOREMS[k] for k in ("seed_cases", "small_grid", "block_verification")}
@@ -600,9 +596,7 @@ def test_prove_jobs_usage_errors(argv, capsys):
 
 
 def test_json_output_of_prove_all_and_errors(tmp_path, capsys, monkeypatch):
-    from specproof import theorems
-
-    from specproof import cli
+    from specproof import cli, theorems
 
     monkeypatch.setattr(theorems, "THEOREMS", {"seed_cases": theorems.THEOREMS["seed_cases"]})
     monkeypatch.setattr(cli.prove, "_EXACT_EDGE_CASES", ("disjoint supports",))

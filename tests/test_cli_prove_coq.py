@@ -5,8 +5,7 @@ import stat
 
 import pytest
 
-from specproof import cli
-from specproof import theorems
+from specproof import cli, theorems
 
 
 def _symbolic_only(monkeypatch):

@@ -8,10 +8,10 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from specproof.rules.audit import position_law
-from specproof.trace.conformance import conformance_test, sample_size, six_sigma_counts
 from specproof.errors import SpecProofError
+from specproof.rules.audit import position_law
 from specproof.rules.policy import named_rule
+from specproof.trace.conformance import conformance_test, sample_size, six_sigma_counts
 
 P = [F(1, 2), F(1, 4), F(1, 8), F(1, 8)]
 Q = [F(1, 8), F(1, 8), F(1, 4), F(1, 2)]

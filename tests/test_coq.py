@@ -188,8 +188,7 @@ def test_not_run_without_sources(tmp_path):
 
 
 def test_prove_says_the_formal_check_was_not_run_without_coq(tmp_path, monkeypatch, capsys):
-    from specproof import cli
-    from specproof import theorems
+    from specproof import cli, theorems
 
     monkeypatch.setenv("PATH", str(tmp_path))  # no coqc on PATH
     monkeypatch.setattr(theorems, "THEOREMS", {"symbolic_every_v": theorems.THEOREMS["symbolic_every_v"]})

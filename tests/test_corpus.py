@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -10,7 +11,6 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from specproof.laws.chain import verification_law
 from specproof.corpus.job import (
     GRID_BITS,
     ContextNode,
@@ -21,6 +21,7 @@ from specproof.corpus.job import (
     node_record,
 )
 from specproof.errors import InvalidDistribution
+from specproof.laws.chain import verification_law
 
 pytest.importorskip("pyarrow")
 
@@ -420,7 +421,6 @@ def test_a_transformers_pair_explored_below_depth_one_gives_exact_bounds_at_gamm
 
 
 def _tiny_gamma_three(torch, transformers):
-    from functools import lru_cache
 
     from specproof.corpus import pipeline
     from specproof.corpus.sources import TransformersSource
@@ -456,7 +456,7 @@ def _tiny_gamma_three(torch, transformers):
     finally:
         del pipeline._SOURCES["tiny3"]
 
-    @lru_cache(maxsize=None)
+    @functools.cache
     def row(model, context):
         with torch.no_grad():
             logits = model(input_ids=torch.tensor([list(context)])).logits[0, -1].numpy()

@@ -7,8 +7,8 @@ from fractions import Fraction
 
 import pytest
 
-from specproof.laws.chain import given_block_law
 from specproof.corpus.log import InvalidLog, accepted_law, check_log, inject_counting_bug, read_log, write_log
+from specproof.laws.chain import given_block_law
 
 pytest.importorskip("pyarrow")
 

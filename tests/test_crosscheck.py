@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from specproof.certify import crosscheck as cc
-from specproof.laws import numeric
 from specproof.errors import CrosscheckFailed, InvalidDistribution
+from specproof.laws import numeric
 
 
 def test_every_kind_yields_valid_exact_pairs():

@@ -7,13 +7,12 @@ import numpy as np
 import pytest
 import sympy
 from hypothesis import given, settings
+from strategies import normalize_fractions, weight_pairs
 
-from specproof.laws import exact
 from specproof.errors import FloatNotExact, InvalidDistribution, ResidualUndefined
+from specproof.laws import exact
 from specproof.laws.rational import from_floats
 from specproof.theorems import distributions
-
-from strategies import normalize_fractions, weight_pairs
 
 F = Fraction
 

@@ -17,8 +17,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from specproof.rules.audit import block_law, position_law  # noqa: E402
 from specproof.errors import ResidualUndefined  # noqa: E402
+from specproof.rules.audit import block_law, position_law  # noqa: E402
 from specproof.rules.faithful import FAMILY, member_law  # noqa: E402
 from specproof.rules.policy import named_rule  # noqa: E402
 from specproof.trace.tracer import SamplerRaised, trace  # noqa: E402

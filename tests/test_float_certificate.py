@@ -13,12 +13,12 @@ from fractions import Fraction as F
 import pytest
 
 from specproof import checker
-from specproof.rules import libm
-from specproof.rules.audit import position_law
 from specproof.certify.certificate import build_outcome_certificate, dumps
 from specproof.errors import ResidualUndefined
-from specproof.rules.faithful import FAMILY
 from specproof.laws.floats import FORMATS
+from specproof.rules import libm
+from specproof.rules.audit import position_law
+from specproof.rules.faithful import FAMILY
 from specproof.rules.policy import named_rule
 
 PAIRS = [

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from specproof.report import transcript
 from specproof.certify.certificate import build_certificate
 from specproof.checker import check
+from specproof.report import transcript
 from specproof.report.latex import escape, to_latex
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from specproof.errors import SpecProofError
+from specproof.laws.outcome import FLOAT32 as COIN32
+from specproof.laws.outcome import coin_model
 from specproof.rules import libm
 from specproof.rules.audit import position_law
 from specproof.rules.faithful import FAMILY, judge, member_law
-from specproof.laws.floats import FLOAT32
 from specproof.rules.policy import Arithmetic, Rule, UnsupportedRule, rule_from_dict
-from specproof.laws.outcome import FLOAT32 as COIN32, coin_model
 
 
 def test_log_row_is_numpys_own_result():

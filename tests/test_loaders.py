@@ -6,8 +6,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from specproof.errors import InvalidDistribution
 from specproof.cli.loaders import load_distribution
+from specproof.errors import InvalidDistribution
 
 
 def test_json_exact(tmp_path):

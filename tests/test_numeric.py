@@ -15,8 +15,8 @@ import pytest
 from hypothesis import example, given, settings
 from strategies import normalize_fractions, weight_pairs
 
-from specproof.laws import exact, numeric
 from specproof.errors import BackendUnavailable, InvalidDistribution, InvalidOption, ResidualUndefined, SpecProofError
+from specproof.laws import exact, numeric
 from specproof.laws.rational import from_floats
 
 #: The bound every float result must meet against the exact law (dist and alpha).

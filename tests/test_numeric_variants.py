@@ -6,10 +6,10 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from specproof.laws import numeric, variants
-from specproof.cli import main
 from specproof.certify.crosscheck import crosscheck_variants
+from specproof.cli import main
 from specproof.errors import InvalidDistribution
+from specproof.laws import numeric, variants
 
 
 def test_multidraft_by_hand():

@@ -5,13 +5,14 @@ from fractions import Fraction as F
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import distribution_pairs
 
 from specproof.errors import SpecProofError
 from specproof.laws.outcome import (
     CONTINUOUS,
     FLOAT32,
-    FLOAT64,
     FLOAT32_OPEN_CLOSED,
+    FLOAT64,
     Bound,
     Branch,
     Choice,
@@ -25,8 +26,6 @@ from specproof.laws.outcome import (
     coin_model,
     race_given,
 )
-
-from strategies import distribution_pairs
 
 TINY = CoinModel("grid3", bits=3)  # points 0, 1/8, ..., 7/8
 TINY_OC = CoinModel("grid3-(0,1]", bits=3, open_closed=True)  # points 1/8, ..., 1
@@ -188,8 +187,8 @@ def test_tree_round_trips_through_json_and_tampering_is_caught():
 )
 def test_the_float_product_threshold_is_the_first_failing_grid_point(a, b, dtype, coin, cmp):
     # the threshold K / n: grid point K - 1 passes fl(u * b) cmp a (or is below the grid) and K fails (or is past it)
-    from specproof.laws.outcome import _float_product_threshold, coin_model
     from specproof.laws.floats import FORMATS
+    from specproof.laws.outcome import _float_product_threshold, coin_model
 
     fmt, model = FORMATS[dtype], coin_model(coin)
     a, b = fmt.round(F(a)), fmt.round(F(b))

@@ -10,13 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specproof import checker
-
-from specproof.report import transcript
-from specproof.rules.audit import position_law
 from specproof.certify.certificate import build_outcome_certificate, dumps
 from specproof.cli import main
-from specproof.errors import ResidualUndefined
-from specproof.rules.policy import NAMED_RULES, named_rule
+from specproof.report import transcript
+from specproof.rules.audit import position_law
+from specproof.rules.policy import named_rule
 
 R = checker.Reason
 

@@ -11,10 +11,9 @@ import pytest
 pytest.importorskip("matplotlib")
 
 from specproof import checker  # noqa: E402
-
-from specproof.report import plots
 from specproof.certify.certificate import build_certificate  # noqa: E402
 from specproof.cli import main  # noqa: E402
+from specproof.report import plots
 
 ROOT = Path(__file__).resolve().parents[1]
 

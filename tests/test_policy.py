@@ -5,12 +5,12 @@ from fractions import Fraction as F
 import pytest
 
 from specproof.errors import SpecProofError
+from specproof.laws.outcome import CONTINUOUS, FLOAT32
 from specproof.rules.audit import position_law
-from specproof.laws.outcome import FLOAT32, CONTINUOUS
 from specproof.rules.policy import (
     NAMED_RULES,
-    Arithmetic,
     STANDARD,
+    Arithmetic,
     Processing,
     Rule,
     UnsupportedRule,
@@ -168,8 +168,8 @@ def test_float_processing_rounds_each_renormalization():
 
 def test_logits_as_input_need_a_float_arithmetic_and_finite_or_masked_entries():
     from specproof.errors import InvalidDistribution
+    from specproof.laws.floats import FLOAT16, FLOAT64
     from specproof.rules.policy import Logits
-    from specproof.laws.floats import FLOAT64, FLOAT16
 
     assert Logits([0.5, float("-inf"), 2], library="numpy").values == (F(1, 2), -float("inf"), F(2))
     for bad, message in (

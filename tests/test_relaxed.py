@@ -9,6 +9,7 @@ from fractions import Fraction as F
 
 import pytest
 from hypothesis import given, settings
+from strategies import distribution_pairs
 
 from specproof.errors import InvalidDistribution, SpecProofError
 from specproof.laws.relaxed import (
@@ -28,8 +29,6 @@ from specproof.laws.relaxed import (
     typical_acceptance_law,
 )
 from specproof.laws.variants import sibling_tree, typical_block_law, typical_law
-
-from strategies import distribution_pairs
 
 P = (F(1, 2), F(1, 4), F(1, 4))
 Q = (F(1, 4), F(1, 4), F(1, 2))

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from specproof.laws import exact, symbolic
 from specproof.errors import FloatNotExact, InvalidDistribution, ResidualUndefined
+from specproof.laws import exact, symbolic
 from specproof.laws.rational import as_distribution, from_floats
 
 # ---------------------------------------------------------------- the exhaustive grid
@@ -313,8 +313,8 @@ def test_non_real_unordered_and_scalar_inputs_are_refused():
     import numpy as np
     import sympy as sp
 
-    from specproof.laws import symbolic
     from specproof.errors import InvalidDistribution
+    from specproof.laws import symbolic
 
     a = sp.Symbol("a", nonnegative=True)
     for p in ([a + sp.I, 1 - a - sp.I], [a * sp.I, 1], [a * sp.zoo, 1], [sp.Symbol("x"), 1]):

@@ -10,9 +10,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from specproof.errors import InvalidDistribution, SpecProofError  # noqa: E402
 from specproof.rules.audit import position_law  # noqa: E402
 from specproof.rules.policy import named_rule  # noqa: E402
-from specproof.errors import InvalidDistribution, SpecProofError  # noqa: E402
 from specproof.trace.testing import assert_law, assert_lossless, compare, law_difference, search_lossy  # noqa: E402
 from specproof.trace.tracer import UnmodelledRandomness  # noqa: E402
 
@@ -388,9 +388,9 @@ def test_bad_outputs_and_shapes_are_named():
 def test_messages_print_huge_masses_through_the_one_formatter():
     """A law over 14,000-digit denominators: the message gives decimals and a digest, never fails
     on Python's int-to-str limit (the formatter is specproof.transcript.number_text)."""
-    from specproof.report.transcript import number_text
-
     from fractions import Fraction
+
+    from specproof.report.transcript import number_text
 
     tiny = Fraction(1, 3**30000)
     with pytest.raises(AssertionError) as info:

@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from specproof import checker
-
-from specproof import theorems
+from specproof import checker, theorems
 from specproof.errors import SpecProofError
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,9 +15,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from specproof.rules.audit import position_law  # noqa: E402
 from specproof.errors import SpecProofError  # noqa: E402
 from specproof.laws.outcome import FLOAT32_OPEN_CLOSED  # noqa: E402
+from specproof.rules.audit import position_law  # noqa: E402
 from specproof.rules.policy import Rule, named_rule  # noqa: E402
 from specproof.trace.tracer import (  # noqa: E402
     ContinuousThreshold,

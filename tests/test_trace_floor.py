@@ -1,8 +1,8 @@
 """The float floor for any code (specproof.trace.floor): re-traced on the same rows' laws in float64, a float
 artefact's TV falls with the unit roundoff, a logic fault's does not (issue 33, item 3)."""
 
-from fractions import Fraction as F
 import random
+from fractions import Fraction as F
 
 import pytest
 

@@ -5,7 +5,6 @@ integer tensors (seen where the xor-mixed integers reach a log or an argmax), an
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction as F
 
 import pytest

@@ -5,11 +5,10 @@ from fractions import Fraction
 import numpy as np
 
 from specproof import checker
-
-from specproof.report import transcript
 from specproof.certify.certificate import build_bundle, build_certificate
 from specproof.checker import Reason, Verdict, check
 from specproof.laws.rational import from_floats
+from specproof.report import transcript
 
 
 def test_show():

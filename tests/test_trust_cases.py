@@ -13,10 +13,9 @@ import pytest
 from markdown_it import MarkdownIt
 
 from specproof import checker
-
-from specproof.report import transcript
 from specproof.checker import Reason, check, check_file
 from specproof.cli import main
+from specproof.report import transcript
 
 CASES = Path(__file__).parent / "data" / "trust"
 
@@ -368,7 +367,6 @@ def test_statements_cannot_start_markdown_blocks():
 
 def _costly(*argv):
     """Run ``python -m specproof ARGV`` and return (exit status, stdout, stderr, CPU s, peak MB)."""
-    import resource
 
     script = (
         "import resource, sys, runpy; sys.argv = ['specproof'] + sys.argv[1:]\n"
@@ -475,8 +473,8 @@ def test_binding_names_the_unbound_proposal(capsys):
     assert report["bound_to_inputs"] is False and report["unbound_rows"] == ["proposal"]
     assert report["bound_rows"] == ["p", "q"]
     # the same verifier (accept every draft) built from the real q is LOSSY
-    from specproof.rules.audit import position_law
     from specproof.certify.certificate import build_outcome_certificate
+    from specproof.rules.audit import position_law
     from specproof.rules.policy import named_rule
 
     p, q = (json.loads((CASES / f"proposal_unbound_{k}.json").read_text()) for k in "pq")

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import itertools
 import json
-from pathlib import Path
 from dataclasses import replace
 from fractions import Fraction as F
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import distribution_pairs, normalize_fractions
 
 from specproof.errors import InvalidDistribution, SpecProofError
 from specproof.laws.outcome import InvalidTree, Node, OutcomeTree
@@ -35,8 +36,6 @@ from specproof.laws.variants import (
     typical_law,
     typical_tree,
 )
-
-from strategies import distribution_pairs, normalize_fractions
 
 # the small worked pair of docs/variants.md: p = (1/2, 1/4, 1/4), q = (1/4, 1/4, 1/2)
 P = (F(1, 2), F(1, 4), F(1, 4))

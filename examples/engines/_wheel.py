@@ -27,8 +27,9 @@ import tempfile
 import time
 import types
 import zipfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 
 class WheelUnavailable(RuntimeError):
@@ -202,7 +203,7 @@ class StubPackage(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def exec_module(self, module: types.ModuleType) -> None:
         pass
 
-    def __enter__(self) -> "StubPackage":
+    def __enter__(self) -> StubPackage:
         sys.meta_path.insert(0, self)
         return self
 

@@ -91,11 +91,11 @@ import base64
 import json
 import re
 import struct
+from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from fractions import Fraction
 from itertools import accumulate
-from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from math import gcd, lcm
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, TypeVar, cast
 

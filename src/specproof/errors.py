@@ -10,7 +10,8 @@ it went (PEP 562).
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 __all__ = [
     "SpecProofError",

@@ -12,21 +12,20 @@ import dataclasses
 import itertools
 import multiprocessing
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from specproof.certify import certificate, crosscheck
-
 from specproof import checker
-
-from specproof.report import transcript
+from specproof.certify import certificate, crosscheck
 from specproof.errors import SpecProofError
 from specproof.laws.rational import from_floats
+from specproof.report import transcript
 
 __all__ = ["Outcome", "THEOREMS", "prove", "prove_all", "run_parallel", "distributions", "run_script"]
 

@@ -7,15 +7,17 @@ built here, in the certify layer (they moved from those modules, which no longer
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
-from typing import Any, Mapping
+from typing import Any
 
 from specproof.certify.certificate import build_block_certificate
 from specproof.checker import MAX_BLOCK_GAMMA
 from specproof.laws._verifiers import InvalidVerifier, Prefix, Row, _fr, _model, _positive_int
 from specproof.laws.block import stream_tv, tree_law
 from specproof.laws.block_verification import block_verification_tree
-from specproof.laws.outcome import Branch, Choice, Leaf, Node, OutcomeTree, argmax as _argmax, block_tree
+from specproof.laws.outcome import Branch, Choice, Leaf, Node, OutcomeTree, block_tree
+from specproof.laws.outcome import argmax as _argmax
 from specproof.laws.typical import MEDUSA_DELTA, MEDUSA_EPS, typical_tree
 
 __all__ = ["block_verification_certificate", "typical_block_certificate"]

@@ -51,9 +51,10 @@ from __future__ import annotations
 import base64
 import heapq
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -11,14 +11,14 @@ Fraction), and the worst is reported with the pair that produced it.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from specproof.laws import exact, numeric
 from specproof.errors import CrosscheckFailed, InvalidDistribution
+from specproof.laws import exact, numeric
 
 __all__ = [
     "KINDS",

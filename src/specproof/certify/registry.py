@@ -32,10 +32,11 @@ stands above them all (``docs/architecture.md``'s layers); the protocols it reli
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from fractions import Fraction
-from typing import Any, Callable, Mapping
+from functools import partial
+from typing import Any
 
 from specproof.errors import SpecProofError
 
@@ -217,9 +218,9 @@ def _steps(**params: Any) -> tuple[Example, ...]:
 
 def _textbook() -> list[Verifier]:
     from specproof.laws.chain import verification_law
+    from specproof.laws.outcome import block_tree
     from specproof.rules.audit import position_law, position_tree
     from specproof.rules.policy import STANDARD
-    from specproof.laws.outcome import block_tree
 
     def chain_tree(target, draft, params, law):
         t, d = model(target), model(draft)
@@ -335,8 +336,8 @@ def _multidraft() -> list[Verifier]:
 
 
 def _trees() -> list[Verifier]:
-    from specproof.laws.token_trees import deterministic_tree_law, greedy_tree_law, stochastic_tree_law, topk_tree
     from specproof.laws.multidraft import MULTIDRAFT_METHODS
+    from specproof.laws.token_trees import deterministic_tree_law, greedy_tree_law, stochastic_tree_law, topk_tree
 
     def _stochastic(target: Any, draft: Any, params: Mapping[str, Any], method: str) -> Any:
         return stochastic_tree_law(target, draft, [2] * params["gamma"], method=method)

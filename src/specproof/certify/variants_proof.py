@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from specproof.certify import certificate
+from specproof.errors import renamed
 from specproof.laws.outcome import InvalidTree, OutcomeTree
 from specproof.laws.variants import (
     block_verification_law,
@@ -34,8 +35,6 @@ from specproof.laws.variants import (
     typical_law,
     typical_tree,
 )
-
-from specproof.errors import renamed
 
 __all__ = [
     "WORKED_P",

@@ -22,12 +22,12 @@ import argparse
 import importlib
 import logging
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from specproof import __version__
+from specproof.cli._common import _ArgumentParser, _broken_pipe, _error, _ParseError, _print_json, _Usage
 from specproof.errors import SpecProofError
-from specproof.cli._common import _ArgumentParser, _ParseError, _Usage, _broken_pipe, _error, _print_json
-
 
 #: The subcommands: name -> (its module, which has ``add_parser(sub)`` and ``run(args) -> exit
 #: status``; its one-line help, as the module's own parser gives it). Only the module of the command

@@ -7,11 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-
 from specproof.certify import certificate
+from specproof.cli._common import _bar, _print_json, _Usage
 from specproof.cli.loaders import Distributions, load_distribution, load_distributions
-from specproof.cli._common import _Usage, _bar, _print_json
-
 
 # --------------------------------------------------------------------------- audit (issue 11)
 
@@ -130,7 +128,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _audit_rule(text: str):
-    from specproof.rules.policy import NAMED_RULES, rule_from_dict, named_rule
+    from specproof.rules.policy import NAMED_RULES, named_rule, rule_from_dict
 
     if text.endswith(".json") and text not in NAMED_RULES:
         try:
@@ -143,8 +141,8 @@ def _audit_rule(text: str):
 
 
 def _audit_position(p, q, rule, proposal=None) -> dict:
-    from specproof.rules.audit import position_law
     from specproof.laws.rational import format_fraction as ff
+    from specproof.rules.audit import position_law
 
     law = position_law(p, q, rule, proposal=proposal)
     floor = _float_floor(law, rule)
@@ -538,8 +536,8 @@ def run(args: argparse.Namespace) -> int:
         doc = _audit_certificate(p, q, name, rule, proposal, {"target": args.target, "draft": args.draft})
         out["certificate"] = str(certificate.write(doc, args.certificate))
     if args.gamma is not None:
-        from specproof.rules.audit import block_law
         from specproof.laws.rational import format_fraction as ff
+        from specproof.rules.audit import block_law
 
         block = block_law(p, q, args.gamma, rule, stop_tokens=args.stop_token, proposal=proposal)
         out.update(
@@ -572,8 +570,8 @@ def run(args: argparse.Namespace) -> int:
             doc = _rule_block_certificate(p, q, name, rule, args, block, proposal)
             out["block_certificate"] = str(certificate.write(doc, args.block_certificate))
     if args.drafted is not None:
-        from specproof.rules.audit import given_block_law
         from specproof.laws.rational import format_fraction as ff
+        from specproof.rules.audit import given_block_law
 
         n = len(args.drafted)
         given = given_block_law([p] * (n + 1), [q] * n, args.drafted, rule)
@@ -587,8 +585,8 @@ def run(args: argparse.Namespace) -> int:
             "expected_counted": ff(given.expected_counted),
         }
     if args.search:
-        from specproof.rules.audit import search_counterexample
         from specproof.laws.rational import format_fraction as ff
+        from specproof.rules.audit import search_counterexample
 
         with _bar(unit="pair", desc="search V <= 4, d <= 8, then 1000 random") as bar:
             searched = search_counterexample(rule, random_pairs=1000, progress=bar.update)
@@ -677,8 +675,8 @@ def _audit_size_guard(args: argparse.Namespace, p, q) -> None:
 def _rule_block_certificate(p, q, name: str, rule, args: argparse.Namespace, block, proposal) -> dict:
     """The block certificate of the chain under ``rule``: each accepted prefix's position tree
     (:func:`specproof.rules.audit.position_tree`), composed by :func:`specproof.laws.outcome.block_tree`."""
-    from specproof.rules.audit import position_tree
     from specproof.laws.outcome import InvalidTree, block_tree
+    from specproof.rules.audit import position_tree
 
     if args.stop_token or proposal is not None:
         raise _Usage("--block-certificate: stop tokens and --proposal are not in block certificates yet")

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 import threading
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable
-
+from typing import Any
 
 from specproof import checker
-from specproof.cli._common import _Usage, _bar, _check_atol, _json_option, _print_json, _say
+from specproof.cli._common import _bar, _check_atol, _json_option, _print_json, _say, _Usage
 from specproof.cli.record import _is_record, refuse_record
-
 
 #: laws.rational.DEFAULT_FLOAT_ATOL, written out so that check's start loads no NumPy (a test keeps them equal).
 _DEFAULT_ATOL = 1e-3

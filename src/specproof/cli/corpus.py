@@ -80,10 +80,10 @@ def _check_options(args: argparse.Namespace) -> None:
     settings become ``"n/d"`` strings."""
     import math
 
-    from specproof.errors import InvalidOption
-    from specproof.laws.rational import format_fraction
     from specproof.corpus.log import false_alarm_level, power_bias
     from specproof.corpus.summary import cost_ratio
+    from specproof.errors import InvalidOption
+    from specproof.laws.rational import format_fraction
 
     if not 1 <= args.gamma_max <= MAX_GAMMA:
         raise InvalidOption(f"--gamma-max is {args.gamma_max}; give 1 to {MAX_GAMMA}")

@@ -6,7 +6,6 @@ import argparse
 import math
 from typing import Any
 
-
 from specproof.certify.crosscheck import (
     Block,
     BlockCrosscheckReport,
@@ -18,8 +17,8 @@ from specproof.certify.crosscheck import (
     crosscheck_real,
     crosscheck_variants,
 )
+from specproof.cli._common import _bar, _json_option, _print_json, _Usage
 from specproof.laws.rational import format_fraction
-from specproof.cli._common import _Usage, _bar, _json_option, _print_json
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -6,18 +6,18 @@ import argparse
 import os
 import shutil
 import sys
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
-from specproof.report import transcript
-from specproof import theorems
+from specproof import checker, theorems
 from specproof.certify import certificate
+from specproof.cli._common import _bar, _check_atol, _float_rows, _json_option, _pairs, _print_json, _say, _Usage
+from specproof.cli.check import _read_once, _verdict_json, _verify
 from specproof.cli.loaders import Distributions, load_distributions
 from specproof.laws.rational import DEFAULT_FLOAT_ATOL, format_fraction
-from specproof import checker
-from specproof.cli._common import _Usage, _bar, _check_atol, _float_rows, _json_option, _pairs, _print_json, _say
-from specproof.cli.check import _read_once, _verdict_json, _verify
+from specproof.report import transcript
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

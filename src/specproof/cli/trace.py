@@ -9,11 +9,9 @@ import os
 import sys
 from pathlib import Path
 
-
+from specproof.cli._common import _bar, _print_json, _Usage
 from specproof.cli.loaders import load_distributions
 from specproof.laws.rational import format_fraction
-from specproof.cli._common import _Usage, _bar, _print_json
-
 
 # --------------------------------------------------------------------------- trace (issue 12)
 

@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 from specproof import checker
-from specproof.report import transcript
-from specproof.cli._common import _Usage, _terminal
+from specproof.cli._common import _terminal, _Usage
 from specproof.cli.check import _read_once
 from specproof.cli.record import _check_record, _is_record
+from specproof.report import transcript
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -25,9 +25,10 @@ from __future__ import annotations
 import hashlib
 import heapq
 import re
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

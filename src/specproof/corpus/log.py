@@ -36,11 +36,12 @@ from __future__ import annotations
 import json
 import math
 import sys
-from fractions import Fraction
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from statistics import NormalDist
-from typing import Any, Sequence
+from typing import Any
 
 from ..errors import InvalidOption, SpecProofError
 from ..laws.rational import format_fraction

@@ -17,8 +17,9 @@ in the environment, as Ray documents); an already initialized Ray is used as it 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

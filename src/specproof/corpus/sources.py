@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from functools import lru_cache
+from collections.abc import Callable
+from functools import cache, lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -86,7 +87,7 @@ class PhoneSource:
                 docs.append(ids)
         return docs
 
-    @lru_cache(maxsize=None)
+    @cache
     def rows(self, state: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
         """Float64 target (trigram) and draft (bigram) rows after the last two symbols ``state``."""
         from ..models.fixtures import _phone_fixture, _probabilities
@@ -111,7 +112,7 @@ class PhoneSource:
             out.append({"key": f"{s[0]},{s[1]}", "p": p, "q": q, "children": None})
         return out
 
-    @lru_cache(maxsize=None)
+    @cache
     def state_node(self, state: tuple[int, int]) -> ContextNode:
         """The exact :class:`ContextNode` of a state (every child kept), computed once per process."""
         p, q = self.rows(state)

@@ -9,9 +9,10 @@ denominators), so every mean is given as an exact interval on the grid of multip
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ..errors import InvalidOption
 from ..laws.chain import expected_tokens

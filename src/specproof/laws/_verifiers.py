@@ -3,12 +3,12 @@ operations, the tree builder with named rows and recipes, and :class:`InvalidVer
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from specproof.errors import InvalidDistribution, SpecProofError
 from specproof.laws.outcome import (
-    argmax as _argmax,
     CONTINUOUS,
     Bound,
     Builder,
@@ -105,7 +105,7 @@ class _Builder(Builder):
         self.recipes: dict[str, tuple[Any, ...]] = {}
         self.derivations: dict[str, str] = {}
 
-    def add(self, name: str, values: "Row | Callable[[], Row]", recipe: tuple[Any, ...], why: str) -> str:
+    def add(self, name: str, values: Row | Callable[[], Row], recipe: tuple[Any, ...], why: str) -> str:
         """Add row ``name`` (``values`` may be a thunk, called only if the row is new)."""
         if name not in self.rows:
             self.rows[name] = tuple(values() if callable(values) else values)

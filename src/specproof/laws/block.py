@@ -40,11 +40,11 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 from specproof.errors import InvalidDistribution, ResidualUndefined
 from specproof.laws.rational import RationalVector, as_distribution, as_fractions, to_fraction
@@ -460,7 +460,7 @@ class BlockLaw(Mapping[Prefix, Fraction]):
 
 
 def compose(
-    position: Callable[[Prefix], "Position | None"],
+    position: Callable[[Prefix], Position | None],
     gamma: int,
     bonus: Callable[[Prefix], tuple[Any, Fraction, Sequence[Any]]],
     *,

@@ -4,26 +4,27 @@ beside token verification and the full-information bound, and its block certific
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 from specproof.errors import InvalidDistribution
-from specproof.laws.block import StepLaw, stream_tv, tree_law
-from specproof.laws.outcome import CONTINUOUS, Bound, Coin, Draw, Leaf, Node, OutcomeTree
 from specproof.laws._verifiers import (
-    Row,
-    Prefix,
-    Model,
     _ZERO,
     InvalidVerifier,
+    Model,
+    Prefix,
+    Row,
+    _Builder,
     _dist,
-    _pair,
     _model,
+    _pair,
     _positive_int,
     _positive_part,
-    _Builder,
 )
+from specproof.laws.block import StepLaw, stream_tv, tree_law
+from specproof.laws.outcome import CONTINUOUS, Bound, Coin, Draw, Leaf, Node, OutcomeTree
 
 # --------------------------------------------------------------------------- block verification
 

@@ -25,9 +25,10 @@ from __future__ import annotations
 import functools
 import numbers
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from specproof.errors import InvalidDistribution
 from specproof.laws.block import (
@@ -35,8 +36,8 @@ from specproof.laws.block import (
     ChainLaw,
     LengthLawName,
     Position,
-    _Rows,
     _require_int,
+    _Rows,
     compose,
     extend_by_target,
     given_block,

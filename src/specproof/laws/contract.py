@@ -27,8 +27,9 @@ row) stand on these protocols; docs/adding-a-verifier.md says how a new verifier
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 __all__ = ["PositionContract", "StepContract", "HasTree", "HasStreamTV"]
 

@@ -8,23 +8,23 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from specproof.laws.outcome import Draw, Leaf, Node, OutcomeTree
-from specproof.laws.rational import to_fraction
 from specproof.laws._verifiers import (
-    Row,
-    Prefix,
     _ZERO,
     InvalidVerifier,
+    Prefix,
+    Row,
+    _accept_test,
+    _Builder,
+    _fr,
+    _normalized,
     _pair,
     _positive_int,
     _positive_part,
-    _normalized,
-    _without,
     _tv,
-    _fr,
-    _Builder,
-    _accept_test,
+    _without,
 )
+from specproof.laws.outcome import Draw, Leaf, Node, OutcomeTree
+from specproof.laws.rational import to_fraction
 
 #: Methods of :func:`multidraft_tree`.
 MULTIDRAFT_METHODS = ("with-replacement", "without-replacement", "spectr")

@@ -54,7 +54,8 @@ or, at the edge, computes the law itself. So the refusals are the NumPy path's e
 
 from __future__ import annotations
 
-from typing import Callable, Literal, TypedDict, TypeVar, cast
+from collections.abc import Callable
+from typing import Literal, TypedDict, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt

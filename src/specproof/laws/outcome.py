@@ -42,9 +42,10 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Iterator, Mapping, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, Union
 
 from specproof.checker import RECIPE_ROWS
 from specproof.errors import SpecProofError
@@ -223,7 +224,7 @@ def coin_model(name: str) -> CoinModel:
 # --------------------------------------------------------------------------- primitives
 
 
-def argmax(row: "Row") -> int:
+def argmax(row: Row) -> int:
     """The index of the largest entry of ``row``, ties to the smallest id (the recipe
     ``one-hot-argmax`` and the events ``argmax-is``, ``argmax-is-not``).
 
@@ -352,7 +353,7 @@ def _float_ratio(a: Fraction, b: Fraction, dtype: str) -> Fraction:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _float_product_threshold(a: Fraction, b: Fraction, dtype: str, coin: "CoinModel", comparison: str) -> Fraction:
+def _float_product_threshold(a: Fraction, b: Fraction, dtype: str, coin: CoinModel, comparison: str) -> Fraction:
     """The threshold t with ``{u : u < t}`` = ``{u : fl(u * b) < a}`` (or ``<=``) on the coin's grid.
 
     The product is rounded in the wider of ``dtype`` and the coin's own format (float32 for a
@@ -400,7 +401,7 @@ def _float_product_threshold(a: Fraction, b: Fraction, dtype: str, coin: "CoinMo
 
 @functools.lru_cache(maxsize=1 << 16)
 def rounded_coin_threshold(
-    a: Fraction, b: Fraction, dtype: str, coin: "CoinModel", comparison: str, test: str
+    a: Fraction, b: Fraction, dtype: str, coin: CoinModel, comparison: str, test: str
 ) -> Fraction:
     """The grid point t with ``{u : u < t}`` = the grid coins u that pass the test with the coin
     rounded to ``dtype`` first (NumPy >= 2 meeting a Python-float coin with a float32 value, NEP 50).
@@ -641,7 +642,7 @@ class Branch(Generic[Out]):
 
     event: Primitive
     probability: Fraction
-    child: "Node[Out] | Leaf[Out]"
+    child: Node[Out] | Leaf[Out]
 
 
 @dataclass(frozen=True)
@@ -662,15 +663,15 @@ class Builder:
     rows: Mapping[str, Row]
 
     def branch(
-        self, event: "Primitive", child: "Node[Out] | Leaf[Out] | Callable[[], Node[Out] | Leaf[Out]]"
-    ) -> "Branch[Out] | None":
+        self, event: Primitive, child: Node[Out] | Leaf[Out] | Callable[[], Node[Out] | Leaf[Out]]
+    ) -> Branch[Out] | None:
         """The branch, or None if its probability is 0."""
         prob = event.probability(self.rows)
         if not prob:
             return None
         return Branch(event, prob, child() if callable(child) else child)
 
-    def node(self, label: str, branches: "Iterable[Branch[Out] | None]") -> "Node[Out]":
+    def node(self, label: str, branches: Iterable[Branch[Out] | None]) -> Node[Out]:
         """A node of the branches that are not None."""
         return Node(label, tuple(b for b in branches if b is not None))
 
@@ -715,7 +716,7 @@ class OutcomeTree(Generic[Out]):
     derivations: Mapping[str, str] = field(default_factory=dict)
     recipes: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
 
-    def _nodes(self) -> list["Node[Out] | Leaf[Out]"]:
+    def _nodes(self) -> list[Node[Out] | Leaf[Out]]:
         """Every distinct node (a subtree may be shared, e.g. one residual draw for every
         rejected draft), parents before children."""
         order: list[Node[Out] | Leaf[Out]] = []
@@ -735,7 +736,7 @@ class OutcomeTree(Generic[Out]):
         order.reverse()  # reversed post-order: a topological order
         return order
 
-    def reaches(self) -> list[tuple["Node[Out] | Leaf[Out]", Fraction]]:
+    def reaches(self) -> list[tuple[Node[Out] | Leaf[Out], Fraction]]:
         """Every distinct node and leaf with its reach (the probability that the verifier gets
         there: the sum over the paths to it of their products of branch probabilities), parents
         before children, in the order :meth:`as_dict` numbers the nodes. Linear in the number of
@@ -743,7 +744,7 @@ class OutcomeTree(Generic[Out]):
         return list(self._reaches)
 
     @functools.cached_property
-    def _reaches(self) -> list[tuple["Node[Out] | Leaf[Out]", Fraction]]:
+    def _reaches(self) -> list[tuple[Node[Out] | Leaf[Out], Fraction]]:
         mass: dict[int, Fraction] = {id(self.root): Fraction(1)}
         out = []
         for node in self._nodes():
@@ -781,7 +782,7 @@ class OutcomeTree(Generic[Out]):
             for br in reversed(node.branches):
                 stack.append((br.child, path + (br,), mass * br.probability))
 
-    def law(self: "OutcomeTree[int]") -> tuple[tuple[Fraction, ...], dict[int, Fraction]]:
+    def law(self: OutcomeTree[int]) -> tuple[tuple[Fraction, ...], dict[int, Fraction]]:
         """The emitted law: leaves summed by output.
 
         Returns
@@ -804,7 +805,7 @@ class OutcomeTree(Generic[Out]):
         """P(the drafted token is accepted): the mass of the accepted leaves."""
         return sum((m for (_, acc), m in self.outcomes().items() if acc), Fraction(0))
 
-    def accepted_law(self: "OutcomeTree[int]") -> tuple[Fraction, ...]:
+    def accepted_law(self: OutcomeTree[int]) -> tuple[Fraction, ...]:
         """Per token x, P(x is drafted and accepted): the accepted leaves summed by output."""
         out = [Fraction(0)] * self.vocab_size
         for (output, acc), m in self.outcomes().items():
@@ -903,7 +904,7 @@ class OutcomeTree(Generic[Out]):
         }
 
     @classmethod
-    def from_dict(cls: "type[OutcomeTree[Any]]", data: dict[str, Any]) -> "OutcomeTree[int]":
+    def from_dict(cls: type[OutcomeTree[Any]], data: dict[str, Any]) -> OutcomeTree[int]:
         """Read back :meth:`as_dict`'s data (probabilities as stored: call :meth:`rederive` to
         check them against the rows).
 
@@ -988,7 +989,7 @@ _SOURCE_ROW_ARGS = {
 }
 
 
-def _renamed_event(event: "Primitive", name: Callable[[str], str]) -> "Primitive":
+def _renamed_event(event: Primitive, name: Callable[[str], str]) -> Primitive:
     """The same primitive on renamed rows."""
 
     def bound(b: Bound | None) -> Bound | None:
@@ -1009,11 +1010,11 @@ def _renamed_event(event: "Primitive", name: Callable[[str], str]) -> "Primitive
 
 
 def block_tree(
-    position: Callable[[Block], "OutcomeTree[int]"],
+    position: Callable[[Block], OutcomeTree[int]],
     gamma: int,
-    last: Callable[[Block, str, Row], "Node[Block]"] | None = None,
+    last: Callable[[Block, str, Row], Node[Block]] | None = None,
     bonus_row: str = "p",
-) -> "OutcomeTree[Block]":
+) -> OutcomeTree[Block]:
     """One verification step over a block of gamma drafts, composed from position trees.
 
     At the accepted prefix s (depth < gamma) the block runs ``position(s)``, a one-position tree
@@ -1093,7 +1094,7 @@ def block_tree(
     recipes: dict[str, tuple[Any, ...]] = {}
     derivations: dict[str, str] = {}
 
-    def adopt(prefix: Block, tree: "OutcomeTree[int]", only: str | None = None) -> Callable[[str], str]:
+    def adopt(prefix: Block, tree: OutcomeTree[int], only: str | None = None) -> Callable[[str], str]:
         def name(n: str) -> str:
             return f"{n}{list(prefix)}"
 
@@ -1136,12 +1137,12 @@ def block_tree(
             ),
         )
 
-    def copied(prefix: Block) -> "Node[Block] | Leaf[Block]":
+    def copied(prefix: Block) -> Node[Block] | Leaf[Block]:
         tree = trees[prefix]
         name = adopt(prefix, tree)
         memo: dict[int, Node[Block] | Leaf[Block]] = {}
 
-        def copy(node: "Node[int] | Leaf[int]") -> "Node[Block] | Leaf[Block]":
+        def copy(node: Node[int] | Leaf[int]) -> Node[Block] | Leaf[Block]:
             if id(node) not in memo:
                 if isinstance(node, Node):
                     memo[id(node)] = Node(

@@ -17,11 +17,11 @@ import math
 import numbers
 import re
 import sys
+from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from fractions import Fraction
-from collections.abc import Iterable, Mapping
-from collections.abc import Set as AbstractSet
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 

@@ -34,12 +34,14 @@ relaxed acceptance).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from specproof.errors import InvalidDistribution, SpecProofError
-from specproof.laws._verifiers import _dist as _row, _model, _pair, _tv
+from specproof.laws._verifiers import _dist as _row
+from specproof.laws._verifiers import _model, _pair, _tv
 from specproof.laws.block import StepLaw
 from specproof.laws.outcome import argmax as _argmax
 from specproof.laws.rational import to_fraction

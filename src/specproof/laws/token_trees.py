@@ -3,29 +3,31 @@ block engine (SpecInfer's multi-step speculative sampling; greedy tree verificat
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, Sequence
+from typing import Any
 
-from specproof.laws.block import BlockLaw, Position, StepLaw, compose, tree_position
-from specproof.laws.outcome import Choice, Leaf, Node, OutcomeTree, argmax as _argmax
 from specproof.laws._verifiers import (
-    Row,
-    Prefix,
-    Model,
-    TokenTree,
     _ONE,
     InvalidVerifier,
+    Model,
+    Prefix,
+    Row,
+    TokenTree,
+    _accept_test,
+    _Builder,
     _dist,
     _model,
+    _normalized,
     _positive_int,
     _positive_part,
-    _normalized,
     _without,
-    _Builder,
-    _accept_test,
 )
+from specproof.laws.block import BlockLaw, Position, StepLaw, compose, tree_position
 from specproof.laws.multidraft import multidraft_tree
+from specproof.laws.outcome import Choice, Leaf, Node, OutcomeTree
+from specproof.laws.outcome import argmax as _argmax
 
 # --------------------------------------------------------------------------- token trees
 

@@ -3,29 +3,31 @@ as an outcome tree, and a block of gamma drafts composed by the block engine."""
 
 from __future__ import annotations
 
-import math
 import functools
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any
 
 from specproof.errors import SpecProofError
-from specproof.laws.block import BlockLaw, Position, StepLaw, compose, stream_tv, tree_position
-from specproof.laws.outcome import Choice, Draw, Leaf, Node, OutcomeTree, argmax as _argmax
-from specproof.laws.rational import to_fraction
 from specproof.laws._verifiers import (
-    Row,
-    Prefix,
     _ONE,
     InvalidVerifier,
+    Prefix,
+    Row,
+    _Builder,
     _dist,
-    _pair,
+    _fr,
     _model,
+    _pair,
     _positive_int,
     _tv,
-    _fr,
-    _Builder,
 )
+from specproof.laws.block import BlockLaw, Position, StepLaw, compose, stream_tv, tree_position
+from specproof.laws.outcome import Choice, Draw, Leaf, Node, OutcomeTree
+from specproof.laws.outcome import argmax as _argmax
+from specproof.laws.rational import to_fraction
 
 #: Recipes a checker would need for rows that are ``("given",)`` here (none exists in
 #: :class:`~specproof.laws.outcome.OutcomeTree`'s list): name -> (form, meaning). (``scaled`` and

@@ -50,8 +50,9 @@ Section 2.3.1 (typical acceptance) and ``medusa/model/utils.py::evaluate_posteri
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
-from typing import Any, Mapping
+from typing import Any
 
 from specproof.laws._verifiers import InvalidVerifier, _fr, _positive_int
 from specproof.laws.block import extend_by_target, stream_tv, target_joint
@@ -62,7 +63,6 @@ from specproof.laws.block_verification import (
     full_information_bound,
 )
 from specproof.laws.multidraft import (
-    MAX_DRAFTS,
     MULTIDRAFT_METHODS,
     MultiDraftLaw,
     acceptance_by_k,

@@ -16,9 +16,10 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import tempfile
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 __all__ = ["PACKAGE", "MODEL_FILE", "LOG_BASE", "model_path", "vocabulary", "logprobs", "provenance"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -34,7 +34,7 @@ _TAYLOR = tuple(1.0 / math.factorial(k) for k in range(13, 0, -1))
 _UNDERFLOW = -745.2
 
 
-@lru_cache(maxsize=None)
+@cache
 def power(base: float, n: int) -> float:
     """``base ** n`` rounded to the nearest float64, the same bits on every machine.
 

@@ -29,9 +29,10 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import os
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -15,9 +15,10 @@ References: Leviathan et al. 2023, Eq. 1 and Theorem 3.5.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 __all__ = ["TOP_TOKENS", "pair_figure", "chain_figure", "figures_for"]
 

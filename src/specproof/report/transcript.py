@@ -12,12 +12,12 @@ import decimal
 import hashlib
 import heapq
 import json
-import math
 import re
 import unicodedata
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import jinja2
 
@@ -26,9 +26,7 @@ from specproof.certify.certificate import COMPACT_ROWS, select_tokens
 from specproof.checker import Verdict
 from specproof.laws.numtext import (
     _DIGITS,
-    EXACT_DECIMAL_BITS,
     NUMBER_TEXT_EXACT_CHARS,  # noqa: F401
-    REDUCE_BITS,
     _digits,
     _parts,
     column_texts,

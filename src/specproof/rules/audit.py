@@ -23,17 +23,18 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from specproof.errors import InvalidDistribution, ResidualUndefined, renamed
 from specproof.laws.block import BlockLaw, LengthLawName, Position, compose, given_block, stream_tv, tree_position
-from specproof.laws.outcome import Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven, Rows
-from specproof.rules.policy import STANDARD, Logits, Processing, Rule, UnsupportedRule, _argmax
-from specproof.rules import libm
 from specproof.laws.floats import FLOAT32
+from specproof.laws.outcome import Bound, Branch, Builder, Choice, Coin, Draw, Leaf, Node, OutcomeTree, RaceGiven, Rows
 from specproof.laws.rational import as_distribution, format_fraction
+from specproof.rules import libm
+from specproof.rules.policy import STANDARD, Logits, Processing, Rule, UnsupportedRule, _argmax
 
 __all__ = [
     "position_tree",

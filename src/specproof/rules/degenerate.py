@@ -34,9 +34,10 @@ acceptance and argmax drafts.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any
 
 from specproof.errors import InvalidDistribution
 from specproof.laws.outcome import Bound, Coin, Rows

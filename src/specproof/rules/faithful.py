@@ -60,9 +60,10 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from specproof.errors import InvalidDistribution, ResidualUndefined, SpecProofError
 from specproof.laws.numtext import number_text

@@ -45,8 +45,9 @@ import functools
 import importlib
 import math
 import sys
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any
 
 from specproof.errors import SpecProofError, renamed
 
@@ -93,7 +94,7 @@ def _check(library: str, dtype: str) -> None:
         raise SpecProofError(f"log and exp are evaluated in {', '.join(DTYPES)}, not {dtype!r}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _module(library: str):
     try:
         return importlib.import_module(library)
@@ -374,7 +375,7 @@ def _passes(value, threshold, comparison: str) -> bool:
     return value < threshold if comparison == "<" else value <= threshold
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _grid32(library: str):
     """The library's float32 log of k / 2^24 for k = 0 .. 2^24, sorted (a NumPy float32 array), and
     the values at k = 0 and k = 2^24 (left out of one grid each)."""

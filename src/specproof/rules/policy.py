@@ -22,9 +22,10 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any
 
 from specproof.errors import SpecProofError
 from specproof.laws.outcome import CONTINUOUS, FLOAT32, FLOAT32_OPEN_CLOSED, CoinModel, coin_model

@@ -11,5 +11,7 @@ module.
 """
 
 from specproof.trace.tracer import *  # noqa: F401,F403
-from specproof.trace.tracer import __all__  # noqa: F401
-from specproof.trace.tracer import __getattr__  # noqa: F401,E402  (renamed names warn where they went)
+from specproof.trace.tracer import (
+    __all__,  # noqa: F401
+    __getattr__,  # noqa: F401,E402  (renamed names warn where they went)
+)

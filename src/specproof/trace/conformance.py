@@ -45,9 +45,10 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from specproof.errors import SpecProofError
 

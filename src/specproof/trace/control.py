@@ -28,7 +28,8 @@ import random as _pyrandom
 import sys
 import time
 import types
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 

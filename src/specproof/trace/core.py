@@ -13,10 +13,11 @@ import math
 import os
 import sys
 import sysconfig
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import FrameType
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -9,11 +9,15 @@ import functools
 import gc
 import sys
 import time
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 from specproof.errors import SpecProofError
 from specproof.trace.core import (
+    _ACTIVE,
+    _RACE_HINT,
+    GC_CLOCK_READ,
     MAX_CONSECUTIVE_BREAKS,
     MODE_RUNS,
     ContinuousThreshold,
@@ -23,13 +27,10 @@ from specproof.trace.core import (
     TraceTooLarge,
     UncontrolledRandomness,
     UnmodelledRandomness,
-    GC_CLOCK_READ,
-    _ACTIVE,
     _Categorical,
     _freeze,
     _hashable,
     _NeedMode,
-    _RACE_HINT,
     _Run,
     _Uniform,
 )

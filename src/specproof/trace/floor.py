@@ -32,11 +32,12 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from types import FrameType
-from typing import Any, Callable, Collection, Iterator
+from typing import Any
 
 from specproof.laws.numtext import number_text
 

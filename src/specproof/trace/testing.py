@@ -28,15 +28,16 @@ Examples
 from __future__ import annotations
 
 import contextlib
-import math
 import dataclasses
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from specproof.errors import InvalidDistribution, InvalidOption, SpecProofError, renamed
-from specproof.trace import _passed
 from specproof.laws.numtext import number_text
+from specproof.trace import _passed
 from specproof.trace.tracer import (
     ContinuousThreshold,
     SamplerRaised,
@@ -97,8 +98,8 @@ def _refuse_off_sum(total: Fraction, what: str, dtype: Any = None) -> None:
     rounding alone moves the sum further (bfloat16: each entry within 2^-8 of itself, relative, so
     the sum within 2^-8 of 1), twice that format's unit roundoff. Judging such a row would
     renormalize it silently."""
-    from specproof.laws.rational import DEFAULT_FLOAT_ATOL
     from specproof.laws.floats import FORMATS
+    from specproof.laws.rational import DEFAULT_FLOAT_ATOL
 
     fmt = FORMATS.get(str(dtype).replace("torch.", ""))
     atol = max(Fraction(DEFAULT_FLOAT_ATOL), Fraction(2, 1 << fmt.precision) if fmt is not None else Fraction(0))
@@ -139,8 +140,8 @@ def _check_sums(target: Any, draft: Any) -> list[str]:
     accepted but off from 1 by more than a correctly rounded softmax's rounding explains ((V + 2) units of
     roundoff of float32, or of the row's format if narrower): the judge renormalizes it, so part of the TV
     from the target's law can come from the row, not from the code's arithmetic."""
-    from specproof.rules import faithful
     from specproof.laws.floats import FORMATS
+    from specproof.rules import faithful
 
     caveats = []
     for rows, what in ((target, "target"), (draft, "draft")):

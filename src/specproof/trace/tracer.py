@@ -206,16 +206,18 @@ import math
 import signal
 import threading
 import time
+from collections.abc import Callable, Iterator
 from fractions import Fraction
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import numpy as np
 
 from specproof.errors import InvalidDistribution, SpecProofError, renamed
 from specproof.laws.block import stream_tv as _stream_tv
 from specproof.trace.assumptions import _EXPONENTIAL_ZEROS, _GENERAL, _READ_ALL, _pushed_note
-from specproof.trace.core import _ACTIVE
+from specproof.trace.control import Control
 from specproof.trace.core import (  # noqa: F401  (re-exported: the public names and limits)
+    _ACTIVE,
     EXPONENTIAL_ZERO,
     MAX_CATEGORIES,
     MAX_CONSECUTIVE_BREAKS,
@@ -230,7 +232,6 @@ from specproof.trace.core import (  # noqa: F401  (re-exported: the public names
     UncontrolledRandomness,
     UnmodelledRandomness,
 )
-from specproof.trace.control import Control
 from specproof.trace.explore import _Tracer
 from specproof.trace.sources import _call_assumption, intercepted
 from specproof.trace.sources.numpy_generator import TracedGenerator

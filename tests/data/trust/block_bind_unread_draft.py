@@ -21,8 +21,8 @@ import tempfile
 import time
 
 from specproof import checker
-from specproof.certify.certificate import dumps
 from specproof.certify.blocks import block_verification_certificate
+from specproof.certify.certificate import dumps
 
 P, Q, Q_USED = ["1/3", "2/3"], ["2/3", "1/3"], ["1/100", "99/100"]
 doc = block_verification_certificate(P, Q_USED, 2)

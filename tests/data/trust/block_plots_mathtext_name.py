@@ -15,8 +15,8 @@ import tempfile
 import time
 
 from specproof import checker
-from specproof.certify.certificate import dumps
 from specproof.certify.blocks import block_verification_certificate
+from specproof.certify.certificate import dumps
 
 doc = block_verification_certificate(["1/3", "2/3"], ["2/3", "1/3"], 2)
 doc["name"] = "block verification, gamma = $2^$"

@@ -9,7 +9,9 @@ derived-row budget, which is paid for by cheap zero-probability branches).
 usage: python gen_dos_outcome_growth.py [STEPS] [OUT]
 """
 
-import json, sys
+import json
+import sys
+
 from specproof import checker as C
 
 steps = int(sys.argv[1]) if len(sys.argv) > 1 else 24

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from specproof.trace.sources.base import SOURCES, Patcher, Source, register, unregister
 from specproof.trace.sources.mlx_random import MlxSource

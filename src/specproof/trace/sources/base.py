@@ -12,7 +12,8 @@ patched function a source takes its values from the active run (:func:`specproof
 
 from __future__ import annotations
 
-from typing import Any, Callable, Hashable
+from collections.abc import Callable, Hashable
+from typing import Any
 
 __all__ = ["Source", "Patcher", "register", "unregister", "SOURCES"]
 

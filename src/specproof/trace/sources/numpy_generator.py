@@ -15,20 +15,20 @@ from typing import Any
 
 import numpy as np
 
-from specproof.trace.sources.base import Patcher, Source
 from specproof.trace.core import (
+    _ACTIVE,
     MAX_CATEGORIES,
     SamplerRaised,
+    UncontrolledRandomness,
     UnmodelledRandomness,
+    _call_site,
     _draw_categorical,
     _fraction_weights,
-    _ACTIVE,
-    UncontrolledRandomness,
-    _call_site,
     _refuser,
     _run,
     _uniform_values,
 )
+from specproof.trace.sources.base import Patcher, Source
 
 _NUMPY_LEGACY = (
     "rand",

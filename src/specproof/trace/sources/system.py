@@ -22,7 +22,8 @@ import math
 import os
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from specproof.trace.core import (
     _ACTIVE,

@@ -4,26 +4,27 @@
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
 
 from specproof.trace.core import (
     MAX_CATEGORIES,
     SamplerRaised,
     UnmodelledRandomness,
+    _call_site,
     _draw_categorical,
     _ExpDraw,
     _fraction_weights,
     _NeedMode,
-    _call_site,
     _refuser,
     _run,
     _uniform_values,
 )
-from specproof.trace.sources.base import Patcher, Source
 from specproof.trace.sources import gumbel as _gumbel
 from specproof.trace.sources import triton_reads
+from specproof.trace.sources.base import Patcher, Source
 from specproof.trace.sources.torch_mode import _mark_raw, _taint, _track_draw
 
 

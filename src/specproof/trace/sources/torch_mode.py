@@ -5,21 +5,22 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterator
 from fractions import Fraction
-from typing import Any, Iterator, NoReturn
+from typing import Any, NoReturn
 
-from specproof.trace.sources import gumbel as _gumbel
-from specproof.trace.sources import triton_reads as _triton_reads
 from specproof.trace.core import (
-    UncontrolledRandomness,
+    _RACE_HINT,
     EXPONENTIAL_ZERO,
     ContinuousThreshold,
+    UncontrolledRandomness,
     UnmodelledRandomness,
     _draw_categorical,
     _ExpDraw,
-    _RACE_HINT,
     _Run,
 )
+from specproof.trace.sources import gumbel as _gumbel
+from specproof.trace.sources import triton_reads as _triton_reads
 
 
 def _taint(run: _Run, tensor: Any, first_slot: int) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from specproof.trace.core import UnmodelledRandomness, _ACTIVE
+from specproof.trace.core import _ACTIVE, UnmodelledRandomness
 
 #: Tagged NaNs: a quiet NaN with a marker bit, the element's index in its low bits.
 _TAGS = {
