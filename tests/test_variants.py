@@ -679,3 +679,18 @@ def test_cli_audit_verifiers(tmp_path, capsys):
     assert code == 1 and "LOSSY" in out and "tv: 1/4" in out
     code, _ = _cli(tmp_path, capsys, "--verifier", "multidraft", "--drafts", "0")
     assert code == 2
+
+
+def test_the_summary_s_old_names_in_laws_variants_are_deprecated_aliases():
+    """One door per thing: the CLI's summary lives in laws.summary, every verifier by name in the registry;
+    laws.variants' old names still work, with a DeprecationWarning naming both."""
+    import specproof.laws.summary as summary
+    import specproof.laws.variants as variants
+
+    for name in ("VERIFIERS", "audit_summary", "format_summary"):
+        assert name not in variants.__all__
+        with pytest.warns(DeprecationWarning, match=rf"laws\.summary\.{name}.*certify\.registry"):
+            assert getattr(variants, name) is getattr(summary, name)
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        variants.nothing  # noqa: B018
+    assert summary.audit_summary(["1/2", "1/2"], ["1", "0"], "multidraft")["expected_accepted"] == "1/2"

@@ -711,7 +711,7 @@ def _rule_block_certificate(p, q, name: str, rule, args: argparse.Namespace, blo
 
 
 def _audit_variant(args: argparse.Namespace, p, q) -> int:
-    from specproof.laws.variants import audit_summary, format_summary
+    from specproof.laws.summary import audit_summary, format_summary
 
     tree = None
     if args.tree is not None:

@@ -2,6 +2,8 @@
 
 :func:`audit_summary` computes one variant's exact law on (p, q) (multi-draft, a token tree, block
 verification, typical acceptance) and returns it as JSON-ready data; :func:`format_summary` prints it.
+It is the command line's view of four variants, not a list of verifiers: every verifier the project knows,
+by name, with its examples, is in :mod:`specproof.certify.registry`.
 """
 
 from __future__ import annotations

@@ -11,8 +11,10 @@ Blocks (block verification, typical acceptance over gamma drafts) are block cert
 
 The verifiers live by role in :mod:`~specproof.laws.multidraft`, :mod:`~specproof.laws.token_trees`,
 :mod:`~specproof.laws.block_verification` and :mod:`~specproof.laws.typical` (shared pieces in
-``_verifiers``); this module gathers their public names and the one summary per verifier the CLI
-prints (:func:`audit_summary`).
+``_verifiers``); this module gathers their public names. Every verifier the project knows, by name,
+with its examples: :mod:`specproof.certify.registry`. The command line's summary of one variant is
+:mod:`specproof.laws.summary` (``VERIFIERS``, ``audit_summary`` and ``format_summary`` here are deprecated
+aliases of it).
 
 =============================== ===================================================================
 :func:`multidraft_tree`         k drafts at one position: recursive rejection sampling with or
@@ -50,6 +52,8 @@ Section 2.3.1 (typical acceptance) and ``medusa/model/utils.py::evaluate_posteri
 
 from __future__ import annotations
 
+from typing import Any
+
 from specproof.laws._verifiers import InvalidVerifier
 from specproof.laws.block import extend_by_target, stream_tv, target_joint
 from specproof.laws.block_verification import (
@@ -66,7 +70,6 @@ from specproof.laws.multidraft import (
     multidraft_tree,
     spectr_rho,
 )
-from specproof.laws.summary import VERIFIERS, audit_summary, format_summary
 from specproof.laws.token_trees import (
     TokenTreeLaw,
     deterministic_tree_law,
@@ -121,7 +124,27 @@ __all__ = [
     "typical_block_law",
     "extend_by_target",
     "target_joint",
-    "VERIFIERS",
-    "audit_summary",
-    "format_summary",
 ]
+
+#: Names this module used to define, now deprecated aliases: name -> (module, attribute).
+_DEPRECATED = {
+    "VERIFIERS": "specproof.laws.summary",
+    "audit_summary": "specproof.laws.summary",
+    "format_summary": "specproof.laws.summary",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The deprecated names, with a DeprecationWarning saying where they live now."""
+    if name not in _DEPRECATED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+    import warnings
+
+    warnings.warn(
+        f"specproof.laws.variants.{name} is deprecated: the command line's summary is "
+        f"{_DEPRECATED[name]}.{name}, and every verifier by name is in specproof.certify.registry",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(importlib.import_module(_DEPRECATED[name]), name)
