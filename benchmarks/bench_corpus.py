@@ -140,8 +140,8 @@ def kernels() -> list[dict]:
     rng = np.random.default_rng(0)
     rows[128256] = (softmax(rng.normal(size=128256) * 3), softmax(rng.normal(size=128256) * 3), 1e-9)
     for v, (p, q, atol) in rows.items():
-        f = _time(lambda: numeric.acceptance_probability(p, q, atol=atol), 20 if v > 41 else 2000)
-        e = _time(lambda: node_law(p, q, [0, 1], atol=atol), 5 if v > 41 else 500)
+        f = _time(lambda p=p, q=q, atol=atol: numeric.acceptance_probability(p, q, atol=atol), 20 if v > 41 else 2000)
+        e = _time(lambda p=p, q=q, atol=atol: node_law(p, q, [0, 1], atol=atol), 5 if v > 41 else 500)
         out.append({"V": v, "float_s": f, "exact_s": e, "float_positions_per_s": 1 / f, "exact_positions_per_s": 1 / e})
     return out
 

@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> None:
     except ImportError as exc:
         print(f"transformers cases skipped: {exc}")
     for name, run in cases:
-        out = {mode: _timed(lambda kw=kw: run(kw)) for mode, kw in MODES.items()}
+        out = {mode: _timed(lambda kw=kw, run=run: run(kw)) for mode, kw in MODES.items()}
         laws = [got[1] for got, _, _ in out.values()]
         if any(law != laws[0] for law in laws):
             raise SystemExit(f"{name}: the laws differ")

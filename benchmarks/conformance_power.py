@@ -127,8 +127,10 @@ def run_pair(name, reps, eps, alpha, power, ref):
         hits = [0, 0, 0]
         for seed in range(reps):
             rng = np.random.default_rng(seed)
-            hits[0] += not conformance_test(lambda m: sampler(m, rng), ref, eps=eps, alpha=alpha, power=power).conforms
-            hits[1] += not six_sigma_counts(lambda m: sampler(m, rng), ref, 65_536)
+            hits[0] += not conformance_test(
+                lambda m, s=sampler, r=rng: s(m, r), ref, eps=eps, alpha=alpha, power=power
+            ).conforms
+            hits[1] += not six_sigma_counts(lambda m, s=sampler, r=rng: s(m, r), ref, 65_536)
             hits[2] += not vllm_l2_ratio(sampler, rng)
         print(
             f"| {name} | {kind} | {float(law.tv):.4f} | " + " | ".join(f"{h / reps:.3f}" for h in hits) + " |",
@@ -148,7 +150,7 @@ def false_alarms(reps: int = 1000, eps: float = 0.02) -> None:
             bad = 0
             for seed in range(reps):
                 rng = np.random.default_rng(10_000 + seed)
-                bad += not conformance_test(lambda m: sampler(m, rng), ref, eps=eps, alpha=alpha).conforms
+                bad += not conformance_test(lambda m, s=sampler, r=rng: s(m, r), ref, eps=eps, alpha=alpha).conforms
             print(f"  alpha = {alpha}: N = {n}, {kind}: {bad}/{reps} = {bad / reps:.4f}", flush=True)
 
 

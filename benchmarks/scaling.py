@@ -95,7 +95,7 @@ def law_vs_v(sizes: list[int]) -> dict[str, Any]:
     for v in sizes:
         p, q = _softmax(v, 0), _softmax(v, 1)
 
-        def exact_law() -> None:
+        def exact_law(p: np.ndarray = p, q: np.ndarray = q, v: int = v) -> None:
             law = exact.emitted_law(from_floats(p), from_floats(q))
             if not law.is_lossless():
                 raise SystemExit(f"V={v}: the exact law is not lossless")
@@ -104,8 +104,8 @@ def law_vs_v(sizes: list[int]) -> dict[str, Any]:
         # np.copy and the float path interleaved, so that both see the same load
         copies, floats = [], []
         for _ in range(9):
-            copies.append(_seconds(lambda: np.copy(p), budget=0, most=1))
-            floats.append(_seconds(lambda: numeric.emitted_distribution(p, q), budget=0, most=1))
+            copies.append(_seconds(lambda p=p: np.copy(p), budget=0, most=1))
+            floats.append(_seconds(lambda p=p, q=q: numeric.emitted_distribution(p, q), budget=0, most=1))
         out["copy"].append(statistics.median(copies))
         out["float"].append(statistics.median(floats))
     out["fit"] = {k: fit_power(sizes, out[k]) for k in ("exact", "float", "copy")}
@@ -139,7 +139,7 @@ def chain_vs_gamma(vocabs: list[int], gammas: list[int], block_v: int, limit: fl
         for g in gammas:
             if times and times[-1] > limit:
                 break
-            times.append(_seconds(lambda: chain.verification_law(target, draft, g), budget=0.5, most=3))
+            times.append(_seconds(lambda t=target, d=draft, g=g: chain.verification_law(t, d, g), budget=0.5, most=3))
         out["chain"][str(v)] = times
     target, draft = _chain_rows(block_v, 0), _chain_rows(block_v, 5)
     for g in gammas:
@@ -147,7 +147,9 @@ def chain_vs_gamma(vocabs: list[int], gammas: list[int], block_v: int, limit: fl
         prefixes = [tuple(tokens[:i]) for i in range(g + 1)]
         rows_t = [target(s) for s in prefixes]
         rows_d = [draft(s) for s in prefixes[:-1]]
-        out["block"].append(_seconds(lambda: chain.given_block_law(rows_t, rows_d, tokens), budget=0.5, most=5))
+        out["block"].append(
+            _seconds(lambda t=rows_t, d=rows_d, b=tokens: chain.given_block_law(t, d, b), budget=0.5, most=5)
+        )
     out["fit"] = {
         "chain_base": {v: fit_base(gammas[: len(t)], t) for v, t in out["chain"].items()},
         "block_power": fit_power(gammas, out["block"]),

@@ -466,7 +466,9 @@ def _tiny_gamma_three(torch, transformers):
     assert [r["explored"] for r in rows] == [4 + 4 * 5] * 5 and [r["explored"] for r in rows5] == [8] * 5
     for r, r5 in zip(rows[:4:3], rows5[:4:3]):  # positions 1 and 4 (1..4 have every row their step needs)
         ctx = tuple(ids[: r["position"]])
-        exact = verification_law(lambda s: row(target, ctx + s), lambda s: row(draft, ctx + s), 3).expected_emitted
+        exact = verification_law(
+            lambda s, c=ctx: row(target, c + s), lambda s, c=ctx: row(draft, c + s), 3
+        ).expected_emitted
         lo, hi = Fraction(r["e_lo"][2]), Fraction(r["e_hi"][2])
         assert hi - lo <= Fraction(3, 1 << GRID_BITS) and abs(float(lo - exact)) < 1e-5
         lo5, hi5 = Fraction(r5["e_lo"][2]), Fraction(r5["e_hi"][2])

@@ -264,7 +264,7 @@ def _transformers_agreement(n, seed):
         t = torch.tensor(target).softmax(dim=-1)
         d = torch.tensor(draft).softmax(dim=-1)
         got = traced_block(target.tolist(), draft.tolist())
-        want = block_law(lambda s: t[len(s)], lambda s: d[0], 1, rule)
+        want = block_law(lambda s, t=t: t[len(s)], lambda s, d=d: d[0], 1, rule)
         assert got.law == {b: m for b, m in want.emitted.items() if m}
 
 
@@ -290,7 +290,7 @@ def _transformers_agreement_long(n, seed, v):
         t = torch.tensor(target).softmax(dim=-1)
         d = torch.tensor(draft).softmax(dim=-1)
         got = traced_block(target.tolist(), draft.tolist())
-        want = block_law(lambda s: t[len(s)], lambda s: d[0], 1, rule)
+        want = block_law(lambda s, t=t: t[len(s)], lambda s, d=d: d[0], 1, rule)
         assert got.law == {b: m for b, m in want.emitted.items() if m}
         assert got.judgement.verdict == "float-faithful" and "torch fl32 sum" in got.judgement.arithmetic
 

@@ -109,7 +109,7 @@ def naive_block_verification(mb, ms, gamma, v):
         for i, x in enumerate(block):
             ps.append(min(ps[-1] * mb(block[:i])[x] / ms(block[:i])[x], F(1)))
 
-        def resid(i):
+        def resid(i, ps=ps, block=block):
             return [max(ps[i] * a - c, F(0)) for a, c in zip(mb(block[:i]), ms(block[:i]))]
 
         h = [None]

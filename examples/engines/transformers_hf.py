@@ -72,7 +72,7 @@ def main() -> list[Any]:
         return []
     results = []
     for p, q in ((P, Q), (P_ZERO, Q_ZERO)):
-        result, seconds = cpu_seconds(lambda: compare(make_step(utils), rows(p), rows(q)))
+        result, seconds = cpu_seconds(lambda p=p, q=q: compare(make_step(utils), rows(p), rows(q)))
         results.append((result, seconds))
         print(report(f"transformers {VERSION}", "_speculative_sampling", result, seconds, f"p={p} q={q}"))
     return results

@@ -138,7 +138,7 @@ def main() -> list[Any]:
     for p, q in ((P, Q), (P_ZERO, Q_ZERO)):
         target, draft = rows(p), rows(q)
         try:
-            result, seconds = cpu_seconds(lambda: compare(step, target, draft))
+            result, seconds = cpu_seconds(lambda target=target, draft=draft: compare(step, target, draft))
         except UnmodelledRandomness as why:  # refused: no verdict
             print(refusal(f"vllm {VERSION}", "rejection_sample", why))
             results.append((why, None))

@@ -89,7 +89,7 @@ def rederive_rows(tree: OutcomeTree) -> list[str]:
         row = tree.rows[name]
         v = len(row)
 
-        def src(n):
+        def src(n, name=name):
             if n not in tree.rows:
                 raise InvalidTree(f"row {name!r}: its recipe names row {n!r}, which the tree does not list")
             return tree.rows[n]

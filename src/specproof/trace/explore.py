@@ -649,7 +649,9 @@ class _Tracer:
         chosen += [p for p in self.clocked if p not in chosen][:REPLAYS]
         for prefix in chosen:
             expected = self._runs[prefix]
-            (key, slots, clock), seen = Control.profiled(lambda: self._run_once(prefix, clock_shift=0.0, record=False))
+            (key, slots, clock), seen = Control.profiled(
+                lambda prefix=prefix: self._run_once(prefix, clock_shift=0.0, record=False)
+            )
             early = set()
             for what, where in seen:
                 if what.startswith("time."):
