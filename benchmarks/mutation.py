@@ -660,7 +660,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{module:8} {r['generated']:7d} {r['equivalent']:6d} {r['run']:5d} {r['killed']:6d} "
             f"{r['survived']:8d} {r['score']:6.1f}% {r['seconds']:7.0f}s"
         )
-    for module, r in report.items():
+    for r in report.values():
         for s in (x for x in r["results"] if x["status"] == "survived"):
             print(f"survived: {s['where']}  {s['key']}")
     if args.json is not None:

@@ -544,7 +544,7 @@ def test_check_binds_only_the_inputs_the_tree_reads(tmp_path, capsys):
 
     p, q, used = ["1/3", "2/3"], ["2/3", "1/3"], ["1/100", "99/100"]
     doc = block_verification_certificate(p, used, 2)
-    for name, row in list(doc["rows"].items()):
+    for row in list(doc["rows"].values()):
         if row["recipe"][:2] == ["input", "q"]:
             prefix = row["recipe"][2]
             row["recipe"] = ["given"]

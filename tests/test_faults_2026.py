@@ -281,7 +281,7 @@ def block_step(target, draft, gamma, token_wise=False):
     bonus). The correct h_i = S_i / (S_i + 1 - p_i), S_i the residual's mass, h_gamma = p_gamma;
     ``token_wise`` (#7807): h_i = p_i, the token-wise acceptance, and the plain residual (M_b - M_s)+."""
     xs: list[int] = []
-    for i in range(gamma):
+    for _ in range(gamma):
         xs.append(int(torch.multinomial(draft(tuple(xs)), 1)))
     ps = [torch.tensor(1.0)]
     for i in range(gamma):

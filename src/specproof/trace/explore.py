@@ -325,7 +325,7 @@ class _Tracer:
         if first is None or not self.run_seconds:
             return None
         slots = first[1]
-        for i, slot in enumerate(slots[:-1]):
+        for slot in slots[:-1]:
             if isinstance(slot, _Categorical):
                 k = sum(1 for w in slot.probs if w)
                 if k <= ESTIMATE_MIN_OUTCOMES:

@@ -26,7 +26,7 @@ from specproof.certify.certificate import dumps
 
 P, Q, Q_USED = ["1/3", "2/3"], ["2/3", "1/3"], ["1/100", "99/100"]
 doc = block_verification_certificate(P, Q_USED, 2)
-for name, row in list(doc["rows"].items()):
+for row in list(doc["rows"].values()):
     if row["recipe"][:2] == ["input", "q"]:
         prefix = row["recipe"][2]
         row["recipe"] = ["given"]  # the tree drafts from q' (trusted)

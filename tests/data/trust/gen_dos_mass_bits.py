@@ -60,7 +60,7 @@ def document(children, limit_bits):
             }
         )
     nodes.append({"label": "fan", "reach": f"1/{2**depth}", "branches": fan})
-    for i in range(n):
+    for _ in range(n):
         nodes.append(
             {"label": "c", "reach": f"1/{2**depth * n}", "branches": halves({"leaf": [0, True]}, {"leaf": [2, True]})}
         )
