@@ -200,8 +200,13 @@ def test_kind_accept_all_emits_the_draft(pair):
 @given(pairs)
 def test_kind_float32_coins_against_grid_counts(pair):
     p, q = pair
-    lt = lambda t: min(F(1), F(math.ceil(t * N24), N24))
-    le = lambda t: min(F(1), F(math.floor(t * N24) + 1, N24))
+
+    def lt(t):
+        return min(F(1), F(math.ceil(t * N24), N24))
+
+    def le(t):
+        return min(F(1), F(math.floor(t * N24) + 1, N24))
+
     resid = [max(a - b, F(0)) for a, b in zip(p, q)]
     for name, prob in (("lt-float32-coin", lt), ("le-float32-coin", le)):
         acc = _accept_masses(p, q, prob)

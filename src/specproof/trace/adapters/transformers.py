@@ -417,13 +417,16 @@ def ratio_members(dtype: str) -> list:
         and m.rule.arithmetic.test == "ratio"
         and m.rule.arithmetic.library in (None, "torch")
     ]
-    own = lambda m: (
-        m.rule.comparison == "<="
-        and m.rule.arithmetic.normalization == "divide"  # noqa: E731
-        and m.rule.arithmetic.library == "torch"
-        and m.rule.coin.name == coin
-        and not m.rule.coin.open_closed
-    )
+
+    def own(m) -> bool:
+        return (
+            m.rule.comparison == "<="
+            and m.rule.arithmetic.normalization == "divide"
+            and m.rule.arithmetic.library == "torch"
+            and m.rule.coin.name == coin
+            and not m.rule.coin.open_closed
+        )
+
     return sorted(sub, key=lambda m: not own(m))
 
 

@@ -444,23 +444,28 @@ def _race_mode_class() -> Any:
                 and not any(id(t) in run.lazy for t in _tensors_in((args[1:], kwargs), torch.Tensor))
             ):
                 if name in _MOVES and isinstance(args[0], torch.Tensor):
-                    maps = lambda: func(run.lazy[id(args[0])][0], *args[1:], **kwargs)  # noqa: E731
+
+                    def moved():
+                        return func(run.lazy[id(args[0])][0], *args[1:], **kwargs)
+
+                    maps = moved
                 elif (
                     name in _JOINS
                     and isinstance(args[0], (list, tuple))
                     and all(isinstance(a, torch.Tensor) for a in args[0])
                 ):
-                    maps = lambda: func(
-                        [
-                            run.lazy[id(a)][0]
-                            if id(a) in run.lazy
-                            # noqa: E731
-                            else torch.full(a.shape, -1, dtype=torch.int64)
-                            for a in args[0]
-                        ],
-                        *args[1:],
-                        **kwargs,
-                    )
+
+                    def joined():
+                        return func(
+                            [
+                                run.lazy[id(a)][0] if id(a) in run.lazy else torch.full(a.shape, -1, dtype=torch.int64)
+                                for a in args[0]
+                            ],
+                            *args[1:],
+                            **kwargs,
+                        )
+
+                    maps = joined
             out = self.dispatch(func, args, kwargs)
             if maps is None:
                 run.make_dirty(slots)
