@@ -31,7 +31,7 @@ EXPECTED_IDS = [
 ]
 
 a, b, p, q = sp.symbols("a b p q", real=True)
-P, Q, I, V = sproof._P, sproof._Q, sproof._I, sproof._V
+P, Q, i, V = sproof._P, sproof._Q, sproof._I, sproof._V
 
 
 @pytest.fixture(scope="module")
@@ -134,13 +134,13 @@ def test_one_failing_case_is_enough_to_reject():
 
 def test_false_sum_identities_are_not_verified():
     s = sproof._sum
-    alpha = s(sp.Min(P[I], Q[I]))
+    alpha = s(sp.Min(P[i], Q[i]))
     # normalizer with the wrong residual, or with the wrong normalization hypothesis
-    assert check_sum_identity(s(sp.Max(P[I] - Q[I], 0)) - (1 - s(sp.Max(Q[I] - P[I], 0))), {s(P[I]): 1})[1] is False
-    assert check_sum_identity(s(sp.Max(P[I] - Q[I], 0)) - (1 - alpha), {s(Q[I]): 1})[1] is False
-    assert check_sum_identity(s(sp.Max(P[I] - Q[I], 0)) - (2 - alpha), {s(P[I]): 1})[1] is False
+    assert check_sum_identity(s(sp.Max(P[i] - Q[i], 0)) - (1 - s(sp.Max(Q[i] - P[i], 0))), {s(P[i]): 1})[1] is False
+    assert check_sum_identity(s(sp.Max(P[i] - Q[i], 0)) - (1 - alpha), {s(Q[i]): 1})[1] is False
+    assert check_sum_identity(s(sp.Max(P[i] - Q[i], 0)) - (2 - alpha), {s(P[i]): 1})[1] is False
     # the true one passes through the same machinery
-    assert check_sum_identity(s(sp.Max(P[I] - Q[I], 0)) - (1 - alpha), {s(P[I]): 1}) == ("0", True)
+    assert check_sum_identity(s(sp.Max(P[i] - Q[i], 0)) - (1 - alpha), {s(P[i]): 1}) == ("0", True)
 
 
 def test_failures_do_not_raise_and_unprove(monkeypatch):
