@@ -472,7 +472,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         from specproof.trace.adapters import transformers as hf
     except ImportError as exc:  # pragma: no cover - the models extra is missing
-        raise _Usage(f"specproof trace transformers needs torch and transformers (the 'models' extra): {exc}")
+        raise _Usage(f"specproof trace transformers needs torch and transformers (the 'models' extra): {exc}") from exc
     t = hf.read_logits(args.target_logits, "--target-logits")
     d = hf.read_logits(args.draft_logits, "--draft-logits")
     if args.gamma is not None and (args.gamma < 1 or d.shape[0] != args.gamma or t.shape[0] != args.gamma + 1):
@@ -483,7 +483,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = hf.speculative_sampling_law(t, d, ensemble_weight=args.ensemble_weight, dtype=args.dtype)
     except ImportError as exc:  # pragma: no cover
-        raise _Usage(f"specproof trace transformers needs torch and transformers: {exc}")
+        raise _Usage(f"specproof trace transformers needs torch and transformers: {exc}") from exc
     out = result.as_dict()
     if args.json:
         _print_json({"command": "trace", "library": "transformers", **out})
