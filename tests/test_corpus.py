@@ -94,6 +94,26 @@ def test_bounds_are_rounded_outward_on_the_grid():
         emitted_bounds((), 0, lookup, lambda k, y: k, {})
 
 
+def test_phone_source_rows_are_cached_per_source_and_freed_with_it():
+    # the rows and state nodes were cached by functools.cache on the methods, whose cache held every
+    # source alive for the life of the process (ruff B019); the cache is now the source's own
+    import gc
+    import weakref
+
+    from specproof.corpus.sources import PhoneSource
+
+    src = PhoneSource()
+    s = (src.index["DH"], src.index["AH"])
+    p, q = src.rows(s)
+    assert src.rows(s)[0] is p and src.rows(s)[1] is q
+    assert src.state_node(s) is src.state_node(s)
+    assert PhoneSource().rows(s)[0] is not p and np.array_equal(PhoneSource().rows(s)[0], p)
+    gone = weakref.ref(src)
+    del src, p, q
+    gc.collect()
+    assert gone() is None
+
+
 def test_phone_source_bounds_match_the_chain_law_of_the_phone_model():
     from specproof.corpus.sources import PhoneSource
     from specproof.models.fixtures import phone_lm_chain

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.util
 import re
 from collections.abc import Callable
-from functools import cache, lru_cache
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,9 @@ class PhoneSource:
         self.index = {s: i for i, s in enumerate(self.labels)}
         self.end = self.index[END]
         self.dropped: list[str] = []
+        # the source's own caches (functools.cache on the methods would hold every source for the process's life)
+        self._row_cache: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        self._node_cache: dict[tuple[int, int], ContextNode] = {}
 
     @property
     def vocab_size(self) -> int:
@@ -87,9 +90,15 @@ class PhoneSource:
                 docs.append(ids)
         return docs
 
-    @cache
     def rows(self, state: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
-        """Float64 target (trigram) and draft (bigram) rows after the last two symbols ``state``."""
+        """Float64 target (trigram) and draft (bigram) rows after the last two symbols ``state``
+        (computed once per source)."""
+        got = self._row_cache.get(state)
+        if got is None:
+            got = self._row_cache[state] = self._read_rows(state)
+        return got
+
+    def _read_rows(self, state: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
         from ..models.fixtures import _phone_fixture, _probabilities
 
         if self.end in state:
@@ -112,11 +121,14 @@ class PhoneSource:
             out.append({"key": f"{s[0]},{s[1]}", "p": p, "q": q, "children": None})
         return out
 
-    @cache
     def state_node(self, state: tuple[int, int]) -> ContextNode:
-        """The exact :class:`ContextNode` of a state (every child kept), computed once per process."""
-        p, q = self.rows(state)
-        return node_law(p, q, None, atol=self.atol)
+        """The exact :class:`ContextNode` of a state (every child kept), computed once per source (one per
+        process through :func:`specproof.corpus.pipeline.source`)."""
+        got = self._node_cache.get(state)
+        if got is None:
+            p, q = self.rows(state)
+            got = self._node_cache[state] = node_law(p, q, None, atol=self.atol)
+        return got
 
     def tree(self, ids: list[int], laws: dict[str, ContextNode]) -> tuple[Callable, Callable, Callable[[int], Any]]:
         """``(lookup, child, root_key)`` over states; the document's own laws are used for its roots."""
