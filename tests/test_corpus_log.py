@@ -7,7 +7,15 @@ from fractions import Fraction
 
 import pytest
 
-from specproof.corpus.log import InvalidLog, accepted_law, check_log, inject_counting_bug, read_log, write_log
+from specproof.corpus.log import (
+    InvalidLog,
+    accepted_law,
+    check_log,
+    inject_counting_bug,
+    read_log,
+    render_check,
+    write_log,
+)
 from specproof.laws.chain import given_block_law
 
 pytest.importorskip("pyarrow")
@@ -92,6 +100,8 @@ def test_an_impossible_count_flags_the_log_alone(tmp_path):
     report = check_log(write_log(rows, tmp_path / "x.parquet"))
     assert not report["passed"] and report["impossible_steps"] == 1
     assert report["impossible"][0]["law"] == ["0/1", "0/1", "1/1"]
+    line = "  request 0 step 0: observed 1 of gamma 2, exact expectation 2.000000, law ['0', '0', '1']"
+    assert line in render_check(report).splitlines()
 
 
 def test_read_log_names_what_is_wrong(tmp_path):

@@ -471,7 +471,7 @@ def render_check(report: dict[str, Any]) -> str:
     for s in report["impossible"][:5]:
         lines.append(
             f"  request {s['request']} step {s['step']}: observed {s['observed']} of gamma {s['gamma']}, "
-            f"exact expectation {s['expected']:.6f}, law {['%.4g' % float(Fraction(x)) for x in s['law']]}"
+            f"exact expectation {s['expected']:.6f}, law {[format(float(Fraction(x)), '.4g') for x in s['law']]}"
         )
     lk = report["likelihood"]
     lines.append(
