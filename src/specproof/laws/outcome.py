@@ -45,7 +45,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from specproof.checker import RECIPE_ROWS
 from specproof.errors import SpecProofError
@@ -538,7 +538,7 @@ class RaceGiven:
         return race_given(_row(rows, self.first), self.given, _row(rows, self.second), self.winner)
 
 
-Primitive = Union[Draw, Coin, Choice, RaceGiven]
+Primitive = Draw | Coin | Choice | RaceGiven
 
 
 def _race_joint(a: Row, x: int, b: Row, y: int) -> Fraction:
