@@ -288,7 +288,7 @@ import numpy as np  # noqa: E402
 
 from specproof import checker  # noqa: E402
 from specproof.certify.certificate import build_bundle, build_compact_certificate  # noqa: E402
-from specproof.cli.check import _verify
+from specproof.cli.check import _verify  # noqa: E402
 from specproof.cli.prove import COMPACT_ABOVE  # noqa: E402
 
 
