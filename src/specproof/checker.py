@@ -167,7 +167,7 @@ CHAIN_NODE_FIELDS = {"prefix", "p", "q", "reach", "stop"}
 FLOAT_ROW_TOLERANCE = (1, 1000)
 
 
-class Reason(str, Enum):
+class Reason(str, Enum):  # noqa: UP042 (StrEnum would change str(reason) for callers: "Reason.NAME")
     """Why a document was rejected."""
 
     UNREADABLE = "unreadable"  # the file could not be read
@@ -808,7 +808,12 @@ def _token_law(
     return law, by_output.get(-1, []), accepted
 
 
-def _law_tv(law: Sequence[Ratio], reference: Row, outside: Ratio = Ratio(0, 1), where: str | None = None) -> Ratio:
+def _law_tv(
+    law: Sequence[Ratio],
+    reference: Row,
+    outside: Ratio = Ratio(0, 1),  # noqa: B008 (an immutable NamedTuple)
+    where: str | None = None,
+) -> Ratio:
     """THE LAW COMPARISON: the total variation between a law over tokens (a :class:`Ratio` per
     token, and the mass outside [0, V)) and a reference row, (1/2) (sum_t |law(t) - ref(t)| +
     outside). The verdict of every position (one-position, compact and chain certificates' row

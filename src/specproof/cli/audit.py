@@ -590,15 +590,10 @@ def run(args: argparse.Namespace) -> int:
 
         with _bar(unit="pair", desc="search V <= 4, d <= 8, then 1000 random") as bar:
             searched = search_counterexample(rule, random_pairs=1000, progress=bar.update)
-        pack = lambda c: (
-            None
-            if c is None
-            else {  # noqa: E731
-                "p": [ff(x) for x in c.p],
-                "q": [ff(x) for x in c.q],
-                "tv": ff(c.tv),
-            }
-        )
+
+        def pack(c: Any) -> dict[str, Any] | None:
+            return None if c is None else {"p": [ff(x) for x in c.p], "q": [ff(x) for x in c.q], "tv": ff(c.tv)}
+
         out["search"] = {
             "smallest": pack(searched.smallest),
             "largest": pack(searched.largest),
