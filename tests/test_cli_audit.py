@@ -275,6 +275,33 @@ def test_a_log_space_rule_says_its_thresholds_are_library_results(tmp_path, caps
     assert main(["check", str(cert)]) == 0
 
 
+@pytest.mark.parametrize("coin, comparison, tv", [("fixed:0", "<=", "3/8"), ("fixed:1", "<", "1/8")])
+@pytest.mark.parametrize("arithmetic", ["exact", "float32"])
+def test_a_fixed_coin_at_0_or_1_writes_certificates_the_checker_accepts(
+    tmp_path, capsys, coin, comparison, tv, arithmetic
+):
+    """A fixed coin at an integer value was written as the model 'fixed:0' (the checker reads 'n/d' only), so
+    audit's own certificates of it were rejected as not-rational: they pass `check`, with audit's TV."""
+    rule = tmp_path / "rule.json"
+    rule.write_text(json.dumps({"coin": coin, "comparison": comparison, "arithmetic": arithmetic}))
+    cert, block = tmp_path / "c.json", tmp_path / "b.json"
+    p, q = [0.5, 0.125, 0.375], [0.25, 0.5, 0.25]
+    code, out = _audit(tmp_path, capsys, p, q, "--policy", str(rule), "--certificate", str(cert))
+    # u = 0 passes u <= p/q always: the law is q's; u = 1 passes u < p/q only where p/q > 1 (ids 0 and 2)
+    assert (code, out["verdict"], out["tv"]) == (1, "lossy", tv)
+    _, blocked = _audit(
+        tmp_path, capsys, p, q, "--policy", str(rule), "--gamma", "1", "--block-certificate", str(block)
+    )
+    nodes = json.loads(cert.read_text())["nodes"]
+    assert {b["event"]["coin"]["model"] for n in nodes for b in n["branches"] if "coin" in b["event"]} == {f"{coin}/1"}
+    for path, want in ((cert, tv), (block, blocked["stream_tv"])):
+        assert main(["check", str(path), "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert (doc["valid"], doc["tv"], doc["lossless"]) == (True, [want], [False])
+        assert main(["check", str(path), "--require-lossless"]) == 1
+        assert "--require-lossless: the certified verifier is not lossless" in capsys.readouterr().out
+
+
 def test_logits_on_the_command_line(tmp_path, capsys):
     from specproof.laws.outcome import FLOAT32
     from specproof.rules.audit import position_law

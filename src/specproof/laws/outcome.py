@@ -872,8 +872,9 @@ class OutcomeTree(Generic[Out]):
         def event(e: Primitive) -> dict[str, Any]:
             if isinstance(e, Draw):
                 return {"draw": {"row": e.row, "token": e.token}}
-            if isinstance(e, Coin):
-                return {"coin": {"model": e.model.name, "lower": bound(e.lower), "upper": bound(e.upper)}}
+            if isinstance(e, Coin):  # a fixed coin's value as 'n/d', as the checker reads it ('fixed:0' is not)
+                model = e.model.name if e.model.value is None else f"fixed:{fr(e.model.value)}"
+                return {"coin": {"model": model, "lower": bound(e.lower), "upper": bound(e.upper)}}
             if isinstance(e, Choice):
                 return {"choice": {"condition": list(e.condition), "why": e.why}}
             return {"race": {"first": e.first, "given": e.given, "second": e.second, "winner": e.winner}}
