@@ -206,6 +206,34 @@ def test_the_float_floor_s_reason_matches_its_verdict_whatever_the_rows_rounding
     assert floor.index("always a fault") < floor.index("judged on the rows rounded to float32")
 
 
+def test_the_rows_rounding_is_called_part_of_the_tv_only_when_it_is_not_more_than_it(tmp_path, capsys):
+    """The rows' rounding was called "part of the TV above" even where it exceeds that TV (the arithmetic's own
+    error moving the law back towards p): there it is said to be more than the TV."""
+    rule = tmp_path / "rule.json"
+    rule.write_text(json.dumps({"arithmetic": "float32"}))
+    p, q = ["1/1000000000", "999999999/1000000000"], ["1/2", "1/2"]
+    code, doc = _audit(tmp_path, capsys, p, q, "--policy", str(rule))
+    floor = doc["float_floor"]
+    assert (code, doc["verdict"], floor["verdict"], floor["tv_from_float_ideal"]) == (
+        0,
+        "float-faithful",
+        "float-faithful",
+        "0/1",
+    )
+    assert (doc["tv"], floor["rows_rounding_tv"]) == (
+        "497541/17592186044416000000000",
+        "263748191/9007199263748191000000000",
+    )
+    assert F(floor["rows_rounding_tv"]) > F(doc["tv"])
+    assert floor["why"].endswith(
+        "whose own law is at TV 2.92819e-17 from p's, more than the TV above (the arithmetic's own error offsets part of it)"
+    )
+    assert "part of the TV above" not in floor["why"]
+    # where the rounding is the whole TV, or less, it is still part of it
+    _, doc = _audit(tmp_path, capsys, ["1/2", "1/3", "1/6"], ["1/6", "1/2", "1/3"], "--policy", "lt-float32-coin")
+    assert doc["float_floor"]["why"].endswith("whose own law is at TV 7.45058e-09 from p's, part of the TV above")
+
+
 def test_proposal_file(tmp_path, capsys):
     # argmax drafts [1, 0] against q = [3/4, 1/4]: law [2/3, 1/3], TV 1/6 (tests/test_audit.py by hand)
     prop = _write(tmp_path, "r.json", [1, 0])

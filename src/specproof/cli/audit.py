@@ -232,7 +232,12 @@ def _float_floor(law, rule) -> dict | None:
         out["rows_rounding_tv"] = ff(rounding)
         why += (
             f"; judged on the rows rounded to {rule.arithmetic.dtype} (what the code computes on), whose own "
-            f"law is at TV {float(rounding):.6g} from p's, part of the TV above"
+            f"law is at TV {float(rounding):.6g} from p's, "
+            + (
+                "part of the TV above"
+                if rounding <= law.tv
+                else "more than the TV above (the arithmetic's own error offsets part of it)"
+            )
         )
     out["why"] = why
     return out
