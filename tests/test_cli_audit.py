@@ -330,6 +330,40 @@ def test_a_fixed_coin_at_0_or_1_writes_certificates_the_checker_accepts(
         assert "--require-lossless: the certified verifier is not lossless" in capsys.readouterr().out
 
 
+def test_a_block_certificate_of_a_rule_whose_target_row_is_given_names_p_after_a_full_block(tmp_path, capsys):
+    """temperature-ignored samples the bonus token from its processed (given) target row, so p after a full block
+    was left out of the block certificate, and the checker rejected audit's own certificate wherever the stream's
+    gap there is not 0 ("no target row p after it"): p is listed there, and the certificate passes with audit's TV."""
+    block = tmp_path / "b.json"
+    p, q = ["1/2", "1/2", "0"], ["1/2", "0", "1/2"]  # both argmaxes are id 0: every draft is accepted
+    code, out = _audit(
+        tmp_path, capsys, p, q, "--policy", "temperature-ignored", "--gamma", "2", "--block-certificate", str(block)
+    )
+    assert (code, out["verdict"], out["accepted_length"], out["stream_tv"]) == (
+        1,
+        "lossy",
+        ["0/1", "0/1", "1/1"],
+        "7/8",
+    )
+    assert (
+        main(
+            [
+                "check",
+                str(block),
+                "--json",
+                "--target",
+                _write(tmp_path, "p.json", p),
+                "--draft",
+                _write(tmp_path, "q.json", q),
+            ]
+        )
+        == 0
+    )
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["valid"], doc["tv"], doc["lossless"]) == (True, ["7/8"], [False])
+    assert main(["check", str(block), "--require-lossless"]) == 1
+
+
 def test_logits_on_the_command_line(tmp_path, capsys):
     from specproof.laws.outcome import FLOAT32
     from specproof.rules.audit import position_law

@@ -1175,5 +1175,7 @@ def block_tree(
             built[prefix] = copied(prefix)
             continue
         row = adopt(prefix, full[prefix], only=bonus_row)(bonus_row)  # with the rows its recipe reads, if any
+        if "p" in full[prefix].rows:  # the stream's TV reads the target's row here, though a given bonus row does not
+            adopt(prefix, full[prefix], only="p")
         built[prefix] = (last or bonus)(prefix, row, rows[row])
     return OutcomeTree(rows, built[()], trees[()].vocab_size, derivations, recipes)
