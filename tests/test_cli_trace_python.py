@@ -77,6 +77,12 @@ SAMPLERS = textwrap.dedent("""
     def interrupted(p, q):  # as if Ctrl-C were pressed during the trace
         raise KeyboardInterrupt
 
+    def resample_p(p, q):  # draws from p after a rejection: a fault, small on rows where p/q is mostly >= 1
+        x = int(torch.multinomial(q, 1))
+        if torch.rand(()) < p[x] / q[x]:
+            return x
+        return int(torch.multinomial(p, 1))
+
     def numpy_verify(p, q, rng):
         x = int(rng.choice(len(q), p=q / q.sum()))
         if rng.random() < p[x] / q[x]:
@@ -113,6 +119,30 @@ def test_a_float32_textbook_sampler_is_float_faithful(files, capsys):
     assert main(["trace", "python", "samplers:verify", "--target", "p.json", "--draft", "q.json", "--strict"]) == 1
     text = capsys.readouterr().out
     assert "verdict: FLOAT-FAITHFUL; TV from the target's law 6.70552e-09" in text
+
+
+def test_a_small_fault_s_caveat_names_the_re_trace_s_widened_rows(files, capsys):
+    """A small lossy TV argued by re-tracing on the rows widened to float64: its caveat said "the code computes in
+    its rows' format (float64)" of float32 rows; it names the re-trace's widened rows."""
+    (files / "pt.json").write_text('["1/1000000000", "999999999/1000000000"]')
+    (files / "qt.json").write_text('["1/2", "1/2"]')
+    argv = ["trace", "python", "samplers:resample_p", "--target", "pt.json", "--draft", "qt.json"]
+    assert main([*argv, "--json"]) == 1
+    out = _json(capsys)
+    assert (out["verdict"], out["dtype"], out["floor"]["outcome"], out["floor"]["wide"]) == (
+        "lossy",
+        "float32",
+        "fault",
+        "float64",
+    )
+    assert out["caveats"] == [
+        "lossy on the assumption that the code computes in its rows' format (float64 in the re-trace, its float32 "
+        "rows widened) or wider: no narrower PyTorch tensor was made in its code, but narrower arithmetic outside "
+        "PyTorch (NumPy's astype(float32), a compiled kernel) is not watched, and would read lossy here"
+    ]
+    assert main(argv) == 1
+    text = capsys.readouterr().out
+    assert "on float32 tensors" in text and "its rows' format (float64)" not in text
 
 
 def test_le_on_a_drafted_p_zero_token_is_lossy(files, capsys):

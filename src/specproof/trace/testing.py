@@ -911,7 +911,9 @@ def _argue_floor(
     argued = floor.argue(result.tv, target, draft, retrace, (SpecProofError,), codes)
     verdict = {"float artefact": "float-faithful", "fault": "lossy", "not made": "undecided"}[argued.outcome]
     if verdict == "lossy":
-        result = dataclasses.replace(result, caveats=(*result.caveats, _UNWATCHED.format(fmt=WIDE_FORMAT)))
+        # the argument re-traced the code on its rows widened: the format it is assumed to compute in is the wide one
+        wide = f"{WIDE_FORMAT} in the re-trace, its {fmt} rows widened" if fmt != WIDE_FORMAT else fmt
+        result = dataclasses.replace(result, caveats=(*result.caveats, _UNWATCHED.format(fmt=wide)))
     arithmetic = result.arithmetic
     if verdict == "float-faithful":
         arithmetic = (
