@@ -433,3 +433,21 @@ def test_the_rule_may_be_named_as_a_positional_argument(tmp_path, capsys):
     assert capsys.readouterr().out == positional and positional.startswith("rule le-float32-coin: FLOAT-FAITHFUL")
     assert main(["audit", "le-float32-coin", "--policy", "accept-all", *args]) == 2
     assert "give the rule once" in capsys.readouterr().err
+
+
+def test_a_certificate_the_checker_would_reject_is_not_written(tmp_path, capsys):
+    """resample-from-target on the phone model's pairs: one pair's TV is over a denominator of 278,920
+    bits, past the checker's MAX_MASS_BITS; audit once wrote that bundle, which check then rejected.
+    Now it stops with the checker's reason (exit 2) and writes nothing; the standard rule's bundle is
+    written and checks."""
+    from specproof import checker
+
+    path = tmp_path / "bundle.json"
+    assert main(["audit", "--real", "phone", "--policy", "resample-from-target", "--certificate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "not written: the trusted checker would reject this certificate (malformed:" in err
+    assert "a mass over a denominator of 278920 bits (outcome and block trees hold masses up to 262144 bits)" in err
+    assert not path.exists()
+    assert main(["audit", "--real", "phone", "--certificate", str(path)]) == 0
+    capsys.readouterr()
+    assert checker.check_file(path).valid

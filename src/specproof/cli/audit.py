@@ -484,6 +484,22 @@ def _audit_report(name: str, out: dict) -> str:
     return "\n".join(lines)
 
 
+def _write_checked(document: dict[str, Any], path: str) -> Path:
+    """Write a certificate audit built, after the trusted checker accepted it: one the checker would
+    reject (its numbers past a limit the checker holds, e.g. a mass over more than MAX_MASS_BITS bits) is
+    not written, and the run stops with the checker's reason (exit 2)."""
+    from specproof import checker
+
+    verdict = checker.check(document)
+    if not verdict.valid:
+        reason = verdict.reason.value if verdict.reason is not None else "unknown"
+        raise _Usage(
+            f"{path}: not written: the trusted checker would reject this certificate ({reason}: {verdict.detail}); "
+            "run without the certificate option for the audit alone"
+        )
+    return certificate.write(document, path)
+
+
 def run(args: argparse.Namespace) -> int:
     from specproof.rules.policy import NAMED_RULES
 
@@ -539,7 +555,7 @@ def run(args: argparse.Namespace) -> int:
     out = {"rule": name, "rule_fields": rule.as_dict(), **_audit_position(p, q, rule, proposal)}
     if args.certificate:
         doc = _audit_certificate(p, q, name, rule, proposal, {"target": args.target, "draft": args.draft})
-        out["certificate"] = str(certificate.write(doc, args.certificate))
+        out["certificate"] = str(_write_checked(doc, args.certificate))
     if args.gamma is not None:
         from specproof.laws.rational import format_fraction as ff
         from specproof.rules.audit import block_law
@@ -573,7 +589,7 @@ def run(args: argparse.Namespace) -> int:
         )
         if args.block_certificate:
             doc = _rule_block_certificate(p, q, name, rule, args, block, proposal)
-            out["block_certificate"] = str(certificate.write(doc, args.block_certificate))
+            out["block_certificate"] = str(_write_checked(doc, args.block_certificate))
     if args.drafted is not None:
         from specproof.laws.rational import format_fraction as ff
         from specproof.rules.audit import given_block_law
@@ -722,7 +738,7 @@ def _audit_variant(args: argparse.Namespace, p, q) -> int:
             raise _Usage(f"--tree {args.tree}: {exc}") from None
     out = audit_summary(p, q, args.verifier, drafts=args.drafts, method=args.method, tree=tree, gamma=args.gamma)
     if args.certificate:
-        out["certificate"] = str(certificate.write(_variant_certificate(p, q, args, out), args.certificate))
+        out["certificate"] = str(_write_checked(_variant_certificate(p, q, args, out), args.certificate))
     if args.block_certificate:
         from specproof.certify import blocks
 
@@ -736,7 +752,7 @@ def _audit_variant(args: argparse.Namespace, p, q) -> int:
                 f"--block-certificate: the {args.verifier} verifier has no block certificate (its "
                 "positions are certified by --certificate)"
             )
-        out["block_certificate"] = str(certificate.write(doc, args.block_certificate))
+        out["block_certificate"] = str(_write_checked(doc, args.block_certificate))
     _print_json(out, indent=2) if args.json else print(format_summary(out))
     return 0 if out["verdict"] == "lossless" else 1
 
@@ -805,7 +821,7 @@ def _audit_real(args: argparse.Namespace, name: str, rule) -> int:
                     )
                 )
     if args.certificate:
-        certificate.write(
+        _write_checked(
             certificate.build_bundle(
                 certs,
                 name=f"real pairs, rule {name}",
