@@ -166,7 +166,7 @@ def test_a_stated_sum_is_named_and_fails_require_lossless(tmp_path, capsys):
         "stated, not re-derived (the verdict depends on them): 1 value(s): certificate.rows.r: the float sum 1/4" in out
     )
     assert (
-        "--require-lossless: the certified verifier is not lossless (exit 1): the verdict depends on 1 stated value(s)"
+        "--require-lossless: failed (exit 1): the verdict depends on 1 stated value(s)"
         in out
     )
     code, report = _json(capsys, ["check", path, *bind, "--require-lossless", "--json"])
@@ -525,7 +525,7 @@ def test_accept_all_with_a_reference_equal_to_q_fails_the_gate(tmp_path, capsys)
         out = capsys.readouterr().out
         assert "LOSSLESS (reference: given row ref-q)" in out
         assert (
-            "--require-lossless: the certified verifier is not lossless (exit 1): its reference is given row ref-q, not p"
+            "--require-lossless: failed (exit 1): its reference is given row ref-q, not p"
             in out
         )
         code, report = _json(capsys, ["check", path, *extra, "--require-lossless", "--json"])

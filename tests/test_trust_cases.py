@@ -517,7 +517,7 @@ def test_a_huge_tv_is_printed_and_lossy(capsys):
     num, den = (int(x, 16) for x in report["tv"][0].split("/"))
     assert Fraction(num, den) == Fraction(tv.num, tv.den) and report["tv_approx"][0].startswith("0.2035")
     assert main(["check", str(path), "--require-lossless"]) == 1
-    assert "--require-lossless: the certified verifier is not lossless (exit 1)" in capsys.readouterr().out
+    assert "--require-lossless: failed (exit 1): the certified verifier is not lossless" in capsys.readouterr().out
     assert main(["check", str(path), "--require-lossless", "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["required_lossless"] is False
     lossless = CASES / "backtick_code_span_injection.json"

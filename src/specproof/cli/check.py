@@ -228,7 +228,7 @@ def _say_valid(
             )
     if args.require_lossless and failures:
         _say(
-            "  --require-lossless: the certified verifier is not lossless (exit 1): "
+            "  --require-lossless: failed (exit 1): "
             + "; ".join(failures[:4])
             + (f"; and {len(failures) - 4} more" if len(failures) > 4 else "")
         )
