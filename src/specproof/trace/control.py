@@ -48,6 +48,11 @@ REPLAYS = 8
 CLOCK_SHIFT = 7919.003003003
 #: How many shifted replays (the shifts CLOCK_SHIFT * 1, 2, ...).
 CLOCK_REPLAYS = 3
+#: The seconds the frozen clock advances a read in one more replay of each run that read the clock (1 microsecond in
+#: the others): an elapsed time compared with a threshold up to about 2 hours (a fallback when the sampler is slow)
+#: then crosses it. (Before 2026-12-04, evening, elapsed times were 1 microsecond a read in every replay: a choice on
+#: them got a verdict.)
+CLOCK_STEP = CLOCK_SHIFT
 #: How deep the search for the sampler's generators goes (functions, objects, containers).
 DEPTH = 4
 #: The clock functions patched (and seen by the profiler when bound before tracing).
@@ -492,7 +497,7 @@ class Control:
                 )
             parts.append(
                 f"{' and '.join(read)}: {self.shifted} run(s) replayed with it shifted by {CLOCK_REPLAYS} multiples "
-                f"of {CLOCK_SHIFT} s gave the same outputs"
+                f"of {CLOCK_SHIFT} s, and with it advancing {CLOCK_STEP} s a read, gave the same outputs"
             )
         if self.seed_args:
             parts.append(

@@ -135,7 +135,8 @@ class _Run:
         self.calls: set[str] = set()
         self.exponential_zeros = exponential_zeros
         self.clock_shift = 0.0  # seconds added to the run's frozen clock (the replays that check the clock shift it)
-        self.clock_reads = 0  # clock reads so far in the run (its frozen clock advances 1 microsecond a read)
+        self.clock_reads = 0  # clock reads so far in the run (its frozen clock advances clock_step a read)
+        self.clock_step = 1e-6  # seconds the frozen clock advances a read (the replay of elapsed times: CLOCK_STEP)
         self.clock_sites: set[str] = set()  # the clock reads of this run ("time.perf_counter at file:line")
         self.clock_shift_only: frozenset[str] | None = None  # the read sites clock_shift applies to (None: all)
         self.mode: Any = None  # the _RaceMode watching this run's torch calls, if any

@@ -58,6 +58,9 @@ def _duration(seconds: float) -> str:
 
 
 class _Tracer:
+    #: seconds the frozen clock advances a read in the runs made now (the replay of elapsed times sets CLOCK_STEP)
+    clock_step = 1e-6
+
     def __init__(
         self,
         sampler,
@@ -163,6 +166,7 @@ class _Tracer:
         r.gumbel_plans = self.gumbel_plans
         r.clock_shift = clock_shift
         r.clock_shift_only = shift_only
+        r.clock_step = self.clock_step
         if "torch" in _installed() and (
             self.need_mode or self.read_thresholds or self.pushforward or self.runs <= MODE_RUNS
         ):
@@ -634,7 +638,7 @@ class _Tracer:
         """Before any verdict: replay the first run and the first run of each output (up to ``REPLAYS``), and every
         run that read the clock with the clock shifted too; refuse if any output or draw differs, or if the profiler
         sees a random function or os.urandom called through a name bound before tracing."""
-        from specproof.trace.control import CLOCK_REPLAYS, CLOCK_SHIFT, REPLAYS, Control
+        from specproof.trace.control import CLOCK_REPLAYS, CLOCK_SHIFT, CLOCK_STEP, REPLAYS, Control
 
         control = self.control
         chosen: list[tuple[int, ...]] = []
@@ -686,6 +690,17 @@ class _Tracer:
                         self._clock_dependence(
                             prefix, clock, f"and the clock shifted by {k} x {CLOCK_SHIFT} s", key2, expected[0], key
                         )
+                # elapsed times: the frozen clock advancing CLOCK_STEP a read, not 1 microsecond (a fallback taken when
+                # the sampler is slow, `perf_counter() - start > 0.05`, is a choice driven by the clock too)
+                self.clock_step = CLOCK_STEP
+                try:
+                    key2, slots2, _ = self._run_once(prefix, record=False)
+                finally:
+                    self.clock_step = 1e-6
+                if not _same((key2, slots2), expected):
+                    self._clock_dependence(
+                        prefix, clock, f"and the clock advancing {CLOCK_STEP} s a read", key2, expected[0], key
+                    )
 
     def seed_check(self) -> None:
         """Before any verdict: replay the first run, the first of another output and the other runs (up to

@@ -1,8 +1,9 @@
 """The operating system's randomness and the clock: ``os.urandom`` refused, the clock's reads recorded.
 
 ``os.urandom`` (behind :mod:`secrets`, ``uuid.uuid4`` and ``random.SystemRandom``) cannot be replayed: it is
-refused, naming the line. The clock (``time.time``, ``perf_counter``, ``monotonic``, ``process_time`` and their
-``_ns`` forms) is not random, but a choice driven by it is not a function of the supplied draws: each read
+refused, naming the line. The clock (``time.time``, ``perf_counter``, ``monotonic``, ``process_time``, ``thread_time``
+and their ``_ns`` forms; ``clock_gettime`` and ``localtime``, ``gmtime``, ``ctime``, ``asctime`` and ``strftime`` without
+a time read through them) is not random, but a choice driven by it is not a function of the supplied draws: each read
 inside a run is recorded with its line and returns a frozen clock: the whole seconds of its value when the trace
 began plus :data:`FROZEN_FRACTION`, advancing 1 microsecond a read, the same in every run (so the runs are a function of the draws and a wait loop ends); the
 replays that check that the output does not depend on it shift it by multiples of
@@ -80,11 +81,48 @@ def _clock(name: str, original: Callable[[], Any]) -> Callable[[], Any]:
         # a replay that names the read a dependence comes from shifts one site only
         shift = run.clock_shift if run.clock_shift_only is None or site in run.clock_shift_only else 0.0
         if ns:  # 7919003003003 ns a shift
-            return base + round(shift * 1e9) + run.clock_reads * 1000
-        return base + shift + run.clock_reads * 1e-6
+            return base + round(shift * 1e9) + run.clock_reads * round(run.clock_step * 1e9)
+        return base + shift + run.clock_reads * run.clock_step
 
     clock.__name__ = name
     return clock
+
+
+def _calendar(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+    """``time.localtime``, ``gmtime``, ``ctime``, ``asctime`` and ``strftime`` without a time: the current time they
+    read (in C, not through ``time.time``) becomes the patched ``time.time``'s, recorded and shifted like it."""
+    given = 2 if name == "strftime" else 1  # how many arguments mean the time was given
+
+    def calendar(*args: Any) -> Any:
+        if not _ACTIVE or _importing() or (len(args) >= given and args[given - 1] is not None):
+            return original(*args)
+        if name in ("asctime", "strftime"):
+            return original(*args[: given - 1], time.localtime())
+        return original(time.time())
+
+    calendar.__name__ = name
+    return calendar
+
+
+#: ``time.clock_gettime(clk_id)``'s clocks read through the patched clock of the same kind (any other id: ``monotonic``).
+_CLOCK_IDS = {
+    getattr(time, "CLOCK_REALTIME", None): "time",
+    getattr(time, "CLOCK_PROCESS_CPUTIME_ID", None): "process_time",
+    getattr(time, "CLOCK_THREAD_CPUTIME_ID", None): "thread_time",
+}
+
+
+def _clock_gettime(name: str, original: Callable[[int], Any]) -> Callable[[int], Any]:
+    ns = name.endswith("_ns")
+
+    def clock_gettime(clk_id: int) -> Any:
+        if not _ACTIVE or _importing():
+            return original(clk_id)
+        clock = _CLOCK_IDS.get(clk_id, "monotonic") + ("_ns" if ns else "")
+        return getattr(time, clock)()
+
+    clock_gettime.__name__ = name
+    return clock_gettime
 
 
 def _urandom(original: Callable[[int], bytes]) -> Callable[[int], bytes]:
@@ -115,3 +153,8 @@ class SystemSource(Source):
         for name in _CLOCKS:
             if hasattr(time, name):
                 patcher.set(time, name, _clock(name, getattr(time, name)))
+        for name in ("localtime", "gmtime", "ctime", "asctime", "strftime"):
+            patcher.set(time, name, _calendar(name, getattr(time, name)))
+        for name in ("clock_gettime", "clock_gettime_ns"):
+            if hasattr(time, name):
+                patcher.set(time, name, _clock_gettime(name, getattr(time, name)))
