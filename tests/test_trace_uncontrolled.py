@@ -12,6 +12,8 @@ import os
 import random
 import time
 from fractions import Fraction as F
+from time import localtime as bound_localtime
+from time import perf_counter_ns as bound_perf_counter_ns
 
 import pytest
 
@@ -105,6 +107,46 @@ def test_a_wait_on_elapsed_time_keeps_the_verdict() -> None:
         return coin()
 
     assert trace(sampler).law == {0: F(3, 4), 1: F(1, 4)}
+
+
+# a clock bound before tracing (`from time import perf_counter_ns`) in the sampler's module was not patched: the
+# profiler named it "bound before tracing: not shifted", the statement said "frozen in every run", and a choice on its
+# seconds got a verdict (5 of 5). It is now rebound, for the trace, in every function the sampler reaches
+
+
+def seconds_of_the_bound_clock() -> int:
+    return bound_perf_counter_ns() // 10**9  # a helper the sampler calls
+
+
+def test_a_clock_bound_before_tracing_in_a_helper_is_rebound() -> None:
+    def sampler():
+        return coin() + 2 * (seconds_of_the_bound_clock() % 2)
+
+    with pytest.raises(UncontrolledRandomness, match="clock") as info:
+        trace(sampler)
+    assert info.value.source == "time.perf_counter_ns"
+    assert info.value.where == f"{HERE}:{line_of('a helper the sampler calls')}"
+
+    def calendar():
+        return coin() + 2 * (bound_localtime().tm_sec % 2)
+
+    with pytest.raises(UncontrolledRandomness, match="clock"):
+        trace(calendar)
+
+
+def test_a_clock_bound_before_tracing_only_for_timing_keeps_the_verdict() -> None:
+    before = bound_perf_counter_ns
+
+    def sampler():
+        start = bound_perf_counter_ns()
+        x = coin()
+        return x if bound_perf_counter_ns() >= start else 2
+
+    result = trace(sampler)
+    assert result.law == {0: F(3, 4), 1: F(1, 4)}
+    assert "bound before tracing: not shifted" not in result.control
+    assert f"time.perf_counter_ns at {HERE}:" in result.control
+    assert bound_perf_counter_ns is before  # rebound for the trace only
 
 
 # the gaps still open

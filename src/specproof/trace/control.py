@@ -73,6 +73,15 @@ CLOCKS = (
 _ORIGINAL_CLOCKS = {id(getattr(time, name)): f"time.{name}" for name in CLOCKS if hasattr(time, name)}
 _ORIGINAL_CLOCK_OBJECTS = {f"time.{name}": getattr(time, name) for name in CLOCKS if hasattr(time, name)}
 _ORIGINAL_URANDOM = os.urandom
+#: The clock functions as they were before any trace that a name bound before tracing is rebound from, for the trace, in
+#: the functions the sampler reaches and the garbage collector's callbacks (the calendar functions and
+#: ``clock_gettime`` too: patched in :mod:`specproof.trace.sources.system`, and not watched by the profiler, which
+#: would name ``time.localtime(t)`` as a clock read).
+_REBINDABLE_CLOCKS = {
+    f"time.{name}": getattr(time, name)
+    for name in (*CLOCKS, "clock_gettime", "clock_gettime_ns", "localtime", "gmtime", "ctime", "asctime", "strftime")
+    if hasattr(time, name)
+}
 
 _SKIP_MODULES = (
     "numpy",
@@ -160,6 +169,7 @@ class Control:
         self.memo: dict[int, Any] = {}  # for the per-run deep copy of the arguments: each rebound generator stays
         self.unbindable: list[tuple[str, Any]] = []  # found, but in something that cannot be written (a tuple)
         self._found: list[tuple[str, Any, Any, Any]] = []
+        self._functions: list[types.FunctionType] = []  # the sampler's functions found: a clock bound in them rebound
         self._search(sampler, args, kwargs)
         self.watched: list[tuple[str, Any]] = []
         self.replayed = 0
@@ -241,6 +251,7 @@ class Control:
                     visit(call, "skip", None, None, f"{label}.__call__", depth - 1)
 
         def visit_function(f: types.FunctionType, depth: int) -> None:
+            self._functions.append(f)
             names = _code_names(f.__code__)
             module = f.__globals__.get("__name__", "?")
             for name in sorted(names):
@@ -303,6 +314,8 @@ class Control:
             self._watch()
             self._patcher = patcher
             self.gc_callbacks()
+            for f in self._functions:  # `from time import perf_counter` in the sampler's module: frozen and shifted
+                self._rebind_clocks(f, patcher)
             yield
         finally:
             self._patcher = None
@@ -326,8 +339,8 @@ class Control:
     def _rebind_clocks(self, cb: Any, patcher: Patcher) -> None:
         def patched(value: Any) -> Any:
             """The patched clock for ``value`` if it is a clock function as it was before any trace, else None."""
-            name = _ORIGINAL_CLOCKS.get(id(value))
-            if name is None or _ORIGINAL_CLOCK_OBJECTS.get(name) is not value:
+            name = next((k for k, v in _REBINDABLE_CLOCKS.items() if v is value), None)
+            if name is None:
                 return None
             new = getattr(time, name[5:], None)
             return new if new is not None and new is not value else None
@@ -489,7 +502,12 @@ class Control:
         if own or collector:
             read = []
             if own:
-                read.append(f"the clock was read ({', '.join(own[:3])}; frozen in every run)")
+                frozen = (
+                    "frozen in every run, except a read bound before tracing: the real clock"
+                    if any(site.endswith("(bound before tracing: not shifted)") for site in own)
+                    else "frozen in every run"
+                )
+                read.append(f"the clock was read ({', '.join(own[:3])}; {frozen})")
             if collector:
                 read.append(
                     f"a garbage collector's callback read the clock in a collection the sampler forced "
