@@ -14,6 +14,7 @@ large ``getrandbits``, seeding inside a run, and ``random.SystemRandom`` (``os.u
 from __future__ import annotations
 
 import random as _pyrandom
+import secrets
 from fractions import Fraction
 from typing import Any
 
@@ -156,6 +157,8 @@ class PythonRandomSource(Source):
             patcher.set(_pyrandom, name, _seeding(name, module=True))
         for name in ("random", "getrandbits", "randbytes", "_randbelow"):
             patcher.set(_pyrandom.SystemRandom, name, _system(name))
+        # secrets.randbits is its SystemRandom's getrandbits bound at import, not looked up on the class
+        patcher.set(secrets, "randbits", _system("getrandbits"))
 
     def state(self) -> tuple:
         return _pyrandom.getstate()
