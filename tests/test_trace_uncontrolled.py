@@ -12,6 +12,7 @@ import os
 import random
 import secrets
 import time
+import uuid
 from fractions import Fraction as F
 from time import localtime as bound_localtime
 from time import perf_counter_ns as bound_perf_counter_ns
@@ -202,3 +203,13 @@ def test_secrets_randbits_is_refused() -> None:
     with pytest.raises(UncontrolledRandomness, match="os.urandom") as info:
         trace(sampler)
     assert info.value.where == f"{HERE}:{line_of('operating-system entropy')}"
+
+
+def test_uuid1_is_refused() -> None:
+    # uuid.uuid1 reads the real clock in C (libuuid): a choice on it got a verdict (5 of 5)
+    def sampler():
+        return coin() + 2 * (uuid.uuid1().int % 2)  # a time-based uuid
+
+    with pytest.raises(UncontrolledRandomness, match="uuid.uuid1") as info:
+        trace(sampler)
+    assert info.value.where == f"{HERE}:{line_of('a time-based uuid')}"

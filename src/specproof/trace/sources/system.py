@@ -23,6 +23,7 @@ import math
 import os
 import sys
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -142,6 +143,22 @@ def _urandom(original: Callable[[int], bytes]) -> Callable[[int], bytes]:
     return urandom
 
 
+def _uuid1(original: Callable[..., Any]) -> Callable[..., Any]:
+    def uuid1(*args: Any, **kwargs: Any) -> Any:
+        if not _ACTIVE or _importing():
+            return original(*args, **kwargs)
+        where = _call_site(2)
+        raise UncontrolledRandomness(
+            f"the sampler calls uuid.uuid1{f' at {where}' if where else ''}: it reads the real clock in C (and a "
+            "random clock sequence), which cannot be replayed, so specproof does not model it",
+            "uuid.uuid1",
+            where,
+        )
+
+    uuid1.__name__ = "uuid1"
+    return uuid1
+
+
 class SystemSource(Source):
     """``os.urandom`` refused; the clock's reads recorded and shifted in the replays."""
 
@@ -150,6 +167,7 @@ class SystemSource(Source):
 
     def install(self, patcher: Patcher) -> None:
         patcher.set(os, "urandom", _urandom(os.urandom))
+        patcher.set(uuid, "uuid1", _uuid1(uuid.uuid1))
         for name in _CLOCKS:
             if hasattr(time, name):
                 patcher.set(time, name, _clock(name, getattr(time, name)))
