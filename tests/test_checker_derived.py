@@ -165,10 +165,7 @@ def test_a_stated_sum_is_named_and_fails_require_lossless(tmp_path, capsys):
     assert (
         "stated, not re-derived (the verdict depends on them): 1 value(s): certificate.rows.r: the float sum 1/4" in out
     )
-    assert (
-        "--require-lossless: failed (exit 1): the verdict depends on 1 stated value(s)"
-        in out
-    )
+    assert "--require-lossless: failed (exit 1): the verdict depends on 1 stated value(s)" in out
     code, report = _json(capsys, ["check", path, *bind, "--require-lossless", "--json"])
     assert code == 1 and report["valid"] is True and report["lossless"] == [True]
     assert report["bound_to_inputs"] is False and report["required_lossless"] is False
@@ -524,10 +521,7 @@ def test_accept_all_with_a_reference_equal_to_q_fails_the_gate(tmp_path, capsys)
         assert main(["check", path, *extra, "--require-lossless"]) == 1
         out = capsys.readouterr().out
         assert "LOSSLESS (reference: given row ref-q)" in out
-        assert (
-            "--require-lossless: failed (exit 1): its reference is given row ref-q, not p"
-            in out
-        )
+        assert "--require-lossless: failed (exit 1): its reference is given row ref-q, not p" in out
         code, report = _json(capsys, ["check", path, *extra, "--require-lossless", "--json"])
         assert code == 1 and report["lossless"] == [True] and report["required_lossless"] is False
         assert "its reference is given row ref-q, not p" in report["required_lossless_failures"]
