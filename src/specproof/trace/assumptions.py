@@ -13,7 +13,11 @@ _GENERAL = (
     "and the middle of every interval. An interval between two probes that give the same outcome is not seen "
     "(a sampler whose outcome changes only on [15/64, 1/4), say, is traced wrongly)",
     "the sampler does not depend on anything else that changes between runs (its arguments are deep-copied for "
-    "every run, so a sampler may write into them)",
+    "every run, so a sampler may write into them). The clock (time's functions, the calendar functions without "
+    "a time) is frozen and shifted, and entropy (os.urandom, secrets, uuid1 and uuid4, SystemRandom) refused; NOT "
+    "varied, so a dependency on them is not seen: datetime.now, utcnow and today, os.times and "
+    "resource.getrusage, a time more than about 6.6 hours from now, and values constant within a process (the "
+    "str hash seed and so set order, id(), the pid, environment variables, files)",
 )
 
 _READ_ALL = (
