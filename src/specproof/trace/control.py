@@ -363,7 +363,7 @@ class Control:
                     new = patched(vars(value).get(attr))
                     if new is not None:
                         patcher.set(value, attr, new)
-        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        for cell in fn.__closure__ or ():
             try:
                 value = cell.cell_contents
             except ValueError:
