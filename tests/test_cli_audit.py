@@ -327,7 +327,7 @@ def test_a_fixed_coin_at_0_or_1_writes_certificates_the_checker_accepts(
         doc = json.loads(capsys.readouterr().out)
         assert (doc["valid"], doc["tv"], doc["lossless"]) == (True, [want], [False])
         assert main(["check", str(path), "--require-lossless"]) == 1
-        assert "--require-lossless: the certified verifier is not lossless" in capsys.readouterr().out
+        assert "--require-lossless: failed (exit 1): the certified verifier is not lossless" in capsys.readouterr().out
 
 
 def test_a_block_certificate_of_a_rule_whose_target_row_is_given_names_p_after_a_full_block(tmp_path, capsys):
