@@ -126,37 +126,40 @@ def _clock_gettime(name: str, original: Callable[[int], Any]) -> Callable[[int],
     return clock_gettime
 
 
-def _urandom(original: Callable[[int], bytes]) -> Callable[[int], bytes]:
-    def urandom(n: int) -> bytes:
-        if not _ACTIVE or _importing():
-            return original(n)
-        where = _call_site(2)
-        raise UncontrolledRandomness(
-            f"the sampler draws from os.urandom{f' at {where}' if where else ''} (also behind secrets, uuid.uuid4 "
-            "and random.SystemRandom): operating-system entropy cannot be replayed, so specproof does not model it; "
-            "draw with random.random / a random.Random instance, NumPy or torch instead",
-            "os.urandom",
-            where,
-        )
+def _refusing(name: str, original: Callable[..., Any], why: Callable[[str], str]) -> Callable[..., Any]:
+    """``original`` outside a run; in a run, UncontrolledRandomness with ``why(" at FILE:LINE")``."""
 
-    urandom.__name__ = "urandom"
-    return urandom
-
-
-def _uuid1(original: Callable[..., Any]) -> Callable[..., Any]:
-    def uuid1(*args: Any, **kwargs: Any) -> Any:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
         if not _ACTIVE or _importing():
             return original(*args, **kwargs)
         where = _call_site(2)
-        raise UncontrolledRandomness(
-            f"the sampler calls uuid.uuid1{f' at {where}' if where else ''}: it reads the real clock in C (and a "
-            "random clock sequence), which cannot be replayed, so specproof does not model it",
-            "uuid.uuid1",
-            where,
-        )
+        raise UncontrolledRandomness(why(f" at {where}" if where else ""), name, where)
 
-    uuid1.__name__ = "uuid1"
-    return uuid1
+    refuse.__name__ = name.rsplit(".", 1)[-1]
+    return refuse
+
+
+def _urandom(original: Callable[[int], bytes]) -> Callable[..., Any]:
+    return _refusing(
+        "os.urandom",
+        original,
+        lambda at: (
+            f"the sampler draws from os.urandom{at} (also behind secrets, uuid.uuid4 "
+            "and random.SystemRandom): operating-system entropy cannot be replayed, so specproof does not model it; "
+            "draw with random.random / a random.Random instance, NumPy or torch instead"
+        ),
+    )
+
+
+def _uuid1(original: Callable[..., Any]) -> Callable[..., Any]:
+    return _refusing(
+        "uuid.uuid1",
+        original,
+        lambda at: (
+            f"the sampler calls uuid.uuid1{at}: it reads the real clock in C (and a "
+            "random clock sequence), which cannot be replayed, so specproof does not model it"
+        ),
+    )
 
 
 class SystemSource(Source):
