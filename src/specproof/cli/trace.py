@@ -288,6 +288,7 @@ def _report_found(args: argparse.Namespace, name: str, found, tried: int) -> int
 
     text = lambda x: str(x.numerator) if x.denominator == 1 else ff(x)  # noqa: E731 - never 0/1 or 1/1
     skipped = [{"p": [ff(x) for x in p], "q": [ff(x) for x in q], "raised": why} for p, q, why in found.skipped]
+    rows = {"p": [ff(x) for x in found.p], "q": [ff(x) for x in found.q], "pairs": found.pairs}  # the pair found
     if found.comparison is None:
         where = f"p = ({', '.join(map(text, found.p))}), q = ({', '.join(map(text, found.q))})"
         if args.json:
@@ -296,9 +297,7 @@ def _report_found(args: argparse.Namespace, name: str, found, tried: int) -> int
                     "command": "trace",
                     "function": args.function,
                     "search": {
-                        "p": [ff(x) for x in found.p],
-                        "q": [ff(x) for x in found.q],
-                        "pairs": found.pairs,
+                        **rows,
                         "raised": found.raised,
                         "raised_on": len(found.skipped) or 1,
                         "tried": tried,
@@ -322,9 +321,7 @@ def _report_found(args: argparse.Namespace, name: str, found, tried: int) -> int
                 "command": "trace",
                 "function": args.function,
                 "search": {
-                    "p": [ff(x) for x in found.p],
-                    "q": [ff(x) for x in found.q],
-                    "pairs": found.pairs,
+                    **rows,
                     **_comparison_json(found.comparison),
                     "skipped": skipped,
                 },
