@@ -71,7 +71,6 @@ CLOCKS = (
 
 #: The clock functions and os.urandom as they were before any trace (the profiler looks for these objects).
 _ORIGINAL_CLOCKS = {id(getattr(time, name)): f"time.{name}" for name in CLOCKS if hasattr(time, name)}
-_ORIGINAL_CLOCK_OBJECTS = {f"time.{name}": getattr(time, name) for name in CLOCKS if hasattr(time, name)}
 _ORIGINAL_URANDOM = os.urandom
 #: The clock functions as they were before any trace that a name bound before tracing is rebound from, for the trace, in
 #: the functions the sampler reaches and the garbage collector's callbacks (the calendar functions and
